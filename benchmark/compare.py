@@ -1,0 +1,110 @@
+"""Compare two runs trial by trial.
+
+Trials are paired by (scenario, condition, trial); a pair counts only when
+both trials are scored. Under the compared condition (default: the ranking
+condition of run A) we report the difference in balanced accuracy (B - A)
+with a paired bootstrap interval that resamples scenarios, and an exact
+McNemar test on Turn 2 pass. Per-scenario flips are listed for every
+condition.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmark.scoring import metrics, stats
+from benchmark.scoring.summary import ranking_condition
+from benchmark.scoring.trials import Trial, TrialSet, load_trials
+
+
+def _manifest_of(path: Path) -> dict:
+    from benchmark.report import read_manifest
+
+    return read_manifest(path) if path.is_dir() else {}
+
+
+def paired_trials(a: TrialSet, b: TrialSet) -> list[tuple[Trial, Trial]]:
+    """Pairs of scored trials present in both runs, in cell order."""
+    second = {t.cell: t for t in b.trials if t.scored}
+    return [(t, second[t.cell]) for t in sorted(a.trials, key=lambda t: t.cell)
+            if t.scored and t.cell in second]
+
+
+def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None, manifest_a: dict | None = None) -> dict:
+    condition = condition or ranking_condition(a.trials, manifest_a or {})[0]
+    pairs = paired_trials(a, b)
+    chosen = [(x, y) for x, y in pairs if x.condition == condition]
+    first = [x for x, _ in chosen]
+    second = [y for _, y in chosen]
+    ba_a = metrics.balanced_accuracy(metrics.per_class(first))
+    ba_b = metrics.balanced_accuracy(metrics.per_class(second))
+    counts_a = metrics.scenario_counts(first)
+    counts_b = {c.scenario_id: c for c in metrics.scenario_counts(second)}
+    counts_b = [counts_b[c.scenario_id] for c in counts_a]
+    low, high = stats.paired_bootstrap_difference(counts_a, counts_b)
+    only_a = sum(x.passed and not y.passed for x, y in chosen)
+    only_b = sum(y.passed and not x.passed for x, y in chosen)
+    flips: dict[str, dict] = {}
+    for x, y in pairs:
+        if x.passed == y.passed:
+            continue
+        row = flips.setdefault(f"{x.scenario_id} / {x.condition}", {
+            "scenario_id": x.scenario_id, "condition": x.condition, "pass_to_fail": [], "fail_to_pass": [],
+        })
+        row["pass_to_fail" if x.passed else "fail_to_pass"].append(x.trial)
+    unpaired = len({t.cell for t in a.trials} ^ {t.cell for t in b.trials})
+    return {
+        "run_a": str(a.source),
+        "run_b": str(b.source),
+        "condition": condition,
+        "pairs": len(chosen),
+        "pairs_all_conditions": len(pairs),
+        "unpaired_cells": unpaired,
+        "balanced_accuracy_a": ba_a,
+        "balanced_accuracy_b": ba_b,
+        "difference": None if ba_a is None or ba_b is None else ba_b - ba_a,
+        "ci_low": low,
+        "ci_high": high,
+        "bootstrap": {"resamples": "scenarios, paired", "draws": stats.BOOTSTRAP_DRAWS, "seed": stats.BOOTSTRAP_SEED},
+        "mcnemar": {"a_pass_b_fail": only_a, "a_fail_b_pass": only_b,
+                    "p_value": stats.mcnemar_exact(only_a, only_b), "test": "exact, two-sided"},
+        "flips": sorted(flips.values(), key=lambda r: (r["scenario_id"], r["condition"])),
+    }
+
+
+def compare_runs(run_a: str | Path, run_b: str | Path, condition: str | None = None) -> dict:
+    run_a, run_b = Path(run_a), Path(run_b)
+    return compare_trial_sets(load_trials(run_a), load_trials(run_b), condition, _manifest_of(run_a))
+
+
+def render_comparison(result: dict) -> str:
+    def pct(v):
+        return "n/a" if v is None else f"{100 * v:.1f}%"
+
+    def signed(v):
+        return "n/a" if v is None else f"{100 * v:+.1f} pts"
+
+    m = result["mcnemar"]
+    lines = [
+        f"A: {result['run_a']}",
+        f"B: {result['run_b']}",
+        f"condition {result['condition']}: {result['pairs']} paired scored trials "
+        f"({result['pairs_all_conditions']} over all conditions; {result['unpaired_cells']} cells in only one run)",
+        f"balanced accuracy A {pct(result['balanced_accuracy_a'])}, B {pct(result['balanced_accuracy_b'])}, "
+        f"B - A {signed(result['difference'])}, 95% CI [{signed(result['ci_low'])}, {signed(result['ci_high'])}] "
+        f"(paired bootstrap over scenarios, {result['bootstrap']['draws']:,} draws, seed {result['bootstrap']['seed']})",
+        f"McNemar exact on Turn 2 pass: A-only passes {m['a_pass_b_fail']}, B-only passes {m['a_fail_b_pass']}, "
+        f"p = {m['p_value']:.4g}",
+    ]
+    if result["flips"]:
+        lines.append("flips (trial indices):")
+        for row in result["flips"]:
+            parts = []
+            if row["pass_to_fail"]:
+                parts.append(f"pass->fail {row['pass_to_fail']}")
+            if row["fail_to_pass"]:
+                parts.append(f"fail->pass {row['fail_to_pass']}")
+            lines.append(f"  {row['scenario_id']} [{row['condition']}]: {'; '.join(parts)}")
+    else:
+        lines.append("no flips")
+    return "\n".join(lines)

@@ -1,0 +1,205 @@
+"""Turn trials into the metrics of `summary.json`.
+
+Rules (also stated in findings.md):
+- Errored trials and trials whose Turn 2 judge label is null (unscored) are
+  left out of every accuracy and counted in `counts`.
+- Per-class accuracy is passes / scored trials of that target context; a
+  class with no trials has accuracy null, never 0.
+- Balanced accuracy is the mean of per-class accuracy over `current` and
+  `prior`, taken over the classes that have trials.
+- The repair rate is Turn 3 passes / Turn 2 misses whose repair was sent and
+  judged.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from benchmark.scoring import stats
+from benchmark.scoring.signals import code_signal_label
+from benchmark.scoring.trials import LABELS, Trial
+
+PRIMARY_CLASSES = ("current", "prior")
+AUXILIARY_CLASSES = ("clarify", "abstain")
+
+
+def rate_cell(k: int, n: int) -> dict:
+    """{accuracy, k, n, ci_low, ci_high}; accuracy and interval null when n == 0."""
+    low, high = stats.wilson_interval(k, n)
+    return {"accuracy": k / n if n else None, "k": k, "n": n, "ci_low": low, "ci_high": high}
+
+
+def per_class(trials: Iterable[Trial]) -> dict[str, dict]:
+    """Turn 2 accuracy per target context over the scored trials."""
+    k: dict[str, int] = defaultdict(int)
+    n: dict[str, int] = defaultdict(int)
+    for trial in trials:
+        if trial.scored:
+            n[trial.target_context] += 1
+            k[trial.target_context] += int(trial.passed)
+    return {label: rate_cell(k[label], n[label]) for label in LABELS}
+
+
+def balanced_accuracy(classes: dict[str, dict], over: Sequence[str] = PRIMARY_CLASSES) -> float | None:
+    return stats.balanced_from_counts([classes[c]["k"] for c in over], [classes[c]["n"] for c in over])
+
+
+def scenario_counts(trials: Iterable[Trial], over: Sequence[str] = PRIMARY_CLASSES) -> list[stats.ScenarioCounts]:
+    """Per-scenario pass/total counts per balanced class, in scenario-id order."""
+    k: dict[str, list[int]] = {}
+    n: dict[str, list[int]] = {}
+    for trial in trials:
+        if not trial.scored or trial.target_context not in over:
+            continue
+        at = over.index(trial.target_context)
+        k.setdefault(trial.scenario_id, [0] * len(over))[at] += int(trial.passed)
+        n.setdefault(trial.scenario_id, [0] * len(over))[at] += 1
+    return [stats.ScenarioCounts(sid, tuple(k[sid]), tuple(n[sid])) for sid in sorted(n)]
+
+
+def repair_rate(trials: Iterable[Trial]) -> dict:
+    """Turn 3 passes over Turn 2 misses that were repaired and judged, with Wilson interval."""
+    k = n = misses = unscored = not_attempted = 0
+    for trial in trials:
+        if trial.passed is not False:
+            continue
+        misses += 1
+        if not trial.turn_3_repair_attempted:
+            not_attempted += 1
+        elif trial.repair_passed is None:
+            unscored += 1
+        else:
+            n += 1
+            k += int(trial.repair_passed)
+    cell = rate_cell(k, n)
+    return {
+        "rate": cell["accuracy"], "k": k, "n": n, "ci_low": cell["ci_low"], "ci_high": cell["ci_high"],
+        "turn_2_misses": misses, "turn_3_unscored": unscored, "not_attempted": not_attempted,
+    }
+
+
+def breakdown(trials: Iterable[Trial], key: str) -> dict[str, dict]:
+    """Turn 2 accuracy (all target contexts pooled) per value of `key` ("cue_type", "difficulty_tier")."""
+    k: dict[str, int] = defaultdict(int)
+    n: dict[str, int] = defaultdict(int)
+    seen: set[str] = set()
+    for trial in trials:
+        value = getattr(trial, key)
+        seen.add(value)
+        if trial.scored:
+            n[value] += 1
+            k[value] += int(trial.passed)
+    return {value: rate_cell(k[value], n[value]) for value in sorted(seen)}
+
+
+def confusion(trials: Iterable[Trial]) -> dict[str, dict[str, int]]:
+    """Target context (rows) against the Turn 2 judge label (columns); `unscored` column too."""
+    table = {target: {label: 0 for label in (*LABELS, "unscored")} for target in LABELS}
+    for trial in trials:
+        if trial.errored:
+            continue
+        table[trial.target_context][trial.turn_2_label or "unscored"] += 1
+    return table
+
+
+def scenario_outcome(trial: Trial) -> str:
+    """pass, repair_pass, repair_fail, repair_missing, unscored or errored."""
+    if trial.errored:
+        return "errored"
+    if trial.passed is None:
+        return "unscored"
+    if trial.passed:
+        return "pass"
+    if trial.repair_passed is None:
+        return "repair_missing"
+    return "repair_pass" if trial.repair_passed else "repair_fail"
+
+
+OUTCOMES = ("pass", "repair_pass", "repair_fail", "repair_missing", "unscored", "errored")
+
+
+def scenario_matrix(trials: Iterable[Trial]) -> dict[str, dict]:
+    """Per scenario: target context, shift type and outcome counts per condition."""
+    matrix: dict[str, dict] = {}
+    for trial in sorted(trials, key=lambda t: t.cell):
+        row = matrix.setdefault(trial.scenario_id, {
+            "target_context": trial.target_context, "cue_type": trial.cue_type, "conditions": {},
+        })
+        cell = row["conditions"].setdefault(trial.condition, {name: 0 for name in OUTCOMES})
+        cell[scenario_outcome(trial)] += 1
+    return matrix
+
+
+def code_signal_disagreement(trials: Iterable[Trial]) -> dict:
+    """How often the code-signal label differs from the Turn 2 judge label, per scenario."""
+    per: dict[str, dict] = {}
+    total = disagree = 0
+    for trial in trials:
+        code = code_signal_label(trial.code_signals)
+        if not trial.scored or code is None:
+            continue
+        row = per.setdefault(trial.scenario_id, {"n": 0, "disagree": 0})
+        row["n"] += 1
+        total += 1
+        if code != trial.turn_2_label:
+            row["disagree"] += 1
+            disagree += 1
+    for row in per.values():
+        row["rate"] = row["disagree"] / row["n"]
+    return {"n": total, "disagree": disagree, "rate": disagree / total if total else None,
+            "by_scenario": dict(sorted(per.items()))}
+
+
+def label_agreement(first: Sequence[str], second: Sequence[str]) -> dict:
+    """Percent agreement, Cohen's kappa and the confusion (first rows, second columns)."""
+    n = len(first)
+    table = {a: {b: 0 for b in LABELS} for a in LABELS}
+    for a, b in zip(first, second):
+        table[a][b] += 1
+    return {
+        "agreement": sum(a == b for a, b in zip(first, second)) / n if n else None,
+        "kappa": stats.cohen_kappa(first, second),
+        "n": n,
+        "confusion": table,
+    }
+
+
+def judge_agreement(trials: Sequence[Trial]) -> dict | None:
+    """Agreement of the Turn 2 judge with the recorded labels of a rescore, or with the ranking judge."""
+    for attr, between in (
+        ("previous_turn_2_label", "new judge (rows) vs recorded labels before the rescore (columns)"),
+        ("ranking_label", "judge (rows) vs ranking judge (columns)"),
+    ):
+        pairs = [(t.turn_2_label, getattr(t, attr)) for t in trials
+                 if not t.errored and t.turn_2_label is not None and getattr(t, attr) is not None]
+        if pairs:
+            result = label_agreement([a for a, _ in pairs], [b for _, b in pairs])
+            result["between"] = between
+            return result
+    return None
+
+
+def counts(trials: Sequence[Trial], superseded: int = 0) -> dict:
+    by_condition: dict[str, dict] = {}
+    for trial in trials:
+        row = by_condition.setdefault(trial.condition, {"trials": 0, "scored": 0, "unscored": 0, "errored": 0})
+        row["trials"] += 1
+        if trial.errored:
+            row["errored"] += 1
+        elif trial.turn_2_label is None:
+            row["unscored"] += 1
+        else:
+            row["scored"] += 1
+    repaired = [t for t in trials if not t.errored and t.turn_3_repair_attempted]
+    return {
+        "trials": len(trials),
+        "scored": sum(r["scored"] for r in by_condition.values()),
+        "turn_2_unscored": sum(r["unscored"] for r in by_condition.values()),
+        "errored": sum(r["errored"] for r in by_condition.values()),
+        "turn_3_attempted": len(repaired),
+        "turn_3_unscored": sum(t.turn_3_label is None for t in repaired),
+        "superseded_records": superseded,
+        "scenarios": len({t.scenario_id for t in trials}),
+        "by_condition": dict(sorted(by_condition.items())),
+    }

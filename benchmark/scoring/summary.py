@@ -1,0 +1,80 @@
+"""Build the `summary.json` dict from a set of trials and the run manifest."""
+
+from __future__ import annotations
+
+from benchmark.scoring import metrics, stats
+from benchmark.scoring.trials import Trial, TrialSet
+
+SUMMARY_SCHEMA = 1
+BALANCE_RULE = (
+    "balanced accuracy = mean of per-class Turn 2 accuracy over current and prior, "
+    "taken over the classes that have scored trials (a class with no trials is left out, not counted as 0)"
+)
+
+
+def ranking_condition(trials: tuple[Trial, ...], manifest: dict) -> tuple[str, str]:
+    """The condition of the headline number and why it was chosen."""
+    present = sorted({t.condition for t in trials})
+    wanted = manifest.get("ranking_condition")
+    if isinstance(wanted, str) and wanted:
+        return wanted, "ranking_condition from the manifest"
+    if "baseline" in present:
+        return "baseline", "default ranking condition"
+    return present[0], "no baseline condition in the transcripts; first condition by name"
+
+
+def build_summary(trial_set: TrialSet, manifest: dict | None = None) -> dict:
+    manifest = dict(manifest or {})
+    trials = trial_set.trials
+    ranking, why = ranking_condition(trials, manifest)
+    conditions: dict[str, dict] = {}
+    by_cue: dict[str, dict] = {}
+    by_difficulty: dict[str, dict] = {}
+    confusion: dict[str, dict] = {}
+    for name in sorted({t.condition for t in trials}):
+        chosen = [t for t in trials if t.condition == name]
+        classes = metrics.per_class(chosen)
+        low, high = stats.bootstrap_balanced_accuracy(metrics.scenario_counts(chosen))
+        conditions[name] = {
+            "balanced_accuracy": metrics.balanced_accuracy(classes),
+            "ci_low": low,
+            "ci_high": high,
+            "per_class": classes,
+            "repair_rate": metrics.repair_rate(chosen),
+            "scored": sum(t.scored for t in chosen),
+        }
+        by_cue[name] = metrics.breakdown(chosen, "cue_type")
+        by_difficulty[name] = metrics.breakdown(chosen, "difficulty_tier")
+        confusion[name] = metrics.confusion(chosen)
+    ranked = [t for t in trials if t.condition == ranking]
+    per_scenario = metrics.scenario_counts(ranked)
+    primary = {
+        "balanced_accuracy": conditions.get(ranking, {}).get("balanced_accuracy"),
+        "ci_low": conditions.get(ranking, {}).get("ci_low"),
+        "ci_high": conditions.get(ranking, {}).get("ci_high"),
+        "condition": ranking,
+        "condition_reason": why,
+        "classes": list(metrics.PRIMARY_CLASSES),
+        "n": sum(t.scored and t.target_context in metrics.PRIMARY_CLASSES for t in ranked),
+        "scenarios": len(per_scenario),
+        "rule": BALANCE_RULE,
+        "bootstrap": {
+            "resamples": "scenarios",
+            "draws": stats.BOOTSTRAP_DRAWS,
+            "seed": stats.BOOTSTRAP_SEED,
+            "interval": "percentile, 2.5% and 97.5%",
+        },
+    }
+    return {
+        "summary_schema": SUMMARY_SCHEMA,
+        "manifest": manifest,
+        "primary": primary,
+        "conditions": conditions,
+        "by_cue_type": by_cue,
+        "by_difficulty": by_difficulty,
+        "confusion": confusion,
+        "scenario_matrix": metrics.scenario_matrix(trials),
+        "code_signal_disagreement": metrics.code_signal_disagreement(trials),
+        "judge_agreement": metrics.judge_agreement(trials),
+        "counts": metrics.counts(trials, trial_set.superseded),
+    }
