@@ -148,7 +148,7 @@ def _judge_notes(summary: dict) -> list[str]:
                  f"{code['disagree']} of {code['n']} comparable trials ({pct(code['rate'])}); trials whose "
                  "signals match no list or several lists are not comparable.")
     worst = sorted(code["by_scenario"].items(), key=lambda kv: (-kv[1]["disagree"], kv[0]))
-    worst = [(sid, row) for sid, row in worst if row["disagree"]][:10]
+    worst = [(sid, row) for sid, row in worst if row["disagree"]]
     if worst:
         lines += ["", *table(["scenario", "disagree", "comparable", "rate"],
                               [[sid, str(r["disagree"]), str(r["n"]), pct(r["rate"])] for sid, r in worst])]
