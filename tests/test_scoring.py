@@ -177,6 +177,20 @@ def test_code_signal_disagreement(summary):
     assert code_signal_label({"word_boundary": {"current_answers": [], "prior_answers": []}}) is None
 
 
+def test_code_signal_label_reads_the_judges_code_signals():
+    from benchmark.judges.signals import code_signals
+    from benchmark.scenario import AnswerKey
+
+    answers = AnswerKey(("screwdriver",), ("hammer",), ("which tool",), ("cannot see",))
+    assert code_signal_label(code_signals("Use the screwdriver on slotted screws.", answers)) == "current"
+    assert code_signal_label(code_signals("Swing the hammer from the elbow.", answers)) == "prior"
+    assert code_signal_label(code_signals("No tool named here.", answers)) is None
+    # both lists named; the contrast points toward the current one
+    both = code_signals("You have the screwdriver now, not the hammer from before.", answers)
+    assert both["contrastive"] is not None
+    assert code_signal_label(both) == "current"
+
+
 def test_judge_agreement_with_ranking_judge(summary):
     # pairs (judge, ranking): (c,c) (p,c) (p,p) (p,p): agreement 3/4
     # judge marginals c 1/4, p 3/4; ranking c 1/2, p 1/2; chance = 1/8 + 3/8 = 1/2

@@ -4,8 +4,12 @@ The code signals are deterministic substring checks against the four answer
 lists; they travel with the trial but are not the score. For the
 disagreement table we reduce them to one label: an explicit label if the
 record carries one, otherwise the single class whose answer list had
-word-boundary hits. No hits, or hits in more than one list, give no label
-(the trial is left out of the comparison).
+word-boundary hits; when several lists were hit, the list a contrastive
+phrase points toward ("the screwdriver now, not the hammer from before").
+No hits, or several with no contrast, give no label (the trial is left out
+of the comparison). The shape read is the one `benchmark.judges.signals.
+code_signals` writes: `{"word_boundary": {list: [tokens]}, "fuzzy": ...,
+"contrastive": {"toward": list, "against": list, ...} | null}`.
 """
 
 from __future__ import annotations
@@ -63,4 +67,9 @@ def code_signal_label(signals: dict | None) -> str | None:
         if isinstance(value, str) and value in ("current", "prior", "clarify", "abstain"):
             return value
     hit = [label for label, count in _hits_by_label(signals).items() if count > 0]
-    return hit[0] if len(hit) == 1 else None
+    if len(hit) == 1:
+        return hit[0]
+    contrast = signals.get("contrastive")
+    if len(hit) > 1 and isinstance(contrast, dict):
+        return LIST_TO_LABEL.get(contrast.get("toward") or "")
+    return None
