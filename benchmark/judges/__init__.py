@@ -1,0 +1,23 @@
+"""Judges: the `Judge` seam, the LLM and lexical judges, code signals and
+judge family resolution."""
+
+from benchmark.judges.base import LABELS, Judge, JudgeCase, Verdict
+from benchmark.judges.family import (
+    DEFAULT_JUDGE_MODELS,
+    JudgeFamilyError,
+    judge_model_id,
+    open_judge,
+    resolve_judge_family,
+)
+
+__all__ = [
+    "DEFAULT_JUDGE_MODELS",
+    "LABELS",
+    "Judge",
+    "JudgeCase",
+    "JudgeFamilyError",
+    "Verdict",
+    "judge_model_id",
+    "open_judge",
+    "resolve_judge_family",
+]

@@ -1,0 +1,52 @@
+"""The LLM judge: renders the judge prompt, asks a model, reads the verdict."""
+
+from __future__ import annotations
+
+from benchmark.candidates.base import Candidate, GenerationConfig, Message
+from benchmark.judges.base import JudgeCase, Verdict
+from benchmark.judges.prompt import JUDGE_RETRY_MESSAGE, JUDGE_SYSTEM_PROMPT, render_judge_prompt
+from benchmark.judges.verdict import VerdictParseError, parse_verdict
+
+JUDGE_CONFIG = GenerationConfig(temperature=0.0, max_tokens=300, json_mode=True)
+RETRY_SEPARATOR = "\n\n--- retry ---\n\n"
+
+
+class LLMJudge:
+    """`Judge` backed by any `Candidate`-shaped model.
+
+    An unreadable reply (no JSON, unknown label) is retried once with a short
+    follow-up naming the problem; if the second reply is unreadable too, the
+    verdict is unscored with the reason. Errors of the model call itself
+    (network, quota) propagate: the runner records the cell as an error.
+    """
+
+    def __init__(self, model: Candidate, *, family: str, name: str | None = None,
+                 config: GenerationConfig = JUDGE_CONFIG):
+        self.model = model
+        self.family = family
+        self.name = name or model.model_id
+        self.config = config
+
+    async def label(self, case: JudgeCase) -> Verdict:
+        prompt = render_judge_prompt(case)
+        messages = [Message("user", prompt)]
+        raws: list[str] = []
+        reason = ""
+        for attempt in range(2):
+            reply = await self.model.respond(messages, JUDGE_SYSTEM_PROMPT, self.config)
+            raws.append(reply.text)
+            try:
+                label, rationale = parse_verdict(reply.text)
+            except VerdictParseError as exc:
+                reason = str(exc)
+                messages = messages + [
+                    Message("assistant", reply.text or "(empty reply)"),
+                    Message("user", JUDGE_RETRY_MESSAGE.format(reason=reason)),
+                ]
+                continue
+            return Verdict(label, rationale, self.name, prompt=prompt, raw=RETRY_SEPARATOR.join(raws))
+        return Verdict(
+            None, "", self.name,
+            unscored_reason=f"judge reply unreadable after one retry: {reason}",
+            prompt=prompt, raw=RETRY_SEPARATOR.join(raws),
+        )

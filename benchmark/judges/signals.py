@@ -1,0 +1,200 @@
+"""Code signals: deterministic evidence about which answer list a response uses.
+
+Three kinds of evidence, per answer list of the scenario's `AnswerKey`:
+
+- `word_boundary`: the tokens found with
+  `re.search(r'\\b' + re.escape(token) + r'\\b', response, re.IGNORECASE)`,
+  exactly as the spec describes. "pan" does not match "panel".
+- `fuzzy`: tokens not found that way but close to a word (or a run of words of
+  the same length as the token) of the response: a regular plural
+  ("pans", "boxes", "batteries", "knives"), or, for tokens of at least
+  `FUZZY_MIN_LENGTH` characters, a `difflib` ratio of at least
+  `FUZZY_THRESHOLD` (small misspellings such as "hamer" for "hammer").
+- `contrastive`: a phrase that sets one time frame against another
+  ("earlier ... now", "before ... but now", "not the ... from before",
+  "no longer", "instead of"); it names the list whose tokens sit on the
+  rejected (earlier) side and the list whose tokens sit on the current side.
+
+The signals travel with each trial record; they are not the score. The
+lexical judge (`benchmark.judges.lexical`) turns them into a label.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import asdict, dataclass
+
+from benchmark.scenario import ANSWER_LISTS, AnswerKey
+
+FUZZY_THRESHOLD = 0.85
+FUZZY_MIN_LENGTH = 5
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
+
+# Markers of the earlier time frame and of the present one.
+_PAST = re.compile(
+    r"\b(?:earlier|before|previously|a (?:moment|minute|second|few minutes) ago|at first|originally|last time)\b",
+    re.IGNORECASE,
+)
+_NOW = re.compile(r"\b(?:now|currently|at the moment|this time)\b", re.IGNORECASE)
+# "not the X from before", "instead of X", "rather than X", "no longer X": X is rejected.
+_REJECT = re.compile(
+    r"\b(?:not (?:the|that|your|this)|instead of|rather than|no longer|not anymore)\b(?P<rejected>[^.?!;]*)",
+    re.IGNORECASE,
+)
+_NOT_ANYMORE = re.compile(r"\bnot\b(?P<rejected>[^.?!;]*?)\bany ?more\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"[^.?!]+[.?!]*")
+
+
+@dataclass(frozen=True)
+class FuzzyHit:
+    token: str
+    matched: str  # the words of the response it matched
+    ratio: float
+    kind: str  # "plural" or "ratio"
+
+
+@dataclass(frozen=True)
+class Contrast:
+    pattern: str  # which contrastive form matched
+    phrase: str  # the matched text
+    against: str | None  # the answer list named on the earlier / rejected side
+    toward: str | None  # the answer list named on the current side
+
+
+def word_boundary_hits(response: str, tokens: tuple[str, ...] | list[str]) -> list[str]:
+    """The tokens that occur in `response` as whole words (case-insensitive)."""
+    found = []
+    for token in tokens:
+        token = token.strip()
+        if token and re.search(r"\b" + re.escape(token) + r"\b", response, re.IGNORECASE):
+            found.append(token)
+    return found
+
+
+def _plural_forms(word: str) -> set[str]:
+    forms = {word + "s", word + "es"}
+    if word.endswith("y") and len(word) > 2:
+        forms.add(word[:-1] + "ies")
+    if word.endswith("fe"):
+        forms.add(word[:-2] + "ves")
+    elif word.endswith("f"):
+        forms.add(word[:-1] + "ves")
+    return forms
+
+
+def _is_plural_of(candidate: str, token: str) -> bool:
+    """`candidate` is a regular plural of `token` (last word pluralised)."""
+    head, _, last = token.rpartition(" ")
+    c_head, _, c_last = candidate.rpartition(" ")
+    return head == c_head and c_last in _plural_forms(last)
+
+
+def fuzzy_hits(response: str, tokens: tuple[str, ...] | list[str], exclude: set[str] = frozenset()) -> list[FuzzyHit]:
+    """Near matches of tokens not already found on word boundaries."""
+    words = [w.lower().strip("'-") for w in _WORD.findall(response)]
+    hits = []
+    for token in tokens:
+        if token in exclude:
+            continue
+        wanted = " ".join(token.lower().split())
+        if not wanted:
+            continue
+        size = len(wanted.split(" "))
+        grams = {" ".join(words[i:i + size]) for i in range(len(words) - size + 1)}
+        best: FuzzyHit | None = None
+        for gram in grams:
+            if _is_plural_of(gram, wanted):
+                best = FuzzyHit(token, gram, round(difflib.SequenceMatcher(None, wanted, gram).ratio(), 3), "plural")
+                break
+            if len(wanted) < FUZZY_MIN_LENGTH or gram == wanted:
+                continue
+            ratio = difflib.SequenceMatcher(None, wanted, gram).ratio()
+            if ratio >= FUZZY_THRESHOLD and (best is None or ratio > best.ratio):
+                best = FuzzyHit(token, gram, round(ratio, 3), "ratio")
+        if best is not None:
+            hits.append(best)
+    return hits
+
+
+def _list_named(text: str, answers: AnswerKey, lists: tuple[str, ...]) -> str | None:
+    """The answer list with the most word-boundary hits in `text` (first on ties)."""
+    counts = {name: len(word_boundary_hits(text, getattr(answers, name))) for name in lists}
+    best = max(counts, key=lambda name: counts[name])
+    return best if counts[best] > 0 else None
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in _SENTENCE.finditer(text)]
+
+
+def _contrast_candidates(response: str):
+    """(pattern, phrase, past_text, present_text) for every contrastive form found."""
+    sentences = _sentences(response)
+    for index, (start, end) in enumerate(sentences):
+        sentence = response[start:end]
+        # "earlier ... now": a past marker, then a now marker in the same or the next sentence
+        past = _PAST.search(sentence)
+        if past:
+            scope_end = sentences[index + 1][1] if index + 1 < len(sentences) else end
+            now = _NOW.search(response, start + past.end(), scope_end)
+            if now:
+                now_sentence_end = next(e for s, e in sentences if s <= now.start() < e)
+                present = response[now.start():now_sentence_end]
+                rejected = _REJECT.search(present)
+                if rejected:  # "now X, not the Y": the rejected part is not the present side
+                    present = present[:rejected.start()]
+                yield (
+                    "earlier ... now",
+                    response[start:now_sentence_end].strip(),
+                    response[start:now.start()],
+                    present,
+                )
+        # "X now, not the Y from before" / "X instead of Y" / "no longer Y"
+        for pattern in (_REJECT, _NOT_ANYMORE):
+            for match in pattern.finditer(sentence):
+                rejected = match.group("rejected")
+                if pattern is _NOT_ANYMORE:
+                    rejected = match.group(0)
+                present = sentence[:match.start()]
+                yield ("not X / instead of X / no longer X", sentence.strip(), rejected, present)
+
+
+def find_contrast(response: str, answers: AnswerKey) -> Contrast | None:
+    """The first contrastive phrase whose sides name at least one answer list.
+
+    `against` is the list named on the earlier / rejected side, `toward` the
+    list named on the present side; a phrase whose two sides name the same
+    list (or no list) is passed over.
+    """
+    scored = ("current_answers", "prior_answers")
+    for name, phrase, past, present in _contrast_candidates(response):
+        against = _list_named(past, answers, scored) if past.strip() else None
+        toward = _list_named(present, answers, scored) if present.strip() else None
+        if toward is not None and toward == against:
+            continue
+        if against or toward:
+            return Contrast(name, phrase, against, toward)
+    return None
+
+
+def code_signals(response: str, answers: AnswerKey) -> dict:
+    """All code signals of one response, as a JSON-ready dict.
+
+    Shape: `{"word_boundary": {list: [tokens]}, "fuzzy": {list: [{token,
+    matched, ratio, kind}]}, "contrastive": {pattern, phrase, against, toward}
+    or None}`.
+    """
+    response = response or ""
+    word_boundary = {name: word_boundary_hits(response, getattr(answers, name)) for name in ANSWER_LISTS}
+    fuzzy = {
+        name: [asdict(hit) for hit in fuzzy_hits(response, getattr(answers, name), set(word_boundary[name]))]
+        for name in ANSWER_LISTS
+    }
+    contrast = find_contrast(response, answers)
+    return {
+        "word_boundary": word_boundary,
+        "fuzzy": fuzzy,
+        "contrastive": asdict(contrast) if contrast else None,
+    }
