@@ -263,3 +263,13 @@ def test_later_record_of_a_cell_replaces_the_earlier(tmp_path):
     assert trial_set.superseded == 1
     assert len(trial_set.trials) == 1 and trial_set.trials[0].passed is True
     assert math.isclose(build_summary(trial_set)["primary"]["balanced_accuracy"], 1.0)
+
+
+def test_repair_attempt_inferred_when_not_recorded(tmp_path):
+    # no turn_3_repair_attempted field: a Turn 3 label means the repair was sent
+    path = tmp_path / "t.jsonl"
+    base = {"scenario_id": "s", "condition": "baseline", "target_context": "prior", "cue_type": "location"}
+    path.write_text(json.dumps({**base, "trial": 0, "turn_2_judge_label": "current", "turn_3_judge_label": "prior"})
+                    + "\n" + json.dumps({**base, "trial": 1, "turn_2_judge_label": "current"}) + "\n")
+    repair = build_summary(load_trials(path))["conditions"]["baseline"]["repair_rate"]
+    assert (repair["k"], repair["n"], repair["turn_2_misses"], repair["not_attempted"]) == (1, 1, 2, 1)

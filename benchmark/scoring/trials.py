@@ -190,9 +190,9 @@ def parse_trial(raw: dict, where: str, number: int, problems: list[str]) -> Tria
     error = raw.get("error")
     if error is not None and not isinstance(error, str):
         error = json.dumps(error)
-    attempted = raw.get("turn_3_repair_attempted", False)
-    if attempted is None:
-        attempted = False
+    attempted = raw.get("turn_3_repair_attempted")
+    if attempted is None:  # not recorded: a Turn 3 happened if it left a response or a label
+        attempted = raw.get("turn_3_response") is not None or _field(raw, "turn_3_judge_label") is not None
     if not isinstance(attempted, bool):
         problems.append(f"{where}: field 'turn_3_repair_attempted' must be true or false, got {attempted!r}")
     signals = raw.get("turn_2_code_signals")
