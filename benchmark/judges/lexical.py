@@ -38,9 +38,9 @@ _CLARIFY_PATTERN = re.compile(
     re.IGNORECASE,
 )
 _DECLINE_PATTERN = re.compile(
-    r"\b(?:i (?:can't|cannot|can not|don't|do not|couldn't) (?:see|tell|know|read|make out|determine|find)"
+    r"\b(?:i (?:can't|cannot|can not|don't|do not|couldn't) (?:see|tell|know|read|make out|determine|find|say|judge)"
     r"|(?:can't|cannot|unable to|not able to) (?:see|tell|determine|read|make out|know)"
-    r"|(?:isn't|is not|aren't|are not|no longer|not) (?:visible|in (?:view|frame|the frame|sight))"
+    r"|(?:isn't|is not|aren't|are not|wasn't|was not|weren't|no longer|not) (?:visible|in (?:view|frame|the frame|sight))"
     r"|out of (?:view|frame|sight)|no way (?:for me )?to (?:know|tell)"
     r"|i (?:don't|do not) have (?:enough|any|that|access)|i'm not able|i am not able|i am unable|i'm unable"
     r"|(?:isn't|is not|wasn't|was not) (?:shown|captured|recorded))",
@@ -75,6 +75,11 @@ def _first_position(response: str, signals: dict, name: str) -> int | None:
     return min(positions) if positions else None
 
 
+def _only_questions(response: str) -> bool:
+    sentences = [s.strip() for s in re.findall(r"[^.?!]+[.?!]*", response) if s.strip(" .?!")]
+    return bool(sentences) and all(s.endswith("?") for s in sentences)
+
+
 def gather_evidence(response: str, signals: dict) -> LexicalEvidence:
     def hits(name: str) -> int:
         return len(signals["word_boundary"][name]) + len(signals["fuzzy"][name])
@@ -101,7 +106,8 @@ def lexical_label(response: str, answers: AnswerKey, signals: dict | None = None
     signals = signals if signals is not None else code_signals(response, answers)
     ev = gather_evidence(response, signals)
     commits_to_one = (ev.current > 0) != (ev.prior > 0)
-    if ev.clarifying_question and not commits_to_one:
+    only_questions = _only_questions(response)
+    if ev.clarifying_question and (only_questions or not commits_to_one):
         return "clarify", "rule 2: asks a clarifying question without committing to one frame"
     if (ev.declines or ev.abstain) and ev.current == 0:
         return "abstain", "rule 3: declines and names nothing from the current frame"

@@ -40,10 +40,10 @@ _PAST = re.compile(
 _NOW = re.compile(r"\b(?:now|currently|at the moment|this time)\b", re.IGNORECASE)
 # "not the X from before", "instead of X", "rather than X", "no longer X": X is rejected.
 _REJECT = re.compile(
-    r"\b(?:not (?:the|that|your|this)|instead of|rather than|no longer|not anymore)\b(?P<rejected>[^.?!;]*)",
+    r"\b(?:not (?:the|that|your|this)|instead of|rather than|no longer)\b(?P<rejected>(?:[^.?!;,\u2014-]|-(?=\w))*)",
     re.IGNORECASE,
 )
-_NOT_ANYMORE = re.compile(r"\bnot\b(?P<rejected>[^.?!;]*?)\bany ?more\b", re.IGNORECASE)
+_NOT_ANYMORE = re.compile(r"(?:\bnot\b|n't\b)(?P<rejected>[^.?!;]*?)\bany ?more\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"[^.?!]+[.?!]*")
 
 
@@ -155,9 +155,10 @@ def _contrast_candidates(response: str):
         for pattern in (_REJECT, _NOT_ANYMORE):
             for match in pattern.finditer(sentence):
                 rejected = match.group("rejected")
-                if pattern is _NOT_ANYMORE:
-                    rejected = match.group(0)
                 present = sentence[:match.start()]
+                if not present.strip(" -\u2014,"):
+                    # sentence-initial "Rather than X, Y" / "Not the X - Y": the present side follows
+                    present = sentence[match.end():]
                 yield ("not X / instead of X / no longer X", sentence.strip(), rejected, present)
 
 

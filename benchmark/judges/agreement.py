@@ -1,0 +1,122 @@
+"""Agreement of the lexical judge with hand labels.
+
+The hand-labelled set lives in `tests/fixtures/judging/`: `scenarios.json`
+(per fixture scenario: the Turn 1 and Turn 2 speech and camera text and the
+four answer lists) and `responses.jsonl` (one response a line with its human
+label). A response the lexical judge leaves unscored counts as a
+disagreement; for Cohen's kappa it is a fifth category, "unscored".
+
+    python -m benchmark.judges.agreement [FIXTURE_DIR]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmark.judges.base import LABELS
+from benchmark.judges.lexical import lexical_label
+from benchmark.scenario import ANSWER_LISTS, AnswerKey
+from benchmark.scoring.stats import cohen_kappa
+
+FIXTURE_DIR = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "judging"
+UNSCORED = "unscored"
+
+
+@dataclass(frozen=True)
+class LabelledResponse:
+    response_id: str
+    scenario: str
+    response: str
+    human_label: str
+    kind: str
+    split: str  # "tuning" (seen while writing the rules) or "holdout" (written after they were frozen)
+    answers: AnswerKey
+
+
+@dataclass(frozen=True)
+class Agreement:
+    total: int
+    agreed: int
+    kappa: float | None
+    per_label: dict  # human label -> (agreed, total)
+    lexical_labels: tuple[str, ...]
+    human_labels: tuple[str, ...]
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.agreed / self.total if self.total else 0.0
+
+    def line(self) -> str:
+        kappa = "undefined" if self.kappa is None else f"{self.kappa:.2f}"
+        return f"{self.agreed}/{self.total} agree ({self.percent:.1f}%), Cohen's kappa {kappa}"
+
+
+def load_labelled_set(directory: Path = FIXTURE_DIR) -> list[LabelledResponse]:
+    scenarios_path = directory / "scenarios.json"
+    responses_path = directory / "responses.jsonl"
+    scenarios = json.loads(scenarios_path.read_text(encoding="utf-8"))
+    keys = {}
+    for name, body in scenarios.items():
+        for field in ANSWER_LISTS:
+            if not isinstance(body.get(field), list):
+                raise ValueError(f"{scenarios_path}: {name}: field '{field}' must be a list of strings")
+        keys[name] = AnswerKey(**{field: tuple(body[field]) for field in ANSWER_LISTS})
+    items = []
+    for number, line in enumerate(responses_path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{responses_path}: line {number}"
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}: invalid JSON: {exc.msg}") from exc
+        for field in ("id", "scenario", "response", "label"):
+            if not isinstance(raw.get(field), str):
+                raise ValueError(f"{where}: field '{field}' must be a string")
+        if raw["scenario"] not in keys:
+            raise ValueError(f"{where}: field 'scenario': unknown fixture scenario {raw['scenario']!r}")
+        if raw["label"] not in LABELS:
+            raise ValueError(f"{where}: field 'label' must be one of {', '.join(LABELS)}")
+        items.append(LabelledResponse(raw["id"], raw["scenario"], raw["response"], raw["label"],
+                                      str(raw.get("kind", "")), str(raw.get("split", "tuning")),
+                                      keys[raw["scenario"]]))
+    return items
+
+
+def lexical_agreement(items: list[LabelledResponse]) -> Agreement:
+    human, lexical = [], []
+    per_label: dict[str, list[int]] = {label: [0, 0] for label in LABELS}
+    for item in items:
+        label, _ = lexical_label(item.response, item.answers)
+        label = label or UNSCORED
+        human.append(item.human_label)
+        lexical.append(label)
+        per_label[item.human_label][1] += 1
+        per_label[item.human_label][0] += int(label == item.human_label)
+    agreed = sum(h == x for h, x in zip(human, lexical))
+    return Agreement(len(items), agreed, cohen_kappa(human, lexical),
+                     {k: tuple(v) for k, v in per_label.items()}, tuple(lexical), tuple(human))
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    directory = Path(argv[0]) if argv else FIXTURE_DIR
+    items = load_labelled_set(directory)
+    result = lexical_agreement(items)
+    print(f"all: {result.line()}")
+    for split in sorted({item.split for item in items}):
+        print(f"{split}: {lexical_agreement([i for i in items if i.split == split]).line()}")
+    for label, (agreed, total) in result.per_label.items():
+        print(f"  {label:8s} {agreed}/{total}")
+    if "-v" in argv or "--verbose" in argv:
+        for item, got in zip(items, result.lexical_labels):
+            if got != item.human_label:
+                print(f"  {item.response_id}: human {item.human_label}, lexical {got}: {item.response}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
