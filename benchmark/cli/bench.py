@@ -1,0 +1,103 @@
+"""`wearsim bench`: run the Turn 1/2/3 benchmark on a candidate model."""
+
+from __future__ import annotations
+
+import argparse
+
+EPILOG = """examples:
+  wearsim bench --output-dir runs/first              # whole bank, local model, lexical judge
+  wearsim bench --model openai:gpt-4o-mini --judge-family gemini --trials 5 --output-dir runs/gpt
+  wearsim bench --model openai:qwen2.5 --base-url http://127.0.0.1:8000/v1 --judge-family lexical
+  wearsim bench --output-dir runs/first --resume      # finish an interrupted run
+"""
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("bench", help="run the benchmark on a candidate model",
+                              description="Run Turn 1, Turn 2, judge, and Turn 3 on a miss, for every cell.",
+                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", help="candidate model id (default: local when no API key is set)")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint for openai:* models (or OPENAI_BASE_URL)")
+    p.add_argument("--judge-family", default="auto", help="auto|openai|gemini|claude|lexical (default auto)")
+    p.add_argument("--judge-model", help="judge model id overriding the family default")
+    p.add_argument("--ranking-judge-family", help="a second, fixed judge run on every trial")
+    p.add_argument("--ranking-judge-model")
+    p.add_argument("--trials", type=int, default=1)
+    p.add_argument("--conditions", default="all", help="comma list of prompt conditions, or all (default)")
+    p.add_argument("--ranking-condition", default="baseline")
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--max-tokens", type=int, default=300, help="reply length cap per turn (default 300)")
+    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--no-camera", action="store_true", help="strip every camera block (the camera ablation)")
+    p.add_argument("--repair-style", choices=("named", "deictic"), default="named")
+    p.add_argument("--scenarios", help="bank path (v1 dir, scenarios.json or JSONL; default the shipped bank)")
+    p.add_argument("--subset", help="keep scenarios of this subset (bank or contrast)")
+    p.add_argument("--limit", type=int, help="keep the first N scenarios")
+    p.add_argument("--output-dir", help="run dir (default runs/bench-TIMESTAMP)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --output-dir")
+    p.add_argument("--via", choices=("direct",), default="direct", help="direct: the text proxy")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    import asyncio
+    import sys
+    import time
+    from datetime import datetime
+    from pathlib import Path
+
+    from benchmark.candidates import candidate_family, default_model_id
+    from benchmark.judges import JudgeFamilyError, judge_model_id, resolve_judge_family
+    from benchmark.runner import RunDirError, RunSettings, run_bench
+    from benchmark.scenario import BankError, load_bank
+
+    try:
+        bank = load_bank(args.scenarios).select(args.subset, args.limit)
+    except BankError as exc:
+        print(f"cannot read the bank:\n{exc}", file=sys.stderr)
+        return 2
+    if not bank.scenarios:
+        print("no scenarios selected", file=sys.stderr)
+        return 2
+    model_id = args.model or default_model_id()
+    try:
+        family = candidate_family(model_id)
+        judge_family, resolution = resolve_judge_family(args.judge_family, family)
+        judge_model = None if judge_family == "lexical" else judge_model_id(judge_family, args.judge_model)
+        ranking_family = ranking_model = None
+        if args.ranking_judge_family:
+            ranking_family, _ = resolve_judge_family(args.ranking_judge_family, family)
+            ranking_model = None if ranking_family == "lexical" else judge_model_id(ranking_family, args.ranking_judge_model)
+    except (JudgeFamilyError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    names = tuple(c.name for c in bank.conditions) if args.conditions == "all" else \
+        tuple(n.strip() for n in args.conditions.split(",") if n.strip())
+    if args.ranking_condition not in names:
+        print(f"error: --ranking-condition {args.ranking_condition!r} is not among the conditions run "
+              f"({', '.join(names)})", file=sys.stderr)
+        return 2
+    run_dir = Path(args.output_dir or f"runs/bench-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
+    settings = RunSettings(
+        model_id=model_id, judge_family=judge_family, judge_family_resolution=resolution, judge_model=judge_model,
+        conditions=names, ranking_condition=args.ranking_condition, trials=args.trials,
+        temperature=args.temperature, concurrency=args.concurrency, camera=not args.no_camera,
+        repair_style=args.repair_style, base_url=args.base_url, ranking_judge_family=ranking_family,
+        ranking_judge_model=ranking_model, via=args.via, max_tokens=args.max_tokens)
+    print(f"candidate {model_id}; judge {judge_model or judge_family} ({resolution})", file=sys.stderr)
+    started = time.monotonic()
+    try:
+        counts = asyncio.run(run_bench(bank, settings, run_dir, resume=args.resume))
+    except (RunDirError, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"finished in {time.monotonic() - started:.0f} s: {counts}", file=sys.stderr)
+    from benchmark.report import write_report
+
+    summary = write_report(run_dir)
+    primary = summary.get("primary", {})
+    if primary.get("balanced_accuracy") is not None:
+        print(f"balanced Turn 2 accuracy ({primary.get('condition')}): {primary['balanced_accuracy']:.3f} "
+              f"[{primary.get('ci_low', 0):.3f}, {primary.get('ci_high', 0):.3f}]")
+    print(f"report: {run_dir / 'findings.md'}")
+    return 0
