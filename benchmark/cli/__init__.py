@@ -11,6 +11,7 @@ import sys
 # subcommand modules, in the order `wearsim --help` lists them
 COMMAND_MODULES = (
     "benchmark.cli.validate",
+    "benchmark.cli.card",
     "benchmark.cli.bench",
     "benchmark.cli.report",
     "benchmark.cli.rescore",

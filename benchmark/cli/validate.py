@@ -1,0 +1,78 @@
+"""`wearsim validate`: check a scenario bank."""
+
+from __future__ import annotations
+
+import argparse
+
+EPILOG = """examples:
+  wearsim validate                      # the shipped bank, human-readable
+  wearsim validate --json               # machine-readable report
+  wearsim validate --scenarios bank.jsonl --subset contrast
+  wearsim validate --write-lock         # rewrite benchmark/v1/MANIFEST.lock.json after an intended change
+  wearsim validate --semantic --model openai:gpt-4o-mini   # checks 4 and 5
+exit codes: 0 ok, 1 a check failed, 2 unreadable input
+"""
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("validate", help="check a scenario bank (leakage, object names, schema, duplicates, lock)",
+                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--scenarios", help="bank path: v1 dir, its scenarios.json, or a JSONL file (default: shipped bank)")
+    p.add_argument("--subset", help="validate only scenarios of this subset (bank or contrast)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--write-lock", action="store_true", help="rewrite MANIFEST.lock.json from the current files")
+    p.add_argument("--semantic", action="store_true", help="also run checks 4 and 5 with --model")
+    p.add_argument("--model", help="model id for the semantic checks")
+    p.add_argument("--base-url", help="OpenAI-compatible endpoint for the semantic model")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    import asyncio
+    import json
+    import sys
+    from pathlib import Path
+
+    from benchmark.scenario import BankError, load_bank
+    from benchmark.validate import counts, validate_bank, write_lock
+
+    try:
+        bank = load_bank(args.scenarios)
+    except BankError as exc:
+        if args.json:
+            print(json.dumps({"ok": False, "error": "unreadable input", "problems": exc.problems}, indent=2))
+        else:
+            print("unreadable bank:\n" + "\n".join(f"  {p}" for p in exc.problems), file=sys.stderr)
+        return 2
+    if args.subset:
+        bank = bank.select(args.subset)
+    if args.write_lock:
+        if bank.format != "v1":
+            print("--write-lock needs a v1 bank directory", file=sys.stderr)
+            return 2
+        print(f"wrote {write_lock(Path(bank.source))}", file=sys.stderr)
+    checks = validate_bank(bank)
+    if args.semantic:
+        if not args.model:
+            print("--semantic needs --model", file=sys.stderr)
+            return 2
+        checks += asyncio.run(_semantic(bank, args.model, args.base_url))
+    ok = all(c.ok for c in checks)
+    if args.json:
+        print(json.dumps({"ok": ok, "counts": counts(bank), "checks": [c.to_dict() for c in checks]}, indent=2))
+    else:
+        c = counts(bank)
+        print(f"{bank.source}: {c['scenarios']} scenarios; target_context {c['target_context']}")
+        for check in checks:
+            print(f"  {'ok  ' if check.ok else 'FAIL'} {check.name}" + ("" if check.ok else f" ({len(check.problems)})"))
+            for problem in check.problems:
+                print(f"       {problem}")
+    return 0 if ok else 1
+
+
+async def _semantic(bank, model_id, base_url):
+    from benchmark.candidates import open_candidate
+    from benchmark.validate_semantic import check_answerable_without_turn_1, check_speech_leakage
+
+    async with open_candidate(model_id, base_url=base_url) as model:
+        return [await check_speech_leakage(bank, model), await check_answerable_without_turn_1(bank, model)]
