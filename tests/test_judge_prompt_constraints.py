@@ -50,8 +50,10 @@ def test_no_privileged_field_in_the_rendered_prompt(scenario):
         lowered = prompt.lower()
         # no labelled field naming the target or the shift type
         # (a word the scenario's own visible text uses, e.g. "sticky notes", is not a leak)
+        # the word "notes" is checked by the invariance test below instead: bank answer
+        # lists may hold it (musical notes) and the prompt lists answers twice
         for field in ("target_context", "target context", "target:", "expected label", "cue_type", "cue type",
-                      "shift type", "notes"):
+                      "shift type"):
             allowed = visible.count(field) + template.count(field)
             assert lowered.count(field) == allowed, f"{scenario.scenario_id}: {field!r} in the judge prompt"
         # the cue_type value appears only where the scenario's own visible text has it
@@ -82,3 +84,17 @@ def test_template_names_no_shift_type():
     template = judge_template().lower()
     for cue in CUE_TYPES:
         assert cue not in template and cue.replace("_", " ") not in template
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.scenario_id)
+def test_the_prompt_does_not_depend_on_privileged_fields(scenario):
+    """Changing target_context, cue_type and notes leaves every rendered prompt unchanged."""
+    import dataclasses
+
+    other_target = "abstain" if scenario.target_context != "abstain" else "current"
+    other_cue = "screen_content" if scenario.cue_type != "screen_content" else "location"
+    changed = dataclasses.replace(scenario, target_context=other_target, cue_type=other_cue,
+                                  notes="SENTINEL authoring note that must never reach the judge")
+    for case in _cases(scenario):
+        twin = dataclasses.replace(case, scenario=changed)
+        assert render_judge_prompt(twin) == render_judge_prompt(case), scenario.scenario_id
