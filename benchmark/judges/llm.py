@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from benchmark.candidates.base import Candidate, GenerationConfig, Message
 from benchmark.judges.base import JudgeCase, Verdict
-from benchmark.judges.prompt import JUDGE_RETRY_MESSAGE, JUDGE_SYSTEM_PROMPT, render_judge_prompt
+from benchmark.judges.prompt import judge_retry_message, judge_system_prompt, render_judge_prompt
 from benchmark.judges.verdict import VerdictParseError, parse_verdict
 
 JUDGE_CONFIG = GenerationConfig(temperature=0.0, max_tokens=300, json_mode=True)
@@ -29,11 +29,12 @@ class LLMJudge:
 
     async def label(self, case: JudgeCase) -> Verdict:
         prompt = render_judge_prompt(case)
+        system = judge_system_prompt()
         messages = [Message("user", prompt)]
         raws: list[str] = []
         reason = ""
         for attempt in range(2):
-            reply = await self.model.respond(messages, JUDGE_SYSTEM_PROMPT, self.config)
+            reply = await self.model.respond(messages, system, self.config)
             raws.append(reply.text)
             try:
                 label, rationale = parse_verdict(reply.text)
@@ -41,7 +42,7 @@ class LLMJudge:
                 reason = str(exc)
                 messages = messages + [
                     Message("assistant", reply.text or "(empty reply)"),
-                    Message("user", JUDGE_RETRY_MESSAGE.format(reason=reason)),
+                    Message("user", judge_retry_message(reason)),
                 ]
                 continue
             return Verdict(label, rationale, self.name, prompt=prompt, raw=RETRY_SEPARATOR.join(raws))

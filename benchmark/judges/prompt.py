@@ -8,38 +8,55 @@ never sees the scenario's target context, shift type or authoring notes:
 those fields are not read here at all, and
 `tests/test_judge_prompt_constraints.py` checks every shipped scenario.
 
-Bump `JUDGE_PROMPT_VERSION` whenever the template, the system text or the
-rendering changes; `judge_prompt_sha256()` goes into the run manifest.
+The template file holds three parts, each after a `<!-- judge:NAME -->`
+line: the system line, the retry message and the user prompt. Bump
+`JUDGE_PROMPT_VERSION` whenever the file or the rendering changes;
+`judge_prompt_sha256()` (the file's bytes, the same hash as the bank
+lockfile's `judge_prompt_sha256`) goes into the run manifest.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from benchmark.judges.base import JudgeCase
 
-JUDGE_PROMPT_VERSION = "1.0"
+JUDGE_PROMPT_VERSION = "1.1"
 TEMPLATE_PATH = Path(__file__).with_name("judge_prompt.md")
-JUDGE_SYSTEM_PROMPT = "You are a careful, impartial grader. Reply with a single JSON object."
-JUDGE_RETRY_MESSAGE = (
-    "Your reply could not be read ({reason}). Answer again with only the JSON object "
-    '{{"label": ..., "rationale": ...}}, where label is one of current, prior, clarify, abstain.'
-)
+_SECTION = re.compile(r"^<!-- judge:(system|retry|user) -->\n", re.MULTILINE)
+
+
+def _sections() -> dict[str, str]:
+    """The template file's three parts: system line, retry message, user prompt."""
+    text = TEMPLATE_PATH.read_text(encoding="utf-8")
+    parts = _SECTION.split(text)
+    sections = {name: body for name, body in zip(parts[1::2], parts[2::2])}
+    missing = {"system", "retry", "user"} - set(sections)
+    if missing:
+        raise ValueError(f"{TEMPLATE_PATH}: missing section(s) {', '.join(sorted(missing))} "
+                         "(each starts with a line <!-- judge:NAME -->)")
+    return sections
 
 
 def judge_template() -> str:
-    return TEMPLATE_PATH.read_text(encoding="utf-8")
+    """The user-prompt part of the template (before formatting)."""
+    return _sections()["user"]
+
+
+def judge_system_prompt() -> str:
+    return _sections()["system"].strip()
+
+
+def judge_retry_message(reason: str) -> str:
+    return _sections()["retry"].strip().format(reason=reason)
 
 
 def judge_prompt_sha256() -> str:
-    """Hash of everything that shapes the judge's input: template, system and retry text, version."""
-    digest = hashlib.sha256()
-    for part in (JUDGE_PROMPT_VERSION, JUDGE_SYSTEM_PROMPT, JUDGE_RETRY_MESSAGE):
-        digest.update(part.encode("utf-8") + b"\0")
-    digest.update(TEMPLATE_PATH.read_bytes())
-    return digest.hexdigest()
+    """sha256 of the template file's bytes (system, retry and user parts); the lockfile holds the same."""
+    return hashlib.sha256(TEMPLATE_PATH.read_bytes()).hexdigest()
 
 
 def _quoted(items: tuple[str, ...]) -> str:
@@ -96,6 +113,4 @@ def render_judge_prompt(case: JudgeCase) -> str:
         clarify_indicators=_quoted(answers.clarify_indicators),
         abstain_indicators=_quoted(answers.abstain_indicators),
         frames_block=_frames_block(case),
-        current_objects=_quoted(answers.current_answers),
-        prior_objects=_quoted(answers.prior_answers),
     )
