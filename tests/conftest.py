@@ -16,3 +16,12 @@ def pytest_runtest_makereport(item, call):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = f"skipped under CI=true, which counts as a failure: {reason}"
+
+
+@pytest.fixture(scope="session")
+def local_llama_url(tmp_path_factory):
+    """One real llama.cpp server with the bundled SmolLM2 GGUF for the whole session."""
+    from benchmark.candidates.local import LocalLlamaServer
+
+    with LocalLlamaServer(log_dir=tmp_path_factory.mktemp("llama")) as server:
+        yield server.base_url
