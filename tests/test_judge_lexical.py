@@ -69,6 +69,7 @@ async def test_lexical_judge_verdicts():
 def test_fixture_set_is_big_enough_and_covers_every_label():
     items = load_labelled_set(FIXTURE_DIR)
     assert len(items) >= 60
+    assert len({item.scenario for item in items if item.split == "bank"}) >= 10  # real bank scenarios
     assert {item.human_label for item in items} == set(LABELS)
     assert len({item.response_id for item in items}) == len(items)
 
@@ -78,6 +79,6 @@ def test_documented_agreement_matches_the_computed_figure():
     docs = DOCS.read_text(encoding="utf-8")
     overall = lexical_agreement(items)
     assert f"all: {overall.line()}" in docs
-    for split in ("tuning", "holdout"):
+    for split in ("tuning", "holdout", "bank"):
         part = lexical_agreement([item for item in items if item.split == split])
         assert f"{split}: {part.line()}" in docs

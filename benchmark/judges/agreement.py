@@ -3,7 +3,8 @@
 The hand-labelled set lives in `tests/fixtures/judging/`: `scenarios.json`
 (per fixture scenario: the Turn 1 and Turn 2 speech and camera text and the
 four answer lists) and `responses.jsonl` (one response a line with its human
-label). A response the lexical judge leaves unscored counts as a
+label, for a fixture scenario (`scenario`) or for a scenario of the shipped
+bank (`bank_scenario`), whose answer lists are then read from the bank). A response the lexical judge leaves unscored counts as a
 disagreement; for Cohen's kappa it is a fifth category, "unscored".
 
     python -m benchmark.judges.agreement [FIXTURE_DIR]
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from benchmark.judges.base import LABELS
 from benchmark.judges.lexical import lexical_label
-from benchmark.scenario import ANSWER_LISTS, AnswerKey
+from benchmark.scenario import ANSWER_LISTS, AnswerKey, load_bank
 from benchmark.scoring.stats import cohen_kappa
 
 FIXTURE_DIR = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "judging"
@@ -65,6 +66,7 @@ def load_labelled_set(directory: Path = FIXTURE_DIR) -> list[LabelledResponse]:
                 raise ValueError(f"{scenarios_path}: {name}: field '{field}' must be a list of strings")
         keys[name] = AnswerKey(**{field: tuple(body[field]) for field in ANSWER_LISTS})
     items = []
+    bank = None
     for number, line in enumerate(responses_path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
@@ -73,11 +75,18 @@ def load_labelled_set(directory: Path = FIXTURE_DIR) -> list[LabelledResponse]:
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{where}: invalid JSON: {exc.msg}") from exc
-        for field in ("id", "scenario", "response", "label"):
+        for field in ("id", "response", "label"):
             if not isinstance(raw.get(field), str):
                 raise ValueError(f"{where}: field '{field}' must be a string")
-        if raw["scenario"] not in keys:
-            raise ValueError(f"{where}: field 'scenario': unknown fixture scenario {raw['scenario']!r}")
+        if isinstance(raw.get("bank_scenario"), str):  # answer lists from the shipped bank
+            bank = bank or load_bank()
+            try:
+                keys.setdefault(raw["bank_scenario"], bank.get(raw["bank_scenario"]).answers)
+            except KeyError as exc:
+                raise ValueError(f"{where}: field 'bank_scenario': {exc.args[0]}") from exc
+            raw["scenario"] = raw["bank_scenario"]
+        elif raw.get("scenario") not in keys:
+            raise ValueError(f"{where}: field 'scenario': unknown fixture scenario {raw.get('scenario')!r}")
         if raw["label"] not in LABELS:
             raise ValueError(f"{where}: field 'label' must be one of {', '.join(LABELS)}")
         items.append(LabelledResponse(raw["id"], raw["scenario"], raw["response"], raw["label"],
@@ -102,8 +111,18 @@ def lexical_agreement(items: list[LabelledResponse]) -> Agreement:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    directory = Path(argv[0]) if argv else FIXTURE_DIR
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmark.judges.agreement",
+        description="Agreement of the lexical judge with the hand-labelled responses.",
+        epilog="Example: python -m benchmark.judges.agreement -v",
+    )
+    parser.add_argument("directory", nargs="?", type=Path, default=FIXTURE_DIR,
+                        help="directory with scenarios.json and responses.jsonl (default: the shipped set)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="list every disagreement")
+    args = parser.parse_args(argv)
+    directory = args.directory
     items = load_labelled_set(directory)
     result = lexical_agreement(items)
     print(f"all: {result.line()}")
@@ -111,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{split}: {lexical_agreement([i for i in items if i.split == split]).line()}")
     for label, (agreed, total) in result.per_label.items():
         print(f"  {label:8s} {agreed}/{total}")
-    if "-v" in argv or "--verbose" in argv:
+    if args.verbose:
         for item, got in zip(items, result.lexical_labels):
             if got != item.human_label:
                 print(f"  {item.response_id}: human {item.human_label}, lexical {got}: {item.response}")
