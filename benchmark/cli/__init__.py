@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "benchmark.cli.report",
     "benchmark.cli.rescore",
     "benchmark.cli.compare",
+    "benchmark.cli.eval",
 )
 
 

@@ -1,0 +1,74 @@
+# /// script
+# requires-python = ">=3.9"
+# dependencies = []
+# ///
+"""OCR validator: how closely extracted text matches the expected text.
+
+Score: normalised similarity (case, spacing and punctuation ignored; an exact
+extraction scores 1.0); with `keywords` given (a list or a comma string) the
+score is the mean of similarity and keyword recall. Details carry the
+character error rate (edit distance / expected length), the similarity and
+which keywords were found.
+
+Usage: python ocr_validator.py '{"output": "...", "expected_output": "...", "keywords": [...]}'
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import sys
+
+
+def normalise(text: str) -> str:
+    text = re.sub(r"[^\w\s]", " ", (text or "").lower())
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def edit_distance(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def validate(output: str, expected_output: str, input_text: str = "", **kwargs) -> dict:
+    got, want = normalise(output), normalise(expected_output)
+    similarity = difflib.SequenceMatcher(None, got, want, autojunk=False).ratio() if (got or want) else 1.0
+    cer = edit_distance(got, want) / max(len(want), 1)
+    keywords = kwargs.get("keywords") or []
+    if isinstance(keywords, str):
+        keywords = [k.strip() for k in keywords.split(",") if k.strip()]
+    details = {"similarity": round(similarity, 4), "character_error_rate": round(cer, 4)}
+    score = similarity
+    if keywords:
+        found = [k for k in keywords if re.search(r"\b" + re.escape(normalise(k)) + r"\b", got)]
+        recall = len(found) / len(keywords)
+        details.update(keyword_recall=round(recall, 4), keywords_found=found,
+                       keywords_missing=[k for k in keywords if k not in found])
+        score = (similarity + recall) / 2
+    threshold = float(kwargs.get("threshold", 0.8))
+    return {"status": "processed", "score": round(score, 4), "passed": score >= threshold, "details": details}
+
+
+def main(argv: list[str]) -> int:
+    try:
+        raw = argv[1] if len(argv) > 1 else sys.stdin.read()
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise ValueError("eval data must be a JSON object")
+        kwargs = {k: v for k, v in data.items() if k not in ("output", "expected_output", "input")}
+        result = validate(str(data.get("output", "")), str(data.get("expected_output", "")),
+                          str(data.get("input", "")), **kwargs)
+    except (ValueError, TypeError) as exc:
+        result = {"status": "error", "score": 0.0, "passed": False, "details": {"reason": f"bad input: {exc}"}}
+    print(json.dumps(result))
+    return 0 if result["passed"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
