@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "benchmark.cli.rescore",
     "benchmark.cli.compare",
     "benchmark.cli.eval",
+    "benchmark.cli.perceive",
 )
 
 

@@ -1,0 +1,44 @@
+"""Audio decoding: any file PyAV reads (wav, mp3, m4a, webm, mp4 audio
+tracks) to float32 mono 16 kHz, and PCM16 bytes to float."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+SAMPLE_RATE = 16000
+
+
+def pcm16_to_float(data: bytes) -> np.ndarray:
+    return np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
+
+
+def float_to_pcm16(audio: np.ndarray) -> bytes:
+    return (np.clip(audio, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
+
+
+def decode_audio(path: str | Path) -> np.ndarray:
+    """The first audio track of a file, resampled to 16 kHz mono float32."""
+    import av
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    try:
+        container = av.open(str(path))
+    except av.error.FFmpegError as exc:
+        raise ValueError(f"{path}: cannot be decoded as audio ({exc})") from None
+    with container:
+        if not container.streams.audio:
+            raise ValueError(f"{path}: has no audio track")
+        resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
+        pieces = []
+        for frame in container.decode(audio=0):
+            for out in resampler.resample(frame):
+                pieces.append(out.to_ndarray().reshape(-1))
+        for out in resampler.resample(None):
+            pieces.append(out.to_ndarray().reshape(-1))
+    if not pieces:
+        return np.zeros(0, dtype=np.float32)
+    return np.concatenate(pieces).astype(np.float32) / 32768.0

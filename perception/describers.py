@@ -1,0 +1,272 @@
+"""Scene describers: a frame in, a camera block out.
+
+- `opencv` (the offline default): a classical description from the pixels
+  alone: dominant colours in plain words, the main shapes with size, position
+  and shape words, brightness, blur, and motion against the previous frame.
+  It knows no object names, so it follows the authoring rule by construction.
+- `openai:MODEL` (any OpenAI-compatible vision endpoint, image as a data URI)
+  and `gemini:MODEL` (inline bytes). Their prompt carries the authoring rules;
+  `style="natural"` lets the model name things, to measure what the rule costs.
+
+Model results are cached on disk by sha256 of (frame bytes, describer, model,
+prompt version, style).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Protocol
+
+import cv2
+import numpy as np
+
+from perception.frames import decode_jpeg
+
+PROMPT_VERSION = "1"
+RULES_PROMPT = (
+    "Describe this camera frame from smart glasses in one to three sentences for an assistant that cannot see it. "
+    "Give shape, material, colour, motion and position (left, right, centre, near the hands) of what is in view. "
+    "Never name any object: say 'a slim yellow handle ending in a cross-shaped metal tip', not 'a screwdriver'."
+)
+NATURAL_PROMPT = ("Describe this camera frame from smart glasses in one to three sentences for an assistant that "
+                  "cannot see it, naming the objects and where they are.")
+
+# plain colour words and a BGR anchor for each
+PALETTE = {
+    "black": (20, 20, 20), "white": (245, 245, 245), "grey": (128, 128, 128), "red": (40, 40, 210),
+    "orange": (30, 140, 240), "yellow": (40, 220, 230), "green": (60, 170, 60), "blue": (200, 90, 30),
+    "purple": (150, 50, 130), "pink": (180, 150, 240), "brown": (40, 75, 130),
+}
+
+
+@dataclass(frozen=True)
+class Description:
+    text: str
+    describer: str
+    model: str
+    cached: bool
+    seconds: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class SceneDescriber(Protocol):
+    name: str
+    model: str
+
+    async def describe(self, jpeg: bytes, previous: bytes | None = None) -> Description: ...
+
+
+def colour_name(bgr) -> str:
+    b, g, r = (float(x) for x in bgr)
+    hsv = cv2.cvtColor(np.uint8([[[b, g, r]]]), cv2.COLOR_BGR2HSV)[0, 0]
+    hue, sat, val = int(hsv[0]) * 2, int(hsv[1]), int(hsv[2])
+    if val < 50:
+        return "black"
+    if sat < 40:
+        return "white" if val > 200 else "grey"
+    if hue < 15 or hue >= 345:
+        return "brown" if val < 140 else ("pink" if sat < 120 else "red")
+    if hue < 40:
+        return "brown" if val < 150 else "orange"
+    if hue < 70:
+        return "yellow"
+    if hue < 170:
+        return "green"
+    if hue < 260:
+        return "blue"
+    if hue < 300:
+        return "purple"
+    return "pink"
+
+
+def _position(cx: float, cy: float, width: int, height: int) -> str:
+    horizontal = "left" if cx < width / 3 else "right" if cx > 2 * width / 3 else "centre"
+    vertical = "top" if cy < height / 3 else "bottom" if cy > 2 * height / 3 else "middle"
+    if horizontal == "centre" and vertical == "middle":
+        return "in the centre"
+    if horizontal == "centre":
+        return f"at the {vertical} centre"
+    if vertical == "middle":
+        return f"on the {horizontal}"
+    return f"at the {vertical} {horizontal}"
+
+
+def _shape(contour, area: float) -> str:
+    x, y, w, h = cv2.boundingRect(contour)
+    aspect = max(w, h) / max(min(w, h), 1)
+    perimeter = cv2.arcLength(contour, True)
+    circularity = 4 * np.pi * area / max(perimeter * perimeter, 1)
+    fill = area / max(w * h, 1)
+    if aspect >= 3:
+        return "elongated"
+    if circularity > 0.8 and aspect < 1.3:
+        return "round"
+    if fill > 0.85:
+        return "flat wide rectangular" if w > 2 * h else "rectangular"
+    return "irregular"
+
+
+def describe_pixels(image: np.ndarray, previous: np.ndarray | None = None, *, max_shapes: int = 3) -> str:
+    height, width = image.shape[:2]
+    small = cv2.resize(image, (160, int(160 * height / width) or 1), interpolation=cv2.INTER_AREA)
+    pixels = small.reshape(-1, 3).astype(np.float32)
+    k = 4
+    _, labels, centres = cv2.kmeans(pixels, k, None, (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 1.0),
+                                    3, cv2.KMEANS_PP_CENTERS)
+    shares = np.bincount(labels.reshape(-1), minlength=k) / len(labels)
+    order = np.argsort(-shares)
+    background = colour_name(centres[order[0]])
+    named = []
+    for idx in order:
+        name = colour_name(centres[idx])
+        if shares[idx] > 0.05 and name not in named:
+            named.append(name)
+    sentences = [f"Mostly {background}" + (f", with {' and '.join(named[1:])}" if len(named) > 1 else "") + "."]
+
+    # shapes: regions whose colour differs from the dominant one
+    label_image = labels.reshape(small.shape[:2])
+    mask = (label_image != order[0]).astype(np.uint8) * 255
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    frame_area = small.shape[0] * small.shape[1]
+    shapes = []
+    for contour in sorted(contours, key=cv2.contourArea, reverse=True)[:max_shapes]:
+        area = cv2.contourArea(contour)
+        if area < 0.01 * frame_area:
+            continue
+        moments = cv2.moments(contour)
+        cx, cy = moments["m10"] / max(moments["m00"], 1), moments["m01"] / max(moments["m00"], 1)
+        region = np.zeros(mask.shape, np.uint8)
+        cv2.drawContours(region, [contour], -1, 255, -1)
+        colour = colour_name(cv2.mean(small, mask=region)[:3])
+        size = "large" if area > 0.2 * frame_area else "medium" if area > 0.05 * frame_area else "small"
+        shapes.append(f"a {size} {colour} {_shape(contour, area)} shape "
+                      f"{_position(cx, cy, small.shape[1], small.shape[0])}")
+    if shapes:
+        sentences.append(("; ".join(shapes)).capitalize() + ".")
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    brightness = float(gray.mean())
+    light = "dim" if brightness < 70 else "bright" if brightness > 180 else "evenly lit"
+    blur = "blurred" if cv2.Laplacian(gray, cv2.CV_64F).var() < 60 else "sharp"
+    sentences.append(f"The view is {light} and {blur}.")
+    if previous is not None:
+        before = cv2.cvtColor(cv2.resize(previous, (width, height)), cv2.COLOR_BGR2GRAY)
+        change = cv2.absdiff(gray, before)
+        moved = float((change > 40).mean())
+        if moved > 0.005:
+            ys, xs = np.nonzero(change > 40)
+            where = _position(xs.mean(), ys.mean(), width, height)
+            sentences.append(f"Something moved since the last frame, mostly {where}." if moved < 0.5
+                             else "The whole view changed since the last frame.")
+        else:
+            sentences.append("Nothing moved since the last frame.")
+    return " ".join(sentences)
+
+
+class OpenCVDescriber:
+    name = "opencv"
+    model = "opencv-classical"
+
+    async def describe(self, jpeg: bytes, previous: bytes | None = None) -> Description:
+        started = time.monotonic()
+        text = await asyncio.to_thread(
+            describe_pixels, decode_jpeg(jpeg), decode_jpeg(previous) if previous is not None else None)
+        return Description(text, self.name, self.model, False, time.monotonic() - started)
+
+
+class DiskCache:
+    def __init__(self, directory: Path | None = None):
+        base = os.environ.get("WEARSIM_CACHE_DIR")
+        self.directory = Path(directory or (Path(base) if base else Path.home() / ".cache" / "wearsim")) / "describe"
+
+    def key(self, jpeg: bytes, describer: str, model: str, style: str) -> str:
+        digest = hashlib.sha256(jpeg)
+        for part in (describer, model, PROMPT_VERSION, style):
+            digest.update(b"\0" + part.encode())
+        return digest.hexdigest()
+
+    def get(self, key: str) -> str | None:
+        path = self.directory / f"{key}.json"
+        return json.loads(path.read_text())["text"] if path.exists() else None
+
+    def put(self, key: str, text: str) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        tmp = self.directory / f"{key}.tmp"
+        tmp.write_text(json.dumps({"text": text}))
+        tmp.replace(self.directory / f"{key}.json")
+
+
+class ModelDescriber:
+    """A vision model behind the OpenAI-compatible or the Gemini API."""
+
+    def __init__(self, provider: str, model: str, *, base_url: str | None = None, style: str = "rules",
+                 cache_dir: Path | None = None):
+        if style not in ("rules", "natural"):
+            raise ValueError(f"describe style must be 'rules' or 'natural', got {style!r}")
+        self.provider, self.model, self.base_url, self.style = provider, model, base_url, style
+        self.name = provider
+        self.prompt = RULES_PROMPT if style == "rules" else NATURAL_PROMPT
+        self.cache = DiskCache(cache_dir)
+
+    async def describe(self, jpeg: bytes, previous: bytes | None = None) -> Description:
+        started = time.monotonic()
+        key = self.cache.key(jpeg, self.provider, self.model, self.style)
+        cached = self.cache.get(key)
+        if cached is not None:
+            return Description(cached, self.provider, self.model, True, time.monotonic() - started)
+        text = await (self._openai(jpeg) if self.provider == "openai" else self._gemini(jpeg))
+        text = text.strip()
+        self.cache.put(key, text)
+        return Description(text, self.provider, self.model, False, time.monotonic() - started)
+
+    async def _openai(self, jpeg: bytes) -> str:
+        from openai import AsyncOpenAI
+
+        base_url = self.base_url or os.environ.get("OPENAI_BASE_URL")
+        key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
+        if not key:
+            raise RuntimeError("openai describer: set OPENAI_API_KEY, or --base-url for a local vision server")
+        client = AsyncOpenAI(api_key=key, base_url=base_url)
+        try:
+            data = base64.b64encode(jpeg).decode("ascii")
+            response = await client.chat.completions.create(model=self.model, max_tokens=200, temperature=0.0,
+                messages=[{"role": "user", "content": [
+                    {"type": "text", "text": self.prompt},
+                    {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{data}"}}]}])
+        finally:
+            await client.close()
+        return response.choices[0].message.content or ""
+
+    async def _gemini(self, jpeg: bytes) -> str:
+        from google import genai
+        from google.genai import types
+
+        key = os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+        if not key:
+            raise RuntimeError("gemini describer: set GEMINI_API_KEY")
+        options = types.HttpOptions(base_url=self.base_url, api_version="v1beta") if self.base_url else None
+        client = genai.Client(api_key=key, http_options=options)
+        response = await client.aio.models.generate_content(
+            model=self.model, contents=[types.Part.from_text(text=self.prompt),
+                                        types.Part.from_bytes(data=jpeg, mime_type="image/jpeg")],
+            config=types.GenerateContentConfig(temperature=0.0, max_output_tokens=200))
+        return response.text or ""
+
+
+def make_describer(spec: str = "opencv", *, base_url: str | None = None, style: str = "rules",
+                   cache_dir: Path | None = None) -> SceneDescriber:
+    if spec == "opencv":
+        return OpenCVDescriber()
+    provider, _, model = spec.partition(":")
+    if provider in ("openai", "gemini") and model:
+        return ModelDescriber(provider, model, base_url=base_url, style=style, cache_dir=cache_dir)
+    raise ValueError(f"unknown describer {spec!r}: use opencv, openai:MODEL or gemini:MODEL")

@@ -1,0 +1,141 @@
+"""Streaming turn segmentation: PCM16 chunks in, utterances out.
+
+The Silero voice-activity model that ships inside faster-whisper scores
+each 32 ms window (512 samples) for speech. An utterance starts on the first
+speech window and ends after `silence_ms` of non-speech (default 600 ms), or
+when the client sends the `turn.end` hint (`end_turn`, as push-to-talk does);
+its audio (with a short pad before the first speech window) is transcribed
+and a `FinalTranscript` with start and end times is emitted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from perception.asr import Transcriber
+from perception.audio import SAMPLE_RATE, pcm16_to_float
+
+WINDOW = 512  # samples: 32 ms, the Silero model's input size
+HISTORY_WINDOWS = 8  # windows given to the model per step, for context
+PRE_ROLL_MS = 300
+POST_ROLL_MS = 300
+POST_ROLL_SAMPLES = POST_ROLL_MS * SAMPLE_RATE // 1000
+
+
+@dataclass(frozen=True)
+class SpeechStarted:
+    t_ms: int
+
+
+@dataclass(frozen=True)
+class PartialTranscript:
+    text: str
+    t_ms: int
+
+
+@dataclass(frozen=True)
+class FinalTranscript:
+    text: str
+    start_ms: int
+    end_ms: int
+    decode_seconds: float
+    audio: np.ndarray = field(repr=False, compare=False)
+
+
+SpeechEvent = SpeechStarted | PartialTranscript | FinalTranscript
+
+
+class VoiceActivity:
+    """Silero speech probability of the newest 32 ms window."""
+
+    def __init__(self):
+        from faster_whisper.vad import get_vad_model
+
+        self.model = get_vad_model()
+
+    def probability(self, recent: np.ndarray) -> float:
+        usable = len(recent) - len(recent) % WINDOW
+        if usable <= 0:
+            return 0.0
+        return float(np.asarray(self.model(recent[-usable:])).reshape(-1)[-1])
+
+
+class SpeechSegmenter:
+    def __init__(self, transcriber: Transcriber, *, silence_ms: int = 600, threshold: float = 0.5,
+                 partials: bool = False, partial_every_ms: int = 1000, vad: VoiceActivity | None = None,
+                 max_utterance_s: float = 30.0):
+        self.transcriber = transcriber
+        self.silence_ms = silence_ms
+        self.threshold = threshold
+        self.partials = partials
+        self.partial_every_ms = partial_every_ms
+        self.vad = vad or VoiceActivity()
+        self.max_samples = int(max_utterance_s * SAMPLE_RATE)
+        self._audio = np.zeros(0, dtype=np.float32)  # everything since the stream (or last utterance) started
+        self._origin_ms = 0  # stream time of _audio[0]
+        self._scored = 0  # samples already scored by the VAD
+        self._speech_start: int | None = None  # sample index of the first speech window
+        self._last_speech_end = 0
+        self._last_partial_ms = 0
+
+    def _ms(self, sample: int) -> int:
+        return self._origin_ms + int(sample * 1000 / SAMPLE_RATE)
+
+    async def feed(self, chunk: bytes, t_ms: int) -> list[SpeechEvent]:
+        """Add one PCM16 mono 16 kHz chunk whose first sample is at `t_ms`."""
+        if not len(self._audio):
+            self._origin_ms = t_ms
+        self._audio = np.concatenate([self._audio, pcm16_to_float(chunk)])
+        events: list[SpeechEvent] = []
+        while self._scored + WINDOW <= len(self._audio):
+            end = self._scored + WINDOW
+            probability = self.vad.probability(self._audio[max(0, end - HISTORY_WINDOWS * WINDOW):end])
+            self._scored = end
+            if probability >= self.threshold:
+                if self._speech_start is None:
+                    self._speech_start = end - WINDOW
+                    events.append(SpeechStarted(self._ms(self._speech_start)))
+                self._last_speech_end = end
+            elif self._speech_start is not None:
+                silent_ms = (end - self._last_speech_end) * 1000 / SAMPLE_RATE
+                if silent_ms >= self.silence_ms or end - self._speech_start >= self.max_samples:
+                    events.append(await self._finish(min(end, self._last_speech_end + POST_ROLL_SAMPLES)))
+        if self._speech_start is None:
+            self._trim_idle()
+        elif self.partials and self._ms(self._scored) - self._last_partial_ms >= self.partial_every_ms:
+            self._last_partial_ms = self._ms(self._scored)
+            partial = await self.transcriber.transcribe(self._utterance_audio(self._scored))
+            events.append(PartialTranscript(partial.text, self._last_partial_ms))
+        return events
+
+    async def end_turn(self, t_ms: int | None = None) -> list[SpeechEvent]:
+        """The client's `turn.end` hint: close the open utterance now."""
+        if self._speech_start is None:
+            return []
+        return [await self._finish(self._scored)]
+
+    def _utterance_audio(self, end: int) -> np.ndarray:
+        start = max(0, self._speech_start - int(PRE_ROLL_MS * SAMPLE_RATE / 1000))
+        return self._audio[start:end]
+
+    async def _finish(self, end: int) -> FinalTranscript:
+        audio = self._utterance_audio(end)
+        start_ms, end_ms = self._ms(self._speech_start), self._ms(end)
+        transcript = await self.transcriber.transcribe(audio)
+        # keep only what follows the utterance
+        self._origin_ms = self._ms(end)
+        self._audio = self._audio[end:]
+        self._scored -= end
+        self._speech_start = None
+        self._last_speech_end = 0
+        return FinalTranscript(transcript.text, start_ms, end_ms, transcript.decode_seconds, audio)
+
+    def _trim_idle(self) -> None:
+        keep = int(PRE_ROLL_MS * SAMPLE_RATE / 1000) + HISTORY_WINDOWS * WINDOW
+        drop = self._scored - keep
+        if drop > 0:
+            self._origin_ms = self._ms(drop)
+            self._audio = self._audio[drop:]
+            self._scored -= drop
