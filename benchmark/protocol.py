@@ -101,7 +101,7 @@ def _turn_entry(result: TurnResult) -> dict:
     usage = result.reply.usage
     return {
         "turn": result.turn,
-        **{k: result.provenance.get(k) for k in ("camera_source", "speech_source", "camera_block", "transcript")},
+        **{k: v for k, v in result.provenance.items() if k != "metrics"},
         "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
         "latency_s": round(result.reply.latency_s, 4),
         "first_token_s": None if result.reply.first_token_s is None else round(result.reply.first_token_s, 4),

@@ -9,13 +9,14 @@ and refuses a directory made with a different bank, model or settings.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -54,6 +55,8 @@ class RunSettings:
     ranking_judge_model: str | None = None
     via: str = "direct"
     server: str | None = None
+    server_token: str | None = None
+    speed: float | None = None  # stream pacing: None is --fast, 1.0 real time
     max_tokens: int = 300
 
 
@@ -189,16 +192,42 @@ class Progress:
 
 
 def make_conversation(settings: RunSettings, scenario: Scenario, condition, candidate, config):
-    """The `Conversation` of one trial; `--via stream` plugs in here."""
+    """The `Conversation` of one trial: the text proxy, or simulated glasses."""
     if settings.via == "direct":
         return DirectConversation(scenario, condition, candidate, config,
                                   camera=settings.camera, repair_style=settings.repair_style)
+    if settings.via == "stream":
+        from benchmark.stream_conversation import StreamConversation
+
+        return StreamConversation(scenario, condition, settings.server, settings.model_id, config,
+                                  camera=settings.camera, repair_style=settings.repair_style,
+                                  speed=settings.speed, token=settings.server_token)
     raise ValueError(f"unknown --via {settings.via!r}")
+
+
+@contextlib.asynccontextmanager
+async def conversation_backend(settings: RunSettings, run_dir: Path):
+    """The candidate for direct runs; for stream runs the server owns the backend,
+    and a server is started in-process when no --server was given."""
+    from benchmark.candidates import open_candidate
+
+    if settings.via == "direct":
+        async with open_candidate(settings.model_id, base_url=settings.base_url, log_dir=run_dir / "logs") as c:
+            yield c, settings
+        return
+    if settings.server:
+        yield None, settings
+        return
+    from streaming.app import ServerSettings
+    from streaming.local_server import running_server
+
+    print("starting the streaming server in-process (Whisper, VAD, backend)", file=sys.stderr)
+    with running_server(ServerSettings(backend_base_url=settings.base_url)) as url:
+        yield None, replace(settings, server=url)
 
 
 async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, *, resume: bool = False) -> dict:
     """Run every unfinished cell; return counts. Reports are written by the caller."""
-    from benchmark.candidates import open_candidate
     from benchmark.judges import open_judge
 
     for name in settings.conditions:
@@ -216,7 +245,7 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, *, resume:
     config = GenerationConfig(temperature=settings.temperature, max_tokens=settings.max_tokens)
     semaphore = asyncio.Semaphore(max(1, settings.concurrency))
 
-    async with open_candidate(settings.model_id, base_url=settings.base_url, log_dir=run_dir / "logs") as candidate, \
+    async with conversation_backend(settings, run_dir) as (candidate, settings), \
             open_judge(settings.judge_family, settings.judge_model) as judge:
         ranking_ctx = (open_judge(settings.ranking_judge_family, settings.ranking_judge_model)
                        if settings.ranking_judge_family else None)
@@ -233,6 +262,7 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, *, resume:
                 }
                 async with semaphore:
                     started = time.monotonic()
+                    conversation = None
                     try:
                         conversation = make_conversation(settings, scenario, condition, candidate, config)
                         fields = await run_trial(conversation, scenario, judge, ranking_judge)
@@ -241,6 +271,9 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, *, resume:
                         record = {**base, "turn_2_response": None, "turn_2_judge_label": None,
                                   "turn_2_passed": None, "turn_3_repair_attempted": False,
                                   "error": f"{type(exc).__name__}: {exc}"[:500]}
+                    finally:
+                        if conversation is not None and hasattr(conversation, "aclose"):
+                            await conversation.aclose()
                     record["wall_s"] = round(time.monotonic() - started, 3)
                 await writer.append(record)
                 progress.update(record)

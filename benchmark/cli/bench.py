@@ -35,12 +35,17 @@ def register(subparsers) -> None:
     p.add_argument("--limit", type=int, help="keep the first N scenarios")
     p.add_argument("--output-dir", help="run dir (default runs/bench-TIMESTAMP)")
     p.add_argument("--resume", action="store_true", help="continue the run in --output-dir")
-    p.add_argument("--via", choices=("direct",), default="direct", help="direct: the text proxy")
+    p.add_argument("--via", choices=("direct", "stream"), default="direct",
+                   help="direct: the text proxy; stream: simulated glasses through the streaming server")
+    p.add_argument("--server", help="ws://HOST:PORT of a running `wearsim serve` (default: start one in-process)")
+    p.add_argument("--token", help="token for --server (or WEARSIM_TOKEN)")
+    p.add_argument("--speed", type=float, help="stream pacing: 1.0 is real time (default: --fast, no waiting)")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     import asyncio
+    import os
     import sys
     import time
     from datetime import datetime
@@ -83,7 +88,8 @@ def run(args) -> int:
         conditions=names, ranking_condition=args.ranking_condition, trials=args.trials,
         temperature=args.temperature, concurrency=args.concurrency, camera=not args.no_camera,
         repair_style=args.repair_style, base_url=args.base_url, ranking_judge_family=ranking_family,
-        ranking_judge_model=ranking_model, via=args.via, max_tokens=args.max_tokens)
+        ranking_judge_model=ranking_model, via=args.via, max_tokens=args.max_tokens, server=args.server,
+        server_token=args.token or os.environ.get("WEARSIM_TOKEN"), speed=args.speed)
     print(f"candidate {model_id}; judge {judge_model or judge_family} ({resolution})", file=sys.stderr)
     started = time.monotonic()
     try:

@@ -1,0 +1,91 @@
+"""`StreamConversation`: the protocol's turns played through simulated
+glasses against a streaming server.
+
+Each trial opens its own session. `send(1)` and `send(2)` play the turn's
+timeline (speech and frames) and wait for the server's reply; `send(3)` plays
+the repair utterance, which the driver asks for only after judging a miss on
+its own side. Only what the glasses would capture crosses the wire, plus the
+scenario's authored camera text declared as the fallback for turns without
+frames; the answer keys, target and notes never do.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage
+from benchmark.protocol import TurnResult
+from benchmark.scenario import Condition, Scenario
+
+
+class StreamConversation:
+    def __init__(self, scenario: Scenario, condition: Condition, server_url: str, backend: str,
+                 config: GenerationConfig, *, camera: bool = True, repair_style: str = "named",
+                 speed: float | None = None, token: str | None = None, describer: str = "opencv",
+                 silence_ms: int = 1500, media_root: Path | None = None):
+        self.scenario = scenario
+        self.condition = condition
+        self.server_url = server_url
+        self.backend = backend
+        self.config = config
+        self.camera = camera
+        self.repair_style = repair_style
+        self.speed = speed
+        self.token = token
+        self.describer = describer
+        self.silence_ms = silence_ms
+        self.media_root = media_root
+        self.messages: list[Message] = []
+        self.client = None
+        self.pacer = None
+        self.clock_ms = 0
+
+    async def _open(self) -> None:
+        from simulator.client import GlassesClient
+        from simulator.pacing import Pacer
+        from streaming.wire import SessionConfig
+
+        s = self.scenario
+        fallback = {str(n): text for n, text in ((1, s.turn_1_image), (2, s.turn_2_image)) if text}
+        session = SessionConfig(
+            backend=self.backend, system_prompt=self.condition.system_prompt, describer=self.describer,
+            silence_ms=self.silence_ms, camera=self.camera,
+            fallback_camera=fallback if self.camera else {},
+            fallback_context=s.context_image if self.camera else None,
+            max_tokens=self.config.max_tokens, temperature=self.config.temperature)
+        self.client = GlassesClient(self.server_url, token=self.token)
+        await self.client.connect(session)
+        self.pacer = Pacer(self.speed)
+
+    async def send(self, turn: int) -> TurnResult:
+        from simulator.media import MEDIA_ROOT
+        from simulator.timeline import plan_turn
+
+        if self.client is None:
+            await self._open()
+        plan = plan_turn(self.scenario, turn, self.clock_ms, media_root=self.media_root or MEDIA_ROOT,
+                         camera=self.camera, repair_style=self.repair_style)
+        self.clock_ms = plan.end_ms + 200
+        await self.client.play(plan, self.pacer)
+        events = await self.client.wait_turn(turn)
+        turn_input = events["turn.input"]
+        if turn_input.get("context_message"):
+            self.messages.append(Message("user", turn_input["context_message"]))
+        self.messages.append(Message("user", turn_input["user_message"]))
+        done = events["assistant.done"]
+        self.messages.append(Message("assistant", done["text"]))
+        latency = events["metrics"]["latency_s"]
+        usage = done.get("usage") or {}
+        reply = Reply(done["text"], self.backend, Usage(usage.get("input_tokens", 0), usage.get("output_tokens", 0)),
+                      latency.get("speech_end_to_reply_done", 0.0), latency.get("speech_end_to_first_token"))
+        info = turn_input["input"]
+        provenance = {"camera_source": info["camera_source"], "speech_source": info["speech_source"],
+                      "camera_block": info["camera_block"], "transcript": info["speech"],
+                      "context_block": info.get("context_block"), "context_source": info.get("context_source"),
+                      "speech_media": plan.speech_source, "frames_sent": plan.has_frames, "metrics": latency}
+        return TurnResult(turn, turn_input["user_message"], reply, provenance)
+
+    async def aclose(self) -> None:
+        if self.client is not None:
+            await self.client.close()
+            self.client = None

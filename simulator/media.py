@@ -1,0 +1,60 @@
+"""Media of a scenario as the glasses would capture it: speech audio and
+frames, from `media/<scenario_id>/` when there, else nothing (the caller falls
+back to TTS for speech and to the declared authored camera text for frames).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+
+MEDIA_ROOT = Path(__file__).resolve().parent.parent / "media"
+VIDEO = (".mp4", ".webm", ".mov")
+STILL = (".jpg", ".jpeg", ".png")
+FPS = 5
+
+
+def find(media_root: Path, scenario_id: str, name: str, suffixes: tuple[str, ...]) -> Path | None:
+    for suffix in suffixes:
+        path = Path(media_root) / scenario_id / f"{name}{suffix}"
+        if path.exists():
+            return path
+    return None
+
+
+def load_frames(path: Path, *, fps: int = FPS, max_seconds: float = 20.0) -> list[bytes]:
+    """JPEG frames: one for a still, `fps` per second for a video."""
+    from perception.frames import encode_jpeg
+
+    if path.suffix.lower() in STILL:
+        image = cv2.imread(str(path))
+        if image is None:
+            raise ValueError(f"{path}: unreadable image")
+        return [encode_jpeg(image)]
+    capture = cv2.VideoCapture(str(path))
+    if not capture.isOpened():
+        raise ValueError(f"{path}: unreadable video")
+    source_fps = capture.get(cv2.CAP_PROP_FPS) or 25.0
+    step = max(1, round(source_fps / fps))
+    frames, index = [], 0
+    while len(frames) < fps * max_seconds:
+        ok, image = capture.read()
+        if not ok:
+            break
+        if index % step == 0:
+            frames.append(encode_jpeg(image))
+        index += 1
+    capture.release()
+    if not frames:
+        raise ValueError(f"{path}: no frames decoded")
+    return frames
+
+
+def turn_frames(media_root: Path, scenario_id: str, name: str) -> list[bytes] | None:
+    path = find(media_root, scenario_id, name, STILL + VIDEO)
+    return load_frames(path) if path else None
+
+
+def turn_speech(media_root: Path, scenario_id: str, name: str) -> Path | None:
+    return find(media_root, scenario_id, name, (".wav",))

@@ -1,0 +1,90 @@
+"""The session timeline the glasses produce for one scenario.
+
+Per turn: audio in 20 ms chunks (lead silence, the speech, a silence tail long
+enough for the end of speech), frames at 5 per second across the turn, and a
+`turn.end` hint at the end. Before turn 1, a context segment of frames only
+when the scenario has context media. Speech comes from media when recorded or
+synthesized files exist, else from TTS of the scenario's text; frames only from
+media (without them the server falls back to the authored camera text the
+session declared).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmark.scenario import Scenario
+from simulator.media import FPS, MEDIA_ROOT, turn_frames, turn_speech
+
+CHUNK_MS = 20
+CHUNK_BYTES = 16000 * CHUNK_MS // 1000 * 2
+LEAD_MS = 300
+TAIL_MS = 1200
+CONTEXT_MS = 1500
+TURN_MEDIA = {1: ("turn_1", "turn_1"), 2: ("turn_2", "turn_2"), 3: (None, "turn_3_repair")}
+
+
+@dataclass(frozen=True)
+class Item:
+    t_ms: int
+    kind: str  # "audio", "frame" or "turn.end"
+    payload: bytes = b""
+
+
+@dataclass(frozen=True)
+class TurnPlan:
+    turn: int
+    items: tuple[Item, ...]
+    end_ms: int
+    speech_source: str  # "recorded", "synthesized" (media file) or "tts" (made now)
+    has_frames: bool
+
+
+def _speech_pcm(scenario: Scenario, turn: int, media_root: Path, repair_style: str) -> tuple[bytes, str]:
+    from perception.audio import decode_audio, float_to_pcm16
+
+    _, speech_name = TURN_MEDIA[turn]
+    path = turn_speech(media_root, scenario.scenario_id, speech_name)
+    text = {1: scenario.turn_1_user, 2: scenario.turn_2_user}.get(turn) or scenario.repair_anchor(repair_style)
+    if path is not None and not (turn == 3 and repair_style == "deictic" and scenario.turn_3_repair_anchor_deictic):
+        return float_to_pcm16(decode_audio(path)), "media"
+    from simulator.tts import synthesize
+
+    cache = Path(os.environ.get("WEARSIM_CACHE_DIR", Path.home() / ".cache" / "wearsim")) / "tts"
+    target = cache / (hashlib.sha256(text.encode()).hexdigest()[:24] + ".wav")
+    if not target.exists():
+        synthesize(text, target)
+    return float_to_pcm16(decode_audio(target)), "tts"
+
+
+def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path = MEDIA_ROOT,
+              camera: bool = True, repair_style: str = "named", live_frames=None) -> TurnPlan:
+    pcm, source = _speech_pcm(scenario, turn, media_root, repair_style)
+    frame_name, _ = TURN_MEDIA[turn]
+    frames = None
+    if camera and frame_name:
+        frames = live_frames or turn_frames(media_root, scenario.scenario_id, frame_name)
+    items: list[Item] = []
+    t = start_ms
+    if camera and turn == 1:
+        context = turn_frames(media_root, scenario.scenario_id, "context")
+        if context:
+            for i in range(CONTEXT_MS * FPS // 1000):
+                items.append(Item(t + i * 1000 // FPS, "frame", context[i % len(context)]))
+            t += CONTEXT_MS
+    silence = bytes(2 * 16000 * LEAD_MS // 1000)
+    tail = bytes(2 * 16000 * TAIL_MS // 1000)
+    audio = silence + pcm + tail
+    duration_ms = len(audio) // 32
+    if frames:
+        for i in range(duration_ms * FPS // 1000):
+            items.append(Item(t + i * 1000 // FPS, "frame", frames[i % len(frames)]))
+    for offset in range(0, len(audio), CHUNK_BYTES):
+        items.append(Item(t + offset // 32, "audio", audio[offset:offset + CHUNK_BYTES]))
+    end = t + duration_ms
+    items.append(Item(end, "turn.end"))
+    items.sort(key=lambda item: (item.t_ms, item.kind != "frame"))
+    return TurnPlan(turn, tuple(items), end, source, bool(frames))

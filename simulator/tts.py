@@ -1,0 +1,33 @@
+"""Scripted speech with espeak-ng: text in, 16 kHz mono PCM16 WAV out."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+def synthesize(text: str, path: Path, *, voice: str = "en-us", rate: int = 150) -> Path:
+    """Speak `text` into a 16 kHz mono WAV at `path`."""
+    if shutil.which("espeak-ng") is None:
+        raise RuntimeError("espeak-ng is not installed (scripts/setup.sh installs it)")
+    from perception.audio import decode_audio, float_to_pcm16
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = Path(tmp) / "raw.wav"
+        subprocess.run(["espeak-ng", "-v", voice, "-s", str(rate), "-w", str(raw), text], check=True,
+                       capture_output=True)
+        write_wav(path, float_to_pcm16(decode_audio(raw)))
+    return path
+
+
+def write_wav(path: Path, pcm16: bytes, rate: int = 16000) -> None:
+    import wave
+
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(pcm16)
