@@ -18,6 +18,9 @@ COMMAND_MODULES = (
     "benchmark.cli.compare",
     "benchmark.cli.eval",
     "benchmark.cli.perceive",
+    "benchmark.cli.media",
+    "benchmark.cli.serve",
+    "benchmark.cli.simulate",
 )
 
 

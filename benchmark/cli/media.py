@@ -1,0 +1,93 @@
+"""`wearsim media`: the per-scenario recordings under media/."""
+
+from __future__ import annotations
+
+import argparse
+
+EPILOG = """examples:
+  wearsim media synth                              # espeak-ng speech for every scenario turn
+  wearsim media synth --voice en-gb --rate 140 --overwrite
+  wearsim media import sc-01 turn_2 clip.mp4 --start 3.5 --end 7
+  wearsim media verify
+"""
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("media", help="synthesize, import and verify scenario media",
+                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    synth = actions.add_parser("synth", help="TTS speech for every scenario turn", epilog=EPILOG,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    synth.add_argument("--voice", default="en-us")
+    synth.add_argument("--rate", type=int, default=150, help="words per minute")
+    synth.add_argument("--overwrite", action="store_true", help="remake existing synthesized files")
+    synth.add_argument("--scenarios", help="bank path (default: the shipped bank)")
+    synth.add_argument("--media-root", help="default: the repo's media/")
+    synth.set_defaults(run=run_synth)
+    imp = actions.add_parser("import", help="copy a real recording into the layout", epilog=EPILOG,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    imp.add_argument("scenario")
+    imp.add_argument("turn", help="context, turn_1, turn_2 or turn_3_repair")
+    imp.add_argument("file")
+    imp.add_argument("--start", type=float)
+    imp.add_argument("--end", type=float)
+    imp.add_argument("--media-root")
+    imp.set_defaults(run=run_import)
+    ver = actions.add_parser("verify", help="check hashes and readability", epilog=EPILOG,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    ver.add_argument("--media-root")
+    ver.set_defaults(run=run_verify)
+
+
+def _root(args):
+    from pathlib import Path
+
+    from simulator.media import MEDIA_ROOT
+
+    return Path(args.media_root) if args.media_root else MEDIA_ROOT
+
+
+def run_synth(args) -> int:
+    import sys
+
+    from benchmark.scenario import BankError, load_bank
+    from simulator.media_library import synth_bank
+
+    try:
+        bank = load_bank(args.scenarios)
+    except BankError as exc:
+        print(f"unreadable bank:\n{exc}", file=sys.stderr)
+        return 2
+    made = synth_bank(bank, _root(args), voice=args.voice, rate=args.rate, overwrite=args.overwrite,
+                      progress=lambda i, n, p: print(f"\r{i}/{n} {p.parent.name}/{p.name}", end="", file=sys.stderr))
+    print(f"\nsynthesized {made} files into {_root(args)}", file=sys.stderr)
+    return 0
+
+
+def run_import(args) -> int:
+    import sys
+
+    from benchmark.scenario import load_bank
+    from simulator.media_library import import_recording
+
+    if args.scenario not in {s.scenario_id for s in load_bank().scenarios}:
+        print(f"error: no scenario {args.scenario!r} in the shipped bank", file=sys.stderr)
+        return 2
+    try:
+        written = import_recording(_root(args), args.scenario, args.turn, args.file, start=args.start, end=args.end)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(path)
+    return 0
+
+
+def run_verify(args) -> int:
+    from simulator.media_library import load_index, verify
+
+    problems = verify(_root(args))
+    for problem in problems:
+        print(problem)
+    print(f"{len(load_index(_root(args))['files'])} files indexed, {len(problems)} problems")
+    return 1 if problems else 0

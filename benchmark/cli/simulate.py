@@ -1,0 +1,124 @@
+"""`wearsim simulate`: play one scenario through simulated glasses."""
+
+from __future__ import annotations
+
+import argparse
+
+EPILOG = """examples:
+  wearsim simulate sc-01                         # starts a server in-process, real-time pacing
+  wearsim simulate sc-47 --fast --repair         # no waiting, and play the repair utterance
+  wearsim simulate sc-13 --server ws://127.0.0.1:8765 --speed 2 --jitter-ms 30 --drop-frames 0.1
+  wearsim simulate sc-05 --camera 0              # frames from the laptop camera instead of media
+The session log (every event) is saved as JSON (--log, default runs/simulate/SCENARIO-TIME.json).
+"""
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("simulate", help="play a scenario through simulated glasses", epilog=EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("scenario_id")
+    p.add_argument("--server", help="ws://HOST:PORT (default: start a server in-process)")
+    p.add_argument("--token", help="server token (or WEARSIM_TOKEN)")
+    p.add_argument("--model", default=None, help="assistant backend model id (default: local without keys)")
+    p.add_argument("--condition", default="baseline", help="prompt condition for the system prompt")
+    p.add_argument("--speed", type=float, default=1.0, help="1.0 is real time")
+    p.add_argument("--fast", action="store_true", help="no pacing at all")
+    p.add_argument("--jitter-ms", type=float, default=0.0, help="random extra delay per send")
+    p.add_argument("--drop-frames", type=float, default=0.0, help="probability of dropping each frame")
+    p.add_argument("--repair", action="store_true", help="also play the repair utterance (turn 3)")
+    p.add_argument("--camera", type=int, help="use frames from this cv2 camera index")
+    p.add_argument("--describer", default="opencv")
+    p.add_argument("--log", help="where to save the session log")
+    p.set_defaults(run=run)
+
+
+def _camera_frames(index: int, count: int = 10) -> list[bytes]:
+    import cv2
+
+    from perception.frames import encode_jpeg
+
+    capture = cv2.VideoCapture(index)
+    if not capture.isOpened():
+        raise RuntimeError(f"camera {index} cannot be opened")
+    frames = []
+    while len(frames) < count:
+        ok, image = capture.read()
+        if not ok:
+            break
+        frames.append(encode_jpeg(image))
+    capture.release()
+    if not frames:
+        raise RuntimeError(f"camera {index} gave no frames")
+    return frames
+
+
+def run(args) -> int:
+    import asyncio
+    import contextlib
+    import json
+    import os
+    import sys
+    import time
+    from pathlib import Path
+
+    from benchmark.candidates import default_model_id
+    from benchmark.scenario import load_bank
+
+    bank = load_bank()
+    try:
+        scenario = bank.get(args.scenario_id)
+        condition = bank.condition(args.condition)
+    except KeyError as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 2
+    model = args.model or default_model_id()
+    live = _camera_frames(args.camera) if args.camera is not None else None
+
+    def show(event: dict) -> None:
+        kind = event["type"]
+        if kind == "assistant.delta":
+            print(event["text"], end="", flush=True)
+            return
+        if kind == "assistant.done":
+            print()
+            return
+        detail = {k: v for k, v in event.items() if k not in ("type", "received_at", "input")}
+        print(f"[{kind}] {json.dumps(detail, ensure_ascii=False)[:300]}", flush=True)
+
+    async def session(url: str) -> list[dict]:
+        from simulator.client import GlassesClient
+        from simulator.pacing import Pacer
+        from simulator.timeline import plan_turn
+        from streaming.wire import SessionConfig
+
+        fallback = {str(n): t for n, t in ((1, scenario.turn_1_image), (2, scenario.turn_2_image)) if t}
+        config = SessionConfig(backend=model, system_prompt=condition.system_prompt, describer=args.describer,
+                               fallback_camera=fallback, fallback_context=scenario.context_image)
+        client = GlassesClient(url, token=args.token or os.environ.get("WEARSIM_TOKEN"), on_event=show,
+                               drop_frames=args.drop_frames)
+        await client.connect(config)
+        pacer = Pacer(None if args.fast else args.speed, jitter_ms=args.jitter_ms)
+        clock = 0
+        try:
+            for turn in (1, 2, 3) if args.repair else (1, 2):
+                plan = plan_turn(scenario, turn, clock, live_frames=live)
+                clock = plan.end_ms + 1000  # a pause, then the scene change
+                await client.play(plan, pacer)
+                await client.wait_turn(turn)
+        finally:
+            await client.close()
+        return client.events
+
+    server = contextlib.nullcontext(args.server)
+    if not args.server:
+        from streaming.local_server import running_server
+
+        print("starting the streaming server in-process", file=sys.stderr)
+        server = running_server()
+    with server as url:
+        events = asyncio.run(session(url))
+    log = Path(args.log or f"runs/simulate/{scenario.scenario_id}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(json.dumps({"scenario_id": scenario.scenario_id, "backend": model, "events": events}, indent=2))
+    print(f"session log: {log}", file=sys.stderr)
+    return 0
