@@ -29,6 +29,25 @@ class FakeOpenAI:
                     payload = json.dumps({"error": {"message": "slow down", "type": "rate_limit"}}).encode()
                     self.send_response(429)
                     self.send_header("Retry-After", owner.retry_after)
+                elif body.get("stream"):
+                    time.sleep(owner.delay)
+                    owner.statuses.append(200)
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream")
+                    self.end_headers()
+                    words = owner.reply.split(" ")
+                    for i, word in enumerate(words):
+                        piece = word if i == 0 else " " + word
+                        chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0,
+                                 "model": body["model"],
+                                 "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    usage = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0,
+                             "model": body["model"], "choices": [],
+                             "usage": {"prompt_tokens": 11, "completion_tokens": len(words), "total_tokens": 11 + len(words)}}
+                    self.wfile.write(f"data: {json.dumps(usage)}\n\ndata: [DONE]\n\n".encode())
+                    self.wfile.flush()
+                    return
                 else:
                     time.sleep(owner.delay)
                     owner.statuses.append(200)

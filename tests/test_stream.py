@@ -1,0 +1,246 @@
+"""Wire protocol, streaming server, simulated glasses and the stream path of
+the benchmark, against a real server (uvicorn on loopback) with real Whisper;
+the assistant backend is a local OpenAI-compatible test server."""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import websockets
+
+from benchmark.candidates.base import GenerationConfig
+from benchmark.protocol import build_user_turn
+from benchmark.scenario import load_bank
+from benchmark.stream_conversation import StreamConversation
+from perception.frames import encode_jpeg
+from perception.quality import word_error_rate
+from simulator.pacing import Pacer
+from streaming import wire
+from streaming.app import ServerSettings
+from streaming.local_server import running_server
+from tests.fake_openai import FakeOpenAI
+
+BANK = load_bank()
+BASELINE = BANK.condition("baseline")
+JPEG = encode_jpeg(np.full((48, 64, 3), 128, np.uint8))
+
+
+@pytest.fixture(scope="module")
+def backend():
+    with FakeOpenAI(reply="It is the one in your hand now.") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def server_url(backend):
+    with running_server(ServerSettings(backend_base_url=backend.base_url)) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def secured_url(backend):
+    with running_server(ServerSettings(token="s3cret", backend_base_url=backend.base_url)) as url:
+        yield url
+
+
+# ---- codec ---------------------------------------------------------------
+
+def test_media_round_trip():
+    for kind, payload in ((wire.KIND_AUDIO, b"\x01\x00" * 320), (wire.KIND_FRAME, JPEG)):
+        media = wire.decode_media(wire.encode_media(kind, 123456789, payload))
+        assert (media.kind, media.t_ms, media.payload) == (kind, 123456789, payload)
+
+
+def test_every_message_type_round_trips():
+    for message_type in wire.CLIENT_TYPES + wire.SERVER_TYPES:
+        text = wire.encode_message(message_type, turn=2, text="hé")
+        assert wire.decode_message(text, allowed=(message_type,)) == {"type": message_type, "turn": 2, "text": "hé"}
+    config = wire.SessionConfig(backend="openai:x", system_prompt="sys", silence_ms=900,
+                                fallback_camera={"1": "a grey disc"}, fallback_context="steam")
+    token, parsed = wire.parse_hello(wire.hello("tok", config))
+    assert token == "tok" and parsed == config
+
+
+def test_codec_errors_are_named():
+    cases = [
+        (lambda: wire.decode_media(b"\x01\x00"), "bad_media"),
+        (lambda: wire.decode_media(wire.encode_media(wire.KIND_AUDIO, 0, b"\x01")), "bad_media"),
+        (lambda: wire.decode_media(wire.encode_media(wire.KIND_FRAME, 0, b"not a jpeg")), "bad_media"),
+        (lambda: wire.decode_media(wire.encode_media(wire.KIND_FRAME, 0, b"\xff\xd8" + bytes(600_000))),
+         "frame_too_large"),
+        (lambda: wire.decode_message("{oops"), "bad_json"),
+        (lambda: wire.decode_message('{"type": "assistant.done"}'), "bad_message"),
+        (lambda: wire.parse_hello('{"type": "hello", "protocol": 9}'), "bad_hello"),
+        (lambda: wire.parse_hello('{"type": "hello", "protocol": 1, "config": {"colour": 1}}'), "bad_hello"),
+    ]
+    for call, code in cases:
+        with pytest.raises(wire.WireError) as info:
+            call()
+        assert info.value.code == code
+
+
+# ---- pacing --------------------------------------------------------------
+
+class FakeClock:
+    def __init__(self, send_cost=0.0):
+        self.now, self.send_cost, self.sent = 100.0, send_cost, []
+
+    def __call__(self):
+        return self.now
+
+    async def sleep(self, seconds):
+        self.now += max(seconds, 0)
+
+
+def test_pacer_keeps_the_schedule_without_drift():
+    clock = FakeClock()
+    pacer = Pacer(1.0, clock=clock, sleep=clock.sleep)
+
+    async def go():
+        for i in range(500):  # 10 s of 20 ms chunks, each send costing 7 ms
+            await pacer.wait(i * 20)
+            clock.sent.append(clock.now)
+            clock.now += 0.007
+    asyncio.run(go())
+    offsets = [sent - 100.0 - i * 0.020 for i, sent in enumerate(clock.sent)]
+    assert max(abs(o) for o in offsets) < 1e-9  # a late send never shifts the next one
+    assert max(pacer.lateness) == 0
+
+
+def test_pacer_speed_fast_and_tolerance_under_slow_sends():
+    clock = FakeClock()
+    pacer = Pacer(2.0, clock=clock, sleep=clock.sleep)
+
+    async def go(p, cost):
+        times = []
+        for i in range(100):
+            await p.wait(i * 20)
+            times.append(clock.now)
+            clock.now += cost
+        return times
+    times = asyncio.run(go(pacer, 0.0))
+    assert times[-1] - times[0] == pytest.approx(99 * 0.010)
+    # sends slower than the schedule (30 ms each for 20 ms of audio) fall behind, and it is recorded
+    slow = Pacer(1.0, clock=clock, sleep=clock.sleep)
+    asyncio.run(go(slow, 0.030))
+    assert slow.lateness[-1] == pytest.approx(99 * 0.010, abs=1e-6)
+    fast_clock = FakeClock()
+    fast = Pacer(None, clock=fast_clock, sleep=fast_clock.sleep)
+    asyncio.run(go(fast, 0.0))
+    assert fast_clock.now == 100.0
+
+
+# ---- server --------------------------------------------------------------
+
+async def _hello(url, token=None, **config):
+    ws = await websockets.connect(url + "/v1/session")
+    await ws.send(wire.hello(token, wire.SessionConfig(**({"backend": "openai:fake"} | config))))
+    return ws, json.loads(await ws.recv())
+
+
+def test_unauthenticated_session_is_refused(secured_url):
+    async def go():
+        ws, first = await _hello(secured_url)
+        with pytest.raises(websockets.ConnectionClosed) as info:
+            await ws.recv()
+        return first, info.value.rcvd.code
+    first, code = asyncio.run(go())
+    assert first == {"type": "error", "code": "unauthenticated", "message": "missing or wrong token"}
+    assert code == wire.CLOSE_UNAUTHENTICATED
+
+    async def good():
+        ws, first = await _hello(secured_url, token="s3cret")
+        await ws.close()
+        return first
+    assert asyncio.run(good())["type"] == "ready"
+
+
+def test_bad_messages_get_errors_then_a_close_and_others_keep_working(server_url):
+    async def go():
+        bad, ready = await _hello(server_url)
+        assert ready["type"] == "ready"
+        good, _ = await _hello(server_url)
+        await bad.send("{not json")
+        first = json.loads(await bad.recv())
+        await bad.send(wire.encode_media(wire.KIND_FRAME, 0, b"\xff\xd8" + bytes(600_000)))
+        second = json.loads(await bad.recv())
+        await bad.send(b"\x07")
+        third = json.loads(await bad.recv())
+        with pytest.raises(websockets.ConnectionClosed) as info:
+            await bad.recv()
+        await good.send(wire.encode_media(wire.KIND_FRAME, 0, JPEG))
+        await good.send(wire.encode_message("turn.end"))  # nothing said yet: no turn, no error
+        await good.send(wire.encode_message("session.end"))
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await good.recv()
+        return first, second, third, info.value.rcvd.code, closed.value.rcvd.code
+    first, second, third, code, good_code = asyncio.run(go())
+    assert first["code"] == "bad_json" and second["code"] == "frame_too_large"
+    assert third["code"] == "bad_media" and "closing after 3 violations" in third["message"]
+    assert code == wire.CLOSE_LIMITS and good_code == wire.CLOSE_NORMAL
+
+
+def _play(url, scenario, turns=(1, 2), camera=True):
+    async def go():
+        conversation = StreamConversation(scenario, BASELINE, url, "openai:fake", GenerationConfig(), camera=camera)
+        try:
+            return [await conversation.send(turn) for turn in turns], conversation.messages
+        finally:
+            await conversation.aclose()
+    return asyncio.run(go())
+
+
+def test_without_media_the_stream_gives_the_text_path_turn_inputs(server_url):
+    scenario = BANK.get("sc-01")  # speech media only: no frames
+    results, messages = _play(server_url, scenario)
+    for result, image, speech in zip(results, (scenario.turn_1_image, scenario.turn_2_image),
+                                     (scenario.turn_1_user, scenario.turn_2_user)):
+        p = result.provenance
+        assert p["camera_source"] == "authored" and p["camera_block"] == image
+        assert p["speech_source"] == "perceived" and word_error_rate(speech, p["transcript"]) <= 0.7
+        assert result.user_message == build_user_turn(image, p["transcript"])
+        assert set(p["metrics"]) == {"speech_end_to_transcript_final", "speech_end_to_camera_block",
+                                     "speech_end_to_first_token", "speech_end_to_reply_done"}
+    assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert results[1].reply.text == "It is the one in your hand now."
+
+
+def test_with_media_the_camera_blocks_are_perceived(server_url, backend):
+    scenario = BANK.get("sc-47")  # rendered context, turn 1 and turn 2 stills
+    results, messages = _play(server_url, scenario, turns=(1, 2, 3))
+    first, second, repair = results
+    assert first.provenance["camera_source"] == "perceived" and first.provenance["context_source"] == "perceived"
+    assert first.provenance["camera_block"] != scenario.turn_1_image
+    assert messages[0].text.startswith("[Camera: Mostly") and messages[1].text.startswith("[Camera: ")
+    assert second.provenance["camera_source"] == "perceived" and second.provenance["context_block"] is None
+    assert repair.provenance["camera_block"] is None and "salt" in repair.provenance["transcript"].lower()
+    sent = backend.requests[-1]["messages"]
+    assert sent[0] == {"role": "system", "content": BASELINE.system_prompt}
+    assert all("current_answers" not in json.dumps(r) and "sc-47" not in json.dumps(r) for r in backend.requests)
+
+
+def test_camera_ablation_over_the_stream(server_url):
+    results, messages = _play(server_url, BANK.get("sc-47"), turns=(1,), camera=False)
+    assert results[0].provenance["camera_source"] is None and "[Camera:" not in messages[0].text
+
+
+def test_bench_via_stream_records_perception(backend, tmp_path):
+    run_dir = tmp_path / "stream"
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--model", "openai:fake", "--base-url",
+         backend.base_url, "--judge-family", "lexical", "--conditions", "baseline", "--limit", "2",
+         "--output-dir", str(run_dir)],
+        capture_output=True, text=True, timeout=600, env={**os.environ, "OPENAI_API_KEY": ""})
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
+    assert len(records) == 2 and all(r["error"] is None for r in records)
+    for record in records:
+        assert record["via"] == "stream"
+        turn_2 = record["turns"][1]
+        assert turn_2["speech_source"] == "perceived" and turn_2["transcript"]
+        assert turn_2["metrics"]["speech_end_to_reply_done"] > 0
+        assert "current_answers" not in json.dumps(record["messages"])
