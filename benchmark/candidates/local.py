@@ -65,7 +65,9 @@ class LocalLlamaServer:
             self._log = open(self.log_dir / "llama_server.log", "ab")
         command = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
                    "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
-                   "--n_threads", str(self.threads), "--model_alias", self.model_path.stem]
+                   "--n_threads", str(self.threads), "--model_alias", self.model_path.stem,
+                   # queue concurrent requests instead of cutting off the one being streamed
+                   "--interrupt_requests", "False"]
         self.process = subprocess.Popen(command, stdout=self._log or subprocess.DEVNULL,
                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + self.startup_timeout
