@@ -38,11 +38,11 @@ class StreamConversation:
         self.messages: list[Message] = []
         self.client = None
         self.pacer = None
+        self.lateness: list[float] = []  # seconds each send went out after its deadline, all turns
         self.clock_ms = 0
 
     async def _open(self) -> None:
         from simulator.client import GlassesClient
-        from simulator.pacing import Pacer
         from streaming.wire import SessionConfig
 
         s = self.scenario
@@ -55,10 +55,10 @@ class StreamConversation:
             max_tokens=self.config.max_tokens, temperature=self.config.temperature)
         self.client = GlassesClient(self.server_url, token=self.token)
         await self.client.connect(session)
-        self.pacer = Pacer(self.speed)
 
     async def send(self, turn: int) -> TurnResult:
         from simulator.media import MEDIA_ROOT
+        from simulator.pacing import Pacer
         from simulator.timeline import plan_turn
 
         if self.client is None:
@@ -66,7 +66,9 @@ class StreamConversation:
         plan = plan_turn(self.scenario, turn, self.clock_ms, media_root=self.media_root or MEDIA_ROOT,
                          camera=self.camera, repair_style=self.repair_style)
         self.clock_ms = plan.end_ms + 200
+        self.pacer = Pacer(self.speed, origin_ms=plan.items[0].t_ms)
         await self.client.play(plan, self.pacer)
+        self.lateness += self.pacer.lateness
         events = await self.client.wait_turn(turn)
         turn_input = events["turn.input"]
         if turn_input.get("context_message"):

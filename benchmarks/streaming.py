@@ -43,7 +43,7 @@ async def level(url: str, n: int, backend: str, bank) -> dict:
         conversation = StreamConversation(scenario, condition, url, backend, GenerationConfig(max_tokens=60),
                                           speed=1.0)
         try:
-            return [await conversation.send(turn) for turn in (1, 2)], conversation.pacer.lateness
+            return [await conversation.send(turn) for turn in (1, 2)], conversation.lateness
         finally:
             await conversation.aclose()
 

@@ -97,12 +97,13 @@ def run(args) -> int:
         client = GlassesClient(url, token=args.token or os.environ.get("WEARSIM_TOKEN"), on_event=show,
                                drop_frames=args.drop_frames)
         await client.connect(config)
-        pacer = Pacer(None if args.fast else args.speed, jitter_ms=args.jitter_ms)
         clock = 0
         try:
             for turn in (1, 2, 3) if args.repair else (1, 2):
                 plan = plan_turn(scenario, turn, clock, live_frames=live)
                 clock = plan.end_ms + 1000  # a pause, then the scene change
+                pacer = Pacer(None if args.fast else args.speed, origin_ms=plan.items[0].t_ms,
+                              jitter_ms=args.jitter_ms)
                 await client.play(plan, pacer)
                 await client.wait_turn(turn)
         finally:
