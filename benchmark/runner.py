@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -165,8 +165,8 @@ class TranscriptWriter:
 
 
 class Progress:
-    def __init__(self, total: int, skipped: int):
-        self.total, self.done, self.skipped = total, 0, skipped
+    def __init__(self, total: int):
+        self.total, self.done = total, 0
         self.counts = {"pass": 0, "miss": 0, "unscored": 0, "error": 0}
         self.started = time.monotonic()
 
@@ -241,7 +241,7 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, *, resume:
     if not cells:
         return {"ran": 0, "skipped": total}
     writer = TranscriptWriter(run_dir / "transcripts.jsonl")
-    progress = Progress(len(cells), total - len(cells))
+    progress = Progress(len(cells))
     config = GenerationConfig(temperature=settings.temperature, max_tokens=settings.max_tokens)
     semaphore = asyncio.Semaphore(max(1, settings.concurrency))
 
@@ -284,7 +284,3 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, *, resume:
             if ranking_ctx is not None:
                 await ranking_ctx.__aexit__(None, None, None)
     return {"ran": len(cells), "skipped": total - len(cells), **progress.counts}
-
-
-def settings_dict(settings: RunSettings) -> dict:
-    return asdict(settings)

@@ -18,6 +18,18 @@ from benchmark.protocol import TurnResult
 from benchmark.scenario import Condition, Scenario
 
 
+def session_config(scenario: Scenario, condition: Condition, backend: str, *, camera: bool = True, **options):
+    """The hello's session config of one scenario: only what the glasses would
+    know, plus the authored camera text declared as the fallback for turns
+    without frames. Answer keys, target and notes are never part of it."""
+    from streaming.wire import SessionConfig
+
+    fallback = {str(n): text for n, text in ((1, scenario.turn_1_image), (2, scenario.turn_2_image)) if text}
+    return SessionConfig(backend=backend, system_prompt=condition.system_prompt, camera=camera,
+                         fallback_camera=fallback if camera else {},
+                         fallback_context=scenario.context_image if camera else None, **options)
+
+
 class StreamConversation:
     def __init__(self, scenario: Scenario, condition: Condition, server_url: str, backend: str,
                  config: GenerationConfig, *, camera: bool = True, repair_style: str = "named",
@@ -43,16 +55,10 @@ class StreamConversation:
 
     async def _open(self) -> None:
         from simulator.client import GlassesClient
-        from streaming.wire import SessionConfig
 
-        s = self.scenario
-        fallback = {str(n): text for n, text in ((1, s.turn_1_image), (2, s.turn_2_image)) if text}
-        session = SessionConfig(
-            backend=self.backend, system_prompt=self.condition.system_prompt, describer=self.describer,
-            silence_ms=self.silence_ms, camera=self.camera,
-            fallback_camera=fallback if self.camera else {},
-            fallback_context=s.context_image if self.camera else None,
-            max_tokens=self.config.max_tokens, temperature=self.config.temperature)
+        session = session_config(self.scenario, self.condition, self.backend, camera=self.camera,
+                                 describer=self.describer, silence_ms=self.silence_ms,
+                                 max_tokens=self.config.max_tokens, temperature=self.config.temperature)
         self.client = GlassesClient(self.server_url, token=self.token)
         await self.client.connect(session)
 

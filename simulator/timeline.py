@@ -45,10 +45,11 @@ class TurnPlan:
 
 def _speech_pcm(scenario: Scenario, turn: int, media_root: Path, repair_style: str) -> tuple[bytes, str]:
     from perception.audio import decode_audio, float_to_pcm16
+    from perception.turn_input import authored_speech
 
     _, speech_name = TURN_MEDIA[turn]
     path = turn_speech(media_root, scenario.scenario_id, speech_name)
-    text = {1: scenario.turn_1_user, 2: scenario.turn_2_user}.get(turn) or scenario.repair_anchor(repair_style)
+    text = authored_speech(scenario, turn, repair_style)
     if path is not None and not (turn == 3 and repair_style == "deictic" and scenario.turn_3_repair_anchor_deictic):
         return float_to_pcm16(decode_audio(path)), "media"
     from simulator.tts import synthesize

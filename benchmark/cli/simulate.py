@@ -89,11 +89,9 @@ def run(args) -> int:
         from simulator.client import GlassesClient
         from simulator.pacing import Pacer
         from simulator.timeline import plan_turn
-        from streaming.wire import SessionConfig
+        from benchmark.stream_conversation import session_config
 
-        fallback = {str(n): t for n, t in ((1, scenario.turn_1_image), (2, scenario.turn_2_image)) if t}
-        config = SessionConfig(backend=model, system_prompt=condition.system_prompt, describer=args.describer,
-                               fallback_camera=fallback, fallback_context=scenario.context_image)
+        config = session_config(scenario, condition, model, describer=args.describer)
         client = GlassesClient(url, token=args.token or os.environ.get("WEARSIM_TOKEN"), on_event=show,
                                drop_frames=args.drop_frames)
         await client.connect(config)
