@@ -3,7 +3,9 @@
 The list is data (`object_nouns.txt`, one singular noun per line). Matching
 is word-bounded and case-insensitive, and accepts the regular plurals
 (-s, -es, -y -> -ies, -f/-fe -> -ves), so "knives" and "brushes" are found
-but "panel" does not match "pan".
+but "panel" does not match "pan". Framing words that talk about the camera
+itself ("Camera view of ...", "camera shows", "Camera: ...") are not object
+names and are skipped.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 NOUNS_FILE = Path(__file__).with_name("object_nouns.txt")
+FRAMING = re.compile(r"(?<!\w)camera(?:\s+(?:view|frame|feed|image|shot|shows|sees)(?!\w)|\s*:)", re.IGNORECASE)
 
 
 def load_nouns(path: Path = NOUNS_FILE) -> tuple[str, ...]:
@@ -48,8 +51,14 @@ def object_nouns_in(text: str | None, path: Path = NOUNS_FILE) -> list[str]:
         return []
     pattern, form_to_noun = _pattern(path)
     found: list[str] = []
-    for match in pattern.finditer(text):
+    for match in pattern.finditer(FRAMING.sub(" ", text)):
         noun = form_to_noun[re.sub(r"\s+", " ", match.group(0).lower())]
         if noun not in found:
             found.append(noun)
     return found
+
+
+def as_object_noun(text: str, path: Path = NOUNS_FILE) -> str | None:
+    """The list entry that `text` is as a whole (e.g. "Knives" -> "knife"), else None."""
+    _, form_to_noun = _pattern(path)
+    return form_to_noun.get(re.sub(r"\s+", " ", text.strip().lower()))

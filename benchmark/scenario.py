@@ -7,6 +7,11 @@ which detects the format:
    and `interventions.json` (or the path of its `scenarios.json`);
 2. JSON Lines with inline gold, as other tools publish it.
 
+Both accept the shapes other implementations publish (docs/schema.md): the
+optional `turn_3_repair_anchor_deictic`, `notes` and `time_gap_bucket`, the
+spec's referent-complexity vocabulary for `cognitive_load`, and prompt
+conditions as a list of objects. Enum values are checked by the validator.
+
 Every problem found in the input is collected and raised together in one
 `BankError` whose lines name the file, the line or scenario id and the field.
 """
@@ -30,30 +35,37 @@ CUE_TYPES = (
     "pre_conversation_recall",
 )
 DIFFICULTY_TIERS = ("easy", "medium", "hard")
-COGNITIVE_LOADS = ("low", "medium", "high")
-TIME_GAP_BUCKETS = ("seconds", "minutes", "hours")
+# cognitive_load takes either the shipped bank's scale or the spec schema's
+# referent-complexity vocabulary (JSON Lines field `referent_complexity`).
+LOAD_LEVELS = ("low", "medium", "high")
+REFERENT_COMPLEXITIES = ("single_referent", "multi_referent", "distractor_present", "absent_referent", "compound_shift")
+COGNITIVE_LOADS = LOAD_LEVELS + REFERENT_COMPLEXITIES
+# time_gap_bucket may also be null or absent (unknown gap)
+TIME_GAP_BUCKETS = ("seconds", "minutes", "hours", "next_day")
 SUBSETS = ("bank", "contrast")
 ANSWER_LISTS = ("current_answers", "prior_answers", "clarify_indicators", "abstain_indicators")
 
 SHIPPED_BANK = Path(__file__).parent / "v1"
 
-# field name -> (type, required); `str | None` fields may be null.
-SCENARIO_FIELDS: dict[str, tuple[tuple[type, ...], bool]] = {
-    "scenario_id": ((str,), True),
-    "target_context": ((str,), True),
-    "cue_type": ((str,), True),
-    "activity_domain": ((str,), True),
-    "cognitive_load": ((str,), True),
-    "difficulty_tier": ((str,), True),
-    "time_gap_bucket": ((str,), True),
-    "context_image": ((str, type(None)), True),
-    "turn_1_image": ((str, type(None)), True),
-    "turn_1_user": ((str,), True),
-    "turn_2_image": ((str, type(None)), True),
-    "turn_2_user": ((str,), True),
-    "turn_3_repair_anchor": ((str,), True),
-    "turn_3_repair_anchor_deictic": ((str, type(None)), True),
-    "notes": ((str,), True),
+REQUIRED = object()
+NULL = type(None)
+# field name -> (allowed types, value when the field is absent, or REQUIRED)
+SCENARIO_FIELDS: dict[str, tuple[tuple[type, ...], Any]] = {
+    "scenario_id": ((str,), REQUIRED),
+    "target_context": ((str,), REQUIRED),
+    "cue_type": ((str,), REQUIRED),
+    "activity_domain": ((str,), REQUIRED),
+    "cognitive_load": ((str,), REQUIRED),
+    "difficulty_tier": ((str,), REQUIRED),
+    "time_gap_bucket": ((str, NULL), None),
+    "context_image": ((str, NULL), REQUIRED),
+    "turn_1_image": ((str, NULL), REQUIRED),
+    "turn_1_user": ((str,), REQUIRED),
+    "turn_2_image": ((str, NULL), REQUIRED),
+    "turn_2_user": ((str,), REQUIRED),
+    "turn_3_repair_anchor": ((str,), REQUIRED),
+    "turn_3_repair_anchor_deictic": ((str, NULL), None),
+    "notes": ((str, NULL), ""),
 }
 
 # JSON Lines field names -> our names.
@@ -93,7 +105,7 @@ class Scenario:
     activity_domain: str
     cognitive_load: str
     difficulty_tier: str
-    time_gap_bucket: str
+    time_gap_bucket: str | None
     context_image: str | None
     turn_1_image: str | None
     turn_1_user: str
@@ -107,7 +119,7 @@ class Scenario:
     pair_id: str | None = None
 
     def repair_anchor(self, style: str = "named") -> str:
-        """The Turn 3 text; deictic falls back to named where it is null."""
+        """The Turn 3 text; deictic falls back to the named anchor where it is null, empty or absent."""
         if style == "deictic" and self.turn_3_repair_anchor_deictic:
             return self.turn_3_repair_anchor_deictic
         return self.turn_3_repair_anchor
@@ -168,16 +180,33 @@ def load_bank(path: str | Path | None = None) -> Bank:
 
 
 def load_conditions(path: Path, problems: list[str]) -> tuple[Condition, ...]:
+    """Prompt conditions: an object of name -> {system_prompt, description} or a
+    list of {name, system_prompt, description, token_count?} objects."""
     data = _read_json(path, problems)
     if data is None:
         return ()
-    if not isinstance(data, dict):
-        problems.append(f"{path}: expected an object of condition name -> {{system_prompt, description}}")
+    if isinstance(data, dict):
+        entries = [(f"condition {name!r}", name, body) for name, body in data.items()]
+    elif isinstance(data, list):
+        entries = [(f"condition #{i}", body.get("name") if isinstance(body, dict) else None, body)
+                   for i, body in enumerate(data, start=1)]
+    else:
+        problems.append(f"{path}: expected an object of condition name -> {{system_prompt, description}} "
+                        "or a list of {name, system_prompt, description} objects")
         return ()
     conditions = []
-    for name, body in data.items():
-        if not isinstance(body, dict) or not isinstance(body.get("system_prompt"), str):
-            problems.append(f"{path}: condition {name!r}: field 'system_prompt' must be a string")
+    for where, name, body in entries:
+        if not isinstance(body, dict):
+            problems.append(f"{path}: {where}: expected an object")
+            continue
+        if not isinstance(name, str) or not name:
+            problems.append(f"{path}: {where}: field 'name' must be a non-empty string")
+            continue
+        if not isinstance(body.get("system_prompt"), str):
+            problems.append(f"{path}: {where}: field 'system_prompt' must be a string")
+            continue
+        if name in {c.name for c in conditions}:
+            problems.append(f"{path}: {where}: condition name {name!r} used twice")
             continue
         conditions.append(Condition(name, body["system_prompt"], str(body.get("description", ""))))
     if conditions and "baseline" not in {c.name for c in conditions}:
@@ -285,17 +314,20 @@ def _build_scenario(raw: Any, gold: Any, where: str, gold_where: str, problems: 
         return None
     before = len(problems)
     values: dict[str, Any] = {}
-    for name, (types, required) in SCENARIO_FIELDS.items():
+    for name, (types, default) in SCENARIO_FIELDS.items():
         if name not in raw:
-            if required:
+            if default is REQUIRED:
                 problems.append(f"{where}: field '{name}' is missing")
+            else:
+                values[name] = default
             continue
         value = raw[name]
         if not isinstance(value, types):
-            wanted = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            wanted = " or ".join("null" if t is NULL else t.__name__ for t in types)
             problems.append(f"{where}: field '{name}' must be {wanted}, got {type(value).__name__}")
             continue
         values[name] = value
+    values["notes"] = values.get("notes") or ""
     subset = raw.get("subset", "bank")
     if subset not in SUBSETS:
         problems.append(f"{where}: field 'subset' must be one of {', '.join(SUBSETS)}, got {subset!r}")

@@ -1,8 +1,10 @@
 """The bank validator: structural checks 1, 2, 3 and 6, the lockfile, and the
 semantic checks 4 and 5 that need a model.
 
-Each check returns a `CheckResult` listing every problem it found; nothing
-stops at the first problem.
+Each check returns a `CheckResult` listing every problem it found (nothing
+stops at the first problem) and the warnings that do not fail it. The shipped
+bank's exact distributions are enforced only on the shipped bank; any other
+bank gets its counts reported.
 """
 
 from __future__ import annotations
@@ -17,14 +19,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmark import BENCHMARK_VERSION
-from benchmark.nouns import object_nouns_in
+from benchmark.nouns import as_object_noun, object_nouns_in
 from benchmark.scenario import (
-    COGNITIVE_LOADS, CUE_TYPES, DIFFICULTY_TIERS, SHIPPED_BANK, TARGET_CONTEXTS, TIME_GAP_BUCKETS, Bank, Scenario,
+    COGNITIVE_LOADS, CUE_TYPES, DIFFICULTY_TIERS, JSONL_RENAMES, SHIPPED_BANK, TARGET_CONTEXTS, TIME_GAP_BUCKETS, Bank,
+    Scenario,
 )
 
 SPEECH_FIELDS = ("turn_1_user", "turn_2_user", "turn_3_repair_anchor_deictic")
 IMAGE_FIELDS = ("context_image", "turn_1_image", "turn_2_image")
 ID_PATTERN = re.compile(r"^sc-\d{2,}$")
+CONTRAST_ID_PATTERN = re.compile(r"^(?:sc|adv)-\d{2,}$")
+# the answer list that must not be empty for each target; current and prior
+# items also need the other of the two, clarify and abstain items need only their own
+TARGET_LISTS = {
+    "current": ("current_answers", "prior_answers"),
+    "prior": ("current_answers", "prior_answers"),
+    "clarify": ("clarify_indicators",),
+    "abstain": ("abstain_indicators",),
+}
 
 # the shipped bank's exact distributions (check 3)
 SHIPPED_DISTRIBUTIONS = {
@@ -54,22 +66,30 @@ JUDGE_TEMPLATE = Path(__file__).parent / "judges" / "judge_prompt.md"
 class CheckResult:
     name: str
     problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "ok": self.ok, "problems": list(self.problems)}
+        return {"name": self.name, "ok": self.ok, "problems": list(self.problems), "warnings": list(self.warnings)}
+
+
+def is_shipped(bank: Bank) -> bool:
+    return bank.format == "v1" and Path(bank.source).resolve() == SHIPPED_BANK.resolve()
 
 
 def counts(bank: Bank) -> dict:
     scenarios = bank.scenarios
+
+    def tally(name: str) -> dict:
+        return dict(Counter("null" if getattr(s, name) is None else getattr(s, name) for s in scenarios))
+
     return {
         "scenarios": len(scenarios),
-        "target_context": dict(Counter(s.target_context for s in scenarios)),
-        "cue_type": dict(Counter(s.cue_type for s in scenarios)),
-        "difficulty_tier": dict(Counter(s.difficulty_tier for s in scenarios)),
+        **{name: tally(name) for name in ("target_context", "cue_type", "difficulty_tier", "cognitive_load",
+                                          "time_gap_bucket", "subset")},
         "activity_domains": len({s.activity_domain for s in scenarios}),
     }
 
@@ -94,12 +114,19 @@ def check_token_leakage(bank: Bank) -> CheckResult:
 
 
 def check_object_names(bank: Bank) -> CheckResult:
-    """Check 2: no listed object noun in any camera block."""
+    """Check 2: no camera block names the object that is one of the scenario's own
+    current/prior answer tokens; any other listed object noun is a warning."""
     result = CheckResult("object_names")
     for s in bank.scenarios:
+        answer_nouns = {as_object_noun(t) for t in s.answers.current_answers + s.answers.prior_answers}
         for name in IMAGE_FIELDS:
             for noun in object_nouns_in(getattr(s, name)):
-                result.problems.append(f"{s.scenario_id}: field '{name}' names an object: {noun!r}")
+                if noun in answer_nouns:
+                    result.problems.append(f"{s.scenario_id}: field '{name}' names an object: {noun!r} "
+                                           "(an answer token)")
+                else:
+                    result.warnings.append(f"{s.scenario_id}: field '{name}' names an object: {noun!r} "
+                                           "(not an answer token)")
     return result
 
 
@@ -111,14 +138,22 @@ def check_structure(bank: Bank, *, shipped: bool) -> CheckResult:
     for sid, n in seen.items():
         if n > 1:
             p.append(f"{sid}: scenario_id used {n} times")
+    jsonl_names = {ours: theirs for theirs, ours in JSONL_RENAMES.items()} if bank.format == "jsonl" else {}
     enums = {"target_context": TARGET_CONTEXTS, "cue_type": CUE_TYPES, "difficulty_tier": DIFFICULTY_TIERS,
              "cognitive_load": COGNITIVE_LOADS, "time_gap_bucket": TIME_GAP_BUCKETS}
     for s in bank.scenarios:
-        if not ID_PATTERN.match(s.scenario_id):
+        if s.subset == "contrast" and not CONTRAST_ID_PATTERN.match(s.scenario_id):
+            p.append(f"{s.scenario_id}: field 'scenario_id' must look like sc-01 or adv-01 on a contrast item")
+        elif s.subset != "contrast" and not ID_PATTERN.match(s.scenario_id):
             p.append(f"{s.scenario_id}: field 'scenario_id' must look like sc-01")
         for name, allowed in enums.items():
-            if getattr(s, name) not in allowed:
-                p.append(f"{s.scenario_id}: field '{name}' is {getattr(s, name)!r}; allowed: {', '.join(allowed)}")
+            value = getattr(s, name)
+            if value is None and name == "time_gap_bucket":
+                continue
+            if value not in allowed:
+                label = f"'{name}'" + (f" (JSONL '{jsonl_names[name]}')" if name in jsonl_names else "")
+                extra = " or null" if name == "time_gap_bucket" else ""
+                p.append(f"{s.scenario_id}: field {label} is {value!r}; allowed: {', '.join(allowed)}{extra}")
         recall = s.cue_type == "pre_conversation_recall"
         if recall and not s.context_image:
             p.append(f"{s.scenario_id}: field 'context_image' is required on pre_conversation_recall")
@@ -127,9 +162,9 @@ def check_structure(bank: Bank, *, shipped: bool) -> CheckResult:
         for name in ("turn_1_user", "turn_2_user", "turn_3_repair_anchor", "activity_domain"):
             if not getattr(s, name).strip():
                 p.append(f"{s.scenario_id}: field '{name}' is empty")
-        for name in ("current_answers", "prior_answers"):
+        for name in TARGET_LISTS.get(s.target_context, ()):
             if not getattr(s.answers, name):
-                p.append(f"{s.scenario_id}: answer list '{name}' is empty")
+                p.append(f"{s.scenario_id}: answer list '{name}' is empty on a {s.target_context} item")
     if shipped:
         c = counts(bank)
         for key, wanted in SHIPPED_DISTRIBUTIONS.items():
@@ -148,9 +183,14 @@ def _scenario_text(s: Scenario) -> str:
 
 
 def check_near_duplicates(bank: Bank) -> CheckResult:
-    """Check 6: pairs of scenarios whose text or structure overlaps too much."""
+    """Check 6: pairs of scenarios whose text or structure overlaps too much.
+
+    A contrast item and the bank item it names by `pair_id` are meant to mirror
+    each other and are not compared."""
     result = CheckResult("near_duplicates")
     for a, b in itertools.combinations(bank.scenarios, 2):
+        if a.pair_id is not None and a.pair_id == b.pair_id and {a.subset, b.subset} == {"bank", "contrast"}:
+            continue
         text = difflib.SequenceMatcher(None, _scenario_text(a), _scenario_text(b), autojunk=False).ratio()
         if text >= TEXT_SIMILARITY_THRESHOLD:
             result.problems.append(f"{a.scenario_id} ~ {b.scenario_id}: text similarity {text:.2f}")
@@ -181,12 +221,15 @@ def write_lock(directory: Path) -> Path:
     return path
 
 
-def check_lockfile(directory: Path) -> CheckResult:
-    """Computed hashes against MANIFEST.lock.json; drift fails unless the version was bumped."""
+def check_lockfile(directory: Path, *, required: bool = False) -> CheckResult:
+    """Computed hashes against MANIFEST.lock.json; drift fails unless the version was bumped.
+
+    A missing lockfile is a warning unless `required` (the shipped bank)."""
     result = CheckResult("lockfile")
     path = directory / "MANIFEST.lock.json"
     if not path.exists():
-        result.problems.append(f"{path}: missing; run `wearsim validate --write-lock`")
+        message = f"{path}: missing; run `wearsim validate --scenarios {directory} --write-lock` to lock this bank"
+        (result.problems if required else result.warnings).append(message)
         return result
     try:
         lock = json.loads(path.read_text(encoding="utf-8"))
@@ -207,9 +250,11 @@ def check_lockfile(directory: Path) -> CheckResult:
 
 
 def validate_bank(bank: Bank) -> list[CheckResult]:
-    shipped = bank.format == "v1" and Path(bank.source).resolve() == SHIPPED_BANK.resolve()
+    shipped = is_shipped(bank)
     checks = [check_token_leakage(bank), check_object_names(bank), check_structure(bank, shipped=shipped),
               check_near_duplicates(bank)]
     if bank.format == "v1":
-        checks.append(check_lockfile(Path(bank.source)))
+        checks.append(check_lockfile(Path(bank.source), required=shipped))
+    else:
+        checks.append(CheckResult("lockfile", warnings=[f"{bank.source}: a JSON Lines bank has no lockfile"]))
     return checks

@@ -85,3 +85,84 @@ def test_deictic_repair_falls_back_to_named():
     assert absent.repair_anchor("deictic") == absent.turn_3_repair_anchor
     held = bank.get("sc-01")
     assert held.repair_anchor("deictic") == held.turn_3_repair_anchor_deictic != held.turn_3_repair_anchor
+
+
+# Shapes other implementations publish (docs/schema.md, "Accepted variations").
+
+def test_v1_trio_with_spec_shapes_loads():
+    bank = load_bank(FIXTURES / "trio_spec_shapes")
+    assert bank.format == "v1" and len(bank.scenarios) == 5
+    # interventions.json is a list of {name, description, system_prompt, token_count}
+    assert [c.name for c in bank.conditions] == ["baseline", "latest_view_first"]
+    assert bank.condition("latest_view_first").description == "Points the model at the most recent camera block."
+    assert bank.condition("baseline").system_prompt.startswith("You are the assistant in the user's smart glasses.")
+    # optional fields: absent deictic anchor -> None, absent notes -> "", null or next_day time gap
+    carving = bank.get("sc-01")
+    assert carving.turn_3_repair_anchor_deictic is None and carving.notes == ""
+    assert bank.get("sc-02").notes.startswith("Only this scenario carries notes")
+    assert [s.time_gap_bucket for s in bank.scenarios] == ["seconds", None, "next_day", "hours", "minutes"]
+    assert {s.cognitive_load for s in bank.scenarios} == {
+        "single_referent", "multi_referent", "distractor_present", "absent_referent", "compound_shift"}
+    # clarify and abstain items may leave the non-target lists empty
+    assert bank.get("sc-03").answers.prior_answers == ()
+    assert bank.get("sc-04").answers.clarify_indicators == ()
+
+
+def test_missing_deictic_anchor_falls_back_to_the_named_one():
+    scenario = load_bank(FIXTURES / "trio_spec_shapes").get("sc-01")
+    assert scenario.repair_anchor("deictic") == scenario.repair_anchor("named") == (
+        "I mean the sandpaper on the cork block now, not the hook knife.")
+
+
+def test_jsonl_bank_with_spec_vocabulary_and_contrast_ids_loads():
+    bank = load_bank(FIXTURES / "spec_vocab.jsonl")
+    assert bank.format == "jsonl" and len(bank.scenarios) == 6
+    assert [s.scenario_id for s in bank.select("contrast").scenarios] == ["adv-01", "adv-02", "adv-03"]
+    assert bank.get("adv-01").pair_id == bank.get("sc-01").pair_id == "fish-1"
+    assert bank.get("sc-02").cognitive_load == "distractor_present"  # from referent_complexity
+    assert bank.get("sc-03").time_gap_bucket is None and bank.get("adv-03").time_gap_bucket == "next_day"
+    # the deictic anchor and notes may be left out
+    assert bank.get("adv-01").turn_3_repair_anchor_deictic is None and bank.get("adv-01").notes == ""
+    assert bank.get("sc-01").repair_anchor("deictic").startswith("I mean this one I'm pinching")
+    clarify, abstain = bank.get("sc-02").answers, bank.get("sc-03").answers
+    assert clarify.current_answers == clarify.prior_answers == clarify.abstain_indicators == ()
+    assert "which booklet" in clarify.clarify_indicators
+    assert abstain.current_answers == abstain.prior_answers == abstain.clarify_indicators == ()
+
+
+def test_bad_condition_list_names_file_entry_and_field(tmp_path):
+    bank_dir = tmp_path / "trio"
+    shutil.copytree(FIXTURES / "trio_spec_shapes", bank_dir)
+    path = bank_dir / "interventions.json"
+    path.write_text(json.dumps([
+        {"name": "calm", "description": "d", "system_prompt": "Be calm."},
+        {"description": "no name", "system_prompt": "x"},
+        {"name": "loud", "system_prompt": 5},
+        {"name": "calm", "system_prompt": "again"},
+    ]))
+    with pytest.raises(BankError) as info:
+        load_bank(bank_dir)
+    assert info.value.problems == [
+        f"{path}: condition #2: field 'name' must be a non-empty string",
+        f"{path}: condition #3: field 'system_prompt' must be a string",
+        f"{path}: condition #4: condition name 'calm' used twice",
+        f"{path}: no 'baseline' condition",
+    ]
+
+
+def test_optional_fields_still_have_types(tmp_path):
+    bank_dir = tmp_path / "trio"
+    shutil.copytree(FIXTURES / "trio_spec_shapes", bank_dir)
+    scenarios = json.loads((bank_dir / "scenarios.json").read_text())
+    scenarios[0]["time_gap_bucket"] = 3
+    scenarios[1]["turn_3_repair_anchor_deictic"] = ["not", "text"]
+    del scenarios[2]["turn_3_repair_anchor"]  # the named anchor stays required
+    (bank_dir / "scenarios.json").write_text(json.dumps(scenarios))
+    with pytest.raises(BankError) as info:
+        load_bank(bank_dir)
+    where = bank_dir / "scenarios.json"
+    assert info.value.problems == [
+        f"{where}: sc-01: field 'time_gap_bucket' must be str or null, got int",
+        f"{where}: sc-02: field 'turn_3_repair_anchor_deictic' must be str or null, got list",
+        f"{where}: sc-03: field 'turn_3_repair_anchor' is missing",
+    ]

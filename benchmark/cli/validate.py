@@ -6,20 +6,27 @@ import argparse
 
 EPILOG = """examples:
   wearsim validate                      # the shipped bank, human-readable
+  wearsim validate path/to/bank         # another bank: v1 dir, its scenarios.json, or a JSONL file
   wearsim validate --json               # machine-readable report
   wearsim validate --scenarios bank.jsonl --subset contrast
+  wearsim validate path/to/bank --strict   # warnings (e.g. no lockfile) fail too
   wearsim validate --write-lock         # rewrite benchmark/v1/MANIFEST.lock.json after an intended change
   wearsim validate --semantic --model openai:gpt-4o-mini   # checks 4 and 5
-exit codes: 0 ok, 1 a check failed, 2 unreadable input
+The shipped bank's exact distributions are enforced only on the shipped bank;
+for any other bank the counts are reported.
+exit codes: 0 ok (warnings allowed unless --strict), 1 a check failed, 2 unreadable input
 """
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("validate", help="check a scenario bank (leakage, object names, schema, duplicates, lock)",
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("bank", nargs="?", help="bank path (same as --scenarios)")
     p.add_argument("--scenarios", help="bank path: v1 dir, its scenarios.json, or a JSONL file (default: shipped bank)")
     p.add_argument("--subset", help="validate only scenarios of this subset (bank or contrast)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--strict", action="store_true",
+                   help="treat warnings as failures (a missing lockfile, object nouns that are not answer tokens)")
     p.add_argument("--write-lock", action="store_true", help="rewrite MANIFEST.lock.json from the current files")
     p.add_argument("--semantic", action="store_true", help="also run checks 4 and 5 with --model")
     p.add_argument("--model", help="model id for the semantic checks")
@@ -34,10 +41,13 @@ def run(args) -> int:
     from pathlib import Path
 
     from benchmark.scenario import BankError, load_bank
-    from benchmark.validate import counts, validate_bank, write_lock
+    from benchmark.validate import counts, is_shipped, validate_bank, write_lock
 
+    if args.bank and args.scenarios:
+        print("give the bank path once: positionally or with --scenarios", file=sys.stderr)
+        return 2
     try:
-        bank = load_bank(args.scenarios)
+        bank = load_bank(args.bank or args.scenarios)
     except BankError as exc:
         if args.json:
             print(json.dumps({"ok": False, "error": "unreadable input", "problems": exc.problems}, indent=2))
@@ -57,17 +67,32 @@ def run(args) -> int:
             print("--semantic needs --model", file=sys.stderr)
             return 2
         checks += asyncio.run(_semantic(bank, args.model, args.base_url))
-    ok = all(c.ok for c in checks)
+    ok = all(c.ok for c in checks) and not (args.strict and any(c.warnings for c in checks))
+    shipped = is_shipped(bank)
+    c = counts(bank)
     if args.json:
-        print(json.dumps({"ok": ok, "counts": counts(bank), "checks": [c.to_dict() for c in checks]}, indent=2))
-    else:
-        c = counts(bank)
-        print(f"{bank.source}: {c['scenarios']} scenarios; target_context {c['target_context']}")
-        for check in checks:
-            print(f"  {'ok  ' if check.ok else 'FAIL'} {check.name}" + ("" if check.ok else f" ({len(check.problems)})"))
-            for problem in check.problems:
-                print(f"       {problem}")
+        print(json.dumps({"ok": ok, "shipped": shipped, "strict": args.strict, "counts": c,
+                          "checks": [check.to_dict() for check in checks]}, indent=2))
+        return 0 if ok else 1
+    rule = "shipped distributions enforced" if shipped else "not the shipped bank: counts reported, not enforced"
+    print(f"{bank.source}: {c['scenarios']} scenarios, {c['activity_domains']} activity domains ({rule})")
+    for key, tally in c.items():
+        if isinstance(tally, dict):
+            print(f"  {key}: " + ", ".join(f"{value} {n}" for value, n in sorted(tally.items(), key=lambda kv: -kv[1])))
+    for check in checks:
+        failed = not check.ok or (args.strict and check.warnings)
+        notes = [_plural(len(check.problems), "problem")] if check.problems else []
+        notes += [_plural(len(check.warnings), "warning")] if check.warnings else []
+        print(f"  {'FAIL' if failed else 'ok  '} {check.name}" + (f" ({', '.join(notes)})" if notes else ""))
+        for problem in check.problems:
+            print(f"       {problem}")
+        for warning in check.warnings:
+            print(f"       warning: {warning}")
     return 0 if ok else 1
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 async def _semantic(bank, model_id, base_url):
