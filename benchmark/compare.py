@@ -14,7 +14,8 @@ from pathlib import Path
 
 from benchmark.scoring import metrics, stats
 from benchmark.scoring.summary import ranking_condition
-from benchmark.scoring.trials import Trial, TrialSet, load_trials
+from benchmark.records import TrialRecord
+from benchmark.scoring.trials import TrialSet, load_trials
 
 
 def _manifest_of(path: Path) -> dict:
@@ -23,7 +24,7 @@ def _manifest_of(path: Path) -> dict:
     return read_manifest(path) if path.is_dir() else {}
 
 
-def paired_trials(a: TrialSet, b: TrialSet) -> list[tuple[Trial, Trial]]:
+def paired_trials(a: TrialSet, b: TrialSet) -> list[tuple[TrialRecord, TrialRecord]]:
     """Pairs of scored trials present in both runs, in cell order."""
     second = {t.cell: t for t in b.trials if t.scored}
     return [(t, second[t.cell]) for t in sorted(a.trials, key=lambda t: t.cell)

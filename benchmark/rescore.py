@@ -16,81 +16,42 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
+from benchmark.records import SCHEMA_VERSION, TrialRecord
 from benchmark.scenario import Scenario, load_bank
-from benchmark.scoring.trials import ALIASES, TranscriptError, load_trials, transcripts_path
+from benchmark.scoring.trials import TranscriptError, load_trials, transcripts_path
 
 
 class RescoreError(ValueError):
     pass
 
 
-def turn_messages(record: dict, scenario: Scenario) -> tuple[str, str | None]:
-    """The Turn 2 and Turn 3 user messages exactly as sent.
+async def _judge_turn(judge, record: TrialRecord, scenario: Scenario, turn: int):
+    from benchmark.judges.base import Verdict
 
-    Taken from the recorded `messages` (the last user message is Turn 3 when a
-    repair was sent, else Turn 2); rebuilt from the bank when no messages were
-    recorded (transcripts from other implementations).
-    """
-    attempted = bool(record.get("turn_3_repair_attempted"))
-    users = [m.get("text") for m in record.get("messages") or [] if isinstance(m, dict) and m.get("role") == "user"]
-    users = [u for u in users if isinstance(u, str)]
-    if len(users) >= (3 if attempted else 2):
-        return (users[-2], users[-1]) if attempted else (users[-1], None)
-    from benchmark.protocol import build_user_turn
-
-    turn_2 = build_user_turn(scenario.turn_2_image, scenario.turn_2_user)
-    return turn_2, (scenario.turn_3_repair_anchor if attempted else None)
-
-
-def _old_label(record: dict, name: str) -> str | None:
-    for key in (name, *ALIASES.get(name, ())):
-        if record.get(key) is not None:
-            return record[key]
-    return None
-
-
-async def _judge_turn(judge, scenario: Scenario, turn: int, message: str, response: str | None):
-    from benchmark.judges.base import JudgeCase, Verdict
-
+    response = record.turn_2_response if turn == 2 else record.turn_3_response
     if response is None:
         return Verdict(None, "", getattr(judge, "name", "?"), unscored_reason=f"no recorded Turn {turn} response")
-    return await judge.label(JudgeCase(scenario, turn, message, response))
+    return await judge.label(record.judge_case(scenario, turn))
 
 
-def _apply(record: dict, prefix: str, verdict, target: str, passed_field: str) -> None:
-    name = f"{prefix}_judge_label"
-    record[f"{prefix}_previous_judge_label"] = _old_label(record, name)
-    for alias in ALIASES.get(name, ()):
-        record.pop(alias, None)
-    record[name] = verdict.label
-    record[f"{prefix}_judge_rationale"] = verdict.rationale
-    record[f"{prefix}_judge_prompt"] = verdict.prompt
-    record[f"{prefix}_judge_raw"] = verdict.raw
-    record[f"{prefix}_unscored_reason"] = verdict.unscored_reason
-    record[passed_field] = None if verdict.label is None else verdict.label == target
-
-
-async def rejudge_record(record: dict, scenario: Scenario, judge) -> dict:
-    """A copy of one trial record with Turn 2 (and Turn 3, if sent) judged again."""
+async def rejudge_record(record: TrialRecord, scenario: Scenario, judge) -> TrialRecord:
+    """The record with Turn 2 (and Turn 3, if sent) judged again on the
+    conversation as it was sent; the labels before go beside the new ones."""
     from benchmark.judges.signals import code_signals
 
-    new = dict(record)
-    new.pop("change_type", None)
-    for name in ("cue_type", "difficulty_tier", "activity_domain"):
-        if new.get(name) is None:
-            new[name] = getattr(scenario, name)
-    if new.get("error"):
-        return new
-    turn_2_message, turn_3_message = turn_messages(record, scenario)
-    response = record.get("turn_2_response")
-    verdict = await _judge_turn(judge, scenario, 2, turn_2_message, response)
-    _apply(new, "turn_2", verdict, scenario.target_context, "turn_2_passed")
-    if isinstance(response, str):
-        new["turn_2_code_signals"] = code_signals(response, scenario.answers)
-    if record.get("turn_3_repair_attempted"):
-        verdict = await _judge_turn(judge, scenario, 3, turn_3_message or "", record.get("turn_3_response"))
-        _apply(new, "turn_3", verdict, scenario.target_context, "turn_3_repair_passed")
-    return new
+    record = record.replace(
+        schema_version=SCHEMA_VERSION, activity_domain=record.activity_domain or scenario.activity_domain,
+        difficulty_tier=scenario.difficulty_tier if record.difficulty_tier == "unknown" else record.difficulty_tier)
+    if record.errored:
+        return record
+    changes = {"turn_2_previous_judge_label": record.turn_2_label,
+               "turn_2_judge": await _judge_turn(judge, record, scenario, 2)}
+    if record.turn_2_response is not None:
+        changes["turn_2_code_signals"] = code_signals(record.turn_2_response, scenario.answers)
+    if record.turn_3_repair_attempted:
+        changes["turn_3_previous_judge_label"] = record.turn_3_label
+        changes["turn_3_judge"] = await _judge_turn(judge, record, scenario, 3)
+    return record.replace(**changes)
 
 
 def rescore(
@@ -149,15 +110,15 @@ def rescore(
             total = len(trial_set.trials)
             with (out / "transcripts.jsonl").open("w", encoding="utf-8") as handle:
                 for number, trial in enumerate(trial_set.trials, start=1):
-                    record = await rejudge_record(trial.record, known[trial.scenario_id], judge)
-                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    record = await rejudge_record(trial, known[trial.scenario_id], judge)
+                    handle.write(record.to_line())
                     handle.flush()
                     progress(f"rescored {number}/{total}: {trial.scenario_id} [{trial.condition}] trial {trial.trial}"
-                             f" -> {record.get('turn_2_judge_label')}")
+                             f" -> {record.turn_2_label}")
             return updated
 
     asyncio.run(run())
     return write_report(out)
 
 
-__all__ = ["RescoreError", "TranscriptError", "rejudge_record", "rescore", "turn_messages"]
+__all__ = ["RescoreError", "TranscriptError", "rejudge_record", "rescore"]

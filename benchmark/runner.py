@@ -9,21 +9,24 @@ and refuses a directory made with a different bank, model or settings.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from benchmark import BENCHMARK_VERSION, SCHEMA_REVISION
-from benchmark.candidates.base import GenerationConfig
-from benchmark.protocol import SCHEMA_VERSION, DirectConversation, run_trial
-from benchmark.scenario import Bank, Scenario
+from benchmark.protocol import Conversation, run_trial
+from benchmark.records import RecordError, TrialRecord
+from benchmark.scenario import Bank, Condition, Scenario
+
+# (scenario, condition) -> the `Conversation` of one trial; `wearsim bench` makes it
+ConversationFactory = Callable[[Scenario, Condition], Conversation]
 
 # manifest fields that must match for a run dir to be resumed
 RESUME_KEYS = (
@@ -50,13 +53,9 @@ class RunSettings:
     concurrency: int = 4
     camera: bool = True
     repair_style: str = "named"
-    base_url: str | None = None
     ranking_judge_family: str | None = None
     ranking_judge_model: str | None = None
     via: str = "direct"
-    server: str | None = None
-    server_token: str | None = None
-    speed: float | None = None  # stream pacing: None is --fast, 1.0 real time
     max_tokens: int = 300
 
 
@@ -135,11 +134,11 @@ def finished_cells(transcripts: Path) -> set[tuple[str, str, int]]:
     with transcripts.open("r", encoding="utf-8") as handle:
         for line in handle:
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
+                record = TrialRecord.from_json(json.loads(line))
+            except (json.JSONDecodeError, RecordError):
                 continue  # a line cut by a kill: that cell runs again
-            if not record.get("error"):
-                done.add((record["condition"], record["scenario_id"], int(record["trial"])))
+            if not record.errored:
+                done.add((record.condition, record.scenario_id, record.trial))
     return done
 
 
@@ -155,8 +154,8 @@ class TranscriptWriter:
                 if handle.read(1) != b"\n":
                     handle.write(b"\n")
 
-    async def append(self, record: dict) -> None:
-        line = json.dumps(record, ensure_ascii=False) + "\n"
+    async def append(self, record: TrialRecord) -> None:
+        line = record.to_line()
         async with self._lock:
             with self.path.open("a", encoding="utf-8") as handle:
                 handle.write(line)
@@ -170,64 +169,31 @@ class Progress:
         self.counts = {"pass": 0, "miss": 0, "unscored": 0, "error": 0}
         self.started = time.monotonic()
 
-    def update(self, record: dict) -> None:
+    def update(self, record: TrialRecord) -> None:
         self.done += 1
-        if record.get("error"):
+        if record.errored:
             self.counts["error"] += 1
-        elif record.get("turn_2_passed") is None:
+        elif record.passed is None:
             self.counts["unscored"] += 1
         else:
-            self.counts["pass" if record["turn_2_passed"] else "miss"] += 1
+            self.counts["pass" if record.passed else "miss"] += 1
         elapsed = time.monotonic() - self.started
         eta = elapsed / self.done * (self.total - self.done)
         width = 24
         filled = int(width * self.done / max(self.total, 1))
         summary = " ".join(f"{k} {v}" for k, v in self.counts.items())
         print(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-              f"{record['scenario_id']} {record['condition']}  {summary}  eta {eta:4.0f}s",
+              f"{record.scenario_id} {record.condition}  {summary}  eta {eta:4.0f}s",
               end="", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         print(file=sys.stderr)
 
 
-def make_conversation(settings: RunSettings, scenario: Scenario, condition, candidate, config):
-    """The `Conversation` of one trial: the text proxy, or simulated glasses."""
-    if settings.via == "direct":
-        return DirectConversation(scenario, condition, candidate, config,
-                                  camera=settings.camera, repair_style=settings.repair_style)
-    if settings.via == "stream":
-        from benchmark.stream_conversation import StreamConversation
-
-        return StreamConversation(scenario, condition, settings.server, settings.model_id, config,
-                                  camera=settings.camera, repair_style=settings.repair_style,
-                                  speed=settings.speed, token=settings.server_token)
-    raise ValueError(f"unknown --via {settings.via!r}")
-
-
-@contextlib.asynccontextmanager
-async def conversation_backend(settings: RunSettings, run_dir: Path):
-    """The candidate for direct runs; for stream runs the server owns the backend,
-    and a server is started in-process when no --server was given."""
-    from benchmark.candidates import open_candidate
-
-    if settings.via == "direct":
-        async with open_candidate(settings.model_id, base_url=settings.base_url, log_dir=run_dir / "logs") as c:
-            yield c, settings
-        return
-    if settings.server:
-        yield None, settings
-        return
-    from streaming.app import ServerSettings
-    from streaming.local_server import running_server
-
-    print("starting the streaming server in-process (Whisper, VAD, backend)", file=sys.stderr)
-    with running_server(ServerSettings(backend_base_url=settings.base_url)) as url:
-        yield None, replace(settings, server=url)
-
-
-async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, *, resume: bool = False) -> dict:
-    """Run every unfinished cell; return counts. Reports are written by the caller."""
+async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversation: ConversationFactory,
+                    *, resume: bool = False) -> dict:
+    """Run every unfinished cell, each trial through `conversation(scenario, condition)`;
+    return counts. Reports are written by the caller."""
     from benchmark.judges import open_judge
 
     for name in settings.conditions:
@@ -242,39 +208,33 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, *, resume:
         return {"ran": 0, "skipped": total}
     writer = TranscriptWriter(run_dir / "transcripts.jsonl")
     progress = Progress(len(cells))
-    config = GenerationConfig(temperature=settings.temperature, max_tokens=settings.max_tokens)
     semaphore = asyncio.Semaphore(max(1, settings.concurrency))
 
-    async with conversation_backend(settings, run_dir) as (candidate, settings), \
-            open_judge(settings.judge_family, settings.judge_model) as judge:
+    async with open_judge(settings.judge_family, settings.judge_model) as judge:
         ranking_ctx = (open_judge(settings.ranking_judge_family, settings.ranking_judge_model)
                        if settings.ranking_judge_family else None)
         ranking_judge = await ranking_ctx.__aenter__() if ranking_ctx else None
         try:
             async def run_cell(condition_name: str, scenario: Scenario, trial: int) -> None:
                 condition = bank.condition(condition_name)
-                base = {
-                    "schema_version": SCHEMA_VERSION, "scenario_id": scenario.scenario_id,
-                    "condition": condition_name, "trial": trial, "target_context": scenario.target_context,
-                    "cue_type": scenario.cue_type, "difficulty_tier": scenario.difficulty_tier,
-                    "activity_domain": scenario.activity_domain, "via": settings.via,
-                    "candidate_model": settings.model_id, "system_prompt": condition.system_prompt,
-                }
+                cell = dict(scenario_id=scenario.scenario_id, condition=condition_name, trial=trial,
+                            via=settings.via, candidate_model=settings.model_id,
+                            system_prompt=condition.system_prompt)
                 async with semaphore:
                     started = time.monotonic()
-                    conversation = None
+                    talk = None
                     try:
-                        conversation = make_conversation(settings, scenario, condition, candidate, config)
-                        fields = await run_trial(conversation, scenario, judge, ranking_judge)
-                        record = {**base, **fields, "error": None}
+                        talk = conversation(scenario, condition)
+                        record = (await run_trial(talk, scenario, judge, ranking_judge)).replace(**cell)
                     except Exception as exc:  # recorded, excluded from metrics, counted
-                        record = {**base, "turn_2_response": None, "turn_2_judge_label": None,
-                                  "turn_2_passed": None, "turn_3_repair_attempted": False,
-                                  "error": f"{type(exc).__name__}: {exc}"[:500]}
+                        record = TrialRecord(
+                            target_context=scenario.target_context, cue_type=scenario.cue_type,
+                            difficulty_tier=scenario.difficulty_tier, activity_domain=scenario.activity_domain,
+                            error=f"{type(exc).__name__}: {exc}"[:500], **cell)
                     finally:
-                        if conversation is not None and hasattr(conversation, "aclose"):
-                            await conversation.aclose()
-                    record["wall_s"] = round(time.monotonic() - started, 3)
+                        if talk is not None and hasattr(talk, "aclose"):
+                            await talk.aclose()
+                    record = record.replace(wall_s=round(time.monotonic() - started, 3))
                 await writer.append(record)
                 progress.update(record)
 

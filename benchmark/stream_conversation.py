@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage
-from benchmark.protocol import TurnResult
+from benchmark.records import TurnResult
 from benchmark.scenario import Condition, Scenario
 
 
@@ -76,22 +76,13 @@ class StreamConversation:
         await self.client.play(plan, self.pacer)
         self.lateness += self.pacer.lateness
         events = await self.client.wait_turn(turn)
-        turn_input = events["turn.input"]
-        if turn_input.get("context_message"):
-            self.messages.append(Message("user", turn_input["context_message"]))
-        self.messages.append(Message("user", turn_input["user_message"]))
-        done = events["assistant.done"]
-        self.messages.append(Message("assistant", done["text"]))
-        latency = events["metrics"]["latency_s"]
-        usage = done.get("usage") or {}
-        reply = Reply(done["text"], self.backend, Usage(usage.get("input_tokens", 0), usage.get("output_tokens", 0)),
+        self.messages += [Message("user", text) for text in events.input.messages()]
+        self.messages.append(Message("assistant", events.done.text))
+        latency = events.metrics.latency_s
+        reply = Reply(events.done.text, self.backend, Usage(events.done.input_tokens, events.done.output_tokens),
                       latency.get("speech_end_to_reply_done", 0.0), latency.get("speech_end_to_first_token"))
-        info = turn_input["input"]
-        provenance = {"camera_source": info["camera_source"], "speech_source": info["speech_source"],
-                      "camera_block": info["camera_block"], "transcript": info["speech"],
-                      "context_block": info.get("context_block"), "context_source": info.get("context_source"),
-                      "speech_media": plan.speech_source, "frames_sent": plan.has_frames, "metrics": latency}
-        return TurnResult(turn, turn_input["user_message"], reply, provenance)
+        return TurnResult(turn, events.input, reply, metrics=latency,
+                          glasses={"speech_media": plan.speech_source, "frames_sent": plan.has_frames})
 
     async def aclose(self) -> None:
         if self.client is not None:

@@ -13,7 +13,7 @@ import json
 import re
 
 from benchmark.candidates.base import Candidate, GenerationConfig, Message
-from benchmark.protocol import build_user_turn
+from benchmark.records import build_user_turn
 from benchmark.scenario import Bank
 from benchmark.validate import CheckResult
 

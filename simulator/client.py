@@ -1,5 +1,5 @@
 """The simulated glasses' WebSocket client: sends a timeline, paced, and
-collects the server's events by turn."""
+collects the server's typed events by turn."""
 
 from __future__ import annotations
 
@@ -7,9 +7,11 @@ import asyncio
 import json
 import random
 import time
+from dataclasses import dataclass
 
 import websockets
 
+from benchmark.records import TurnInput
 from simulator.pacing import Pacer
 from simulator.timeline import TurnPlan
 from streaming import wire
@@ -17,6 +19,15 @@ from streaming import wire
 
 class ServerError(RuntimeError):
     pass
+
+
+@dataclass(frozen=True)
+class TurnEvents:
+    """What the server said about one finished turn."""
+
+    input: TurnInput
+    done: wire.AssistantDone
+    metrics: wire.Metrics
 
 
 class GlassesClient:
@@ -29,37 +40,43 @@ class GlassesClient:
         self.on_event = on_event
         self.drop_frames = drop_frames
         self.random = random.Random(seed)
-        self.events: list[dict] = []  # every server event, with arrival time, for the session log
+        self.events: list[tuple[float, wire.ServerEvent]] = []  # (arrival time, event), for the session log
         self._turn_done: dict[int, asyncio.Event] = {}
         self._ws = None
         self._reader: asyncio.Task | None = None
         self._failure: str | None = None
 
-    async def connect(self, config: wire.SessionConfig, timeout: float = 300.0) -> dict:
+    async def connect(self, config: wire.SessionConfig, timeout: float = 300.0) -> wire.Ready:
         self._ws = await websockets.connect(self.url, max_size=wire.MAX_MESSAGE_BYTES)
         await self._ws.send(wire.hello(self.token, config))
-        ready = json.loads(await asyncio.wait_for(self._ws.recv(), timeout))
+        ready = wire.decode_event(await asyncio.wait_for(self._ws.recv(), timeout))
         self._record(ready)
-        if ready.get("type") != "ready":
-            raise ServerError(f"server refused the session: {ready.get('code')}: {ready.get('message')}")
+        if not isinstance(ready, wire.Ready):
+            detail = f"{ready.code}: {ready.message}" if isinstance(ready, wire.Error) else ready.type
+            raise ServerError(f"server refused the session: {detail}")
         self._reader = asyncio.create_task(self._read())
         return ready
 
-    def _record(self, event: dict) -> None:
-        event = {**event, "received_at": round(time.time(), 3)}
-        self.events.append(event)
+    def _record(self, event: wire.ServerEvent) -> None:
+        self.events.append((round(time.time(), 3), event))
         if self.on_event is not None:
             self.on_event(event)
+
+    def session_log(self) -> list[dict]:
+        """Every event as it came over the wire, with its arrival time."""
+        return [{**json.loads(wire.encode_event(event)), "received_at": at} for at, event in self.events]
 
     async def _read(self) -> None:
         try:
             async for raw in self._ws:
-                event = json.loads(raw)
+                event = wire.decode_event(raw)
                 self._record(event)
-                if event.get("type") == "metrics":
-                    self._turn_done.setdefault(event["turn"], asyncio.Event()).set()
+                if isinstance(event, wire.Metrics):
+                    self._turn_done.setdefault(event.turn, asyncio.Event()).set()
         except websockets.ConnectionClosed as exc:
             self._failure = f"connection closed ({exc.code})"
+        except wire.WireError as exc:
+            self._failure = f"unreadable server event: {exc.message}"
         finally:
             self._failure = self._failure or "connection closed"
             for done in self._turn_done.values():
@@ -77,19 +94,19 @@ class GlassesClient:
             else:
                 await self._ws.send(wire.encode_media(wire.KIND_AUDIO, item.t_ms, item.payload))
 
-    async def wait_turn(self, turn: int, timeout: float = 600.0) -> dict[str, dict]:
-        """The turn's events by type (the last of each), once its metrics arrived."""
+    async def wait_turn(self, turn: int, timeout: float = 600.0) -> TurnEvents:
+        """The turn's input, reply and metrics (the last of each), once its metrics arrived."""
         done = self._turn_done.setdefault(turn, asyncio.Event())
         try:
             await asyncio.wait_for(done.wait(), timeout)
         except asyncio.TimeoutError:
             raise ServerError(f"no reply for turn {turn} within {timeout:.0f} s") from None
-        by_type = {e["type"]: e for e in self.events if e.get("turn") == turn}
-        if "metrics" not in by_type:
-            errors = [e for e in self.events if e.get("type") == "error"]
-            detail = f"{errors[-1]['code']}: {errors[-1]['message']}" if errors else self._failure
+        by_type = {type(e): e for _, e in self.events if getattr(e, "turn", None) == turn}
+        if wire.Metrics not in by_type:
+            errors = [e for _, e in self.events if isinstance(e, wire.Error)]
+            detail = f"{errors[-1].code}: {errors[-1].message}" if errors else self._failure
             raise ServerError(f"turn {turn} did not complete: {detail}")
-        return by_type
+        return TurnEvents(by_type[wire.TurnInputEvent].input, by_type[wire.AssistantDone], by_type[wire.Metrics])
 
     async def close(self) -> None:
         if self._ws is not None:

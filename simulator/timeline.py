@@ -45,11 +45,11 @@ class TurnPlan:
 
 def _speech_pcm(scenario: Scenario, turn: int, media_root: Path, repair_style: str) -> tuple[bytes, str]:
     from perception.audio import decode_audio, float_to_pcm16
-    from perception.turn_input import authored_speech
+    from benchmark.records import authored_turn_input
 
     _, speech_name = TURN_MEDIA[turn]
     path = turn_speech(media_root, scenario.scenario_id, speech_name)
-    text = authored_speech(scenario, turn, repair_style)
+    text = authored_turn_input(scenario, turn, repair_style=repair_style).speech
     if path is not None and not (turn == 3 and repair_style == "deictic" and scenario.turn_3_repair_anchor_deictic):
         return float_to_pcm16(decode_audio(path)), "media"
     from simulator.tts import synthesize

@@ -93,12 +93,12 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         await websocket.accept()
         send_lock = asyncio.Lock()
 
-        async def send(event: dict) -> None:
+        async def send(event: wire.ServerEvent) -> None:
             async with send_lock:
-                await websocket.send_json(event)
+                await websocket.send_text(wire.encode_event(event))
 
         async def fail(code: str, message: str, close: int | None = None) -> None:
-            await send({"type": "error", "code": code, "message": message})
+            await send(wire.Error(code, message))
             if close is not None:
                 await websocket.close(code=close)
 
@@ -122,7 +122,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
             await fail("backend_unavailable", f"{type(exc).__name__}: {exc}"[:300], wire.CLOSE_BAD_HELLO)
             return
         state["sessions"] += 1
-        await send({"type": "ready", "protocol": wire.PROTOCOL_VERSION, "backend": config.backend})
+        await send(wire.Ready(wire.PROTOCOL_VERSION, config.backend))
         violations = 0
         audio_rate, frame_rate = RateWindow(), RateWindow()
         try:

@@ -2,16 +2,21 @@
 
 Binary messages carry media: one kind byte, an unsigned 64-bit big-endian
 timestamp in milliseconds, then the payload (PCM16 mono 16 kHz audio, or one
-JPEG frame). Text messages are JSON objects with a `type`. See
+JPEG frame). Text messages are JSON objects with a `type`: the client's
+are plain dicts, the server's are typed events (one dataclass per type,
+`encode_event` / `decode_event`). See
 docs/protocol.md for the full list, the limits and the close codes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import struct
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar, Union
+
+from benchmark.records import RecordError, TurnInput
 
 PROTOCOL_VERSION = 1
 KIND_AUDIO = 0x01
@@ -32,8 +37,6 @@ CLOSE_BAD_HELLO = 4002
 CLOSE_LIMITS = 4008
 
 CLIENT_TYPES = ("hello", "turn.end", "session.end")
-SERVER_TYPES = ("ready", "speech.started", "transcript.partial", "transcript.final", "camera.block", "turn.input",
-                "assistant.delta", "assistant.done", "metrics", "error")
 
 
 class WireError(ValueError):
@@ -111,13 +114,14 @@ def decode_media(data: bytes) -> Media:
     return Media(kind, t_ms, payload)
 
 
-def encode_message(message_type: str, **fields: Any) -> str:
-    if message_type not in CLIENT_TYPES + SERVER_TYPES:
-        raise WireError("bad_message", f"unknown message type {message_type!r}")
-    return json.dumps({"type": message_type, **fields}, ensure_ascii=False)
+def encode_message(message_type: str, **values: Any) -> str:
+    """A client message (hello, turn.end, session.end); server events use `encode_event`."""
+    if message_type not in CLIENT_TYPES:
+        raise WireError("bad_message", f"unknown client message type {message_type!r}")
+    return json.dumps({"type": message_type, **values}, ensure_ascii=False)
 
 
-def decode_message(text: str, *, allowed: tuple[str, ...] = CLIENT_TYPES) -> dict:
+def _json_object(text: str) -> dict:
     if len(text.encode("utf-8")) > MAX_MESSAGE_BYTES:
         raise WireError("too_large", f"message is over {MAX_MESSAGE_BYTES} bytes")
     try:
@@ -126,9 +130,141 @@ def decode_message(text: str, *, allowed: tuple[str, ...] = CLIENT_TYPES) -> dic
         raise WireError("bad_json", f"message is not JSON: {exc.msg} at column {exc.colno}") from None
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise WireError("bad_message", "a text message must be a JSON object with a string 'type'")
+    return data
+
+
+def decode_message(text: str, *, allowed: tuple[str, ...] = CLIENT_TYPES) -> dict:
+    data = _json_object(text)
     if data["type"] not in allowed:
         raise WireError("bad_message", f"unexpected message type {data['type']!r}")
     return data
+
+
+# ---------------------------------------------------------------- server events
+# One frozen dataclass per event type; `type` is its name on the wire.
+
+@dataclass(frozen=True)
+class Ready:
+    type: ClassVar[str] = "ready"
+    protocol: int
+    backend: str
+
+
+@dataclass(frozen=True)
+class SpeechStarted:
+    type: ClassVar[str] = "speech.started"
+    t_ms: int
+
+
+@dataclass(frozen=True)
+class TranscriptPartial:
+    type: ClassVar[str] = "transcript.partial"
+    text: str
+    t_ms: int
+
+
+@dataclass(frozen=True)
+class TranscriptFinal:
+    type: ClassVar[str] = "transcript.final"
+    turn: int
+    text: str
+    start_ms: int
+    end_ms: int
+
+
+@dataclass(frozen=True)
+class CameraBlock:
+    type: ClassVar[str] = "camera.block"
+    turn: int
+    text: str | None
+    source: str | None  # "perceived", "authored" or None
+    context: str | None = None
+    context_source: str | None = None
+
+
+@dataclass(frozen=True)
+class TurnInputEvent:
+    """The turn's input as the assistant got it; on the wire it also carries the
+    two message strings built from it, so a client needs no builder of its own."""
+
+    type: ClassVar[str] = "turn.input"
+    turn: int
+    input: TurnInput
+
+
+@dataclass(frozen=True)
+class AssistantDelta:
+    type: ClassVar[str] = "assistant.delta"
+    turn: int
+    text: str
+
+
+@dataclass(frozen=True)
+class AssistantDone:
+    type: ClassVar[str] = "assistant.done"
+    turn: int
+    text: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Metrics:
+    type: ClassVar[str] = "metrics"
+    turn: int
+    latency_s: dict  # seconds from the end of speech: see docs/protocol.md
+
+
+@dataclass(frozen=True)
+class Error:
+    type: ClassVar[str] = "error"
+    code: str
+    message: str
+
+
+ServerEvent = Union[Ready, SpeechStarted, TranscriptPartial, TranscriptFinal, CameraBlock, TurnInputEvent,
+                    AssistantDelta, AssistantDone, Metrics, Error]
+EVENT_TYPES: dict[str, type] = {cls.type: cls for cls in ServerEvent.__args__}
+SERVER_TYPES = tuple(EVENT_TYPES)
+
+
+def encode_event(event: ServerEvent) -> str:
+    if type(event) not in EVENT_TYPES.values():
+        raise WireError("bad_message", f"not a server event: {event!r}")
+    data: dict[str, Any] = {"type": event.type}
+    for f in fields(event):
+        data[f.name] = getattr(event, f.name)
+    if isinstance(event, TurnInputEvent):
+        data["input"] = event.input.to_json()
+        data["user_message"] = event.input.user_message
+        data["context_message"] = event.input.context_message
+    elif isinstance(event, AssistantDone):
+        data["usage"] = {"input_tokens": data.pop("input_tokens"), "output_tokens": data.pop("output_tokens")}
+    return json.dumps(data, ensure_ascii=False)
+
+
+def decode_event(text: str) -> ServerEvent:
+    """One server event; an unknown type, a missing field or an unknown field is a `WireError`."""
+    data = _json_object(text)
+    kind = data.pop("type")
+    cls = EVENT_TYPES.get(kind)
+    if cls is None:
+        raise WireError("bad_message", f"unknown server event type {kind!r}")
+    if cls is TurnInputEvent:
+        data.pop("user_message", None), data.pop("context_message", None)
+        try:
+            data["input"] = TurnInput.from_json(data.get("input"), "turn.input event")
+        except RecordError as exc:
+            raise WireError("bad_message", str(exc)) from None
+    elif cls is AssistantDone:
+        usage = data.pop("usage", None) or {}
+        data.update(input_tokens=usage.get("input_tokens", 0), output_tokens=usage.get("output_tokens", 0))
+    names = {f.name for f in fields(cls)}
+    required = {f.name for f in fields(cls) if f.default is dataclasses.MISSING}
+    unknown, missing = sorted(set(data) - names), sorted(required - set(data))
+    if unknown or missing:
+        raise WireError("bad_message", f"{cls.type} event: unknown field(s) {unknown}, missing field(s) {missing}")
+    return cls(**data)
 
 
 def hello(token: str | None, config: SessionConfig) -> str:

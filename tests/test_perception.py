@@ -21,6 +21,7 @@ from perception.describers import ModelDescriber, describe_pixels, make_describe
 from perception.frames import Frame, encode_jpeg, pick_context_frame, select_frame
 from perception.quality import object_names_in_camera_block, word_error_rate
 from perception.speech import FinalTranscript, SpeechSegmenter, SpeechStarted
+from benchmark.records import authored_turn_input
 from perception.turn_input import assemble_turn_input
 from tests.fake_openai import FakeOpenAI
 
@@ -146,19 +147,26 @@ def test_context_frame_only_when_it_differs():
 
 def test_fallback_and_provenance():
     recall = BANK.get("sc-47")
-    authored = assemble_turn_input(recall, 1)
+    authored = assemble_turn_input(authored_turn_input(recall, 1))
     assert (authored.camera_block, authored.speech) == (recall.turn_1_image, recall.turn_1_user)
     assert (authored.camera_source, authored.speech_source) == ("authored", "authored")
     assert authored.context_block == recall.context_image and authored.context_source == "authored"
-    mixed = assemble_turn_input(recall, 2, perceived_speech="did i put enough in", perceived_camera=None)
+    mixed = assemble_turn_input(authored_turn_input(recall, 2), perceived_speech="did i put enough in",
+                                perceived_camera=None)
     assert mixed.speech_source == "perceived" and mixed.camera_source == "authored"
     assert mixed.camera_block == recall.turn_2_image and mixed.context_block is None
-    seen = assemble_turn_input(recall, 1, perceived_camera="Mostly grey.", perceived_context="Mostly blue.")
+    seen = assemble_turn_input(authored_turn_input(recall, 1), perceived_camera="Mostly grey.",
+                               perceived_context="Mostly blue.")
     assert (seen.camera_source, seen.context_source) == ("perceived", "perceived")
-    repair = assemble_turn_input(BANK.get("sc-38"), 3, repair_style="deictic")
+    assert seen.messages() == ["[Camera: Mostly blue.]", f"[Camera: Mostly grey.]\n{recall.turn_1_user}"]
+    repair = assemble_turn_input(authored_turn_input(BANK.get("sc-38"), 3, repair_style="deictic"),
+                                 perceived_camera="a frame nobody asked for")
     assert repair.speech == BANK.get("sc-38").turn_3_repair_anchor and repair.camera_block is None
-    empty = assemble_turn_input(BANK.get("sc-01"), 2, perceived_speech="   ")
+    empty = assemble_turn_input(authored_turn_input(BANK.get("sc-01"), 2), perceived_speech="   ")
     assert empty.speech_source == "authored"
+    stripped = assemble_turn_input(authored_turn_input(recall, 1, camera=False))
+    assert stripped.camera_source is None and stripped.context_block is None and stripped.messages() == [
+        recall.turn_1_user]
 
 
 def test_openai_describer_sends_a_data_uri_and_caches(tmp_path):

@@ -1,10 +1,12 @@
 """The Turn 1/2/3 protocol: exact message strings, repair only on a miss."""
 
 import asyncio
+import json
 
 from benchmark.candidates.base import GenerationConfig, Reply
 from benchmark.judges.base import Verdict
-from benchmark.protocol import DirectConversation, build_context_message, build_user_turn, run_trial
+from benchmark.protocol import DirectConversation, run_trial
+from benchmark.records import build_context_message, build_user_turn
 from benchmark.scenario import load_bank
 
 BANK = load_bank()
@@ -56,7 +58,7 @@ def test_turns_sent_with_camera_blocks_and_system_prompt():
         ("user", f"[Camera: {s.turn_1_image}]\n{s.turn_1_user}"), ("assistant", "reply 1"),
         ("user", f"[Camera: {s.turn_2_image}]\n{s.turn_2_user}")]
     assert first[1] == second[1] == BASELINE.system_prompt
-    assert record["turn_2_passed"] is True and record["turn_3_repair_attempted"] is False
+    assert record.passed is True and record.turn_3_repair_attempted is False
 
 
 def test_context_image_goes_first_as_its_own_message():
@@ -72,8 +74,9 @@ def test_repair_only_on_a_miss_and_judged():
     assert len(candidate.calls) == 3
     assert candidate.calls[2][0][-1].text == s.turn_3_repair_anchor
     assert [c.turn for c in judge.cases] == [2, 3]
-    assert record["turn_2_passed"] is False and record["turn_3_repair_attempted"] is True
-    assert record["turn_3_repair_passed"] is True
+    assert record.passed is False and record.turn_3_repair_attempted is True
+    assert record.repair_passed is True
+    assert judge.cases[1].turn_2_message == f"[Camera: {s.turn_2_image}]\n{s.turn_2_user}"
 
 
 def test_unscored_turn_2_is_not_a_miss():
@@ -84,7 +87,7 @@ def test_unscored_turn_2_is_not_a_miss():
     s = BANK.get("sc-01")
     candidate = ScriptedCandidate()
     record = asyncio.run(run_trial(DirectConversation(s, BASELINE, candidate, GenerationConfig()), s, Unscored([])))
-    assert record["turn_2_passed"] is None and record["turn_3_repair_attempted"] is False
+    assert record.passed is None and record.turn_3_repair_attempted is False
     assert len(candidate.calls) == 2
 
 
@@ -101,5 +104,32 @@ def test_camera_ablation_strips_every_block_and_the_context_message():
     s = BANK.get("sc-47")
     record, candidate, _ = play(s, ["prior"], camera=False)
     assert [m.text for m in candidate.calls[1][0] if m.role == "user"] == [s.turn_1_user, s.turn_2_user]
-    assert all("[Camera:" not in m["text"] for m in record["messages"])
-    assert record["turns"][0]["camera_source"] is None and record["turns"][0]["speech_source"] == "authored"
+    assert all("[Camera:" not in m.text for m in record.messages)
+    first = record.turns[0].input
+    assert first.camera_source is None and first.speech_source == "authored" and first.context_block is None
+
+
+def test_the_judge_sees_the_conversation_as_sent_under_no_camera():
+    from benchmark.judges.prompt import render_judge_prompt
+
+    s = BANK.get("sc-47")  # a recall scenario: context, turn 1 and turn 2 camera blocks
+    record, _, judge = play(s, ["current", "prior"], camera=False)  # target prior: a miss, then the repair
+    turn_2_case, turn_3_case = judge.cases
+    for case in judge.cases:
+        prompt = render_judge_prompt(case)
+        assert "[Camera:" not in prompt
+        assert f"<turn_2_message>\n{s.turn_2_user}\n</turn_2_message>" in prompt
+        assert "Before the user spoke" not in prompt  # no context message was sent
+    assert f"<turn_3_message>\n{s.turn_3_repair_anchor}\n</turn_3_message>" in render_judge_prompt(turn_3_case)
+    with_camera = render_judge_prompt(play(s, ["prior"])[2].cases[0])
+    assert f"[Camera: {s.turn_2_image}]" in with_camera and "Before the user spoke" in with_camera
+
+
+def test_a_record_survives_its_json_form():
+    from benchmark.records import TrialRecord
+
+    record, _, _ = play(BANK.get("sc-47"), ["current", "prior"])
+    record = record.replace(condition="baseline", trial=3, via="direct", candidate_model="scripted")
+    again = TrialRecord.from_json(json.loads(record.to_line()))
+    assert again == record
+    assert again.turns[2].input.user_message == BANK.get("sc-47").turn_3_repair_anchor

@@ -5,6 +5,7 @@ the assistant backend is a local OpenAI-compatible test server."""
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -13,7 +14,7 @@ import pytest
 import websockets
 
 from benchmark.candidates.base import GenerationConfig
-from benchmark.protocol import build_user_turn
+from benchmark.records import TurnInput, build_user_turn
 from benchmark.scenario import load_bank
 from benchmark.stream_conversation import StreamConversation
 from perception.frames import encode_jpeg
@@ -56,13 +57,42 @@ def test_media_round_trip():
 
 
 def test_every_message_type_round_trips():
-    for message_type in wire.CLIENT_TYPES + wire.SERVER_TYPES:
-        text = wire.encode_message(message_type, turn=2, text="hé")
-        assert wire.decode_message(text, allowed=(message_type,)) == {"type": message_type, "turn": 2, "text": "hé"}
+    for message_type in wire.CLIENT_TYPES:
+        text = wire.encode_message(message_type, t_ms=2)
+        assert wire.decode_message(text, allowed=(message_type,)) == {"type": message_type, "t_ms": 2}
     config = wire.SessionConfig(backend="openai:x", system_prompt="sys", silence_ms=900,
                                 fallback_camera={"1": "a grey disc"}, fallback_context="steam")
     token, parsed = wire.parse_hello(wire.hello("tok", config))
     assert token == "tok" and parsed == config
+
+
+def test_every_server_event_round_trips_typed():
+    turn_input = TurnInput(1, "a grey disc", "what is this", "perceived", "perceived", "steam", "authored",
+                           {"asr_decode_s": 0.2})
+    events = [
+        wire.Ready(1, "local"), wire.SpeechStarted(40), wire.TranscriptPartial("wha", 300),
+        wire.TranscriptFinal(1, "what is this", 40, 900), wire.CameraBlock(1, "a grey disc", "perceived", "steam", "authored"),
+        wire.TurnInputEvent(1, turn_input), wire.AssistantDelta(1, "A d"), wire.AssistantDone(1, "A disc.", 12, 3),
+        wire.Metrics(1, {"speech_end_to_reply_done": 1.5}), wire.Error("bad_json", "message is not JSON"),
+    ]
+    assert {e.type for e in events} == set(wire.SERVER_TYPES)
+    for event in events:
+        assert wire.decode_event(wire.encode_event(event)) == event
+    on_wire = json.loads(wire.encode_event(wire.TurnInputEvent(1, turn_input)))
+    assert on_wire["user_message"] == "[Camera: a grey disc]\nwhat is this"
+    assert on_wire["context_message"] == "[Camera: steam]"
+    assert json.loads(wire.encode_event(events[7]))["usage"] == {"input_tokens": 12, "output_tokens": 3}
+
+
+def test_unknown_or_malformed_server_events_are_rejected():
+    for text, words in (('{"type": "assistant.shout", "text": "hi"}', "unknown server event type"),
+                        ('{"type": "assistant.delta", "turn": 1}', "missing field(s) ['text']"),
+                        ('{"type": "speech.started", "t_ms": 1, "colour": 2}', "unknown field(s) ['colour']"),
+                        ('{"type": "turn.input", "turn": 1, "input": {"turn": 1}}', "field 'speech'")):
+        with pytest.raises(wire.WireError, match=re.escape(words)):
+            wire.decode_event(text)
+    with pytest.raises(wire.WireError):
+        wire.encode_message("assistant.done", text="server events are not client messages")
 
 
 def test_codec_errors_are_named():
@@ -199,12 +229,12 @@ def test_without_media_the_stream_gives_the_text_path_turn_inputs(server_url):
     results, messages = _play(server_url, scenario)
     for result, image, speech in zip(results, (scenario.turn_1_image, scenario.turn_2_image),
                                      (scenario.turn_1_user, scenario.turn_2_user)):
-        p = result.provenance
-        assert p["camera_source"] == "authored" and p["camera_block"] == image
-        assert p["speech_source"] == "perceived" and word_error_rate(speech, p["transcript"]) <= 0.7
-        assert result.user_message == build_user_turn(image, p["transcript"])
-        assert set(p["metrics"]) == {"speech_end_to_transcript_final", "speech_end_to_camera_block",
-                                     "speech_end_to_first_token", "speech_end_to_reply_done"}
+        sent = result.input
+        assert sent.camera_source == "authored" and sent.camera_block == image
+        assert sent.speech_source == "perceived" and word_error_rate(speech, sent.speech) <= 0.7
+        assert sent.user_message == build_user_turn(image, sent.speech)
+        assert set(result.metrics) == {"speech_end_to_transcript_final", "speech_end_to_camera_block",
+                                       "speech_end_to_first_token", "speech_end_to_reply_done"}
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
     assert results[1].reply.text == "It is the one in your hand now."
 
@@ -212,12 +242,12 @@ def test_without_media_the_stream_gives_the_text_path_turn_inputs(server_url):
 def test_with_media_the_camera_blocks_are_perceived(server_url, backend):
     scenario = BANK.get("sc-47")  # rendered context, turn 1 and turn 2 stills
     results, messages = _play(server_url, scenario, turns=(1, 2, 3))
-    first, second, repair = results
-    assert first.provenance["camera_source"] == "perceived" and first.provenance["context_source"] == "perceived"
-    assert first.provenance["camera_block"] != scenario.turn_1_image
+    first, second, repair = (r.input for r in results)
+    assert first.camera_source == "perceived" and first.context_source == "perceived"
+    assert first.camera_block != scenario.turn_1_image
     assert messages[0].text.startswith("[Camera: Mostly") and messages[1].text.startswith("[Camera: ")
-    assert second.provenance["camera_source"] == "perceived" and second.provenance["context_block"] is None
-    assert repair.provenance["camera_block"] is None and "salt" in repair.provenance["transcript"].lower()
+    assert second.camera_source == "perceived" and second.context_block is None
+    assert repair.camera_block is None and "salt" in repair.speech.lower()
     sent = backend.requests[-1]["messages"]
     assert sent[0] == {"role": "system", "content": BASELINE.system_prompt}
     assert all("current_answers" not in json.dumps(r) and "sc-47" not in json.dumps(r) for r in backend.requests)
@@ -225,22 +255,32 @@ def test_with_media_the_camera_blocks_are_perceived(server_url, backend):
 
 def test_camera_ablation_over_the_stream(server_url):
     results, messages = _play(server_url, BANK.get("sc-47"), turns=(1,), camera=False)
-    assert results[0].provenance["camera_source"] is None and "[Camera:" not in messages[0].text
+    assert results[0].input.camera_source is None and "[Camera:" not in messages[0].text
 
 
-def test_bench_via_stream_records_perception(backend, tmp_path):
-    run_dir = tmp_path / "stream"
+def _bench(args, run_dir, backend):
     done = subprocess.run(
-        [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--model", "openai:fake", "--base-url",
-         backend.base_url, "--judge-family", "lexical", "--conditions", "baseline", "--limit", "2",
-         "--output-dir", str(run_dir)],
+        [sys.executable, "-m", "benchmark", "bench", "--model", "openai:fake", "--base-url", backend.base_url,
+         "--judge-family", "lexical", "--conditions", "baseline", "--output-dir", str(run_dir), *args],
         capture_output=True, text=True, timeout=600, env={**os.environ, "OPENAI_API_KEY": ""})
     assert done.returncode == 0, done.stderr
-    records = [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
-    assert len(records) == 2 and all(r["error"] is None for r in records)
-    for record in records:
+    return [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
+
+
+def test_bench_via_stream_records_perception_with_the_same_keys_as_direct(backend, tmp_path):
+    streamed = _bench(["--via", "stream", "--limit", "2"], tmp_path / "stream", backend)
+    assert len(streamed) == 2 and all(r["error"] is None for r in streamed)
+    for record in streamed:
         assert record["via"] == "stream"
         turn_2 = record["turns"][1]
-        assert turn_2["speech_source"] == "perceived" and turn_2["transcript"]
+        assert turn_2["input"]["speech_source"] == "perceived" and turn_2["input"]["speech"]
         assert turn_2["metrics"]["speech_end_to_reply_done"] > 0
+        assert turn_2["glasses"]["speech_media"] in ("media", "tts")
         assert "current_answers" not in json.dumps(record["messages"])
+    direct = _bench(["--via", "direct", "--limit", "1"], tmp_path / "direct", backend)
+    first = {r["scenario_id"]: r for r in streamed}[direct[0]["scenario_id"]]
+    assert set(first) == set(direct[0])
+    for streamed_turn, direct_turn in zip(first["turns"], direct[0]["turns"]):
+        assert set(streamed_turn) == set(direct_turn)
+        assert set(streamed_turn["input"]) == set(direct_turn["input"])
+        assert set(streamed_turn["reply"]) == set(direct_turn["reply"])

@@ -28,25 +28,28 @@ class ReplayCandidate:
         self.model_id = model_id or f"replay:{source}"
         self._replies: dict[tuple, list[str]] = defaultdict(list)
         self._served: dict[tuple, int] = defaultdict(int)
+        from benchmark.records import RecordError, TrialRecord
+
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             if not line.strip():
                 continue
+            where = f"replay: {path}: line {number}"
             try:
-                record = json.loads(line)
+                record = TrialRecord.from_json(json.loads(line), where)
             except json.JSONDecodeError as exc:
-                raise RuntimeError(f"replay: {path}: line {number}: invalid JSON: {exc.msg}") from None
-            if record.get("error"):
+                raise RuntimeError(f"{where}: invalid JSON: {exc.msg}") from None
+            except RecordError as exc:
+                raise RuntimeError(str(exc)) from None
+            if record.errored:
                 continue
-            if not isinstance(record.get("messages"), list):
-                raise RuntimeError(f"replay: {path}: line {number}: field 'messages' is missing; "
-                                   "replay needs transcripts written by wearsim bench")
+            if not record.messages:
+                raise RuntimeError(f"{where}: no recorded messages; replay needs transcripts written by wearsim bench")
             users: list[str] = []
-            system = record.get("system_prompt", "")
-            for message in record["messages"]:
-                if message.get("role") == "user":
-                    users.append(message.get("text", ""))
-                elif message.get("role") == "assistant":
-                    self._replies[(system, tuple(users))].append(message.get("text", ""))
+            for message in record.messages:
+                if message.role == "user":
+                    users.append(message.text)
+                else:
+                    self._replies[(record.system_prompt or "", tuple(users))].append(message.text)
 
     async def respond(self, messages: list[Message], system: str, config: GenerationConfig,
                       on_delta: Callable[[str], None] | None = None) -> Reply:

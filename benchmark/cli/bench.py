@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import sys
 
 EPILOG = """examples:
   wearsim bench --output-dir runs/first              # whole bank, local model, lexical judge
@@ -45,8 +48,6 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     import asyncio
-    import os
-    import sys
     import time
     from datetime import datetime
     from pathlib import Path
@@ -87,13 +88,17 @@ def run(args) -> int:
         model_id=model_id, judge_family=judge_family, judge_family_resolution=resolution, judge_model=judge_model,
         conditions=names, ranking_condition=args.ranking_condition, trials=args.trials,
         temperature=args.temperature, concurrency=args.concurrency, camera=not args.no_camera,
-        repair_style=args.repair_style, base_url=args.base_url, ranking_judge_family=ranking_family,
-        ranking_judge_model=ranking_model, via=args.via, max_tokens=args.max_tokens, server=args.server,
-        server_token=args.token or os.environ.get("WEARSIM_TOKEN"), speed=args.speed)
+        repair_style=args.repair_style, ranking_judge_family=ranking_family,
+        ranking_judge_model=ranking_model, via=args.via, max_tokens=args.max_tokens)
     print(f"candidate {model_id}; judge {judge_model or judge_family} ({resolution})", file=sys.stderr)
     started = time.monotonic()
+
+    async def bench() -> dict:
+        async with conversations(settings, args, run_dir) as factory:
+            return await run_bench(bank, settings, run_dir, factory, resume=args.resume)
+
     try:
-        counts = asyncio.run(run_bench(bank, settings, run_dir, resume=args.resume))
+        counts = asyncio.run(bench())
     except (RunDirError, KeyError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -107,3 +112,34 @@ def run(args) -> int:
               f"[{primary.get('ci_low', 0):.3f}, {primary.get('ci_high', 0):.3f}]")
     print(f"report: {run_dir / 'findings.md'}")
     return 0
+
+
+@contextlib.asynccontextmanager
+async def conversations(settings, args, run_dir):
+    """The conversation factory of a run. Direct: the text proxy against the
+    opened candidate. Stream: simulated glasses against `--server`, or against
+    a streaming server started in-process (its backend is the candidate)."""
+    from benchmark.candidates import open_candidate
+    from benchmark.candidates.base import GenerationConfig
+    from benchmark.protocol import DirectConversation
+
+    config = GenerationConfig(temperature=settings.temperature, max_tokens=settings.max_tokens)
+    if settings.via == "direct":
+        async with open_candidate(settings.model_id, base_url=args.base_url, log_dir=run_dir / "logs") as candidate:
+            yield lambda scenario, condition: DirectConversation(
+                scenario, condition, candidate, config, camera=settings.camera, repair_style=settings.repair_style)
+        return
+    from benchmark.stream_conversation import StreamConversation
+
+    token = args.token or os.environ.get("WEARSIM_TOKEN")
+    server = contextlib.nullcontext(args.server)
+    if not args.server:
+        from streaming.app import ServerSettings
+        from streaming.local_server import running_server
+
+        print("starting the streaming server in-process (Whisper, VAD, backend)", file=sys.stderr)
+        server = running_server(ServerSettings(backend_base_url=args.base_url))
+    with server as url:
+        yield lambda scenario, condition: StreamConversation(
+            scenario, condition, url, settings.model_id, config, camera=settings.camera,
+            repair_style=settings.repair_style, speed=args.speed, token=token)

@@ -74,16 +74,19 @@ def run(args) -> int:
     model = args.model or default_model_id()
     live = _camera_frames(args.camera) if args.camera is not None else None
 
-    def show(event: dict) -> None:
-        kind = event["type"]
-        if kind == "assistant.delta":
-            print(event["text"], end="", flush=True)
-            return
-        if kind == "assistant.done":
+    def show(event) -> None:
+        from streaming import wire
+
+        if isinstance(event, wire.AssistantDelta):
+            print(event.text, end="", flush=True)
+        elif isinstance(event, wire.AssistantDone):
             print()
-            return
-        detail = {k: v for k, v in event.items() if k not in ("type", "received_at", "input")}
-        print(f"[{kind}] {json.dumps(detail, ensure_ascii=False)[:300]}", flush=True)
+        elif isinstance(event, wire.TurnInputEvent):
+            print(f"[turn.input] turn {event.turn}: {event.input.user_message!r} "
+                  f"(camera {event.input.camera_source}, speech {event.input.speech_source})", flush=True)
+        else:
+            detail = {k: v for k, v in vars(event).items()}
+            print(f"[{event.type}] {json.dumps(detail, ensure_ascii=False)[:300]}", flush=True)
 
     async def session(url: str) -> list[dict]:
         from simulator.client import GlassesClient
@@ -106,7 +109,7 @@ def run(args) -> int:
                 await client.wait_turn(turn)
         finally:
             await client.close()
-        return client.events
+        return client.session_log()
 
     server = contextlib.nullcontext(args.server)
     if not args.server:

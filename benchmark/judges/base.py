@@ -18,6 +18,11 @@ class JudgeCase:
     turn: int  # 2, or 3 for the response after the repair anchor
     user_message: str  # the user message of that turn exactly as sent
     response: str
+    # the rest of the conversation as it was sent (perceived or stripped text
+    # under --via stream or --no-camera); None means the scenario's authored text
+    turn_1_speech: str | None = None
+    turn_2_message: str | None = None  # read when grading Turn 3
+    context_sent: bool | None = None  # a pre-conversation camera message went first
 
 
 @dataclass(frozen=True)

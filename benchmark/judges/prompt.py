@@ -1,8 +1,10 @@
 """The LLM judge prompt: one template file, versioned and hashed.
 
 `judge_prompt.md` next to this module is the template; `render_judge_prompt`
-fills it from a `JudgeCase`. The judge sees the Turn 1 speech, the Turn 2
-message as sent, the Turn 3 repair message when grading Turn 3, the reply,
+fills it from a `JudgeCase`. The judge sees the conversation as it was sent
+(perceived transcripts and camera blocks under `--via stream`, no camera
+blocks under `--no-camera`): the Turn 1 speech, the Turn 2 message, the
+Turn 3 repair message when grading Turn 3, the reply,
 the four answer lists and a ground-truth section describing the frames. It
 never sees the scenario's target context, shift type or authoring notes:
 those fields are not read here at all, and
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from benchmark.judges.base import JudgeCase
 
-JUDGE_PROMPT_VERSION = "1.1"
+JUDGE_PROMPT_VERSION = "1.2"
 TEMPLATE_PATH = Path(__file__).with_name("judge_prompt.md")
 _SECTION = re.compile(r"^<!-- judge:(system|retry|user) -->\n", re.MULTILINE)
 
@@ -63,11 +65,6 @@ def _quoted(items: tuple[str, ...]) -> str:
     return ", ".join(json.dumps(item, ensure_ascii=False) for item in items) if items else "(none given)"
 
 
-def _camera_message(image: str | None, speech: str) -> str:
-    # the same text the protocol sends: "[Camera: ...]" line, then the speech
-    return f"[Camera: {image}]\n{speech}" if image else speech
-
-
 def _frames_block(case: JudgeCase) -> str:
     s = case.scenario
     lines = []
@@ -89,21 +86,25 @@ def render_judge_prompt(case: JudgeCase) -> str:
         repair_block = ""
         graded = "the assistant's reply to Turn 2"
     else:
-        turn_2_message = _camera_message(s.turn_2_image, s.turn_2_user)
+        turn_2_message = case.turn_2_message
+        if turn_2_message is None:
+            from benchmark.records import build_user_turn
+
+            turn_2_message = build_user_turn(s.turn_2_image, s.turn_2_user)
         repair_block = (
             "\nThe assistant's Turn 2 reply missed, so the user followed up (Turn 3):\n"
             f"<turn_3_message>\n{case.user_message}\n</turn_3_message>\n"
         )
         graded = "the assistant's reply to the Turn 3 follow-up"
     pre = ""
-    if s.context_image:
+    if case.context_sent or (case.context_sent is None and s.context_image):
         pre = (
             "Before the user spoke, the assistant received one camera description on its own, "
             "with no speech (it is described in the ground truth section).\n\n"
         )
     return judge_template().format(
         pre_conversation_block=pre,
-        turn_1_speech=s.turn_1_user,
+        turn_1_speech=s.turn_1_user if case.turn_1_speech is None else case.turn_1_speech,
         turn_2_message=turn_2_message,
         repair_block=repair_block,
         graded_turn=graded,

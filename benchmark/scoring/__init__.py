@@ -11,10 +11,10 @@ from benchmark.scoring.stats import (
     wilson_interval,
 )
 from benchmark.scoring.summary import build_summary
-from benchmark.scoring.trials import Trial, TranscriptError, TrialSet, load_trials
+from benchmark.scoring.trials import TranscriptError, TrialSet, load_trials
 
 __all__ = [
-    "BOOTSTRAP_DRAWS", "BOOTSTRAP_SEED", "ScenarioCounts", "Trial", "TranscriptError", "TrialSet",
+    "BOOTSTRAP_DRAWS", "BOOTSTRAP_SEED", "ScenarioCounts", "TranscriptError", "TrialSet",
     "bootstrap_balanced_accuracy", "build_summary", "cohen_kappa", "load_trials", "mcnemar_exact",
     "paired_bootstrap_difference", "wilson_interval",
 ]

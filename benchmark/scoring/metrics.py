@@ -18,7 +18,8 @@ from collections.abc import Iterable, Sequence
 
 from benchmark.scoring import stats
 from benchmark.scoring.signals import code_signal_label
-from benchmark.scoring.trials import LABELS, Trial
+from benchmark.records import TrialRecord
+from benchmark.scoring.trials import LABELS
 
 PRIMARY_CLASSES = ("current", "prior")
 AUXILIARY_CLASSES = ("clarify", "abstain")
@@ -30,7 +31,7 @@ def rate_cell(k: int, n: int) -> dict:
     return {"accuracy": k / n if n else None, "k": k, "n": n, "ci_low": low, "ci_high": high}
 
 
-def per_class(trials: Iterable[Trial]) -> dict[str, dict]:
+def per_class(trials: Iterable[TrialRecord]) -> dict[str, dict]:
     """Turn 2 accuracy per target context over the scored trials."""
     k: dict[str, int] = defaultdict(int)
     n: dict[str, int] = defaultdict(int)
@@ -45,7 +46,7 @@ def balanced_accuracy(classes: dict[str, dict], over: Sequence[str] = PRIMARY_CL
     return stats.balanced_from_counts([classes[c]["k"] for c in over], [classes[c]["n"] for c in over])
 
 
-def scenario_counts(trials: Iterable[Trial], over: Sequence[str] = PRIMARY_CLASSES) -> list[stats.ScenarioCounts]:
+def scenario_counts(trials: Iterable[TrialRecord], over: Sequence[str] = PRIMARY_CLASSES) -> list[stats.ScenarioCounts]:
     """Per-scenario pass/total counts per balanced class, in scenario-id order."""
     k: dict[str, list[int]] = {}
     n: dict[str, list[int]] = {}
@@ -58,7 +59,7 @@ def scenario_counts(trials: Iterable[Trial], over: Sequence[str] = PRIMARY_CLASS
     return [stats.ScenarioCounts(sid, tuple(k[sid]), tuple(n[sid])) for sid in sorted(n)]
 
 
-def repair_rate(trials: Iterable[Trial]) -> dict:
+def repair_rate(trials: Iterable[TrialRecord]) -> dict:
     """Turn 3 passes over Turn 2 misses that were repaired and judged, with Wilson interval."""
     k = n = misses = unscored = not_attempted = 0
     for trial in trials:
@@ -79,7 +80,7 @@ def repair_rate(trials: Iterable[Trial]) -> dict:
     }
 
 
-def breakdown(trials: Iterable[Trial], key: str) -> dict[str, dict]:
+def breakdown(trials: Iterable[TrialRecord], key: str) -> dict[str, dict]:
     """Turn 2 accuracy (all target contexts pooled) per value of `key` ("cue_type", "difficulty_tier")."""
     k: dict[str, int] = defaultdict(int)
     n: dict[str, int] = defaultdict(int)
@@ -93,7 +94,7 @@ def breakdown(trials: Iterable[Trial], key: str) -> dict[str, dict]:
     return {value: rate_cell(k[value], n[value]) for value in sorted(seen)}
 
 
-def confusion(trials: Iterable[Trial]) -> dict[str, dict[str, int]]:
+def confusion(trials: Iterable[TrialRecord]) -> dict[str, dict[str, int]]:
     """Target context (rows) against the Turn 2 judge label (columns); `unscored` column too."""
     table = {target: {label: 0 for label in (*LABELS, "unscored")} for target in LABELS}
     for trial in trials:
@@ -103,7 +104,7 @@ def confusion(trials: Iterable[Trial]) -> dict[str, dict[str, int]]:
     return table
 
 
-def scenario_outcome(trial: Trial) -> str:
+def scenario_outcome(trial: TrialRecord) -> str:
     """pass, repair_pass, repair_fail, repair_missing, unscored or errored."""
     if trial.errored:
         return "errored"
@@ -119,7 +120,7 @@ def scenario_outcome(trial: Trial) -> str:
 OUTCOMES = ("pass", "repair_pass", "repair_fail", "repair_missing", "unscored", "errored")
 
 
-def scenario_matrix(trials: Iterable[Trial]) -> dict[str, dict]:
+def scenario_matrix(trials: Iterable[TrialRecord]) -> dict[str, dict]:
     """Per scenario: target context, shift type and outcome counts per condition."""
     matrix: dict[str, dict] = {}
     for trial in sorted(trials, key=lambda t: t.cell):
@@ -131,12 +132,12 @@ def scenario_matrix(trials: Iterable[Trial]) -> dict[str, dict]:
     return matrix
 
 
-def code_signal_disagreement(trials: Iterable[Trial]) -> dict:
+def code_signal_disagreement(trials: Iterable[TrialRecord]) -> dict:
     """How often the code-signal label differs from the Turn 2 judge label, per scenario."""
     per: dict[str, dict] = {}
     total = disagree = 0
     for trial in trials:
-        code = code_signal_label(trial.code_signals)
+        code = code_signal_label(trial.turn_2_code_signals)
         if not trial.scored or code is None:
             continue
         row = per.setdefault(trial.scenario_id, {"n": 0, "disagree": 0})
@@ -165,10 +166,10 @@ def label_agreement(first: Sequence[str], second: Sequence[str]) -> dict:
     }
 
 
-def judge_agreement(trials: Sequence[Trial]) -> dict | None:
+def judge_agreement(trials: Sequence[TrialRecord]) -> dict | None:
     """Agreement of the Turn 2 judge with the recorded labels of a rescore, or with the ranking judge."""
     for attr, between in (
-        ("previous_turn_2_label", "new judge (rows) vs recorded labels before the rescore (columns)"),
+        ("turn_2_previous_judge_label", "new judge (rows) vs recorded labels before the rescore (columns)"),
         ("ranking_label", "judge (rows) vs ranking judge (columns)"),
     ):
         pairs = [(t.turn_2_label, getattr(t, attr)) for t in trials
@@ -180,7 +181,7 @@ def judge_agreement(trials: Sequence[Trial]) -> dict | None:
     return None
 
 
-def counts(trials: Sequence[Trial], superseded: int = 0) -> dict:
+def counts(trials: Sequence[TrialRecord], superseded: int = 0) -> dict:
     by_condition: dict[str, dict] = {}
     for trial in trials:
         row = by_condition.setdefault(trial.condition, {"trials": 0, "scored": 0, "unscored": 0, "errored": 0})

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from benchmark.scoring import metrics, stats
-from benchmark.scoring.trials import Trial, TrialSet
+from benchmark.records import TrialRecord
+from benchmark.scoring.trials import TrialSet
 
 SUMMARY_SCHEMA = 1
 BALANCE_RULE = (
@@ -12,7 +13,7 @@ BALANCE_RULE = (
 )
 
 
-def ranking_condition(trials: tuple[Trial, ...], manifest: dict) -> tuple[str, str]:
+def ranking_condition(trials: tuple[TrialRecord, ...], manifest: dict) -> tuple[str, str]:
     """The condition of the headline number and why it was chosen."""
     present = sorted({t.condition for t in trials})
     wanted = manifest.get("ranking_condition")

@@ -1,0 +1,456 @@
+"""The ground floor: what one turn sends, and what one trial records.
+
+- `build_user_turn` and `build_context_message`: the only builders of the
+  spec's message strings (`[Camera: {block}]\\n{speech}`, the block left out
+  when there is none; a context block alone as `[Camera: {block}]`).
+- `TurnInput`: one turn's camera block and speech with where each came from
+  (`authored` text of the scenario, or `perceived` from media).
+- `TurnResult`: a turn's input and the assistant's reply; both
+  conversations (text proxy and simulated glasses) return it.
+- `TrialRecord`: one line of `transcripts.jsonl`. `to_json`/`from_json` are
+  the only place its field names are spelled; `from_json` also reads older
+  records (schema 1) and transcripts published by other implementations
+  (`change_type`, `turn_N_judge_policy`), and names the file, line and field
+  of every problem it finds.
+
+Every package may import this module; it imports only the scenario model,
+the `Reply` and `Message` types of the candidate seam and the judge's
+`Verdict` and `JudgeCase`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Mapping
+
+from benchmark.candidates.base import Message, Reply, Usage
+from benchmark.judges.base import LABELS, JudgeCase, Verdict
+from benchmark.scenario import JSONL_CUE_RENAMES, Scenario
+
+SCHEMA_VERSION = 2
+SOURCES = ("authored", "perceived")
+REPAIR_STYLES = ("named", "deictic")
+
+
+def build_user_turn(camera_block: str | None, speech: str) -> str:
+    return f"[Camera: {camera_block}]\n{speech}" if camera_block else speech
+
+
+def build_context_message(camera_block: str) -> str:
+    return f"[Camera: {camera_block}]"
+
+
+class RecordError(ValueError):
+    """An invalid trial record; `problems` lists every one found (file, line, field)."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+# ---------------------------------------------------------------- one turn
+
+@dataclass(frozen=True)
+class TurnInput:
+    """What the assistant got on one turn, and where each channel came from."""
+
+    turn: int
+    camera_block: str | None
+    speech: str
+    camera_source: str | None  # "authored", "perceived", or None when no block was sent
+    speech_source: str | None  # "authored" or "perceived"
+    context_block: str | None = None  # turn 1 only: the camera block sent before the conversation
+    context_source: str | None = None
+    timings: Mapping[str, float] = field(default_factory=dict)  # perception seconds, e.g. asr_decode_s
+
+    @property
+    def user_message(self) -> str:
+        return build_user_turn(self.camera_block, self.speech)
+
+    @property
+    def context_message(self) -> str | None:
+        return build_context_message(self.context_block) if self.context_block else None
+
+    def messages(self) -> list[str]:
+        """The user messages this turn sends, in order: the context message (if any), then the turn."""
+        return [m for m in (self.context_message, self.user_message) if m]
+
+    def to_json(self) -> dict:
+        return {"turn": self.turn, "camera_block": self.camera_block, "camera_source": self.camera_source,
+                "speech": self.speech, "speech_source": self.speech_source, "context_block": self.context_block,
+                "context_source": self.context_source, "timings": dict(self.timings)}
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "turn input") -> "TurnInput":
+        if not isinstance(data, dict):
+            raise RecordError([f"{where}: expected an object, got {type(data).__name__}"])
+        problems = []
+        turn = data.get("turn")
+        if isinstance(turn, bool) or not isinstance(turn, int):
+            problems.append(f"{where}: field 'turn' must be an integer, got {turn!r}")
+        if not isinstance(data.get("speech"), str):
+            problems.append(f"{where}: field 'speech' must be a string")
+        for name in ("camera_block", "context_block"):
+            if data.get(name) is not None and not isinstance(data[name], str):
+                problems.append(f"{where}: field '{name}' must be a string or null")
+        for name in ("camera_source", "speech_source", "context_source"):
+            if data.get(name) not in (None, *SOURCES):
+                problems.append(f"{where}: field '{name}' must be one of {', '.join(SOURCES)} or null, "
+                                f"got {data.get(name)!r}")
+        timings = data.get("timings") or {}
+        if not isinstance(timings, dict):
+            problems.append(f"{where}: field 'timings' must be an object")
+        if problems:
+            raise RecordError(problems)
+        return cls(turn, data.get("camera_block"), data["speech"], data.get("camera_source"),
+                   data.get("speech_source"), data.get("context_block"), data.get("context_source"), dict(timings))
+
+
+def authored_turn_input(scenario: Scenario, turn: int, *, camera: bool = True,
+                        repair_style: str = "named") -> TurnInput:
+    """The text proxy's input for a turn: the scenario's authored camera block and speech.
+
+    Turn 3 is the repair anchor alone. `camera=False` is the camera ablation:
+    no camera block and no context message.
+    """
+    if repair_style not in REPAIR_STYLES:
+        raise ValueError(f"repair style must be one of {', '.join(REPAIR_STYLES)}, got {repair_style!r}")
+    if turn == 3:
+        return TurnInput(3, None, scenario.repair_anchor(repair_style), None, "authored")
+    if turn not in (1, 2):
+        raise ValueError(f"no turn {turn}: a scenario has turns 1, 2 and 3 (the repair)")
+    image = (scenario.turn_1_image if turn == 1 else scenario.turn_2_image) if camera else None
+    speech = scenario.turn_1_user if turn == 1 else scenario.turn_2_user
+    context = scenario.context_image if (camera and turn == 1) else None
+    return TurnInput(turn, image or None, speech, "authored" if image else None, "authored",
+                     context or None, "authored" if context else None)
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """One turn as played: its input, the reply, and (simulated glasses) what was
+    played and how long each stage took."""
+
+    turn: int
+    input: TurnInput
+    reply: Reply
+    metrics: Mapping[str, float | None] = field(default_factory=dict)  # latencies from the end of speech
+    glasses: Mapping[str, Any] = field(default_factory=dict)  # stream: speech media kind, frames sent
+
+    def to_json(self) -> dict:
+        reply = self.reply
+        return {
+            "turn": self.turn,
+            "input": self.input.to_json(),
+            "reply": {"text": reply.text, "model": reply.model,
+                      "usage": {"input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens},
+                      "latency_s": round(reply.latency_s, 4),
+                      "first_token_s": None if reply.first_token_s is None else round(reply.first_token_s, 4)},
+            "metrics": dict(self.metrics),
+            "glasses": dict(self.glasses),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> "TurnResult":
+        if not isinstance(data, dict) or not isinstance(data.get("reply"), dict):
+            raise RecordError([f"{where}: expected an object with 'turn', 'input' and 'reply'"])
+        turn_input = TurnInput.from_json(data.get("input"), f"{where}: input")
+        reply = data["reply"]
+        if not isinstance(reply.get("text"), str):
+            raise RecordError([f"{where}: field 'reply.text' must be a string"])
+        return cls(turn_input.turn, turn_input, _reply(reply, reply["text"], reply.get("model") or ""),
+                   dict(data.get("metrics") or {}), dict(data.get("glasses") or {}))
+
+
+def _reply(data: dict, text: str, model: str) -> Reply:
+    usage = data.get("usage") or {}
+    return Reply(text, model, Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)),
+                 float(data.get("latency_s") or 0.0), data.get("first_token_s"))
+
+
+def _turn_from_v1(data: Any, record: dict, where: str) -> TurnResult:
+    """A schema-1 `turns` entry: provenance and reply facts side by side."""
+    if not isinstance(data, dict) or not isinstance(data.get("turn"), int):
+        raise RecordError([f"{where}: expected an object with an integer 'turn'"])
+    turn = data["turn"]
+    turn_input = TurnInput(turn, data.get("camera_block"), data.get("transcript") or "", data.get("camera_source"),
+                           data.get("speech_source"), data.get("context_block"), data.get("context_source"))
+    text = record.get(f"turn_{turn}_response")
+    glasses = {key: data[key] for key in ("speech_media", "frames_sent") if key in data}
+    return TurnResult(turn, turn_input, _reply(data, text if isinstance(text, str) else "",
+                                               record.get("candidate_model") or ""),
+                      dict(data.get("metrics") or {}), glasses)
+
+
+def judge_case(scenario: Scenario, turn: int, response: str, inputs: list[TurnInput]) -> JudgeCase:
+    """The judge's view of a turn: the conversation exactly as it was sent."""
+    by_turn = {i.turn: i for i in inputs}
+    return JudgeCase(scenario, turn, by_turn[turn].user_message, response, turn_1_speech=by_turn[1].speech,
+                     turn_2_message=by_turn[2].user_message, context_sent=by_turn[1].context_block is not None)
+
+
+# ---------------------------------------------------------------- one trial
+
+# field name in the record -> other names that mean the same (other implementations' transcripts)
+ALIASES = {
+    "cue_type": ("change_type",),
+    "turn_2_judge_label": ("turn_2_judge_policy",),
+    "turn_3_judge_label": ("turn_3_judge_policy",),
+    "turn_2_ranking_judge_label": ("turn_2_ranking_judge_policy",),
+}
+VERDICTS = {"turn_2_judge": "turn_2_judge", "turn_2_ranking_judge": "turn_2_ranking_judge",
+            "turn_3_judge": "turn_3_judge"}  # dataclass field -> key prefix in the JSON form
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One trial: the cell, every message and reply, the verdicts, per-turn provenance."""
+
+    scenario_id: str
+    condition: str
+    trial: int
+    target_context: str
+    cue_type: str
+    difficulty_tier: str = "unknown"
+    activity_domain: str | None = None
+    via: str | None = None
+    candidate_model: str | None = None
+    system_prompt: str | None = None
+    messages: tuple[Message, ...] = ()
+    turns: tuple[TurnResult, ...] = ()
+    turn_1_response: str | None = None
+    turn_2_user_message: str | None = None
+    turn_2_response: str | None = None
+    turn_2_judge: Verdict | None = None
+    turn_2_code_signals: dict | None = None
+    turn_2_ranking_judge: Verdict | None = None
+    turn_3_repair_attempted: bool = False
+    turn_3_message: str | None = None
+    turn_3_response: str | None = None
+    turn_3_judge: Verdict | None = None
+    turn_2_previous_judge_label: str | None = None  # set by a rescore: the label before it
+    turn_3_previous_judge_label: str | None = None
+    error: str | None = None
+    wall_s: float | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    # -- what scoring reads
+    @property
+    def cell(self) -> tuple[str, str, int]:
+        return (self.scenario_id, self.condition, self.trial)
+
+    @property
+    def errored(self) -> bool:
+        return self.error is not None
+
+    @property
+    def turn_2_label(self) -> str | None:
+        return self.turn_2_judge.label if self.turn_2_judge else None
+
+    @property
+    def turn_3_label(self) -> str | None:
+        return self.turn_3_judge.label if self.turn_3_judge else None
+
+    @property
+    def ranking_label(self) -> str | None:
+        return self.turn_2_ranking_judge.label if self.turn_2_ranking_judge else None
+
+    @property
+    def scored(self) -> bool:
+        """Turn 2 has a judge label and the trial did not error."""
+        return not self.errored and self.turn_2_label is not None
+
+    @property
+    def passed(self) -> bool | None:
+        """Turn 2 label matches the target context; None when not scored."""
+        return self.turn_2_label == self.target_context if self.scored else None
+
+    @property
+    def repair_passed(self) -> bool | None:
+        """Turn 3 label matches the target context; None when there is no scored Turn 3."""
+        if self.errored or not self.turn_3_repair_attempted or self.turn_3_label is None:
+            return None
+        return self.turn_3_label == self.target_context
+
+    def turn_input(self, turn: int) -> TurnInput | None:
+        return next((t.input for t in self.turns if t.turn == turn), None)
+
+    def judge_case(self, scenario: Scenario, turn: int) -> JudgeCase:
+        """The judge's view of Turn 2 or 3 as recorded. Records without per-turn
+        inputs (older ones, other implementations') fall back to the recorded
+        messages, then to the bank's authored text."""
+        response = (self.turn_2_response if turn == 2 else self.turn_3_response) or ""
+        inputs = {t.turn: t.input for t in self.turns}
+        if 1 in inputs and 2 in inputs and (turn == 2 or 3 in inputs):
+            return judge_case(scenario, turn, response, list(inputs.values()))
+        users = [m.text for m in self.messages if m.role == "user"]
+        sent = 3 if self.turn_3_repair_attempted else 2
+        if len(users) >= sent:
+            turn_2 = users[-2] if self.turn_3_repair_attempted else users[-1]
+            turn_3 = users[-1] if self.turn_3_repair_attempted else None
+            context_sent = len(users) > sent
+        else:
+            turn_2 = self.turn_2_user_message or build_user_turn(scenario.turn_2_image, scenario.turn_2_user)
+            turn_3 = self.turn_3_message
+            context_sent = bool(scenario.context_image)
+        if turn == 3 and turn_3 is None:
+            turn_3 = scenario.repair_anchor("named")
+        return JudgeCase(scenario, turn, turn_2 if turn == 2 else turn_3, response, turn_2_message=turn_2,
+                         context_sent=context_sent)
+
+    # -- the JSON form
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in VERDICTS:
+                out.update(_verdict_json(VERDICTS[f.name], value))
+            elif f.name == "messages":
+                out["messages"] = [{"role": m.role, "text": m.text} for m in value]
+            elif f.name == "turns":
+                out["turns"] = [t.to_json() for t in value]
+            else:
+                out[f.name] = value
+            if f.name == "turn_2_judge":
+                out["turn_2_passed"] = self.passed
+            if f.name == "turn_3_judge":
+                out["turn_3_repair_passed"] = self.repair_passed
+        return out
+
+    def to_line(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, raw: Any, where: str = "record") -> "TrialRecord":
+        """Read one record (ours of any schema version, or another implementation's);
+        raises `RecordError` naming `where` and the field of every problem."""
+        if not isinstance(raw, dict):
+            raise RecordError([f"{where}: expected a JSON object, got {type(raw).__name__}"])
+        return _Reader(raw, where).record()
+
+    def replace(self, **changes: Any) -> "TrialRecord":
+        return replace(self, **changes)
+
+
+def _verdict_json(prefix: str, verdict: Verdict | None) -> dict:
+    values = (None,) * 6 if verdict is None else (
+        verdict.label, verdict.rationale, verdict.judge, verdict.prompt, verdict.raw, verdict.unscored_reason)
+    names = ("label", "rationale", "name", "prompt", "raw", "unscored_reason")
+    return {f"{prefix}_{name}": value for name, value in zip(names, values)}
+
+
+class _Reader:
+    """Collects every problem of one raw record, then builds the `TrialRecord`."""
+
+    def __init__(self, raw: dict, where: str):
+        self.raw, self.where, self.problems = raw, where, []
+
+    def value(self, name: str) -> Any:
+        for key in (name, *ALIASES.get(name, ())):
+            if self.raw.get(key) is not None:
+                return self.raw[key]
+        return None
+
+    def text(self, name: str, required: bool = False) -> str | None:
+        value = self.value(name)
+        if value is None:
+            if required:
+                self.problems.append(f"{self.where}: field '{name}' is missing")
+            return None
+        if not isinstance(value, str):
+            self.problems.append(f"{self.where}: field '{name}' must be a string, got {type(value).__name__}")
+            return None
+        return value
+
+    def label(self, name: str) -> str | None:
+        value = self.value(name)
+        if value is not None and value not in LABELS:
+            self.problems.append(f"{self.where}: field '{name}' must be one of {', '.join(LABELS)} or null, "
+                                 f"got {value!r}")
+            return None
+        return value
+
+    def verdict(self, prefix: str) -> Verdict | None:
+        label = self.label(f"{prefix}_label")
+        reason = self.raw.get(f"{prefix}_unscored_reason")
+        if reason is None and prefix != "turn_2_ranking_judge":  # rescore once wrote turn_N_unscored_reason
+            reason = self.raw.get(prefix.replace("_judge", "") + "_unscored_reason")
+        rest = {key: self.raw.get(f"{prefix}_{key}") for key in ("rationale", "name", "prompt", "raw")}
+        if label is None and reason is None and not any(rest.values()):
+            return None
+        return Verdict(label, rest["rationale"] or "", rest["name"] or "", reason, rest["prompt"] or "",
+                       rest["raw"] or "")
+
+    def messages(self) -> tuple[Message, ...]:
+        raw = self.raw.get("messages") or []
+        if not isinstance(raw, list):
+            self.problems.append(f"{self.where}: field 'messages' must be a list")
+            return ()
+        out = []
+        for n, m in enumerate(raw):
+            if not (isinstance(m, dict) and m.get("role") in ("user", "assistant") and isinstance(m.get("text"), str)):
+                self.problems.append(f"{self.where}: field 'messages[{n}]' must be {{role: user|assistant, text}}")
+                continue
+            out.append(Message(m["role"], m["text"]))
+        return tuple(out)
+
+    def turns(self) -> tuple[TurnResult, ...]:
+        raw = self.raw.get("turns") or []
+        if not isinstance(raw, list):
+            self.problems.append(f"{self.where}: field 'turns' must be a list")
+            return ()
+        out = []
+        for n, entry in enumerate(raw):
+            at = f"{self.where}: field 'turns[{n}]'"
+            try:
+                if isinstance(entry, dict) and "input" in entry:
+                    out.append(TurnResult.from_json(entry, at))
+                else:
+                    out.append(_turn_from_v1(entry, self.raw, at))
+            except RecordError as exc:
+                self.problems.extend(exc.problems)
+        return tuple(out)
+
+    def record(self) -> TrialRecord:
+        raw, where = self.raw, self.where
+        index = raw.get("trial")
+        if isinstance(index, bool) or not isinstance(index, int):
+            self.problems.append(f"{where}: field 'trial' must be an integer, got {index!r}")
+        target = self.text("target_context", True)
+        if target is not None and target not in LABELS:
+            self.problems.append(f"{where}: field 'target_context' must be one of {', '.join(LABELS)}, "
+                                 f"got {target!r}")
+        cue = self.text("cue_type", True)
+        error = raw.get("error")
+        if error is not None and not isinstance(error, str):
+            error = json.dumps(error)
+        attempted = raw.get("turn_3_repair_attempted")
+        if attempted is None:  # not recorded: a Turn 3 happened if it left a response or a label
+            attempted = raw.get("turn_3_response") is not None or self.value("turn_3_judge_label") is not None
+        if not isinstance(attempted, bool):
+            self.problems.append(f"{where}: field 'turn_3_repair_attempted' must be true or false, got {attempted!r}")
+        signals = raw.get("turn_2_code_signals")
+        if signals is not None and not isinstance(signals, dict):
+            self.problems.append(f"{where}: field 'turn_2_code_signals' must be an object or null")
+        wall = raw.get("wall_s")
+        record = dict(
+            scenario_id=self.text("scenario_id", True), condition=self.text("condition", True), trial=index,
+            target_context=target, cue_type=JSONL_CUE_RENAMES.get(cue, cue),
+            difficulty_tier=self.text("difficulty_tier") or "unknown", activity_domain=self.text("activity_domain"),
+            via=self.text("via"), candidate_model=self.text("candidate_model"),
+            system_prompt=self.text("system_prompt"), messages=self.messages(), turns=self.turns(),
+            turn_1_response=self.text("turn_1_response"), turn_2_user_message=self.text("turn_2_user_message"),
+            turn_2_response=self.text("turn_2_response"), turn_2_judge=self.verdict("turn_2_judge"),
+            turn_2_code_signals=signals if isinstance(signals, dict) else None,
+            turn_2_ranking_judge=self.verdict("turn_2_ranking_judge"), turn_3_repair_attempted=attempted,
+            turn_3_message=self.text("turn_3_message"), turn_3_response=self.text("turn_3_response"),
+            turn_3_judge=self.verdict("turn_3_judge"),
+            turn_2_previous_judge_label=self.label("turn_2_previous_judge_label"),
+            turn_3_previous_judge_label=self.label("turn_3_previous_judge_label"),
+            error=error, wall_s=wall if isinstance(wall, (int, float)) else None,
+            schema_version=raw.get("schema_version") if isinstance(raw.get("schema_version"), int) else 0,
+        )
+        if self.problems:
+            raise RecordError(self.problems)
+        return TrialRecord(**record)
