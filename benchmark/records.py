@@ -174,8 +174,7 @@ def _turn_from_v1(data: Any, record: dict, where: str) -> TurnResult:
     if not isinstance(data, dict) or not isinstance(data.get("turn"), int):
         raise RecordError([f"{where}: expected an object with an integer 'turn'"])
     turn = data["turn"]
-    turn_input = TurnInput(turn, data.get("camera_block"), data.get("transcript") or "", data.get("camera_source"),
-                           data.get("speech_source"), data.get("context_block"), data.get("context_source"))
+    turn_input = TurnInput.from_json({**data, "speech": data.get("transcript") or "", "timings": {}}, where)
     text = record.get(f"turn_{turn}_response")
     glasses = {key: data[key] for key in ("speech_media", "frames_sent") if key in data}
     return TurnResult(turn, turn_input, _reply(data, text if isinstance(text, str) else "",

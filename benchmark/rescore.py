@@ -44,14 +44,14 @@ async def rejudge_record(record: TrialRecord, scenario: Scenario, judge) -> Tria
         difficulty_tier=scenario.difficulty_tier if record.difficulty_tier == "unknown" else record.difficulty_tier)
     if record.errored:
         return record
-    changes = {"turn_2_previous_judge_label": record.turn_2_label,
-               "turn_2_judge": await _judge_turn(judge, record, scenario, 2)}
-    if record.turn_2_response is not None:
-        changes["turn_2_code_signals"] = code_signals(record.turn_2_response, scenario.answers)
-    if record.turn_3_repair_attempted:
-        changes["turn_3_previous_judge_label"] = record.turn_3_label
-        changes["turn_3_judge"] = await _judge_turn(judge, record, scenario, 3)
-    return record.replace(**changes)
+    record = record.replace(
+        turn_2_previous_judge_label=record.turn_2_label, turn_2_judge=await _judge_turn(judge, record, scenario, 2),
+        turn_2_code_signals=(code_signals(record.turn_2_response, scenario.answers)
+                             if record.turn_2_response is not None else record.turn_2_code_signals))
+    if not record.turn_3_repair_attempted:
+        return record
+    return record.replace(turn_3_previous_judge_label=record.turn_3_label,
+                          turn_3_judge=await _judge_turn(judge, record, scenario, 3))
 
 
 def rescore(

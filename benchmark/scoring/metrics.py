@@ -168,12 +168,12 @@ def label_agreement(first: Sequence[str], second: Sequence[str]) -> dict:
 
 def judge_agreement(trials: Sequence[TrialRecord]) -> dict | None:
     """Agreement of the Turn 2 judge with the recorded labels of a rescore, or with the ranking judge."""
-    for attr, between in (
-        ("turn_2_previous_judge_label", "new judge (rows) vs recorded labels before the rescore (columns)"),
-        ("ranking_label", "judge (rows) vs ranking judge (columns)"),
+    for other, between in (
+        (lambda t: t.turn_2_previous_judge_label, "new judge (rows) vs recorded labels before the rescore (columns)"),
+        (lambda t: t.ranking_label, "judge (rows) vs ranking judge (columns)"),
     ):
-        pairs = [(t.turn_2_label, getattr(t, attr)) for t in trials
-                 if not t.errored and t.turn_2_label is not None and getattr(t, attr) is not None]
+        pairs = [(t.turn_2_label, other(t)) for t in trials
+                 if not t.errored and t.turn_2_label is not None and other(t) is not None]
         if pairs:
             result = label_agreement([a for a, _ in pairs], [b for _, b in pairs])
             result["between"] = between
