@@ -44,6 +44,12 @@ class DirectConversation:
         self.messages.append(Message("assistant", reply.text))
         return TurnResult(turn, turn_input, reply)
 
+    async def aclose(self) -> None:
+        """Let a candidate that holds a live session per conversation (the realtime APIs) close it."""
+        end = getattr(self.candidate, "end_conversation", None)
+        if end is not None:
+            await end(self.condition.system_prompt, self.messages)
+
 
 async def run_trial(conversation: Conversation, scenario: Scenario, judge: Judge,
                     ranking_judge: Judge | None = None) -> TrialRecord:

@@ -29,7 +29,12 @@ from benchmark.judges.base import LABELS, JudgeCase, Verdict
 from benchmark.scenario import JSONL_CUE_RENAMES, Scenario
 
 SCHEMA_VERSION = 2
-SOURCES = ("authored", "perceived")
+# where a channel's content came from: the scenario's authored text, perception
+# (Whisper, a scene describer) run on media, or the media itself sent to a
+# multimodal API (the record then holds Whisper's transcript and MEDIA_CAMERA
+# in place of the audio and the image)
+SOURCES = ("authored", "perceived", "media")
+MEDIA_CAMERA = "(the camera frame, sent as an image)"
 REPAIR_STYLES = ("named", "deictic")
 
 
@@ -58,8 +63,8 @@ class TurnInput:
     turn: int
     camera_block: str | None
     speech: str
-    camera_source: str | None  # "authored", "perceived", or None when no block was sent
-    speech_source: str | None  # "authored" or "perceived"
+    camera_source: str | None  # "authored", "perceived", "media", or None when no block was sent
+    speech_source: str | None  # "authored", "perceived" or "media"
     context_block: str | None = None  # turn 1 only: the camera block sent before the conversation
     context_source: str | None = None
     timings: Mapping[str, float] = field(default_factory=dict)  # perception seconds, e.g. asr_decode_s
@@ -146,7 +151,9 @@ class TurnResult:
             "reply": {"text": reply.text, "model": reply.model,
                       "usage": {"input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens},
                       "latency_s": round(reply.latency_s, 4),
-                      "first_token_s": None if reply.first_token_s is None else round(reply.first_token_s, 4)},
+                      "first_token_s": None if reply.first_token_s is None else round(reply.first_token_s, 4),
+                      "first_audio_s": None if reply.first_audio_s is None else round(reply.first_audio_s, 4),
+                      "heard": reply.heard},
             "metrics": dict(self.metrics),
             "glasses": dict(self.glasses),
         }
@@ -166,7 +173,8 @@ class TurnResult:
 def _reply(data: dict, text: str, model: str) -> Reply:
     usage = data.get("usage") or {}
     return Reply(text, model, Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)),
-                 float(data.get("latency_s") or 0.0), data.get("first_token_s"))
+                 float(data.get("latency_s") or 0.0), data.get("first_token_s"), data.get("first_audio_s"),
+                 data.get("heard"))
 
 
 def _turn_from_v1(data: Any, record: dict, where: str) -> TurnResult:

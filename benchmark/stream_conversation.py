@@ -80,7 +80,8 @@ class StreamConversation:
         self.messages.append(Message("assistant", events.done.text))
         latency = events.metrics.latency_s
         reply = Reply(events.done.text, self.backend, Usage(events.done.input_tokens, events.done.output_tokens),
-                      latency.get("speech_end_to_reply_done", 0.0), latency.get("speech_end_to_first_token"))
+                      latency.get("speech_end_to_reply_done", 0.0), latency.get("speech_end_to_first_token"),
+                      latency.get("speech_end_to_first_audio"), events.done.heard)
         return TurnResult(turn, events.input, reply, metrics=latency,
                           glasses={"speech_media": plan.speech_source, "frames_sent": plan.has_frames})
 

@@ -18,6 +18,17 @@ def float_to_pcm16(audio: np.ndarray) -> bytes:
     return (np.clip(audio, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
 
 
+def resample_pcm16(data: bytes, from_rate: int, to_rate: int) -> bytes:
+    """PCM16 mono at another sample rate (linear interpolation; enough for speech
+    sent to an API that wants 24 kHz)."""
+    if from_rate == to_rate or not data:
+        return data
+    samples = pcm16_to_float(data)
+    count = int(round(len(samples) * to_rate / from_rate))
+    positions = np.arange(count) * (from_rate / to_rate)
+    return float_to_pcm16(np.interp(positions, np.arange(len(samples)), samples).astype(np.float32))
+
+
 def decode_audio(path: str | Path) -> np.ndarray:
     """The first audio track of a file, resampled to 16 kHz mono float32."""
     import av

@@ -154,8 +154,11 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
                     await fail(exc.code, exc.message)
         except WebSocketDisconnect:
             pass
+        except Exception as exc:  # the backend (or perception) failed mid-turn: say so, then close
+            await fail("backend_error", f"{type(exc).__name__}: {exc}"[:300], wire.CLOSE_BACKEND_ERROR)
         finally:
             state["sessions"] -= 1
+            await session.aclose()
 
     async def _open_session(config: wire.SessionConfig, send):
         from perception.describers import make_describer
@@ -164,8 +167,17 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
         segmenter = SpeechSegmenter(state["transcriber"], silence_ms=config.silence_ms, partials=config.partials,
                                     vad=state["vad"])
+        from benchmark.candidates.base import GenerationConfig
+        from benchmark.candidates.factory import is_realtime
+        from streaming.backends import ChatBackend, RealtimeBackend
+
         describer = make_describer(config.describer, base_url=settings.describer_base_url)
-        candidate = await state["backends"].get(config.backend)
-        return Session(config, segmenter, describer, candidate, send)
+        generation = GenerationConfig(temperature=config.temperature, max_tokens=config.max_tokens)
+        if is_realtime(config.backend):  # one live API session per glasses session
+            backend = await RealtimeBackend.open(config.backend, config.system_prompt, generation,
+                                                 base_url=settings.backend_base_url)
+        else:  # one chat candidate shared by every session
+            backend = ChatBackend(await state["backends"].get(config.backend), config.system_prompt, generation)
+        return Session(config, segmenter, describer, backend, send)
 
     return app

@@ -35,6 +35,7 @@ CLOSE_NORMAL = 1000
 CLOSE_UNAUTHENTICATED = 4001
 CLOSE_BAD_HELLO = 4002
 CLOSE_LIMITS = 4008
+CLOSE_BACKEND_ERROR = 1011  # the assistant backend failed mid-turn (an `error` event says why)
 
 CLIENT_TYPES = ("hello", "turn.end", "session.end")
 
@@ -206,6 +207,7 @@ class AssistantDone:
     text: str
     input_tokens: int = 0
     output_tokens: int = 0
+    heard: str | None = None  # a realtime API's own transcript of the user's speech
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,8 @@ class Reply:
     usage: Usage = field(default_factory=Usage)
     latency_s: float = 0.0
     first_token_s: float | None = None
+    first_audio_s: float | None = None  # spoken replies (realtime APIs): first audio byte
+    heard: str | None = None  # a realtime API's own transcript of the user's speech
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ def parse_model_id(model_id: str) -> tuple[str, str]:
     if model_id == "local":
         return "local", ""
     provider, sep, model = model_id.partition(":")
-    if sep and provider in {"openai", "gemini", "anthropic", "local", "replay"}:
+    if sep and provider in {"openai", "gemini", "anthropic", "local", "replay", "openai-realtime", "gemini-live"}:
         if not model:
             raise ValueError(f"model id {model_id!r} names no model after '{provider}:'")
         return provider, model
@@ -32,13 +32,18 @@ def parse_model_id(model_id: str) -> tuple[str, str]:
         return "anthropic", model_id
     raise ValueError(
         f"cannot tell the provider of model id {model_id!r}: write openai:MODEL, gemini:MODEL, "
-        "anthropic:MODEL, local, local:PATH.gguf or replay:RUN_DIR")
+        "anthropic:MODEL, openai-realtime:MODEL, gemini-live:MODEL, local, local:PATH.gguf or replay:RUN_DIR")
 
 
 def candidate_family(model_id: str) -> str:
     """The judge-resolution family of a model id (openai, gemini, claude, local, replay)."""
     provider, _ = parse_model_id(model_id)
-    return {"anthropic": "claude"}.get(provider, provider)
+    return {"anthropic": "claude", "openai-realtime": "openai", "gemini-live": "gemini"}.get(provider, provider)
+
+
+def is_realtime(model_id: str) -> bool:
+    """A streaming multimodal API (OpenAI Realtime, Gemini Live)."""
+    return parse_model_id(model_id)[0] in ("openai-realtime", "gemini-live")
 
 
 def default_model_id(env=None) -> str:
@@ -75,6 +80,10 @@ async def open_candidate(model_id: str, *, base_url: str | None = None,
         from benchmark.candidates.gemini import GeminiCandidate
 
         candidate = GeminiCandidate(model, model_id=model_id, base_url=base_url)
+    elif provider in ("openai-realtime", "gemini-live"):
+        from benchmark.candidates.realtime import RealtimeCandidate
+
+        candidate = RealtimeCandidate(model_id, base_url=base_url)
     elif provider == "anthropic":
         from benchmark.candidates.anthropic_chat import AnthropicCandidate
 

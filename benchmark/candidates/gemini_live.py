@@ -1,0 +1,152 @@
+"""Gemini Live through `google-genai` (`client.aio.live.connect`).
+
+Two ways in, never mixed in one session (the API does not allow it):
+- text proxy: each turn is one `client_content` turn, closed with
+  `turnComplete`;
+- simulated glasses (`streaming_input`): `realtime_input` audio at 16 kHz,
+  the frame as a JPEG `video` part (or the authored camera text as `text`),
+  with automatic activity detection off and the turn framed by
+  `activity_start` / `activity_end`, so our endpointing decides the turn.
+
+Live models often refuse TEXT output; the session then reconnects asking for
+AUDIO with output transcription and reads the transcript as the reply.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+from benchmark.candidates.base import GenerationConfig, Usage
+from benchmark.candidates.realtime import RealtimeError, RealtimeReply
+from benchmark.candidates.retry import RetryableError
+
+INPUT_RATE = 16000
+API_VERSION = "v1beta"
+
+
+def _refuses_text(exc: Exception) -> bool:
+    return "modalit" in str(exc).lower()
+
+
+class GeminiLiveSession:
+    input_rate = INPUT_RATE
+
+    def __init__(self, session, manager, model_id: str, *, spoken: bool, streaming_input: bool):
+        from google.genai import types
+
+        self.types = types
+        self.session, self._manager = session, manager
+        self.model_id = model_id
+        self.spoken = spoken  # the reply comes as audio plus its transcription
+        self.streaming_input = streaming_input
+        self._turns: list = []  # client_content turns waiting for the next respond()
+        self._activity_open = False
+
+    @classmethod
+    async def open(cls, model: str, model_id: str, system: str, *, base_url: str | None, output: str,
+                   streaming_input: bool, config: GenerationConfig) -> "GeminiLiveSession":
+        from google import genai
+        from google.genai import types
+
+        api_key = os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+        if not api_key:
+            raise RuntimeError(f"{model_id}: set GEMINI_API_KEY (or GOOGLE_API_KEY)")
+        client = genai.Client(api_key=api_key, http_options=types.HttpOptions(base_url=base_url,
+                                                                               api_version=API_VERSION))
+        modalities = ["AUDIO"] if output == "audio" else ["TEXT"]
+        while True:
+            live_config = types.LiveConnectConfig(
+                response_modalities=modalities, system_instruction=system or None,
+                max_output_tokens=config.max_tokens, temperature=config.temperature,
+                input_audio_transcription=types.AudioTranscriptionConfig() if streaming_input else None,
+                output_audio_transcription=types.AudioTranscriptionConfig() if modalities == ["AUDIO"] else None,
+                realtime_input_config=types.RealtimeInputConfig(
+                    automatic_activity_detection=types.AutomaticActivityDetection(disabled=True))
+                if streaming_input else None)
+            manager = client.aio.live.connect(model=model, config=live_config)
+            try:
+                session = await manager.__aenter__()
+            except Exception as exc:
+                if modalities == ["TEXT"] and _refuses_text(exc):
+                    modalities = ["AUDIO"]  # the model speaks only: read its output transcription
+                    continue
+                raise RetryableError(f"{model_id}: cannot connect: {type(exc).__name__}: {str(exc)[:200]}") from None
+            return cls(session, manager, model_id, spoken=modalities == ["AUDIO"], streaming_input=streaming_input)
+
+    async def send_audio(self, pcm16: bytes) -> None:
+        if not pcm16:
+            return
+        if not self._activity_open:
+            await self.session.send_realtime_input(activity_start=self.types.ActivityStart())
+            self._activity_open = True
+        await self.session.send_realtime_input(
+            audio=self.types.Blob(data=pcm16, mime_type=f"audio/pcm;rate={INPUT_RATE}"))
+
+    async def send_user(self, text: str | None, images: tuple[bytes, ...] = ()) -> None:
+        types = self.types
+        if self.streaming_input:
+            for image in images:
+                await self.session.send_realtime_input(video=types.Blob(data=image, mime_type="image/jpeg"))
+            if text:
+                await self.session.send_realtime_input(text=text)
+            return
+        parts = [types.Part.from_bytes(data=image, mime_type="image/jpeg") for image in images]
+        if text:
+            parts.append(types.Part.from_text(text=text))
+        self._turns.append(types.Content(role="user", parts=parts))
+
+    async def send_assistant(self, text: str) -> None:
+        self._turns.append(self.types.Content(role="model", parts=[self.types.Part.from_text(text=text)]))
+
+    async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None) -> RealtimeReply:
+        if self.streaming_input:
+            if self._activity_open:
+                await self.session.send_realtime_input(activity_end=self.types.ActivityEnd())
+                self._activity_open = False
+        else:
+            turns, self._turns = self._turns, []
+            await self.session.send_client_content(turns=turns, turn_complete=True)
+        started = time.monotonic()
+        text: list[str] = []
+        audio: list[bytes] = []
+        heard: list[str] = []
+        first_text = first_audio = None
+        usage = Usage()
+        try:
+            async for message in self.session.receive():  # ends after turnComplete
+                content = message.server_content
+                if message.usage_metadata is not None:
+                    usage = Usage(message.usage_metadata.prompt_token_count or 0,
+                                  message.usage_metadata.response_token_count or 0)
+                if content is None:
+                    continue
+                pieces = [p.text for p in (content.model_turn.parts or [])] if content.model_turn else []
+                if self.spoken and content.output_transcription and content.output_transcription.text:
+                    pieces = [content.output_transcription.text]
+                elif self.spoken:
+                    pieces = []
+                for piece in filter(None, pieces):
+                    first_text = first_text if first_text is not None else time.monotonic() - started
+                    text.append(piece)
+                    if on_delta is not None:
+                        on_delta(piece)
+                if content.model_turn:
+                    for part in content.model_turn.parts or []:
+                        if part.inline_data is not None and part.inline_data.data:
+                            first_audio = first_audio if first_audio is not None else time.monotonic() - started
+                            audio.append(part.inline_data.data)
+                if content.input_transcription and content.input_transcription.text:
+                    heard.append(content.input_transcription.text)
+        except Exception as exc:
+            raise RealtimeError(f"{self.model_id}: session ended during the reply: {type(exc).__name__}: "
+                                f"{str(exc)[:200]}") from None
+        return RealtimeReply("".join(text), b"".join(audio), "".join(heard) or None, first_text, first_audio,
+                             time.monotonic() - started, usage)
+
+    async def aclose(self) -> None:
+        try:
+            await self._manager.__aexit__(None, None, None)
+        except Exception:
+            pass

@@ -1,0 +1,128 @@
+"""OpenAI Realtime through the `openai` SDK's GA client (`client.realtime.connect`).
+
+Server-side turn detection is off: the caller ends each turn
+(`input_audio_buffer.commit` when audio was sent, then `response.create`).
+Events are read as JSON so the GA names and the beta names still served by
+some endpoints (`response.text.delta`, ...) are both understood. An `error`
+event does not close the socket; it fails the turn with the API's message.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import time
+from collections.abc import Callable
+
+from benchmark.candidates.base import GenerationConfig, Usage
+from benchmark.candidates.realtime import RealtimeError, RealtimeReply
+from benchmark.candidates.retry import RetryableError
+
+INPUT_RATE = 24000
+TRANSCRIBE_MODEL = "gpt-4o-mini-transcribe"
+TEXT_DELTAS = ("response.output_text.delta", "response.text.delta")
+AUDIO_DELTAS = ("response.output_audio.delta", "response.audio.delta")
+AUDIO_TRANSCRIPT_DELTAS = ("response.output_audio_transcript.delta", "response.audio_transcript.delta")
+RETRYABLE_CODES = ("rate_limit_exceeded", "server_error", "session_expired")
+
+
+class OpenAIRealtimeSession:
+    input_rate = INPUT_RATE
+
+    def __init__(self, connection, manager, model_id: str, output: str):
+        self.connection, self._manager = connection, manager
+        self.model_id, self.output = model_id, output
+        self._audio_sent = False
+
+    @classmethod
+    async def open(cls, model: str, model_id: str, system: str, *, base_url: str | None, output: str,
+                   config: GenerationConfig) -> "OpenAIRealtimeSession":
+        try:
+            from openai import AsyncOpenAI
+        except ImportError:  # pragma: no cover - openai is a required dependency
+            raise RuntimeError("openai-realtime needs the openai package with its realtime extra: "
+                               "pip install 'openai[realtime]'") from None
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        api_key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
+        if not api_key:
+            raise RuntimeError(f"{model_id}: set OPENAI_API_KEY, or --base-url for a local endpoint")
+        # the SDK turns an http(s) base URL into ws(s) and appends /realtime?model=...
+        client = AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+        manager = client.realtime.connect(model=model)
+        try:
+            connection = await manager.__aenter__()
+        except Exception as exc:
+            raise RetryableError(f"{model_id}: cannot connect: {type(exc).__name__}") from None
+        session = cls(connection, manager, model_id, output)
+        await connection.send({"type": "session.update", "session": {
+            "type": "realtime", "output_modalities": [output], "instructions": system,
+            "max_output_tokens": config.max_tokens,
+            "audio": {"input": {"format": {"type": "audio/pcm", "rate": INPUT_RATE}, "turn_detection": None,
+                                "transcription": {"model": TRANSCRIBE_MODEL}}}}})
+        return session
+
+    async def send_audio(self, pcm16: bytes) -> None:
+        if pcm16:
+            await self.connection.send({"type": "input_audio_buffer.append",
+                                        "audio": base64.b64encode(pcm16).decode("ascii")})
+            self._audio_sent = True
+
+    async def send_user(self, text: str | None, images: tuple[bytes, ...] = ()) -> None:
+        content = [{"type": "input_image", "image_url": "data:image/jpeg;base64," + base64.b64encode(i).decode()}
+                   for i in images]
+        if text:
+            content.append({"type": "input_text", "text": text})
+        if content:
+            await self.connection.send({"type": "conversation.item.create",
+                                        "item": {"type": "message", "role": "user", "content": content}})
+
+    async def send_assistant(self, text: str) -> None:
+        await self.connection.send({"type": "conversation.item.create", "item": {
+            "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}})
+
+    async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None) -> RealtimeReply:
+        if audio_turn and self._audio_sent:
+            await self.connection.send({"type": "input_audio_buffer.commit"})
+            self._audio_sent = False
+        await self.connection.send({"type": "response.create"})
+        started = time.monotonic()
+        text: list[str] = []
+        audio: list[bytes] = []
+        heard = first_text = first_audio = None
+        while True:
+            try:
+                event = json.loads(await self.connection.recv_bytes())
+            except Exception as exc:  # the socket closed under us
+                raise RetryableError(f"{self.model_id}: connection lost: {type(exc).__name__}") from None
+            kind = event.get("type", "")
+            if kind in TEXT_DELTAS or kind in AUDIO_TRANSCRIPT_DELTAS:
+                first_text = first_text if first_text is not None else time.monotonic() - started
+                text.append(event.get("delta") or "")
+                if on_delta is not None:
+                    on_delta(event.get("delta") or "")
+            elif kind in AUDIO_DELTAS:
+                first_audio = first_audio if first_audio is not None else time.monotonic() - started
+                audio.append(base64.b64decode(event.get("delta") or ""))
+            elif kind == "conversation.item.input_audio_transcription.completed":
+                heard = event.get("transcript")
+            elif kind == "error":
+                error = event.get("error") or {}
+                message = f"{self.model_id}: {error.get('code') or error.get('type')}: {error.get('message')}"
+                if error.get("code") in RETRYABLE_CODES:
+                    raise RetryableError(message)
+                raise RealtimeError(message)
+            elif kind == "response.done":
+                response = event.get("response") or {}
+                if response.get("status") == "failed":
+                    raise RealtimeError(f"{self.model_id}: response failed: {response.get('status_details')}")
+                usage = response.get("usage") or {}
+                return RealtimeReply("".join(text), b"".join(audio), heard, first_text, first_audio,
+                                     time.monotonic() - started,
+                                     Usage(usage.get("input_tokens", 0), usage.get("output_tokens", 0)))
+
+    async def aclose(self) -> None:
+        try:
+            await self._manager.__aexit__(None, None, None)
+        except Exception:
+            pass

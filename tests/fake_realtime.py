@@ -1,0 +1,246 @@
+"""Local conformance servers for the two streaming APIs, speaking their
+documented event protocols (../shared/notes/streaming-apis.md), driven in
+tests through the real SDK clients.
+
+Each records what it received and checks what the protocol requires (a
+session setup first, audio at the API's rate and format, a commit of at
+least 100 ms of audio, one kind of input per realtime message), answers
+with scripted text (or audio with its transcript), and can be told to fail:
+an error event mid-turn, a refusal of TEXT output, a dropped connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import ssl
+import subprocess
+import threading
+from pathlib import Path
+
+from websockets.asyncio.server import serve
+
+OPENAI_RATE = 24000
+GEMINI_RATE = 16000
+
+
+class _ThreadedServer:
+    """A websockets server on a free loopback port, in its own thread and loop."""
+
+    def __init__(self, ssl_context: ssl.SSLContext | None = None):
+        self.ssl_context = ssl_context
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.port = 0
+        self.sessions: list[dict] = []  # one record per connection
+        self.problems: list[str] = []  # protocol violations seen (a test asserts there are none)
+
+    def __enter__(self):
+        self.thread.start()
+        async def start():
+            return await serve(self._handle, "127.0.0.1", 0, ssl=self.ssl_context, max_size=None)
+
+        self.server = asyncio.run_coroutine_threadsafe(start(), self.loop).result(10)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    def __exit__(self, *exc):
+        self.server.close()
+        asyncio.run_coroutine_threadsafe(self.server.wait_closed(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+    async def _handle(self, ws):
+        raise NotImplementedError
+
+
+class FakeOpenAIRealtime(_ThreadedServer):
+    """`/v1/realtime?model=M`: session.update, input_audio_buffer.*, conversation.item.create, response.create."""
+
+    def __init__(self, *, reply="It is the one in your hand now.", error_on_response: int | None = None,
+                 drop_on_response: int | None = None):
+        super().__init__()
+        self.reply, self.error_on_response, self.drop_on_response = reply, error_on_response, drop_on_response
+        self.responses = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def _send(self, ws, **event):
+        await ws.send(json.dumps(event))
+
+    async def _handle(self, ws):
+        request = ws.request
+        record = {"path": request.path, "auth": request.headers.get("Authorization"), "events": [],
+                  "commits": [], "items": [], "session": None}
+        self.sessions.append(record)
+        if not (record["auth"] or "").startswith("Bearer "):
+            self.problems.append("no bearer token")
+        await self._send(ws, type="session.created", session={"type": "realtime"})
+        buffer = b""
+        async for raw in ws:
+            event = json.loads(raw)
+            kind = event.get("type")
+            record["events"].append(kind)
+            if kind == "session.update":
+                record["session"] = event["session"]
+                if event["session"].get("type") != "realtime":
+                    self.problems.append("session.update without session.type realtime")
+                await self._send(ws, type="session.updated", session=event["session"])
+            elif record["session"] is None:
+                self.problems.append(f"{kind} before session.update")
+            elif kind == "input_audio_buffer.append":
+                chunk = base64.b64decode(event["audio"])
+                if len(chunk) % 2:
+                    self.problems.append("audio chunk of odd length")
+                buffer += chunk
+            elif kind == "input_audio_buffer.commit":
+                if len(buffer) < OPENAI_RATE * 2 // 10:  # 100 ms of PCM16
+                    await self._send(ws, type="error", error={
+                        "type": "invalid_request_error", "code": "input_audio_buffer_commit_empty",
+                        "message": "buffer too small"})
+                    continue
+                record["commits"].append(len(buffer))
+                await self._send(ws, type="input_audio_buffer.committed", item_id=f"item_{len(record['commits'])}")
+                await self._send(ws, type="conversation.item.input_audio_transcription.completed",
+                                 transcript=f"heard {len(buffer) * 1000 // (2 * OPENAI_RATE)} ms of audio")
+                buffer = b""
+            elif kind == "conversation.item.create":
+                record["items"].append(event["item"])
+                await self._send(ws, type="conversation.item.added", item=event["item"])
+            elif kind == "response.create":
+                self.responses += 1
+                if self.drop_on_response == self.responses:
+                    await ws.close(1011, "dropped by the test")
+                    return
+                if self.error_on_response == self.responses:
+                    await self._send(ws, type="error", error={
+                        "type": "invalid_request_error", "code": "model_not_found",
+                        "message": "The model does not exist."})
+                    continue
+                await self._answer(ws, record)
+            else:
+                self.problems.append(f"unexpected event {kind}")
+
+    async def _answer(self, ws, record):
+        spoken = record["session"].get("output_modalities") == ["audio"]
+        words = self.reply.split(" ")
+        for i, word in enumerate(words):
+            piece = word if i == 0 else " " + word
+            if spoken:
+                await self._send(ws, type="response.output_audio.delta",
+                                 delta=base64.b64encode(b"\x10\x00" * 480).decode())
+                await self._send(ws, type="response.output_audio_transcript.delta", delta=piece)
+            else:
+                await self._send(ws, type="response.output_text.delta", delta=piece)
+        await self._send(ws, type="response.done", response={
+            "status": "completed", "usage": {"input_tokens": 40, "output_tokens": len(words)}})
+
+
+def self_signed_certificate(directory: Path) -> Path:
+    """cert.pem and key.pem for 127.0.0.1 (the Gemini SDK always speaks TLS)."""
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+                    "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    return cert
+
+
+class FakeGeminiLive(_ThreadedServer):
+    """`/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent` over TLS."""
+
+    PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
+
+    def __init__(self, cert_dir: Path, *, reply="It is the one in your hand now.", refuse_text=False,
+                 drop_on_turn: int | None = None):
+        cert = self_signed_certificate(cert_dir)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, cert_dir / "key.pem")
+        super().__init__(context)
+        self.cert = cert
+        self.reply, self.refuse_text, self.drop_on_turn = reply, refuse_text, drop_on_turn
+        self.turns = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    async def _send(self, ws, message: dict):
+        await ws.send(json.dumps(message))
+
+    async def _handle(self, ws):
+        request = ws.request
+        record = {"path": request.path, "key": request.headers.get("x-goog-api-key"), "setup": None,
+                  "audio_bytes": 0, "turn_audio_bytes": 0, "audio_mime": set(), "frames": 0, "texts": [], "activity": [],
+                  "client_turns": []}
+        self.sessions.append(record)
+        if not request.path.startswith(self.PATH):
+            self.problems.append(f"wrong path {request.path}")
+        setup = json.loads(await ws.recv()).get("setup")
+        record["setup"] = setup
+        if setup is None:
+            self.problems.append("first message is not a setup")
+            return
+        modalities = (setup.get("generationConfig") or {}).get("responseModalities")
+        if self.refuse_text and modalities == ["TEXT"]:
+            await ws.close(1007, "The combination of response modalities (TEXT) is not supported.")
+            return
+        await self._send(ws, {"setupComplete": {}})
+        async for raw in ws:
+            message = json.loads(raw)
+            if "realtime_input" in message or "realtimeInput" in message:
+                body = message.get("realtime_input") or message.get("realtimeInput")
+                if len(body) != 1:
+                    self.problems.append(f"realtime_input with {len(body)} kinds in one message")
+                await self._realtime(ws, record, body, modalities)
+            elif "client_content" in message or "clientContent" in message:
+                body = message.get("client_content") or message.get("clientContent")
+                record["client_turns"].append(body.get("turns"))
+                if body.get("turnComplete") or body.get("turn_complete"):
+                    await self._answer(ws, record, modalities)
+            else:
+                self.problems.append(f"unexpected message {sorted(message)}")
+
+    async def _realtime(self, ws, record, body, modalities):
+        if "audio" in body:
+            record["audio_mime"].add(body["audio"].get("mime_type") or body["audio"].get("mimeType"))
+            size = len(base64.urlsafe_b64decode(body["audio"]["data"]))
+            record["audio_bytes"] += size
+            record["turn_audio_bytes"] += size
+        elif "video" in body:
+            data = base64.urlsafe_b64decode(body["video"]["data"])
+            if not data.startswith(b"\xff\xd8"):
+                self.problems.append("video part is not a JPEG")
+            record["frames"] += 1
+        elif "text" in body:
+            record["texts"].append(body["text"])
+        elif "activityStart" in body or "activity_start" in body:
+            record["activity"].append("start")
+        elif "activityEnd" in body or "activity_end" in body:
+            record["activity"].append("end")
+            await self._send(ws, {"serverContent": {"inputTranscription": {
+                "text": f"heard {record['turn_audio_bytes'] * 1000 // (2 * GEMINI_RATE)} ms of audio"}}})
+            record["turn_audio_bytes"] = 0
+            await self._answer(ws, record, modalities)
+        else:
+            self.problems.append(f"unexpected realtime input {sorted(body)}")
+
+    async def _answer(self, ws, record, modalities):
+        self.turns += 1
+        if self.drop_on_turn == self.turns:
+            await ws.close(1011, "dropped by the test")
+            return
+        for i, word in enumerate(self.reply.split(" ")):
+            piece = word if i == 0 else " " + word
+            if modalities == ["AUDIO"]:
+                audio = base64.b64encode(b"\x10\x00" * 480).decode()
+                await self._send(ws, {"serverContent": {
+                    "modelTurn": {"parts": [{"inlineData": {"mimeType": "audio/pcm;rate=24000", "data": audio}}]},
+                    "outputTranscription": {"text": piece}}})
+            else:
+                await self._send(ws, {"serverContent": {"modelTurn": {"parts": [{"text": piece}]}}})
+        await self._send(ws, {"serverContent": {"generationComplete": True}})
+        await self._send(ws, {"serverContent": {"turnComplete": True},
+                              "usageMetadata": {"promptTokenCount": 40, "responseTokenCount": 8}})

@@ -1,0 +1,155 @@
+"""OpenAI Realtime and Gemini Live as candidates, through the real SDK
+clients against local conformance servers (tests/fake_realtime.py): the text
+proxy, the simulated glasses relaying audio and frames, errors sent as
+events, a refused TEXT output, a dropped connection."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from benchmark.candidates import GenerationConfig, Message, open_candidate
+from benchmark.candidates.realtime import RealtimeError
+from benchmark.candidates.retry import RetryableError
+from tests.fake_realtime import FakeGeminiLive, FakeOpenAIRealtime
+
+SECRET = "sk-test-never-in-a-record-42"
+
+
+@pytest.fixture
+def gemini_env(monkeypatch, tmp_path):
+    def start(**options):
+        server = FakeGeminiLive(tmp_path, **options)
+        monkeypatch.setenv("GEMINI_API_KEY", SECRET)
+        monkeypatch.setenv("SSL_CERT_FILE", str(server.cert))  # trust the self-signed certificate
+        return server
+    return start
+
+
+async def _two_turns(model_id, base_url):
+    async with open_candidate(model_id, base_url=base_url) as candidate:
+        messages = [Message("user", "[Camera: a red mug]\nWhat is this?")]
+        first = await candidate.respond(messages, "Be brief.", GenerationConfig())
+        messages += [Message("assistant", first.text), Message("user", "And now?")]
+        second = await candidate.respond(messages, "Be brief.", GenerationConfig())
+        await candidate.end_conversation("Be brief.", [*messages, Message("assistant", second.text)])
+        return first, second, candidate
+
+
+def test_openai_realtime_text_proxy_keeps_one_session_per_conversation(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with FakeOpenAIRealtime(reply="A red mug.") as server:
+        first, second, candidate = asyncio.run(_two_turns("openai-realtime:gpt-realtime", server.base_url))
+    assert server.problems == []
+    assert (first.text, second.text) == ("A red mug.", "A red mug.")
+    assert first.usage.input_tokens == 40 and first.first_token_s is not None
+    [session] = server.sessions  # Turn 2 went into the same session
+    assert session["path"] == "/v1/realtime?model=gpt-realtime" and session["auth"] == f"Bearer {SECRET}"
+    assert session["session"]["output_modalities"] == ["text"]
+    assert session["session"]["audio"]["input"]["turn_detection"] is None
+    assert session["session"]["instructions"] == "Be brief."
+    assert [i["content"][0]["text"] for i in session["items"]] == ["[Camera: a red mug]\nWhat is this?", "And now?"]
+    assert session["events"].count("response.create") == 2
+    assert candidate._sessions == {}  # end_conversation closed it
+
+
+def test_gemini_live_text_proxy_falls_back_to_audio_when_text_is_refused(gemini_env):
+    with gemini_env(refuse_text=True, reply="A red mug.") as server:
+        first, second, _ = asyncio.run(_two_turns("gemini-live:gemini-live-x", server.base_url))
+    assert server.problems == []
+    refused, spoken = server.sessions
+    assert refused["setup"]["generationConfig"]["responseModalities"] == ["TEXT"]
+    assert spoken["setup"]["generationConfig"]["responseModalities"] == ["AUDIO"]
+    assert "outputAudioTranscription" in spoken["setup"] and spoken["key"] == SECRET
+    assert (first.text, second.text) == ("A red mug.", "A red mug.")  # read from the output transcription
+    assert [turn[0]["parts"][0]["text"] for turn in spoken["client_turns"]] == [
+        "[Camera: a red mug]\nWhat is this?", "And now?"]
+
+
+def test_an_error_event_fails_the_turn_with_the_apis_message_and_no_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with FakeOpenAIRealtime(error_on_response=1) as server:
+        with pytest.raises(RealtimeError) as info:
+            asyncio.run(_two_turns("openai-realtime:gpt-realtime", server.base_url))
+    assert "model_not_found: The model does not exist." in str(info.value)
+    assert SECRET not in str(info.value)
+
+
+def test_a_dropped_connection_is_retryable(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with FakeOpenAIRealtime(drop_on_response=1) as server:
+        with pytest.raises(RetryableError, match="connection lost"):
+            asyncio.run(_two_turns("openai-realtime:gpt-realtime", server.base_url))
+
+
+def _bench(model_id, base_url, run_dir, env, *extra):
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmark", "bench", "--model", model_id, "--base-url", base_url,
+         "--judge-family", "lexical", "--conditions", "baseline", "--output-dir", str(run_dir), *extra],
+        capture_output=True, text=True, timeout=600, env={**os.environ, **env})
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
+
+
+def _heard_ms(record):
+    return [int(t["reply"]["heard"].split()[1]) for t in record["turns"]]
+
+
+def test_bench_via_stream_relays_audio_and_frames_to_both_apis(gemini_env, tmp_path):
+    ids = ["sc-01", "sc-02", "sc-05"]  # sc-05 has rendered stills; the others only speech
+    with FakeOpenAIRealtime() as server:
+        openai_records = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "openai",
+                                {"OPENAI_API_KEY": SECRET}, "--via", "stream", "--limit", "5")
+        openai_seen = server
+    with gemini_env() as server:
+        gemini_records = _bench("gemini-live:gemini-live-x", server.base_url, tmp_path / "gemini",
+                                {"SSL_CERT_FILE": str(server.cert)}, "--via", "stream", "--limit", "5")
+        gemini_seen = server
+    assert openai_seen.problems == [] and gemini_seen.problems == []
+    for records in (openai_records, gemini_records):
+        by_id = {r["scenario_id"]: r for r in records}
+        for scenario_id in ids:
+            record = by_id[scenario_id]
+            assert record["error"] is None and record["via"] == "stream"
+            for turn in record["turns"]:
+                assert turn["input"]["speech_source"] == "media" and turn["input"]["speech"]
+                assert turn["metrics"]["speech_end_to_first_token"] > 0
+                assert turn["metrics"]["turn_end_to_first_token"] >= 0
+                assert turn["reply"]["heard"].startswith("heard ")
+        assert [t["input"]["camera_source"] for t in by_id["sc-05"]["turns"]] == ["media", "media"]
+        assert [t["input"]["camera_source"] for t in by_id["sc-01"]["turns"]] == ["authored", "authored"]
+        assert SECRET not in json.dumps(records)
+    # each turn committed once, at 24 kHz for OpenAI and 16 kHz for Gemini: both heard the same durations
+    assert all(len(s["commits"]) == 2 for s in openai_seen.sessions)
+    assert all(s["audio_mime"] == {"audio/pcm;rate=16000"} for s in gemini_seen.sessions)
+    openai_ms = {r["scenario_id"]: _heard_ms(r)[0] for r in openai_records}
+    gemini_ms = {r["scenario_id"]: _heard_ms(r)[0] for r in gemini_records}
+    assert all(abs(openai_ms[i] - gemini_ms[i]) <= 0.02 * gemini_ms[i] for i in openai_ms)
+    # frames went as images; a turn without frames sent its authored camera text
+    images = [[c["type"] for c in item["content"]] for s in openai_seen.sessions for item in s["items"]]
+    assert ["input_image"] in images and ["input_text"] in images
+    assert sum(s["frames"] for s in gemini_seen.sessions) >= 2
+    assert any(text.startswith("[Camera: ") for s in gemini_seen.sessions for text in s["texts"])
+
+
+def test_bench_via_stream_records_an_api_error_event_against_the_cell(tmp_path):
+    with FakeOpenAIRealtime(error_on_response=1) as server:
+        records = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "run",
+                         {"OPENAI_API_KEY": SECRET}, "--via", "stream", "--limit", "1")
+    assert "model_not_found: The model does not exist." in records[0]["error"]
+    assert SECRET not in json.dumps(records)
+
+
+def test_bench_via_direct_on_a_realtime_api_opens_one_session_per_trial(tmp_path):
+    with FakeOpenAIRealtime(reply="Swing the hammer harder.") as server:
+        records = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "run",
+                         {"OPENAI_API_KEY": SECRET}, "--limit", "3")
+    assert [r["error"] for r in records] == [None, None, None]
+    assert len(server.sessions) == 3
+    sent = sorted(sum(m["role"] == "user" for m in r["messages"]) for r in records)
+    assert sorted(len(s["items"]) for s in server.sessions) == sent  # every turn in its trial's one session
