@@ -14,6 +14,7 @@ COMMAND_MODULES = (
     "benchmark.cli.card",
     "benchmark.cli.bench",
     "benchmark.cli.report",
+    "benchmark.cli.view",
     "benchmark.cli.rescore",
     "benchmark.cli.compare",
     "benchmark.cli.eval",

@@ -104,12 +104,10 @@ def run(args) -> int:
         return 2
     print(f"finished in {time.monotonic() - started:.0f} s: {counts}", file=sys.stderr)
     from benchmark.report import write_report
+    from benchmark.report.findings import headline
 
     summary = write_report(run_dir)
-    primary = summary.get("primary", {})
-    if primary.get("balanced_accuracy") is not None:
-        print(f"balanced Turn 2 accuracy ({primary.get('condition')}): {primary['balanced_accuracy']:.3f} "
-              f"[{primary.get('ci_low', 0):.3f}, {primary.get('ci_high', 0):.3f}]")
+    print(headline(summary))
     print(f"report: {run_dir / 'findings.md'}")
     return 0
 

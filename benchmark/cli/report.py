@@ -6,6 +6,7 @@ import argparse
 
 EPILOG = """examples:
   wearsim report runs/offline
+  wearsim report runs/offline --html     # also write runs/offline/index.html (the run viewer)
   wearsim report --from-transcripts other_tool/transcripts.jsonl --output-dir runs/other_tool
 """
 
@@ -24,6 +25,8 @@ def register(subparsers) -> None:
                         help="read this transcripts JSON Lines file instead (ours or the external format)")
     parser.add_argument("--output-dir", metavar="DIR", help="where to write (default: the run dir)")
     parser.add_argument("--json", action="store_true", help="print summary.json to stdout")
+    parser.add_argument("--html", action="store_true",
+                        help="also write index.html, the self-contained run viewer (see `wearsim view`)")
     parser.set_defaults(run=run)
 
 
@@ -33,7 +36,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from benchmark.report import write_report
-    from benchmark.report.findings import interval, pct
+    from benchmark.report.findings import headline
     from benchmark.scoring import TranscriptError
 
     if args.from_transcripts:
@@ -55,15 +58,21 @@ def run(args) -> int:
     except (TranscriptError, ValueError) as exc:
         print(f"wearsim report: {exc}", file=sys.stderr)
         return 1
+    page = None
+    if args.html:
+        from benchmark.report.viewer import write_viewer
+
+        page = write_viewer(run_dir, transcripts=transcripts, output_dir=out, summary=summary)
     if args.json:
         print(json.dumps(summary, indent=2))
+        if page is not None:
+            print(f"wrote {page}", file=sys.stderr)
         return 0
-    primary = summary["primary"]
     counts = summary["counts"]
-    print(f"balanced Turn 2 accuracy ({primary['condition']}): {pct(primary['balanced_accuracy'])} "
-          f"95% CI {interval(primary['ci_low'], primary['ci_high'])} "
-          f"(n={primary['n']}, {primary['scenarios']} scenarios)")
+    print(headline(summary))
     print(f"trials {counts['trials']}, scored {counts['scored']}, unscored {counts['turn_2_unscored']}, "
           f"errored {counts['errored']}")
     print(f"wrote {out / 'summary.json'}, {out / 'findings.md'}, {out / 'plots'}/")
+    if page is not None:
+        print(f"wrote {page}")
     return 0

@@ -30,19 +30,75 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
     return lines
 
 
-def _headline(summary: dict) -> list[str]:
+def scored_cells(summary: dict, condition: str | None = None) -> tuple[int, int]:
+    """(scored trials, cells) of a condition, by default the ranking condition.
+
+    Cells are the trials recorded for the condition, or, when the manifest
+    planned more (scenario ids x trials), the planned cells: a run stopped
+    early has cells that were never played, and they are not scored either.
+    """
+    condition = condition or summary["primary"]["condition"]
+    row = summary["counts"].get("by_condition", {}).get(condition, {})
+    scored = summary["conditions"].get(condition, {}).get("scored", 0)
+    manifest = summary["manifest"]
+    ids, trials, names = manifest.get("scenario_ids"), manifest.get("trials"), manifest.get("conditions")
+    planned = 0
+    if isinstance(ids, list) and isinstance(trials, int) and not isinstance(trials, bool) \
+            and (not isinstance(names, list) or condition in names):
+        planned = len(ids) * trials
+    return scored, max(row.get("trials", scored), planned)
+
+
+def is_measurement(summary: dict, condition: str | None = None) -> bool:
+    """At least half the cells of the condition (default: the ranking condition) are scored."""
+    scored, cells = scored_cells(summary, condition)
+    return cells > 0 and 2 * scored >= cells
+
+
+def headline(summary: dict, *, markdown: bool = False) -> str:
+    """The headline line of a run: findings.md, the viewer, `wearsim report` and `wearsim bench`.
+
+    When fewer than half the cells of the ranking condition are scored it leads
+    with that ("13 of 50 scored: not a measurement"), not with a percentage.
+    `markdown=True` is findings.md's sentence with the lead in bold; otherwise
+    the one line the commands print.
+    """
     primary = summary["primary"]
-    boot = primary["bootstrap"]
+    condition = primary["condition"]
+    accuracy = pct(primary["balanced_accuracy"])
+    ci = interval(primary["ci_low"], primary["ci_high"])
+    scored, cells = scored_cells(summary)
+    if is_measurement(summary):
+        if markdown:
+            return (f"**Balanced Turn 2 accuracy ({condition}): {accuracy}**, 95% CI {ci}, over {primary['n']} "
+                    f"scored trials of {primary['scenarios']} scenarios ({primary['condition_reason']}).")
+        return (f"balanced Turn 2 accuracy ({condition}): {accuracy} 95% CI {ci} "
+                f"(n={primary['n']}, {primary['scenarios']} scenarios; {scored} of {cells} scored)")
+    row = summary["counts"].get("by_condition", {}).get(condition, {})
+    missing = cells - row.get("trials", 0)
+    why = (f"{condition}: {row.get('unscored', 0)} unscored, {row.get('errored', 0)} errored"
+           + (f", {missing} not run" if missing else ""))
+    lead = f"{scored} of {cells} scored: not a measurement"
+    known = primary["balanced_accuracy"] is not None
+    if markdown:
+        aside = (f"; over the scored trials alone the balanced Turn 2 accuracy would be {accuracy}, 95% CI {ci}"
+                 if known else "")
+        return (f"**{lead}** ({why}). Fewer than half the cells of the ranking condition have a Turn 2 "
+                f"label, so no accuracy is reported{aside}.")
+    aside = f"; balanced Turn 2 accuracy over the scored trials alone {accuracy}" if known else ""
+    return f"{lead} ({why}{aside})"
+
+
+def _headline(summary: dict) -> list[str]:
+    boot = summary["primary"]["bootstrap"]
     return [
         "# Findings",
         "",
-        f"**Balanced Turn 2 accuracy ({primary['condition']}): {pct(primary['balanced_accuracy'])}**, "
-        f"95% CI {interval(primary['ci_low'], primary['ci_high'])}, over {primary['n']} scored trials "
-        f"of {primary['scenarios']} scenarios ({primary['condition_reason']}).",
+        headline(summary, markdown=True),
         "",
         f"The interval is a bootstrap that resamples {boot['resamples']} (the trials of one scenario are "
         f"not independent), {boot['draws']:,} draws, seed {boot['seed']}, {boot['interval']}. "
-        f"Rule: {primary['rule']}.",
+        f"Rule: {summary['primary']['rule']}.",
         "",
     ]
 

@@ -1,0 +1,341 @@
+"""The run viewer: one self-contained `index.html` written into a run dir.
+
+Built from the run dir (summary.json, findings.md, plots/, the trial records),
+the bank's authored text and the scenario media. It opens from a file:// URL
+with no server and no network: the CSS and the filter script are inline, and
+plots and frames are base64 data URIs. Every text from the run is escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from html import escape
+from pathlib import Path
+
+from benchmark.records import REPAIR_STYLES, TrialRecord, TurnResult
+from benchmark.report.findings import headline, interval, is_measurement, pct, scored_cells
+from benchmark.report.plots import PLOT_FILES
+from benchmark.scenario import BankError, Scenario, load_bank
+
+# the media library (the same folder as simulator.media.MEDIA_ROOT; benchmark/ does not import the simulator)
+MEDIA_ROOT = Path(__file__).resolve().parents[2] / "media"
+TURN_FRAMES = {1: ("context", "turn_1"), 2: ("turn_2",)}  # frame files shown under each turn
+IMAGE_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png"}
+OUTCOMES = ("pass", "miss", "unscored", "error")
+
+STYLE = """
+body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:1rem 1.5rem;color:#1a202c}
+h1{font-size:1.4rem;margin:.2rem 0} h2{font-size:1.15rem;margin:1.6rem 0 .5rem;border-bottom:1px solid #ccd}
+.headline{font-size:1.3rem;font-weight:600;padding:.7rem 1rem;border-radius:6px;background:#e6f0fa}
+.headline::first-letter{text-transform:uppercase}
+.headline.unmeasured{background:#fdecea;color:#8a1c12}
+table{border-collapse:collapse;margin:.4rem 0} td,th{border:1px solid #ccd;padding:.25rem .5rem;text-align:left;
+vertical-align:top} th{background:#f2f4f8}
+pre{white-space:pre-wrap;word-break:break-word;margin:.2rem 0;font:13px/1.4 ui-monospace,monospace}
+.plots{display:flex;flex-wrap:wrap;gap:.5rem} figure{margin:0} .plots img{width:340px;border:1px solid #dde}
+.filters{display:flex;gap:1rem;align-items:center;flex-wrap:wrap;margin:.5rem 0 1rem}
+details.trial{border:1px solid #ccd;border-radius:5px;margin:.3rem 0;padding:.2rem .6rem}
+details.trial>summary{cursor:pointer;padding:.2rem 0} details.trial[open]{background:#fafbfd}
+.badge{display:inline-block;min-width:5em;text-align:center;border-radius:3px;font-weight:600;margin-right:.5rem}
+.o-pass{background:#c6f6d5} .o-miss{background:#fed7d7} .o-unscored{background:#e2e8f0} .o-error{background:#fbd38d}
+.msg{border-left:4px solid #90b4d8;padding:.1rem .6rem;margin:.3rem 0}
+.msg.assistant{border-color:#9ae6b4} .role{font-size:12px;color:#555;text-transform:uppercase}
+.diff{display:grid;grid-template-columns:1fr 1fr;gap:.6rem;margin:.3rem 0}
+.diff>div{background:#fffbea;padding:.3rem .5rem}
+.frames{display:flex;gap:.6rem} .frames img{max-height:180px;border:1px solid #ccd} .note{color:#555;font-size:13px}
+[hidden]{display:none !important}
+"""
+
+SCRIPT = """
+const filters = Array.from(document.querySelectorAll('select[data-filter]'));
+const rows = Array.from(document.querySelectorAll('details.trial'));
+function applyFilters() {
+  let shown = 0;
+  for (const row of rows) {
+    const keep = filters.every(f => !f.value || row.dataset[f.dataset.filter] === f.value);
+    row.hidden = !keep;
+    if (keep) shown++;
+  }
+  document.getElementById('shown').textContent = shown + ' of ' + rows.length + ' trials shown';
+}
+filters.forEach(f => f.addEventListener('change', applyFilters));
+applyFilters();
+const frames = JSON.parse(document.getElementById('frames').textContent);
+document.addEventListener('toggle', event => {  // frames load when their trial opens
+  if (!event.target.open) return;
+  event.target.querySelectorAll('img[data-frame]').forEach(img => {
+    if (!img.getAttribute('src')) img.src = frames[img.dataset.frame];
+  });
+}, true);
+"""
+
+
+def data_uri(path: Path) -> str:
+    return f"data:{IMAGE_TYPES[path.suffix.lower()]};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
+
+
+def outcome(trial: TrialRecord) -> str:
+    if trial.errored:
+        return "error"
+    if not trial.scored:
+        return "unscored"
+    return "pass" if trial.passed else "miss"
+
+
+def open_bank(manifest: dict) -> tuple[dict[str, Scenario], str]:
+    """The run's bank (manifest's bank_source when it exists, else the shipped bank) by scenario id."""
+    source = manifest.get("bank_source")
+    path = Path(source) if isinstance(source, str) and source and Path(source).exists() else None
+    try:
+        bank = load_bank(path)
+    except BankError as exc:
+        return {}, f"authored text not shown: {exc.problems[0]}"
+    return {s.scenario_id: s for s in bank.scenarios}, f"authored text from {bank.source}"
+
+
+class Frames:
+    """Scenario frames, each file read once; trial rows refer to them by key."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.uris: dict[str, str] = {}
+        self._keys: dict[Path, str] = {}
+
+    def key(self, scenario_id: str, name: str) -> str | None:
+        if Path(scenario_id).name != scenario_id or scenario_id.startswith("."):
+            return None
+        for suffix in IMAGE_TYPES:
+            path = self.root / scenario_id / f"{name}{suffix}"
+            if path.is_file():
+                if path not in self._keys:
+                    self._keys[path] = f"f{len(self._keys)}"
+                    self.uris[self._keys[path]] = data_uri(path)
+                return self._keys[path]
+        return None
+
+    def script(self) -> str:
+        text = json.dumps(self.uris).replace("</", "<\\/")  # nothing in it can close the script element
+        return f'<script id="frames" type="application/json">{text}</script>'
+
+
+# ---------------------------------------------------------------- the top of the page
+
+def figures_html(summary: dict) -> str:
+    manifest, counts = summary["manifest"], summary["counts"]
+    judge = f"{manifest.get('judge_family') or 'unknown'} ({manifest.get('judge_model') or '-'})"
+    facts = [("candidate", manifest.get("candidate_model") or "-"), ("judge", judge),
+             ("via", manifest.get("via") or "-"), ("ranking condition", summary["primary"]["condition"]),
+             ("trials", f"{counts['trials']}: scored {counts['scored']}, unscored {counts['turn_2_unscored']}, "
+                        f"errored {counts['errored']}")]
+    out = ["<table>", *(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in facts), "</table>"]
+    if manifest.get("judge_family") == "lexical":
+        out.append('<p class="note">The judge is lexical (answer-list matching): not the publication judge.</p>')
+    out.append("<table><tr><th>condition</th><th>balanced Turn 2 accuracy</th><th>95% CI</th>"
+               "<th>scored / cells</th><th>repair rate</th></tr>")
+    for name, cond in summary["conditions"].items():
+        scored, cells = scored_cells(summary, name)
+        accuracy = pct(cond["balanced_accuracy"]) if is_measurement(summary, name) else "not a measurement"
+        repair = cond["repair_rate"]
+        out.append(f"<tr><td>{escape(name)}</td><td>{escape(accuracy)}</td>"
+                   f"<td>{escape(interval(cond['ci_low'], cond['ci_high']))}</td><td>{scored} / {cells}</td>"
+                   f"<td>{escape(pct(repair['rate']))} ({repair['k']}/{repair['n']})</td></tr>")
+    return "\n".join(out + ["</table>"])
+
+
+def plots_html(plots_dir: Path) -> str:
+    names = [n for n in PLOT_FILES if (plots_dir / n).is_file()]
+    names += sorted(p.name for p in plots_dir.glob("*.png") if p.name not in names) if plots_dir.is_dir() else []
+    if not names:
+        return '<p class="note">No plots in plots/.</p>'
+    return '<div class="plots">' + "".join(
+        f'<figure><img src="{data_uri(plots_dir / n)}" alt="{escape(n)}"><figcaption>{escape(n)}</figcaption>'
+        "</figure>" for n in names) + "</div>"
+
+
+def filters_html(trials: list[TrialRecord]) -> str:
+    def select(label: str, key: str, values) -> str:
+        options = "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in values)
+        return f'<label>{label} <select data-filter="{key}"><option value="">all</option>{options}</select></label>'
+
+    return ('<div class="filters">' + select("condition", "condition", sorted({t.condition for t in trials}))
+            + select("shift type", "cue", sorted({t.cue_type for t in trials}))
+            + select("outcome", "outcome", OUTCOMES) + '<span id="shown" class="note"></span></div>')
+
+
+# ---------------------------------------------------------------- one trial
+
+def verdicts_html(trial: TrialRecord) -> str:
+    rows = [("Turn 2 judge", trial.turn_2_judge, trial.turn_2_previous_judge_label),
+            ("Turn 2 ranking judge", trial.turn_2_ranking_judge, None),
+            ("Turn 3 judge", trial.turn_3_judge, trial.turn_3_previous_judge_label)]
+    out = ["<table><tr><th></th><th>label</th><th>judge</th><th>rationale</th></tr>"]
+    for name, verdict, previous in rows:
+        if verdict is None:
+            continue
+        label = verdict.label or f"unscored ({verdict.unscored_reason or 'no reason given'})"
+        if previous:
+            label += f" (before rescore: {previous})"
+        raw = f"<details><summary>raw reply</summary><pre>{escape(verdict.raw)}</pre></details>" if verdict.raw else ""
+        out.append(f'<tr><th>{name}</th><td class="label">{escape(label)}</td><td>{escape(verdict.judge)}</td>'
+                   f"<td>{escape(verdict.rationale)}{raw}</td></tr>")
+    return "\n".join(out + ["</table>"]) if len(out) > 1 else '<p class="note">No judge verdict recorded.</p>'
+
+
+def signals_html(signals: dict | None) -> str:
+    if not signals:
+        return '<p class="note">No code signals recorded.</p>'
+
+    def hit(h) -> str:
+        return h if isinstance(h, str) else json.dumps(h, ensure_ascii=False)
+
+    rows = []
+    for kind, value in signals.items():
+        if isinstance(value, dict):
+            parts = [f"{name}: " + (", ".join(map(hit, hits)) if isinstance(hits, list) else hit(hits))
+                     for name, hits in value.items() if hits]
+            text = "; ".join(parts) or "no hits"
+        else:
+            text = "none" if value is None else hit(value)
+        rows.append(f"<tr><th>{escape(str(kind))}</th><td>{escape(text)}</td></tr>")
+    return "<table>" + "".join(rows) + "</table>"
+
+
+def messages_html(trial: TrialRecord) -> str:
+    out = []
+    if trial.system_prompt:
+        out.append(f"<details><summary>system prompt</summary><pre>{escape(trial.system_prompt)}</pre></details>")
+    for message in trial.messages:
+        out.append(f'<div class="msg {escape(message.role)}"><span class="role">{escape(message.role)}</span>'
+                   f"<pre>{escape(message.text)}</pre></div>")
+    if not trial.messages:
+        replies = [("Turn 1 reply", trial.turn_1_response), ("Turn 2 reply", trial.turn_2_response),
+                   ("Turn 3 reply", trial.turn_3_response)]
+        out.append('<p class="note">No messages recorded; the replies:</p>')
+        out += [f'<div class="msg assistant"><span class="role">{n}</span><pre>{escape(t)}</pre></div>'
+                for n, t in replies if t]
+    return "\n".join(out)
+
+
+def authored(scenario: Scenario, turn: int, repair_style: str) -> dict[str, str | None]:
+    if turn == 1:
+        return {"speech": scenario.turn_1_user, "camera": scenario.turn_1_image, "context": scenario.context_image}
+    if turn == 2:
+        return {"speech": scenario.turn_2_user, "camera": scenario.turn_2_image}
+    return {"speech": scenario.repair_anchor(repair_style)}
+
+
+def turn_facts(result: TurnResult) -> dict[str, str]:
+    """Provenance per channel, reply timings and tokens, the stream's latencies and what the glasses played."""
+    i, reply = result.input, result.reply
+    facts = {"camera source": i.camera_source or "none", "speech source": i.speech_source or "none",
+             "context source": i.context_source or "none", "reply latency": f"{reply.latency_s:.2f} s",
+             "first token": "-" if reply.first_token_s is None else f"{reply.first_token_s:.2f} s",
+             "tokens in/out": f"{reply.usage.input_tokens}/{reply.usage.output_tokens}"}
+    facts.update({k: "-" if v is None else f"{v:.3f} s" if isinstance(v, float) else str(v)
+                  for k, v in result.metrics.items()})
+    facts.update({k: str(v) for k, v in result.glasses.items()})
+    return facts
+
+
+def differences_html(result: TurnResult, scenario: Scenario, repair_style: str) -> str:
+    """Each perceived channel next to the scenario's authored text, where they differ."""
+    i = result.input
+    sent = {"speech": (i.speech, i.speech_source), "camera": (i.camera_block, i.camera_source),
+            "context": (i.context_block, i.context_source)}
+    out = []
+    for channel, text in authored(scenario, result.turn, repair_style).items():
+        heard, source = sent[channel]
+        if source == "perceived" and (heard or "").strip() != (text or "").strip():
+            out.append(f'<div class="diff"><div><b>Turn {result.turn} {channel}, perceived</b>'
+                       f'<pre>{escape(heard or "")}</pre></div><div><b>Turn {result.turn} {channel}, authored</b>'
+                       f'<pre>{escape(text or "(none)")}</pre></div></div>')
+    return "\n".join(out)
+
+
+def turns_html(trial: TrialRecord, scenario: Scenario | None, frames: Frames, repair_style: str) -> str:
+    facts = {t.turn: turn_facts(t) for t in trial.turns}
+    names = list(dict.fromkeys(name for per in facts.values() for name in per))
+    head = "".join(f"<th>Turn {turn}</th>" for turn in facts)
+    rows = "".join(f"<tr><th>{escape(str(name))}</th>"
+                   + "".join(f"<td>{escape(per.get(name, '-'))}</td>" for per in facts.values()) + "</tr>"
+                   for name in names)
+    out = [f"<table><tr><th></th>{head}</tr>{rows}</table>"]
+    if scenario is None:
+        out.append('<p class="note">Scenario not in the bank: authored text not shown.</p>')
+    else:
+        out += [differences_html(t, scenario, repair_style) for t in trial.turns]
+    keys = [("context frame" if name == "context" else f"Turn {turn} frame", frames.key(trial.scenario_id, name))
+            for turn in facts for name in TURN_FRAMES.get(turn, ())]
+    images = "".join(f'<figure><img data-frame="{k}" alt="{escape(n)}"><figcaption>{escape(n)}'
+                     "</figcaption></figure>" for n, k in keys if k)
+    return "\n".join(out + ([f'<div class="frames">{images}</div>'] if images else []))
+
+
+def trial_html(trial: TrialRecord, bank: dict[str, Scenario], frames: Frames, repair_style: str) -> str:
+    result = outcome(trial)
+    label = trial.turn_2_label or "unscored"
+    head = (f'<span class="badge o-{result}">{result}</span>{escape(trial.scenario_id)} · {escape(trial.condition)}'
+            f" · trial {trial.trial} · {escape(trial.cue_type)} · target {escape(trial.target_context)}"
+            f" · judge {escape(label)}")
+    wall = "-" if trial.wall_s is None else f"{trial.wall_s:.1f} s"
+    facts = (f"difficulty {trial.difficulty_tier}, domain {trial.activity_domain or '-'}, via {trial.via or '-'}, "
+             f"candidate {trial.candidate_model or '-'}, wall {wall}")
+    body = [f'<p class="note">{escape(facts)}</p>']
+    if trial.error:
+        body.append(f'<p class="o-error"><b>error:</b> {escape(trial.error)}</p>')
+    body += ["<h3>Judges</h3>", verdicts_html(trial), "<h3>Code signals (Turn 2)</h3>",
+             signals_html(trial.turn_2_code_signals), "<h3>Messages as sent</h3>", messages_html(trial)]
+    if trial.turns:
+        scenario = bank.get(trial.scenario_id)
+        body += ["<h3>Turns</h3>", turns_html(trial, scenario, frames, repair_style)]
+    return (f'<details class="trial" data-condition="{escape(trial.condition)}" data-cue="{escape(trial.cue_type)}"'
+            f' data-outcome="{result}"><summary>{head}</summary>\n' + "\n".join(body) + "\n</details>")
+
+
+# ---------------------------------------------------------------- the page
+
+def render_page(summary: dict, trials: list[TrialRecord], *, title: str, findings: str, plots_dir: Path,
+                media_root: Path = MEDIA_ROOT) -> str:
+    manifest = summary["manifest"]
+    bank, bank_note = open_bank(manifest)
+    frames = Frames(media_root)
+    style = manifest.get("repair_style") if manifest.get("repair_style") in REPAIR_STYLES else "named"
+    rows = [trial_html(t, bank, frames, style) for t in sorted(trials, key=lambda t: t.cell)]
+    measured = "measured" if is_measurement(summary) else "unmeasured"
+    findings_block = (f"<details><summary>findings.md</summary><pre>{escape(findings)}</pre></details>"
+                      if findings else "")
+    return "\n".join([
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>wearsim: {escape(title)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>wearsim run <code>{escape(title)}</code></h1>",
+        f'<p class="headline {measured}" id="headline">{escape(headline(summary))}</p>',
+        figures_html(summary), findings_block,
+        "<h2>Plots</h2>", plots_html(plots_dir),
+        "<h2>Trials</h2>",
+        f'<p class="note">{escape(bank_note)}; frames from {escape(str(media_root))} when present.</p>',
+        filters_html(trials), *rows,
+        frames.script(), f"<script>{SCRIPT}</script>", "</body></html>", ""])
+
+
+def write_viewer(run_dir: Path, *, transcripts: Path | None = None, output_dir: Path | None = None,
+                 summary: dict | None = None, media_root: Path | None = None) -> Path:
+    """Write `index.html` into `output_dir` (default `run_dir`) and return its path.
+
+    The summary is `summary` or the output dir's summary.json (write the report
+    first); the trials are read from `transcripts` or the run dir.
+    """
+    from benchmark.scoring import load_trials
+
+    run_dir = Path(run_dir)
+    out = Path(output_dir) if output_dir is not None else run_dir
+    if summary is None:
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    trials = list(load_trials(transcripts if transcripts is not None else run_dir).trials)
+    findings_path = out / "findings.md"
+    findings = findings_path.read_text(encoding="utf-8") if findings_path.is_file() else ""
+    page = render_page(summary, trials, title=out.resolve().name, findings=findings, plots_dir=out / "plots",
+                       media_root=Path(media_root) if media_root is not None else MEDIA_ROOT)
+    path = out / "index.html"
+    path.write_text(page, encoding="utf-8")
+    return path

@@ -1,0 +1,118 @@
+"""The headline says "N of M scored: not a measurement" when fewer than half the
+cells of the ranking condition are scored, in findings.md, the viewer and the
+`wearsim report` line; otherwise it leads with the balanced accuracy."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from benchmark.cli import report as report_cli
+from benchmark.judges.base import Verdict
+from benchmark.records import TrialRecord
+from benchmark.report import write_report
+from benchmark.report.findings import headline, is_measurement
+from benchmark.report.viewer import write_viewer
+from benchmark.scoring import build_summary
+from benchmark.scoring.trials import TrialSet
+
+IDS = [f"sc-{i:02d}" for i in range(1, 51)]
+
+
+def trial(index: int, outcome: str, condition: str = "baseline") -> TrialRecord:
+    """Scenario `index`: even ids target `current`, odd ones `prior`; outcome pass, miss, unscored or error."""
+    target = "current" if index % 2 == 0 else "prior"
+    other = "prior" if target == "current" else "current"
+    verdict = {"pass": Verdict(target, "names the right object", "lexical"),
+               "miss": Verdict(other, "names the other object", "lexical"),
+               "unscored": Verdict(None, "no signal", "lexical", unscored_reason="no signal")}.get(outcome)
+    return TrialRecord(IDS[index], condition, 0, target, "object_in_hand", turn_2_judge=verdict,
+                       error="candidate timed out after 3 retries" if outcome == "error" else None)
+
+
+def outcomes(passes: int, misses: int, unscored: int, errors: int) -> list[str]:
+    return ["pass"] * passes + ["miss"] * misses + ["unscored"] * unscored + ["error"] * errors
+
+
+def manifest(conditions=("baseline",), ids=IDS) -> dict:
+    return {"candidate_model": "replay:test", "judge_family": "lexical", "judge_model": "lexical", "trials": 1,
+            "ranking_condition": "baseline", "conditions": list(conditions), "scenario_ids": list(ids)}
+
+
+def write_run(path, trials: list[TrialRecord], run_manifest: dict):
+    path.mkdir()
+    (path / "manifest.json").write_text(json.dumps(run_manifest), encoding="utf-8")
+    (path / "transcripts.jsonl").write_text("".join(t.to_line() for t in trials), encoding="utf-8")
+    return path
+
+
+def summary_of(trials: list[TrialRecord], run_manifest: dict) -> dict:
+    return build_summary(TrialSet(tuple(trials), source=None), run_manifest)
+
+
+def report_line(run_dir, capsys) -> str:
+    parser = argparse.ArgumentParser(prog="wearsim")
+    report_cli.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["report", str(run_dir)])
+    assert args.run(args) == 0
+    return capsys.readouterr().out.splitlines()[0]
+
+
+def test_13_of_50_scored_is_not_a_measurement(tmp_path, capsys):
+    # 13 scored (7 pass, 6 miss), 30 unscored, 7 errored
+    trials = [trial(i, o) for i, o in enumerate(outcomes(7, 6, 30, 7))]
+    run_dir = write_run(tmp_path / "run", trials, manifest())
+    summary = write_report(run_dir)
+    findings = (run_dir / "findings.md").read_text(encoding="utf-8").splitlines()
+    assert findings[2].startswith("**13 of 50 scored: not a measurement** (baseline: 30 unscored, 7 errored)")
+    assert "Balanced Turn 2 accuracy (baseline)" not in "\n".join(findings)
+    line = report_line(run_dir, capsys)
+    assert line.startswith("13 of 50 scored: not a measurement (baseline: 30 unscored, 7 errored")
+    assert line == headline(summary)
+    page = write_viewer(run_dir).read_text(encoding="utf-8")
+    assert '<p class="headline unmeasured" id="headline">13 of 50 scored: not a measurement' in page
+
+
+def test_40_of_50_scored_leads_with_the_percentage(tmp_path, capsys):
+    # 40 scored: even indexes target current, odd prior; 30 pass and 10 miss, then 6 unscored, 4 errored
+    trials = [trial(i, o) for i, o in enumerate(outcomes(30, 10, 6, 4))]
+    run_dir = write_run(tmp_path / "run", trials, manifest())
+    summary = write_report(run_dir)
+    current = [t for t in trials if t.scored and t.target_context == "current"]
+    prior = [t for t in trials if t.scored and t.target_context == "prior"]
+    expected = (sum(t.passed for t in current) / len(current) + sum(t.passed for t in prior) / len(prior)) / 2
+    assert summary["primary"]["balanced_accuracy"] == expected
+    findings = (run_dir / "findings.md").read_text(encoding="utf-8").splitlines()
+    assert findings[2].startswith(f"**Balanced Turn 2 accuracy (baseline): {100 * expected:.1f}%**, 95% CI [")
+    assert "not a measurement" not in "\n".join(findings)
+    line = report_line(run_dir, capsys)
+    assert line.startswith(f"balanced Turn 2 accuracy (baseline): {100 * expected:.1f}% 95% CI [")
+    assert line.endswith("40 of 50 scored)")
+
+
+def test_half_is_the_threshold():
+    half = summary_of([trial(i, o) for i, o in enumerate(outcomes(13, 12, 25, 0))], manifest())
+    under = summary_of([trial(i, o) for i, o in enumerate(outcomes(12, 12, 25, 1))], manifest())
+    assert is_measurement(half) and headline(half).startswith("balanced Turn 2 accuracy (baseline): ")
+    assert not is_measurement(under) and headline(under).startswith("24 of 50 scored: not a measurement")
+
+
+def test_cells_never_played_count_as_not_scored():
+    # the run stopped after 13 cells of the 50 the manifest planned; all 13 are scored
+    summary = summary_of([trial(i, "pass") for i in range(13)], manifest())
+    assert headline(summary).startswith("13 of 50 scored: not a measurement (baseline: 0 unscored, 0 errored, "
+                                        "37 not run")
+    # without a manifest the recorded trials are the cells
+    assert headline(summary_of([trial(i, "pass") for i in range(13)], {})).startswith(
+        "balanced Turn 2 accuracy (baseline): 100.0%")
+
+
+def test_only_the_ranking_condition_counts():
+    trials = [trial(i, o) for i, o in enumerate(outcomes(7, 6, 37, 0))]
+    trials += [trial(i, "pass", condition="explicit") for i in range(50)]
+    summary = summary_of(trials, manifest(conditions=("baseline", "explicit")))
+    assert headline(summary).startswith("13 of 50 scored: not a measurement")
+    assert is_measurement(summary, "explicit")
+    summary["manifest"]["ranking_condition"] = "explicit"
+    summary = summary_of(trials, summary["manifest"])
+    assert headline(summary).startswith("balanced Turn 2 accuracy (explicit): 100.0%")
