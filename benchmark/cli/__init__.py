@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "benchmark.cli.view",
     "benchmark.cli.rescore",
     "benchmark.cli.compare",
+    "benchmark.cli.proxy_report",
     "benchmark.cli.eval",
     "benchmark.cli.perceive",
     "benchmark.cli.media",
