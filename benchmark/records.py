@@ -238,14 +238,17 @@ class TrialRecord:
     turn_3_judge: Verdict | None = None
     turn_2_previous_judge_label: str | None = None  # set by a rescore: the label before it
     turn_3_previous_judge_label: str | None = None
+    staleness_ms: int | None = None  # staleness sweep: Turn 2 speech began this long after the scene change
     error: str | None = None
     wall_s: float | None = None
     schema_version: int = SCHEMA_VERSION
 
     # -- what scoring reads
     @property
-    def cell(self) -> tuple[str, str, int]:
-        return (self.scenario_id, self.condition, self.trial)
+    def cell(self) -> tuple:
+        """(scenario, condition, trial), plus the staleness gap in a sweep."""
+        cell = (self.scenario_id, self.condition, self.trial)
+        return cell if self.staleness_ms is None else (*cell, self.staleness_ms)
 
     @property
     def errored(self) -> bool:
@@ -370,6 +373,13 @@ class _Reader:
             return None
         return value
 
+    def integer(self, name: str) -> int | None:
+        value = self.raw.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            self.problems.append(f"{self.where}: field '{name}' must be an integer or null, got {value!r}")
+            return None
+        return value
+
     def label(self, name: str) -> str | None:
         value = self.value(name)
         if value is not None and value not in LABELS:
@@ -455,6 +465,7 @@ class _Reader:
             turn_3_judge=self.verdict("turn_3_judge"),
             turn_2_previous_judge_label=self.label("turn_2_previous_judge_label"),
             turn_3_previous_judge_label=self.label("turn_3_previous_judge_label"),
+            staleness_ms=self.integer("staleness_ms"),
             error=error, wall_s=wall if isinstance(wall, (int, float)) else None,
             schema_version=raw.get("schema_version") if isinstance(raw.get("schema_version"), int) else 0,
         )

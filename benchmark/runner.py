@@ -25,14 +25,15 @@ from benchmark.protocol import Conversation, run_trial
 from benchmark.records import RecordError, TrialRecord
 from benchmark.scenario import Bank, Condition, Scenario
 
-# (scenario, condition) -> the `Conversation` of one trial; `wearsim bench` makes it
-ConversationFactory = Callable[[Scenario, Condition], Conversation]
+# (scenario, condition, staleness_ms or None) -> the `Conversation` of one trial; `wearsim bench` makes it
+ConversationFactory = Callable[[Scenario, Condition, "int | None"], Conversation]
 
 # manifest fields that must match for a run dir to be resumed
 RESUME_KEYS = (
     "benchmark_version", "scenarios_sha256", "expected_answers_sha256", "interventions_sha256",
     "judge_prompt_sha256", "candidate_model", "judge_family", "judge_model", "ranking_judge_model",
     "temperature", "camera_injection", "repair_style", "via", "conditions", "trials", "scenario_ids",
+    "staleness_ms", "synthetic_frames", "describer",
 )
 
 
@@ -57,6 +58,9 @@ class RunSettings:
     ranking_judge_model: str | None = None
     via: str = "direct"
     max_tokens: int = 300
+    staleness_ms: tuple[int, ...] = ()  # the staleness sweep: one cell per Turn 2 gap
+    synthetic_frames: bool = False
+    describer: str | None = None  # the streaming server's scene describer (stream runs)
 
 
 def sha256_file(path: Path | None) -> str | None:
@@ -98,6 +102,9 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "conditions": list(settings.conditions),
         "repair_style": settings.repair_style,
         "via": settings.via,
+        "staleness_ms": list(settings.staleness_ms),
+        "synthetic_frames": settings.synthetic_frames,
+        "describer": settings.describer,
         "bank_source": str(bank.source),
         "bank_format": bank.format,
         "scenario_ids": [s.scenario_id for s in bank.scenarios],
@@ -127,8 +134,9 @@ def prepare_run_dir(run_dir: Path, manifest: dict, resume: bool) -> set[tuple[st
     return finished_cells(transcripts)
 
 
-def finished_cells(transcripts: Path) -> set[tuple[str, str, int]]:
-    done: set[tuple[str, str, int]] = set()
+def finished_cells(transcripts: Path) -> set[tuple]:
+    """(condition, scenario_id, trial, staleness_ms) of every trial that finished without an error."""
+    done: set[tuple] = set()
     if not transcripts.exists():
         return done
     with transcripts.open("r", encoding="utf-8") as handle:
@@ -138,7 +146,7 @@ def finished_cells(transcripts: Path) -> set[tuple[str, str, int]]:
             except (json.JSONDecodeError, RecordError):
                 continue  # a line cut by a kill: that cell runs again
             if not record.errored:
-                done.add((record.condition, record.scenario_id, record.trial))
+                done.add((record.condition, record.scenario_id, record.trial, record.staleness_ms))
     return done
 
 
@@ -200,9 +208,10 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
         bank.condition(name)  # unknown names fail before anything starts
     manifest = build_manifest(bank, settings)
     done = prepare_run_dir(run_dir, manifest, resume)
-    cells = [(c, s, t) for c in settings.conditions for s in bank.scenarios for t in range(settings.trials)
-             if (c, s.scenario_id, t) not in done]
-    total = len(settings.conditions) * len(bank.scenarios) * settings.trials
+    gaps = settings.staleness_ms or (None,)
+    cells = [(c, s, t, g) for c in settings.conditions for s in bank.scenarios for t in range(settings.trials)
+             for g in gaps if (c, s.scenario_id, t, g) not in done]
+    total = len(settings.conditions) * len(bank.scenarios) * settings.trials * len(gaps)
     print(f"{len(cells)} cells to run ({total - len(cells)} already finished) -> {run_dir}", file=sys.stderr)
     if not cells:
         return {"ran": 0, "skipped": total}
@@ -215,16 +224,16 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                        if settings.ranking_judge_family else None)
         ranking_judge = await ranking_ctx.__aenter__() if ranking_ctx else None
         try:
-            async def run_cell(condition_name: str, scenario: Scenario, trial: int) -> None:
+            async def run_cell(condition_name: str, scenario: Scenario, trial: int, gap: int | None) -> None:
                 condition = bank.condition(condition_name)
                 cell = dict(scenario_id=scenario.scenario_id, condition=condition_name, trial=trial,
-                            via=settings.via, candidate_model=settings.model_id,
+                            staleness_ms=gap, via=settings.via, candidate_model=settings.model_id,
                             system_prompt=condition.system_prompt)
                 async with semaphore:
                     started = time.monotonic()
                     talk = None
                     try:
-                        talk = conversation(scenario, condition)
+                        talk = conversation(scenario, condition, gap)
                         record = (await run_trial(talk, scenario, judge, ranking_judge)).replace(**cell)
                     except Exception as exc:  # recorded, excluded from metrics, counted
                         record = TrialRecord(
@@ -238,7 +247,7 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                 await writer.append(record)
                 progress.update(record)
 
-            await asyncio.gather(*(run_cell(c, s, t) for c, s, t in cells))
+            await asyncio.gather(*(run_cell(*cell) for cell in cells))
         finally:
             progress.close()
             if ranking_ctx is not None:

@@ -34,7 +34,8 @@ class StreamConversation:
     def __init__(self, scenario: Scenario, condition: Condition, server_url: str, backend: str,
                  config: GenerationConfig, *, camera: bool = True, repair_style: str = "named",
                  speed: float | None = None, token: str | None = None, describer: str = "opencv",
-                 silence_ms: int = 1500, media_root: Path | None = None):
+                 silence_ms: int = 1500, media_root: Path | None = None, staleness_ms: int | None = None,
+                 synthetic_frames: bool = False):
         self.scenario = scenario
         self.condition = condition
         self.server_url = server_url
@@ -47,6 +48,8 @@ class StreamConversation:
         self.describer = describer
         self.silence_ms = silence_ms
         self.media_root = media_root
+        self.staleness_ms = staleness_ms  # Turn 2 speech starts this long after its first frame
+        self.synthetic_frames = synthetic_frames
         self.messages: list[Message] = []
         self.client = None
         self.pacer = None
@@ -65,12 +68,14 @@ class StreamConversation:
     async def send(self, turn: int) -> TurnResult:
         from simulator.media import MEDIA_ROOT
         from simulator.pacing import Pacer
-        from simulator.timeline import plan_turn
+        from simulator.timeline import LEAD_MS, plan_turn
 
         if self.client is None:
             await self._open()
+        lead = self.staleness_ms if (turn == 2 and self.staleness_ms is not None) else LEAD_MS
         plan = plan_turn(self.scenario, turn, self.clock_ms, media_root=self.media_root or MEDIA_ROOT,
-                         camera=self.camera, repair_style=self.repair_style)
+                         camera=self.camera, repair_style=self.repair_style, lead_ms=lead,
+                         synthetic_frames=self.synthetic_frames)
         self.clock_ms = plan.end_ms + 200
         self.pacer = Pacer(self.speed, origin_ms=plan.items[0].t_ms)
         await self.client.play(plan, self.pacer)
@@ -83,7 +88,8 @@ class StreamConversation:
                       latency.get("speech_end_to_reply_done", 0.0), latency.get("speech_end_to_first_token"),
                       latency.get("speech_end_to_first_audio"), events.done.heard)
         return TurnResult(turn, events.input, reply, metrics=latency,
-                          glasses={"speech_media": plan.speech_source, "frames_sent": plan.has_frames})
+                          glasses={"speech_media": plan.speech_source, "frames_sent": plan.has_frames,
+                                   "synthetic_frames": plan.synthetic_frames, "lead_ms": lead})
 
     async def aclose(self) -> None:
         if self.client is not None:

@@ -262,11 +262,47 @@ class ModelDescriber:
         return response.text or ""
 
 
+SYNTHETIC_COMMENT = b"wearsim-synthetic-frame: "  # written by simulator.synthetic
+
+
+def jpeg_comments(jpeg: bytes) -> list[bytes]:
+    """The COM segments of a JPEG, read from its header segments."""
+    comments, i = [], 2
+    while i + 4 <= len(jpeg) and jpeg[i] == 0xFF:
+        marker, length = jpeg[i + 1], int.from_bytes(jpeg[i + 2:i + 4], "big")
+        if marker == 0xDA:  # start of scan: no more header segments
+            break
+        if marker == 0xFE:
+            comments.append(jpeg[i + 4:i + 2 + length])
+        i += 2 + length
+    return comments
+
+
+class AuthoredDescriber:
+    """Reads back the authored camera text a synthetic frame carries in its comment.
+
+    With synthetic frames the local cascade then sees exactly the text proxy,
+    so only frame timing can change an answer."""
+
+    name = "authored"
+    model = "synthetic-frame-comment"
+
+    async def describe(self, jpeg: bytes, previous: bytes | None = None) -> Description:
+        for comment in jpeg_comments(jpeg):
+            if comment.startswith(SYNTHETIC_COMMENT):
+                text = comment[len(SYNTHETIC_COMMENT):].decode("utf-8", "replace")
+                return Description(text, self.name, self.model, False, 0.0)
+        raise ValueError("the authored describer reads only synthetic frames (bench --synthetic-frames); "
+                         "this frame carries no authored text")
+
+
 def make_describer(spec: str = "opencv", *, base_url: str | None = None, style: str = "rules",
                    cache_dir: Path | None = None) -> SceneDescriber:
     if spec == "opencv":
         return OpenCVDescriber()
+    if spec == "authored":
+        return AuthoredDescriber()
     provider, _, model = spec.partition(":")
     if provider in ("openai", "gemini") and model:
         return ModelDescriber(provider, model, base_url=base_url, style=style, cache_dir=cache_dir)
-    raise ValueError(f"unknown describer {spec!r}: use opencv, openai:MODEL or gemini:MODEL")
+    raise ValueError(f"unknown describer {spec!r}: use opencv, authored, openai:MODEL or gemini:MODEL")

@@ -39,8 +39,9 @@ class TurnPlan:
     turn: int
     items: tuple[Item, ...]
     end_ms: int
-    speech_source: str  # "recorded", "synthesized" (media file) or "tts" (made now)
+    speech_source: str  # "media" (a file in media/) or "tts" (made now)
     has_frames: bool
+    synthetic_frames: bool = False  # frames drawn from the authored camera text
 
 
 def _speech_pcm(scenario: Scenario, turn: int, media_root: Path, repair_style: str) -> tuple[bytes, str]:
@@ -61,22 +62,42 @@ def _speech_pcm(scenario: Scenario, turn: int, media_root: Path, repair_style: s
     return float_to_pcm16(decode_audio(target)), "tts"
 
 
+def _frames(scenario: Scenario, name: str, media_root: Path, synthetic: bool) -> tuple[list[bytes] | None, bool]:
+    """A turn's (or the context's) frames from media; else, when asked, one
+    synthetic frame drawn from the authored camera text. (frames, synthetic?)"""
+    frames = turn_frames(media_root, scenario.scenario_id, name)
+    if frames or not synthetic:
+        return frames, False
+    text = {"context": scenario.context_image, "turn_1": scenario.turn_1_image,
+            "turn_2": scenario.turn_2_image}.get(name)
+    if not text:
+        return None, False
+    from simulator.synthetic import synthetic_frame
+
+    return [synthetic_frame(text)], True
+
+
 def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path = MEDIA_ROOT,
-              camera: bool = True, repair_style: str = "named", live_frames=None) -> TurnPlan:
+              camera: bool = True, repair_style: str = "named", live_frames=None, lead_ms: int = LEAD_MS,
+              synthetic_frames: bool = False) -> TurnPlan:
+    """One turn: frames from `start_ms` (the scene of the turn appears), speech
+    after `lead_ms` of silence (the staleness sweep varies it on Turn 2)."""
     pcm, source = _speech_pcm(scenario, turn, media_root, repair_style)
     frame_name, _ = TURN_MEDIA[turn]
-    frames = None
+    frames, synthetic = None, False
     if camera and frame_name:
-        frames = live_frames or turn_frames(media_root, scenario.scenario_id, frame_name)
+        frames, synthetic = (live_frames, False) if live_frames else _frames(
+            scenario, frame_name, media_root, synthetic_frames)
     items: list[Item] = []
     t = start_ms
     if camera and turn == 1:
-        context = turn_frames(media_root, scenario.scenario_id, "context")
+        context, context_synthetic = _frames(scenario, "context", media_root, synthetic_frames)
+        synthetic = synthetic or context_synthetic
         if context:
             for i in range(CONTEXT_MS * FPS // 1000):
                 items.append(Item(t + i * 1000 // FPS, "frame", context[i % len(context)]))
             t += CONTEXT_MS
-    silence = bytes(2 * 16000 * LEAD_MS // 1000)
+    silence = bytes(2 * 16000 * lead_ms // 1000)
     tail = bytes(2 * 16000 * TAIL_MS // 1000)
     audio = silence + pcm + tail
     duration_ms = len(audio) // 32
@@ -88,4 +109,4 @@ def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path 
     end = t + duration_ms
     items.append(Item(end, "turn.end"))
     items.sort(key=lambda item: (item.t_ms, item.kind != "frame"))
-    return TurnPlan(turn, tuple(items), end, source, bool(frames))
+    return TurnPlan(turn, tuple(items), end, source, bool(frames), synthetic)

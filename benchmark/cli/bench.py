@@ -12,6 +12,8 @@ EPILOG = """examples:
   wearsim bench --model openai:gpt-4o-mini --judge-family gemini --trials 5 --output-dir runs/gpt
   wearsim bench --model openai:qwen2.5 --base-url http://127.0.0.1:8000/v1 --judge-family lexical
   wearsim bench --output-dir runs/first --resume      # finish an interrupted run
+  wearsim bench --via stream --model openai-realtime:gpt-realtime --limit 3   # a realtime API as the glasses' assistant
+  wearsim bench --via stream --staleness 0,250,500,1000,2000 --synthetic-frames --describer authored
 """
 
 
@@ -42,7 +44,17 @@ def register(subparsers) -> None:
                    help="direct: the text proxy; stream: simulated glasses through the streaming server")
     p.add_argument("--server", help="ws://HOST:PORT of a running `wearsim serve` (default: start one in-process)")
     p.add_argument("--token", help="token for --server (or WEARSIM_TOKEN)")
-    p.add_argument("--speed", type=float, help="stream pacing: 1.0 is real time (default: --fast, no waiting)")
+    p.add_argument("--speed", type=float, help="stream pacing: 1.0 is real time (default: no pacing, as fast as "
+                                               "the server takes it)")
+    p.add_argument("--describer", default="opencv",
+                   help="stream: the server's scene describer: opencv (default), authored (reads synthetic "
+                        "frames back), openai:MODEL, gemini:MODEL")
+    p.add_argument("--staleness", metavar="MS,MS,...",
+                   help="stream: the staleness sweep; one cell per gap, Turn 2 speech starting that many ms "
+                        "after the scene change (its first frame), e.g. 0,250,500,1000,2000")
+    p.add_argument("--synthetic-frames", action="store_true",
+                   help="stream: a turn without recorded frames gets one drawn from its authored camera text "
+                        "(labelled synthetic in the record), so frame timing can be tested on every scenario")
     p.set_defaults(run=run)
 
 
@@ -83,13 +95,26 @@ def run(args) -> int:
         print(f"error: --ranking-condition {args.ranking_condition!r} is not among the conditions run "
               f"({', '.join(names)})", file=sys.stderr)
         return 2
+    try:
+        staleness = tuple(sorted({int(v) for v in args.staleness.split(",") if v.strip()})) if args.staleness else ()
+    except ValueError:
+        print(f"error: --staleness takes milliseconds separated by commas, e.g. 0,250,500; got {args.staleness!r}",
+              file=sys.stderr)
+        return 2
+    if any(v < 0 or v > 10_000 for v in staleness):
+        print("error: --staleness gaps must be from 0 to 10000 ms", file=sys.stderr)
+        return 2
+    if args.via != "stream" and (staleness or args.synthetic_frames or args.describer != "opencv"):
+        print("error: --staleness, --synthetic-frames and --describer need --via stream", file=sys.stderr)
+        return 2
     run_dir = Path(args.output_dir or f"runs/bench-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
     settings = RunSettings(
         model_id=model_id, judge_family=judge_family, judge_family_resolution=resolution, judge_model=judge_model,
         conditions=names, ranking_condition=args.ranking_condition, trials=args.trials,
         temperature=args.temperature, concurrency=args.concurrency, camera=not args.no_camera,
         repair_style=args.repair_style, ranking_judge_family=ranking_family,
-        ranking_judge_model=ranking_model, via=args.via, max_tokens=args.max_tokens)
+        ranking_judge_model=ranking_model, via=args.via, max_tokens=args.max_tokens, staleness_ms=staleness,
+        synthetic_frames=args.synthetic_frames, describer=args.describer if args.via == "stream" else None)
     print(f"candidate {model_id}; judge {judge_model or judge_family} ({resolution})", file=sys.stderr)
     started = time.monotonic()
 
@@ -124,7 +149,7 @@ async def conversations(settings, args, run_dir):
     config = GenerationConfig(temperature=settings.temperature, max_tokens=settings.max_tokens)
     if settings.via == "direct":
         async with open_candidate(settings.model_id, base_url=args.base_url, log_dir=run_dir / "logs") as candidate:
-            yield lambda scenario, condition: DirectConversation(
+            yield lambda scenario, condition, _gap: DirectConversation(
                 scenario, condition, candidate, config, camera=settings.camera, repair_style=settings.repair_style)
         return
     from benchmark.stream_conversation import StreamConversation
@@ -138,6 +163,7 @@ async def conversations(settings, args, run_dir):
         print("starting the streaming server in-process (Whisper, VAD, backend)", file=sys.stderr)
         server = running_server(ServerSettings(backend_base_url=args.base_url))
     with server as url:
-        yield lambda scenario, condition: StreamConversation(
+        yield lambda scenario, condition, gap: StreamConversation(
             scenario, condition, url, settings.model_id, config, camera=settings.camera,
-            repair_style=settings.repair_style, speed=args.speed, token=token)
+            repair_style=settings.repair_style, speed=args.speed, token=token, describer=args.describer,
+            staleness_ms=gap, synthetic_frames=settings.synthetic_frames)

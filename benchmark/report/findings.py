@@ -211,10 +211,33 @@ def _judge_notes(summary: dict) -> list[str]:
     return lines + [""]
 
 
+def _staleness(summary: dict) -> list[str]:
+    sweep = summary.get("by_staleness") or {}
+    if not sweep:
+        return []
+    manifest = summary["manifest"]
+    lines = ["## Staleness sweep", "",
+             "Turn 2 speech began this many ms after the scene changed (the first Turn 2 frame). Accuracy is "
+             "Turn 2 accuracy over all target contexts; 'answered from the earlier scene' is the share of scored "
+             "replies labelled `prior` among trials whose target is not `prior`. 95% Wilson intervals.", ""]
+    if manifest.get("synthetic_frames"):
+        lines += ["Frames without a recording were synthetic: the authored camera text drawn on a plain frame "
+                  f"(describer `{manifest.get('describer')}`). With the `authored` describer the assistant sees "
+                  "the text proxy, so only frame timing can move these numbers; a vision model reading drawn "
+                  "text measures plumbing and timing, not perception.", ""]
+    for condition, gaps in sweep.items():
+        rows = [[f"{gap} ms", cell_text(row["accuracy"]), cell_text(row["earlier_scene"]), str(row["trials"])]
+                for gap, row in gaps.items()]
+        lines += [f"### {condition}", "",
+                  *table(["gap", "Turn 2 accuracy", "answered from the earlier scene", "trials"], rows), ""]
+    return lines + ["Plot: `plots/staleness.png`.", ""]
+
+
 def render_findings(summary: dict) -> str:
     lines = _headline(summary) + _manifest(summary) + _conditions(summary)
     lines += _breakdown(summary, "by_cue_type", "shift type (cue_type)")
     lines += _breakdown(summary, "by_difficulty", "difficulty tier")
+    lines += _staleness(summary)
     lines += _confusion(summary) + _matrix(summary) + _judge_notes(summary)
     lines += ["Plots: `plots/balanced_accuracy.png`, `plots/accuracy_by_cue_type.png`, `plots/confusion.png`.", ""]
     return "\n".join(lines)

@@ -115,10 +115,38 @@ def plot_confusion(summary: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def plot_staleness(summary: dict, path: Path) -> None:
+    """Per condition: Turn 2 accuracy and the earlier-scene rate against the Turn 2 gap."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
+    palette = plt.get_cmap("tab10")
+    for i, (condition, gaps) in enumerate(summary["by_staleness"].items()):
+        xs = [int(g) for g in gaps]
+        for key, style, label in (("accuracy", "-o", "Turn 2 accuracy"),
+                                  ("earlier_scene", "--s", "answered from the earlier scene")):
+            cells = [gaps[g][key] for g in gaps]
+            values = [c["accuracy"] for c in cells]
+            errs = [_err(v, c["ci_low"], c["ci_high"]) for v, c in zip(values, cells)]
+            ax.errorbar(xs, [float("nan") if v is None else v for v in values],
+                        yerr=[[e[0] for e in errs], [e[1] for e in errs]], fmt=style, color=palette(i % 10),
+                        capsize=4, label=f"{condition}: {label}")
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_xlabel("Turn 2 speech starts this many ms after the scene change")
+    ax.set_ylabel("share of scored trials")
+    ax.set_title("Staleness sweep (95% Wilson intervals)", fontsize=10)
+    ax.legend(fontsize=8, frameon=False, loc="best")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def draw_plots(summary: dict, directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / name for name in PLOT_FILES]
     plot_balanced_accuracy(summary, paths[0])
     plot_accuracy_by_cue_type(summary, paths[1])
     plot_confusion(summary, paths[2])
+    if summary.get("by_staleness"):
+        paths.append(directory / "staleness.png")
+        plot_staleness(summary, paths[-1])
     return paths

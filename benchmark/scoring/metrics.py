@@ -94,6 +94,22 @@ def breakdown(trials: Iterable[TrialRecord], key: str) -> dict[str, dict]:
     return {value: rate_cell(k[value], n[value]) for value in sorted(seen)}
 
 
+def staleness(trials: Iterable[TrialRecord]) -> dict[str, dict]:
+    """The staleness sweep, per Turn 2 gap (ms): Turn 2 accuracy (all target
+    contexts pooled) and the share of scored replies answered from the earlier
+    scene (judge label `prior`) among trials whose target is not `prior`."""
+    out: dict[str, dict] = {}
+    trials = [t for t in trials if t.staleness_ms is not None]
+    for gap in sorted({t.staleness_ms for t in trials}):
+        at_gap = [t for t in trials if t.staleness_ms == gap and t.scored]
+        not_prior = [t for t in at_gap if t.target_context != "prior"]
+        out[str(gap)] = {"accuracy": rate_cell(sum(bool(t.passed) for t in at_gap), len(at_gap)),
+                         "earlier_scene": rate_cell(sum(t.turn_2_label == "prior" for t in not_prior),
+                                                    len(not_prior)),
+                         "trials": sum(t.staleness_ms == gap for t in trials)}
+    return out
+
+
 def confusion(trials: Iterable[TrialRecord]) -> dict[str, dict[str, int]]:
     """Target context (rows) against the Turn 2 judge label (columns); `unscored` column too."""
     table = {target: {label: 0 for label in (*LABELS, "unscored")} for target in LABELS}

@@ -31,6 +31,7 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None) -> dict:
     conditions: dict[str, dict] = {}
     by_cue: dict[str, dict] = {}
     by_difficulty: dict[str, dict] = {}
+    by_staleness: dict[str, dict] = {}
     confusion: dict[str, dict] = {}
     for name in sorted({t.condition for t in trials}):
         chosen = [t for t in trials if t.condition == name]
@@ -46,6 +47,8 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None) -> dict:
         }
         by_cue[name] = metrics.breakdown(chosen, "cue_type")
         by_difficulty[name] = metrics.breakdown(chosen, "difficulty_tier")
+        if any(t.staleness_ms is not None for t in chosen):
+            by_staleness[name] = metrics.staleness(chosen)
         confusion[name] = metrics.confusion(chosen)
     ranked = [t for t in trials if t.condition == ranking]
     per_scenario = metrics.scenario_counts(ranked)
@@ -73,6 +76,7 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None) -> dict:
         "conditions": conditions,
         "by_cue_type": by_cue,
         "by_difficulty": by_difficulty,
+        "by_staleness": by_staleness,
         "confusion": confusion,
         "scenario_matrix": metrics.scenario_matrix(trials),
         "code_signal_disagreement": metrics.code_signal_disagreement(trials),
