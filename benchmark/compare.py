@@ -54,6 +54,7 @@ def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None, m
         })
         row["pass_to_fail" if x.passed else "fail_to_pass"].append(x.trial)
     unpaired = len({t.cell for t in a.trials} ^ {t.cell for t in b.trials})
+    agree = [x.turn_2_label == y.turn_2_label for x, y in pairs]
     return {
         "run_a": str(a.source),
         "run_b": str(b.source),
@@ -70,7 +71,19 @@ def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None, m
         "mcnemar": {"a_pass_b_fail": only_a, "a_fail_b_pass": only_b,
                     "p_value": stats.mcnemar_exact(only_a, only_b), "test": "exact, two-sided"},
         "flips": sorted(flips.values(), key=lambda r: (r["scenario_id"], r["condition"])),
+        "label_agreement": {"agree": sum(agree), "pairs": len(agree),
+                            "rate": sum(agree) / len(agree) if agree else None},
+        "scored_in_one_run_only": {"a": sum(t.scored for t in a.trials if t.cell in only_cells(b, a)),
+                                   "b": sum(t.scored for t in b.trials if t.cell in only_cells(a, b))},
+        "latency_a": metrics.latency(a.trials),
+        "latency_b": metrics.latency(b.trials),
     }
+
+
+def only_cells(other: TrialSet, this: TrialSet) -> set:
+    """Cells of `this` that `other` did not score (or does not have)."""
+    scored = {t.cell for t in other.trials if t.scored}
+    return {t.cell for t in this.trials} - scored
 
 
 def compare_runs(run_a: str | Path, run_b: str | Path, condition: str | None = None) -> dict:
@@ -97,6 +110,21 @@ def render_comparison(result: dict) -> str:
         f"McNemar exact on Turn 2 pass: A-only passes {m['a_pass_b_fail']}, B-only passes {m['a_fail_b_pass']}, "
         f"p = {m['p_value']:.4g}",
     ]
+    agreement = result["label_agreement"]
+    lines.append(f"Turn 2 label agreement over {agreement['pairs']} pairs scored in both: {pct(agreement['rate'])}; "
+                 f"scored in only one run: A {result['scored_in_one_run_only']['a']}, "
+                 f"B {result['scored_in_one_run_only']['b']}")
+
+    def seconds(v):
+        return "n/a" if v is None else f"{v:.2f} s"
+
+    for key, name in (("first_token_s", "first reply text"), ("first_audio_s", "first reply audio"),
+                      ("reply_done_s", "reply done")):
+        a, b = result["latency_a"][key], result["latency_b"][key]
+        if a["n"] or b["n"]:
+            lines.append(f"latency, {name} p50/p95: A {seconds(a['p50'])} / {seconds(a['p95'])} "
+                         f"(from {result['latency_a']['measured_from']}), B {seconds(b['p50'])} / "
+                         f"{seconds(b['p95'])} (from {result['latency_b']['measured_from']})")
     if result["flips"]:
         lines.append("flips (trial indices):")
         for row in result["flips"]:

@@ -102,3 +102,12 @@ def test_compare_cli_text_and_json(runs, capsys):
     assert json.loads(capsys.readouterr().out)["mcnemar"]["a_fail_b_pass"] == 6
     assert run_cli([str(runs[0]), str(runs[0].parent / "nowhere")]) == 1
     assert "no such file" in capsys.readouterr().err
+
+
+def test_compare_reports_label_agreement_and_cells_scored_in_one_run_only(runs):
+    """Pairs scored in both, all conditions: 11; same label in 3 (sc1 t0, sc3 t1, sc3 t2).
+    sc3 t3 is scored in A only."""
+    result = compare_runs(*runs)
+    assert result["label_agreement"] == {"agree": 3, "pairs": 11, "rate": 3 / 11}
+    assert result["scored_in_one_run_only"] == {"a": 1, "b": 0}
+    assert result["latency_a"]["reply_done_s"]["n"] == 0  # these records carry no turns

@@ -220,3 +220,27 @@ def counts(trials: Sequence[TrialRecord], superseded: int = 0) -> dict:
         "scenarios": len({t.scenario_id for t in trials}),
         "by_condition": dict(sorted(by_condition.items())),
     }
+
+
+def _percentiles(values: list[float]) -> dict:
+    import numpy as np
+
+    if not values:
+        return {"p50": None, "p95": None, "n": 0}
+    return {"p50": round(float(np.percentile(values, 50)), 4), "p95": round(float(np.percentile(values, 95)), 4),
+            "n": len(values)}
+
+
+def latency(trials: Iterable[TrialRecord]) -> dict:
+    """p50/p95 over every turn of every finished trial: first reply text, first
+    reply audio (spoken replies) and reply done, in seconds from the request
+    (text proxy) or from the end of the user's speech (simulated glasses)."""
+    replies = [turn.reply for trial in trials if not trial.errored for turn in trial.turns]
+    return {
+        "first_token_s": _percentiles([r.first_token_s for r in replies if r.first_token_s is not None]),
+        "first_audio_s": _percentiles([r.first_audio_s for r in replies if r.first_audio_s is not None]),
+        "reply_done_s": _percentiles([r.latency_s for r in replies if r.latency_s]),
+        "measured_from": "the end of the user's speech" if any(t.via == "stream" for t in trials)
+        else "the request",
+    }
+

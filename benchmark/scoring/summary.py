@@ -82,4 +82,5 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None) -> dict:
         "code_signal_disagreement": metrics.code_signal_disagreement(trials),
         "judge_agreement": metrics.judge_agreement(trials),
         "counts": metrics.counts(trials, trial_set.superseded),
+        "latency": metrics.latency(trials),
     }
