@@ -282,18 +282,22 @@ class AuthoredDescriber:
     """Reads back the authored camera text a synthetic frame carries in its comment.
 
     With synthetic frames the local cascade then sees exactly the text proxy,
-    so only frame timing can change an answer."""
+    so only frame timing can change an answer. A recorded frame carries no
+    such text: it is described by `fallback` (opencv), and the description
+    names that describer."""
 
     name = "authored"
     model = "synthetic-frame-comment"
+
+    def __init__(self, fallback: SceneDescriber | None = None):
+        self.fallback = fallback or OpenCVDescriber()
 
     async def describe(self, jpeg: bytes, previous: bytes | None = None) -> Description:
         for comment in jpeg_comments(jpeg):
             if comment.startswith(SYNTHETIC_COMMENT):
                 text = comment[len(SYNTHETIC_COMMENT):].decode("utf-8", "replace")
                 return Description(text, self.name, self.model, False, 0.0)
-        raise ValueError("the authored describer reads only synthetic frames (bench --synthetic-frames); "
-                         "this frame carries no authored text")
+        return await self.fallback.describe(jpeg, previous)
 
 
 def make_describer(spec: str = "opencv", *, base_url: str | None = None, style: str = "rules",
