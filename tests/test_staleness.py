@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 
 from benchmark.records import TrialRecord
 from benchmark.judges.base import Verdict
