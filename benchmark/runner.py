@@ -3,7 +3,15 @@
 Cells are (condition, scenario, trial). Each finished trial is appended to
 `transcripts.jsonl` and flushed to disk at once, so a killed run loses only
 the cells in flight; rerunning into the same directory skips finished cells
-and refuses a directory made with a different bank, model or settings.
+and refuses a directory made with a different bank, model or any other
+setting that changes a result (`RESUME_KEYS`). A last line cut short (a kill,
+a full disk) is truncated on resume with a warning; an invalid line before
+it refuses the resume, naming file and line.
+
+One process writes a run dir at a time (`RunDirLock`: flock on
+`RUN_DIR/.lock`). `open_run_dir` locks and checks a run dir without writing
+to it, so a run that cannot start leaves nothing behind; `manifest.json` is
+written (atomically) only when the run starts.
 """
 
 from __future__ import annotations
@@ -22,23 +30,39 @@ from pathlib import Path
 
 from benchmark import BENCHMARK_VERSION, SCHEMA_REVISION
 from benchmark.protocol import Conversation, run_trial
-from benchmark.records import RecordError, TrialRecord
+from benchmark.records import TrialRecord
 from benchmark.scenario import Bank, Condition, Scenario
+from benchmark.scoring.trials import TornTail, scan_transcripts
 
 # (scenario, condition, staleness_ms or None) -> the `Conversation` of one trial; `wearsim bench` makes it
 ConversationFactory = Callable[[Scenario, Condition, "int | None"], Conversation]
 
-# manifest fields that must match for a run dir to be resumed
+# manifest fields that must match for a run dir to be resumed: every setting
+# that can change a result (`concurrency` only changes how fast it comes)
 RESUME_KEYS = (
     "benchmark_version", "scenarios_sha256", "expected_answers_sha256", "interventions_sha256",
-    "judge_prompt_sha256", "candidate_model", "judge_family", "judge_model", "ranking_judge_model",
-    "temperature", "camera_injection", "repair_style", "via", "conditions", "trials", "scenario_ids",
-    "staleness_ms", "synthetic_frames", "describer",
+    "judge_prompt_sha256", "candidate_model", "candidate_model_file", "judge_family", "judge_model",
+    "ranking_judge_family", "ranking_judge_model", "temperature", "max_tokens", "camera_injection",
+    "repair_style", "via", "conditions", "ranking_condition", "trials", "scenario_ids", "staleness_ms",
+    "synthetic_frames", "describer", "speed",
 )
+_NOT_RECORDED = object()
+# keys older runners did not write: the value they used, or _NOT_RECORDED when
+# it cannot be known (then a manifest without the key is not compared on it)
+LEGACY_RESUME_VALUES = {"max_tokens": 300, "speed": _NOT_RECORDED, "candidate_model_file": _NOT_RECORDED}
+LOCK_NAME = ".lock"
 
 
 class RunDirError(RuntimeError):
     """The output directory cannot be used for this run."""
+
+
+class RunDirBusy(RunDirError):
+    """Another process holds the run dir's lock."""
+
+
+class TranscriptWriteError(RunDirError):
+    """transcripts.jsonl could not be written (e.g. the disk is full); the run stopped."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +85,8 @@ class RunSettings:
     staleness_ms: tuple[int, ...] = ()  # the staleness sweep: one cell per Turn 2 gap
     synthetic_frames: bool = False
     describer: str | None = None  # the streaming server's scene describer (stream runs)
+    speed: float | None = None  # stream pacing (None: as fast as the server takes it)
+    candidate_model_file: str | None = None  # the weights file of an embedded model (local, local:PATH)
 
 
 def sha256_file(path: Path | None) -> str | None:
@@ -91,6 +117,7 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "judge_prompt_version": JUDGE_PROMPT_VERSION,
         "judge_prompt_sha256": judge_prompt_sha256(),
         "candidate_model": settings.model_id,
+        "candidate_model_file": settings.candidate_model_file,
         "judge_model": settings.judge_model or settings.judge_family,
         "judge_family": settings.judge_family,
         "judge_family_resolution": settings.judge_family_resolution,
@@ -98,13 +125,16 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "ranking_judge_family": settings.ranking_judge_family,
         "trials": settings.trials,
         "temperature": settings.temperature,
+        "max_tokens": settings.max_tokens,
         "ranking_condition": settings.ranking_condition,
         "conditions": list(settings.conditions),
         "repair_style": settings.repair_style,
         "via": settings.via,
+        "speed": settings.speed,
         "staleness_ms": list(settings.staleness_ms),
         "synthetic_frames": settings.synthetic_frames,
         "describer": settings.describer,
+        "concurrency": settings.concurrency,
         "bank_source": str(bank.source),
         "bank_format": bank.format,
         "scenario_ids": [s.scenario_id for s in bank.scenarios],
@@ -113,62 +143,202 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
     }
 
 
-def prepare_run_dir(run_dir: Path, manifest: dict, resume: bool) -> set[tuple[str, str, int]]:
-    """Create or check the run dir; return the finished cells."""
-    run_dir.mkdir(parents=True, exist_ok=True)
+def write_manifest(path: Path, manifest: dict) -> None:
+    """Write manifest.json atomically: a temp file beside it, fsync'd, then
+    renamed over it, so a kill or a full disk never leaves half a manifest."""
+    text = json.dumps(manifest, indent=2) + "\n"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _short(value) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def resume_differences(old: dict, new: dict) -> list[str]:
+    """The RESUME_KEYS on which two manifests differ, each as `key (old there, new now)`."""
+    differing = []
+    for key in RESUME_KEYS:
+        before = old.get(key, LEGACY_RESUME_VALUES.get(key))
+        if before is _NOT_RECORDED:
+            continue
+        if before != new.get(key):
+            differing.append(f"{key} ({_short(before)} there, {_short(new.get(key))} now)")
+    return differing
+
+
+class RunDirLock:
+    """An exclusive lock on a run dir (flock on RUN_DIR/.lock), so two
+    `wearsim bench` processes never write one run dir at once. The lock file
+    holds the owner's pid and is removed on release; a run dir this lock
+    created is removed again if nothing else was written to it."""
+
+    def __init__(self, run_dir: Path):
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / LOCK_NAME
+        self.created_dir = False
+        self._fd: int | None = None
+
+    def acquire(self) -> "RunDirLock":
+        import fcntl
+
+        self.created_dir = not self.run_dir.exists()
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RunDirError(f"cannot create the run dir {self.run_dir}: {exc.strerror}; "
+                              "choose another --output-dir") from None
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+                os.close(fd)
+                who = f" (pid {holder})" if holder.isdigit() else ""
+                raise RunDirBusy(f"{self.run_dir} is in use by another wearsim bench{who}; wait for it to finish "
+                                 "or choose another --output-dir") from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # its owner removed the file as we opened it: take the new one
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode("ascii"))
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        self.path.unlink(missing_ok=True)
+        os.close(self._fd)
+        self._fd = None
+        if self.created_dir:
+            try:
+                self.run_dir.rmdir()  # only when empty: nothing was written
+            except OSError:
+                pass
+
+
+@dataclass
+class PreparedRun:
+    """A locked, checked run dir; `start()` writes to it, `close()` unlocks it."""
+
+    run_dir: Path
+    manifest: dict
+    done: set
+    lock: RunDirLock
+    torn_tail: TornTail | None = None
+    resuming: bool = False
+
+    def start(self) -> None:
+        """The run can start: cut a torn last line, write the manifest."""
+        transcripts = self.run_dir / "transcripts.jsonl"
+        if self.torn_tail is not None:
+            with transcripts.open("rb+") as handle:
+                handle.truncate(self.torn_tail.offset)
+                handle.flush()
+                os.fsync(handle.fileno())
+            print(f"warning: {self.torn_tail.describe()}; removed it, that cell runs again", file=sys.stderr)
+            self.torn_tail = None
+        if self.resuming:
+            print(f"resuming the run in {self.run_dir} (same bank, model and settings)", file=sys.stderr)
+        write_manifest(self.run_dir / "manifest.json", self.manifest)
+
+    def close(self) -> None:
+        self.lock.release()
+
+
+def open_run_dir(run_dir: Path, manifest: dict, resume: bool = False) -> PreparedRun:
+    """Lock the run dir and check it can take this run, writing nothing: a
+    manifest of another run (any RESUME_KEYS differing), transcripts without
+    a manifest, or an invalid line before the last one is refused. A torn
+    last line is noted; `PreparedRun.start()` truncates it."""
+    run_dir = Path(run_dir)
+    lock = RunDirLock(run_dir).acquire()
+    try:
+        return _check_run_dir(run_dir, dict(manifest), lock)
+    except BaseException:
+        lock.release()
+        raise
+
+
+def _check_run_dir(run_dir: Path, manifest: dict, lock: RunDirLock) -> PreparedRun:
     manifest_path = run_dir / "manifest.json"
     transcripts = run_dir / "transcripts.jsonl"
+    has_trials = transcripts.exists() and transcripts.stat().st_size > 0
+    old = None
     if manifest_path.exists():
-        old = json.loads(manifest_path.read_text(encoding="utf-8"))
-        differing = [key for key in RESUME_KEYS if old.get(key) != manifest.get(key)]
+        try:
+            old = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            old = None
+        if not isinstance(old, dict):
+            raise RunDirError(f"{manifest_path} is not a JSON object; choose another --output-dir")
+        differing = resume_differences(old, manifest)
         if differing:
             raise RunDirError(
-                f"{run_dir} holds a run made with different {', '.join(differing)}; "
-                "choose another --output-dir (nothing was changed)")
-        if not resume and transcripts.exists() and transcripts.stat().st_size:
-            print(f"resuming the run in {run_dir} (same bank, model and settings)", file=sys.stderr)
+                f"{run_dir} holds a run made with different {', '.join(differing)}; rerun with the same "
+                "settings or choose another --output-dir (nothing was changed)")
         manifest["timestamp_utc"] = old.get("timestamp_utc", manifest["timestamp_utc"])
-    elif transcripts.exists() and transcripts.stat().st_size:
+    elif has_trials:
         raise RunDirError(f"{run_dir} has transcripts.jsonl but no manifest.json; choose another --output-dir")
-    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return finished_cells(transcripts)
-
-
-def finished_cells(transcripts: Path) -> set[tuple]:
-    """(condition, scenario_id, trial, staleness_ms) of every trial that finished without an error."""
-    done: set[tuple] = set()
-    if not transcripts.exists():
-        return done
-    with transcripts.open("r", encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                record = TrialRecord.from_json(json.loads(line))
-            except (json.JSONDecodeError, RecordError):
-                continue  # a line cut by a kill: that cell runs again
-            if not record.errored:
-                done.add((record.condition, record.scenario_id, record.trial, record.staleness_ms))
-    return done
+    done: set = set()
+    torn = None
+    if has_trials:
+        scanned = scan_transcripts(transcripts)
+        if scanned.problems:
+            more = f" (and {len(scanned.problems) - 1} more)" if len(scanned.problems) > 1 else ""
+            raise RunDirError(f"cannot resume: {scanned.problems[0]}{more}; fix or delete that line, "
+                              "or choose another --output-dir")
+        torn = scanned.torn_tail
+        done = {(r.condition, r.scenario_id, r.trial, r.staleness_ms) for r in scanned.records if not r.errored}
+    return PreparedRun(run_dir, manifest, done, lock, torn, resuming=old is not None and has_trials)
 
 
 class TranscriptWriter:
-    """Appends one JSON line per trial; each write is flushed and fsync'd."""
+    """Appends one JSON line per trial; each write is flushed and fsync'd. A
+    write that fails (a full disk) is cut back off, so the file never ends in
+    half a line, and raises `TranscriptWriteError`."""
 
     def __init__(self, path: Path):
         self.path = path
         self._lock = asyncio.Lock()
         if path.exists() and path.stat().st_size:
-            with path.open("rb+") as handle:  # end a line a kill left unfinished
+            with path.open("rb+") as handle:  # a last record written without its newline
                 handle.seek(-1, os.SEEK_END)
                 if handle.read(1) != b"\n":
                     handle.write(b"\n")
 
     async def append(self, record: TrialRecord) -> None:
-        line = record.to_line()
+        line = record.to_line().encode("utf-8")
         async with self._lock:
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(line)
-                handle.flush()
-                os.fsync(handle.fileno())
+            with self.path.open("ab") as handle:
+                size = handle.tell()
+                try:
+                    handle.write(line)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                except OSError as exc:
+                    try:
+                        handle.truncate(size)
+                    except OSError:
+                        pass  # load_trials and --resume both skip a torn last line
+                    raise TranscriptWriteError(
+                        f"cannot write {self.path}: {exc.strerror or exc}; the trials recorded so far are kept; "
+                        "free the space and rerun with --resume") from None
 
 
 class Progress:
@@ -199,57 +369,80 @@ class Progress:
 
 
 async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversation: ConversationFactory,
-                    *, resume: bool = False) -> dict:
+                    *, resume: bool = False, prepared: PreparedRun | None = None) -> dict:
     """Run every unfinished cell, each trial through `conversation(scenario, condition)`;
-    return counts. Reports are written by the caller."""
+    return counts. Reports are written by the caller.
+
+    `prepared` is the run dir as `open_run_dir` locked and checked it (the
+    caller does that before it starts a candidate, so a refused dir costs
+    nothing); without it the dir is opened, and closed on return, here.
+    Cancelling the task (SIGTERM, Ctrl-C) stops every cell in flight; the
+    trials already written stay in transcripts.jsonl.
+    """
     from benchmark.judges import open_judge
 
     for name in settings.conditions:
         bank.condition(name)  # unknown names fail before anything starts
-    manifest = build_manifest(bank, settings)
-    done = prepare_run_dir(run_dir, manifest, resume)
-    gaps = settings.staleness_ms or (None,)
-    cells = [(c, s, t, g) for c in settings.conditions for s in bank.scenarios for t in range(settings.trials)
-             for g in gaps if (c, s.scenario_id, t, g) not in done]
-    total = len(settings.conditions) * len(bank.scenarios) * settings.trials * len(gaps)
-    print(f"{len(cells)} cells to run ({total - len(cells)} already finished) -> {run_dir}", file=sys.stderr)
-    if not cells:
-        return {"ran": 0, "skipped": total}
-    writer = TranscriptWriter(run_dir / "transcripts.jsonl")
-    progress = Progress(len(cells))
-    semaphore = asyncio.Semaphore(max(1, settings.concurrency))
+    own = prepared is None
+    if own:
+        prepared = open_run_dir(run_dir, build_manifest(bank, settings), resume)
+    try:
+        prepared.start()
+        done = prepared.done
+        gaps = settings.staleness_ms or (None,)
+        cells = [(c, s, t, g) for c in settings.conditions for s in bank.scenarios for t in range(settings.trials)
+                 for g in gaps if (c, s.scenario_id, t, g) not in done]
+        total = len(settings.conditions) * len(bank.scenarios) * settings.trials * len(gaps)
+        print(f"{len(cells)} cells to run ({total - len(cells)} already finished) -> {run_dir}", file=sys.stderr)
+        if not cells:
+            return {"ran": 0, "skipped": total}
+        writer = TranscriptWriter(run_dir / "transcripts.jsonl")
+        progress = Progress(len(cells))
+        semaphore = asyncio.Semaphore(max(1, settings.concurrency))
 
-    async with open_judge(settings.judge_family, settings.judge_model) as judge:
-        ranking_ctx = (open_judge(settings.ranking_judge_family, settings.ranking_judge_model)
-                       if settings.ranking_judge_family else None)
-        ranking_judge = await ranking_ctx.__aenter__() if ranking_ctx else None
-        try:
-            async def run_cell(condition_name: str, scenario: Scenario, trial: int, gap: int | None) -> None:
-                condition = bank.condition(condition_name)
-                cell = dict(scenario_id=scenario.scenario_id, condition=condition_name, trial=trial,
-                            staleness_ms=gap, via=settings.via, candidate_model=settings.model_id,
-                            system_prompt=condition.system_prompt)
-                async with semaphore:
-                    started = time.monotonic()
-                    talk = None
-                    try:
-                        talk = conversation(scenario, condition, gap)
-                        record = (await run_trial(talk, scenario, judge, ranking_judge)).replace(**cell)
-                    except Exception as exc:  # recorded, excluded from metrics, counted
-                        record = TrialRecord(
-                            target_context=scenario.target_context, cue_type=scenario.cue_type,
-                            difficulty_tier=scenario.difficulty_tier, activity_domain=scenario.activity_domain,
-                            error=f"{type(exc).__name__}: {exc}"[:500], **cell)
-                    finally:
-                        if talk is not None and hasattr(talk, "aclose"):
-                            await talk.aclose()
-                    record = record.replace(wall_s=round(time.monotonic() - started, 3))
-                await writer.append(record)
-                progress.update(record)
+        async with open_judge(settings.judge_family, settings.judge_model) as judge:
+            ranking_ctx = (open_judge(settings.ranking_judge_family, settings.ranking_judge_model)
+                           if settings.ranking_judge_family else None)
+            ranking_judge = await ranking_ctx.__aenter__() if ranking_ctx else None
+            try:
+                async def run_cell(condition_name: str, scenario: Scenario, trial: int, gap: int | None) -> None:
+                    condition = bank.condition(condition_name)
+                    cell = dict(scenario_id=scenario.scenario_id, condition=condition_name, trial=trial,
+                                staleness_ms=gap, via=settings.via, candidate_model=settings.model_id,
+                                system_prompt=condition.system_prompt)
+                    async with semaphore:
+                        started = time.monotonic()
+                        talk = None
+                        try:
+                            talk = conversation(scenario, condition, gap)
+                            record = (await run_trial(talk, scenario, judge, ranking_judge)).replace(**cell)
+                        except Exception as exc:  # recorded, excluded from metrics, counted
+                            record = TrialRecord(
+                                target_context=scenario.target_context, cue_type=scenario.cue_type,
+                                difficulty_tier=scenario.difficulty_tier, activity_domain=scenario.activity_domain,
+                                error=f"{type(exc).__name__}: {exc}"[:500], **cell)
+                        finally:
+                            if talk is not None and hasattr(talk, "aclose"):
+                                await talk.aclose()
+                        record = record.replace(wall_s=round(time.monotonic() - started, 3))
+                    await writer.append(record)
+                    progress.update(record)
 
-            await asyncio.gather(*(run_cell(*cell) for cell in cells))
-        finally:
-            progress.close()
-            if ranking_ctx is not None:
-                await ranking_ctx.__aexit__(None, None, None)
-    return {"ran": len(cells), "skipped": total - len(cells), **progress.counts}
+                tasks = [asyncio.create_task(run_cell(*cell)) for cell in cells]
+                try:
+                    finished, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+                    for task in finished:
+                        if task.exception() is not None:  # only writing the transcript can fail here
+                            raise task.exception()
+                finally:
+                    for task in tasks:
+                        task.cancel()
+                    await asyncio.gather(*tasks, return_exceptions=True)
+            finally:
+                progress.close()
+                if ranking_ctx is not None:
+                    await ranking_ctx.__aexit__(None, None, None)
+        return {"ran": len(cells), "skipped": total - len(cells), **progress.counts}
+    finally:
+        if own:
+            prepared.close()

@@ -64,7 +64,8 @@ def test_13_of_50_scored_is_not_a_measurement(tmp_path, capsys):
     run_dir = write_run(tmp_path / "run", trials, manifest())
     summary = write_report(run_dir)
     findings = (run_dir / "findings.md").read_text(encoding="utf-8").splitlines()
-    assert findings[2].startswith("**13 of 50 scored: not a measurement** (baseline: 30 unscored, 7 errored)")
+    assert findings[2].startswith("**7 of 50 cells errored** (14.0%)")  # errors lead when any cell errored
+    assert findings[4].startswith("**13 of 50 scored: not a measurement** (baseline: 30 unscored, 7 errored)")
     assert "Balanced Turn 2 accuracy (baseline)" not in "\n".join(findings)
     line = report_line(run_dir, capsys)
     assert line.startswith("13 of 50 scored: not a measurement (baseline: 30 unscored, 7 errored")
@@ -83,7 +84,8 @@ def test_40_of_50_scored_leads_with_the_percentage(tmp_path, capsys):
     expected = (sum(t.passed for t in current) / len(current) + sum(t.passed for t in prior) / len(prior)) / 2
     assert summary["primary"]["balanced_accuracy"] == expected
     findings = (run_dir / "findings.md").read_text(encoding="utf-8").splitlines()
-    assert findings[2].startswith(f"**Balanced Turn 2 accuracy (baseline): {100 * expected:.1f}%**, 95% CI [")
+    assert findings[2].startswith("**4 of 50 cells errored** (8.0%)")
+    assert findings[4].startswith(f"**Balanced Turn 2 accuracy (baseline): {100 * expected:.1f}%**, 95% CI [")
     assert "not a measurement" not in "\n".join(findings)
     line = report_line(run_dir, capsys)
     assert line.startswith(f"balanced Turn 2 accuracy (baseline): {100 * expected:.1f}% 95% CI [")

@@ -82,3 +82,47 @@ def test_documented_agreement_matches_the_computed_figure():
     for split in ("tuning", "holdout", "bank"):
         part = lexical_agreement([item for item in items if item.split == split])
         assert f"{split}: {part.line()}" in docs
+
+
+def test_answer_words_copied_from_the_camera_block_are_not_evidence_on_their_own():
+    camera = "The right hand now turns a slim handle ending in a cross-shaped phillips tip over a hinge."
+    # the reply only repeats the camera text it was given: no credit for "phillips"
+    echo = "A slim handle ending in a cross-shaped phillips tip over a hinge."
+    assert lexical_label(echo, KEY) == ("current", "rule 5: 1 current vs 0 prior hits")
+    label, rule = lexical_label(echo, KEY, camera=camera)
+    assert label is None and "1 answer word copied from the camera block not counted" in rule
+    # a word of its own ("screwdriver") makes the copied word count again
+    assert lexical_label("That phillips screwdriver fits.", KEY, camera=camera)[0] == "current"
+    assert lexical_label("That phillips screwdriver fits.", KEY, camera=camera)[1] == "rule 5: 2 current vs 0 prior hits"
+    # copied current words do not outvote a prior word of the reply's own
+    assert lexical_label("The phillips tip is fine, but the hammer needs a shorter swing.", KEY,
+                         camera=camera)[0] == "prior"
+    # a copied word cannot carry the present side of a contrast; the rejected side still loses
+    contrast = "Earlier it was a hammer, now it's a phillips tip."
+    assert "commits to current" in lexical_label(contrast, KEY)[1]
+    label, rule = lexical_label(contrast, KEY, camera=camera)
+    assert label == "current" and "rejects the other frame" in rule
+
+
+async def test_the_lexical_judge_reads_the_camera_block_of_the_judged_message():
+    from benchmark.judges.lexical import camera_block
+    from benchmark.records import build_context_message, build_user_turn
+
+    camera = "A hand holds a phillips tip driver over a hinge."
+    message = build_user_turn(camera, "Will this fit?")
+    assert camera_block(message) == camera
+    assert camera_block(build_context_message(camera)) == camera
+    assert camera_block("Will this fit?") is None
+    scenario = Scenario(
+        "t", "current", "object_in_hand", "diy", "low", "easy", "seconds", None, None, "q1", None, "q2",
+        "repair", None, "notes", KEY,
+    )
+    judge = LexicalJudge()
+    copied = await judge.label(JudgeCase(scenario, 2, message, "A phillips tip over a hinge."))
+    assert copied.label is None and "copied from the camera block" in copied.unscored_reason
+    own = await judge.label(JudgeCase(scenario, 2, message, "Yes, that screwdriver fits."))
+    assert own.label == "current"
+    # Turn 3's message (the repair anchor) has no camera block: nothing is discounted
+    repair = await judge.label(JudgeCase(scenario, 3, "I mean the one in my hand now.", "A phillips tip.",
+                                         turn_2_message=message))
+    assert repair.label == "current"

@@ -87,12 +87,12 @@ def test_a_dropped_connection_is_retryable(monkeypatch):
             asyncio.run(_two_turns("openai-realtime:gpt-realtime", server.base_url))
 
 
-def _bench(model_id, base_url, run_dir, env, *extra):
+def _bench(model_id, base_url, run_dir, env, *extra, status=0):
     done = subprocess.run(
         [sys.executable, "-m", "benchmark", "bench", "--model", model_id, "--base-url", base_url,
          "--judge-family", "lexical", "--conditions", "baseline", "--output-dir", str(run_dir), *extra],
         capture_output=True, text=True, timeout=600, env={**os.environ, **env})
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == status, done.stderr
     return [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
 
 
@@ -140,7 +140,7 @@ def test_bench_via_stream_relays_audio_and_frames_to_both_apis(gemini_env, tmp_p
 def test_bench_via_stream_records_an_api_error_event_against_the_cell(tmp_path):
     with FakeOpenAIRealtime(error_on_response=1) as server:
         records = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "run",
-                         {"OPENAI_API_KEY": SECRET}, "--via", "stream", "--limit", "1")
+                         {"OPENAI_API_KEY": SECRET}, "--via", "stream", "--limit", "1", status=3)  # 1 of 1 errored
     assert "model_not_found: The model does not exist." in records[0]["error"]
     assert SECRET not in json.dumps(records)
 

@@ -62,7 +62,8 @@ def test_a_cell_that_keeps_failing_is_recorded_as_an_error(tmp_path):
              "--judge-family", "lexical", "--conditions", "baseline", "--limit", "1",
              "--output-dir", str(tmp_path / "run")],
             capture_output=True, text=True, timeout=300, env={**os.environ, "OPENAI_API_KEY": ""})
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 3, out.stderr  # every cell errored: the run failed, and says so
+    assert "1 of 1 cells errored" in out.stderr
     record = json.loads((tmp_path / "run" / "transcripts.jsonl").read_text())
     assert record["error"].startswith("RetryableError") and "429" in record["error"]
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
@@ -120,6 +121,7 @@ def test_bench_end_to_end_on_the_local_model(tmp_path):
     assert out.returncode == 0, out.stderr
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["candidate_model"] == "local" and manifest["judge_family"] == "lexical"
+    assert manifest["candidate_model_file"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
     for key in ("benchmark_version", "schema_revision", "camera_injection", "scenarios_sha256",
                 "expected_answers_sha256", "interventions_sha256", "judge_prompt_version", "judge_prompt_sha256",
                 "judge_model", "judge_family_resolution", "trials", "temperature", "ranking_condition",

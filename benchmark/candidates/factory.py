@@ -12,6 +12,60 @@ from benchmark.candidates.base import Candidate
 
 KEY_VARIABLES = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY")
 LOCAL_FAMILY = "local"
+# provider -> the environment variables any one of which gives it credentials
+PROVIDER_KEYS = {
+    "openai": ("OPENAI_API_KEY",),
+    "openai-realtime": ("OPENAI_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "gemini-live": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+}
+# the model id forms `open_candidate` takes, for `wearsim models` and error messages
+MODEL_ID_FORMS = (
+    ("openai:MODEL", "any OpenAI-compatible chat endpoint (OpenAI, or --base-url for vLLM, Ollama, llama.cpp)"),
+    ("gemini:MODEL", "Google Gemini through google-genai"),
+    ("anthropic:MODEL", "Anthropic Claude (pip install 'wearsim[anthropic]')"),
+    ("openai-realtime:MODEL", "OpenAI Realtime API: one live session per conversation"),
+    ("gemini-live:MODEL", "Gemini Live API: one live session per conversation"),
+    ("local", "the embedded llama.cpp server with the bundled SmolLM2-135M-Instruct GGUF (no key)"),
+    ("local:PATH.gguf", "the embedded llama.cpp server with another GGUF file (no key)"),
+    ("replay:RUN_DIR", "replies recorded in a run dir, looked up by prompt (no key)"),
+)
+
+
+def missing_credentials(model_id: str, *, base_url: str | None = None, env=None,
+                        base_url_flag: str = "--base-url") -> str | None:
+    """None when `model_id` can be opened with the keys at hand; otherwise one
+    line naming the environment variable to set (never a value) and, for
+    OpenAI-compatible ids, the command's endpoint flag (`base_url_flag`)."""
+    env = os.environ if env is None else env
+    provider, _ = parse_model_id(model_id)
+    names = PROVIDER_KEYS.get(provider)
+    if not names or any(env.get(name, "").strip() for name in names):
+        return None
+    if provider in ("openai", "openai-realtime"):
+        if base_url or env.get("OPENAI_BASE_URL", "").strip():
+            return None  # a local OpenAI-compatible endpoint needs no key
+        return (f"{model_id} needs an API key: set OPENAI_API_KEY in the environment, "
+                f"or pass {base_url_flag} for a local OpenAI-compatible endpoint")
+    return f"{model_id} needs an API key: set {' or '.join(names)} in the environment"
+
+
+def model_file(model_id: str) -> str | None:
+    """The weights file an embedded model id runs (`local`: the bundled GGUF's
+    file name; `local:PATH`: PATH's); None for hosted and replayed models.
+    Raises RuntimeError with a one-line reason when that file is missing."""
+    provider, model = parse_model_id(model_id)
+    if provider != "local":
+        return None
+    if not model:
+        from benchmark.candidates.local import bundled_gguf
+
+        return bundled_gguf().name
+    path = Path(model)
+    if not path.is_file():
+        raise RuntimeError(f"no such GGUF file: {path} (from --model {model_id})")
+    return path.name
 
 
 def parse_model_id(model_id: str) -> tuple[str, str]:
@@ -69,9 +123,17 @@ async def open_candidate(model_id: str, *, base_url: str | None = None,
         from benchmark.candidates.openai_chat import OpenAIChatCandidate
 
         server = LocalLlamaServer(Path(model) if model else None, log_dir=log_dir)
-        await asyncio.to_thread(server.start)
-        candidate = OpenAIChatCandidate(server.model_path.stem, model_id=model_id, base_url=server.base_url,
-                                        api_key="not-needed", family=LOCAL_FAMILY)
+        try:
+            await asyncio.to_thread(server.start)
+        except BaseException:  # cancelled (SIGTERM, Ctrl-C) or failed while starting: never leave it running
+            server.stop()
+            raise
+        try:
+            candidate = OpenAIChatCandidate(server.model_path.stem, model_id=model_id, base_url=server.base_url,
+                                            api_key="not-needed", family=LOCAL_FAMILY)
+        except BaseException:
+            server.stop()
+            raise
     elif provider == "openai":
         from benchmark.candidates.openai_chat import OpenAIChatCandidate
 
@@ -99,4 +161,8 @@ async def open_candidate(model_id: str, *, base_url: str | None = None,
             await candidate.aclose()
         finally:
             if server is not None:
-                await asyncio.to_thread(server.stop)
+                try:
+                    await asyncio.shield(asyncio.to_thread(server.stop))
+                except asyncio.CancelledError:  # cancelled again while stopping: finish the stop here
+                    server.stop()
+                    raise

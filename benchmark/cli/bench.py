@@ -11,31 +11,63 @@ EPILOG = """examples:
   wearsim bench --output-dir runs/first              # whole bank, local model, lexical judge
   wearsim bench --model openai:gpt-4o-mini --judge-family gemini --trials 5 --output-dir runs/gpt
   wearsim bench --model openai:qwen2.5 --base-url http://127.0.0.1:8000/v1 --judge-family lexical
+  wearsim bench --ids sc-05,sc-12 --conditions baseline   # two scenarios, one condition
   wearsim bench --output-dir runs/first --resume      # finish an interrupted run
   wearsim bench --via stream --model openai-realtime:gpt-realtime --limit 3   # a realtime API as the glasses' assistant
   wearsim bench --via stream --staleness 0,250,500,1000,2000 --synthetic-frames --describer authored
+`wearsim models` lists the model ids and which API keys are set.
+exit status: 0 done; 2 the run could not start (settings, bank, keys, run dir in use or made with other
+settings); 3 more than --max-error-rate of the cells errored (the report is still written); 130/143
+stopped by Ctrl-C/SIGTERM (finished cells are kept: rerun with --resume)
 """
+
+
+def _shipped_conditions() -> str:
+    """The prompt conditions the shipped bank defines, for the help text (read without loading the bank)."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "v1" / "interventions.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "?"
+    names = list(data) if isinstance(data, dict) else [c.get("name") for c in data if isinstance(c, dict)]
+    return ", ".join(str(n) for n in names)
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("bench", help="run the benchmark on a candidate model",
-                              description="Run Turn 1, Turn 2, judge, and Turn 3 on a miss, for every cell.",
+                              description="Run Turn 1, Turn 2, judge, and Turn 3 on a miss, for every cell "
+                                          "(condition x scenario x trial).",
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", help="candidate model id (default: local when no API key is set)")
+    p.add_argument("--model", help="candidate model id (default: local when no API key is set; see wearsim models)")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for openai:* models (or OPENAI_BASE_URL)")
     p.add_argument("--judge-family", default="auto", help="auto|openai|gemini|claude|lexical (default auto)")
     p.add_argument("--judge-model", help="judge model id overriding the family default")
     p.add_argument("--ranking-judge-family", help="a second, fixed judge run on every trial")
     p.add_argument("--ranking-judge-model")
-    p.add_argument("--trials", type=int, default=1)
-    p.add_argument("--conditions", default="all", help="comma list of prompt conditions, or all (default)")
-    p.add_argument("--ranking-condition", default="baseline")
+    p.add_argument("--trials", type=int, default=1, metavar="N",
+                   help="repeats of every (scenario, condition) cell (default 1); more than one is worth it "
+                        "only when replies vary (--temperature above 0, or a nondeterministic API)")
+    p.add_argument("--conditions", default="all", metavar="NAME,...",
+                   help="comma list of prompt conditions (system prompts), or all (default). The shipped bank "
+                        f"defines: {_shipped_conditions()}")
+    p.add_argument("--ranking-condition", default="baseline", metavar="NAME",
+                   help="the condition whose balanced Turn 2 accuracy is the headline (default baseline); "
+                        "it must be among --conditions")
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--max-tokens", type=int, default=300, help="reply length cap per turn (default 300)")
-    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument("--concurrency", type=int, default=4, metavar="N",
+                   help="cells run at once (default 4); changes speed, not results, so a resumed run may "
+                        "use another value")
+    p.add_argument("--max-error-rate", type=float, default=0.05, metavar="RATE",
+                   help="exit with status 3 when more than this share of the run's cells errored "
+                        "(default 0.05)")
     p.add_argument("--no-camera", action="store_true", help="strip every camera block (the camera ablation)")
     p.add_argument("--repair-style", choices=("named", "deictic"), default="named")
     p.add_argument("--scenarios", help="bank path (v1 dir, scenarios.json or JSONL; default the shipped bank)")
+    p.add_argument("--ids", metavar="ID,...", help="run only these scenario ids, e.g. sc-05,sc-12")
     p.add_argument("--subset", help="keep scenarios of this subset (bank or contrast)")
     p.add_argument("--limit", type=int, help="keep the first N scenarios")
     p.add_argument("--output-dir", help="run dir (default runs/bench-TIMESTAMP)")
@@ -58,55 +90,105 @@ def register(subparsers) -> None:
     p.set_defaults(run=run)
 
 
+def _fail(text: str, code: int = 2) -> int:
+    print(f"error: {text}", file=sys.stderr)
+    return code
+
+
+def select_scenarios(bank, ids: str | None, subset: str | None, limit: int | None):
+    """The bank narrowed to `--ids` (in the bank's order), then `--subset` and `--limit`.
+    Unknown ids raise KeyError naming them."""
+    import dataclasses
+
+    if ids:
+        wanted = [i.strip() for i in ids.split(",") if i.strip()]
+        known = {s.scenario_id for s in bank.scenarios}
+        unknown = [i for i in wanted if i not in known]
+        if unknown:
+            raise KeyError(f"--ids: no scenario {', '.join(unknown)} in {bank.source} "
+                           f"({len(known)} scenarios, e.g. {', '.join(sorted(known)[:3])})")
+        bank = dataclasses.replace(bank, scenarios=tuple(s for s in bank.scenarios if s.scenario_id in wanted))
+    return bank.select(subset, limit)
+
+
+def duplicate_ids(bank) -> list[str]:
+    from collections import Counter
+
+    return [f"{sid} ({n} times)" for sid, n in Counter(s.scenario_id for s in bank.scenarios).items() if n > 1]
+
+
 def run(args) -> int:
     import asyncio
+    import signal
     import time
     from datetime import datetime
     from pathlib import Path
 
-    from benchmark.candidates import candidate_family, default_model_id
+    from benchmark.candidates.factory import candidate_family, default_model_id, missing_credentials, model_file
     from benchmark.judges import JudgeFamilyError, judge_model_id, resolve_judge_family
-    from benchmark.runner import RunDirError, RunSettings, run_bench
+    from benchmark.runner import RunDirError, RunSettings, TranscriptWriteError, build_manifest, open_run_dir, run_bench
     from benchmark.scenario import BankError, load_bank
 
     try:
-        bank = load_bank(args.scenarios).select(args.subset, args.limit)
+        full = load_bank(args.scenarios)
     except BankError as exc:
         print(f"cannot read the bank:\n{exc}", file=sys.stderr)
         return 2
+    duplicates = duplicate_ids(full)
+    if duplicates:
+        return _fail(f"the bank {full.source} repeats scenario ids: {', '.join(duplicates)}; every scenario_id "
+                     "must be unique (wearsim validate rejects this bank too)")
+    try:
+        bank = select_scenarios(full, args.ids, args.subset, args.limit)
+    except KeyError as exc:
+        return _fail(exc.args[0])
     if not bank.scenarios:
-        print("no scenarios selected", file=sys.stderr)
-        return 2
+        return _fail("no scenarios selected (check --ids, --subset and --limit)")
+    for flag, value, low in (("--trials", args.trials, 1), ("--concurrency", args.concurrency, 1),
+                             ("--max-tokens", args.max_tokens, 1)):
+        if value < low:
+            return _fail(f"{flag} must be at least {low}; got {value}")
+    if not 0 <= args.max_error_rate <= 1:
+        return _fail(f"--max-error-rate is a share from 0 to 1 (e.g. 0.05); got {args.max_error_rate}")
     model_id = args.model or default_model_id()
     try:
         family = candidate_family(model_id)
+        candidate_file = model_file(model_id)
         judge_family, resolution = resolve_judge_family(args.judge_family, family)
         judge_model = None if judge_family == "lexical" else judge_model_id(judge_family, args.judge_model)
         ranking_family = ranking_model = None
         if args.ranking_judge_family:
             ranking_family, _ = resolve_judge_family(args.ranking_judge_family, family)
             ranking_model = None if ranking_family == "lexical" else judge_model_id(ranking_family, args.ranking_judge_model)
-    except (JudgeFamilyError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    except (JudgeFamilyError, ValueError, RuntimeError) as exc:
+        return _fail(str(exc))
+    # keys first: a run that cannot start writes nothing (with --server the server holds the candidate's key)
+    needs = [] if (args.via == "stream" and args.server) else [("--model", model_id, args.base_url)]
+    needs += [("--judge-model", m, None) for m in (judge_model, ranking_model) if m]
+    if args.via == "stream" and not args.server and args.describer.partition(":")[0] in ("openai", "gemini"):
+        needs.append(("--describer", args.describer, args.base_url))
+    for flag, needed, base_url in needs:
+        problem = missing_credentials(needed, base_url=base_url)
+        if problem:
+            return _fail(f"{problem} ({flag} {needed})")
     names = tuple(c.name for c in bank.conditions) if args.conditions == "all" else \
         tuple(n.strip() for n in args.conditions.split(",") if n.strip())
+    known = [c.name for c in bank.conditions]
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        return _fail(f"--conditions: no prompt condition {', '.join(unknown) or '(none given)'} in {bank.source} "
+                     f"(it defines: {', '.join(known)})")
     if args.ranking_condition not in names:
-        print(f"error: --ranking-condition {args.ranking_condition!r} is not among the conditions run "
-              f"({', '.join(names)})", file=sys.stderr)
-        return 2
+        return _fail(f"--ranking-condition {args.ranking_condition!r} is not among the conditions run "
+                     f"({', '.join(names)})")
     try:
         staleness = tuple(sorted({int(v) for v in args.staleness.split(",") if v.strip()})) if args.staleness else ()
     except ValueError:
-        print(f"error: --staleness takes milliseconds separated by commas, e.g. 0,250,500; got {args.staleness!r}",
-              file=sys.stderr)
-        return 2
+        return _fail(f"--staleness takes milliseconds separated by commas, e.g. 0,250,500; got {args.staleness!r}")
     if any(v < 0 or v > 10_000 for v in staleness):
-        print("error: --staleness gaps must be from 0 to 10000 ms", file=sys.stderr)
-        return 2
+        return _fail("--staleness gaps must be from 0 to 10000 ms")
     if args.via != "stream" and (staleness or args.synthetic_frames or args.describer != "opencv"):
-        print("error: --staleness, --synthetic-frames and --describer need --via stream", file=sys.stderr)
-        return 2
+        return _fail("--staleness, --synthetic-frames and --describer need --via stream")
     run_dir = Path(args.output_dir or f"runs/bench-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
     settings = RunSettings(
         model_id=model_id, judge_family=judge_family, judge_family_resolution=resolution, judge_model=judge_model,
@@ -114,27 +196,75 @@ def run(args) -> int:
         temperature=args.temperature, concurrency=args.concurrency, camera=not args.no_camera,
         repair_style=args.repair_style, ranking_judge_family=ranking_family,
         ranking_judge_model=ranking_model, via=args.via, max_tokens=args.max_tokens, staleness_ms=staleness,
-        synthetic_frames=args.synthetic_frames, describer=args.describer if args.via == "stream" else None)
-    print(f"candidate {model_id}; judge {judge_model or judge_family} ({resolution})", file=sys.stderr)
-    started = time.monotonic()
-
-    async def bench() -> dict:
-        async with conversations(settings, args, run_dir) as factory:
-            return await run_bench(bank, settings, run_dir, factory, resume=args.resume)
-
+        synthetic_frames=args.synthetic_frames, describer=args.describer if args.via == "stream" else None,
+        speed=args.speed if args.via == "stream" else None, candidate_model_file=candidate_file)
+    try:  # locked and checked before any model starts; nothing is written yet
+        prepared = open_run_dir(run_dir, build_manifest(bank, settings), resume=args.resume)
+    except RunDirError as exc:
+        return _fail(str(exc))
     try:
-        counts = asyncio.run(bench())
-    except (RunDirError, KeyError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(f"finished in {time.monotonic() - started:.0f} s: {counts}", file=sys.stderr)
-    from benchmark.report import write_report
-    from benchmark.report.findings import headline
+        print(f"candidate {model_id}" + (f" ({candidate_file})" if candidate_file else "")
+              + f"; judge {judge_model or judge_family} ({resolution})", file=sys.stderr)
+        started = time.monotonic()
+        stopped_by: list[int] = []
 
-    summary = write_report(run_dir)
-    print(headline(summary))
-    print(f"report: {run_dir / 'findings.md'}")
-    return 0
+        async def bench() -> dict:
+            loop = asyncio.get_running_loop()
+            main = asyncio.current_task()
+
+            def stop(signum: int) -> None:
+                if not stopped_by:
+                    stopped_by.append(signum)
+                    print(f"\n{signal.Signals(signum).name}: stopping (finished cells are kept)", file=sys.stderr)
+                    main.cancel()
+
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(signum, stop, signum)
+            try:
+                async with conversations(settings, args, run_dir) as factory:
+                    return await run_bench(bank, settings, run_dir, factory, prepared=prepared)
+            finally:
+                for signum in (signal.SIGTERM, signal.SIGINT):
+                    loop.remove_signal_handler(signum)
+
+        try:
+            counts = asyncio.run(bench())
+        except asyncio.CancelledError:
+            if not stopped_by:
+                raise
+            signum = stopped_by[0]
+            print(f"stopped by {signal.Signals(signum).name}: the finished cells are in "
+                  f"{run_dir / 'transcripts.jsonl'}; rerun the same command with --resume to finish", file=sys.stderr)
+            return 128 + signum
+        except TranscriptWriteError as exc:
+            return _fail(str(exc), 1)
+        except (RunDirError, KeyError) as exc:
+            return _fail(str(exc.args[0] if isinstance(exc, KeyError) else exc))
+        print(f"finished in {time.monotonic() - started:.0f} s: {counts}", file=sys.stderr)
+        from benchmark.report import write_report
+        from benchmark.report.findings import headline
+
+        summary = write_report(run_dir)
+        print(headline(summary))
+        print(f"report: {run_dir / 'findings.md'}")
+        return _error_rate_status(summary, run_dir, args.max_error_rate)
+    finally:
+        prepared.close()
+
+
+def _error_rate_status(summary: dict, run_dir, max_rate: float) -> int:
+    """3, with one line saying so, when more than `max_rate` of the run's cells errored."""
+    counts = summary["counts"]
+    errored, cells = counts["errored"], counts["trials"]
+    if not cells or errored / cells <= max_rate:
+        return 0
+    from benchmark.scoring import load_trials
+
+    reasons = [t.error for t in load_trials(run_dir).trials if t.errored]
+    first = f"; first error: {' '.join(reasons[0].split())[:160]}" if reasons else ""
+    print(f"error: the run failed: {errored} of {cells} cells errored ({100 * errored / cells:.1f}%, more than "
+          f"--max-error-rate {100 * max_rate:g}%){first}", file=sys.stderr)
+    return 3
 
 
 @contextlib.asynccontextmanager

@@ -63,6 +63,16 @@ def run(args) -> int:
 
         results = [run_validator(args.evaluator, data, timeout=args.timeout) for _, data in cases]
     elif args.evaluator in WEIGHTS:
+        from benchmark.candidates.factory import missing_credentials
+
+        try:
+            problem = missing_credentials(args.judge_model, base_url=args.base_url)
+        except ValueError as exc:
+            print(f"error: --judge-model: {exc}", file=sys.stderr)
+            return 2
+        if problem:
+            print(f"error: {problem} (--judge-model {args.judge_model})", file=sys.stderr)
+            return 2
         results = asyncio.run(_judge_all(args, path, cases))
     else:
         print(f"error: unknown evaluator {args.evaluator!r} (known: {', '.join([*VALIDATORS, *WEIGHTS])})",

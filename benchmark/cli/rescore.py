@@ -33,11 +33,24 @@ def register(subparsers) -> None:
 def run(args) -> int:
     import sys
 
+    from benchmark.candidates.factory import missing_credentials
+    from benchmark.judges import JudgeFamilyError, judge_model_id
     from benchmark.report.findings import pct
     from benchmark.rescore import RescoreError, rescore
     from benchmark.scenario import BankError
     from benchmark.scoring import TranscriptError
 
+    if args.judge_family.strip().lower() != "lexical":  # the judge's key, checked before anything is read or written
+        try:
+            model_id = judge_model_id(args.judge_family, args.judge_model)
+            problem = missing_credentials(model_id, base_url=args.judge_base_url, base_url_flag="--judge-base-url")
+        except (JudgeFamilyError, ValueError) as exc:
+            print(f"wearsim rescore: {exc}", file=sys.stderr)
+            return 2
+        if problem:
+            print(f"wearsim rescore: {problem} (the judge of --judge-family {args.judge_family}; "
+                  "--judge-family lexical needs no key)", file=sys.stderr)
+            return 2
     try:
         summary = rescore(args.source, judge_family=args.judge_family, judge_model=args.judge_model,
                           scenarios=args.scenarios, output_dir=args.output_dir, base_url=args.judge_base_url)

@@ -32,14 +32,27 @@ def register(subparsers) -> None:
     p.set_defaults(run=run)
 
 
+class SimulateError(RuntimeError):
+    """A failure the user can fix; the message is the one line to print."""
+
+
 def _camera_frames(index: int, count: int = 10) -> list[bytes]:
+    import os
+    import sys
+
+    device = f"/dev/video{index}"
+    if sys.platform.startswith("linux") and not os.path.exists(device):
+        raise SimulateError(f"--camera {index}: no camera at {device}; plug one in, pick another index "
+                            "(ls /dev/video*), or leave out --camera to play the scenario's media")
+    os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")  # no multi-line backend warnings for a missing device
     import cv2
 
     from perception.frames import encode_jpeg
 
     capture = cv2.VideoCapture(index)
     if not capture.isOpened():
-        raise RuntimeError(f"camera {index} cannot be opened")
+        raise SimulateError(f"--camera {index}: camera {index} cannot be opened (in use, or no permission?); "
+                            "leave out --camera to play the scenario's media")
     frames = []
     while len(frames) < count:
         ok, image = capture.read()
@@ -48,7 +61,8 @@ def _camera_frames(index: int, count: int = 10) -> list[bytes]:
         frames.append(encode_jpeg(image))
     capture.release()
     if not frames:
-        raise RuntimeError(f"camera {index} gave no frames")
+        raise SimulateError(f"--camera {index}: camera {index} gave no frames; "
+                            "leave out --camera to play the scenario's media")
     return frames
 
 
@@ -72,7 +86,11 @@ def run(args) -> int:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 2
     model = args.model or default_model_id()
-    live = _camera_frames(args.camera) if args.camera is not None else None
+    try:
+        live = _camera_frames(args.camera) if args.camera is not None else None
+    except SimulateError as exc:
+        print(f"wearsim simulate: {exc}", file=sys.stderr)
+        return 2
 
     def show(event) -> None:
         from streaming import wire
@@ -97,7 +115,16 @@ def run(args) -> int:
         config = session_config(scenario, condition, model, describer=args.describer)
         client = GlassesClient(url, token=args.token or os.environ.get("WEARSIM_TOKEN"), on_event=show,
                                drop_frames=args.drop_frames)
-        await client.connect(config)
+        try:
+            await client.connect(config)
+        except (OSError, asyncio.TimeoutError) as exc:
+            reason = "no answer" if not isinstance(exc, OSError) else (
+                os.strerror(exc.errno).lower() if exc.errno else str(exc))
+            raise SimulateError(f"cannot connect to the streaming server at {url}: {reason}; start one with "
+                                "`wearsim serve`, or leave out --server to start one in-process") from exc
+        except Exception as exc:  # websockets: a bad URI, a refused handshake; the server refused the session
+            raise SimulateError(f"the streaming server at {url} did not take the session: "
+                                f"{type(exc).__name__}: {exc} (check --server and --token)") from exc
         clock = 0
         try:
             for turn in (1, 2, 3) if args.repair else (1, 2):
@@ -117,8 +144,14 @@ def run(args) -> int:
 
         print("starting the streaming server in-process", file=sys.stderr)
         server = running_server()
-    with server as url:
-        events = asyncio.run(session(url))
+    try:
+        with server as url:
+            events = asyncio.run(session(url))
+    except SimulateError as exc:
+        if getattr(args, "debug", False):
+            raise
+        print(f"wearsim simulate: {exc}", file=sys.stderr)
+        return 2
     log = Path(args.log or f"runs/simulate/{scenario.scenario_id}-{time.strftime('%Y%m%d-%H%M%S')}.json")
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(json.dumps({"scenario_id": scenario.scenario_id, "backend": model, "events": events}, indent=2))

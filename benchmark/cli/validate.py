@@ -56,6 +56,20 @@ def run(args) -> int:
         return 2
     if args.subset:
         bank = bank.select(args.subset)
+    if args.semantic:  # before anything is written (the lockfile) or checked
+        from benchmark.candidates.factory import missing_credentials
+
+        if not args.model:
+            print("wearsim validate: --semantic needs --model (see wearsim models)", file=sys.stderr)
+            return 2
+        try:
+            problem = missing_credentials(args.model, base_url=args.base_url)
+        except ValueError as exc:
+            print(f"wearsim validate: --model: {exc}", file=sys.stderr)
+            return 2
+        if problem:
+            print(f"wearsim validate: {problem} (--model {args.model}, for --semantic)", file=sys.stderr)
+            return 2
     if args.write_lock:
         if bank.format != "v1":
             print("--write-lock needs a v1 bank directory", file=sys.stderr)
@@ -63,9 +77,6 @@ def run(args) -> int:
         print(f"wrote {write_lock(Path(bank.source))}", file=sys.stderr)
     checks = validate_bank(bank)
     if args.semantic:
-        if not args.model:
-            print("--semantic needs --model", file=sys.stderr)
-            return 2
         checks += asyncio.run(_semantic(bank, args.model, args.base_url))
     ok = all(c.ok for c in checks) and not (args.strict and any(c.warnings for c in checks))
     shipped = is_shipped(bank)

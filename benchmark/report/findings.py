@@ -7,7 +7,7 @@ from benchmark.scoring.trials import LABELS
 MANIFEST_ORDER = (
     "benchmark_version", "schema_revision", "camera_injection", "scenarios_sha256",
     "expected_answers_sha256", "interventions_sha256", "judge_prompt_version", "judge_prompt_sha256",
-    "candidate_model", "judge_model", "judge_family", "judge_family_resolution", "ranking_judge",
+    "candidate_model", "candidate_model_file", "judge_model", "judge_family", "judge_family_resolution", "ranking_judge",
     "trials", "temperature", "ranking_condition", "timestamp_utc", "runner_git_commit",
 )
 
@@ -89,11 +89,27 @@ def headline(summary: dict, *, markdown: bool = False) -> str:
     return f"{lead} ({why}{aside})"
 
 
+def error_lead(summary: dict, *, markdown: bool = False) -> str | None:
+    """When any cell errored, the line that says so first: "3 of 50 cells errored"."""
+    counts = summary["counts"]
+    errored, cells = counts.get("errored", 0), counts.get("trials", 0)
+    if not errored:
+        return None
+    lead = f"{errored} of {cells} cells errored"
+    if markdown:
+        return (f"**{lead}** ({pct(errored / cells if cells else None)}): they are excluded from every number "
+                "below, and each one's reason is in its trial record in transcripts.jsonl. "
+                "`wearsim bench --resume` runs them again.")
+    return lead
+
+
 def _headline(summary: dict) -> list[str]:
     boot = summary["primary"]["bootstrap"]
+    errors = error_lead(summary, markdown=True)
     return [
         "# Findings",
         "",
+        *([errors, ""] if errors else []),
         headline(summary, markdown=True),
         "",
         f"The interval is a bootstrap that resamples {boot['resamples']} (the trials of one scenario are "

@@ -8,11 +8,18 @@ Every problem in the file is collected and raised together in a
 `TranscriptError`, each line naming the file, the line number and the field.
 A later record for the same (scenario, condition, trial) replaces an earlier
 one (a resumed run re-runs cells that errored); the number replaced is kept.
+
+A torn last line (a kill or a full disk cut the final write short, or the
+file was truncated by hand) is not an error: it is skipped with a warning on
+stderr and its cell counts as not run, so `wearsim report` still works and
+`wearsim bench --resume` (which truncates it) runs that cell again. An
+invalid line anywhere else stays an error.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +42,28 @@ class TrialSet:
     trials: tuple[TrialRecord, ...]
     source: Path
     superseded: int = 0  # records replaced by a later record of the same cell
+    warnings: tuple[str, ...] = ()  # e.g. a torn last line that was skipped
+
+
+@dataclass(frozen=True)
+class TornTail:
+    """The last line of a transcripts file, cut short: not valid JSON (or not UTF-8)."""
+
+    path: Path
+    line: int  # 1-based line number
+    offset: int  # byte offset where the line starts: truncate the file here
+    size: int  # bytes in the torn line
+
+    def describe(self) -> str:
+        return (f"{self.path}: line {self.line} (the last, {self.size} bytes) is cut off and not valid JSON; "
+                "its cell counts as not run")
+
+
+@dataclass(frozen=True)
+class ScannedTranscripts:
+    records: tuple[TrialRecord, ...]  # in file order, duplicates kept
+    problems: tuple[str, ...]
+    torn_tail: TornTail | None
 
 
 def transcripts_path(path: str | Path) -> Path:
@@ -47,33 +76,63 @@ def transcripts_path(path: str | Path) -> Path:
     return path
 
 
-def load_trials(path: str | Path) -> TrialSet:
-    """Read every trial from a run dir or a transcripts JSON Lines file."""
-    path = transcripts_path(path)
+def scan_transcripts(path: Path) -> ScannedTranscripts:
+    """Parse every line of a transcripts file; a last line that is not valid
+    JSON is reported as `torn_tail`, not as a problem."""
+    data = path.read_bytes()
+    spans: list[tuple[int, int, bytes]] = []  # (line number, byte offset, raw line)
+    offset = 0
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        spans.append((number, offset, raw))
+        offset += len(raw) + 1
+    last = max((i for i, (_, _, raw) in enumerate(spans) if raw.strip()), default=-1)
+    records: list[TrialRecord] = []
     problems: list[str] = []
-    cells: dict[tuple[str, str, int], TrialRecord] = {}
-    superseded = 0
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise TranscriptError([f"{path}: not UTF-8 text ({exc.reason})"]) from exc
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
+    torn = None
+    for index, (number, start, raw) in enumerate(spans):
+        if not raw.strip():
             continue
         where = f"{path}: line {number}"
         try:
-            trial = TrialRecord.from_json(json.loads(line), where)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})")
+            text = raw.decode("utf-8")
+            data_json = json.loads(text)
+        except UnicodeDecodeError as exc:
+            if index == last:
+                torn = TornTail(path, number, start, len(raw))
+            else:
+                problems.append(f"{where}: not UTF-8 text ({exc.reason})")
             continue
+        except json.JSONDecodeError as exc:
+            if index == last:
+                torn = TornTail(path, number, start, len(raw))
+            else:
+                problems.append(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})")
+            continue
+        try:
+            records.append(TrialRecord.from_json(data_json, where))
         except RecordError as exc:
             problems.extend(exc.problems)
-            continue
+    return ScannedTranscripts(tuple(records), tuple(problems), torn)
+
+
+def load_trials(path: str | Path) -> TrialSet:
+    """Read every trial from a run dir or a transcripts JSON Lines file."""
+    path = transcripts_path(path)
+    scanned = scan_transcripts(path)
+    problems = list(scanned.problems)
+    cells: dict[tuple, TrialRecord] = {}
+    superseded = 0
+    for trial in scanned.records:
         if trial.cell in cells:
             superseded += 1
         cells[trial.cell] = trial
     if not cells and not problems:
-        problems.append(f"{path}: no trial records")
+        torn = f" ({scanned.torn_tail.describe()})" if scanned.torn_tail is not None else ""
+        problems.append(f"{path}: no trial records{torn}")
     if problems:
         raise TranscriptError(problems)
-    return TrialSet(tuple(cells.values()), path, superseded)
+    warnings: tuple[str, ...] = ()
+    if scanned.torn_tail is not None:
+        warnings = (f"{scanned.torn_tail.describe()}; skipped it (`wearsim bench --resume` runs that cell again)",)
+        print(f"warning: {warnings[0]}", file=sys.stderr)
+    return TrialSet(tuple(cells.values()), path, superseded, warnings)
