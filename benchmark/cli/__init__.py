@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+from pathlib import Path
 
 # subcommand modules, in the order `wearsim --help` lists them
 COMMAND_MODULES = (
@@ -78,7 +80,29 @@ def one_line(exc: BaseException) -> str:
     return lines[0] + more
 
 
+def load_dotenv(path: Path = Path(".env"), environ=os.environ) -> list[str]:
+    """Variables from a `.env` file (KEY=VALUE lines, # comments, optional
+    quotes) that the environment does not already set; returns their names.
+    Values are never printed."""
+    if not path.is_file():
+        return []
+    added = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, value = line.removeprefix("export ").split("=", 1)
+        key, value = key.strip(), value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        if key.isidentifier() and key not in environ:
+            environ[key] = value
+            added.append(key)
+    return added
+
+
 def main(argv: list[str] | None = None) -> int:
+    load_dotenv()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
