@@ -249,11 +249,25 @@ def _staleness(summary: dict) -> list[str]:
     return lines + ["Plot: `plots/staleness.png`.", ""]
 
 
+def _latency(summary: dict) -> list[str]:
+    latency = summary.get("latency") or {}
+    names = (("first_token_s", "first reply text"), ("first_audio_s", "first reply audio"),
+             ("reply_done_s", "reply done"))
+    rows = [[name, f"{row['p50']:.2f} s", f"{row['p95']:.2f} s", str(row["n"])]
+            for key, name in names if (row := latency.get(key)) and row["n"]]
+    if not rows:
+        return []
+    backend = summary["manifest"].get("candidate_model") or "the candidate"
+    return [f"## Latency ({backend})", "",
+            f"Per turn, over every turn of every finished trial, in seconds from {latency['measured_from']}.", "",
+            *table(["", "p50", "p95", "turns"], rows), ""]
+
+
 def render_findings(summary: dict) -> str:
     lines = _headline(summary) + _manifest(summary) + _conditions(summary)
     lines += _breakdown(summary, "by_cue_type", "shift type (cue_type)")
     lines += _breakdown(summary, "by_difficulty", "difficulty tier")
-    lines += _staleness(summary)
+    lines += _staleness(summary) + _latency(summary)
     lines += _confusion(summary) + _matrix(summary) + _judge_notes(summary)
     lines += ["Plots: `plots/balanced_accuracy.png`, `plots/accuracy_by_cue_type.png`, `plots/confusion.png`.", ""]
     return "\n".join(lines)
