@@ -1,5 +1,7 @@
-"""Frames: a ring buffer of timestamped JPEGs, frame selection for a turn,
-and the context-frame rule.
+"""Frames: a buffer of timestamped JPEGs capped by count and bytes (per
+session and, through a shared `FrameBudget`, across sessions), frame
+selection for a turn, and the context-frame rule. Selection decodes JPEGs:
+callers on an event loop run it in a worker thread.
 
 - Turn frame: the last frame at or before the end of speech (default), or
   the sharpest frame inside the utterance (variance of the Laplacian).
@@ -10,6 +12,7 @@ and the context-frame rule.
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from dataclasses import dataclass
 
@@ -39,12 +42,65 @@ def encode_jpeg(image: np.ndarray, quality: int = 85) -> bytes:
     return data.tobytes()
 
 
+class FrameBudget:
+    """A byte cap shared by every session's `FrameBuffer`.
+
+    When a new frame would take the total over the cap, frames are dropped,
+    oldest first, from whichever buffer holds the most bytes, so one session
+    sending large frames fast evicts its own frames before anyone else's."""
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self.buffers: weakref.WeakSet[FrameBuffer] = weakref.WeakSet()
+
+    @property
+    def used(self) -> int:
+        return sum(b.bytes for b in self.buffers)
+
+    def make_room(self, size: int) -> None:
+        used = self.used
+        while used + size > self.max_bytes:
+            fullest = max(self.buffers, key=lambda b: b.bytes, default=None)
+            if fullest is None or not fullest.frames:
+                return
+            used -= fullest.drop_oldest()
+
+
 class FrameBuffer:
-    def __init__(self, max_frames: int = 600):
-        self.frames: deque[Frame] = deque(maxlen=max_frames)
+    """Timestamped JPEGs of one session, capped by count and by bytes (per
+    session, and across sessions through a shared `FrameBudget`). The oldest
+    frames go first."""
+
+    def __init__(self, max_frames: int = 600, *, max_bytes: int = 16_000_000, budget: FrameBudget | None = None):
+        self.frames: deque[Frame] = deque()
+        self.max_frames = max_frames
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self.dropped = 0
+        self.budget = budget
+        if budget is not None:
+            budget.buffers.add(self)
 
     def add(self, t_ms: int, jpeg: bytes) -> None:
+        size = len(jpeg)
+        if size > self.max_bytes:
+            raise ValueError(f"a frame of {size} bytes is over this buffer's cap of {self.max_bytes}")
+        while self.frames and (len(self.frames) >= self.max_frames or self.bytes + size > self.max_bytes):
+            self.drop_oldest()
+        if self.budget is not None:
+            self.budget.make_room(size)
         self.frames.append(Frame(t_ms, jpeg))
+        self.bytes += size
+
+    def drop_oldest(self) -> int:
+        frame = self.frames.popleft()
+        self.bytes -= len(frame.jpeg)
+        self.dropped += 1
+        return len(frame.jpeg)
+
+    def clear(self) -> None:
+        self.frames.clear()
+        self.bytes = 0
 
     def between(self, start_ms: int, end_ms: int) -> list[Frame]:
         return [f for f in self.frames if start_ms <= f.t_ms <= end_ms]

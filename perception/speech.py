@@ -6,10 +6,20 @@ speech window and ends after `silence_ms` of non-speech (default 600 ms), or
 when the client sends the `turn.end` hint (`end_turn`, as push-to-talk does);
 its audio (with a short pad before the first speech window) is transcribed
 and a `FinalTranscript` with start and end times is emitted.
+
+`feed` never does CPU work on the event loop: appending a chunk and scoring
+its windows (about 1 ms of Silero per 32 ms window) run in a small pool of
+VAD threads, kept apart from the Whisper decodes (which wait for the one
+model's lock in asyncio's default pool), and transcription runs in a thread
+too. A server reading many sessions at once stays free to answer keepalive
+pings.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,6 +55,16 @@ class FinalTranscript:
 
 
 SpeechEvent = SpeechStarted | PartialTranscript | FinalTranscript
+
+_VAD_POOL: ThreadPoolExecutor | None = None
+
+
+def vad_pool() -> ThreadPoolExecutor:
+    """The threads that score voice activity: one per core, at most four."""
+    global _VAD_POOL
+    if _VAD_POOL is None:
+        _VAD_POOL = ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1), thread_name_prefix="wearsim-vad")
+    return _VAD_POOL
 
 
 class VoiceActivity:
@@ -85,23 +105,27 @@ class SpeechSegmenter:
 
     async def feed(self, chunk: bytes, t_ms: int) -> list[SpeechEvent]:
         """Add one PCM16 mono 16 kHz chunk whose first sample is at `t_ms`."""
-        if not len(self._audio):
-            self._origin_ms = t_ms
-        self._audio = np.concatenate([self._audio, pcm16_to_float(chunk)])
+        loop = asyncio.get_running_loop()
+        probabilities = await loop.run_in_executor(vad_pool(), self._append_and_score, chunk, t_ms)
         events: list[SpeechEvent] = []
-        while self._scored + WINDOW <= len(self._audio):
-            end = self._scored + WINDOW
-            probability = self.vad.probability(self._audio[max(0, end - HISTORY_WINDOWS * WINDOW):end])
-            self._scored = end
-            if probability >= self.threshold:
-                if self._speech_start is None:
-                    self._speech_start = end - WINDOW
-                    events.append(SpeechStarted(self._ms(self._speech_start)))
-                self._last_speech_end = end
-            elif self._speech_start is not None:
-                silent_ms = (end - self._last_speech_end) * 1000 / SAMPLE_RATE
-                if silent_ms >= self.silence_ms or end - self._speech_start >= self.max_samples:
-                    events.append(await self._finish(min(end, self._last_speech_end + POST_ROLL_SAMPLES)))
+        while probabilities:
+            finished = False
+            for probability in probabilities:
+                end = self._scored + WINDOW
+                self._scored = end
+                if probability >= self.threshold:
+                    if self._speech_start is None:
+                        self._speech_start = end - WINDOW
+                        events.append(SpeechStarted(self._ms(self._speech_start)))
+                    self._last_speech_end = end
+                elif self._speech_start is not None:
+                    silent_ms = (end - self._last_speech_end) * 1000 / SAMPLE_RATE
+                    if silent_ms >= self.silence_ms or end - self._speech_start >= self.max_samples:
+                        events.append(await self._finish(min(end, self._last_speech_end + POST_ROLL_SAMPLES)))
+                        finished = True
+                        break
+            # after an utterance the buffer starts anew: score what is left with its new history
+            probabilities = await loop.run_in_executor(vad_pool(), self._score) if finished else []
         if self._speech_start is None:
             self._trim_idle()
         elif self.partials and self._ms(self._scored) - self._last_partial_ms >= self.partial_every_ms:
@@ -109,6 +133,21 @@ class SpeechSegmenter:
             partial = await self.transcriber.transcribe(self._utterance_audio(self._scored))
             events.append(PartialTranscript(partial.text, self._last_partial_ms))
         return events
+
+    def _append_and_score(self, chunk: bytes, t_ms: int) -> list[float]:
+        """(In a VAD thread.) Append the chunk; the speech probability of each new whole window."""
+        if not len(self._audio):
+            self._origin_ms = t_ms
+        self._audio = np.concatenate([self._audio, pcm16_to_float(chunk)])
+        return self._score()
+
+    def _score(self) -> list[float]:
+        """Speech probabilities of the windows after `_scored`, each with its history; nothing is changed."""
+        probabilities, end = [], self._scored + WINDOW
+        while end <= len(self._audio):
+            probabilities.append(self.vad.probability(self._audio[max(0, end - HISTORY_WINDOWS * WINDOW):end]))
+            end += WINDOW
+        return probabilities
 
     async def end_turn(self, t_ms: int | None = None) -> list[SpeechEvent]:
         """The client's `turn.end` hint: close the open utterance now."""

@@ -1,5 +1,10 @@
 """The simulated glasses' WebSocket client: sends a timeline, paced, and
-collects the server's typed events by turn."""
+collects the server's typed events by turn.
+
+However fast the pacing (`--fast` sends without waiting), the client keeps
+within the server's documented rate limits (`streaming.wire`): a governor
+holds audio and frames to 95% of them, so an unpaced run is never closed
+for its rate."""
 
 from __future__ import annotations
 
@@ -21,6 +26,28 @@ class ServerError(RuntimeError):
     pass
 
 
+class RateGovernor:
+    """Waits before a send that would take the rate over `rate` per second (bursts up to `burst`)."""
+
+    def __init__(self, rate: float, burst: float, *, clock=time.monotonic, sleep=asyncio.sleep):
+        self.rate, self.burst, self.level = rate, burst, burst
+        self.clock, self.sleep = clock, sleep
+        self.at = clock()
+
+    async def take(self, amount: float) -> None:
+        while True:
+            now = self.clock()
+            self.level = min(self.burst, self.level + (now - self.at) * self.rate)
+            self.at = now
+            if self.level >= min(amount, self.burst):
+                self.level -= amount
+                return
+            await self.sleep((min(amount, self.burst) - self.level) / self.rate)
+
+
+SHARE_OF_LIMITS = 0.95
+
+
 @dataclass(frozen=True)
 class TurnEvents:
     """What the server said about one finished turn."""
@@ -32,11 +59,12 @@ class TurnEvents:
 
 class GlassesClient:
     def __init__(self, url: str, *, token: str | None = None, on_event=None, drop_frames: float = 0.0,
-                 seed: int | None = None):
+                 seed: int | None = None, ping_interval: float | None = 20.0, ping_timeout: float | None = 20.0):
         self.url = url.rstrip("/")
         if not self.url.endswith("/v1/session"):
             self.url += "/v1/session"
         self.token = token
+        self.ping_interval, self.ping_timeout = ping_interval, ping_timeout  # keepalive, as websockets does
         self.on_event = on_event
         self.drop_frames = drop_frames
         self.random = random.Random(seed)
@@ -45,9 +73,13 @@ class GlassesClient:
         self._ws = None
         self._reader: asyncio.Task | None = None
         self._failure: str | None = None
+        self._audio_rate = RateGovernor(wire.MAX_AUDIO_BYTES_PER_S * SHARE_OF_LIMITS,
+                                        wire.MAX_AUDIO_BYTES_PER_S * SHARE_OF_LIMITS / 2)
+        self._frame_rate = RateGovernor(wire.MAX_FRAMES_PER_S * SHARE_OF_LIMITS, wire.MAX_FRAMES_PER_S / 2)
 
     async def connect(self, config: wire.SessionConfig, timeout: float = 300.0) -> wire.Ready:
-        self._ws = await websockets.connect(self.url, max_size=wire.MAX_MESSAGE_BYTES)
+        self._ws = await websockets.connect(self.url, max_size=wire.MAX_MESSAGE_BYTES, open_timeout=60,
+                                           ping_interval=self.ping_interval, ping_timeout=self.ping_timeout)
         await self._ws.send(wire.hello(self.token, config))
         ready = wire.decode_event(await asyncio.wait_for(self._ws.recv(), timeout))
         self._record(ready)
@@ -74,7 +106,7 @@ class GlassesClient:
                 if isinstance(event, wire.Metrics):
                     self._turn_done.setdefault(event.turn, asyncio.Event()).set()
         except websockets.ConnectionClosed as exc:
-            self._failure = f"connection closed ({exc.code})"
+            self._failure = f"connection closed ({exc.rcvd.code if exc.rcvd else 1006})"
         except wire.WireError as exc:
             self._failure = f"unreadable server event: {exc.message}"
         finally:
@@ -90,8 +122,10 @@ class GlassesClient:
             elif item.kind == "frame":
                 if self.drop_frames and self.random.random() < self.drop_frames:
                     continue
+                await self._frame_rate.take(1)
                 await self._ws.send(wire.encode_media(wire.KIND_FRAME, item.t_ms, item.payload))
             else:
+                await self._audio_rate.take(len(item.payload))
                 await self._ws.send(wire.encode_media(wire.KIND_AUDIO, item.t_ms, item.payload))
 
     async def wait_turn(self, turn: int, timeout: float = 600.0) -> TurnEvents:

@@ -1,22 +1,40 @@
 """The streaming server: a FastAPI app with `/healthz` and the WebSocket
 endpoint `/v1/session`, one `Session` per connection.
 
-Shared by all sessions: one Whisper model, one VAD model, and one opened
-`Candidate` per backend model id (opened on first use, closed on shutdown).
+Shared by all sessions: one Whisper model, one VAD model, one byte budget
+for buffered frames, and one opened `Candidate` per backend model id (opened
+on first use, at most `max_open_backends`, closed on shutdown). Only the
+backend ids the server was configured with are accepted from a hello.
+
+Each connection runs three tasks: the reader (this module: it takes every
+message as soon as it arrives, so keepalive pings are always answered,
+measures the rate limits at arrival and hands the message to the session),
+the session's worker (`streaming.session`), and an idle watchdog. The first
+to end ends the connection. Every error text is scrubbed of configured
+secrets before it is sent or logged (`scrub`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import os
 import secrets
 import time
-from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 
-from fastapi import FastAPI, WebSocket, WebSocketDisconnect
+from fastapi import FastAPI, WebSocket
 
 from streaming import wire
+
+log = logging.getLogger("wearsim.server")
+
+SECRET_VARIABLES = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY", "WEARSIM_TOKEN")
+PATH_PROVIDERS = ("local", "replay")  # with a model part (local:PATH, replay:PATH) these open server files
+ANY_HOSTED = ("local, or openai:MODEL, gemini:MODEL, anthropic:MODEL, openai-realtime:MODEL, gemini-live:MODEL "
+              "(never local:PATH or replay:PATH)")
 
 
 @dataclass
@@ -25,24 +43,83 @@ class ServerSettings:
     asr_model: str | None = None
     describer_base_url: str | None = None
     backend_base_url: str | None = None
+    # backend ids a hello may name, exactly (after stripping whitespace); None: any id that names no
+    # server file (every provider but local:PATH and replay:PATH). `wearsim serve` defaults to ("local",).
+    allowed_backends: tuple[str, ...] | None = None
+    max_open_backends: int = 4  # distinct shared chat backends ever opened (at least len(allowed_backends))
+    max_sessions: int = 16  # concurrent sessions; more get `server_busy`
+    max_pending_hellos: int = 32  # connections not yet past their hello; more get `server_busy`
+    idle_timeout_s: float = 300.0  # after `ready`: nothing from the client and nothing in flight
+    hello_timeout_s: float = wire.HELLO_TIMEOUT_S
+    send_timeout_s: float = 30.0  # a client that takes no event for this long is dropped
+    frame_bytes_per_session: int = 16_000_000
+    frame_bytes_total: int = 128_000_000
+
+    def __post_init__(self):
+        if self.allowed_backends is not None:
+            if isinstance(self.allowed_backends, str):
+                self.allowed_backends = (self.allowed_backends,)
+            self.allowed_backends = tuple(dict.fromkeys(b.strip() for b in self.allowed_backends if b.strip()))
+        if self.frame_bytes_per_session < wire.MAX_FRAME_BYTES:
+            raise ValueError(f"frame_bytes_per_session must hold one frame ({wire.MAX_FRAME_BYTES} bytes)")
+
+
+def scrub(text: str, settings: ServerSettings | None = None) -> str:
+    """`text` with every configured secret (provider keys, the server token) replaced."""
+    values = {os.environ.get(name) or "" for name in SECRET_VARIABLES}
+    if settings is not None and settings.token:
+        values.add(settings.token)
+    for value in sorted((v for v in values if v.strip()), key=len, reverse=True):
+        text = text.replace(value, "[redacted]")
+    return text
+
+
+def backend_refusal(model_id: str, allowed: tuple[str, ...] | None) -> str | None:
+    """Why a hello may not use this backend id, or None when it may."""
+    shown = repr(model_id[:80])
+    if allowed is not None:
+        if model_id in allowed:
+            return None
+        return f"backend {shown} is not offered by this server; allowed: {', '.join(allowed)}"
+    from benchmark.candidates.factory import parse_model_id
+
+    try:
+        provider, model = parse_model_id(model_id)
+    except ValueError:
+        return f"backend {shown} is not a model id; allowed: {ANY_HOSTED}"
+    if provider in PATH_PROVIDERS and model:
+        return f"backend {shown} names a file on the server, which a client may not choose; allowed: {ANY_HOSTED}"
+    return None
+
+
+class BackendLimit(Exception):
+    pass
 
 
 class Backends:
     """Opened candidates by model id, shared across sessions."""
 
-    def __init__(self, base_url: str | None):
+    def __init__(self, base_url: str | None, max_open: int = 4):
         self.base_url = base_url
+        self.max_open = max_open
         self._open: dict[str, object] = {}
         self._stack = contextlib.AsyncExitStack()
-        self._lock = asyncio.Lock()
+        self._locks: dict[str, asyncio.Lock] = {}
 
     async def get(self, model_id: str):
         from benchmark.candidates import open_candidate
 
-        async with self._lock:
+        if model_id not in self._locks and len(self._locks) >= self.max_open:
+            raise BackendLimit(f"this server opens at most {self.max_open} backends and has them: "
+                               f"{', '.join(sorted(self._locks))}")
+        async with self._locks.setdefault(model_id, asyncio.Lock()):  # one opening per id; others go on
             if model_id not in self._open:
-                self._open[model_id] = await self._stack.enter_async_context(
-                    open_candidate(model_id, base_url=self.base_url))
+                try:
+                    self._open[model_id] = await self._stack.enter_async_context(
+                        open_candidate(model_id, base_url=self.base_url))
+                except BaseException:
+                    self._locks.pop(model_id, None)  # a failed opening takes no place
+                    raise
             return self._open[model_id]
 
     async def close(self) -> None:
@@ -50,127 +127,250 @@ class Backends:
         self._open.clear()
 
 
-class RateWindow:
-    """Counts over the last second of wall time."""
+class TokenBucket:
+    """A rate over wall time: `rate` per second on average, bursts up to `burst`."""
 
-    def __init__(self):
-        self.events: deque[tuple[float, int]] = deque()
+    def __init__(self, rate: float, burst: float):
+        self.rate, self.burst, self.level, self.at = rate, burst, burst, None
 
-    def add(self, amount: int) -> int:
-        now = time.monotonic()
-        self.events.append((now, amount))
-        while self.events and self.events[0][0] < now - 1.0:
-            self.events.popleft()
-        return sum(a for _, a in self.events)
+    def take(self, amount: float, now: float) -> bool:
+        if self.at is not None:
+            self.level = min(self.burst, self.level + (now - self.at) * self.rate)
+        self.at = now
+        if amount > self.level:
+            return False
+        self.level -= amount
+        return True
+
+
+class ClientGone(Exception):
+    """The client left, or took no event for `send_timeout_s`."""
 
 
 def create_app(settings: ServerSettings | None = None) -> FastAPI:
     settings = settings or ServerSettings()
-    state: dict = {}
+    state: dict = {"sessions": 0, "pending": 0}
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
         from perception.asr import Transcriber
+        from perception.frames import FrameBudget
         from perception.speech import VoiceActivity
 
         state["transcriber"] = Transcriber(settings.asr_model)
         state["vad"] = VoiceActivity()
-        state["backends"] = Backends(settings.backend_base_url)
-        state["sessions"] = 0
+        state["frame_budget"] = FrameBudget(settings.frame_bytes_total)
+        max_open = max(settings.max_open_backends, len(settings.allowed_backends or ()))
+        state["backends"] = Backends(settings.backend_base_url, max_open)
         try:
             yield
         finally:
             await state["backends"].close()
 
     app = FastAPI(title="wearsim streaming server", lifespan=lifespan)
+    app.state.settings = settings
 
     @app.get("/healthz")
     async def healthz():
-        return {"ok": True, "protocol": wire.PROTOCOL_VERSION, "sessions": state.get("sessions", 0)}
+        budget = state.get("frame_budget")
+        return {"ok": True, "protocol": wire.PROTOCOL_VERSION, "sessions": state["sessions"],
+                "frame_bytes": budget.used if budget is not None else 0}
 
     @app.websocket("/v1/session")
     async def session_endpoint(websocket: WebSocket):
         await websocket.accept()
-        send_lock = asyncio.Lock()
+        await Connection(websocket, settings, state).serve()
+    return app
 
-        async def send(event: wire.ServerEvent) -> None:
-            async with send_lock:
-                await websocket.send_text(wire.encode_event(event))
 
-        async def fail(code: str, message: str, close: int | None = None) -> None:
-            await send(wire.Error(code, message))
-            if close is not None:
-                await websocket.close(code=close)
+class Connection:
+    def __init__(self, websocket: WebSocket, settings: ServerSettings, state: dict):
+        self.websocket, self.settings, self.state = websocket, settings, state
+        self.send_lock = asyncio.Lock()
+        self.last_heard = time.monotonic()
+        self.session = None
 
+    async def send(self, event: wire.ServerEvent) -> None:
         try:
-            first = await asyncio.wait_for(websocket.receive_text(), timeout=30)
-            token, config = wire.parse_hello(first)
-        except wire.WireError as exc:
-            await fail(exc.code, exc.message, wire.CLOSE_BAD_HELLO)
+            async with self.send_lock:
+                await asyncio.wait_for(self.websocket.send_text(wire.encode_event(event)),
+                                       self.settings.send_timeout_s)
+        except Exception as exc:  # closed, disconnected, or not reading
+            raise ClientGone(type(exc).__name__) from None
+
+    async def fail(self, code: str, message: str, close: int | None = None) -> None:
+        message = scrub(message, self.settings)[:500]
+        if code in ("backend_error", "backend_unavailable", "internal_error"):
+            log.warning("session error %s: %s", code, message)
+        with contextlib.suppress(ClientGone):
+            await self.send(wire.Error(code, message))
+        if close is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.websocket.close(code=close), self.settings.send_timeout_s)
+
+    async def serve(self) -> None:
+        state, settings = self.state, self.settings
+        if state["pending"] >= settings.max_pending_hellos:
+            await self.fail("server_busy", "too many connections are waiting to say hello; try again later",
+                            wire.CLOSE_BUSY)
             return
-        except (asyncio.TimeoutError, KeyError, RuntimeError):
-            await fail("bad_hello", "the first message must be a text hello", wire.CLOSE_BAD_HELLO)
-            return
-        except WebSocketDisconnect:
-            return
-        if settings.token and not (isinstance(token, str) and secrets.compare_digest(token, settings.token)):
-            await fail("unauthenticated", "missing or wrong token", wire.CLOSE_UNAUTHENTICATED)
-            return
+        state["pending"] += 1
         try:
-            session = await _open_session(config, send)
-        except Exception as exc:  # backend or describer could not start
-            await fail("backend_unavailable", f"{type(exc).__name__}: {exc}"[:300], wire.CLOSE_BAD_HELLO)
+            config = await self._hello()
+        finally:
+            state["pending"] -= 1
+        if config is None:
+            return
+        if state["sessions"] >= settings.max_sessions:
+            await self.fail("server_busy", f"the server holds its maximum of {settings.max_sessions} sessions; "
+                                           "try again later", wire.CLOSE_BUSY)
             return
         state["sessions"] += 1
-        await send(wire.Ready(wire.PROTOCOL_VERSION, config.backend))
-        violations = 0
-        audio_rate, frame_rate = RateWindow(), RateWindow()
         try:
-            while True:
-                message = await websocket.receive()
-                if message["type"] == "websocket.disconnect":
-                    break
-                try:
-                    if message.get("bytes") is not None:
-                        media = wire.decode_media(message["bytes"])
-                        if media.kind == wire.KIND_AUDIO:
-                            if audio_rate.add(len(media.payload)) > wire.MAX_AUDIO_BYTES_PER_S:
-                                raise wire.WireError("audio_rate", "audio arrives faster than 20x real time")
-                        elif frame_rate.add(1) > wire.MAX_FRAMES_PER_S:
-                            raise wire.WireError("frame_rate", f"more than {wire.MAX_FRAMES_PER_S} frames per second")
-                        await session.on_media(media)
-                    else:
-                        control = wire.decode_message(message.get("text") or "", allowed=("turn.end", "session.end"))
-                        if control["type"] == "session.end":
-                            await websocket.close(code=wire.CLOSE_NORMAL)
-                            break
-                        await session.on_turn_end()
-                except wire.WireError as exc:
-                    violations += 1
-                    if violations >= wire.MAX_VIOLATIONS:
-                        await fail(exc.code, f"{exc.message}; closing after {violations} violations",
-                                   wire.CLOSE_LIMITS)
-                        break
-                    await fail(exc.code, exc.message)
-        except WebSocketDisconnect:
-            pass
-        except Exception as exc:  # the backend (or perception) failed mid-turn: say so, then close
-            await fail("backend_error", f"{type(exc).__name__}: {exc}"[:300], wire.CLOSE_BACKEND_ERROR)
+            await self._run(config)
         finally:
             state["sessions"] -= 1
-            await session.aclose()
 
-    async def _open_session(config: wire.SessionConfig, send):
-        from perception.describers import make_describer
-        from perception.speech import SpeechSegmenter
-        from streaming.session import Session
+    async def _hello(self) -> wire.SessionConfig | None:
+        """The checked session config, or None after refusing the hello (error event and close)."""
+        try:
+            first = await asyncio.wait_for(self.websocket.receive(), self.settings.hello_timeout_s)
+        except asyncio.TimeoutError:
+            await self.fail("bad_hello", f"no hello within {self.settings.hello_timeout_s:.0f} s",
+                            wire.CLOSE_BAD_HELLO)
+            return None
+        except Exception:  # the connection went away while we waited
+            return None
+        if first["type"] == "websocket.disconnect":
+            return None
+        if first.get("text") is None:
+            await self.fail("bad_hello", "the first message must be a text hello", wire.CLOSE_BAD_HELLO)
+            return None
+        try:
+            token, raw = wire.read_hello(first["text"])
+            if self.settings.token and not (token is not None and secrets.compare_digest(
+                    token.encode("utf-8", "surrogatepass"), self.settings.token.encode("utf-8", "surrogatepass"))):
+                await self.fail("unauthenticated", "missing or wrong token", wire.CLOSE_UNAUTHENTICATED)
+                return None
+            config = wire.SessionConfig.from_dict(raw)
+        except wire.WireError as exc:
+            await self.fail(exc.code, exc.message, wire.CLOSE_BAD_HELLO)
+            return None
+        except Exception as exc:  # nothing a client sends may drop the connection without an answer
+            log.warning("unexpected error reading a hello: %s", scrub(repr(exc), self.settings)[:300])
+            await self.fail("bad_hello", "the hello could not be read", wire.CLOSE_BAD_HELLO)
+            return None
+        refusal = backend_refusal(config.backend, self.settings.allowed_backends)
+        if refusal:
+            await self.fail("backend_not_allowed", refusal, wire.CLOSE_BAD_HELLO)
+            return None
+        return config
 
-        segmenter = SpeechSegmenter(state["transcriber"], silence_ms=config.silence_ms, partials=config.partials,
-                                    vad=state["vad"])
+    async def _run(self, config: wire.SessionConfig) -> None:
+        try:
+            self.session = await self._open_session(config)
+        except BackendLimit as exc:
+            await self.fail("backend_not_allowed", str(exc), wire.CLOSE_BAD_HELLO)
+            return
+        except Exception as exc:  # backend or describer could not start
+            await self.fail("backend_unavailable", f"{type(exc).__name__}: {exc}", wire.CLOSE_BAD_HELLO)
+            return
+        tasks = {}
+        try:
+            await self.send(wire.Ready(wire.PROTOCOL_VERSION, config.backend))
+            self.last_heard = time.monotonic()
+            tasks = {asyncio.create_task(self._read(), name="reader"): "reader",
+                     asyncio.create_task(self.session.run(), name="worker"): "worker",
+                     asyncio.create_task(self._watch_idle(), name="idle"): "idle"}
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if not task.cancelled() and task.exception() is not None:
+                    await self._failed(tasks[task], task.exception())
+        except ClientGone:
+            pass
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            try:
+                await self.session.aclose()
+            except Exception as exc:
+                log.warning("closing a session failed: %s", scrub(repr(exc), self.settings)[:300])
+
+    async def _failed(self, where: str, exc: BaseException) -> None:
+        if isinstance(exc, ClientGone):
+            return
+        if where == "worker":  # the backend (or perception) failed mid-turn: say so, then close
+            await self.fail("backend_error", f"{type(exc).__name__}: {exc}", wire.CLOSE_BACKEND_ERROR)
+        else:
+            log.warning("%s failed: %s", where, scrub(repr(exc), self.settings)[:300])
+            await self.fail("internal_error", "the server failed on this session", wire.CLOSE_BACKEND_ERROR)
+
+    async def _watch_idle(self) -> None:
+        """Close the session after `idle_timeout_s` with nothing from the client and nothing in flight."""
+        timeout = self.settings.idle_timeout_s
+        while True:
+            if self.session.busy:
+                self.last_heard = time.monotonic()
+            remaining = self.last_heard + timeout - time.monotonic()
+            if remaining <= 0:
+                await self.fail("idle_timeout", f"nothing from the client for {timeout:.0f} s", wire.CLOSE_IDLE)
+                return
+            await asyncio.sleep(min(remaining, 1.0) if self.session.busy else remaining)
+
+    async def _read(self) -> None:
+        """Take each message as it arrives; limits are measured here, at arrival."""
+        session, violations = self.session, 0
+        audio_rate = TokenBucket(wire.MAX_AUDIO_BYTES_PER_S, wire.MAX_AUDIO_BYTES_PER_S * wire.AUDIO_BURST_S)
+        frame_rate = TokenBucket(wire.MAX_FRAMES_PER_S, wire.MAX_FRAMES_PER_S)
+        while True:
+            message = await self.websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            now = self.last_heard = time.monotonic()
+            try:
+                if message.get("bytes") is not None:
+                    media = wire.decode_media(message["bytes"])
+                    if media.kind == wire.KIND_AUDIO:
+                        # while the server is behind, flow control (not the client) sets the pace: not charged
+                        if not session.behind and not audio_rate.take(len(media.payload), now):
+                            raise wire.WireError("audio_rate", "audio arrives faster than 20x real time")
+                    elif not frame_rate.take(1, now):
+                        raise wire.WireError("frame_rate", f"more than {wire.MAX_FRAMES_PER_S} frames per second")
+                    await session.on_media(media)
+                else:
+                    control = wire.decode_message(message.get("text") or "", allowed=("turn.end", "session.end"))
+                    if control["type"] == "session.end":
+                        with contextlib.suppress(Exception):
+                            await asyncio.wait_for(self.websocket.close(code=wire.CLOSE_NORMAL),
+                                                   self.settings.send_timeout_s)
+                        return
+                    await session.on_turn_end()
+            except wire.WireError as exc:
+                code, text = exc.code, exc.message
+            except Exception as exc:  # a message must never drop the session without an answer
+                log.warning("unexpected error on a client message: %s", scrub(repr(exc), self.settings)[:300])
+                code, text = "bad_message", "the message could not be read"
+            else:
+                continue
+            violations += 1
+            if violations >= wire.MAX_VIOLATIONS:
+                await self.fail(code, f"{text}; closing after {violations} violations", wire.CLOSE_LIMITS)
+                return
+            await self.fail(code, text)
+
+    async def _open_session(self, config: wire.SessionConfig):
         from benchmark.candidates.base import GenerationConfig
         from benchmark.candidates.factory import is_realtime
+        from perception.describers import make_describer
+        from perception.frames import FrameBuffer
+        from perception.speech import SpeechSegmenter
         from streaming.backends import ChatBackend, RealtimeBackend
+        from streaming.session import Session
 
+        state, settings = self.state, self.settings
+        segmenter = SpeechSegmenter(state["transcriber"], silence_ms=config.silence_ms, partials=config.partials,
+                                    vad=state["vad"])
         describer = make_describer(config.describer, base_url=settings.describer_base_url)
         generation = GenerationConfig(temperature=config.temperature, max_tokens=config.max_tokens)
         if is_realtime(config.backend):  # one live API session per glasses session
@@ -178,6 +378,5 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
                                                  base_url=settings.backend_base_url)
         else:  # one chat candidate shared by every session
             backend = ChatBackend(await state["backends"].get(config.backend), config.system_prompt, generation)
-        return Session(config, segmenter, describer, backend, send)
-
-    return app
+        frames = FrameBuffer(max_bytes=settings.frame_bytes_per_session, budget=state["frame_budget"])
+        return Session(config, segmenter, describer, backend, self.send, frames=frames)

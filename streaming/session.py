@@ -4,6 +4,17 @@ TurnInput goes to the assistant backend and its reply streams back. The
 session only routes: perception does the work, the backend
 (`streaming.backends`: a chat candidate or a realtime API) answers.
 
+The app's reader hands every message over at once (`on_media`,
+`on_turn_end`) and goes back to reading, so the connection's keepalive pings
+are answered however long a turn takes. Frames go straight into the
+session's byte-capped `FrameBuffer`; audio and `turn.end` wait in order in a
+queue for the session's one worker task, which feeds the backend and the
+segmenter and runs each turn; the CPU work (voice activity, Whisper, frame
+selection with its JPEG decoding, the opencv describer's analysis) runs in
+threads. When the queue holds
+`wire.MAX_PENDING_AUDIO_BYTES` of audio, `on_media` waits until the worker
+has caught up: the client is slowed down by flow control, never failed.
+
 Turns are numbered by final transcripts: the first utterance is turn 1, the
 second turn 2, the third (the repair) turn 3.
 """
@@ -12,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 
 from benchmark.records import MEDIA_CAMERA, TurnInput
@@ -23,30 +35,81 @@ from streaming import wire
 from streaming.wire import KIND_AUDIO, Media, SessionConfig
 
 Send = Callable[[wire.ServerEvent], Awaitable[None]]
+TURN_END = "turn.end"
 
 
 class Session:
     def __init__(self, config: SessionConfig, segmenter: SpeechSegmenter, describer: SceneDescriber,
-                 backend, send: Send):
+                 backend, send: Send, *, frames: FrameBuffer | None = None,
+                 max_pending_audio: int = wire.MAX_PENDING_AUDIO_BYTES):
         self.config = config
         self.segmenter = segmenter
         self.describer = describer
         self.backend = backend  # streaming.backends.ChatBackend or RealtimeBackend
         self.send = send
-        self.frames = FrameBuffer()
+        self.frames = frames if frames is not None else FrameBuffer()
         self.turn = 0
+        self.max_pending_audio = max_pending_audio
+        self.pending_audio = 0  # bytes of audio queued for the worker
+        self._queue: deque[Media | str] = deque()
+        self._queued = asyncio.Event()  # the worker has something to do
+        self._drained = asyncio.Event()  # the queue's audio is under the cap
+        self._drained.set()
+        self._working = False
+
+    # ---- the reader's side: never waits, except for flow control
 
     async def on_media(self, media: Media) -> None:
         if media.kind == KIND_AUDIO:
-            await self.backend.audio(media.payload)
-            for event in await self.segmenter.feed(media.payload, media.t_ms):
-                await self._on_speech(event)
+            while self.pending_audio + len(media.payload) > self.max_pending_audio and self.pending_audio:
+                self._drained.clear()
+                await self._drained.wait()
+            self.pending_audio += len(media.payload)
+            self._put(media)
         elif self.config.camera:
             self.frames.add(media.t_ms, media.payload)
 
     async def on_turn_end(self) -> None:
-        for event in await self.segmenter.end_turn():
-            await self._on_speech(event)
+        self._put(TURN_END)
+
+    @property
+    def behind(self) -> bool:
+        """The worker holds at least half the queue's audio cap: the server, not the client, sets the pace."""
+        return self.pending_audio * 2 >= self.max_pending_audio
+
+    @property
+    def busy(self) -> bool:
+        """Something is queued or in progress (a turn, its reply)."""
+        return self._working or bool(self._queue)
+
+    def _put(self, item: Media | str) -> None:
+        self._queue.append(item)
+        self._queued.set()
+
+    # ---- the worker
+
+    async def run(self) -> None:
+        """The session's worker: audio and turn ends in arrival order. Returns
+        never; raises when the backend or perception fails."""
+        while True:
+            while not self._queue:
+                self._queued.clear()
+                await self._queued.wait()
+            item = self._queue.popleft()
+            self._working = True
+            try:
+                if item == TURN_END:
+                    for event in await self.segmenter.end_turn():
+                        await self._on_speech(event)
+                else:
+                    self.pending_audio -= len(item.payload)
+                    if self.pending_audio + wire.MAX_MESSAGE_BYTES <= self.max_pending_audio:
+                        self._drained.set()
+                    await self.backend.audio(item.payload)
+                    for event in await self.segmenter.feed(item.payload, item.t_ms):
+                        await self._on_speech(event)
+            finally:
+                self._working = False
 
     async def _on_speech(self, event) -> None:
         if isinstance(event, SpeechStarted):
@@ -66,11 +129,14 @@ class Session:
         fallback = self.config.fallback_camera.get(str(turn)) if camera_on else None
         frame = context_jpeg = fallback_context = None
         if camera_on:
-            chosen = select_frame(list(self.frames.frames), final.start_ms, final.end_ms, self.config.frame_selection)
+            frames = list(self.frames.frames)  # a snapshot: the reader keeps adding (and dropping) frames
+            chosen = await asyncio.to_thread(select_frame, frames, final.start_ms, final.end_ms,
+                                             self.config.frame_selection)
             frame = chosen.jpeg if chosen is not None else None
             if turn == 1:
-                earlier = self.frames.before(final.start_ms)
-                context_jpeg = pick_context_frame(earlier, frame) if (frame is not None and earlier) else None
+                earlier = [f for f in frames if f.t_ms < final.start_ms]
+                context_jpeg = (await asyncio.to_thread(pick_context_frame, earlier, frame)
+                                if (frame is not None and earlier) else None)
                 if context_jpeg is None and not earlier:  # no frame at all before the first words
                     fallback_context = self.config.fallback_context
         authored = TurnInput(turn, fallback or None, "", "authored" if fallback else None, None,
@@ -131,4 +197,6 @@ class Session:
             "turn_end_to_first_token": round(first - asked_at, 4)}))
 
     async def aclose(self) -> None:
+        self._queue.clear()
+        self.frames.clear()
         await self.backend.aclose()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import struct
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, Union
@@ -24,18 +25,27 @@ KIND_FRAME = 0x02
 HEADER = struct.Struct(">BQ")
 
 # limits (docs/protocol.md)
-MAX_MESSAGE_BYTES = 1_000_000
+MAX_MESSAGE_BYTES = 1_000_000  # larger messages get `too_large` (a violation)
+MAX_WIRE_BYTES = 8_000_000  # the WebSocket layer's own cap: larger messages are closed 1009 with no event
 MAX_FRAME_BYTES = 500_000
-MAX_FRAMES_PER_S = 60
-MAX_AUDIO_BYTES_PER_S = 32_000 * 20  # 20x real time, room for --fast replays
+MAX_FRAMES_PER_S = 60  # measured at arrival; bursts of up to MAX_FRAMES_PER_S more
+MAX_AUDIO_BYTES_PER_S = 32_000 * 20  # 20x real time, measured at arrival
+AUDIO_BURST_S = 2.0  # the audio rate's allowance for bunched arrivals: 2 s at the limit
+MAX_PENDING_AUDIO_BYTES = 8_000_000  # unprocessed audio per session before the server stops reading
 MAX_VIOLATIONS = 3
+HELLO_TIMEOUT_S = 30.0
+MAX_TEXT_CHARS = 20_000  # system_prompt and each fallback camera text
+MAX_MODEL_ID_CHARS = 200
+MAX_NESTING = 32  # JSON depth of a client message
 
 # close codes
 CLOSE_NORMAL = 1000
-CLOSE_UNAUTHENTICATED = 4001
-CLOSE_BAD_HELLO = 4002
-CLOSE_LIMITS = 4008
 CLOSE_BACKEND_ERROR = 1011  # the assistant backend failed mid-turn (an `error` event says why)
+CLOSE_BUSY = 1013  # `server_busy`: the server holds its maximum of sessions; try again later
+CLOSE_UNAUTHENTICATED = 4001
+CLOSE_BAD_HELLO = 4002  # also `backend_not_allowed` and `backend_unavailable`
+CLOSE_LIMITS = 4008
+CLOSE_IDLE = 4010  # `idle_timeout`: nothing from the client, and nothing in flight, for the idle timeout
 
 CLIENT_TYPES = ("hello", "turn.end", "session.end")
 
@@ -71,22 +81,62 @@ class SessionConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> "SessionConfig":
+        """A checked config: every field of its type and range, else `WireError` `bad_hello`."""
+        if not isinstance(data, dict):
+            raise WireError("bad_hello", "'config' must be an object")
         known = set(cls.__dataclass_fields__)
         unknown = sorted(set(data) - known)
         if unknown:
-            raise WireError("bad_hello", f"unknown session config field(s): {', '.join(unknown)}")
-        try:
-            config = cls(**data)
-        except TypeError as exc:
-            raise WireError("bad_hello", f"bad session config: {exc}") from None
-        if not isinstance(config.silence_ms, int) or not 100 <= config.silence_ms <= 10_000:
-            raise WireError("bad_hello", "silence_ms must be an integer from 100 to 10000")
-        if config.frame_selection not in ("end", "sharpest"):
+            raise WireError("bad_hello", f"unknown session config field(s): {', '.join(map(str, unknown))[:200]}")
+        values = dict(data)
+        if "backend" in values:
+            values["backend"] = _text(values["backend"], "backend", MAX_MODEL_ID_CHARS).strip()
+            if not values["backend"]:
+                raise WireError("bad_hello", "backend must name a model id")
+        if "describer" in values:
+            values["describer"] = _text(values["describer"], "describer", MAX_MODEL_ID_CHARS).strip()
+        if "system_prompt" in values:
+            _text(values["system_prompt"], "system_prompt", MAX_TEXT_CHARS)
+        for name in ("partials", "camera"):
+            if name in values and not isinstance(values[name], bool):
+                raise WireError("bad_hello", f"{name} must be true or false")
+        if "silence_ms" in values:
+            _integer(values["silence_ms"], "silence_ms", 100, 10_000)
+        if "max_tokens" in values:
+            _integer(values["max_tokens"], "max_tokens", 1, 32_768)
+        if "temperature" in values:
+            temperature = values["temperature"]
+            if (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
+                    or not math.isfinite(temperature) or not 0 <= temperature <= 2):
+                raise WireError("bad_hello", "temperature must be a number from 0 to 2")
+        if values.get("frame_selection", "end") not in ("end", "sharpest"):
             raise WireError("bad_hello", "frame_selection must be 'end' or 'sharpest'")
-        return config
+        fallback = values.get("fallback_camera", {})
+        if not isinstance(fallback, dict) or not all(
+                key in ("1", "2") and isinstance(text, str) and len(text) <= MAX_TEXT_CHARS
+                for key, text in fallback.items()):
+            raise WireError("bad_hello", "fallback_camera must be an object like {\"1\": \"text\", \"2\": \"text\"} "
+                                         f"(strings of at most {MAX_TEXT_CHARS} characters)")
+        if values.get("fallback_context") is not None:
+            _text(values["fallback_context"], "fallback_context", MAX_TEXT_CHARS)
+        return cls(**values)
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def _text(value: Any, name: str, limit: int) -> str:
+    if not isinstance(value, str):
+        raise WireError("bad_hello", f"{name} must be a string")
+    if len(value) > limit:
+        raise WireError("bad_hello", f"{name} is longer than {limit} characters")
+    return value
+
+
+def _integer(value: Any, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise WireError("bad_hello", f"{name} must be an integer from {low} to {high}")
+    return value
 
 
 def encode_media(kind: int, t_ms: int, payload: bytes) -> bytes:
@@ -122,15 +172,34 @@ def encode_message(message_type: str, **values: Any) -> str:
     return json.dumps({"type": message_type, **values}, ensure_ascii=False)
 
 
+def _depth(value: Any) -> int:
+    """Nesting depth of parsed JSON, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def _json_object(text: str) -> dict:
-    if len(text.encode("utf-8")) > MAX_MESSAGE_BYTES:
+    if not isinstance(text, str):
+        raise WireError("bad_message", "a text message must be a string")
+    if len(text) > MAX_MESSAGE_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_MESSAGE_BYTES:
         raise WireError("too_large", f"message is over {MAX_MESSAGE_BYTES} bytes")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise WireError("bad_json", f"message is not JSON: {exc.msg} at column {exc.colno}") from None
+    except RecursionError:
+        raise WireError("bad_json", f"message nests deeper than {MAX_NESTING} levels") from None
+    except ValueError:  # e.g. an integer longer than Python converts (4300 digits)
+        raise WireError("bad_json", "message holds a number too long to read") from None
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
         raise WireError("bad_message", "a text message must be a JSON object with a string 'type'")
+    if _depth(data) > MAX_NESTING:
+        raise WireError("bad_json", f"message nests deeper than {MAX_NESTING} levels")
     return data
 
 
@@ -260,25 +329,53 @@ def decode_event(text: str) -> ServerEvent:
             raise WireError("bad_message", str(exc)) from None
     elif cls is AssistantDone:
         usage = data.pop("usage", None) or {}
+        if not isinstance(usage, dict):
+            raise WireError("bad_message", "assistant.done event: 'usage' must be an object")
         data.update(input_tokens=usage.get("input_tokens", 0), output_tokens=usage.get("output_tokens", 0))
     names = {f.name for f in fields(cls)}
     required = {f.name for f in fields(cls) if f.default is dataclasses.MISSING}
     unknown, missing = sorted(set(data) - names), sorted(required - set(data))
     if unknown or missing:
         raise WireError("bad_message", f"{cls.type} event: unknown field(s) {unknown}, missing field(s) {missing}")
+    for f in fields(cls):
+        if f.name in data and not _of_type(data[f.name], f.type):
+            raise WireError("bad_message", f"{cls.type} event: field '{f.name}' must be {f.type}")
     return cls(**data)
+
+
+_FIELD_TYPES = {"int": (int,), "str": (str,), "dict": (dict,), "TurnInput": (TurnInput,), "None": (type(None),)}
+
+
+def _of_type(value: Any, annotation: str) -> bool:
+    """Whether a decoded value fits an event field's annotation (`int`, `str | None`, ...)."""
+    allowed = tuple(t for part in annotation.split("|") for t in _FIELD_TYPES[part.strip()])
+    return isinstance(value, allowed) and not (isinstance(value, bool) and bool not in allowed)
 
 
 def hello(token: str | None, config: SessionConfig) -> str:
     return encode_message("hello", protocol=PROTOCOL_VERSION, token=token, config=config.to_dict())
 
 
-def parse_hello(text: str) -> tuple[str | None, SessionConfig]:
+def read_hello(text: str) -> tuple[str | None, dict]:
+    """The hello's token and its config object, not yet checked (the server
+    checks the token before it looks at the config)."""
     data = decode_message(text, allowed=("hello",))
-    if data.get("protocol") != PROTOCOL_VERSION:
-        raise WireError("bad_hello", f"protocol version {data.get('protocol')!r} is not supported "
+    protocol = data.get("protocol")
+    if type(protocol) is not int or protocol != PROTOCOL_VERSION:  # true is not 1
+        shown = repr(protocol) if isinstance(protocol, (int, float, bool, type(None))) else type(protocol).__name__
+        raise WireError("bad_hello", f"protocol version {shown[:40]} is not supported "
                                      f"(this server speaks {PROTOCOL_VERSION})")
-    config = data.get("config") or {}
+    token = data.get("token")
+    if token is not None and not isinstance(token, str):
+        raise WireError("bad_hello", "token must be a string or null")
+    config = data.get("config")
+    if config is None:
+        config = {}
     if not isinstance(config, dict):
         raise WireError("bad_hello", "'config' must be an object")
-    return data.get("token"), SessionConfig.from_dict(config)
+    return token, config
+
+
+def parse_hello(text: str) -> tuple[str | None, SessionConfig]:
+    token, config = read_hello(text)
+    return token, SessionConfig.from_dict(config)

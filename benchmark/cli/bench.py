@@ -291,7 +291,8 @@ async def conversations(settings, args, run_dir):
         from streaming.local_server import running_server
 
         print("starting the streaming server in-process (Whisper, VAD, backend)", file=sys.stderr)
-        server = running_server(ServerSettings(backend_base_url=args.base_url))
+        server = running_server(ServerSettings(backend_base_url=args.base_url,
+                                               allowed_backends=(settings.model_id,)))
     with server as url:
         yield lambda scenario, condition, gap: StreamConversation(
             scenario, condition, url, settings.model_id, config, camera=settings.camera,

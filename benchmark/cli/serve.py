@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 
 EPILOG = """examples:
-  wearsim serve                                  # 127.0.0.1:8765, no token needed on loopback
-  wearsim serve --host 0.0.0.0 --token "$WEARSIM_TOKEN"
+  wearsim serve                                  # 127.0.0.1:8765, backend `local` only, no token on loopback
+  wearsim serve --backend local --backend openai:gpt-4o-mini --backend openai-realtime:gpt-realtime
+  wearsim serve --host 0.0.0.0 --token "$WEARSIM_TOKEN" --max-sessions 8 --idle-timeout 120
 then: wearsim simulate sc-01 --server ws://127.0.0.1:8765
+
+A client names its backend in the hello; the server accepts only the ids
+given with --backend (exactly, after stripping spaces), so a client can never
+make the server open a file (local:PATH, replay:PATH are for the operator).
 """
 
 
@@ -20,6 +25,12 @@ def register(subparsers) -> None:
     p.add_argument("--asr-model", help="CTranslate2 Whisper dir or model name (default: bundled tiny.en)")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for openai:* backends")
     p.add_argument("--describer-base-url", help="OpenAI-compatible endpoint for openai:* describers")
+    p.add_argument("--backend", action="append", metavar="ID",
+                   help="a backend id clients may ask for (repeatable; default: local)")
+    p.add_argument("--max-sessions", type=int, default=16, help="concurrent sessions (default 16)")
+    p.add_argument("--idle-timeout", type=float, default=300.0, metavar="S",
+                   help="close a session after S seconds with nothing from the client and nothing in flight "
+                        "(default 300)")
     p.set_defaults(run=run)
 
 
@@ -30,7 +41,8 @@ def run(args) -> int:
 
     import uvicorn
 
-    from streaming.app import ServerSettings, create_app
+    from streaming.app import ServerSettings
+    from streaming.local_server import server_config
 
     token = args.token or os.environ.get("WEARSIM_TOKEN")
     try:
@@ -40,9 +52,17 @@ def run(args) -> int:
     if not loopback and not token:
         print("error: binding to a non-loopback address needs --token (or WEARSIM_TOKEN)", file=sys.stderr)
         return 2
+    if args.max_sessions < 1 or args.idle_timeout <= 0:
+        print("error: --max-sessions must be at least 1 and --idle-timeout above 0", file=sys.stderr)
+        return 2
+    backends = tuple(dict.fromkeys(b.strip() for b in (args.backend or ["local"]) if b.strip()))
+    if not backends:
+        print("error: --backend needs a model id", file=sys.stderr)
+        return 2
     settings = ServerSettings(token=token, asr_model=args.asr_model, backend_base_url=args.base_url,
-                              describer_base_url=args.describer_base_url)
+                              describer_base_url=args.describer_base_url, allowed_backends=backends,
+                              max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout)
     print(f"wearsim streaming server on ws://{args.host}:{args.port}/v1/session "
-          f"(token {'required' if token else 'not required'})", file=sys.stderr)
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="warning", ws_max_size=2_000_000)
+          f"(token {'required' if token else 'not required'}; backends: {', '.join(backends)})", file=sys.stderr)
+    uvicorn.Server(server_config(settings, args.host, args.port)).run()
     return 0

@@ -140,10 +140,11 @@ def run(args) -> int:
 
     server = contextlib.nullcontext(args.server)
     if not args.server:
+        from streaming.app import ServerSettings
         from streaming.local_server import running_server
 
         print("starting the streaming server in-process", file=sys.stderr)
-        server = running_server()
+        server = running_server(ServerSettings(allowed_backends=(model,)))
     try:
         with server as url:
             events = asyncio.run(session(url))
