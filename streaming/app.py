@@ -54,6 +54,7 @@ class ServerSettings:
     send_timeout_s: float = 30.0  # a client that takes no event for this long is dropped
     frame_bytes_per_session: int = 16_000_000
     frame_bytes_total: int = 128_000_000
+    record_dir: Path | None = None  # where the browser studio saves recordings (off when None)
 
     def __post_init__(self):
         if self.allowed_backends is not None:
@@ -180,6 +181,11 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     async def session_endpoint(websocket: WebSocket):
         await websocket.accept()
         await Connection(websocket, settings, state).serve()
+
+    from streaming.web_routes import add_web_routes
+
+    add_web_routes(app, token=settings.token, backends=settings.allowed_backends or ("local",),
+                   record_dir=settings.record_dir)
     return app
 
 

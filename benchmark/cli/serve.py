@@ -31,6 +31,9 @@ def register(subparsers) -> None:
     p.add_argument("--idle-timeout", type=float, default=300.0, metavar="S",
                    help="close a session after S seconds with nothing from the client and nothing in flight "
                         "(default 300)")
+    p.add_argument("--record", metavar="DIR",
+                   help="let the browser page's recording studio save scenario media into DIR (media layout: "
+                        "DIR/<scenario>/turn_1.mp4, turn_1.wav, ..., indexed in DIR/index.json); off by default")
     p.set_defaults(run=run)
 
 
@@ -38,6 +41,7 @@ def run(args) -> int:
     import ipaddress
     import os
     import sys
+    from pathlib import Path
 
     import uvicorn
 
@@ -61,8 +65,11 @@ def run(args) -> int:
         return 2
     settings = ServerSettings(token=token, asr_model=args.asr_model, backend_base_url=args.base_url,
                               describer_base_url=args.describer_base_url, allowed_backends=backends,
-                              max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout)
-    print(f"wearsim streaming server on ws://{args.host}:{args.port}/v1/session "
-          f"(token {'required' if token else 'not required'}; backends: {', '.join(backends)})", file=sys.stderr)
+                              max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout,
+                              record_dir=Path(args.record).resolve() if args.record else None)
+    print(f"wearsim streaming server on ws://{args.host}:{args.port}/v1/session; the live page at "
+          f"http://{args.host}:{args.port}/ (token {'required' if token else 'not required'}; backends: "
+          f"{', '.join(backends)}{'; recording into ' + str(settings.record_dir) if settings.record_dir else ''})",
+          file=sys.stderr)
     uvicorn.Server(server_config(settings, args.host, args.port)).run()
     return 0

@@ -1,0 +1,251 @@
+// The live assistant page: camera and microphone in, the wire protocol v1
+// over one WebSocket, and what the assistant heard, saw and said, live.
+import * as wire from "./wire.js";
+import { setupStudio } from "./studio.js";
+
+const $ = (id) => document.getElementById(id);
+const state = { info: null, ws: null, stream: null, audio: null, frameTimer: null, t0: 0, talking: false, turns: {} };
+
+function showError(text) {
+  $("error").textContent = text;
+  $("error").hidden = !text;
+}
+
+function setStatus(text) {
+  $("status").textContent = text;
+}
+
+function clock() {
+  return performance.now() - state.t0;
+}
+
+function fillSelect(select, values, labels = values) {
+  select.replaceChildren(...values.map((value, i) => new Option(labels[i], value)));
+}
+
+async function loadInfo() {
+  const response = await fetch("/v1/info");
+  if (!response.ok) throw new Error(`the server's /v1/info answered ${response.status}`);
+  state.info = await response.json();
+  fillSelect($("backend"), state.info.backends);
+  fillSelect($("describer"), state.info.describers);
+  fillSelect($("condition"), state.info.conditions.map((c) => c.name),
+    state.info.conditions.map((c) => `${c.name}: ${c.description || ""}`.replace(/: $/, "")));
+  $("token-row").hidden = !state.info.token_required;
+  if (state.info.recording) {
+    $("tab-studio").hidden = false;
+    setupStudio(state.info, () => state.stream, showError);
+  }
+}
+
+async function startMedia() {
+  if (state.stream) return state.stream;
+  if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) {
+    throw new Error("this browser gives no camera or microphone here (a page not on https or localhost cannot ask)");
+  }
+  state.stream = await navigator.mediaDevices.getUserMedia({
+    video: { width: 640, height: 480 },
+    audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true },
+  });
+  $("preview").srcObject = state.stream;
+  return state.stream;
+}
+
+async function startAudio(send) {
+  const context = new AudioContext();
+  await context.audioWorklet.addModule("/web/pcm-worklet.js");
+  const source = context.createMediaStreamSource(state.stream);
+  const node = new AudioWorkletNode(context, "pcm16-downsampler");
+  node.port.onmessage = (event) => {
+    const samples = new Int16Array(event.data);
+    let peak = 0;
+    for (const s of samples) peak = Math.max(peak, Math.abs(s));
+    $("level").style.width = `${Math.min(100, (peak / 32767) * 300)}%`;
+    const handsFree = $("mode").value === "hands-free";
+    if (handsFree || state.talking) send(wire.encodeMedia(wire.KIND_AUDIO, clock(), new Uint8Array(event.data)));
+  };
+  source.connect(node);
+  state.audio = { context, node, source };
+}
+
+function startFrames(send) {
+  const [width, height] = $("size").value.split("x").map(Number);
+  const canvas = $("grab");
+  canvas.width = width;
+  canvas.height = height;
+  const context = canvas.getContext("2d");
+  state.frameTimer = setInterval(() => {
+    const video = $("preview");
+    if (video.readyState < 2) return;
+    context.drawImage(video, 0, 0, width, height);
+    const t = clock();
+    canvas.toBlob(async (blob) => {
+      if (blob && state.ws && state.ws.readyState === WebSocket.OPEN) {
+        send(wire.encodeMedia(wire.KIND_FRAME, t, new Uint8Array(await blob.arrayBuffer())));
+      }
+    }, "image/jpeg", 0.8);
+  }, 1000 / Number($("fps").value));
+}
+
+function stopStreaming() {
+  clearInterval(state.frameTimer);
+  state.frameTimer = null;
+  if (state.audio) {
+    state.audio.source.disconnect();
+    state.audio.context.close();
+    state.audio = null;
+  }
+}
+
+function turnCard(turn) {
+  if (!state.turns[turn]) {
+    const li = document.createElement("li");
+    li.dataset.turn = turn;
+    li.innerHTML = `<div class="heard"></div><div class="camera-block"></div><div class="reply"></div><div class="latency"></div>`;
+    $("turns").prepend(li);
+    state.turns[turn] = li;
+  }
+  return state.turns[turn];
+}
+
+function badge(source) {
+  const span = document.createElement("span");
+  span.className = `badge ${source || "none"}`;
+  span.textContent = source || "no camera block";
+  return span;
+}
+
+function onEvent(event) {
+  switch (event.type) {
+    case "ready":
+      setStatus(`connected: ${event.backend}`);
+      break;
+    case "speech.started":
+      $("speech").textContent = "speech started";
+      $("speech").classList.add("active");
+      break;
+    case "transcript.partial":
+      $("partial").textContent = event.text;
+      break;
+    case "transcript.final": {
+      $("speech").textContent = "waiting for speech";
+      $("speech").classList.remove("active");
+      $("partial").textContent = "";
+      turnCard(event.turn).querySelector(".heard").textContent = `Turn ${event.turn}, heard: ${event.text}`;
+      break;
+    }
+    case "camera.block": {
+      const box = turnCard(event.turn).querySelector(".camera-block");
+      box.replaceChildren(document.createTextNode(`[Camera: ${event.text ?? "(none)"}]`), badge(event.source));
+      if (event.context) box.append(document.createTextNode(`\nbefore speech: [Camera: ${event.context}]`), badge(event.context_source));
+      break;
+    }
+    case "assistant.delta":
+      turnCard(event.turn).querySelector(".reply").textContent += event.text;
+      break;
+    case "assistant.done":
+      turnCard(event.turn).querySelector(".reply").textContent = event.text;
+      break;
+    case "metrics": {
+      const l = event.latency_s;
+      const s = (v) => (v == null ? "n/a" : `${v.toFixed(2)} s`);
+      turnCard(event.turn).querySelector(".latency").textContent =
+        `from the end of speech: transcript ${s(l.speech_end_to_transcript_final)}, camera block ` +
+        `${s(l.speech_end_to_camera_block)}, first word ${s(l.speech_end_to_first_token)}, reply done ${s(l.speech_end_to_reply_done)}`;
+      break;
+    }
+    case "error":
+      showError(`The server says ${event.code}: ${event.message}`);
+      break;
+    default:
+      break;
+  }
+}
+
+async function connect(submitEvent) {
+  submitEvent.preventDefault();
+  showError("");
+  try {
+    await startMedia();
+  } catch (err) {
+    showError(`Camera or microphone unavailable: ${err.message}`);
+    return;
+  }
+  const condition = state.info.conditions.find((c) => c.name === $("condition").value);
+  const config = {
+    backend: $("backend").value,
+    describer: $("describer").value,
+    system_prompt: condition ? condition.system_prompt : "",
+    partials: true,
+  };
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const ws = new WebSocket(`${scheme}://${location.host}/v1/session`);
+  ws.binaryType = "arraybuffer";
+  state.ws = ws;
+  state.turns = {};
+  $("turns").replaceChildren();
+  setStatus("connecting");
+  const send = (data) => { if (ws.readyState === WebSocket.OPEN) ws.send(data); };
+  ws.onopen = async () => {
+    state.t0 = performance.now();
+    ws.send(wire.hello($("token").value, config));
+    await startAudio(send);
+    startFrames(send);
+    $("connect").disabled = true;
+    $("disconnect").disabled = false;
+    $("talk").hidden = $("mode").value !== "push-to-talk";
+    $("talk").disabled = false;
+  };
+  ws.onmessage = (message) => {
+    try {
+      onEvent(wire.decodeEvent(message.data));
+    } catch (err) {
+      showError(`Unreadable message from the server: ${err.message}`);
+    }
+  };
+  ws.onclose = (close) => {
+    stopStreaming();
+    const why = wire.CLOSE_REASONS[close.code] || `close code ${close.code}`;
+    setStatus(`not connected (${why})`);
+    if (close.code !== 1000) showError(`The connection closed: ${why}${close.reason ? `: ${close.reason}` : ""}. Press Connect to try again.`);
+    $("connect").disabled = false;
+    $("disconnect").disabled = true;
+    $("talk").disabled = true;
+  };
+}
+
+function setupTalkButton() {
+  const talk = $("talk");
+  const start = () => { state.talking = true; talk.textContent = "Talking..."; };
+  const stop = () => {
+    if (!state.talking) return;
+    state.talking = false;
+    talk.textContent = "Hold to talk";
+    if (state.ws && state.ws.readyState === WebSocket.OPEN) state.ws.send(wire.turnEnd(clock()));
+  };
+  talk.addEventListener("pointerdown", start);
+  talk.addEventListener("pointerup", stop);
+  talk.addEventListener("pointerleave", stop);
+}
+
+function setupTabs() {
+  for (const [tab, panel] of [["tab-live", "live"], ["tab-studio", "studio"]]) {
+    $(tab).addEventListener("click", async () => {
+      for (const [t, p] of [["tab-live", "live"], ["tab-studio", "studio"]]) {
+        $(t).classList.toggle("active", t === tab);
+        $(p).hidden = p !== panel;
+      }
+      if (panel === "studio") {
+        try { await startMedia(); } catch (err) { showError(`Camera or microphone unavailable: ${err.message}`); }
+      }
+    });
+  }
+}
+
+$("settings").addEventListener("submit", connect);
+$("disconnect").addEventListener("click", () => {
+  if (state.ws && state.ws.readyState === WebSocket.OPEN) state.ws.send(wire.sessionEnd());
+});
+setupTalkButton();
+setupTabs();
+loadInfo().catch((err) => showError(`Cannot reach the server: ${err.message}`));

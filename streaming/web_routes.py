@@ -1,0 +1,122 @@
+"""The browser page and what it needs from the server.
+
+- `GET /`: the live assistant page (`streaming/web/`, plain HTML/CSS/JS,
+  served from the same origin as the WebSocket);
+- `GET /v1/info`: what the page may choose: backends, describers, prompt
+  conditions, whether a token is needed, and (when recording is on) the
+  scenarios' lines and camera texts for the recording studio;
+- `POST /v1/record?scenario=ID&step=NAME`: one recorded step (a WebM of
+  camera and microphone) written into the media layout of `--record DIR`
+  through the same code as `wearsim media import`. Off unless the server
+  was started with a record dir; the body is capped; nothing half-written
+  stays behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import shutil
+import uuid
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+WEB_ROOT = Path(__file__).with_name("web")
+MAX_RECORDING_BYTES = 64 * 1024 * 1024
+STEPS = ("context", "turn_1", "turn_2", "turn_3_repair")
+DESCRIBERS = ("opencv", "authored")
+
+
+def _steps(scenario) -> list[dict]:
+    steps = [{"name": "context", "say": None, "camera": scenario.context_image}] if scenario.context_image else []
+    return steps + [
+        {"name": "turn_1", "say": scenario.turn_1_user, "camera": scenario.turn_1_image},
+        {"name": "turn_2", "say": scenario.turn_2_user, "camera": scenario.turn_2_image},
+        {"name": "turn_3_repair", "say": scenario.turn_3_repair_anchor, "camera": None},
+    ]
+
+
+def _token_ok(given: str | None, expected: str | None) -> bool:
+    if not expected:
+        return True
+    return given is not None and secrets.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+
+
+def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...], record_dir: Path | None) -> None:
+    from benchmark.scenario import load_bank
+
+    bank = load_bank()
+    app.mount("/web", StaticFiles(directory=WEB_ROOT), name="web")
+
+    @app.get("/", include_in_schema=False)
+    async def page():
+        return FileResponse(WEB_ROOT / "index.html")
+
+    @app.get("/v1/info")
+    async def info():
+        data = {
+            "protocol": 1, "backends": list(backends), "describers": list(DESCRIBERS),
+            "conditions": [{"name": c.name, "description": c.description, "system_prompt": c.system_prompt}
+                           for c in bank.conditions],
+            "token_required": bool(token), "recording": record_dir is not None,
+        }
+        if record_dir is not None:
+            data["scenarios"] = [{"scenario_id": s.scenario_id, "activity_domain": s.activity_domain,
+                                  "steps": _steps(s)} for s in bank.scenarios]
+        return data
+
+    @app.post("/v1/record")
+    async def record(request: Request, scenario: str = "", step: str = ""):
+        def refuse(status: int, message: str):
+            return JSONResponse({"error": message}, status_code=status)
+
+        if record_dir is None:
+            return refuse(403, "recording is off: start the server with wearsim serve --record DIR")
+        if not _token_ok(request.headers.get("x-wearsim-token"), token):
+            return refuse(401, "missing or wrong token (X-Wearsim-Token)")
+        if scenario not in {s.scenario_id for s in bank.scenarios}:
+            return refuse(400, f"unknown scenario {scenario[:40]!r}")
+        if step not in STEPS:
+            return refuse(400, f"step must be one of {', '.join(STEPS)}")
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > MAX_RECORDING_BYTES:
+            return refuse(413, f"a recording may be at most {MAX_RECORDING_BYTES // 2**20} MB")
+        stage = Path(record_dir) / ".incoming" / uuid.uuid4().hex
+        stage.mkdir(parents=True)
+        try:
+            upload = stage / "upload.webm"
+            size = 0
+            with upload.open("wb") as handle:
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > MAX_RECORDING_BYTES:
+                        return refuse(413, f"a recording may be at most {MAX_RECORDING_BYTES // 2**20} MB")
+                    handle.write(chunk)
+            if not size:
+                return refuse(400, "the recording is empty")
+            files = await asyncio.to_thread(_import, Path(record_dir), stage, scenario, step, upload)
+        except ValueError as exc:
+            return refuse(400, f"the recording cannot be used: {exc}")
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+        return {"files": files}
+
+
+def _import(root: Path, stage: Path, scenario_id: str, step: str, upload: Path) -> list[str]:
+    """Import into a staging layout first, then move the files into `root` and
+    index them: a failure leaves `root` untouched."""
+    from simulator.media_library import import_recording, register
+
+    staged = import_recording(stage / "layout", scenario_id, step, upload)
+    folder = root / scenario_id
+    folder.mkdir(parents=True, exist_ok=True)
+    moved = []
+    for path in staged:
+        target = folder / path.name
+        shutil.move(str(path), target)
+        register(root, target, "recorded", "recorded in the browser studio")
+        moved.append(target.relative_to(root).as_posix())
+    return moved

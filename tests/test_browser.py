@@ -1,0 +1,143 @@
+"""The browser page in real headless Chromium (Debian's, driven by Playwright)
+with a fake camera (a .y4m written here) and a fake microphone (an espeak-ng
+WAV): the live assistant against the real server, Whisper and the local
+model; and the recording studio writing a scenario's turn into the media
+layout."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from perception.quality import word_error_rate
+from simulator.media_library import load_index, verify
+from simulator.tts import synthesize, write_wav
+from streaming import wire
+from streaming.app import ServerSettings
+from streaming.local_server import running_server
+
+CHROMIUM = "/usr/bin/chromium"
+SENTENCE = "Is this blue cup clean enough to drink from?"
+ARTIFACTS = Path(__file__).parent / "artifacts"
+
+
+def write_y4m(path: Path, seconds: float = 6.0, fps: int = 10) -> None:
+    """A 320x240 camera: a blue disc on a grey table, drifting right."""
+    with path.open("wb") as out:
+        out.write(f"YUV4MPEG2 W320 H240 F{fps}:1 Ip A1:1 C420jpeg\n".encode())
+        for i in range(int(seconds * fps)):
+            image = np.full((240, 320, 3), (150, 150, 150), np.uint8)
+            cv2.circle(image, (100 + i, 120), 50, (200, 60, 20), -1)
+            out.write(b"FRAME\n" + cv2.cvtColor(image, cv2.COLOR_BGR2YUV_I420).tobytes())
+
+
+@pytest.fixture(scope="module")
+def fake_devices(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("devices")
+    write_y4m(folder / "camera.y4m")
+    speech = synthesize(SENTENCE, folder / "speech.wav")
+    from perception.audio import decode_audio, float_to_pcm16
+
+    silence = np.zeros(int(1.8 * 16000), np.float32)  # the file loops: a pause ends each utterance
+    write_wav(folder / "mic.wav", float_to_pcm16(np.concatenate([silence, decode_audio(speech), silence])))
+    return folder / "camera.y4m", folder / "mic.wav"
+
+
+def browser(playwright, devices, tmp_path):
+    camera, mic = devices
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=[
+        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+        f"--use-file-for-fake-video-capture={camera}", f"--use-file-for-fake-audio-capture={mic}",
+        "--autoplay-policy=no-user-gesture-required"])
+
+
+def test_the_live_page_hears_sees_and_answers(fake_devices, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    with running_server(ServerSettings()) as url, sync_playwright() as p:
+        page_url = url.replace("ws://", "http://") + "/"
+        chrome = browser(p, fake_devices, tmp_path)
+        page = chrome.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(page_url)
+        page.wait_for_function("document.querySelector('#backend').options.length > 0")
+        # the browser codec writes the same bytes as streaming/wire.py
+        encoded = page.evaluate("""async () => {
+            const wire = await import('/web/wire.js');
+            return Array.from(new Uint8Array(wire.encodeMedia(wire.KIND_FRAME, 1234567, new Uint8Array([255, 216, 7]))));
+        }""")
+        assert bytes(encoded) == wire.encode_media(wire.KIND_FRAME, 1234567, b"\xff\xd8\x07")
+        page.select_option("#fps", "2")
+        page.click("#connect")
+        page.wait_for_selector("#turns li .heard", timeout=120_000)
+        heard = page.inner_text("#turns li .heard").split("heard: ", 1)[1]
+        assert word_error_rate(SENTENCE, heard) <= 0.7, heard
+        page.wait_for_function("document.querySelector('#turns li .latency').textContent.includes('reply done')",
+                               timeout=240_000)
+        camera_block = page.inner_text("#turns li .camera-block")
+        assert camera_block.startswith("[Camera: ") and "perceived" in camera_block  # described from the camera
+        assert page.inner_text("#turns li .reply").strip()  # the local model answered
+        assert page.inner_text("#status").startswith("connected: local")
+        assert page.is_hidden("#error")
+        page.screenshot(path=str(tmp_path / "live.png"), full_page=True)
+        ARTIFACTS.mkdir(exist_ok=True)
+        shutil.copy(tmp_path / "live.png", ARTIFACTS / "live.png")
+        page.click("#disconnect")
+        page.wait_for_function("document.querySelector('#status').textContent.startsWith('not connected')")
+        chrome.close()
+
+
+def _post(url: str, body: bytes, headers: dict | None = None) -> tuple[int, dict]:
+    request = urllib.request.Request(url, data=body, method="POST", headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_the_studio_records_a_turn_into_the_media_layout(fake_devices, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    record_dir = tmp_path / "media"
+    with running_server(ServerSettings(record_dir=record_dir)) as url, sync_playwright() as p:
+        http = url.replace("ws://", "http://")
+        chrome = browser(p, fake_devices, tmp_path)
+        page = chrome.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(http + "/")
+        page.wait_for_selector("#tab-studio:not([hidden])")
+        page.click("#tab-studio")
+        page.select_option("#scenario", "sc-01")
+        step = page.locator("#steps li[data-step='turn_1']")
+        assert "Say:" in step.inner_text()
+        page.wait_for_function("document.querySelector('#preview').readyState >= 2")
+        step.locator(".record").click()
+        page.wait_for_timeout(3500)  # a take of a few seconds
+        step.locator(".record").click()
+        step.locator(".save:not([disabled])").click()
+        page.wait_for_function("document.querySelector(\"#steps li[data-step='turn_1'] .saved\").textContent")
+        page.screenshot(path=str(tmp_path / "studio.png"), full_page=True)
+        ARTIFACTS.mkdir(exist_ok=True)
+        shutil.copy(tmp_path / "studio.png", ARTIFACTS / "studio.png")
+        chrome.close()
+        # refused: an unknown scenario (no path can leave the record dir), an empty body
+        status, answer = _post(f"{http}/v1/record?scenario=../../etc&step=turn_1", b"x")
+        assert status == 400 and "unknown scenario" in answer["error"]
+        status, answer = _post(f"{http}/v1/record?scenario=sc-01&step=turn_2", b"")
+        assert status == 400 and "empty" in answer["error"]
+        status, answer = _post(f"{http}/v1/record?scenario=sc-01&step=turn_2", b"not a video at all")
+        assert status == 400 and "cannot be used" in answer["error"]
+    index = load_index(record_dir)["files"]
+    assert set(index) == {"sc-01/turn_1.mp4", "sc-01/turn_1.wav"}
+    assert all(entry["source"] == "recorded" for entry in index.values())
+    assert index["sc-01/turn_1.wav"]["duration_s"] > 1.0
+    assert verify(record_dir) == []  # hashes match; nothing half-written or stray
+    assert not any((record_dir / ".incoming").iterdir())
