@@ -44,7 +44,7 @@ RESUME_KEYS = (
     "judge_prompt_sha256", "candidate_model", "candidate_model_file", "judge_family", "judge_model",
     "ranking_judge_family", "ranking_judge_model", "temperature", "max_tokens", "camera_injection",
     "repair_style", "via", "conditions", "ranking_condition", "trials", "scenario_ids", "staleness_ms",
-    "synthetic_frames", "describer", "speed",
+    "synthetic_frames", "describer", "speed", "media_root", "asr_model",
 )
 _NOT_RECORDED = object()
 # keys older runners did not write: the value they used, or _NOT_RECORDED when
@@ -85,6 +85,8 @@ class RunSettings:
     staleness_ms: tuple[int, ...] = ()  # the staleness sweep: one cell per Turn 2 gap
     synthetic_frames: bool = False
     describer: str | None = None  # the streaming server's scene describer (stream runs)
+    media_root: str | None = None  # stream runs: speech and frames from here instead of media/
+    asr_model: str | None = None  # stream runs: the in-process server's Whisper model (None: bundled tiny.en)
     speed: float | None = None  # stream pacing (None: as fast as the server takes it)
     candidate_model_file: str | None = None  # the weights file of an embedded model (local, local:PATH)
 
@@ -134,6 +136,8 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "staleness_ms": list(settings.staleness_ms),
         "synthetic_frames": settings.synthetic_frames,
         "describer": settings.describer,
+        "media_root": settings.media_root,
+        "asr_model": settings.asr_model,
         "concurrency": settings.concurrency,
         "bank_source": str(bank.source),
         "bank_format": bank.format,

@@ -78,6 +78,12 @@ def register(subparsers) -> None:
     p.add_argument("--token", help="token for --server (or WEARSIM_TOKEN)")
     p.add_argument("--speed", type=float, help="stream pacing: 1.0 is real time (default: no pacing, as fast as "
                                                "the server takes it)")
+    p.add_argument("--media-root", metavar="DIR",
+                   help="stream: take speech and frames from DIR (the media layout, e.g. what `wearsim serve "
+                        "--record DIR` saved) instead of media/")
+    p.add_argument("--asr-model", metavar="NAME",
+                   help="stream: the in-process server's Whisper model (a CTranslate2 dir or faster-whisper name; "
+                        "default the bundled tiny.en)")
     p.add_argument("--describer", default="opencv",
                    help="stream: the server's scene describer: opencv (default), authored (reads synthetic "
                         "frames back), openai:MODEL, gemini:MODEL")
@@ -187,8 +193,11 @@ def run(args) -> int:
         return _fail(f"--staleness takes milliseconds separated by commas, e.g. 0,250,500; got {args.staleness!r}")
     if any(v < 0 or v > 10_000 for v in staleness):
         return _fail("--staleness gaps must be from 0 to 10000 ms")
-    if args.via != "stream" and (staleness or args.synthetic_frames or args.describer != "opencv"):
-        return _fail("--staleness, --synthetic-frames and --describer need --via stream")
+    if args.via != "stream" and (staleness or args.synthetic_frames or args.describer != "opencv"
+                                 or args.media_root or args.asr_model):
+        return _fail("--staleness, --synthetic-frames, --describer, --media-root and --asr-model need --via stream")
+    if args.media_root and not Path(args.media_root).is_dir():
+        return _fail(f"--media-root {args.media_root}: no such directory")
     run_dir = Path(args.output_dir or f"runs/bench-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
     settings = RunSettings(
         model_id=model_id, judge_family=judge_family, judge_family_resolution=resolution, judge_model=judge_model,
@@ -197,6 +206,7 @@ def run(args) -> int:
         repair_style=args.repair_style, ranking_judge_family=ranking_family,
         ranking_judge_model=ranking_model, via=args.via, max_tokens=args.max_tokens, staleness_ms=staleness,
         synthetic_frames=args.synthetic_frames, describer=args.describer if args.via == "stream" else None,
+        media_root=str(Path(args.media_root).resolve()) if args.media_root else None, asr_model=args.asr_model,
         speed=args.speed if args.via == "stream" else None, candidate_model_file=candidate_file)
     try:  # locked and checked before any model starts; nothing is written yet
         prepared = open_run_dir(run_dir, build_manifest(bank, settings), resume=args.resume)
@@ -272,6 +282,8 @@ async def conversations(settings, args, run_dir):
     """The conversation factory of a run. Direct: the text proxy against the
     opened candidate. Stream: simulated glasses against `--server`, or against
     a streaming server started in-process (its backend is the candidate)."""
+    from pathlib import Path
+
     from benchmark.candidates import open_candidate
     from benchmark.candidates.base import GenerationConfig
     from benchmark.protocol import DirectConversation
@@ -291,10 +303,11 @@ async def conversations(settings, args, run_dir):
         from streaming.local_server import running_server
 
         print("starting the streaming server in-process (Whisper, VAD, backend)", file=sys.stderr)
-        server = running_server(ServerSettings(backend_base_url=args.base_url,
+        server = running_server(ServerSettings(backend_base_url=args.base_url, asr_model=args.asr_model,
                                                allowed_backends=(settings.model_id,)))
     with server as url:
         yield lambda scenario, condition, gap: StreamConversation(
             scenario, condition, url, settings.model_id, config, camera=settings.camera,
             repair_style=settings.repair_style, speed=args.speed, token=token, describer=args.describer,
-            staleness_ms=gap, synthetic_frames=settings.synthetic_frames)
+            staleness_ms=gap, synthetic_frames=settings.synthetic_frames,
+            media_root=Path(args.media_root) if args.media_root else None)
