@@ -247,7 +247,7 @@ class CameraBlock:
     type: ClassVar[str] = "camera.block"
     turn: int
     text: str | None
-    source: str | None  # "perceived", "authored" or None
+    source: str | None  # "perceived", "authored", "media" or None
     context: str | None = None
     context_source: str | None = None
 
