@@ -1,4 +1,4 @@
 """wearsim benchmark: scenarios, protocol, candidates, judges, scoring, reports."""
 
-BENCHMARK_VERSION = "v1"
-SCHEMA_REVISION = 1
+BENCHMARK_VERSION = "v1.1"
+SCHEMA_REVISION = 2

@@ -55,8 +55,11 @@ async def run_trial(conversation: Conversation, scenario: Scenario, judge: Judge
                     ranking_judge: Judge | None = None) -> TrialRecord:
     """Turn 1, Turn 2, judge Turn 2; on a miss the repair turn and its judgement.
 
-    Returns the trial's record; the caller fills in the cell identity with
-    `TrialRecord.replace`. An unscored Turn 2 is not a miss: no repair.
+    Turn 2 passes when its label is the scenario's target context; Turn 3 when
+    its label is the repair's target (`Scenario.repair_target`, recorded as
+    `repair_target_context`). Returns the trial's record; the caller fills in
+    the cell identity with `TrialRecord.replace`. An unscored Turn 2 is not a
+    miss: no repair.
     """
     from benchmark.judges.signals import code_signals
 
@@ -82,4 +85,5 @@ async def run_trial(conversation: Conversation, scenario: Scenario, judge: Judge
         turn_2_code_signals=code_signals(turn_2.reply.text, scenario.answers), turn_2_ranking_judge=ranking,
         turn_3_repair_attempted=missed, turn_3_message=turn_3.input.user_message if turn_3 else None,
         turn_3_response=turn_3.reply.text if turn_3 else None, turn_3_judge=verdict_3,
+        repair_target_context=scenario.repair_target,
     )

@@ -236,6 +236,7 @@ class TrialRecord:
     turn_3_message: str | None = None
     turn_3_response: str | None = None
     turn_3_judge: Verdict | None = None
+    repair_target_context: str | None = None  # the bank's turn_3_target_context; None: target_context
     turn_2_previous_judge_label: str | None = None  # set by a rescore: the label before it
     turn_3_previous_judge_label: str | None = None
     staleness_ms: int | None = None  # staleness sweep: Turn 2 speech began this long after the scene change
@@ -278,10 +279,12 @@ class TrialRecord:
 
     @property
     def repair_passed(self) -> bool | None:
-        """Turn 3 label matches the target context; None when there is no scored Turn 3."""
+        """Turn 3 label matches the repair's target (`repair_target_context`, recorded
+        from the bank's `turn_3_target_context`; records without it: the target
+        context); None when there is no scored Turn 3."""
         if self.errored or not self.turn_3_repair_attempted or self.turn_3_label is None:
             return None
-        return self.turn_3_label == self.target_context
+        return self.turn_3_label == (self.repair_target_context or self.target_context)
 
     def turn_input(self, turn: int) -> TurnInput | None:
         return next((t.input for t in self.turns if t.turn == turn), None)
@@ -462,7 +465,7 @@ class _Reader:
             turn_2_code_signals=signals if isinstance(signals, dict) else None,
             turn_2_ranking_judge=self.verdict("turn_2_ranking_judge"), turn_3_repair_attempted=attempted,
             turn_3_message=self.text("turn_3_message"), turn_3_response=self.text("turn_3_response"),
-            turn_3_judge=self.verdict("turn_3_judge"),
+            turn_3_judge=self.verdict("turn_3_judge"), repair_target_context=self.label("repair_target_context"),
             turn_2_previous_judge_label=self.label("turn_2_previous_judge_label"),
             turn_3_previous_judge_label=self.label("turn_3_previous_judge_label"),
             staleness_ms=self.integer("staleness_ms"),

@@ -36,11 +36,13 @@ async def _judge_turn(judge, record: TrialRecord, scenario: Scenario, turn: int)
 
 async def rejudge_record(record: TrialRecord, scenario: Scenario, judge) -> TrialRecord:
     """The record with Turn 2 (and Turn 3, if sent) judged again on the
-    conversation as it was sent; the labels before go beside the new ones."""
+    conversation as it was sent; the labels before go beside the new ones. The
+    repair's target comes from the bank (`Scenario.repair_target`)."""
     from benchmark.judges.signals import code_signals
 
     record = record.replace(
         schema_version=SCHEMA_VERSION, activity_domain=record.activity_domain or scenario.activity_domain,
+        repair_target_context=scenario.repair_target,
         difficulty_tier=scenario.difficulty_tier if record.difficulty_tier == "unknown" else record.difficulty_tier)
     if record.errored:
         return record

@@ -8,9 +8,10 @@ which detects the format:
 2. JSON Lines with inline gold, as other tools publish it.
 
 Both accept the shapes other implementations publish (docs/schema.md): the
-optional `turn_3_repair_anchor_deictic`, `notes` and `time_gap_bucket`, the
-spec's referent-complexity vocabulary for `cognitive_load`, and prompt
-conditions as a list of objects. Enum values are checked by the validator.
+optional `turn_3_repair_anchor_deictic`, `turn_3_target_context`, `notes` and
+`time_gap_bucket`, the spec's referent-complexity vocabulary for
+`cognitive_load`, and prompt conditions as a list of objects. Enum values are
+checked by the validator.
 
 Every problem found in the input is collected and raised together in one
 `BankError` whose lines name the file, the line or scenario id and the field.
@@ -65,6 +66,8 @@ SCENARIO_FIELDS: dict[str, tuple[tuple[type, ...], Any]] = {
     "turn_2_user": ((str,), REQUIRED),
     "turn_3_repair_anchor": ((str,), REQUIRED),
     "turn_3_repair_anchor_deictic": ((str, NULL), None),
+    # the context Turn 3 (the repair) is judged against; absent or null: target_context
+    "turn_3_target_context": ((str, NULL), None),
     "notes": ((str, NULL), ""),
 }
 
@@ -117,6 +120,14 @@ class Scenario:
     answers: AnswerKey
     subset: str = "bank"
     pair_id: str | None = None
+    turn_3_target_context: str | None = None
+
+    @property
+    def repair_target(self) -> str:
+        """The label a Turn 3 reply must get to pass: `turn_3_target_context` where the
+        bank sets it (a clarify item whose named anchor resolves the ambiguity), else
+        `target_context`."""
+        return self.turn_3_target_context or self.target_context
 
     def repair_anchor(self, style: str = "named") -> str:
         """The Turn 3 text; deictic falls back to the named anchor where it is null, empty or absent."""
@@ -141,6 +152,7 @@ class Bank:
     source: Path
     format: str  # "v1" or "jsonl"
     files: dict[str, Path] = field(default_factory=dict)  # role -> path, for hashing
+    subset: str | None = None  # set by `select(subset)`: the subset this bank was narrowed to
 
     def get(self, scenario_id: str) -> Scenario:
         for scenario in self.scenarios:
@@ -159,7 +171,8 @@ class Bank:
         scenarios = [s for s in self.scenarios if subset is None or s.subset == subset]
         if limit is not None:
             scenarios = scenarios[:limit]
-        return Bank(tuple(scenarios), self.conditions, self.source, self.format, dict(self.files))
+        return Bank(tuple(scenarios), self.conditions, self.source, self.format, dict(self.files),
+                    subset if subset is not None else self.subset)
 
 
 def load_bank(path: str | Path | None = None) -> Bank:

@@ -1,14 +1,20 @@
-"""The bank validator: structural checks 1, 2, 3 and 6, the lockfile, and the
-semantic checks 4 and 5 that need a model.
+"""The bank validator: structural checks 1, 2, 3 and 6, the authoring checks
+(camera blocks, answer lists, repair anchors), and the lockfile. The semantic
+checks 4 and 5 need a model and live in `benchmark.validate_semantic`.
 
 Each check returns a `CheckResult` listing every problem it found (nothing
 stops at the first problem) and the warnings that do not fail it. The shipped
 bank's exact distributions are enforced only on the shipped bank; any other
-bank gets its counts reported.
+bank gets its counts reported. The authoring rules of v1.1 (camera blocks of
+2-4 sentences naming no listed object, rich scenario-specific answer lists,
+repair anchors naming both objects) are errors on the shipped bank and
+warnings on any other bank, whose authors may follow other rules
+(`--strict` turns the warnings into failures).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import itertools
@@ -21,14 +27,14 @@ from pathlib import Path
 from benchmark import BENCHMARK_VERSION
 from benchmark.nouns import as_object_noun, object_nouns_in
 from benchmark.scenario import (
-    COGNITIVE_LOADS, CUE_TYPES, DIFFICULTY_TIERS, JSONL_RENAMES, SHIPPED_BANK, TARGET_CONTEXTS, TIME_GAP_BUCKETS, Bank,
-    Scenario,
+    COGNITIVE_LOADS, CUE_TYPES, DIFFICULTY_TIERS, JSONL_RENAMES, SHIPPED_BANK, SUBSETS, TARGET_CONTEXTS,
+    TIME_GAP_BUCKETS, Bank, Scenario,
 )
 
 SPEECH_FIELDS = ("turn_1_user", "turn_2_user", "turn_3_repair_anchor_deictic")
 IMAGE_FIELDS = ("context_image", "turn_1_image", "turn_2_image")
 ID_PATTERN = re.compile(r"^sc-\d{2,}$")
-CONTRAST_ID_PATTERN = re.compile(r"^(?:sc|adv)-\d{2,}$")
+CONTRAST_ID_PATTERN = re.compile(r"^(?:sc|adv|ct)-\d{2,}$")
 # the answer list that must not be empty for each target; current and prior
 # items also need the other of the two, clarify and abstain items need only their own
 TARGET_LISTS = {
@@ -38,14 +44,53 @@ TARGET_LISTS = {
     "abstain": ("abstain_indicators",),
 }
 
-# the shipped bank's exact distributions (check 3)
+# the shipped bank's exact distributions (check 3), counted on its `bank` subset
 SHIPPED_DISTRIBUTIONS = {
     "target_context": {"current": 33, "prior": 12, "clarify": 3, "abstain": 2},
     "cue_type": {"object_in_hand": 12, "object_state": 8, "sequential_task": 6, "location": 6,
                  "object_in_view": 5, "absent_referent": 5, "screen_content": 4, "pre_conversation_recall": 4},
     "difficulty_tier": {"easy": 15, "medium": 20, "hard": 15},
 }
+SHIPPED_SIZE = 50
 MIN_DOMAINS = 14
+# the shipped contrast subset (ct-01 .. ct-20), counted separately: minimal pairs
+# and distractor-rich scenes where the earlier object is still visible
+SHIPPED_CONTRAST_DISTRIBUTIONS = {
+    "target_context": {"current": 14, "prior": 6},
+    "cue_type": {"object_in_hand": 4, "object_state": 2, "sequential_task": 2, "location": 2,
+                 "object_in_view": 3, "absent_referent": 2, "screen_content": 3, "pre_conversation_recall": 2},
+}
+SHIPPED_CONTRAST_SIZE = 20
+
+# authoring rules (docs/scenario_authoring_rules.md): errors on the shipped
+# bank, warnings on any other bank
+CAMERA_SENTENCES = (2, 4)  # sentences per camera block
+MIN_ANSWERS = 8  # entries per current and prior list
+MIN_PHRASES = 3  # of which multi-word phrases
+MIN_INDICATORS = 4  # entries per clarify and abstain list
+MIN_OWN_INDICATORS = 2  # of which no other scenario uses in the same list
+# answer tokens that fire on replies about anything: the validator rejects them
+# as list entries (inside a phrase they are fine: "wait a day", "bake at 180 c")
+GENERIC_TOKENS = frozenset("""
+    fine ok okay good bad great better best worse wrong right correct yes no maybe
+    wait ready set done normal safe enough more less too much little lot
+    it this that these those one thing things stuff something part
+    now then later before after again first next last still
+    time minutes minute seconds hours hour day days amount level size number reading value setting
+    water hot cold warm cool high low big small large long short new old full empty
+    red blue green yellow white black brown orange pink purple grey gray
+    check use try keep make put add go stop start look see
+""".split())
+BARE_NUMBER = re.compile(r"^[\d.,:/%+-]+$")
+# a camera block describes what is there; it does not narrate what is not
+ABSENCE = re.compile(
+    r"\b(?:nothing (?:from|of)|no longer|out of (?:frame|view|sight|shot)"
+    r"|not (?:visible|in view|in (?:the )?frame|shown)"
+    r"|no (?:part|sign|trace) of|(?:is|are) (?:gone|missing|absent)|behind the (?:viewer|camera)|cannot be seen"
+    r"|can't be seen|nowhere (?:to be seen|in sight))\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 # check 6: a pair is a near duplicate when the text of its speech and camera
 # blocks is this similar (difflib ratio over the joined, lower-cased text) ...
@@ -67,35 +112,88 @@ class CheckResult:
     name: str
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    details: dict = field(default_factory=dict)  # per scenario id, what a check found (the semantic checks)
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "ok": self.ok, "problems": list(self.problems), "warnings": list(self.warnings)}
+        out = {"name": self.name, "ok": self.ok, "problems": list(self.problems), "warnings": list(self.warnings)}
+        if self.details:
+            out["per_scenario"] = dict(self.details)
+        return out
 
 
 def is_shipped(bank: Bank) -> bool:
     return bank.format == "v1" and Path(bank.source).resolve() == SHIPPED_BANK.resolve()
 
 
+def _tally(scenarios, name: str) -> dict:
+    return dict(Counter("null" if getattr(s, name) is None else getattr(s, name) for s in scenarios))
+
+
+COUNTED = ("target_context", "cue_type", "difficulty_tier", "cognitive_load", "time_gap_bucket", "subset")
+
+
 def counts(bank: Bank) -> dict:
+    """Tallies over every scenario; a bank holding more than one subset also gets
+    each subset's own tallies under flat keys such as `bank:target_context`."""
     scenarios = bank.scenarios
-
-    def tally(name: str) -> dict:
-        return dict(Counter("null" if getattr(s, name) is None else getattr(s, name) for s in scenarios))
-
-    return {
+    out = {
         "scenarios": len(scenarios),
-        **{name: tally(name) for name in ("target_context", "cue_type", "difficulty_tier", "cognitive_load",
-                                          "time_gap_bucket", "subset")},
+        **{name: _tally(scenarios, name) for name in COUNTED},
         "activity_domains": len({s.activity_domain for s in scenarios}),
     }
+    subsets = [name for name in SUBSETS if any(s.subset == name for s in scenarios)]
+    if len(subsets) > 1:
+        for subset in subsets:
+            part = [s for s in scenarios if s.subset == subset]
+            out[f"{subset}:scenarios"] = len(part)
+            out.update({f"{subset}:{name}": _tally(part, name) for name in COUNTED if name != "subset"})
+            out[f"{subset}:activity_domains"] = len({s.activity_domain for s in part})
+    return out
 
 
 def _has_token(text: str, token: str) -> bool:
     return bool(re.search(r"\b" + re.escape(token) + r"\b", text, re.IGNORECASE))
+
+
+def _token_forms(token: str) -> set[str]:
+    """The token and its regular plural or singular (so "herbs" finds "herb" too)."""
+    token = token.strip().lower()
+    forms = {token, token + "s", token + "es"}
+    if token.endswith("ies"):
+        forms.add(token[:-3] + "y")
+    elif token.endswith("es"):
+        forms.update({token[:-2], token[:-1]})
+    elif token.endswith("s") and not token.endswith("ss"):
+        forms.add(token[:-1])
+    if token.endswith("y") and token[-2:-1] not in ("a", "e", "i", "o", "u"):
+        forms.add(token[:-1] + "ies")
+    return {f for f in forms if f}
+
+
+def mentions(text: str | None, token: str) -> bool:
+    """`token` (or its plural or singular) occurs in `text` as whole words, case-insensitive;
+    works for tokens that begin or end with a non-word character ("5/8", "ft-lb")."""
+    if not text or not token.strip():
+        return False
+    for form in _token_forms(token):
+        body = r"\s+".join(re.escape(word) for word in form.split())
+        if re.search(rf"(?<!\w){body}(?!\w)", text, re.IGNORECASE):
+            return True
+    return False
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a camera block (split after ., ! or ? followed by a space)."""
+    return [part for part in _SENTENCE_END.split(text.strip()) if part.strip()]
+
+
+def _flag(result: "CheckResult", shipped: bool, message: str) -> None:
+    """An authoring-rule finding: a problem on the shipped bank, a warning elsewhere."""
+    (result.problems if shipped else result.warnings).append(message)
 
 
 def check_token_leakage(bank: Bank) -> CheckResult:
@@ -113,25 +211,150 @@ def check_token_leakage(bank: Bank) -> CheckResult:
     return result
 
 
-def check_object_names(bank: Bank) -> CheckResult:
-    """Check 2: no camera block names the object that is one of the scenario's own
-    current/prior answer tokens; any other listed object noun is a warning."""
+def check_object_names(bank: Bank, *, shipped: bool = False) -> CheckResult:
+    """Check 2: no camera block names an object that is one of the scenario's own
+    current/prior answer tokens: that fails on any bank. On the shipped bank these
+    fail too (elsewhere they are warnings): a listed noun inside an answer phrase
+    ("knife" of "paring knife"), any other answer token ("ceiling", "step count"),
+    and any other listed object noun."""
     result = CheckResult("object_names")
     for s in bank.scenarios:
-        answer_nouns = {as_object_noun(t) for t in s.answers.current_answers + s.answers.prior_answers}
+        tokens = list(dict.fromkeys(t.strip().lower() for t in s.answers.current_answers + s.answers.prior_answers))
+        whole = {as_object_noun(t) for t in tokens} - {None}
+        inside = {noun for t in tokens for noun in object_nouns_in(t)} - whole
         for name in IMAGE_FIELDS:
-            for noun in object_nouns_in(getattr(s, name)):
-                if noun in answer_nouns:
-                    result.problems.append(f"{s.scenario_id}: field '{name}' names an object: {noun!r} "
-                                           "(an answer token)")
+            text = getattr(s, name)
+            if not text:
+                continue
+            named = object_nouns_in(text)
+            where = f"{s.scenario_id}: field '{name}'"
+            for noun in named:
+                if noun in whole:
+                    result.problems.append(f"{where} names an object: {noun!r} (an answer token)")
+                elif noun in inside:
+                    _flag(result, shipped, f"{where} names an object: {noun!r} (part of an answer token)")
+                elif shipped:
+                    result.problems.append(f"{where} names an object: {noun!r} "
+                                           "(not an answer token; the shipped bank names no listed object)")
                 else:
-                    result.warnings.append(f"{s.scenario_id}: field '{name}' names an object: {noun!r} "
-                                           "(not an answer token)")
+                    result.warnings.append(f"{where} names an object: {noun!r} (not an answer token)")
+            reported: set[str] = set()
+            for token in tokens:
+                if as_object_noun(token) in named or any(noun in named for noun in object_nouns_in(token)):
+                    continue  # reported above as the object noun it is or holds
+                if mentions(text, token) and not (_token_forms(token) & reported):
+                    reported |= _token_forms(token)
+                    _flag(result, shipped, f"{where} contains answer token {token!r}")
+    return result
+
+
+def check_camera_blocks(bank: Bank, *, shipped: bool = False) -> CheckResult:
+    """Camera blocks are 2-4 sentences, and describe what is there: none narrates an
+    absence ("nothing from the garden is visible"); on an absent_referent item the
+    absence must be inferred from what the camera does show."""
+    result = CheckResult("camera_blocks")
+    low, high = CAMERA_SENTENCES
+    for s in bank.scenarios:
+        for name in IMAGE_FIELDS:
+            text = getattr(s, name)
+            if not text:
+                continue
+            n = len(sentences(text))
+            if not low <= n <= high:
+                _flag(result, shipped, f"{s.scenario_id}: field '{name}' has {n} sentence{'s' if n != 1 else ''}; "
+                                       f"a camera block has {low} to {high}")
+            match = ABSENCE.search(text)
+            if match:
+                _flag(result, shipped, f"{s.scenario_id}: field '{name}' narrates an absence ({match.group(0)!r}); "
+                                       "describe what the camera shows")
+    return result
+
+
+def is_generic(token: str) -> bool:
+    """A stoplisted answer token: a generic word or a bare number."""
+    token = token.strip().lower()
+    return token in GENERIC_TOKENS or bool(BARE_NUMBER.match(token))
+
+
+def check_answer_lists(bank: Bank, *, shipped: bool = False) -> CheckResult:
+    """Answer lists a judge can use: current and prior lists of at least
+    `MIN_ANSWERS` lower-case entries with `MIN_PHRASES` multi-word phrases, no
+    stoplisted generic token or bare number, no entry in both lists; clarify and
+    abstain lists of at least `MIN_INDICATORS` entries written for the scenario
+    (at least `MIN_OWN_INDICATORS` entries no other scenario of the bank uses in
+    that list). On another bank a clarify or abstain item's empty non-target
+    lists are allowed (docs/schema.md)."""
+    result = CheckResult("answer_lists")
+    users: dict[tuple[str, str], set[str]] = {}
+    for s in bank.scenarios:
+        for name in ("clarify_indicators", "abstain_indicators"):
+            for entry in {e.strip().lower() for e in getattr(s.answers, name)}:
+                users.setdefault((name, entry), set()).add(s.scenario_id)
+    for s in bank.scenarios:
+        sid, answers = s.scenario_id, s.answers
+        for name in ("current_answers", "prior_answers"):
+            entries = getattr(answers, name)
+            if not entries and not shipped and s.target_context in ("clarify", "abstain"):
+                continue
+            if len(entries) < MIN_ANSWERS:
+                _flag(result, shipped, f"{sid}: answer list '{name}' has {len(entries)} entries; at least "
+                                       f"{MIN_ANSWERS} (object name, technique and state words)")
+            phrases = sum(len(e.split()) > 1 for e in entries)
+            if phrases < MIN_PHRASES:
+                _flag(result, shipped, f"{sid}: answer list '{name}' has {phrases} multi-word phrase"
+                                       f"{'s' if phrases != 1 else ''}; at least {MIN_PHRASES}")
+            for entry in entries:
+                if is_generic(entry):
+                    _flag(result, shipped, f"{sid}: answer list '{name}' holds the generic token {entry!r} "
+                                           "(it fires on unrelated replies)")
+                if entry != entry.strip().lower():
+                    _flag(result, shipped, f"{sid}: answer list '{name}': {entry!r} must be lower-case and trimmed")
+            for entry, n in Counter(e.strip().lower() for e in entries).items():
+                if n > 1:
+                    _flag(result, shipped, f"{sid}: answer list '{name}' repeats {entry!r}")
+        both = ({e.strip().lower() for e in answers.current_answers}
+                & {e.strip().lower() for e in answers.prior_answers})
+        for entry in sorted(both):
+            _flag(result, shipped, f"{sid}: {entry!r} is in both current_answers and prior_answers")
+        for name in ("clarify_indicators", "abstain_indicators"):
+            entries = {e.strip().lower() for e in getattr(answers, name)}
+            if not entries and not shipped and s.target_context != name.split("_")[0]:
+                continue
+            if len(entries) < MIN_INDICATORS:
+                _flag(result, shipped, f"{sid}: answer list '{name}' has {len(entries)} entries; "
+                                       f"at least {MIN_INDICATORS}")
+            own = sum(users[(name, e)] == {sid} for e in entries)
+            if len(bank.scenarios) > 1 and own < MIN_OWN_INDICATORS:
+                _flag(result, shipped, f"{sid}: answer list '{name}' has {own} entr{'y' if own == 1 else 'ies'} "
+                                       f"of its own; at least {MIN_OWN_INDICATORS} written for this scenario "
+                                       "(not one list copied across the bank)")
+    return result
+
+
+def check_repair_anchors(bank: Bank, *, shipped: bool = False) -> CheckResult:
+    """The named repair anchor names the intended object and the wrong one: it holds
+    a token of `current_answers` and one of `prior_answers`, the Turn 2 scene's and
+    the earlier scene's (on a clarify item the wrong object may be a second current
+    candidate; the anchor still names the earlier scene's object it is not)."""
+    result = CheckResult("repair_anchors")
+    for s in bank.scenarios:
+        anchor = s.turn_3_repair_anchor
+        for name in ("current_answers", "prior_answers"):
+            tokens = getattr(s.answers, name)
+            if not tokens:
+                if shipped:
+                    _flag(result, shipped, f"{s.scenario_id}: answer list '{name}' is empty: the named repair "
+                                           "anchor cannot be checked")
+                continue
+            if not any(mentions(anchor, token) for token in tokens):
+                _flag(result, shipped, f"{s.scenario_id}: field 'turn_3_repair_anchor' names nothing from "
+                                       f"'{name}'; it must name the intended and the wrong object")
     return result
 
 
 def check_structure(bank: Bank, *, shipped: bool) -> CheckResult:
-    """Check 3: ids, enum values, context_image placement, answer lists, distributions."""
+    """Check 3: ids, enum values (`turn_3_target_context` too), context_image placement,
+    answer lists, distributions."""
     result = CheckResult("schema_and_structure")
     p = result.problems
     seen: Counter[str] = Counter(s.scenario_id for s in bank.scenarios)
@@ -143,7 +366,7 @@ def check_structure(bank: Bank, *, shipped: bool) -> CheckResult:
              "cognitive_load": COGNITIVE_LOADS, "time_gap_bucket": TIME_GAP_BUCKETS}
     for s in bank.scenarios:
         if s.subset == "contrast" and not CONTRAST_ID_PATTERN.match(s.scenario_id):
-            p.append(f"{s.scenario_id}: field 'scenario_id' must look like sc-01 or adv-01 on a contrast item")
+            p.append(f"{s.scenario_id}: field 'scenario_id' must look like sc-01, adv-01 or ct-01 on a contrast item")
         elif s.subset != "contrast" and not ID_PATTERN.match(s.scenario_id):
             p.append(f"{s.scenario_id}: field 'scenario_id' must look like sc-01")
         for name, allowed in enums.items():
@@ -165,16 +388,53 @@ def check_structure(bank: Bank, *, shipped: bool) -> CheckResult:
         for name in TARGET_LISTS.get(s.target_context, ()):
             if not getattr(s.answers, name):
                 p.append(f"{s.scenario_id}: answer list '{name}' is empty on a {s.target_context} item")
+        repair = s.turn_3_target_context
+        if repair is not None and repair not in TARGET_CONTEXTS:
+            p.append(f"{s.scenario_id}: field 'turn_3_target_context' is {repair!r}; allowed: "
+                     f"{', '.join(TARGET_CONTEXTS)} or null")
+        elif repair is not None and s.target_context in ("current", "prior") and repair != s.target_context:
+            p.append(f"{s.scenario_id}: field 'turn_3_target_context' is {repair!r} on a {s.target_context} item; "
+                     "a repair of a current or prior item points at the same context")
+        elif shipped and s.target_context == "clarify" and repair not in ("current", "prior"):
+            p.append(f"{s.scenario_id}: field 'turn_3_target_context' must be current or prior on a shipped clarify "
+                     "item: its named repair anchor resolves the ambiguity")
     if shipped:
-        c = counts(bank)
+        _check_shipped_counts(bank, p)
+    return result
+
+
+def _check_shipped_counts(bank: Bank, p: list[str]) -> None:
+    """The shipped bank: its `bank` subset has the exact distributions; its
+    contrast subset (ct-01 .. ct-20) is counted on its own, and each of its
+    `pair_id`s names exactly one bank item. `wearsim validate --subset NAME`
+    checks only the selected subset."""
+    if bank.subset in (None, "bank"):
+        main = [s for s in bank.scenarios if s.subset == "bank"]
+        c = counts(dataclasses.replace(bank, scenarios=tuple(main)))
         for key, wanted in SHIPPED_DISTRIBUTIONS.items():
             if c[key] != wanted:
                 p.append(f"shipped bank: {key} counts are {c[key]}, expected {wanted}")
-        if c["scenarios"] != 50:
-            p.append(f"shipped bank: {c['scenarios']} scenarios, expected 50")
+        if c["scenarios"] != SHIPPED_SIZE:
+            p.append(f"shipped bank: {c['scenarios']} scenarios, expected {SHIPPED_SIZE}")
         if c["activity_domains"] < MIN_DOMAINS:
             p.append(f"shipped bank: {c['activity_domains']} activity domains, expected at least {MIN_DOMAINS}")
-    return result
+    if bank.subset in (None, "contrast"):
+        contrast = [s for s in bank.scenarios if s.subset == "contrast"]
+        wanted_ids = [f"ct-{n:02d}" for n in range(1, SHIPPED_CONTRAST_SIZE + 1)]
+        ids = sorted(s.scenario_id for s in contrast)
+        if ids != wanted_ids:
+            p.append(f"shipped bank: the contrast subset must be exactly {wanted_ids[0]} .. {wanted_ids[-1]}, "
+                     f"got {', '.join(ids) or 'none'}")
+        cc = counts(dataclasses.replace(bank, scenarios=tuple(contrast)))
+        for key, wanted in SHIPPED_CONTRAST_DISTRIBUTIONS.items():
+            if cc[key] != wanted:
+                p.append(f"shipped bank: contrast subset {key} counts are {cc[key]}, expected {wanted}")
+        pairs = Counter(s.pair_id for s in bank.scenarios if s.pair_id is not None)
+        bank_pairs = {s.pair_id for s in bank.scenarios if s.subset == "bank" and s.pair_id is not None}
+        for s in contrast if bank.subset is None else ():  # a pair's bank item is not in a selected subset
+            if s.pair_id is not None and (s.pair_id not in bank_pairs or pairs[s.pair_id] != 2):
+                p.append(f"{s.scenario_id}: field 'pair_id' {s.pair_id!r} must name exactly one bank item "
+                         "(a minimal pair)")
 
 
 def _scenario_text(s: Scenario) -> str:
@@ -251,7 +511,9 @@ def check_lockfile(directory: Path, *, required: bool = False) -> CheckResult:
 
 def validate_bank(bank: Bank) -> list[CheckResult]:
     shipped = is_shipped(bank)
-    checks = [check_token_leakage(bank), check_object_names(bank), check_structure(bank, shipped=shipped),
+    checks = [check_token_leakage(bank), check_object_names(bank, shipped=shipped),
+              check_camera_blocks(bank, shipped=shipped), check_answer_lists(bank, shipped=shipped),
+              check_repair_anchors(bank, shipped=shipped), check_structure(bank, shipped=shipped),
               check_near_duplicates(bank)]
     if bank.format == "v1":
         checks.append(check_lockfile(Path(bank.source), required=shipped))

@@ -13,16 +13,38 @@ FIXTURES = Path(__file__).parent / "fixtures" / "banks"
 
 def test_shipped_bank_loads_with_its_conditions():
     bank = load_bank()
-    assert len(bank.scenarios) == 50
+    assert len(bank.scenarios) == 70
+    assert [s.scenario_id for s in bank.select("bank").scenarios] == [f"sc-{n:02d}" for n in range(1, 51)]
+    assert [s.scenario_id for s in bank.select("contrast").scenarios] == [f"ct-{n:02d}" for n in range(1, 21)]
     assert bank.scenarios[0].scenario_id == "sc-01"
     assert {"baseline", "track_current_frame", "explicit_referent_check"} <= {c.name for c in bank.conditions}
-    recall = [s for s in bank.scenarios if s.cue_type == "pre_conversation_recall"]
+    recall = [s for s in bank.select("bank").scenarios if s.cue_type == "pre_conversation_recall"]
     assert len(recall) == 4 and all(s.context_image for s in recall)
 
 
 def test_scenarios_json_path_loads_the_same_bank():
     bank = load_bank(Path("benchmark/v1/scenarios.json"))
-    assert len(bank.scenarios) == 50 and bank.format == "v1"
+    assert len(bank.scenarios) == 70 and bank.format == "v1"
+    assert bank.select("bank").subset == "bank" and bank.subset is None
+
+
+def test_contrast_items_mirror_their_bank_pair():
+    bank = load_bank()
+    pairs = {}
+    for s in bank.scenarios:
+        if s.pair_id:
+            pairs.setdefault(s.pair_id, []).append(s)
+    assert len(pairs) == 6 and all(len(members) == 2 for members in pairs.values())
+    for bank_item, contrast_item in pairs.values():
+        assert (bank_item.subset, contrast_item.subset) == ("bank", "contrast")
+        assert bank_item.cue_type == contrast_item.cue_type
+        assert contrast_item.turn_1_image == bank_item.turn_1_image  # a minimal pair: Turn 1 is the same scene
+        # ... and Turn 2 differs only by what it adds or by the question
+        turn_2 = (contrast_item.turn_2_image, contrast_item.turn_2_user)
+        assert turn_2 != (bank_item.turn_2_image, bank_item.turn_2_user)
+    # the minimal pairs whose question points back flip the target
+    flipped = {b.scenario_id: c.scenario_id for b, c in pairs.values() if b.target_context != c.target_context}
+    assert flipped == {"sc-01": "ct-01", "sc-43": "ct-14"}
 
 
 def test_jsonl_bank_maps_its_field_names():
@@ -166,3 +188,105 @@ def test_optional_fields_still_have_types(tmp_path):
         f"{where}: sc-02: field 'turn_3_repair_anchor_deictic' must be str or null, got list",
         f"{where}: sc-03: field 'turn_3_repair_anchor' is missing",
     ]
+
+
+# turn_3_target_context: the context the repair (Turn 3) is judged against
+
+def test_turn_3_target_context_is_optional_and_defaults_to_the_target():
+    shipped = load_bank()
+    clarify = [s for s in shipped.scenarios if s.target_context == "clarify"]
+    assert {s.scenario_id: s.turn_3_target_context for s in clarify} == {
+        "sc-08": "current", "sc-26": "current", "sc-35": "current"}
+    assert all(s.repair_target == "current" for s in clarify)
+    # every other item leaves it out, and its repair is judged against its target
+    others = [s for s in shipped.scenarios if s.target_context != "clarify"]
+    assert all(s.turn_3_target_context is None and s.repair_target == s.target_context for s in others)
+    # banks without the field load (the published shapes have none)
+    for path in (FIXTURES / "trio_spec_shapes", FIXTURES / "spec_vocab.jsonl", FIXTURES / "external.jsonl"):
+        for s in load_bank(path).scenarios:
+            assert s.turn_3_target_context is None and s.repair_target == s.target_context
+
+
+def test_turn_3_target_context_loads_from_json_lines_and_is_type_checked(tmp_path):
+    rows = [json.loads(line) for line in (FIXTURES / "spec_vocab.jsonl").read_text().splitlines()]
+    rows[2]["turn_3_target_context"] = "current"  # sc-02, a clarify item
+    rows[4]["turn_3_target_context"] = 3
+    bad = tmp_path / "bank.jsonl"
+    bad.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    with pytest.raises(BankError) as info:
+        load_bank(bad)
+    assert info.value.problems == [f"{bad}: line 5 (sc-03): field 'turn_3_target_context' must be str or null, got int"]
+    del rows[4]["turn_3_target_context"]
+    bad.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    bank = load_bank(bad)
+    assert bank.get("sc-02").repair_target == "current" and bank.get("sc-02").target_context == "clarify"
+
+
+def _scripted_trial(scenario, labels):
+    import asyncio
+
+    from benchmark.candidates.base import GenerationConfig, Reply
+    from benchmark.judges.base import Verdict
+    from benchmark.protocol import DirectConversation, run_trial
+
+    class Candidate:
+        model_id, family = "scripted", "scripted"
+
+        async def respond(self, messages, system, config, on_delta=None):
+            return Reply("a reply", self.model_id)
+
+    class Judge:
+        name, family = "scripted", "scripted"
+
+        def __init__(self):
+            self.labels = list(labels)
+
+        async def label(self, case):
+            return Verdict(self.labels.pop(0), "scripted", self.name)
+
+    bank = load_bank()
+    conversation = DirectConversation(scenario, bank.condition("baseline"), Candidate(), GenerationConfig())
+    return asyncio.run(run_trial(conversation, scenario, Judge()))
+
+
+def test_a_clarify_repair_passes_on_the_context_its_anchor_names():
+    from benchmark.records import TrialRecord
+
+    sc08 = load_bank().get("sc-08")  # clarify; the named anchor picks the slotted turner (current)
+    record = _scripted_trial(sc08, ["current", "current"])  # Turn 2 guessed: a miss; Turn 3 answers the turner
+    assert record.passed is False and record.turn_3_repair_attempted
+    assert record.repair_target_context == "current" and record.repair_passed is True
+    assert _scripted_trial(sc08, ["prior", "clarify"]).repair_passed is False  # asking again is not a repair
+    # the field survives the JSON form; a record without it (older runs) is judged against the target
+    line = json.loads(record.to_line())
+    assert line["turn_3_repair_passed"] is True and TrialRecord.from_json(line) == record
+    del line["repair_target_context"]
+    older = TrialRecord.from_json(line)
+    assert older.repair_target_context is None and older.repair_passed is False  # "current" != "clarify"
+    assert TrialRecord.from_json({**line, "turn_3_judge_label": "clarify"}).repair_passed is True
+    # a current item's repair is still judged against "current"
+    held = _scripted_trial(load_bank().get("sc-01"), ["prior", "current"])
+    assert held.repair_target_context == "current" and held.repair_passed is True
+
+
+def test_a_rescore_takes_the_repair_target_from_the_bank():
+    import asyncio
+
+    from benchmark.judges.base import Verdict
+    from benchmark.records import TrialRecord
+    from benchmark.rescore import rejudge_record
+
+    class Current:
+        name, family = "scripted", "scripted"
+
+        async def label(self, case):
+            return Verdict("current", "scripted", self.name)
+
+    sc08 = load_bank().get("sc-08")
+    line = json.loads(_scripted_trial(sc08, ["current", "clarify"]).to_line())
+    del line["repair_target_context"]  # recorded before v1.1
+    old = TrialRecord.from_json(line)
+    assert old.repair_passed is True  # the old rule: Turn 3 had to be "clarify" again
+    new = asyncio.run(rejudge_record(old, sc08, Current()))
+    assert new.repair_target_context == "current" and new.turn_3_label == "current" and new.repair_passed is True
+    assert new.turn_3_previous_judge_label == "clarify"

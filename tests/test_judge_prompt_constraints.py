@@ -85,3 +85,17 @@ def test_the_prompt_does_not_depend_on_privileged_fields(scenario):
     for case in _cases(scenario):
         twin = dataclasses.replace(case, scenario=changed)
         assert render_judge_prompt(twin) == render_judge_prompt(case), scenario.scenario_id
+
+
+@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s.turn_3_target_context], ids=lambda s: s.scenario_id)
+def test_the_repair_target_never_reaches_the_judge(scenario):
+    """turn_3_target_context is scoring data like target_context: no prompt depends on it."""
+    import dataclasses
+
+    assert scenario.turn_3_target_context  # the shipped clarify items set it
+    changed = dataclasses.replace(scenario, turn_3_target_context="prior" if scenario.repair_target != "prior"
+                                  else "current")
+    for case in _cases(scenario):
+        prompt = render_judge_prompt(case)
+        assert "turn_3_target_context" not in prompt and "repair_target" not in prompt
+        assert render_judge_prompt(dataclasses.replace(case, scenario=changed)) == prompt

@@ -67,3 +67,28 @@ def test_timeline_turn_shape():
     assert [b.t_ms - a.t_ms for a, b in zip(audio, audio[1:])] == [20] * (len(audio) - 1)
     no_frames = plan_turn(BANK.get("sc-01"), 2, 10_000)
     assert not no_frames.has_frames and no_frames.items[0].t_ms == 10_000
+
+
+def test_synthesized_speech_says_the_current_text(tmp_path):
+    """A changed utterance needs its speech regenerated: espeak-ng is deterministic, so each
+    synthesized WAV must hash like a fresh synthesis of the bank's current text (voice and
+    rate from the index note)."""
+    import re
+
+    from simulator.media_library import SPEECH_TURNS, sha256
+    from simulator.tts import synthesize
+
+    files = load_index(MEDIA_ROOT)["files"]
+    stale = []
+    for scenario in BANK.scenarios:
+        for name, field in SPEECH_TURNS.items():
+            entry = files[f"{scenario.scenario_id}/{name}.wav"]
+            if entry["source"] != "synthesized":
+                continue
+            voice, rate, source = re.fullmatch(r"espeak-ng voice (\S+) rate (\d+) from (\w+)", entry["note"]).groups()
+            assert source == field
+            fresh = tmp_path / f"{scenario.scenario_id}-{name}.wav"
+            synthesize(getattr(scenario, field), fresh, voice=voice, rate=int(rate))
+            if sha256(fresh) != entry["sha256"]:
+                stale.append(f"{scenario.scenario_id}/{name}.wav")
+    assert stale == [], "run `wearsim media synth` after deleting these"
