@@ -78,7 +78,7 @@ async def run_trial(conversation: Conversation, scenario: Scenario, judge: Judge
     return TrialRecord(
         scenario_id=scenario.scenario_id, condition="", trial=0, target_context=scenario.target_context,
         cue_type=scenario.cue_type, difficulty_tier=scenario.difficulty_tier,
-        activity_domain=scenario.activity_domain,
+        activity_domain=scenario.activity_domain, subset=scenario.subset,
         messages=tuple(conversation.messages), turns=tuple(turns),
         turn_1_response=turns[0].reply.text, turn_2_user_message=turn_2.input.user_message,
         turn_2_response=turn_2.reply.text, turn_2_judge=verdict_2,

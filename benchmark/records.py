@@ -221,6 +221,7 @@ class TrialRecord:
     cue_type: str
     difficulty_tier: str = "unknown"
     activity_domain: str | None = None
+    subset: str = "bank"  # the bank subset (the primary score) or contrast
     via: str | None = None
     candidate_model: str | None = None
     system_prompt: str | None = None
@@ -458,6 +459,7 @@ class _Reader:
             scenario_id=self.text("scenario_id", True), condition=self.text("condition", True), trial=index,
             target_context=target, cue_type=JSONL_CUE_RENAMES.get(cue, cue),
             difficulty_tier=self.text("difficulty_tier") or "unknown", activity_domain=self.text("activity_domain"),
+            subset=self.text("subset") or "bank",
             via=self.text("via"), candidate_model=self.text("candidate_model"),
             system_prompt=self.text("system_prompt"), messages=self.messages(), turns=self.turns(),
             turn_1_response=self.text("turn_1_response"), turn_2_user_message=self.text("turn_2_user_message"),

@@ -42,7 +42,7 @@ async def rejudge_record(record: TrialRecord, scenario: Scenario, judge) -> Tria
 
     record = record.replace(
         schema_version=SCHEMA_VERSION, activity_domain=record.activity_domain or scenario.activity_domain,
-        repair_target_context=scenario.repair_target,
+        repair_target_context=scenario.repair_target, subset=scenario.subset,
         difficulty_tier=scenario.difficulty_tier if record.difficulty_tier == "unknown" else record.difficulty_tier)
     if record.errored:
         return record

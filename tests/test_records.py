@@ -143,7 +143,7 @@ def test_bench_and_rescore_on_a_bank_in_a_published_shape(bank, tmp_path):
              "--output-dir", str(tmp_path / "run")],
             capture_output=True, text=True, timeout=300, cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": ""})
     assert done.returncode == 0, done.stderr
-    scenarios = load_bank(bank_path).scenarios
+    scenarios = load_bank(bank_path).select("bank").scenarios  # the default: the bank subset
     assert len(load_trials(tmp_path / "run").trials) == len(scenarios)
     summary = rescore(tmp_path / "run", judge_family="lexical", scenarios=bank_path,
                       output_dir=tmp_path / "rescored", progress=quiet)

@@ -68,7 +68,8 @@ def register(subparsers) -> None:
     p.add_argument("--repair-style", choices=("named", "deictic"), default="named")
     p.add_argument("--scenarios", help="bank path (v1 dir, scenarios.json or JSONL; default the shipped bank)")
     p.add_argument("--ids", metavar="ID,...", help="run only these scenario ids, e.g. sc-05,sc-12")
-    p.add_argument("--subset", help="keep scenarios of this subset (bank or contrast)")
+    p.add_argument("--subset", help="bank (default; the primary score), contrast, or all (both, each reported "
+                                    "on its own row); --ids without --subset runs the ids given, whatever subset")
     p.add_argument("--limit", type=int, help="keep the first N scenarios")
     p.add_argument("--output-dir", help="run dir (default runs/bench-TIMESTAMP)")
     p.add_argument("--resume", action="store_true", help="continue the run in --output-dir")
@@ -114,6 +115,10 @@ def select_scenarios(bank, ids: str | None, subset: str | None, limit: int | Non
             raise KeyError(f"--ids: no scenario {', '.join(unknown)} in {bank.source} "
                            f"({len(known)} scenarios, e.g. {', '.join(sorted(known)[:3])})")
         bank = dataclasses.replace(bank, scenarios=tuple(s for s in bank.scenarios if s.scenario_id in wanted))
+    if subset == "all":
+        subset = None
+    elif subset is None and not ids:
+        subset = "bank"  # the primary score is the bank subset's
     return bank.select(subset, limit)
 
 

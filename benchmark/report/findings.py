@@ -263,8 +263,22 @@ def _latency(summary: dict) -> list[str]:
             *table(["", "p50", "p95", "turns"], rows), ""]
 
 
+def _subsets(summary: dict) -> list[str]:
+    rows = summary.get("by_subset") or {}
+    if not rows:
+        return []
+    condition = summary["primary"]["condition"]
+    table_rows = [[name + (" (the headline)" if name == "bank" else ""), pct(row["balanced_accuracy"]),
+                   interval(row["ci_low"], row["ci_high"]), f"{row['scored']} / {row['trials']}",
+                   str(row["scenarios"])] for name, row in rows.items()]
+    return [f"## Subsets ({condition})", "",
+            "The headline is the bank subset's; the contrast subset (minimal pairs, the earlier object still "
+            "in view) is reported on its own row.", "",
+            *table(["subset", "balanced Turn 2 accuracy", "95% CI", "scored / trials", "scenarios"], table_rows), ""]
+
+
 def render_findings(summary: dict) -> str:
-    lines = _headline(summary) + _manifest(summary) + _conditions(summary)
+    lines = _headline(summary) + _manifest(summary) + _conditions(summary) + _subsets(summary)
     lines += _breakdown(summary, "by_cue_type", "shift type (cue_type)")
     lines += _breakdown(summary, "by_difficulty", "difficulty tier")
     lines += _staleness(summary) + _latency(summary)

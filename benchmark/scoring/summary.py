@@ -51,11 +51,24 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None) -> dict:
             by_staleness[name] = metrics.staleness(chosen)
         confusion[name] = metrics.confusion(chosen)
     ranked = [t for t in trials if t.condition == ranking]
+    subsets = sorted({t.subset for t in trials})
+    by_subset = {}
+    if len(subsets) > 1:  # the headline is the bank subset's; each subset gets its own row
+        for subset in subsets:
+            chosen = [t for t in ranked if t.subset == subset]
+            low, high = stats.bootstrap_balanced_accuracy(metrics.scenario_counts(chosen))
+            by_subset[subset] = {"balanced_accuracy": metrics.balanced_accuracy(metrics.per_class(chosen)),
+                                 "ci_low": low, "ci_high": high, "scored": sum(t.scored for t in chosen),
+                                 "trials": len(chosen), "scenarios": len({t.scenario_id for t in chosen})}
+        if "bank" in subsets:
+            ranked = [t for t in ranked if t.subset == "bank"]
     per_scenario = metrics.scenario_counts(ranked)
+    headline = by_subset.get("bank") or conditions.get(ranking, {})
     primary = {
-        "balanced_accuracy": conditions.get(ranking, {}).get("balanced_accuracy"),
-        "ci_low": conditions.get(ranking, {}).get("ci_low"),
-        "ci_high": conditions.get(ranking, {}).get("ci_high"),
+        "balanced_accuracy": headline.get("balanced_accuracy"),
+        "ci_low": headline.get("ci_low"),
+        "ci_high": headline.get("ci_high"),
+        "subset": "bank" if "bank" in by_subset else None,
         "condition": ranking,
         "condition_reason": why,
         "classes": list(metrics.PRIMARY_CLASSES),
@@ -77,6 +90,7 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None) -> dict:
         "by_cue_type": by_cue,
         "by_difficulty": by_difficulty,
         "by_staleness": by_staleness,
+        "by_subset": by_subset,
         "confusion": confusion,
         "scenario_matrix": metrics.scenario_matrix(trials),
         "code_signal_disagreement": metrics.code_signal_disagreement(trials),

@@ -1,0 +1,37 @@
+"""The headline is the bank subset's; the contrast subset gets its own row."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmark.judges.base import Verdict
+from benchmark.records import TrialRecord
+from benchmark.report.findings import render_findings
+from benchmark.scoring import build_summary
+from benchmark.scoring.trials import TrialSet
+
+
+def _trial(sid, subset, target, label):
+    return TrialRecord(sid, "baseline", 0, target, "object_in_hand", subset=subset,
+                       turn_2_judge=Verdict(label, "", "test"))
+
+
+def test_contrast_trials_do_not_move_the_headline():
+    """Bank: s1 current->current, s2 prior->prior: balanced 1.0. Contrast: c1 and c2
+    current->prior: 0.0. Pooled it would be (1/3 + 1)/2 = 0.667."""
+    trials = (_trial("s1", "bank", "current", "current"), _trial("s2", "bank", "prior", "prior"),
+              _trial("c1", "contrast", "current", "prior"), _trial("c2", "contrast", "current", "prior"))
+    summary = build_summary(TrialSet(trials, Path("t.jsonl")), {"ranking_condition": "baseline"})
+    assert summary["primary"]["balanced_accuracy"] == 1.0 and summary["primary"]["subset"] == "bank"
+    assert summary["by_subset"]["contrast"]["balanced_accuracy"] == 0.0
+    assert summary["by_subset"]["bank"]["trials"] == 2
+    assert summary["conditions"]["baseline"]["balanced_accuracy"] == (1 / 3 + 1) / 2  # the pooled row stays
+    findings = render_findings(summary)
+    assert "## Subsets (baseline)" in findings and "| contrast | 0.0% |" in findings
+
+
+def test_one_subset_has_no_subset_rows():
+    trials = (_trial("s1", "bank", "current", "current"),)
+    summary = build_summary(TrialSet(trials, Path("t.jsonl")), {})
+    assert summary["by_subset"] == {} and "## Subsets" not in render_findings(summary)
+    assert TrialRecord.from_json({k: v for k, v in trials[0].to_json().items() if k != "subset"}).subset == "bank"
