@@ -126,12 +126,4 @@ async def check_speech_leakage(bank: Bank, model: Candidate) -> CheckResult:
     return result
 
 
-# `wearsim validate --semantic` (benchmark/cli/validate.py) imports the checks by
-# their v1 names; v1's check 4 asked whether a sentence described the scene and
-# its check 5 sent Turn 2's camera and speech, which a current item is meant to
-# pass. `check_speech_leakage` is check 5 above under its own name; this alias
-# makes the CLI's second call run check 4.
-check_answerable_without_turn_1 = check_identification
-
-__all__ = ["check_identification", "check_speech_leakage", "check_answerable_without_turn_1", "identifies",
-           "blocks_to_identify"]
+__all__ = ["check_identification", "check_speech_leakage", "identifies", "blocks_to_identify"]

@@ -9,7 +9,7 @@ import pytest
 from benchmark.candidates.base import Reply
 from benchmark.scenario import load_bank
 from benchmark.validate_semantic import (
-    TEXT_ONLY_SYSTEM, blocks_to_identify, check_answerable_without_turn_1, check_identification, check_speech_leakage,
+    TEXT_ONLY_SYSTEM, blocks_to_identify, check_identification, check_speech_leakage,
     identifies,
 )
 
@@ -63,8 +63,6 @@ def test_check_4_a_block_that_does_not_identify_its_object_fails():
         [(role, text)] = messages
         assert role == "user" and system == ""
         assert getattr(s, name) in text and s.turn_1_user not in text and s.turn_2_user not in text
-    # the CLI imports check 4 under its v1 name
-    assert check_answerable_without_turn_1 is check_identification
 
 
 def test_check_4_each_block_is_matched_against_its_own_scene():

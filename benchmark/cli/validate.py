@@ -108,7 +108,7 @@ def _plural(n: int, word: str) -> str:
 
 async def _semantic(bank, model_id, base_url):
     from benchmark.candidates import open_candidate
-    from benchmark.validate_semantic import check_answerable_without_turn_1, check_speech_leakage
+    from benchmark.validate_semantic import check_identification, check_speech_leakage
 
     async with open_candidate(model_id, base_url=base_url) as model:
-        return [await check_speech_leakage(bank, model), await check_answerable_without_turn_1(bank, model)]
+        return [await check_speech_leakage(bank, model), await check_identification(bank, model)]
