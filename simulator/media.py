@@ -15,12 +15,16 @@ STILL = (".jpg", ".jpeg", ".png")
 FPS = 5
 
 
+def sources(media_root: Path, scenario_id: str, name: str, suffixes: tuple[str, ...]) -> list[Path]:
+    """Every file that could serve this turn (e.g. a shipped still and an imported video), newest first."""
+    found = [p for suffix in suffixes if (p := Path(media_root) / scenario_id / f"{name}{suffix}").exists()]
+    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
 def find(media_root: Path, scenario_id: str, name: str, suffixes: tuple[str, ...]) -> Path | None:
-    for suffix in suffixes:
-        path = Path(media_root) / scenario_id / f"{name}{suffix}"
-        if path.exists():
-            return path
-    return None
+    """The turn's file: the newest one when there are several (`media verify` warns about that)."""
+    found = sources(media_root, scenario_id, name, suffixes)
+    return found[0] if found else None
 
 
 def load_frames(path: Path, *, fps: int = FPS, max_seconds: float = 20.0) -> list[bytes]:

@@ -109,10 +109,24 @@ def import_recording(root: Path, scenario_id: str, turn: str, source: Path, *, s
         raise FileNotFoundError(f"{source}: no such file")
     if turn not in set(SPEECH_TURNS) | set(FRAME_TURNS):
         raise ValueError(f"turn must be one of {', '.join(sorted(set(SPEECH_TURNS) | set(FRAME_TURNS)))}")
+    if (start is not None and start < 0) or (end is not None and end <= (start or 0)):
+        raise ValueError(f"--start {start} / --end {end}: the end must come after the start, both at or after 0 s")
+    suffix = source.suffix.lower()
+    audio = None
+    if suffix in VIDEO + (".wav", ".mp3", ".m4a", ".ogg", ".flac") and turn in SPEECH_TURNS:
+        try:
+            audio = decode_audio(source)
+        except ValueError:
+            audio = None  # a video without an audio track
+        if audio is not None:
+            a = int((start or 0) * SAMPLE_RATE)
+            b = int(end * SAMPLE_RATE) if end is not None else len(audio)
+            audio = audio[a:b]
+            if not len(audio):
+                raise ValueError(f"{source}: no audio samples{' in that window' if start or end else ''}")
     folder = Path(root) / scenario_id
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    suffix = source.suffix.lower()
     note = f"imported from {source.name}" + (f" [{start}, {end}] s" if start is not None or end is not None else "")
     if suffix in STILL:
         target = folder / f"{turn}{suffix}"
@@ -122,18 +136,10 @@ def import_recording(root: Path, scenario_id: str, turn: str, source: Path, *, s
         target = folder / f"{turn}.mp4"
         _trim_video(source, target, start, end)
         written.append(target)
-    has_audio = suffix in VIDEO + (".wav", ".mp3", ".m4a", ".ogg", ".flac")
-    if has_audio and turn in SPEECH_TURNS:
-        try:
-            audio = decode_audio(source)
-        except ValueError:
-            audio = None  # a video without an audio track
-        if audio is not None:
-            a = int((start or 0) * SAMPLE_RATE)
-            b = int(end * SAMPLE_RATE) if end is not None else len(audio)
-            target = folder / f"{turn}.wav"
-            write_wav(target, float_to_pcm16(audio[a:b]))
-            written.append(target)
+    if audio is not None:
+        target = folder / f"{turn}.wav"
+        write_wav(target, float_to_pcm16(audio))
+        written.append(target)
     if not written:
         raise ValueError(f"{source}: nothing to import for {turn} (need an image, a video or audio)")
     for path in written:
@@ -163,6 +169,23 @@ def _trim_video(source: Path, target: Path, start: float | None, end: float | No
     writer.release()
 
 
+def two_sources(root: Path = MEDIA_ROOT) -> list[str]:
+    """Warnings: turns with more than one frame source (e.g. a shipped still and an
+    imported video); the simulator uses the newest."""
+    from simulator.media import STILL, VIDEO, sources
+
+    warnings = []
+    for folder in sorted(Path(root).glob("*-*")):
+        if not folder.is_dir():
+            continue
+        for name in FRAME_TURNS:
+            found = sources(root, folder.name, name, STILL + VIDEO)
+            if len(found) > 1:
+                warnings.append(f"{folder.name}/{name}: {len(found)} sources ({', '.join(p.name for p in found)}); "
+                                f"the newest, {found[0].name}, is used")
+    return warnings
+
+
 def verify(root: Path = MEDIA_ROOT) -> list[str]:
     """Problems: hash mismatches, unreadable files, files missing from disk or from the index."""
     problems = []
@@ -185,7 +208,7 @@ def verify(root: Path = MEDIA_ROOT) -> list[str]:
                 load_frames(path, max_seconds=1)
         except (ValueError, OSError) as exc:
             problems.append(f"{relative}: unreadable ({exc})")
-    on_disk = {p.relative_to(root).as_posix() for p in Path(root).glob("sc-*/*") if p.is_file()}
+    on_disk = {p.relative_to(root).as_posix() for p in Path(root).glob("*-*/*") if p.is_file()}
     for relative in sorted(on_disk - set(index["files"])):
         problems.append(f"{relative}: on disk but not in the index")
     return problems

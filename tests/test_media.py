@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import cv2
+import pytest
 import numpy as np
 
 from benchmark.scenario import load_bank
@@ -92,3 +93,43 @@ def test_synthesized_speech_says_the_current_text(tmp_path):
             if sha256(fresh) != entry["sha256"]:
                 stale.append(f"{scenario.scenario_id}/{name}.wav")
     assert stale == [], "run `wearsim media synth` after deleting these"
+
+
+def test_import_refuses_empty_audio_and_backwards_windows_and_writes_nothing(tmp_path):
+    from simulator.media_library import import_recording
+    from simulator.tts import write_wav
+
+    empty = tmp_path / "empty.wav"
+    write_wav(empty, b"")
+    root = tmp_path / "media"
+    with pytest.raises(ValueError, match="no audio samples"):
+        import_recording(root, "sc-01", "turn_1", empty)
+    speech = tmp_path / "speech.wav"
+    write_wav(speech, b"\x10\x00" * 16000)
+    with pytest.raises(ValueError, match="the end must come after the start"):
+        import_recording(root, "sc-01", "turn_1", speech, start=5, end=1)
+    with pytest.raises(ValueError, match="no audio samples in that window"):
+        import_recording(root, "sc-01", "turn_1", speech, start=3, end=4)  # the file lasts 1 s
+    assert not root.exists() or not any(root.rglob("*.wav"))
+
+
+def test_two_frame_sources_for_one_turn_use_the_newest_and_warn(tmp_path):
+    import os
+
+    import cv2
+    import numpy as np
+
+    from simulator.media import STILL, VIDEO, find
+    from simulator.media_library import two_sources
+
+    folder = tmp_path / "sc-05"
+    folder.mkdir()
+    still, video = folder / "turn_1.jpg", folder / "turn_1.mp4"
+    cv2.imwrite(str(still), np.zeros((8, 8, 3), np.uint8))
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"mp4v"), 5, (16, 16))
+    writer.write(np.zeros((16, 16, 3), np.uint8))
+    writer.release()
+    os.utime(still, (1_000_000, 1_000_000))  # the still is older
+    assert find(tmp_path, "sc-05", "turn_1", STILL + VIDEO) == video
+    [warning] = two_sources(tmp_path)
+    assert "sc-05/turn_1: 2 sources" in warning and "turn_1.mp4, is used" in warning

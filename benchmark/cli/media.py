@@ -84,10 +84,12 @@ def run_import(args) -> int:
 
 
 def run_verify(args) -> int:
-    from simulator.media_library import load_index, verify
+    from simulator.media_library import load_index, two_sources, verify
 
     problems = verify(_root(args))
     for problem in problems:
         print(problem)
+    for warning in two_sources(_root(args)):
+        print(f"warning: {warning}")
     print(f"{len(load_index(_root(args))['files'])} files indexed, {len(problems)} problems")
     return 1 if problems else 0

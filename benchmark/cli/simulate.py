@@ -26,7 +26,9 @@ def register(subparsers) -> None:
     p.add_argument("--jitter-ms", type=float, default=0.0, help="random extra delay per send")
     p.add_argument("--drop-frames", type=float, default=0.0, help="probability of dropping each frame")
     p.add_argument("--repair", action="store_true", help="also play the repair utterance (turn 3)")
-    p.add_argument("--camera", type=int, help="use frames from this cv2 camera index")
+    p.add_argument("--camera", type=int,
+                   help="use frames from this cv2 camera index (a few grabbed at the start; for a live camera and "
+                        "microphone, use the browser page: wearsim serve, then http://127.0.0.1:8765/)")
     p.add_argument("--describer", default="opencv")
     p.add_argument("--log", help="where to save the session log")
     p.set_defaults(run=run)
