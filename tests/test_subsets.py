@@ -35,3 +35,23 @@ def test_one_subset_has_no_subset_rows():
     summary = build_summary(TrialSet(trials, Path("t.jsonl")), {})
     assert summary["by_subset"] == {} and "## Subsets" not in render_findings(summary)
     assert TrialRecord.from_json({k: v for k, v in trials[0].to_json().items() if k != "subset"}).subset == "bank"
+
+
+def test_stream_runs_report_perception_sources_and_stages():
+    from benchmark.candidates.base import Reply
+    from benchmark.records import TurnInput, TurnResult
+
+    def turn(n, camera_source, seconds):
+        sent = TurnInput(n, "a block" if camera_source else None, "words", camera_source, "perceived",
+                         timings={"asr_decode_s": 0.5})
+        return TurnResult(n, sent, Reply("r", "m"), metrics={"speech_end_to_reply_done": seconds})
+
+    record = _trial("s1", "bank", "current", "current").replace(
+        turns=(turn(1, "perceived", 2.0), turn(2, "authored", 4.0)))
+    summary = build_summary(TrialSet((record,), Path("t.jsonl")), {})
+    data = summary["perception"]
+    assert data["sources"]["camera"] == {"authored": 1, "perceived": 1}
+    assert data["sources"]["speech"] == {"perceived": 2}
+    assert data["stages_s"]["speech_end_to_reply_done"] == {"p50": 3.0, "p95": 3.9, "n": 2}
+    assert "| camera | 1 | 1 | 0 | 0 |" in render_findings(summary)
+    assert build_summary(TrialSet((_trial("s1", "bank", "current", "current"),), Path("t")), {})["perception"] is None

@@ -277,11 +277,33 @@ def _subsets(summary: dict) -> list[str]:
             *table(["subset", "balanced Turn 2 accuracy", "95% CI", "scored / trials", "scenarios"], table_rows), ""]
 
 
+def _perception(summary: dict) -> list[str]:
+    data = summary.get("perception")
+    if not data:
+        return []
+    names = {"perceived": "perceived (from media)", "authored": "authored text (fallback)",
+             "media": "media sent to the model", "none": "nothing sent"}
+    rows = [[channel, *(f"{counts.get(k, 0)}" for k in names)] for channel, counts in data["sources"].items()]
+    labels = {"speech_end_to_transcript_final": "end of speech to final transcript",
+              "speech_end_to_camera_block": "end of speech to camera block",
+              "speech_end_to_first_token": "end of speech to first reply text",
+              "speech_end_to_reply_done": "end of speech to reply done", "asr_decode_s": "Whisper decode"}
+    stages = [[labels[stage],
+               "n/a" if row["p50"] is None else f"{row['p50']:.2f} s",
+               "n/a" if row["p95"] is None else f"{row['p95']:.2f} s", str(row["n"])]
+              for stage, row in data["stages_s"].items()]
+    return ["## Perception (simulated glasses)", "",
+            f"Where each channel's content came from, over the {data['turns']} turns played. Word error rate "
+            "against the authored lines and the flips perception caused: `wearsim proxy-report TEXT_RUN THIS_RUN`.",
+            "", *table(["channel", *names.values()], rows), "",
+            *table(["stage", "p50", "p95", "turns"], stages), ""]
+
+
 def render_findings(summary: dict) -> str:
     lines = _headline(summary) + _manifest(summary) + _conditions(summary) + _subsets(summary)
     lines += _breakdown(summary, "by_cue_type", "shift type (cue_type)")
     lines += _breakdown(summary, "by_difficulty", "difficulty tier")
-    lines += _staleness(summary) + _latency(summary)
+    lines += _staleness(summary) + _perception(summary) + _latency(summary)
     lines += _confusion(summary) + _matrix(summary) + _judge_notes(summary)
     lines += ["Plots: `plots/balanced_accuracy.png`, `plots/accuracy_by_cue_type.png`, `plots/confusion.png`.", ""]
     return "\n".join(lines)

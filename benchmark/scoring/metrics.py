@@ -244,3 +244,26 @@ def latency(trials: Iterable[TrialRecord]) -> dict:
         else "the request",
     }
 
+
+STAGES = ("speech_end_to_transcript_final", "speech_end_to_camera_block", "speech_end_to_first_token",
+          "speech_end_to_reply_done")
+
+
+def perception(trials: Iterable[TrialRecord]) -> dict | None:
+    """Simulated-glasses runs: where each channel's content came from, per turn
+    played, and the latency of each stage from the end of speech (p50/p95)."""
+    turns = [turn for trial in trials if not trial.errored for turn in trial.turns]
+    if not any(turn.metrics for turn in turns):
+        return None
+    channels = {}
+    for channel in ("speech", "camera", "context"):
+        counts: dict[str, int] = defaultdict(int)
+        for turn in turns:
+            counts[getattr(turn.input, f"{channel}_source") or "none"] += 1
+        channels[channel] = dict(sorted(counts.items()))
+    stages = {stage: _percentiles([t.metrics[stage] for t in turns if t.metrics.get(stage) is not None])
+              for stage in STAGES}
+    stages["asr_decode_s"] = _percentiles([t.input.timings["asr_decode_s"] for t in turns
+                                           if t.input.timings.get("asr_decode_s") is not None])
+    return {"turns": len(turns), "sources": channels, "stages_s": stages}
+

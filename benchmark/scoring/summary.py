@@ -97,4 +97,5 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None) -> dict:
         "judge_agreement": metrics.judge_agreement(trials),
         "counts": metrics.counts(trials, trial_set.superseded),
         "latency": metrics.latency(trials),
+        "perception": metrics.perception(trials),
     }
