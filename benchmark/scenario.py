@@ -242,6 +242,8 @@ def _read_json(path: Path, problems: list[str]) -> Any:
         problems.append(f"{path}: line {exc.lineno}: invalid JSON: {exc.msg}")
     except UnicodeDecodeError as exc:
         problems.append(f"{path}: not UTF-8 text ({exc.reason})")
+    except RecursionError:
+        problems.append(f"{path}: invalid JSON: nested too deeply to be a bank file")
     return None
 
 
@@ -296,6 +298,9 @@ def _load_jsonl(path: Path) -> Bank:
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
             problems.append(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})")
+            continue
+        except RecursionError:
+            problems.append(f"{where}: invalid JSON: nested too deeply to be a scenario")
             continue
         if not isinstance(raw, dict):
             problems.append(f"{where}: expected a JSON object")

@@ -92,8 +92,13 @@ ABSENCE = re.compile(
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
+# check 3: no text field may be longer than this (it also bounds checks 2 and 6)
+MAX_TEXT_CHARS = 2000
+TEXT_FIELDS = ("context_image", "turn_1_image", "turn_2_image", "turn_1_user", "turn_2_user",
+               "turn_3_repair_anchor", "turn_3_repair_anchor_deictic")
+
 # check 6: a pair is a near duplicate when the text of its speech and camera
-# blocks is this similar (difflib ratio over the joined, lower-cased text) ...
+# blocks is this similar (difflib ratio over the sequences of lower-cased words) ...
 TEXT_SIMILARITY_THRESHOLD = 0.75
 # ... or when both speech turns are word-for-word the same template with the
 # same shift type and target (structural overlap).
@@ -365,6 +370,11 @@ def check_structure(bank: Bank, *, shipped: bool) -> CheckResult:
     enums = {"target_context": TARGET_CONTEXTS, "cue_type": CUE_TYPES, "difficulty_tier": DIFFICULTY_TIERS,
              "cognitive_load": COGNITIVE_LOADS, "time_gap_bucket": TIME_GAP_BUCKETS}
     for s in bank.scenarios:
+        for name in TEXT_FIELDS:
+            value = getattr(s, name) or ""
+            if len(value) > MAX_TEXT_CHARS:
+                p.append(f"{s.scenario_id}: field '{name}' is {len(value):,} characters; the limit is "
+                         f"{MAX_TEXT_CHARS:,} (a camera block is 2-4 sentences, a turn one utterance)")
         if s.subset == "contrast" and not CONTRAST_ID_PATTERN.match(s.scenario_id):
             p.append(f"{s.scenario_id}: field 'scenario_id' must look like sc-01, adv-01 or ct-01 on a contrast item")
         elif s.subset != "contrast" and not ID_PATTERN.match(s.scenario_id):
@@ -437,27 +447,51 @@ def _check_shipped_counts(bank: Bank, p: list[str]) -> None:
                          "(a minimal pair)")
 
 
-def _scenario_text(s: Scenario) -> str:
-    parts = [s.turn_1_user, s.turn_2_user, s.turn_1_image or "", s.turn_2_image or ""]
-    return " ".join(parts).lower()
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def _words(*texts: str | None) -> tuple[str, ...]:
+    """Lower-cased words, each text cut at the length limit (check 3 reports longer ones)."""
+    return tuple(_WORD.findall(" ".join((t or "")[:MAX_TEXT_CHARS] for t in texts).lower()))
+
+
+class _Text:
+    """One scenario's words for check 6, with their counts for a quick upper bound."""
+
+    def __init__(self, s: Scenario):
+        self.words = _words(s.turn_1_user, s.turn_2_user, s.turn_1_image, s.turn_2_image)
+        self.speech = _words(s.turn_1_user, "|", s.turn_2_user)
+        self.counts, self.speech_counts = Counter(self.words), Counter(self.speech)
+
+
+def _similarity(a: tuple[str, ...], b: tuple[str, ...], ca: Counter, cb: Counter, threshold: float) -> float:
+    """difflib's ratio of two word sequences, or 0 when the multiset bound
+    (2 * shared words / total words, never below the ratio) cannot reach `threshold`."""
+    total = len(a) + len(b)
+    if not total or 2 * sum((ca & cb).values()) / total < threshold:
+        return 0.0
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 
 def check_near_duplicates(bank: Bank) -> CheckResult:
     """Check 6: pairs of scenarios whose text or structure overlaps too much.
 
     A contrast item and the bank item it names by `pair_id` are meant to mirror
-    each other and are not compared."""
+    each other and are not compared. Texts are compared as word sequences, a
+    pair only when a cheap upper bound says it could be similar enough, so 500
+    scenarios take seconds."""
     result = CheckResult("near_duplicates")
+    texts = {s.scenario_id: _Text(s) for s in bank.scenarios}
     for a, b in itertools.combinations(bank.scenarios, 2):
         if a.pair_id is not None and a.pair_id == b.pair_id and {a.subset, b.subset} == {"bank", "contrast"}:
             continue
-        text = difflib.SequenceMatcher(None, _scenario_text(a), _scenario_text(b), autojunk=False).ratio()
+        ta, tb = texts[a.scenario_id], texts[b.scenario_id]
+        text = _similarity(ta.words, tb.words, ta.counts, tb.counts, TEXT_SIMILARITY_THRESHOLD)
         if text >= TEXT_SIMILARITY_THRESHOLD:
             result.problems.append(f"{a.scenario_id} ~ {b.scenario_id}: text similarity {text:.2f}")
             continue
         if (a.cue_type, a.target_context) == (b.cue_type, b.target_context):
-            speech = difflib.SequenceMatcher(None, f"{a.turn_1_user}|{a.turn_2_user}".lower(),
-                                             f"{b.turn_1_user}|{b.turn_2_user}".lower()).ratio()
+            speech = _similarity(ta.speech, tb.speech, ta.speech_counts, tb.speech_counts, SPEECH_SIMILARITY_THRESHOLD)
             if speech >= SPEECH_SIMILARITY_THRESHOLD:
                 result.problems.append(
                     f"{a.scenario_id} ~ {b.scenario_id}: same shift type and target with speech similarity {speech:.2f}")

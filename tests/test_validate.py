@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 from benchmark.card import card_path, render_card
-from benchmark.scenario import load_bank
+import pytest
+
+from benchmark.scenario import SHIPPED_BANK, BankError, load_bank
 from benchmark.validate import (
     GENERIC_TOKENS, check_answer_lists, check_camera_blocks, check_lockfile, check_near_duplicates,
     check_object_names, check_repair_anchors, check_structure, check_token_leakage, is_generic, sentences, write_lock,
@@ -435,3 +437,29 @@ def test_validate_subset_contrast_on_the_shipped_bank():
     report = json.loads(out.stdout)
     assert out.returncode == 0, report
     assert report["counts"]["scenarios"] == 20 and report["counts"]["subset"] == {"contrast": 20}
+
+
+def test_big_and_hostile_banks_fail_fast_and_clearly(tmp_path):
+    """A 100 KB camera block is a clear error (it took minutes of comparison before);
+    JSON nested 100,000 deep is an invalid file, not a crash; a bank of 350 with
+    copies still finds the copies."""
+    from benchmark.validate import MAX_TEXT_CHARS
+
+    bank = load_bank()
+    huge = _with(bank, "sc-01", turn_1_image="a grey wall " * 9000)
+    problems = check_structure(huge, shipped=False).problems
+    assert any(p.startswith("sc-01: field 'turn_1_image' is 108,000 characters; the limit is 2,000") for p in problems)
+    assert check_near_duplicates(huge).ok  # the long text is cut at the limit for the comparison
+    assert MAX_TEXT_CHARS == 2000
+    nested = tmp_path / "nested"
+    nested.mkdir()
+    for name in ("expected_answers.json", "interventions.json"):
+        (nested / name).write_text((SHIPPED_BANK / name).read_text())
+    (nested / "scenarios.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(BankError, match="nested too deeply"):
+        load_bank(nested)
+    many = dataclasses.replace(bank, scenarios=tuple(
+        dataclasses.replace(s, scenario_id=f"x-{i:03d}", turn_2_user=f"{s.turn_2_user} ({i})")
+        for i, s in enumerate(bank.scenarios * 5)))
+    problems = check_near_duplicates(many).problems
+    assert any(p.startswith("x-000 ~ x-070: text similarity") for p in problems)  # a copy is found
