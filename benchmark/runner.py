@@ -45,12 +45,16 @@ RESUME_KEYS = (
     "ranking_judge_family", "ranking_judge_model", "temperature", "max_tokens", "camera_injection",
     "repair_style", "via", "conditions", "ranking_condition", "trials", "scenario_ids", "staleness_ms",
     "synthetic_frames", "describer", "speed", "media_root", "asr_model",
+    "candidate_endpoint", "judge_endpoint", "ranking_judge_endpoint", "describer_endpoint",
 )
 _NOT_RECORDED = object()
 # keys older runners did not write: the value they used, or _NOT_RECORDED when
 # it cannot be known (then a manifest without the key is not compared on it)
-LEGACY_RESUME_VALUES = {"max_tokens": 300, "speed": _NOT_RECORDED, "candidate_model_file": _NOT_RECORDED}
+LEGACY_RESUME_VALUES = {"max_tokens": 300, "speed": _NOT_RECORDED, "candidate_model_file": _NOT_RECORDED,
+                        "candidate_endpoint": _NOT_RECORDED, "judge_endpoint": _NOT_RECORDED,
+                        "ranking_judge_endpoint": _NOT_RECORDED, "describer_endpoint": _NOT_RECORDED}
 LOCK_NAME = ".lock"
+CACHE_LOG = "cache_log.jsonl"  # per cell: which replies came from the response cache
 
 
 class RunDirError(RuntimeError):
@@ -89,6 +93,21 @@ class RunSettings:
     asr_model: str | None = None  # stream runs: the in-process server's Whisper model (None: bundled tiny.en)
     speed: float | None = None  # stream pacing (None: as fast as the server takes it)
     candidate_model_file: str | None = None  # the weights file of an embedded model (local, local:PATH)
+    # endpoints (None: the provider's default). Only the host goes into the manifest.
+    candidate_base_url: str | None = None
+    judge_base_url: str | None = None
+    ranking_judge_base_url: str | None = None
+    describer_base_url: str | None = None
+    # the response cache: its directory (None: off), and whether candidate replies go through it
+    cache_dir: str | None = None
+    cache_candidate: bool = False
+    rate_limits: dict | None = None  # as `RateLimits.describe()` gives them, for the manifest
+
+
+def _endpoint(base_url: str | None) -> str | None:
+    from benchmark.judges.family import endpoint_host
+
+    return endpoint_host(base_url)
 
 
 def sha256_file(path: Path | None) -> str | None:
@@ -120,7 +139,11 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "judge_prompt_sha256": judge_prompt_sha256(),
         "candidate_model": settings.model_id,
         "candidate_model_file": settings.candidate_model_file,
+        "candidate_endpoint": _endpoint(settings.candidate_base_url),
         "judge_model": settings.judge_model or settings.judge_family,
+        "judge_endpoint": _endpoint(settings.judge_base_url),
+        "ranking_judge_endpoint": _endpoint(settings.ranking_judge_base_url),
+        "describer_endpoint": _endpoint(settings.describer_base_url),
         "judge_family": settings.judge_family,
         "judge_family_resolution": settings.judge_family_resolution,
         "ranking_judge_model": settings.ranking_judge_model,
@@ -139,6 +162,9 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "media_root": settings.media_root,
         "asr_model": settings.asr_model,
         "concurrency": settings.concurrency,
+        "response_cache": ({"directory": settings.cache_dir, "candidate": settings.cache_candidate, "judges": True,
+                            "log": CACHE_LOG} if settings.cache_dir else None),
+        "rate_limits": settings.rate_limits,
         "bank_source": str(bank.source),
         "bank_format": bank.format,
         "scenario_ids": [s.scenario_id for s in bank.scenarios],
@@ -345,11 +371,36 @@ class TranscriptWriter:
                         "free the space and rerun with --resume") from None
 
 
+class CacheLogWriter:
+    """`cache_log.jsonl`: one line per cell that used the response cache,
+    `{"cell": [condition, scenario, trial, staleness_ms], "replies": {role:
+    {"from_cache": n, "requested": n}}}`; a resumed run appends (a later line
+    for the same cell replaces an earlier one)."""
+
+    def __init__(self, path: Path):
+        self.handle = path.open("a", encoding="utf-8")
+
+    def append(self, condition: str, scenario_id: str, trial: int, gap: int | None, replies: dict) -> None:
+        self.handle.write(json.dumps({"cell": [condition, scenario_id, trial, gap], "replies": replies}) + "\n")
+        self.handle.flush()
+
+    def close(self) -> None:
+        self.handle.close()
+
+
 class Progress:
+    """One progress line on stderr, redrawn when a cell finishes (at most
+    `MIN_INTERVAL_S` apart, and always for the last one) and by `tick()`:
+    cells done, outcomes, requests in flight and waiting on a rate limit, eta."""
+
+    MIN_INTERVAL_S = 0.1
+
     def __init__(self, total: int):
         self.total, self.done = total, 0
         self.counts = {"pass": 0, "miss": 0, "unscored": 0, "error": 0}
         self.started = time.monotonic()
+        self._drawn = 0.0
+        self._last = ""
 
     def update(self, record: TrialRecord) -> None:
         self.done += 1
@@ -359,14 +410,27 @@ class Progress:
             self.counts["unscored"] += 1
         else:
             self.counts["pass" if record.passed else "miss"] += 1
-        elapsed = time.monotonic() - self.started
-        eta = elapsed / self.done * (self.total - self.done)
+        self._last = f"{record.scenario_id} {record.condition}"
+        self.draw(force=self.done == self.total)
+
+    def tick(self) -> None:
+        self.draw(force=True)
+
+    def draw(self, force: bool = False) -> None:
+        from benchmark.candidates.ratelimit import REQUESTS
+
+        now = time.monotonic()
+        if not force and now - self._drawn < self.MIN_INTERVAL_S:
+            return
+        self._drawn = now
+        elapsed = now - self.started
+        eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
         width = 24
         filled = int(width * self.done / max(self.total, 1))
         summary = " ".join(f"{k} {v}" for k, v in self.counts.items())
         print(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-              f"{record.scenario_id} {record.condition}  {summary}  eta {eta:4.0f}s",
-              end="", file=sys.stderr, flush=True)
+              f"{self._last}  {summary}  requests {REQUESTS.in_flight} in flight, {REQUESTS.waiting} waiting"
+              f"  eta {eta:4.0f}s   ", end="", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         print(file=sys.stderr)
@@ -383,6 +447,7 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
     Cancelling the task (SIGTERM, Ctrl-C) stops every cell in flight; the
     trials already written stay in transcripts.jsonl.
     """
+    from benchmark.candidates.cache import CELL_LOG, CURRENT_TRIAL, ResponseCache, summarise_log
     from benchmark.judges import open_judge
 
     for name in settings.conditions:
@@ -403,17 +468,31 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
         writer = TranscriptWriter(run_dir / "transcripts.jsonl")
         progress = Progress(len(cells))
         semaphore = asyncio.Semaphore(max(1, settings.concurrency))
+        cache = ResponseCache(settings.cache_dir) if settings.cache_dir else None
+        cache_log = CacheLogWriter(run_dir / CACHE_LOG) if cache is not None else None
+        cache_totals = {"from_cache": 0, "requested": 0}
 
-        async with open_judge(settings.judge_family, settings.judge_model) as judge:
-            ranking_ctx = (open_judge(settings.ranking_judge_family, settings.ranking_judge_model)
+        async def ticker() -> None:  # the progress line moves while slow cells run
+            while True:
+                await asyncio.sleep(1.0)
+                progress.tick()
+
+        async with open_judge(settings.judge_family, settings.judge_model, base_url=settings.judge_base_url,
+                              cache=cache) as judge:
+            ranking_ctx = (open_judge(settings.ranking_judge_family, settings.ranking_judge_model,
+                                      base_url=settings.ranking_judge_base_url, cache=cache, role="ranking judge")
                            if settings.ranking_judge_family else None)
             ranking_judge = await ranking_ctx.__aenter__() if ranking_ctx else None
+            ticking = asyncio.create_task(ticker())
             try:
                 async def run_cell(condition_name: str, scenario: Scenario, trial: int, gap: int | None) -> None:
                     condition = bank.condition(condition_name)
                     cell = dict(scenario_id=scenario.scenario_id, condition=condition_name, trial=trial,
                                 staleness_ms=gap, via=settings.via, candidate_model=settings.model_id,
                                 system_prompt=condition.system_prompt)
+                    CURRENT_TRIAL.set(trial)  # this task's context: the cache keys candidate replies by trial
+                    events: list = []
+                    CELL_LOG.set(events)
                     async with semaphore:
                         started = time.monotonic()
                         talk = None
@@ -430,6 +509,10 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                                 await talk.aclose()
                         record = record.replace(wall_s=round(time.monotonic() - started, 3))
                     await writer.append(record)
+                    if cache_log is not None and events:
+                        cache_log.append(condition_name, scenario.scenario_id, trial, gap, summarise_log(events))
+                        for _, hit in events:
+                            cache_totals["from_cache" if hit else "requested"] += 1
                     progress.update(record)
 
                 tasks = [asyncio.create_task(run_cell(*cell)) for cell in cells]
@@ -443,10 +526,17 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                         task.cancel()
                     await asyncio.gather(*tasks, return_exceptions=True)
             finally:
+                ticking.cancel()
                 progress.close()
+                if cache_log is not None:
+                    cache_log.close()
                 if ranking_ctx is not None:
                     await ranking_ctx.__aexit__(None, None, None)
-        return {"ran": len(cells), "skipped": total - len(cells), **progress.counts}
+        counts = {"ran": len(cells), "skipped": total - len(cells), **progress.counts}
+        if cache is not None:
+            counts.update(cache_hits=cache_totals["from_cache"], cache_misses=cache_totals["requested"])
+            cache.close()
+        return counts
     finally:
         if own:
             prepared.close()

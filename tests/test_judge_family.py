@@ -34,9 +34,10 @@ def test_missing_credentials_fall_back_to_lexical_and_say_so():
     assert "sk-x" not in text  # names variables, never values
 
 
-def test_explicit_family_without_credentials_also_falls_back():
-    family, text = resolve_judge_family("claude", "gemini", env={})
-    assert family == "lexical" and "ANTHROPIC_API_KEY" in text
+def test_explicit_family_without_credentials_is_an_error_naming_the_variable():
+    # an explicit family never falls back silently to the lexical judge (issue 12)
+    with pytest.raises(JudgeFamilyError, match="ANTHROPIC_API_KEY"):
+        resolve_judge_family("claude", "gemini", env={})
 
 
 def test_local_candidate_with_auto_needs_an_explicit_family_when_keys_exist():

@@ -68,10 +68,18 @@ async def test_lexical_judge_verdicts():
 
 def test_fixture_set_is_big_enough_and_covers_every_label():
     items = load_labelled_set(FIXTURE_DIR)
-    assert len(items) >= 60
+    assert len(items) >= 200  # issue 12: at least 200 hand-labelled responses
     assert len({item.scenario for item in items if item.split == "bank"}) >= 10  # real bank scenarios
     assert {item.human_label for item in items} == set(LABELS)
     assert len({item.response_id for item in items}) == len(items)
+    styles = [item for item in items if item.split.startswith("styles")]
+    assert {item.kind for item in styles} >= {"long", "hedged", "bullets", "both objects", "refusal",
+                                              "question back", "paraphrase"}
+    for split in ("styles", "styles_holdout"):  # on the shipped bank and on the fixture bank, every label
+        part = [item for item in items if item.split == split]
+        assert {item.human_label for item in part} == set(LABELS)
+        assert any(item.scenario.startswith("fx_") for item in part)
+        assert any(not item.scenario.startswith("fx_") for item in part)
 
 
 def test_documented_agreement_matches_the_computed_figure():
@@ -79,9 +87,39 @@ def test_documented_agreement_matches_the_computed_figure():
     docs = DOCS.read_text(encoding="utf-8")
     overall = lexical_agreement(items)
     assert f"all: {overall.line()}" in docs
-    for split in ("tuning", "holdout", "bank"):
+    for split in sorted({item.split for item in items}):
         part = lexical_agreement([item for item in items if item.split == split])
         assert f"{split}: {part.line()}" in docs
+
+
+def test_coverage_and_kappa_meet_the_issue_12_bar():
+    overall = lexical_agreement(load_labelled_set(FIXTURE_DIR))
+    assert overall.coverage >= 90.0 and overall.kappa >= 0.7
+
+
+def test_an_either_or_question_first_is_clarify_even_when_one_side_names_a_list():
+    assert label("Do you mean the screwdriver in your hand or the other one? Tell me which.") == "clarify"
+
+
+def test_a_decline_whose_answer_words_only_name_what_it_cannot_see_or_where_to_look_is_abstain():
+    key = AnswerKey(("ear", "vet"), ("cat", "ribs"), ("which one",), ("can't examine",))
+    text = "I can't examine the ear through the camera, so I can't tell. If it continues, please ask a vet."
+    assert lexical_label(text, key)[0] == "abstain"
+    # advice that only mentions what the user cannot do is not a decline
+    assert lexical_label("If you can't feel her ribs easily, cut her portions a little.", key)[0] == "prior"
+
+
+def test_rule_7_reads_the_frame_descriptions_when_no_answer_word_is_named():
+    frames = ("A hand grips a wooden handle ending in a heavy steel head.",
+              "The hand now holds a slim handle with a long shaft ending in a cross-shaped tip.")
+    reply = "That cross-shaped end fits those screws; press in as you turn."
+    assert lexical_label(reply, KEY) == (None, "no signal")
+    got, rule = lexical_label(reply, KEY, frames=frames)
+    assert got == "current" and rule.startswith("rule 7")
+    assert lexical_label("Let the weight of the head do the work.", KEY, frames=frames)[0] == "prior"
+    # words copied from the camera block in runs of three or more are not evidence
+    echo = "a slim handle with a long shaft ending in a cross-shaped tip"
+    assert lexical_label(echo, KEY, frames=frames, camera=frames[1])[0] is None
 
 
 def test_answer_words_copied_from_the_camera_block_are_not_evidence_on_their_own():

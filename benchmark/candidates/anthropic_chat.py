@@ -7,6 +7,7 @@ import os
 import time
 from typing import Callable
 
+from benchmark.candidates import ratelimit
 from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage
 from benchmark.candidates.retry import RetryableError, retry_after_seconds, with_retries
 
@@ -23,6 +24,8 @@ class AnthropicCandidate:
         self.model = model
         self.model_id = model_id or f"anthropic:{model}"
         self.attempts = attempts
+        self.endpoint = base_url or "default"  # the cache and the rate limiter key on it
+        self.limiter = ratelimit.limiter_for("anthropic", self.endpoint)
         api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         if not api_key:
             raise RuntimeError(f"{self.model_id}: set ANTHROPIC_API_KEY")
@@ -45,6 +48,13 @@ class AnthropicCandidate:
         return await with_retries(lambda: self._respond_once(messages, system, config, on_delta), attempts=self.attempts)
 
     async def _respond_once(self, messages, system, config, on_delta) -> Reply:
+        estimate = ratelimit.estimate_tokens(system, (m.text for m in messages), config.max_tokens)
+        async with self.limiter.slot(estimate) as slot:
+            reply = await self._request(messages, system, config, on_delta)
+            slot.used(reply.usage.input_tokens + reply.usage.output_tokens)
+            return reply
+
+    async def _request(self, messages, system, config, on_delta) -> Reply:
         import anthropic
 
         started = time.monotonic()

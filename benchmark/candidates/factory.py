@@ -131,6 +131,10 @@ async def open_candidate(model_id: str, *, base_url: str | None = None,
         try:
             candidate = OpenAIChatCandidate(server.model_path.stem, model_id=model_id, base_url=server.base_url,
                                             api_key="not-needed", family=LOCAL_FAMILY)
+            from benchmark.candidates import ratelimit
+
+            candidate.endpoint = f"local:{server.model_path.name}"  # the port changes every run; the weights do not
+            candidate.limiter = ratelimit.UNLIMITED  # rate limits are for hosted providers
         except BaseException:
             server.stop()
             raise

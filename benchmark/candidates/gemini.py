@@ -6,6 +6,7 @@ import os
 import time
 from typing import Callable
 
+from benchmark.candidates import ratelimit
 from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage
 from benchmark.candidates.retry import RetryableError, with_retries
 
@@ -21,6 +22,8 @@ class GeminiCandidate:
         self.model = model
         self.model_id = model_id or f"gemini:{model}"
         self.attempts = attempts
+        self.endpoint = base_url or "default"  # the cache and the rate limiter key on it
+        self.limiter = ratelimit.limiter_for("gemini", self.endpoint)
         api_key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
         if not api_key:
             raise RuntimeError(f"{self.model_id}: set GEMINI_API_KEY (or GOOGLE_API_KEY)")
@@ -42,6 +45,13 @@ class GeminiCandidate:
         return await with_retries(lambda: self._respond_once(messages, system, config, on_delta), attempts=self.attempts)
 
     async def _respond_once(self, messages, system, config, on_delta) -> Reply:
+        estimate = ratelimit.estimate_tokens(system, (m.text for m in messages), config.max_tokens)
+        async with self.limiter.slot(estimate) as slot:
+            reply = await self._request(messages, system, config, on_delta)
+            slot.used(reply.usage.input_tokens + reply.usage.output_tokens)
+            return reply
+
+    async def _request(self, messages, system, config, on_delta) -> Reply:
         from google.genai import errors
 
         generation = self.types.GenerateContentConfig(

@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "benchmark.cli.serve",
     "benchmark.cli.simulate",
     "benchmark.cli.models",
+    "benchmark.cli.cache",
 )
 
 

@@ -11,11 +11,19 @@ EPILOG = """examples:
   wearsim bench --output-dir runs/first              # whole bank, local model, lexical judge
   wearsim bench --model openai:gpt-4o-mini --judge-family gemini --trials 5 --output-dir runs/gpt
   wearsim bench --model openai:qwen2.5 --base-url http://127.0.0.1:8000/v1 --judge-family lexical
+  wearsim bench --model openai:qwen2.5 --base-url http://127.0.0.1:8000/v1 \
+      --judge-family openai --judge-model openai:llama3 --judge-base-url http://127.0.0.1:8001/v1
+  wearsim bench --model openai:gpt-4o-mini --judge-family gemini --cache --max-requests-per-minute openai=500
   wearsim bench --ids sc-05,sc-12 --conditions baseline   # two scenarios, one condition
   wearsim bench --output-dir runs/first --resume      # finish an interrupted run
   wearsim bench --via stream --model openai-realtime:gpt-realtime --limit 3   # a realtime API as the glasses' assistant
   wearsim bench --via stream --staleness 0,250,500,1000,2000 --synthetic-frames --describer authored
 `wearsim models` lists the model ids and which API keys are set.
+endpoints: --base-url is the candidate's only; the judges have --judge-base-url and --ranking-judge-base-url
+(default for an openai: judge: WEARSIM_JUDGE_BASE_URL, then OPENAI_BASE_URL), the stream server's describer
+--describer-base-url (or WEARSIM_DESCRIBER_BASE_URL). The manifest names a non-default endpoint by host only.
+response cache (--cache): replies stored by model, endpoint, prompt, temperature, reply cap and trial in
+WEARSIM_CACHE_DIR (default ~/.cache/wearsim); a rerun or --resume asks nothing twice. `wearsim cache stats|clear`.
 exit status: 0 done; 2 the run could not start (settings, bank, keys, run dir in use or made with other
 settings); 3 more than --max-error-rate of the cells errored (the report is still written); 130/143
 stopped by Ctrl-C/SIGTERM (finished cells are kept: rerun with --resume)
@@ -42,11 +50,30 @@ def register(subparsers) -> None:
                                           "(condition x scenario x trial).",
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", help="candidate model id (default: local when no API key is set; see wearsim models)")
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint for openai:* models (or OPENAI_BASE_URL)")
-    p.add_argument("--judge-family", default="auto", help="auto|openai|gemini|claude|lexical (default auto)")
+    p.add_argument("--base-url", help="the candidate's endpoint: an OpenAI-compatible server for openai:* models "
+                                      "(or OPENAI_BASE_URL); the judges do not use it")
+    p.add_argument("--judge-family", default="auto",
+                   help="auto|openai|gemini|claude|lexical (default auto); an explicit family needs its key")
     p.add_argument("--judge-model", help="judge model id overriding the family default")
+    p.add_argument("--judge-base-url", metavar="URL",
+                   help="the judge's endpoint, e.g. an OpenAI-compatible server for an openai:* judge "
+                        "(default: WEARSIM_JUDGE_BASE_URL for an openai: judge, then OPENAI_BASE_URL)")
     p.add_argument("--ranking-judge-family", help="a second, fixed judge run on every trial")
     p.add_argument("--ranking-judge-model")
+    p.add_argument("--ranking-judge-base-url", metavar="URL",
+                   help="the ranking judge's endpoint (default as for --judge-base-url)")
+    p.add_argument("--cache", nargs="?", const="on", default="off", choices=("on", "all", "off"),
+                   help="the response cache: --cache stores and reuses judge replies and candidate replies at "
+                        "temperature 0; --cache all also candidate replies at a higher temperature (each trial "
+                        "its own entry); off by default")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help="where the cache lives (default WEARSIM_CACHE_DIR, else ~/.cache/wearsim)")
+    p.add_argument("--max-requests-per-minute", metavar="N|PROVIDER=N,...",
+                   help="client-side limit per endpoint, shared by candidate and judges on it (e.g. 500, or "
+                        "openai=500,gemini=1000); 429 backoff still applies")
+    p.add_argument("--max-tokens-per-minute", metavar="N|PROVIDER=N,...",
+                   help="the same for tokens (estimated as prompt characters / 4 plus --max-tokens, corrected by "
+                        "the usage each reply reports)")
     p.add_argument("--trials", type=int, default=1, metavar="N",
                    help="repeats of every (scenario, condition) cell (default 1); more than one is worth it "
                         "only when replies vary (--temperature above 0, or a nondeterministic API)")
@@ -88,6 +115,9 @@ def register(subparsers) -> None:
     p.add_argument("--describer", default="opencv",
                    help="stream: the server's scene describer: opencv (default), authored (reads synthetic "
                         "frames back), openai:MODEL, gemini:MODEL")
+    p.add_argument("--describer-base-url", metavar="URL",
+                   help="stream: the describer model's endpoint (default WEARSIM_DESCRIBER_BASE_URL, then "
+                        "OPENAI_BASE_URL for openai:*)")
     p.add_argument("--staleness", metavar="MS,MS,...",
                    help="stream: the staleness sweep; one cell per gap, Turn 2 speech starting that many ms "
                         "after the scene change (its first frame), e.g. 0,250,500,1000,2000")
@@ -136,6 +166,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from benchmark.candidates.factory import candidate_family, default_model_id, missing_credentials, model_file
+    from benchmark.candidates.ratelimit import build_limits, configure
     from benchmark.judges import JudgeFamilyError, judge_model_id, resolve_judge_family
     from benchmark.runner import RunDirError, RunSettings, TranscriptWriteError, build_manifest, open_run_dir, run_bench
     from benchmark.scenario import BankError, load_bank
@@ -165,21 +196,38 @@ def run(args) -> int:
     try:
         family = candidate_family(model_id)
         candidate_file = model_file(model_id)
-        judge_family, resolution = resolve_judge_family(args.judge_family, family)
+        candidate_url = effective_base_url(model_id, args.base_url)
+        judge_url = judge_base_url(args.judge_base_url, args.judge_family, args.judge_model)
+        judge_family, resolution = resolve_judge_family(
+            args.judge_family, family, base_url=judge_url, candidate_base_url=candidate_url)
         judge_model = None if judge_family == "lexical" else judge_model_id(judge_family, args.judge_model)
-        ranking_family = ranking_model = None
+        judge_url = effective_base_url(judge_model, judge_base_url(args.judge_base_url, judge_family, judge_model))
+        ranking_family = ranking_model = ranking_url = None
         if args.ranking_judge_family:
-            ranking_family, _ = resolve_judge_family(args.ranking_judge_family, family)
+            ranking_url = judge_base_url(args.ranking_judge_base_url, args.ranking_judge_family,
+                                         args.ranking_judge_model)
+            ranking_family, _ = resolve_judge_family(
+                args.ranking_judge_family, family, base_url=ranking_url, candidate_base_url=candidate_url,
+                flag="--ranking-judge-family", base_url_flag="--ranking-judge-base-url")
             ranking_model = None if ranking_family == "lexical" else judge_model_id(ranking_family, args.ranking_judge_model)
+            ranking_url = effective_base_url(ranking_model, judge_base_url(
+                args.ranking_judge_base_url, ranking_family, ranking_model))
+        limits = build_limits(args.max_requests_per_minute, args.max_tokens_per_minute)
     except (JudgeFamilyError, ValueError, RuntimeError) as exc:
         return _fail(str(exc))
+    describer_url = None
+    if args.via == "stream" and args.describer.partition(":")[0] in ("openai", "gemini"):
+        describer_url = effective_base_url(args.describer, args.describer_base_url
+                                           or os.environ.get("WEARSIM_DESCRIBER_BASE_URL", "").strip() or None)
     # keys first: a run that cannot start writes nothing (with --server the server holds the candidate's key)
-    needs = [] if (args.via == "stream" and args.server) else [("--model", model_id, args.base_url)]
-    needs += [("--judge-model", m, None) for m in (judge_model, ranking_model) if m]
+    needs = [] if (args.via == "stream" and args.server) else [("--model", model_id, args.base_url, "--base-url")]
+    needs += [(flag, m, url, url_flag) for flag, m, url, url_flag in (
+        ("--judge-model", judge_model, judge_url, "--judge-base-url"),
+        ("--ranking-judge-model", ranking_model, ranking_url, "--ranking-judge-base-url")) if m]
     if args.via == "stream" and not args.server and args.describer.partition(":")[0] in ("openai", "gemini"):
-        needs.append(("--describer", args.describer, args.base_url))
-    for flag, needed, base_url in needs:
-        problem = missing_credentials(needed, base_url=base_url)
+        needs.append(("--describer", args.describer, describer_url, "--describer-base-url"))
+    for flag, needed, base_url, url_flag in needs:
+        problem = missing_credentials(needed, base_url=base_url, base_url_flag=url_flag)
         if problem:
             return _fail(f"{problem} ({flag} {needed})")
     names = tuple(c.name for c in bank.conditions) if args.conditions == "all" else \
@@ -203,7 +251,20 @@ def run(args) -> int:
         return _fail("--staleness, --synthetic-frames, --describer, --media-root and --asr-model need --via stream")
     if args.media_root and not Path(args.media_root).is_dir():
         return _fail(f"--media-root {args.media_root}: no such directory")
+    if args.describer_base_url and args.via != "stream":
+        return _fail("--describer-base-url needs --via stream")
     run_dir = Path(args.output_dir or f"runs/bench-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
+    cache_dir, cache_candidate = None, False
+    if args.cache != "off":
+        from benchmark.candidates.cache import default_cache_dir
+        from benchmark.candidates.factory import is_realtime
+
+        cache_dir = str(Path(args.cache_dir).expanduser().resolve() if args.cache_dir else default_cache_dir())
+        cache_candidate = args.via == "direct" and not is_realtime(model_id) and (
+            args.cache == "all" or args.temperature == 0)
+        if args.via == "direct" and not cache_candidate and not is_realtime(model_id):
+            print(f"response cache: candidate replies at temperature {args.temperature:g} are not cached "
+                  "(--cache all caches them, one entry per trial); judge replies are", file=sys.stderr)
     settings = RunSettings(
         model_id=model_id, judge_family=judge_family, judge_family_resolution=resolution, judge_model=judge_model,
         conditions=names, ranking_condition=args.ranking_condition, trials=args.trials,
@@ -212,14 +273,21 @@ def run(args) -> int:
         ranking_judge_model=ranking_model, via=args.via, max_tokens=args.max_tokens, staleness_ms=staleness,
         synthetic_frames=args.synthetic_frames, describer=args.describer if args.via == "stream" else None,
         media_root=str(Path(args.media_root).resolve()) if args.media_root else None, asr_model=args.asr_model,
-        speed=args.speed if args.via == "stream" else None, candidate_model_file=candidate_file)
+        speed=args.speed if args.via == "stream" else None, candidate_model_file=candidate_file,
+        candidate_base_url=candidate_url, judge_base_url=judge_url, ranking_judge_base_url=ranking_url,
+        describer_base_url=describer_url, cache_dir=cache_dir, cache_candidate=cache_candidate,
+        rate_limits=limits.describe())
     try:  # locked and checked before any model starts; nothing is written yet
         prepared = open_run_dir(run_dir, build_manifest(bank, settings), resume=args.resume)
     except RunDirError as exc:
         return _fail(str(exc))
+    configure(limits)
+    _preload_report_modules()
     try:
         print(f"candidate {model_id}" + (f" ({candidate_file})" if candidate_file else "")
-              + f"; judge {judge_model or judge_family} ({resolution})", file=sys.stderr)
+              + (f" at {settings_host(candidate_url)}" if candidate_url else "")
+              + f"; judge {judge_model or judge_family}" + (f" at {settings_host(judge_url)}" if judge_url else "")
+              + f" ({resolution})", file=sys.stderr)
         started = time.monotonic()
         stopped_by: list[int] = []
 
@@ -256,6 +324,10 @@ def run(args) -> int:
         except (RunDirError, KeyError) as exc:
             return _fail(str(exc.args[0] if isinstance(exc, KeyError) else exc))
         print(f"finished in {time.monotonic() - started:.0f} s: {counts}", file=sys.stderr)
+        if cache_dir:
+            print(f"response cache {cache_dir}: {counts.get('cache_hits', 0)} replies from the cache, "
+                  f"{counts.get('cache_misses', 0)} requested (per cell: {run_dir / 'cache_log.jsonl'})",
+                  file=sys.stderr)
         from benchmark.report import write_report
         from benchmark.report.findings import headline
 
@@ -265,6 +337,62 @@ def run(args) -> int:
         return _error_rate_status(summary, run_dir, args.max_error_rate)
     finally:
         prepared.close()
+
+
+def _preload_report_modules() -> None:
+    """Import what the report at the end needs (findings, numpy, matplotlib's Agg pyplot: about half a
+    second) in a background thread while the cells wait on the network, so the run's end is not held up
+    by imports. A failure here changes nothing: the report imports them again."""
+    import threading
+
+    def work() -> None:
+        try:
+            import benchmark.report  # noqa: F401
+            import benchmark.report.findings  # noqa: F401
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot  # noqa: F401
+        except Exception:
+            pass
+
+    threading.Thread(target=work, name="wearsim-preload", daemon=True).start()
+
+
+def settings_host(base_url: str | None) -> str | None:
+    from benchmark.judges.family import endpoint_host
+
+    return endpoint_host(base_url)
+
+
+def effective_base_url(model_id: str | None, base_url: str | None) -> str | None:
+    """The endpoint a model id will reach: the URL given, else for OpenAI-compatible ids OPENAI_BASE_URL;
+    None for the provider's default endpoint and for models without one (local, replay)."""
+    if not model_id:
+        return None
+    from benchmark.candidates.factory import parse_model_id
+
+    provider = parse_model_id(model_id)[0]
+    if provider in ("local", "replay"):
+        return None
+    if base_url:
+        return base_url
+    if provider in ("openai", "openai-realtime"):
+        return os.environ.get("OPENAI_BASE_URL", "").strip() or None
+    return None
+
+
+def judge_base_url(flag_value: str | None, family: str | None, model: str | None) -> str | None:
+    """A judge's endpoint: its flag, else WEARSIM_JUDGE_BASE_URL when the judge is an OpenAI-compatible one."""
+    if flag_value:
+        return flag_value
+    env = os.environ.get("WEARSIM_JUDGE_BASE_URL", "").strip()
+    if not env:
+        return None
+    family = (family or "").strip().lower()
+    if model and ":" in model:
+        return env if model.partition(":")[0] == "openai" else None
+    return env if family in ("openai", "auto") else None
 
 
 def _error_rate_status(summary: dict, run_dir, max_rate: float) -> int:
@@ -296,6 +424,10 @@ async def conversations(settings, args, run_dir):
     config = GenerationConfig(temperature=settings.temperature, max_tokens=settings.max_tokens)
     if settings.via == "direct":
         async with open_candidate(settings.model_id, base_url=args.base_url, log_dir=run_dir / "logs") as candidate:
+            if settings.cache_candidate:
+                from benchmark.candidates.cache import CachedCandidate, ResponseCache
+
+                candidate = CachedCandidate(candidate, ResponseCache(settings.cache_dir), role="candidate")
             yield lambda scenario, condition, _gap: DirectConversation(
                 scenario, condition, candidate, config, camera=settings.camera, repair_style=settings.repair_style)
         return
@@ -309,6 +441,7 @@ async def conversations(settings, args, run_dir):
 
         print("starting the streaming server in-process (Whisper, VAD, backend)", file=sys.stderr)
         server = running_server(ServerSettings(backend_base_url=args.base_url, asr_model=args.asr_model,
+                                               describer_base_url=settings.describer_base_url,
                                                allowed_backends=(settings.model_id,)))
     with server as url:
         yield lambda scenario, condition, gap: StreamConversation(

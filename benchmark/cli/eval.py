@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 
 EPILOG = """each line of --data is a JSON object: {"output", "expected_output", "input", ...};
-LLM judges also take "image" (a path) or "images" (paths), relative to the data file.
+"expected_output" may be a JSON object (the json validator's expected keys). Code validators run as
+`uv run --script` (the result's details.runner says so; this interpreter only when uv is absent).
+LLM judges also take "image" (a path) or "images" (paths), relative to the data file; a case without
+one is skipped, and a failed judge call is that case's error.
 examples:
   wearsim eval --evaluator count --data cases.jsonl
   wearsim eval --evaluator image-description --data cases.jsonl --judge-model openai:gpt-4o
@@ -21,7 +24,9 @@ def register(subparsers) -> None:
                         "structured-output|quality-assessment")
     p.add_argument("--data", required=True, help="JSONL file of cases")
     p.add_argument("--judge-model", default="openai:gpt-4o-mini", help="vision model for the LLM judges")
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint for the judge model")
+    p.add_argument("--base-url", "--judge-base-url", dest="base_url", metavar="URL",
+                   help="the judge model's endpoint, e.g. an OpenAI-compatible server (default: "
+                        "WEARSIM_JUDGE_BASE_URL for an openai: judge, then OPENAI_BASE_URL)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds before a validator is killed")
     p.set_defaults(run=run)
 
@@ -64,7 +69,9 @@ def run(args) -> int:
         results = [run_validator(args.evaluator, data, timeout=args.timeout) for _, data in cases]
     elif args.evaluator in WEIGHTS:
         from benchmark.candidates.factory import missing_credentials
+        from benchmark.cli.bench import judge_base_url
 
+        args.base_url = judge_base_url(args.base_url, None, args.judge_model)
         try:
             problem = missing_credentials(args.judge_model, base_url=args.base_url)
         except ValueError as exc:
@@ -78,9 +85,11 @@ def run(args) -> int:
         print(f"error: unknown evaluator {args.evaluator!r} (known: {', '.join([*VALIDATORS, *WEIGHTS])})",
               file=sys.stderr)
         return 2
-    print(f"{'line':>5}  {'status':<10} {'score':>6}  passed")
+    print(f"{'line':>5}  {'status':<10} {'score':>6}  passed  note")
     for (number, _), result in zip(cases, results):
-        print(f"{number:>5}  {result['status']:<10} {result['score']:>6.3f}  {result['passed']}")
+        note = result["details"].get("reason", "") if result["status"] != "processed" else ""
+        print(f"{number:>5}  {result['status']:<10} {result['score']:>6.3f}  {str(result['passed']):<6}  "
+              f"{note[:100]}".rstrip())
     processed = [r for r in results if r["status"] == "processed"]
     summary = {"evaluator": args.evaluator, "cases": len(results), "processed": len(processed),
                "errors": sum(r["status"] == "error" for r in results),
@@ -92,6 +101,8 @@ def run(args) -> int:
 
 
 async def _judge_all(args, path, cases):
+    import json
+
     from benchmark.candidates import open_candidate
     from benchmark.evaluators.judges import VisionCase, judge_case
 
@@ -99,8 +110,10 @@ async def _judge_all(args, path, cases):
     async with open_candidate(args.judge_model, base_url=args.base_url) as model:
         for _, data in cases:
             images = data.get("images") or ([data["image"]] if data.get("image") else [])
-            case = VisionCase(str(data.get("input", "")), str(data.get("output", "")),
-                              str(data.get("expected_output", "")), tuple(path.parent / p for p in images))
+            expected = data.get("expected_output", "")
+            expected = expected if isinstance(expected, str) else json.dumps(expected)
+            case = VisionCase(str(data.get("input", "")), str(data.get("output", "")), expected,
+                              tuple(path.parent / p for p in images))
             try:
                 results.append(await judge_case(args.evaluator, case, model))
             except (OSError, ValueError) as exc:

@@ -8,6 +8,9 @@ EPILOG = """examples:
   wearsim rescore runs/offline --judge-family lexical --output-dir runs/offline-lexical
   wearsim rescore other/transcripts.jsonl --judge-family openai --judge-model gpt-4o-mini \\
       --scenarios benchmark/v1 --output-dir runs/other-rescored
+  wearsim rescore runs/gpt --judge-family openai --judge-model openai:llama3 \
+      --judge-base-url http://127.0.0.1:8001/v1 --cache --output-dir runs/gpt-llama-judge
+A second rescore with --cache and the same judge asks the judge nothing.
 """
 
 
@@ -24,26 +27,63 @@ def register(subparsers) -> None:
     parser.add_argument("source", metavar="RUN_DIR_OR_FILE", help="run dir or transcripts JSON Lines file")
     parser.add_argument("--judge-family", required=True, help="lexical, openai, gemini, claude, ...")
     parser.add_argument("--judge-model", help="judge model id (not needed for lexical)")
-    parser.add_argument("--judge-base-url", help="base URL of an OpenAI-compatible judge server")
+    parser.add_argument("--judge-base-url", metavar="URL",
+                        help="the judge's endpoint, e.g. an OpenAI-compatible server (default: "
+                             "WEARSIM_JUDGE_BASE_URL for an openai: judge, then OPENAI_BASE_URL)")
+    parser.add_argument("--cache", action="store_true",
+                        help="store and reuse the judge's replies in the response cache (see wearsim cache)")
+    parser.add_argument("--cache-dir", metavar="DIR",
+                        help="the cache directory (default WEARSIM_CACHE_DIR, else ~/.cache/wearsim)")
     parser.add_argument("--scenarios", metavar="BANK", help="bank dir or JSONL file (default: the shipped bank)")
     parser.add_argument("--output-dir", required=True, metavar="DIR", help="new run dir to write")
     parser.set_defaults(run=run)
+
+
+class _Progress:
+    """The rescore's progress on one line, redrawn at most ten times a second."""
+
+    def __init__(self):
+        self.drawn = 0.0
+        self.pending = ""
+
+    def __call__(self, text: str) -> None:
+        import sys
+        import time
+
+        now = time.monotonic()
+        self.pending = text
+        if now - self.drawn >= 0.1:
+            self.drawn = now
+            print(f"\r{text:<100}", end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        import sys
+
+        if self.pending:
+            print(f"\r{self.pending:<100}", file=sys.stderr, flush=True)
+
+
+_progress = _Progress()
 
 
 def run(args) -> int:
     import sys
 
     from benchmark.candidates.factory import missing_credentials
+    from benchmark.cli.bench import judge_base_url
     from benchmark.judges import JudgeFamilyError, judge_model_id
     from benchmark.report.findings import pct
     from benchmark.rescore import RescoreError, rescore
     from benchmark.scenario import BankError
     from benchmark.scoring import TranscriptError
 
+    cache = None
+    base_url = args.judge_base_url
     if args.judge_family.strip().lower() != "lexical":  # the judge's key, checked before anything is read or written
         try:
             model_id = judge_model_id(args.judge_family, args.judge_model)
-            problem = missing_credentials(model_id, base_url=args.judge_base_url, base_url_flag="--judge-base-url")
+            base_url = judge_base_url(args.judge_base_url, args.judge_family, model_id)
+            problem = missing_credentials(model_id, base_url=base_url, base_url_flag="--judge-base-url")
         except (JudgeFamilyError, ValueError) as exc:
             print(f"wearsim rescore: {exc}", file=sys.stderr)
             return 2
@@ -51,12 +91,30 @@ def run(args) -> int:
             print(f"wearsim rescore: {problem} (the judge of --judge-family {args.judge_family}; "
                   "--judge-family lexical needs no key)", file=sys.stderr)
             return 2
+        if args.cache:
+            from pathlib import Path
+
+            from benchmark.candidates.cache import ResponseCache
+            from benchmark.judges.family import set_default_cache
+
+            cache = ResponseCache(Path(args.cache_dir).expanduser() if args.cache_dir else None)
+            set_default_cache(cache)
     try:
         summary = rescore(args.source, judge_family=args.judge_family, judge_model=args.judge_model,
-                          scenarios=args.scenarios, output_dir=args.output_dir, base_url=args.judge_base_url)
+                          scenarios=args.scenarios, output_dir=args.output_dir, base_url=base_url,
+                          progress=_progress)
     except (RescoreError, TranscriptError, BankError, ValueError) as exc:
         print(f"wearsim rescore: {exc}", file=sys.stderr)
         return 1
+    finally:
+        _progress.close()
+        if cache is not None:
+            from benchmark.judges.family import set_default_cache
+
+            set_default_cache(None)
+    if cache is not None:
+        print(f"response cache {cache.directory}: {cache.hits} judge replies from the cache, {cache.misses} "
+              "requested", file=sys.stderr)
     agreement = summary.get("judge_agreement")
     primary = summary["primary"]
     print(f"balanced Turn 2 accuracy ({primary['condition']}) with the new judge: {pct(primary['balanced_accuracy'])}")

@@ -5,6 +5,11 @@ replaced, an unknown one is an error), sent with the image(s) as image
 content to a vision-capable model through the candidate adapters, and the
 model's per-dimension scores (0-10) are combined in code with the spec's
 weights. The model's own overall opinion is never used as the score.
+
+A case without an image is `skipped` with the reason (an image judge never
+grades blind), and a failed call to the judge model (an HTTP error, a
+timeout after the retries) is that case's `error` with the reason: the run
+goes on with the next case.
 """
 
 from __future__ import annotations
@@ -99,11 +104,28 @@ def _parse(text: str) -> dict:
     return data
 
 
+def skipped(reason: str) -> dict:
+    return {"status": "skipped", "score": 0.0, "passed": False, "details": {"reason": reason}}
+
+
+def errored(reason: str, **details) -> dict:
+    return {"status": "error", "score": 0.0, "passed": False, "details": {"reason": reason, **details}}
+
+
 async def judge_case(name: str, case: VisionCase, model: Candidate) -> dict:
     """The standard result: {"status", "score", "passed", "details"}."""
     prompt = render(template_path(name).read_text(encoding="utf-8"), case_values(case))
-    images = tuple(load_image(p) for p in case.images)
-    reply = await model.respond([Message("user", prompt, images)], SYSTEM, CONFIG)
+    if not case.images:
+        return skipped(f"no image in the case: the {name} judge grades answers about images and never judges "
+                       "blind (give \"image\" or \"images\")")
+    try:
+        images = tuple(load_image(p) for p in case.images)
+    except OSError as exc:
+        return errored(f"cannot read the image: {exc.strerror or exc} ({Path(exc.filename or '').name})")
+    try:
+        reply = await model.respond([Message("user", prompt, images)], SYSTEM, CONFIG)
+    except Exception as exc:  # the model call failed (HTTP error, timeout after retries): this case only
+        return errored(f"judge model call failed: {exc}"[:500], judge_model=model.model_id)
     try:
         data = _parse(reply.text)
     except (ValueError, json.JSONDecodeError) as exc:

@@ -1,13 +1,26 @@
-"""Run a code validator as a subprocess, the way an eval harness would.
+"""Run a code validator as a subprocess, the way the spec says: `uv run`.
 
-The eval data goes in on stdin as JSON; the result comes back as JSON on
-stdout. A validator that runs past the timeout (30 s by default) is killed
-and reported as `status: error` with `details.reason: "timeout"`.
+The validator runs as `uv run --script PATH` (its PEP 723 inline metadata
+declares stdlib-only dependencies, so this works offline; `--python` pins the
+interpreter this project runs on, so uv never downloads one). The eval data
+goes in on stdin as JSON; the result comes back as JSON on stdout. Only when
+`uv` is absent (neither on PATH nor beside this interpreter, e.g. in
+`.venv/bin/` where `scripts/setup.sh` installs it) does the validator run on
+the current interpreter instead. Every result records which ran it in
+`details.runner`: `{"via": "uv" | "python", "command": [...]}` plus, for the
+fallback, the reason.
+
+A validator that runs past the timeout (30 s by default) is killed with its
+whole process group and reported as `status: error` with
+`details.reason: "timeout"`.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -26,21 +39,55 @@ def validator_path(name_or_path: str) -> Path:
     return path
 
 
-def _error(reason: str, **details) -> dict:
-    return {"status": "error", "score": 0.0, "passed": False, "details": {"reason": reason, **details}}
+def find_uv() -> str | None:
+    """The `uv` executable: on PATH, or beside the running interpreter (the project's venv)."""
+    found = shutil.which("uv")
+    if found:
+        return found
+    beside = Path(sys.executable).parent / "uv"
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None
 
 
-def run_validator(name_or_path: str, data: dict, *, timeout: float = DEFAULT_TIMEOUT_S) -> dict:
+def validator_command(path: Path, uv: str | None = None) -> tuple[list[str], dict]:
+    """(argv, runner details) for one validator: `uv run --script` when uv exists, else this interpreter."""
+    if uv:
+        command = [uv, "run", "--quiet", "--no-project", "--script", "--python", sys.executable, str(path)]
+        return command, {"via": "uv", "command": ["uv", "run", "--script", path.name]}
+    return [sys.executable, str(path)], {"via": "python", "command": ["python", path.name],
+                                         "reason": "uv not found (on PATH or beside the interpreter)"}
+
+
+def _error(reason: str, runner: dict, **details) -> dict:
+    return {"status": "error", "score": 0.0, "passed": False, "details": {"reason": reason, **details, "runner": runner}}
+
+
+def run_validator(name_or_path: str, data: dict, *, timeout: float = DEFAULT_TIMEOUT_S,
+                  uv: str | None | bool = True) -> dict:
+    """The validator's standard result. `uv=True` finds uv; a path uses that one; None or False runs
+    on this interpreter (the fallback)."""
     path = validator_path(name_or_path)
+    uv_path = find_uv() if uv is True else (uv or None)
+    command, runner = validator_command(path, uv_path)
+    env = {**os.environ, "UV_NO_PROGRESS": "1"}
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True, env=env)
     try:
-        done = subprocess.run([sys.executable, str(path)], input=json.dumps(data), capture_output=True, text=True,
-                              timeout=timeout)
+        stdout, stderr = process.communicate(json.dumps(data), timeout=timeout)
     except subprocess.TimeoutExpired:
-        return _error("timeout", timeout_s=timeout, validator=path.name)
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # uv's child interpreter too
+        except ProcessLookupError:
+            pass
+        process.communicate()
+        return _error("timeout", runner, timeout_s=timeout, validator=path.name)
     try:
-        result = json.loads(done.stdout)
+        result = json.loads(stdout)
     except json.JSONDecodeError:
-        return _error("validator printed no JSON result", exit_code=done.returncode, stderr=done.stderr[-500:])
+        return _error("validator printed no JSON result", runner, exit_code=process.returncode,
+                      stderr=stderr[-500:])
     if not isinstance(result, dict) or {"status", "score", "passed", "details"} - set(result):
-        return _error("validator result is not in the standard format", result=result)
+        return _error("validator result is not in the standard format", runner, result=result)
+    if not isinstance(result["details"], dict):
+        result["details"] = {"value": result["details"]}
+    result["details"]["runner"] = runner
     return result

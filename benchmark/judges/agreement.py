@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.judges.base import LABELS
-from benchmark.judges.lexical import lexical_label
+from benchmark.judges.lexical import lexical_label, scenario_frames
 from benchmark.scenario import ANSWER_LISTS, AnswerKey, load_bank
 from benchmark.scoring.stats import cohen_kappa
 
@@ -35,6 +35,7 @@ class LabelledResponse:
     kind: str
     split: str  # "tuning" (seen while writing the rules) or "holdout" (written after they were frozen)
     answers: AnswerKey
+    frames: tuple[str | None, str | None] = (None, None)  # (earlier, current) frame descriptions
 
 
 @dataclass(frozen=True)
@@ -50,21 +51,32 @@ class Agreement:
     def percent(self) -> float:
         return 100.0 * self.agreed / self.total if self.total else 0.0
 
+    @property
+    def scored(self) -> int:
+        return sum(label != UNSCORED for label in self.lexical_labels)
+
+    @property
+    def coverage(self) -> float:
+        return 100.0 * self.scored / self.total if self.total else 0.0
+
     def line(self) -> str:
         kappa = "undefined" if self.kappa is None else f"{self.kappa:.2f}"
-        return f"{self.agreed}/{self.total} agree ({self.percent:.1f}%), Cohen's kappa {kappa}"
+        return (f"{self.agreed}/{self.total} agree ({self.percent:.1f}%), Cohen's kappa {kappa}, "
+                f"coverage {self.scored}/{self.total} ({self.coverage:.1f}%)")
 
 
 def load_labelled_set(directory: Path = FIXTURE_DIR) -> list[LabelledResponse]:
     scenarios_path = directory / "scenarios.json"
     responses_path = directory / "responses.jsonl"
     scenarios = json.loads(scenarios_path.read_text(encoding="utf-8"))
-    keys = {}
+    keys, frames = {}, {}
     for name, body in scenarios.items():
         for field in ANSWER_LISTS:
             if not isinstance(body.get(field), list):
                 raise ValueError(f"{scenarios_path}: {name}: field '{field}' must be a list of strings")
         keys[name] = AnswerKey(**{field: tuple(body[field]) for field in ANSWER_LISTS})
+        earlier = " ".join(t for t in (body.get("context_image"), body.get("turn_1_image")) if t)
+        frames[name] = (earlier or None, body.get("turn_2_image"))
     items = []
     bank = None
     for number, line in enumerate(responses_path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -81,7 +93,9 @@ def load_labelled_set(directory: Path = FIXTURE_DIR) -> list[LabelledResponse]:
         if isinstance(raw.get("bank_scenario"), str):  # answer lists from the shipped bank
             bank = bank or load_bank()
             try:
-                keys.setdefault(raw["bank_scenario"], bank.get(raw["bank_scenario"]).answers)
+                scenario = bank.get(raw["bank_scenario"])
+                keys.setdefault(raw["bank_scenario"], scenario.answers)
+                frames.setdefault(raw["bank_scenario"], scenario_frames(scenario))
             except KeyError as exc:
                 raise ValueError(f"{where}: field 'bank_scenario': {exc.args[0]}") from exc
             raw["scenario"] = raw["bank_scenario"]
@@ -91,7 +105,7 @@ def load_labelled_set(directory: Path = FIXTURE_DIR) -> list[LabelledResponse]:
             raise ValueError(f"{where}: field 'label' must be one of {', '.join(LABELS)}")
         items.append(LabelledResponse(raw["id"], raw["scenario"], raw["response"], raw["label"],
                                       str(raw.get("kind", "")), str(raw.get("split", "tuning")),
-                                      keys[raw["scenario"]]))
+                                      keys[raw["scenario"]], frames[raw["scenario"]]))
     return items
 
 
@@ -99,7 +113,7 @@ def lexical_agreement(items: list[LabelledResponse]) -> Agreement:
     human, lexical = [], []
     per_label: dict[str, list[int]] = {label: [0, 0] for label in LABELS}
     for item in items:
-        label, _ = lexical_label(item.response, item.answers)
+        label, _ = lexical_label(item.response, item.answers, frames=item.frames)
         label = label or UNSCORED
         human.append(item.human_label)
         lexical.append(label)

@@ -3,12 +3,14 @@
 `--judge-family auto` picks a family other than the candidate's, because a
 model grading itself can score itself too high or too low:
 claude -> gemini, gemini -> openai, openai -> gemini. A local or
-open-weights candidate has no natural "other family", so `auto` asks for an
-explicit one, unless no judge credentials exist at all, in which case the
-lexical judge is used. Whenever the resolved family has no credentials, the
-resolution falls back to `lexical` and its text says so; the runner writes
-that text into the manifest and the findings flag the run as not graded by
-the publication judge.
+open-weights candidate (`local`, `replay`, or an `openai:` model on a custom
+base URL, which may be any model) has no natural "other family", so `auto`
+asks for an explicit one, unless no judge credentials exist at all, in which
+case the lexical judge is used. When the family `auto` picked has no
+credentials, the resolution falls back to `lexical` and its text says so; the
+runner writes that text into the manifest and the findings flag the run as
+not graded by the publication judge. An explicit family without credentials
+is an error naming the variable to set (never a silent fall back).
 """
 
 from __future__ import annotations
@@ -55,16 +57,63 @@ def _credential_names(family: str) -> str:
     return " or ".join(CREDENTIAL_VARIABLES[family])
 
 
+DEFAULT_OPENAI_HOSTS = ("api.openai.com",)
+
+
+def is_custom_endpoint(base_url: str | None) -> bool:
+    """A base URL other than the provider's own cloud endpoint (None: the default)."""
+    if not base_url or not base_url.strip():
+        return False
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url.strip()).hostname or "").lower()
+    return host not in DEFAULT_OPENAI_HOSTS
+
+
+def endpoint_host(base_url: str | None) -> str | None:
+    """The host (and port) of a base URL, for the manifest: never a path, a
+    query or credentials; None for the default endpoint."""
+    if not base_url or not base_url.strip():
+        return None
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(base_url.strip())
+    host = parts.hostname or parts.path.split("/")[0] or "?"
+    if ":" in host:  # IPv6
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{host}:{port}" if port else host
+
+
+def missing_key_message(family: str, flag: str = "--judge-family", base_url_flag: str = "--judge-base-url") -> str:
+    """The error for an explicit judge family without credentials: which variable to set."""
+    text = (f"{flag} {family} needs credentials: set {_credential_names(family)} in the environment "
+            "(or .env)")
+    if family == "openai":
+        text += f", or pass {base_url_flag} URL for an OpenAI-compatible judge server"
+    return text + f"; {flag} lexical needs no key"
+
+
 def resolve_judge_family(requested: str, candidate_family: str, *, env: Mapping[str, str] | None = None,
-                         base_url: str | None = None) -> tuple[str, str]:
+                         base_url: str | None = None, candidate_base_url: str | None = None,
+                         flag: str = "--judge-family", base_url_flag: str = "--judge-base-url") -> tuple[str, str]:
     """(judge family, one-line resolution text for the manifest).
 
     `base_url` (an OpenAI-compatible judge endpoint) counts as credentials
-    for the openai family. `env` defaults to the process environment. The
-    text names variables, never their values.
+    for the openai family. `candidate_base_url` is the candidate's endpoint:
+    an `openai` candidate on a custom one is open-weights for `auto`.
+    `env` defaults to the process environment. An explicit family without
+    credentials raises `JudgeFamilyError` naming the variable (`flag` and
+    `base_url_flag` name the command's options). The text names variables,
+    never their values.
     """
     requested_n = _normalise(requested)
     candidate = _normalise(candidate_family)
+    if candidate == "openai" and is_custom_endpoint(candidate_base_url):
+        candidate = f"open-weights (openai-compatible at {endpoint_host(candidate_base_url)})"
 
     def available(family: str) -> bool:
         return has_credentials(family, env) or (family == "openai" and bool(base_url))
@@ -79,14 +128,16 @@ def resolve_judge_family(requested: str, candidate_family: str, *, env: Mapping[
                     f"(not the publication judge) for a {candidate or 'unknown'} candidate"
                 )
             raise JudgeFamilyError(
-                f"--judge-family auto cannot pick a judge for a {candidate or 'unknown'!s} candidate "
-                "(auto maps claude->gemini, gemini->openai, openai->gemini); pass an explicit "
-                "--judge-family openai|gemini|claude|lexical"
+                f"{flag} auto cannot pick a judge for a {candidate or 'unknown'!s} candidate "
+                "(auto maps claude->gemini, gemini->openai, openai->gemini; a local or open-weights model has no "
+                f"other family); pass an explicit {flag} openai|gemini|claude|lexical"
             )
         family = AUTO_JUDGE_FAMILY[candidate]
         how = f"auto: {candidate} candidate -> {family} judge"
     elif requested_n in DEFAULT_JUDGE_MODELS:
         family = requested_n
+        if not available(family):
+            raise JudgeFamilyError(missing_key_message(family, flag, base_url_flag))
         how = f"{family} judge requested explicitly"
         if family == candidate:
             how += " (same family as the candidate)"
@@ -113,9 +164,24 @@ def judge_model_id(family: str, model: str | None = None) -> str:
     return f"{PROVIDER_PREFIX[family]}:{model}"
 
 
+_DEFAULT_CACHE = None
+
+
+def set_default_cache(cache) -> None:
+    """The response cache `open_judge` uses when it is given none (`wearsim rescore --cache` sets it)."""
+    global _DEFAULT_CACHE
+    _DEFAULT_CACHE = cache
+
+
 @contextlib.asynccontextmanager
-async def open_judge(family: str, model: str | None = None, *, base_url: str | None = None) -> AsyncIterator[Judge]:
-    """A ready `Judge` of the resolved family; model servers are closed on exit."""
+async def open_judge(family: str, model: str | None = None, *, base_url: str | None = None,
+                     cache=None, role: str = "judge") -> AsyncIterator[Judge]:
+    """A ready `Judge` of the resolved family; model servers are closed on exit.
+
+    `base_url` is the judge model's endpoint (None: the provider's default or
+    OPENAI_BASE_URL). With `cache` (a `benchmark.candidates.cache.ResponseCache`)
+    the judge model's replies are stored and reused; `role` names the judge in
+    the run's cache log ("judge" or "ranking judge")."""
     family = _normalise(family)
     if family == "lexical":
         from benchmark.judges.lexical import LexicalJudge
@@ -126,5 +192,10 @@ async def open_judge(family: str, model: str | None = None, *, base_url: str | N
     from benchmark.candidates import open_candidate  # the RUNNER helper's adapters
     from benchmark.judges.llm import LLMJudge
 
+    cache = cache if cache is not None else _DEFAULT_CACHE
     async with open_candidate(model_id, base_url=base_url) as candidate:
+        if cache is not None:
+            from benchmark.candidates.cache import CachedCandidate
+
+            candidate = CachedCandidate(candidate, cache, role=role, keyed_by_trial=False)
         yield LLMJudge(candidate, family=family, name=model_id)

@@ -8,8 +8,10 @@ Three kinds of evidence, per answer list of the scenario's `AnswerKey`:
 - `fuzzy`: tokens not found that way but close to a word (or a run of words of
   the same length as the token) of the response: a regular plural
   ("pans", "boxes", "batteries", "knives"), or, for tokens of at least
-  `FUZZY_MIN_LENGTH` characters, a `difflib` ratio of at least
-  `FUZZY_THRESHOLD` (small misspellings such as "hamer" for "hammer").
+  `FUZZY_MIN_LENGTH` characters, a similarity ratio of at least
+  `FUZZY_THRESHOLD` (small misspellings such as "hamer" for "hammer"): the
+  normalised Indel similarity, 2 * LCS / (len(a) + len(b)), computed by
+  `rapidfuzz` (the figure `difflib.SequenceMatcher.ratio` approximates).
 - `contrastive`: a phrase that sets one time frame against another
   ("earlier ... now", "before ... but now", "not the ... from before",
   "no longer", "instead of"); it names the list whose tokens sit on the
@@ -21,9 +23,11 @@ lexical judge (`benchmark.judges.lexical`) turns them into a label.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+from rapidfuzz import fuzz, process
 
 from benchmark.scenario import ANSWER_LISTS, AnswerKey
 
@@ -63,12 +67,18 @@ class Contrast:
     toward: str | None  # the answer list named on the current side
 
 
+@lru_cache(maxsize=4096)
+def _token_pattern(token: str) -> re.Pattern:
+    return re.compile(r"\b" + re.escape(token) + r"\b", re.IGNORECASE)
+
+
 def word_boundary_hits(response: str, tokens: tuple[str, ...] | list[str]) -> list[str]:
-    """The tokens that occur in `response` as whole words (case-insensitive)."""
+    """The tokens that occur in `response` as whole words (case-insensitive);
+    the same test as `re.search(r'\b' + re.escape(token) + r'\b', response, re.IGNORECASE)`."""
     found = []
     for token in tokens:
         token = token.strip()
-        if token and re.search(r"\b" + re.escape(token) + r"\b", response, re.IGNORECASE):
+        if token and _token_pattern(token).search(response):
             found.append(token)
     return found
 
@@ -91,9 +101,37 @@ def _is_plural_of(candidate: str, token: str) -> bool:
     return head == c_head and c_last in _plural_forms(last)
 
 
-def fuzzy_hits(response: str, tokens: tuple[str, ...] | list[str], exclude: set[str] = frozenset()) -> list[FuzzyHit]:
+@lru_cache(maxsize=4096)
+def _plurals_of(wanted: str) -> tuple[str, ...]:
+    """Every regular plural of a (normalised) token, its last word pluralised."""
+    head, sep, last = wanted.rpartition(" ")
+    return tuple(sorted(f"{head}{sep}{form}" for form in _plural_forms(last)))
+
+
+def similarity(a: str, b: str) -> float:
+    """The fuzzy ratio of two strings, 0..1 (normalised Indel similarity)."""
+    return fuzz.ratio(a, b) / 100.0
+
+
+class _Grams:
+    """The response's words and its runs of n words, made once per response."""
+
+    def __init__(self, response: str):
+        self.words = [w.lower().strip("'-") for w in _WORD.findall(response)]
+        self._by_size: dict[int, tuple[set, list]] = {}
+
+    def of(self, size: int) -> tuple[set, list]:
+        if size not in self._by_size:
+            words = self.words
+            grams = {" ".join(words[i:i + size]) for i in range(len(words) - size + 1)}
+            self._by_size[size] = (grams, sorted(grams))
+        return self._by_size[size]
+
+
+def fuzzy_hits(response: str, tokens: tuple[str, ...] | list[str], exclude: set[str] = frozenset(),
+               grams: _Grams | None = None) -> list[FuzzyHit]:
     """Near matches of tokens not already found on word boundaries."""
-    words = [w.lower().strip("'-") for w in _WORD.findall(response)]
+    grams = grams or _Grams(response)
     hits = []
     for token in tokens:
         if token in exclude:
@@ -101,20 +139,19 @@ def fuzzy_hits(response: str, tokens: tuple[str, ...] | list[str], exclude: set[
         wanted = " ".join(token.lower().split())
         if not wanted:
             continue
-        size = len(wanted.split(" "))
-        grams = {" ".join(words[i:i + size]) for i in range(len(words) - size + 1)}
-        best: FuzzyHit | None = None
-        for gram in grams:
-            if _is_plural_of(gram, wanted):
-                best = FuzzyHit(token, gram, round(difflib.SequenceMatcher(None, wanted, gram).ratio(), 3), "plural")
-                break
-            if len(wanted) < FUZZY_MIN_LENGTH or gram == wanted:
-                continue
-            ratio = difflib.SequenceMatcher(None, wanted, gram).ratio()
-            if ratio >= FUZZY_THRESHOLD and (best is None or ratio > best.ratio):
-                best = FuzzyHit(token, gram, round(ratio, 3), "ratio")
+        present, ordered = grams.of(len(wanted.split(" ")))
+        if not present:
+            continue
+        plural = next((form for form in _plurals_of(wanted) if form in present), None)
+        if plural is not None:
+            hits.append(FuzzyHit(token, plural, round(similarity(wanted, plural), 3), "plural"))
+            continue
+        if len(wanted) < FUZZY_MIN_LENGTH:
+            continue
+        choices = ordered if wanted not in present else [gram for gram in ordered if gram != wanted]
+        best = process.extractOne(wanted, choices, scorer=fuzz.ratio, score_cutoff=FUZZY_THRESHOLD * 100 - 1e-9)
         if best is not None:
-            hits.append(best)
+            hits.append(FuzzyHit(token, best[0], round(best[1] / 100.0, 3), "ratio"))
     return hits
 
 
@@ -189,8 +226,9 @@ def code_signals(response: str, answers: AnswerKey) -> dict:
     """
     response = response or ""
     word_boundary = {name: word_boundary_hits(response, getattr(answers, name)) for name in ANSWER_LISTS}
+    grams = _Grams(response)
     fuzzy = {
-        name: [asdict(hit) for hit in fuzzy_hits(response, getattr(answers, name), set(word_boundary[name]))]
+        name: [asdict(hit) for hit in fuzzy_hits(response, getattr(answers, name), set(word_boundary[name]), grams)]
         for name in ANSWER_LISTS
     }
     contrast = find_contrast(response, answers)

@@ -4,11 +4,18 @@
 # ///
 """OCR validator: how closely extracted text matches the expected text.
 
-Score: normalised similarity (case, spacing and punctuation ignored; an exact
-extraction scores 1.0); with `keywords` given (a list or a comma string) the
-score is the mean of similarity and keyword recall. Details carry the
-character error rate (edit distance / expected length), the similarity and
-which keywords were found.
+An extraction is often embedded in a sentence ("The slide reads: Project
+Proposal Q1 2026"). The validator therefore compares the expected text with
+the best matching window of the output: every run of consecutive output
+words of about the expected length (its word count, give or take a quarter,
+at least two). Case, spacing and punctuation are ignored. The similarity is
+the larger of the whole output's and the best window's (difflib ratio; an
+exact extraction scores 1.0); with `keywords` given (a list or a comma
+string) the score is the mean of similarity and keyword recall, keywords
+being looked for in the whole output. Details carry the similarity, the best
+window and its character error rate (edit distance / expected length), the
+whole output's similarity and character error rate, and which keywords were
+found.
 
 Usage: python ocr_validator.py '{"output": "...", "expected_output": "...", "keywords": [...]}'
 """
@@ -36,14 +43,41 @@ def edit_distance(a: str, b: str) -> int:
     return previous[-1]
 
 
+def ratio(a: str, b: str) -> float:
+    if not a and not b:
+        return 1.0
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def best_window(got: str, want: str) -> tuple[str, float]:
+    """The run of consecutive words of `got` most similar to `want`, and its ratio."""
+    words, size = got.split(), len(want.split())
+    if not words or not size:
+        return got, ratio(got, want)
+    spread = max(1, size // 4)
+    best, best_ratio = got, ratio(got, want)
+    for length in range(max(1, size - spread), size + spread + 1):
+        if length > len(words):
+            break
+        for start in range(len(words) - length + 1):
+            window = " ".join(words[start:start + length])
+            value = ratio(window, want)
+            if value > best_ratio or (value == best_ratio and len(window) < len(best)):
+                best, best_ratio = window, value
+    return best, best_ratio
+
+
 def validate(output: str, expected_output: str, input_text: str = "", **kwargs) -> dict:
     got, want = normalise(output), normalise(expected_output)
-    similarity = difflib.SequenceMatcher(None, got, want, autojunk=False).ratio() if (got or want) else 1.0
-    cer = edit_distance(got, want) / max(len(want), 1)
+    whole = ratio(got, want)
+    window, similarity = best_window(got, want)
+    details = {"similarity": round(similarity, 4), "best_window": window,
+               "character_error_rate": round(edit_distance(window, want) / max(len(want), 1), 4),
+               "whole_output_similarity": round(whole, 4),
+               "whole_output_character_error_rate": round(edit_distance(got, want) / max(len(want), 1), 4)}
     keywords = kwargs.get("keywords") or []
     if isinstance(keywords, str):
         keywords = [k.strip() for k in keywords.split(",") if k.strip()]
-    details = {"similarity": round(similarity, 4), "character_error_rate": round(cer, 4)}
     score = similarity
     if keywords:
         found = [k for k in keywords if re.search(r"\b" + re.escape(normalise(k)) + r"\b", got)]

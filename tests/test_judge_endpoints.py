@@ -1,0 +1,172 @@
+"""Judge endpoints and families (issue 12): the candidate and each judge on
+their own OpenAI-compatible server, the manifest naming a non-default
+endpoint by host only, and explicit families without a key failing loudly."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmark.candidates import GenerationConfig, Message
+from benchmark.candidates.openai_chat import OpenAIChatCandidate
+from benchmark.judges import JudgeFamilyError, resolve_judge_family
+from benchmark.judges.family import endpoint_host, is_custom_endpoint
+from tests.fake_openai import FakeOpenAI
+
+ROOT = Path(__file__).resolve().parents[1]
+VERDICT = json.dumps({"label": "current", "rationale": "grounded in the object in hand now"})
+NO_KEYS = {k: v for k, v in os.environ.items()
+           if not k.endswith("_API_KEY") and k not in ("OPENAI_BASE_URL", "WEARSIM_JUDGE_BASE_URL")}
+
+
+def bench(args, run_dir, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "benchmark", "bench", "--conditions", "baseline", "--limit", "2",
+         "--output-dir", str(run_dir), *args],
+        capture_output=True, text=True, timeout=300, cwd=ROOT, env=env or NO_KEYS)
+
+
+def manifest(run_dir):
+    return json.loads((run_dir / "manifest.json").read_text())
+
+
+# ---- resolution -----------------------------------------------------------------
+
+def test_explicit_family_without_its_key_names_the_variable():
+    with pytest.raises(JudgeFamilyError, match="GEMINI_API_KEY or GOOGLE_API_KEY"):
+        resolve_judge_family("gemini", "openai", env={"OPENAI_API_KEY": "k"})
+    with pytest.raises(JudgeFamilyError, match="OPENAI_API_KEY.*--judge-base-url"):
+        resolve_judge_family("openai", "local", env={})
+    with pytest.raises(JudgeFamilyError, match="--ranking-judge-family claude needs credentials"):
+        resolve_judge_family("claude", "openai", env={}, flag="--ranking-judge-family")
+    # a judge endpoint counts for an OpenAI-compatible judge
+    assert resolve_judge_family("openai", "local", env={}, base_url="http://127.0.0.1:9/v1")[0] == "openai"
+
+
+def test_auto_asks_for_an_explicit_family_for_an_open_weights_model_on_a_custom_endpoint():
+    keys = {"OPENAI_API_KEY": "k", "GEMINI_API_KEY": "g"}
+    with pytest.raises(JudgeFamilyError, match="open-weights.*127.0.0.1:8000.*explicit --judge-family"):
+        resolve_judge_family("auto", "openai", env=keys, candidate_base_url="http://127.0.0.1:8000/v1")
+    # OpenAI's own endpoint is not custom: auto still picks gemini
+    assert resolve_judge_family("auto", "openai", env=keys,
+                                candidate_base_url="https://api.openai.com/v1")[0] == "gemini"
+    # and with no judge credentials at all, auto falls back to lexical, saying so
+    family, text = resolve_judge_family("auto", "openai", env={}, candidate_base_url="http://10.0.0.5:8000/v1")
+    assert family == "lexical" and "open-weights" in text
+
+
+def test_endpoint_host_keeps_neither_path_nor_credentials():
+    assert endpoint_host(None) is None
+    assert endpoint_host("http://127.0.0.1:8000/v1") == "127.0.0.1:8000"
+    assert endpoint_host("https://user:s3cret@llm.example.org/v1?key=abc") == "llm.example.org"
+    assert not is_custom_endpoint("https://api.openai.com/v1") and is_custom_endpoint("http://localhost:1/v1")
+
+
+# ---- bench against separate servers -----------------------------------------------
+
+def test_judge_and_candidate_on_their_own_servers(tmp_path):
+    with FakeOpenAI(reply="That is the screwdriver in your hand now.") as candidate, \
+            FakeOpenAI(reply=VERDICT) as judge:
+        done = bench(["--model", "openai:cand", "--base-url", candidate.base_url, "--judge-family", "openai",
+                      "--judge-model", "openai:judge-m", "--judge-base-url", judge.base_url], tmp_path / "run")
+    assert done.returncode == 0, done.stderr
+    assert candidate.requests and judge.requests
+    assert {r["model"] for r in candidate.requests} == {"cand"}
+    assert {r["model"] for r in judge.requests} == {"judge-m"}
+    assert all(r.get("response_format") for r in judge.requests)  # JSON mode: only judge requests there
+    m = manifest(tmp_path / "run")
+    assert m["candidate_endpoint"] == endpoint_host(candidate.base_url)
+    assert m["judge_endpoint"] == endpoint_host(judge.base_url)
+    assert m["judge_model"] == "openai:judge-m" and m["judge_family"] == "openai"
+    assert "/" not in m["candidate_endpoint"] + m["judge_endpoint"]  # hosts only: never a path
+    assert "judge openai:judge-m at 127.0.0.1" in done.stderr
+
+
+def test_judge_base_url_from_the_environment_and_a_ranking_judge_elsewhere(tmp_path):
+    with FakeOpenAI(reply="The screwdriver you hold now.") as candidate, FakeOpenAI(reply=VERDICT) as judge, \
+            FakeOpenAI(reply=VERDICT) as ranking:
+        env = {**NO_KEYS, "WEARSIM_JUDGE_BASE_URL": judge.base_url}
+        done = bench(["--model", "openai:cand", "--base-url", candidate.base_url, "--judge-family", "openai",
+                      "--judge-model", "openai:j1", "--ranking-judge-family", "openai", "--ranking-judge-model",
+                      "openai:j2", "--ranking-judge-base-url", ranking.base_url], tmp_path / "run", env)
+    assert done.returncode == 0, done.stderr
+    assert {r["model"] for r in judge.requests} == {"j1"}
+    assert {r["model"] for r in ranking.requests} == {"j2"}
+    assert {r["model"] for r in candidate.requests} == {"cand"}
+    m = manifest(tmp_path / "run")
+    assert m["judge_endpoint"] == endpoint_host(judge.base_url)
+    assert m["ranking_judge_endpoint"] == endpoint_host(ranking.base_url)
+
+
+def test_credentials_in_an_endpoint_never_reach_the_manifest(tmp_path):
+    with FakeOpenAI(reply="The screwdriver now.") as candidate, FakeOpenAI(reply=VERDICT) as judge:
+        done = bench(["--model", "openai:cand", "--base-url", candidate.base_url, "--judge-family", "openai",
+                      "--judge-model", "openai:j", "--judge-base-url", judge.base_url.replace(
+                          "http://", "http://user:hunter2@")], tmp_path / "run")
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "run" / "manifest.json").read_text()
+    assert "hunter2" not in text and "user" not in manifest(tmp_path / "run")["judge_endpoint"]
+    assert "hunter2" not in done.stderr
+
+
+def test_explicit_family_without_key_stops_bench_before_anything_is_written(tmp_path):
+    with FakeOpenAI() as candidate:
+        done = bench(["--model", "openai:cand", "--base-url", candidate.base_url, "--judge-family", "gemini"],
+                     tmp_path / "run")
+    assert done.returncode == 2
+    assert "GEMINI_API_KEY" in done.stderr and "lexical" in done.stderr
+    assert not (tmp_path / "run").exists()
+    assert candidate.requests == []
+
+
+def test_auto_with_an_open_weights_candidate_on_a_custom_url_asks_for_a_family(tmp_path):
+    with FakeOpenAI() as candidate:
+        env = {**NO_KEYS, "GEMINI_API_KEY": "g-test-not-real"}
+        done = bench(["--model", "openai:qwen2.5", "--base-url", candidate.base_url], tmp_path / "run", env)
+    assert done.returncode == 2
+    assert "explicit --judge-family" in done.stderr and "g-test-not-real" not in done.stderr
+    assert candidate.requests == []
+
+
+def test_the_judge_does_not_follow_the_candidate_base_url(tmp_path):
+    """`--base-url` reaches the candidate only: an openai judge without its own endpoint or key is an error
+    that says how to give it one, not a run where every judge call goes to the candidate's server."""
+    with FakeOpenAI() as candidate:
+        done = bench(["--model", "openai:cand", "--base-url", candidate.base_url, "--judge-family", "openai"],
+                     tmp_path / "run")
+    assert done.returncode == 2 and "--judge-base-url" in done.stderr
+    assert candidate.requests == []
+
+
+# ---- the chat adapter's own HTTP client ----------------------------------------------
+
+async def test_the_http_client_and_the_sdk_send_the_same_request():
+    with FakeOpenAI(reply="hello there") as server:
+        sent = []
+        for transport in ("http", "sdk"):
+            candidate = OpenAIChatCandidate("m", base_url=server.base_url, api_key="x", transport=transport)
+            plain = await candidate.respond([Message("user", "hi")], "sys", GenerationConfig(max_tokens=9))
+            deltas = []
+            streamed = await candidate.respond([Message("user", "hi")], "sys", GenerationConfig(max_tokens=9),
+                                               on_delta=deltas.append)
+            await candidate.aclose()
+            assert plain.text == streamed.text == "".join(deltas) == "hello there"
+            assert plain.usage.input_tokens == 11 and streamed.usage.output_tokens == 2
+            sent.append(server.requests[-2:])
+            server.requests.clear()
+    assert sent[0] == sent[1]
+
+
+async def test_http_errors_are_final_or_retried_as_before():
+    with FakeOpenAI(fail_first=1, retry_after="0") as server:
+        candidate = OpenAIChatCandidate("m", base_url=server.base_url, api_key="x", transport="http")
+        reply = await candidate.respond([Message("user", "hi")], "", GenerationConfig())
+        await candidate.aclose()
+    assert server.statuses == [429, 200] and reply.text
+    candidate = OpenAIChatCandidate("m", base_url="http://127.0.0.1:9/v1", api_key="x", transport="http",
+                                    attempts=1)
+    with pytest.raises(Exception, match="ConnectionRefusedError|OSError|ConnectionError"):
+        await candidate.respond([Message("user", "hi")], "", GenerationConfig())
