@@ -503,7 +503,7 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                             record = TrialRecord(
                                 target_context=scenario.target_context, cue_type=scenario.cue_type,
                                 difficulty_tier=scenario.difficulty_tier, activity_domain=scenario.activity_domain,
-                                error=f"{type(exc).__name__}: {exc}"[:500], **cell)
+                                subset=scenario.subset, error=f"{type(exc).__name__}: {exc}"[:500], **cell)
                         finally:
                             if talk is not None and hasattr(talk, "aclose"):
                                 await talk.aclose()
