@@ -12,8 +12,10 @@ model it will ask for passes `ServerSettings(allowed_backends=(model_id,))`.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import uvicorn
@@ -60,7 +62,37 @@ def server_config(settings: ServerSettings | None, host: str, port: int) -> uvic
 
 
 @contextlib.contextmanager
-def running_server(settings: ServerSettings | None = None, *, port: int = 0, startup_timeout: float = 300.0):
+def _server_log(path: Path | None):
+    """While the server runs, its own and uvicorn's log lines also go to `path`."""
+    if path is None:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    loggers = [logging.getLogger(name) for name in ("wearsim.server", "uvicorn.error")]
+    for logger in loggers:
+        logger.addHandler(handler)
+        logger.setLevel(min(logger.level or logging.INFO, logging.INFO))
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+        handler.close()
+
+
+@contextlib.contextmanager
+def running_server(settings: ServerSettings | None = None, *, port: int = 0, startup_timeout: float = 300.0,
+                   log_path: Path | None = None):
+    with _server_log(log_path):
+        with _running_server(settings, port, startup_timeout) as url:
+            logging.getLogger("wearsim.server").info("streaming server on %s (in-process)", url)
+            yield url
+
+
+@contextlib.contextmanager
+def _running_server(settings: ServerSettings | None, port: int, startup_timeout: float):
     from benchmark.candidates.local import free_port
 
     port = port or free_port()

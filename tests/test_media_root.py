@@ -31,6 +31,7 @@ def test_a_stream_run_takes_speech_from_the_media_root(tmp_path):
     assert word_error_rate(OWN_WORDS, heard) <= 0.5, heard  # the recording, not the scenario's line
     assert record["turns"][0]["glasses"]["speech_media"] == "media"
     assert record["turns"][1]["glasses"]["speech_media"] == "tts"  # no turn_2 recording there: synthesized now
+    assert "streaming server on ws://127.0.0.1:" in (tmp_path / "run" / "logs" / "server.log").read_text()
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["media_root"] == str(root.resolve())
 

@@ -439,10 +439,12 @@ async def conversations(settings, args, run_dir):
         from streaming.app import ServerSettings
         from streaming.local_server import running_server
 
-        print("starting the streaming server in-process (Whisper, VAD, backend)", file=sys.stderr)
+        print(f"starting the streaming server in-process (Whisper, VAD, backend); its log: "
+              f"{run_dir / 'logs' / 'server.log'}", file=sys.stderr)
         server = running_server(ServerSettings(backend_base_url=args.base_url, asr_model=args.asr_model,
                                                describer_base_url=settings.describer_base_url,
-                                               allowed_backends=(settings.model_id,)))
+                                               allowed_backends=(settings.model_id,)),
+                                log_path=run_dir / "logs" / "server.log")
     with server as url:
         yield lambda scenario, condition, gap: StreamConversation(
             scenario, condition, url, settings.model_id, config, camera=settings.camera,
