@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from benchmark.evaluators import VALIDATORS, VALIDATORS_DIR
@@ -57,6 +58,38 @@ def validator_command(path: Path, uv: str | None = None) -> tuple[list[str], dic
                                          "reason": "uv not found (on PATH or beside the interpreter)"}
 
 
+MAX_OUTPUT_BYTES = 1_000_000  # a validator's result is one small JSON object
+
+
+class _Capped(threading.Thread):
+    """Reads a pipe to its end in the background, keeping at most `limit` bytes;
+    past that the process's whole group is killed (a runaway validator)."""
+
+    def __init__(self, pipe, limit: int, process=None):
+        super().__init__(daemon=True)
+        self.pipe, self.limit, self.chunks, self.size, self.overflow = pipe, limit, [], 0, False
+        self.start()
+
+    def run(self) -> None:
+        for chunk in iter(lambda: self.pipe.read(65536), b""):
+            if self.size + len(chunk) > self.limit:
+                self.overflow = True
+                continue  # keep draining so the child never blocks; nothing more is kept
+            self.chunks.append(chunk)
+            self.size += len(chunk)
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", "replace")
+
+
+def _kill_group(process) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)  # uv's child interpreter too
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
 def _error(reason: str, runner: dict, **details) -> dict:
     return {"status": "error", "score": 0.0, "passed": False, "details": {"reason": reason, **details, "runner": runner}}
 
@@ -68,18 +101,31 @@ def run_validator(name_or_path: str, data: dict, *, timeout: float = DEFAULT_TIM
     path = validator_path(name_or_path)
     uv_path = find_uv() if uv is True else (uv or None)
     command, runner = validator_command(path, uv_path)
+    try:
+        payload = json.dumps(data).encode("utf-8")
+    except (RecursionError, TypeError, ValueError) as exc:
+        return _error(f"eval data cannot be sent as JSON: {type(exc).__name__}", runner, validator=path.name)
     env = {**os.environ, "UV_NO_PROGRESS": "1"}
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True, env=env)
+                               start_new_session=True, env=env)
+    out, err = _Capped(process.stdout, MAX_OUTPUT_BYTES), _Capped(process.stderr, MAX_OUTPUT_BYTES)
     try:
-        stdout, stderr = process.communicate(json.dumps(data), timeout=timeout)
+        process.stdin.write(payload)
+        process.stdin.close()
+    except BrokenPipeError:
+        pass
+    try:
+        process.wait(timeout=timeout)
+        out.join(), err.join()
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)  # uv's child interpreter too
-        except ProcessLookupError:
-            pass
-        process.communicate()
+        _kill_group(process)
+        reason = "output" if out.overflow else "timeout"
+        if reason == "output":
+            return _error(f"validator printed more than {MAX_OUTPUT_BYTES:,} bytes", runner, validator=path.name)
         return _error("timeout", runner, timeout_s=timeout, validator=path.name)
+    if out.overflow:
+        return _error(f"validator printed more than {MAX_OUTPUT_BYTES:,} bytes", runner, validator=path.name)
+    stdout, stderr = out.text(), err.text()
     try:
         result = json.loads(stdout)
     except json.JSONDecodeError:

@@ -120,7 +120,7 @@ def main(argv: list[str]) -> int:
         kwargs = {k: v for k, v in data.items() if k not in ("output", "expected_output", "input")}
         result = validate(str(data.get("output", "")), str(data.get("expected_output", "")),
                           str(data.get("input", "")), **kwargs)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, RecursionError) as exc:
         result = {"status": "error", "score": 0.0, "passed": False, "details": {"reason": f"bad input: {exc}"}}
     print(json.dumps(result))
     return 0 if result["passed"] else 1

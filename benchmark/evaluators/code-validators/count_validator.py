@@ -41,8 +41,17 @@ PAIR = re.compile(r"\b(?:" + NUMBER + r")\b\s+((?:[a-z-]+\s+){0," + str(MAX_ADJE
                   re.IGNORECASE)
 
 
+# irregular plurals (and -f/-fe -> -ves) a count is often written with
+IRREGULAR = {"knives": "knife", "leaves": "leaf", "loaves": "loaf", "halves": "half", "shelves": "shelf",
+             "wolves": "wolf", "wives": "wife", "lives": "life", "calves": "calf", "scarves": "scarf",
+             "people": "person", "children": "child", "men": "man", "women": "woman", "feet": "foot",
+             "teeth": "tooth", "geese": "goose", "mice": "mouse", "dice": "die", "oxen": "ox"}
+
+
 def singular(noun: str) -> str:
     noun = noun.lower()
+    if noun in IRREGULAR:
+        return IRREGULAR[noun]
     if noun.endswith("ies") and len(noun) > 4:
         return noun[:-3] + "y"
     if noun.endswith(("ches", "shes", "sses", "xes", "zes")):
@@ -74,7 +83,8 @@ def count_pairs(text: str) -> dict[str, int]:
 
 
 def _noun_forms(noun: str) -> str:
-    forms = {noun, noun + "s", noun + "es"}
+    noun = singular(noun)
+    forms = {noun, noun + "s", noun + "es"} | {plural for plural, one in IRREGULAR.items() if one == noun}
     if noun.endswith("y"):
         forms.add(noun[:-1] + "ies")
     return "|".join(sorted(forms, key=len, reverse=True))
@@ -115,7 +125,7 @@ def main(argv: list[str]) -> int:
         kwargs = {k: v for k, v in data.items() if k not in ("output", "expected_output", "input")}
         result = validate(str(data.get("output", "")), str(data.get("expected_output", "")),
                           str(data.get("input", "")), **kwargs)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, RecursionError) as exc:
         result = {"status": "error", "score": 0.0, "passed": False, "details": {"reason": f"bad input: {exc}"}}
     print(json.dumps(result))
     return 0 if result["passed"] else 1

@@ -190,7 +190,7 @@ def main(argv: list[str]) -> int:
         if not isinstance(output, str):  # the output itself given as JSON
             output = json.dumps(output)
         result = validate(output, expected, str(data.get("input", "")), **kwargs)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, RecursionError) as exc:
         result = {"status": "error", "score": 0.0, "passed": False, "details": {"reason": f"bad input: {exc}"}}
     print(json.dumps(result))
     return 0 if result["passed"] else 1
