@@ -45,8 +45,10 @@ RESUME_KEYS = (
     "ranking_judge_family", "ranking_judge_model", "temperature", "max_tokens", "camera_injection",
     "repair_style", "via", "conditions", "ranking_condition", "trials", "scenario_ids", "staleness_ms",
     "synthetic_frames", "describer", "speed", "media_root", "asr_model",
-    "candidate_endpoint", "judge_endpoint", "ranking_judge_endpoint", "describer_endpoint",
 )
+# The manifest's endpoints (candidate_endpoint, judge_endpoint, ...) are recorded but may
+# change on resume: a server may move (a local one gets a new port each start) while
+# the model ids above stay the same.
 _NOT_RECORDED = object()
 # keys older runners did not write: the value they used, or _NOT_RECORDED when
 # it cannot be known (then a manifest without the key is not compared on it)
