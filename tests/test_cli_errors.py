@@ -160,3 +160,14 @@ def test_bench_help_explains_the_flags_and_lists_the_conditions(capsys):
                         ("--max-error-rate", "exit with status 3"),
                         ("--ids", "sc-05,sc-12")):
         assert flag in out and words in out, flag
+
+
+def test_a_text_only_model_cannot_judge_images(tmp_path):
+    import subprocess
+    import sys
+
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text('{"output": "a red mug", "image": "mug.jpg"}\n')
+    done = subprocess.run([sys.executable, "-m", "benchmark", "eval", "--evaluator", "image-description",
+                           "--data", str(cases), "--judge-model", "local"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "reads text only" in done.stderr and "Traceback" not in done.stderr

@@ -16,6 +16,10 @@ examples:
 """
 
 
+# model id providers that cannot take an image (the embedded SmolLM2, recorded replies)
+TEXT_ONLY_PROVIDERS = ("local", "replay")
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("eval", help="run a vision evaluator (code validator or LLM judge) over cases",
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -79,6 +83,11 @@ def run(args) -> int:
             return 2
         if problem:
             print(f"error: {problem} (--judge-model {args.judge_model})", file=sys.stderr)
+            return 2
+        if args.judge_model.strip().split(":")[0] in TEXT_ONLY_PROVIDERS:
+            print(f"error: --judge-model {args.judge_model} reads text only and these judges look at images: "
+                  "use a vision model, e.g. openai:gpt-4o-mini, gemini:gemini-2.5-flash, or openai:MODEL with "
+                  "--judge-base-url for a local vision server", file=sys.stderr)
             return 2
         results = asyncio.run(_judge_all(args, path, cases))
     else:
