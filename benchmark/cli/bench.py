@@ -282,7 +282,6 @@ def run(args) -> int:
     except RunDirError as exc:
         return _fail(str(exc))
     configure(limits)
-    _preload_report_modules()
     try:
         print(f"candidate {model_id}" + (f" ({candidate_file})" if candidate_file else "")
               + (f" at {settings_host(candidate_url)}" if candidate_url else "")
@@ -337,26 +336,6 @@ def run(args) -> int:
         return _error_rate_status(summary, run_dir, args.max_error_rate)
     finally:
         prepared.close()
-
-
-def _preload_report_modules() -> None:
-    """Import what the report at the end needs (findings, numpy, matplotlib's Agg pyplot: about half a
-    second) in a background thread while the cells wait on the network, so the run's end is not held up
-    by imports. A failure here changes nothing: the report imports them again."""
-    import threading
-
-    def work() -> None:
-        try:
-            import benchmark.report  # noqa: F401
-            import benchmark.report.findings  # noqa: F401
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot  # noqa: F401
-        except Exception:
-            pass
-
-    threading.Thread(target=work, name="wearsim-preload", daemon=True).start()
 
 
 def settings_host(base_url: str | None) -> str | None:
