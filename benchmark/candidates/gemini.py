@@ -45,11 +45,8 @@ class GeminiCandidate:
         return await with_retries(lambda: self._respond_once(messages, system, config, on_delta), attempts=self.attempts)
 
     async def _respond_once(self, messages, system, config, on_delta) -> Reply:
-        estimate = ratelimit.estimate_tokens(system, (m.text for m in messages), config.max_tokens)
-        async with self.limiter.slot(estimate) as slot:
-            reply = await self._request(messages, system, config, on_delta)
-            slot.used(reply.usage.input_tokens + reply.usage.output_tokens)
-            return reply
+        return await ratelimit.limited(self.limiter, system, messages, config,
+                                       lambda: self._request(messages, system, config, on_delta))
 
     async def _request(self, messages, system, config, on_delta) -> Reply:
         from google.genai import errors

@@ -299,25 +299,23 @@ class OpenAIChatCandidate:
         return body
 
     async def _respond_once(self, messages, system, config, on_delta) -> Reply:
-        estimate = ratelimit.estimate_tokens(system, (m.text for m in messages), config.max_tokens)
-        async with self.limiter.slot(estimate) as slot:
-            if self.http is None:
-                reply = await self._respond_sdk(messages, system, config, on_delta)
-            else:
-                try:
-                    reply = await asyncio.wait_for(self._respond_http(messages, system, config, on_delta),
-                                                   self.timeout)
-                except asyncio.TimeoutError:
-                    raise RetryableError(f"{self.model_id}: timed out after {self.timeout:g} s") from None
-                except HTTPStatusError as exc:
-                    if exc.status in RETRYABLE_STATUSES or exc.status >= 500:
-                        what = "rate limited (429)" if exc.status == 429 else f"server error {exc.status}"
-                        raise RetryableError(f"{self.model_id}: {what}", retry_after_seconds(exc.headers)) from None
-                    raise RuntimeError(f"{self.model_id}: HTTP {exc.status}: {exc.message()}") from None
-                except (ConnectionError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:
-                    raise RetryableError(f"{self.model_id}: {type(exc).__name__}") from None
-            slot.used(reply.usage.input_tokens + reply.usage.output_tokens)
-            return reply
+        return await ratelimit.limited(self.limiter, system, messages, config,
+                                       lambda: self._request(messages, system, config, on_delta))
+
+    async def _request(self, messages, system, config, on_delta) -> Reply:
+        if self.http is None:
+            return await self._respond_sdk(messages, system, config, on_delta)
+        try:
+            return await asyncio.wait_for(self._respond_http(messages, system, config, on_delta), self.timeout)
+        except asyncio.TimeoutError:
+            raise RetryableError(f"{self.model_id}: timed out after {self.timeout:g} s") from None
+        except HTTPStatusError as exc:
+            if exc.status in RETRYABLE_STATUSES or exc.status >= 500:
+                what = "rate limited (429)" if exc.status == 429 else f"server error {exc.status}"
+                raise RetryableError(f"{self.model_id}: {what}", retry_after_seconds(exc.headers)) from None
+            raise RuntimeError(f"{self.model_id}: HTTP {exc.status}: {exc.message()}") from None
+        except (ConnectionError, OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:
+            raise RetryableError(f"{self.model_id}: {type(exc).__name__}") from None
 
     async def _respond_http(self, messages, system, config, on_delta) -> Reply:
         started = time.monotonic()

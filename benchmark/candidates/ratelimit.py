@@ -227,3 +227,14 @@ def estimate_tokens(system: str, texts, max_tokens: int) -> int:
     """A request's token estimate before it is sent: about 4 characters a token, plus the reply cap."""
     chars = len(system or "") + sum(len(t or "") for t in texts)
     return chars // 4 + 1 + max_tokens
+
+
+async def limited(limiter, system: str, messages, config, request):
+    """One request (`await request()` -> Reply) through the endpoint's buckets; the
+    token estimate is corrected by the reply's usage. Every adapter sends through it."""
+    estimate = estimate_tokens(system, (m.text for m in messages), config.max_tokens)
+    async with limiter.slot(estimate) as slot:
+        reply = await request()
+        slot.used(reply.usage.input_tokens + reply.usage.output_tokens)
+        return reply
+
