@@ -5,6 +5,8 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from benchmark.report.plots import agg_pyplot
+
 PLOT_FILES = {
     "paired_accuracy": "proxy_paired_accuracy.png",
     "wer_histogram": "proxy_wer_histogram.png",
@@ -17,15 +19,6 @@ CATEGORY_NAMES = {"speech": "speech perceived", "scene": "scene perceived", "bot
 RUN_COLOURS = {"A": "#90b4d8", "B": "#2b6cb0"}
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _empty(ax, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=11, color="#555555", wrap=True,
             transform=ax.transAxes)
@@ -34,7 +27,7 @@ def _empty(ax, text: str) -> None:
 
 
 def plot_paired_accuracy(report: dict, path: Path) -> None:
-    plt = _pyplot()
+    plt = agg_pyplot()
     head = report["headline"]
     cells = report["cells"]
     rows = [("all pairs (balanced: current, prior)", head["difference"], head["ci_low"], head["ci_high"],
@@ -84,7 +77,7 @@ def plot_paired_accuracy(report: dict, path: Path) -> None:
 
 
 def plot_wer_histogram(report: dict, path: Path) -> None:
-    plt = _pyplot()
+    plt = agg_pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
     series = {label: [r["wer"] for r in report["channels"][label]["speech"]["rows"]] for label in ("A", "B")}
     series = {label: values for label, values in series.items() if values}
@@ -111,7 +104,7 @@ def plot_wer_histogram(report: dict, path: Path) -> None:
 
 
 def plot_flips_by_channel(report: dict, path: Path) -> None:
-    plt = _pyplot()
+    plt = agg_pyplot()
     flips = report["attribution"]["flips"]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), dpi=110)
     top, drawn = 1, []

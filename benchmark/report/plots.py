@@ -9,7 +9,8 @@ from benchmark.scoring.trials import LABELS
 PLOT_FILES = ("balanced_accuracy.png", "accuracy_by_cue_type.png", "confusion.png")
 
 
-def _pyplot():
+def agg_pyplot():
+    """matplotlib's pyplot on the headless Agg backend (the report's and the proxy report's plots)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -25,7 +26,7 @@ def _err(value: float | None, low: float | None, high: float | None) -> tuple[fl
 
 
 def plot_balanced_accuracy(summary: dict, path: Path) -> None:
-    plt = _pyplot()
+    plt = agg_pyplot()
     names = list(summary["conditions"])
     values = [summary["conditions"][n]["balanced_accuracy"] for n in names]
     errs = [_err(v, summary["conditions"][n]["ci_low"], summary["conditions"][n]["ci_high"])
@@ -54,7 +55,7 @@ def plot_balanced_accuracy(summary: dict, path: Path) -> None:
 
 
 def plot_accuracy_by_cue_type(summary: dict, path: Path) -> None:
-    plt = _pyplot()
+    plt = agg_pyplot()
     data = summary["by_cue_type"]
     names = list(data)
     cues = sorted({cue for per in data.values() for cue in per})
@@ -88,7 +89,7 @@ def plot_accuracy_by_cue_type(summary: dict, path: Path) -> None:
 
 
 def plot_confusion(summary: dict, path: Path) -> None:
-    plt = _pyplot()
+    plt = agg_pyplot()
     condition = summary["primary"]["condition"]
     data = summary["confusion"].get(condition, {})
     cols = [*LABELS, "unscored"]
@@ -117,7 +118,7 @@ def plot_confusion(summary: dict, path: Path) -> None:
 
 def plot_staleness(summary: dict, path: Path) -> None:
     """Per condition: Turn 2 accuracy and the earlier-scene rate against the Turn 2 gap."""
-    plt = _pyplot()
+    plt = agg_pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
     palette = plt.get_cmap("tab10")
     for i, (condition, gaps) in enumerate(summary["by_staleness"].items()):
