@@ -119,8 +119,8 @@ def render_comparison(result: dict) -> str:
         return "n/a" if v is None else f"{v:.2f} s"
 
     for key, name in (("first_token_s", "first reply text"), ("first_audio_s", "first reply audio"),
-                      ("reply_done_s", "reply done")):
-        a, b = result["latency_a"][key], result["latency_b"][key]
+                      ("first_voice_s", "voice to voice"), ("reply_done_s", "reply done")):
+        a, b = result["latency_a"].get(key) or {"n": 0}, result["latency_b"].get(key) or {"n": 0}
         if a["n"] or b["n"]:
             lines.append(f"latency, {name} p50/p95: A {seconds(a['p50'])} / {seconds(a['p95'])} "
                          f"(from {result['latency_a']['measured_from']}), B {seconds(b['p50'])} / "

@@ -153,7 +153,8 @@ class TurnResult:
                       "latency_s": round(reply.latency_s, 4),
                       "first_token_s": None if reply.first_token_s is None else round(reply.first_token_s, 4),
                       "first_audio_s": None if reply.first_audio_s is None else round(reply.first_audio_s, 4),
-                      "heard": reply.heard},
+                      "first_voice_s": None if reply.first_voice_s is None else round(reply.first_voice_s, 4),
+                      "audio_file": reply.audio_file, "heard": reply.heard, "cached": reply.cached},
             "metrics": dict(self.metrics),
             "glasses": dict(self.glasses),
         }
@@ -174,7 +175,8 @@ def _reply(data: dict, text: str, model: str) -> Reply:
     usage = data.get("usage") or {}
     return Reply(text, model, Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)),
                  float(data.get("latency_s") or 0.0), data.get("first_token_s"), data.get("first_audio_s"),
-                 data.get("heard"))
+                 data.get("heard"), audio_file=data.get("audio_file"), first_voice_s=data.get("first_voice_s"),
+                 cached=data.get("cached") is True)
 
 
 def _turn_from_v1(data: Any, record: dict, where: str) -> TurnResult:
@@ -348,9 +350,10 @@ class TrialRecord:
 
 
 def _verdict_json(prefix: str, verdict: Verdict | None) -> dict:
-    values = (None,) * 6 if verdict is None else (
-        verdict.label, verdict.rationale, verdict.judge, verdict.prompt, verdict.raw, verdict.unscored_reason)
-    names = ("label", "rationale", "name", "prompt", "raw", "unscored_reason")
+    values = (None,) * 7 if verdict is None else (
+        verdict.label, verdict.rationale, verdict.judge, verdict.prompt, verdict.raw, verdict.unscored_reason,
+        verdict.cached)
+    names = ("label", "rationale", "name", "prompt", "raw", "unscored_reason", "cached")
     return {f"{prefix}_{name}": value for name, value in zip(names, values)}
 
 
@@ -401,7 +404,7 @@ class _Reader:
         if label is None and reason is None and not any(rest.values()):
             return None
         return Verdict(label, rest["rationale"] or "", rest["name"] or "", reason, rest["prompt"] or "",
-                       rest["raw"] or "")
+                       rest["raw"] or "", self.raw.get(f"{prefix}_cached") is True)
 
     def messages(self) -> tuple[Message, ...]:
         raw = self.raw.get("messages") or []

@@ -44,7 +44,7 @@ RESUME_KEYS = (
     "judge_prompt_sha256", "candidate_model", "candidate_model_file", "judge_family", "judge_model",
     "ranking_judge_family", "ranking_judge_model", "temperature", "max_tokens", "camera_injection",
     "repair_style", "via", "conditions", "ranking_condition", "trials", "scenario_ids", "staleness_ms",
-    "synthetic_frames", "describer", "speed", "media_root", "asr_model",
+    "synthetic_frames", "describer", "speed", "media_root", "asr_model", "output",
 )
 # The manifest's endpoints (candidate_endpoint, judge_endpoint, ...) are recorded but may
 # change on resume: a server may move (a local one gets a new port each start) while
@@ -54,9 +54,11 @@ _NOT_RECORDED = object()
 # it cannot be known (then a manifest without the key is not compared on it)
 LEGACY_RESUME_VALUES = {"max_tokens": 300, "speed": _NOT_RECORDED, "candidate_model_file": _NOT_RECORDED,
                         "candidate_endpoint": _NOT_RECORDED, "judge_endpoint": _NOT_RECORDED,
-                        "ranking_judge_endpoint": _NOT_RECORDED, "describer_endpoint": _NOT_RECORDED}
+                        "ranking_judge_endpoint": _NOT_RECORDED, "describer_endpoint": _NOT_RECORDED,
+                        "output": "text"}
 LOCK_NAME = ".lock"
 CACHE_LOG = "cache_log.jsonl"  # per cell: which replies came from the response cache
+AUDIO_DIR = "audio"  # spoken replies (--output audio), one WAV per turn
 
 
 class RunDirError(RuntimeError):
@@ -104,6 +106,7 @@ class RunSettings:
     cache_dir: str | None = None
     cache_candidate: bool = False
     rate_limits: dict | None = None  # as `RateLimits.describe()` gives them, for the manifest
+    output: str = "text"  # "audio": spoken replies (realtime APIs), saved under RUN_DIR/audio/
 
 
 def _endpoint(base_url: str | None) -> str | None:
@@ -157,6 +160,7 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "conditions": list(settings.conditions),
         "repair_style": settings.repair_style,
         "via": settings.via,
+        "output": settings.output,
         "speed": settings.speed,
         "staleness_ms": list(settings.staleness_ms),
         "synthetic_frames": settings.synthetic_frames,
@@ -340,6 +344,31 @@ def _check_run_dir(run_dir: Path, manifest: dict, lock: RunDirLock) -> PreparedR
     return PreparedRun(run_dir, manifest, done, lock, torn, resuming=old is not None and has_trials)
 
 
+def save_reply_audio(run_dir: Path, record: TrialRecord) -> TrialRecord:
+    """The record with each spoken reply saved as a WAV under RUN_DIR/audio/
+    (the reply then names the file) and its voice-to-voice time measured on
+    that audio: the first reply audio plus the audio's leading silence (the
+    voice activity model finds the first speech)."""
+    from dataclasses import replace
+
+    from benchmark.candidates.base import REPLY_AUDIO_RATE
+    from perception.audio import write_wav
+    from perception.speech import speech_onset_s
+
+    gap = "" if record.staleness_ms is None else f"-s{record.staleness_ms}"
+    turns = []
+    for turn in record.turns:
+        reply = turn.reply
+        if reply.audio:
+            name = Path(AUDIO_DIR) / record.condition / f"{record.scenario_id}-t{record.trial}{gap}-turn{turn.turn}.wav"
+            write_wav(run_dir / name, reply.audio, REPLY_AUDIO_RATE)
+            onset = speech_onset_s(reply.audio, REPLY_AUDIO_RATE)
+            voice = None if onset is None or reply.first_audio_s is None else reply.first_audio_s + onset
+            reply = replace(reply, audio=b"", audio_file=name.as_posix(), first_voice_s=voice)
+        turns.append(replace(turn, reply=reply))
+    return record.replace(turns=tuple(turns))
+
+
 class TranscriptWriter:
     """Appends one JSON line per trial; each write is flushed and fsync'd. A
     write that fails (a full disk) is cut back off, so the file never ends in
@@ -510,6 +539,8 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                             if talk is not None and hasattr(talk, "aclose"):
                                 await talk.aclose()
                         record = record.replace(wall_s=round(time.monotonic() - started, 3))
+                        if any(turn.reply.audio for turn in record.turns):
+                            record = await asyncio.to_thread(save_reply_audio, run_dir, record)
                     await writer.append(record)
                     if cache_log is not None and events:
                         cache_log.append(condition_name, scenario.scenario_id, trial, gap, summarise_log(events))

@@ -35,7 +35,7 @@ class StreamConversation:
                  config: GenerationConfig, *, camera: bool = True, repair_style: str = "named",
                  speed: float | None = None, token: str | None = None, describer: str = "opencv",
                  silence_ms: int = 1500, media_root: Path | None = None, staleness_ms: int | None = None,
-                 synthetic_frames: bool = False):
+                 synthetic_frames: bool = False, output: str = "text"):
         self.scenario = scenario
         self.condition = condition
         self.server_url = server_url
@@ -50,6 +50,7 @@ class StreamConversation:
         self.media_root = media_root
         self.staleness_ms = staleness_ms  # Turn 2 speech starts this long after its first frame
         self.synthetic_frames = synthetic_frames
+        self.output = output  # "audio": spoken replies (a realtime backend), kept in the reply
         self.messages: list[Message] = []
         self.client = None
         self.pacer = None
@@ -61,7 +62,8 @@ class StreamConversation:
 
         session = session_config(self.scenario, self.condition, self.backend, camera=self.camera,
                                  describer=self.describer, silence_ms=self.silence_ms,
-                                 max_tokens=self.config.max_tokens, temperature=self.config.temperature)
+                                 max_tokens=self.config.max_tokens, temperature=self.config.temperature,
+                                 output=self.output)
         self.client = GlassesClient(self.server_url, token=self.token)
         await self.client.connect(session)
 
@@ -86,7 +88,8 @@ class StreamConversation:
         latency = events.metrics.latency_s
         reply = Reply(events.done.text, self.backend, Usage(events.done.input_tokens, events.done.output_tokens),
                       latency.get("speech_end_to_reply_done", 0.0), latency.get("speech_end_to_first_token"),
-                      latency.get("speech_end_to_first_audio"), events.done.heard)
+                      latency.get("speech_end_to_first_audio"), events.done.heard,
+                      audio=self.client.reply_audio(turn))
         return TurnResult(turn, events.input, reply, metrics=latency,
                           glasses={"speech_media": plan.speech_source, "frames_sent": plan.has_frames,
                                    "synthetic_frames": plan.synthetic_frames, "lead_ms": lead})

@@ -53,3 +53,18 @@ def decode_audio(path: str | Path) -> np.ndarray:
     if not pieces:
         return np.zeros(0, dtype=np.float32)
     return np.concatenate(pieces).astype(np.float32) / 32768.0
+
+
+def write_wav(path: Path, pcm16: bytes, rate: int) -> None:
+    """PCM16 mono bytes as a WAV file (written whole, then moved into place)."""
+    import os
+    import wave
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    with wave.open(str(partial), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(pcm16)
+    os.replace(partial, path)

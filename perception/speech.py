@@ -67,6 +67,19 @@ def vad_pool() -> ThreadPoolExecutor:
     return _VAD_POOL
 
 
+def speech_onset_s(pcm16: bytes, rate: int) -> float | None:
+    """Seconds from the start of a clip to its first speech (the Silero model,
+    no padding), or None when it holds none: the leading silence of a spoken
+    reply, for the voice-to-voice gap."""
+    from faster_whisper.vad import VadOptions, get_speech_timestamps
+
+    from perception.audio import resample_pcm16
+
+    audio = pcm16_to_float(resample_pcm16(pcm16, rate, SAMPLE_RATE))
+    spans = get_speech_timestamps(audio, VadOptions(speech_pad_ms=0, min_speech_duration_ms=100))
+    return spans[0]["start"] / SAMPLE_RATE if spans else None
+
+
 class VoiceActivity:
     """Silero speech probability of the newest 32 ms window."""
 

@@ -9,6 +9,7 @@ for its rate."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import random
 import time
@@ -95,8 +96,20 @@ class GlassesClient:
             self.on_event(event)
 
     def session_log(self) -> list[dict]:
-        """Every event as it came over the wire, with its arrival time."""
-        return [{**json.loads(wire.encode_event(event)), "received_at": at} for at, event in self.events]
+        """Every event as it came over the wire, with its arrival time (reply
+        audio by its size: the audio itself is `reply_audio`)."""
+        log = []
+        for at, event in self.events:
+            entry = json.loads(wire.encode_event(event))
+            if isinstance(event, wire.AssistantAudio):
+                entry["audio"] = f"{len(event.audio) * 3 // 4} bytes"
+            log.append({**entry, "received_at": at})
+        return log
+
+    def reply_audio(self, turn: int) -> bytes:
+        """The turn's spoken reply, its pieces joined (PCM16 mono at the rate the events give)."""
+        return b"".join(base64.b64decode(e.audio) for _, e in self.events
+                        if isinstance(e, wire.AssistantAudio) and e.turn == turn)
 
     async def _read(self) -> None:
         try:

@@ -278,6 +278,9 @@ class Connection:
         except BackendLimit as exc:
             await self.fail("backend_not_allowed", str(exc), wire.CLOSE_BAD_HELLO)
             return
+        except wire.WireError as exc:
+            await self.fail(exc.code, exc.message, wire.CLOSE_BAD_HELLO)
+            return
         except Exception as exc:  # backend or describer could not start
             await self.fail("backend_unavailable", f"{type(exc).__name__}: {exc}", wire.CLOSE_BAD_HELLO)
             return
@@ -381,7 +384,11 @@ class Connection:
         generation = GenerationConfig(temperature=config.temperature, max_tokens=config.max_tokens)
         if is_realtime(config.backend):  # one live API session per glasses session
             backend = await RealtimeBackend.open(config.backend, config.system_prompt, generation,
-                                                 base_url=settings.backend_base_url)
+                                                 base_url=settings.backend_base_url, output=config.output)
+        elif config.output != "text":
+            raise wire.WireError("bad_hello", f"output {config.output!r} needs a realtime backend "
+                                              "(openai-realtime:MODEL or gemini-live:MODEL); "
+                                              f"{config.backend} replies in text")
         else:  # one chat candidate shared by every session
             backend = ChatBackend(await state["backends"].get(config.backend), config.system_prompt, generation)
         frames = FrameBuffer(max_bytes=settings.frame_bytes_per_session, budget=state["frame_budget"])

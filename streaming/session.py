@@ -22,10 +22,12 @@ second turn 2, the third (the repair) turn 3.
 from __future__ import annotations
 
 import asyncio
+import base64
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 
+from benchmark.candidates.base import REPLY_AUDIO_RATE
 from benchmark.records import MEDIA_CAMERA, TurnInput
 from perception.describers import SceneDescriber
 from perception.frames import FrameBuffer, pick_context_frame, select_frame
@@ -164,21 +166,24 @@ class Session:
                                          turn_input.context_block, turn_input.context_source))
         await self.send(wire.TurnInputEvent(turn, turn_input))
         first_token: list[float] = []
-        queue: asyncio.Queue[str | None] = asyncio.Queue()
+        queue: asyncio.Queue[wire.ServerEvent | None] = asyncio.Queue()
 
         def on_delta(piece: str) -> None:
             if not first_token:
                 first_token.append(time.monotonic())
-            queue.put_nowait(piece)
+            queue.put_nowait(wire.AssistantDelta(turn, piece))
 
-        async def forward() -> None:  # deltas go out while the reply is still coming
-            while (piece := await queue.get()) is not None:
-                await self.send(wire.AssistantDelta(turn, piece))
+        def on_audio(pcm16: bytes) -> None:
+            queue.put_nowait(wire.AssistantAudio(turn, base64.b64encode(pcm16).decode("ascii"), REPLY_AUDIO_RATE))
+
+        async def forward() -> None:  # text and audio go out while the reply is still coming
+            while (event := await queue.get()) is not None:
+                await self.send(event)
 
         forwarder = asyncio.create_task(forward())
         asked_at = time.monotonic()
         try:
-            reply = await self.backend.answer(turn_input, frames, on_delta)
+            reply = await self.backend.answer(turn_input, frames, on_delta, on_audio)
         finally:
             queue.put_nowait(None)
             await forwarder

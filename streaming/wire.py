@@ -48,6 +48,7 @@ CLOSE_LIMITS = 4008
 CLOSE_IDLE = 4010  # `idle_timeout`: nothing from the client, and nothing in flight, for the idle timeout
 
 CLIENT_TYPES = ("hello", "turn.end", "session.end")
+OUTPUTS = ("text", "audio")  # what the assistant replies with
 
 
 class WireError(ValueError):
@@ -78,6 +79,7 @@ class SessionConfig:
     fallback_context: str | None = None
     max_tokens: int = 300
     temperature: float = 0.0
+    output: str = "text"  # "audio": spoken replies (realtime backends only), sent as `assistant.audio`
 
     @classmethod
     def from_dict(cls, data: dict) -> "SessionConfig":
@@ -109,6 +111,8 @@ class SessionConfig:
             if (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
                     or not math.isfinite(temperature) or not 0 <= temperature <= 2):
                 raise WireError("bad_hello", "temperature must be a number from 0 to 2")
+        if values.get("output", "text") not in OUTPUTS:
+            raise WireError("bad_hello", f"output must be one of {', '.join(OUTPUTS)}")
         if values.get("frame_selection", "end") not in ("end", "sharpest"):
             raise WireError("bad_hello", "frame_selection must be 'end' or 'sharpest'")
         fallback = values.get("fallback_camera", {})
@@ -270,6 +274,16 @@ class AssistantDelta:
 
 
 @dataclass(frozen=True)
+class AssistantAudio:
+    """A piece of a spoken reply, as it arrives: base64 PCM16 mono little-endian at `rate`."""
+
+    type: ClassVar[str] = "assistant.audio"
+    turn: int
+    audio: str
+    rate: int
+
+
+@dataclass(frozen=True)
 class AssistantDone:
     type: ClassVar[str] = "assistant.done"
     turn: int
@@ -294,7 +308,7 @@ class Error:
 
 
 ServerEvent = Union[Ready, SpeechStarted, TranscriptPartial, TranscriptFinal, CameraBlock, TurnInputEvent,
-                    AssistantDelta, AssistantDone, Metrics, Error]
+                    AssistantDelta, AssistantAudio, AssistantDone, Metrics, Error]
 EVENT_TYPES: dict[str, type] = {cls.type: cls for cls in ServerEvent.__args__}
 SERVER_TYPES = tuple(EVENT_TYPES)
 

@@ -25,6 +25,18 @@ OPENAI_RATE = 24000
 GEMINI_RATE = 16000
 
 
+SILENT_PIECE = b"\x10\x00" * 480  # 20 ms of near silence at 24 kHz
+
+
+def spoken_pieces(speech: bytes | None, count: int) -> list[bytes]:
+    """A spoken reply's audio (PCM16 24 kHz) cut into `count` pieces, one per
+    word; without `speech` each piece is 20 ms of near silence."""
+    if speech is None:
+        return [SILENT_PIECE] * count
+    size = -(-len(speech) // (2 * count)) * 2  # whole samples
+    return [speech[i * size:(i + 1) * size] for i in range(count)]
+
+
 class _ThreadedServer:
     """A websockets server on a free loopback port, in its own thread and loop."""
 
@@ -59,9 +71,10 @@ class FakeOpenAIRealtime(_ThreadedServer):
     """`/v1/realtime?model=M`: session.update, input_audio_buffer.*, conversation.item.create, response.create."""
 
     def __init__(self, *, reply="It is the one in your hand now.", error_on_response: int | None = None,
-                 drop_on_response: int | None = None):
+                 drop_on_response: int | None = None, speech: bytes | None = None):
         super().__init__()
         self.reply, self.error_on_response, self.drop_on_response = reply, error_on_response, drop_on_response
+        self.speech = speech  # PCM16 24 kHz: what a spoken reply sounds like
         self.responses = 0
 
     @property
@@ -127,11 +140,11 @@ class FakeOpenAIRealtime(_ThreadedServer):
     async def _answer(self, ws, record):
         spoken = record["session"].get("output_modalities") == ["audio"]
         words = self.reply.split(" ")
+        audio = spoken_pieces(self.speech, len(words))
         for i, word in enumerate(words):
             piece = word if i == 0 else " " + word
             if spoken:
-                await self._send(ws, type="response.output_audio.delta",
-                                 delta=base64.b64encode(b"\x10\x00" * 480).decode())
+                await self._send(ws, type="response.output_audio.delta", delta=base64.b64encode(audio[i]).decode())
                 await self._send(ws, type="response.output_audio_transcript.delta", delta=piece)
             else:
                 await self._send(ws, type="response.output_text.delta", delta=piece)
@@ -154,13 +167,14 @@ class FakeGeminiLive(_ThreadedServer):
     PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
 
     def __init__(self, cert_dir: Path, *, reply="It is the one in your hand now.", refuse_text=False,
-                 drop_on_turn: int | None = None):
+                 drop_on_turn: int | None = None, speech: bytes | None = None):
         cert = self_signed_certificate(cert_dir)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(cert, cert_dir / "key.pem")
         super().__init__(context)
         self.cert = cert
         self.reply, self.refuse_text, self.drop_on_turn = reply, refuse_text, drop_on_turn
+        self.speech = speech  # PCM16 24 kHz: what a spoken reply sounds like
         self.turns = 0
 
     @property
@@ -232,10 +246,12 @@ class FakeGeminiLive(_ThreadedServer):
         if self.drop_on_turn == self.turns:
             await ws.close(1011, "dropped by the test")
             return
-        for i, word in enumerate(self.reply.split(" ")):
+        words = self.reply.split(" ")
+        pieces = spoken_pieces(self.speech, len(words))
+        for i, word in enumerate(words):
             piece = word if i == 0 else " " + word
             if modalities == ["AUDIO"]:
-                audio = base64.b64encode(b"\x10\x00" * 480).decode()
+                audio = base64.b64encode(pieces[i]).decode()
                 await self._send(ws, {"serverContent": {
                     "modelTurn": {"parts": [{"inlineData": {"mimeType": "audio/pcm;rate=24000", "data": audio}}]},
                     "outputTranscription": {"text": piece}}})

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from benchmark.candidates import GenerationConfig, Message, Reply, Usage
@@ -77,7 +78,8 @@ async def test_hit_on_the_same_request_miss_on_a_changed_one(tmp_path):
     messages = [Message("user", "Which one is it?")]
     first = await model.respond(messages, "sys", CONFIG)
     again = await model.respond(messages, "sys", CONFIG)
-    assert inner.calls == 1 and again == first  # text, usage and timings as first recorded
+    assert inner.calls == 1 and not first.cached and again.cached
+    assert again == replace(first, cached=True)  # text, usage and timings as first recorded
     deltas = []
     await model.respond(messages, "sys", CONFIG, on_delta=deltas.append)
     assert deltas == [first.text]  # a streamed call gets the cached text as one piece
@@ -166,7 +168,18 @@ def test_a_rerun_costs_no_request_and_a_changed_prompt_does(tmp_path):
         assert len(candidate.requests) == 2 * asked[0] and len(judge.requests) == 2 * asked[1]
     one = [json.loads(line) for line in (tmp_path / "one" / "transcripts.jsonl").read_text().splitlines()]
     two = [json.loads(line) for line in (tmp_path / "two" / "transcripts.jsonl").read_text().splitlines()]
-    strip = lambda r: {k: v for k, v in r.items() if k != "wall_s"}  # noqa: E731
+    def flags(record):  # which replies and verdicts the record says came from the cache
+        return ([t["reply"]["cached"] for t in record["turns"]]
+                + [record[f"turn_{n}_judge_cached"] for n in (2, 3)])
+
+    assert all(flags(r) == [False] * 5 for r in one) and all(flags(r) == [True] * 5 for r in two)
+
+    def strip(record):  # the same record, but for its wall time and the cache flags
+        record = {k: v for k, v in record.items() if k != "wall_s" and not k.endswith("_cached")}
+        record["turns"] = [{**t, "reply": {k: v for k, v in t["reply"].items() if k != "cached"}}
+                           for t in record["turns"]]
+        return record
+
     assert sorted(map(json.dumps, map(strip, one))) == sorted(map(json.dumps, map(strip, two)))
     assert all(line["replies"]["candidate"] == {"from_cache": 0, "requested": 3} for line in cache_log(tmp_path / "one"))
     assert all(line["replies"]["candidate"] == {"from_cache": 3, "requested": 0} and

@@ -153,3 +153,56 @@ def test_bench_via_direct_on_a_realtime_api_opens_one_session_per_trial(tmp_path
     assert len(server.sessions) == 3
     sent = sorted(sum(m["role"] == "user" for m in r["messages"]) for r in records)
     assert sorted(len(s["items"]) for s in server.sessions) == sent  # every turn in its trial's one session
+
+
+def _spoken_reply(lead_s: float) -> bytes:
+    """A recorded bank utterance as a spoken reply: `lead_s` of silence, then speech, PCM16 24 kHz."""
+    import numpy as np
+
+    from perception.audio import decode_audio, float_to_pcm16, resample_pcm16
+    from simulator.media import MEDIA_ROOT
+
+    speech = decode_audio(MEDIA_ROOT / "ct-19" / "turn_2.wav")
+    return resample_pcm16(float_to_pcm16(np.concatenate([np.zeros(int(lead_s * 16000), np.float32), speech])),
+                          16000, 24000)
+
+
+def _check_spoken(run_dir, records, lead_s):
+    import wave
+
+    for record in records:
+        assert record["error"] is None
+        for turn in record["turns"]:
+            reply = turn["reply"]
+            with wave.open(str(run_dir / reply["audio_file"])) as saved:
+                assert (saved.getframerate(), saved.getnchannels(), saved.getsampwidth()) == (24000, 1, 2)
+                assert saved.getnframes() >= 24000 * 2  # the whole reply was kept
+            # voice to voice: the first audio byte plus the speech's onset in it (the VAD finds it)
+            assert lead_s <= reply["first_voice_s"] - reply["first_audio_s"] <= lead_s + 0.15
+            assert reply["text"] == "It is the one in your hand now."  # the API's transcript is the reply
+
+
+def test_output_audio_saves_each_spoken_reply_and_its_voice_to_voice_gap(gemini_env, tmp_path):
+    speech = _spoken_reply(0.4)
+    with FakeOpenAIRealtime(speech=speech) as server:
+        direct = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "direct",
+                        {"OPENAI_API_KEY": SECRET}, "--output", "audio", "--limit", "2")
+        stream = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "stream",
+                        {"OPENAI_API_KEY": SECRET}, "--output", "audio", "--via", "stream", "--limit", "1")
+        assert {s["session"]["output_modalities"][0] for s in server.sessions} == {"audio"}
+    with gemini_env(speech=speech) as server:
+        gemini = _bench("gemini-live:gemini-live-x", server.base_url, tmp_path / "gemini",
+                        {"SSL_CERT_FILE": str(server.cert)}, "--output", "audio", "--via", "stream", "--limit", "1")
+        assert {tuple(s["setup"]["generationConfig"]["responseModalities"]) for s in server.sessions} == {("AUDIO",)}
+    for run_dir, records in (("direct", direct), ("stream", stream), ("gemini", gemini)):
+        _check_spoken(tmp_path / run_dir, records, 0.4)
+    assert json.loads((tmp_path / "stream" / "manifest.json").read_text())["output"] == "audio"
+    findings = (tmp_path / "stream" / "findings.md").read_text()
+    assert "voice to voice" in findings
+
+
+def test_output_audio_needs_a_realtime_model(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "benchmark", "bench", "--model", "replay:x.jsonl", "--output",
+                           "audio", "--output-dir", str(tmp_path / "run")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "--output audio needs a realtime model" in done.stderr
+    assert not (tmp_path / "run").exists()

@@ -259,6 +259,8 @@ def test_malformed_hellos_get_their_error_and_4002(server_url):
         ('{"type": "hello", "protocol": 1, "config": {"backend": ["openai:fake"]}}', "bad_hello"),
         ('{"type": "hello", "protocol": 1, "config": {"camera": "yes"}}', "bad_hello"),
         ('{"type": "hello", "protocol": 1, "config": []}', "bad_hello"),
+        ('{"type": "hello", "protocol": 1, "config": {"output": "speech"}}', "bad_hello"),
+        ('{"type": "hello", "protocol": 1, "config": {"backend": "openai:fake", "output": "audio"}}', "bad_hello"),
     ]
     for text, code in cases:
         first, close = _refused(server_url, raw_hello=text)

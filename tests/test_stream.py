@@ -61,7 +61,7 @@ def test_every_message_type_round_trips():
         text = wire.encode_message(message_type, t_ms=2)
         assert wire.decode_message(text, allowed=(message_type,)) == {"type": message_type, "t_ms": 2}
     config = wire.SessionConfig(backend="openai:x", system_prompt="sys", silence_ms=900,
-                                fallback_camera={"1": "a grey disc"}, fallback_context="steam")
+                                fallback_camera={"1": "a grey disc"}, fallback_context="steam", output="audio")
     token, parsed = wire.parse_hello(wire.hello("tok", config))
     assert token == "tok" and parsed == config
 
@@ -72,7 +72,8 @@ def test_every_server_event_round_trips_typed():
     events = [
         wire.Ready(1, "local"), wire.SpeechStarted(40), wire.TranscriptPartial("wha", 300),
         wire.TranscriptFinal(1, "what is this", 40, 900), wire.CameraBlock(1, "a grey disc", "perceived", "steam", "authored"),
-        wire.TurnInputEvent(1, turn_input), wire.AssistantDelta(1, "A d"), wire.AssistantDone(1, "A disc.", 12, 3),
+        wire.TurnInputEvent(1, turn_input), wire.AssistantDelta(1, "A d"), wire.AssistantAudio(1, "EAAQAA==", 24000),
+        wire.AssistantDone(1, "A disc.", 12, 3),
         wire.Metrics(1, {"speech_end_to_reply_done": 1.5}), wire.Error("bad_json", "message is not JSON"),
     ]
     assert {e.type for e in events} == set(wire.SERVER_TYPES)
@@ -81,7 +82,7 @@ def test_every_server_event_round_trips_typed():
     on_wire = json.loads(wire.encode_event(wire.TurnInputEvent(1, turn_input)))
     assert on_wire["user_message"] == "[Camera: a grey disc]\nwhat is this"
     assert on_wire["context_message"] == "[Camera: steam]"
-    assert json.loads(wire.encode_event(events[7]))["usage"] == {"input_tokens": 12, "output_tokens": 3}
+    assert json.loads(wire.encode_event(events[8]))["usage"] == {"input_tokens": 12, "output_tokens": 3}
 
 
 def test_unknown_or_malformed_server_events_are_rejected():

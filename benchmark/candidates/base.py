@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Protocol
 
+REPLY_AUDIO_RATE = 24000  # spoken replies of both realtime APIs: PCM16 mono 24 kHz
+
 
 @dataclass(frozen=True)
 class Image:
@@ -41,6 +43,10 @@ class Reply:
     first_token_s: float | None = None
     first_audio_s: float | None = None  # spoken replies (realtime APIs): first audio byte
     heard: str | None = None  # a realtime API's own transcript of the user's speech
+    audio: bytes = field(default=b"", repr=False)  # a spoken reply: PCM16 mono at REPLY_AUDIO_RATE
+    audio_file: str | None = None  # where the run saved `audio` (a WAV, relative to the run dir)
+    first_voice_s: float | None = None  # first audible speech of the saved audio (voice to voice)
+    cached: bool = False  # served from the response cache, not asked of the model
 
 
 @dataclass(frozen=True)

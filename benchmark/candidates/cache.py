@@ -125,7 +125,7 @@ class ResponseCache:
         self._db().execute("UPDATE replies SET hits = hits + 1 WHERE key = ?", (key,))
         data = json.loads(row[0])
         return Reply(data["text"], data["model"], Usage(*data.get("usage", (0, 0))), data.get("latency_s", 0.0),
-                     data.get("first_token_s"), data.get("first_audio_s"), data.get("heard"))
+                     data.get("first_token_s"), data.get("first_audio_s"), data.get("heard"), cached=True)
 
     def put(self, key: str, reply: Reply, *, model: str, endpoint: str, role: str) -> None:
         data = {"text": reply.text, "model": reply.model,

@@ -113,10 +113,14 @@ def default_model_id(env=None) -> str:
 
 
 @contextlib.asynccontextmanager
-async def open_candidate(model_id: str, *, base_url: str | None = None,
-                         log_dir: Path | None = None) -> AsyncIterator[Candidate]:
-    """A ready candidate; servers it started and clients it opened close on exit."""
+async def open_candidate(model_id: str, *, base_url: str | None = None, log_dir: Path | None = None,
+                         output: str = "text") -> AsyncIterator[Candidate]:
+    """A ready candidate; servers it started and clients it opened close on exit.
+    `output="audio"` (realtime APIs only) asks for spoken replies."""
     provider, model = parse_model_id(model_id)
+    if output != "text" and provider not in ("openai-realtime", "gemini-live"):
+        raise ValueError(f"output {output!r} needs a realtime model (openai-realtime:MODEL or "
+                         f"gemini-live:MODEL); {model_id} replies in text")
     server = None
     if provider == "local":
         from benchmark.candidates.local import LocalLlamaServer
@@ -149,7 +153,7 @@ async def open_candidate(model_id: str, *, base_url: str | None = None,
     elif provider in ("openai-realtime", "gemini-live"):
         from benchmark.candidates.realtime import RealtimeCandidate
 
-        candidate = RealtimeCandidate(model_id, base_url=base_url)
+        candidate = RealtimeCandidate(model_id, base_url=base_url, output=output)
     elif provider == "anthropic":
         from benchmark.candidates.anthropic_chat import AnthropicCandidate
 

@@ -100,7 +100,8 @@ class GeminiLiveSession:
     async def send_assistant(self, text: str) -> None:
         self._turns.append(self.types.Content(role="model", parts=[self.types.Part.from_text(text=text)]))
 
-    async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None) -> RealtimeReply:
+    async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None,
+                      on_audio: Callable[[bytes], None] | None = None) -> RealtimeReply:
         if self.streaming_input:
             if self._activity_open:
                 await self.session.send_realtime_input(activity_end=self.types.ActivityEnd())
@@ -137,6 +138,8 @@ class GeminiLiveSession:
                         if part.inline_data is not None and part.inline_data.data:
                             first_audio = first_audio if first_audio is not None else time.monotonic() - started
                             audio.append(part.inline_data.data)
+                            if on_audio is not None:
+                                on_audio(part.inline_data.data)
                 if content.input_transcription and content.input_transcription.text:
                     heard.append(content.input_transcription.text)
         except Exception as exc:

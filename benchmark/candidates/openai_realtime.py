@@ -81,7 +81,8 @@ class OpenAIRealtimeSession:
         await self.connection.send({"type": "conversation.item.create", "item": {
             "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}})
 
-    async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None) -> RealtimeReply:
+    async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None,
+                      on_audio: Callable[[bytes], None] | None = None) -> RealtimeReply:
         if audio_turn and self._audio_sent:
             await self.connection.send({"type": "input_audio_buffer.commit"})
             self._audio_sent = False
@@ -104,6 +105,8 @@ class OpenAIRealtimeSession:
             elif kind in AUDIO_DELTAS:
                 first_audio = first_audio if first_audio is not None else time.monotonic() - started
                 audio.append(base64.b64decode(event.get("delta") or ""))
+                if on_audio is not None:
+                    on_audio(audio[-1])
             elif kind == "conversation.item.input_audio_transcription.completed":
                 heard = event.get("transcript")
             elif kind == "error":

@@ -9,8 +9,10 @@ conversation. Both adapters implement it:
   image, or the camera block / whole turn as text;
 - `send_assistant(text)`: an earlier assistant reply, when a conversation is
   replayed into a new session;
-- `respond(audio_turn, on_delta)`: end the user's turn explicitly (our own
-  endpointing decides when) and read the reply to its end.
+- `respond(audio_turn, on_delta, on_audio)`: end the user's turn explicitly
+  (our own endpointing decides when) and read the reply to its end; text
+  pieces and (spoken replies) PCM16 24 kHz audio pieces are passed on as
+  they arrive.
 
 `RealtimeCandidate` wraps sessions as a `Candidate` for the text proxy
 (`--via direct`): one session per trial, Turn 3 in the same session. The
@@ -38,7 +40,7 @@ class RealtimeError(RuntimeError):
 @dataclass(frozen=True)
 class RealtimeReply:
     text: str  # the reply text, or the transcript of the spoken reply
-    audio: bytes = b""  # PCM16 mono 24 kHz when audio output was asked for
+    audio: bytes = b""  # PCM16 mono at REPLY_AUDIO_RATE when audio output was asked for
     heard: str | None = None  # the API's own transcript of the user's audio
     first_text_s: float | None = None  # seconds from the end of the user's turn
     first_audio_s: float | None = None
@@ -56,7 +58,8 @@ class RealtimeSession(Protocol):
 
     async def send_assistant(self, text: str) -> None: ...
 
-    async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None) -> RealtimeReply: ...
+    async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None,
+                      on_audio: Callable[[bytes], None] | None = None) -> RealtimeReply: ...
 
     async def aclose(self) -> None: ...
 
@@ -124,7 +127,8 @@ class RealtimeCandidate:
             await session.aclose()
             raise
         self._sessions[self._key(system, [*messages, Message("assistant", reply.text)])] = session
-        return Reply(reply.text, self.model_id, reply.usage, time.monotonic() - started, reply.first_text_s)
+        return Reply(reply.text, self.model_id, reply.usage, time.monotonic() - started, reply.first_text_s,
+                     reply.first_audio_s, audio=reply.audio)
 
     async def end_conversation(self, system: str, messages: list[Message]) -> None:
         session = self._sessions.pop(self._key(system, messages), None)

@@ -102,6 +102,10 @@ def register(subparsers) -> None:
     p.add_argument("--resume", action="store_true", help="continue the run in --output-dir")
     p.add_argument("--via", choices=("direct", "stream"), default="direct",
                    help="direct: the text proxy; stream: simulated glasses through the streaming server")
+    p.add_argument("--output", choices=("text", "audio"), default="text",
+                   help="audio: spoken replies from a realtime API (openai-realtime:, gemini-live:), each turn's "
+                        "saved as a WAV under RUN_DIR/audio/; the judge reads the API's transcript of it, and "
+                        "findings add the voice-to-voice gap (default text)")
     p.add_argument("--server", help="ws://HOST:PORT of a running `wearsim serve` (default: start one in-process)")
     p.add_argument("--token", help="token for --server (or WEARSIM_TOKEN)")
     p.add_argument("--speed", type=float, help="stream pacing: 1.0 is real time (default: no pacing, as fast as "
@@ -165,7 +169,8 @@ def run(args) -> int:
     from datetime import datetime
     from pathlib import Path
 
-    from benchmark.candidates.factory import candidate_family, default_model_id, missing_credentials, model_file
+    from benchmark.candidates.factory import (candidate_family, default_model_id, is_realtime, missing_credentials,
+                                              model_file)
     from benchmark.candidates.ratelimit import build_limits, configure
     from benchmark.judges import JudgeFamilyError, judge_model_id, resolve_judge_family
     from benchmark.runner import RunDirError, RunSettings, TranscriptWriteError, build_manifest, open_run_dir, run_bench
@@ -253,11 +258,13 @@ def run(args) -> int:
         return _fail(f"--media-root {args.media_root}: no such directory")
     if args.describer_base_url and args.via != "stream":
         return _fail("--describer-base-url needs --via stream")
+    if args.output != "text" and not is_realtime(model_id):
+        return _fail(f"--output {args.output} needs a realtime model (openai-realtime:MODEL or gemini-live:MODEL); "
+                     f"{model_id} replies in text")
     run_dir = Path(args.output_dir or f"runs/bench-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
     cache_dir, cache_candidate = None, False
     if args.cache != "off":
         from benchmark.candidates.cache import default_cache_dir
-        from benchmark.candidates.factory import is_realtime
 
         cache_dir = str(Path(args.cache_dir).expanduser().resolve() if args.cache_dir else default_cache_dir())
         cache_candidate = args.via == "direct" and not is_realtime(model_id) and (
@@ -276,7 +283,7 @@ def run(args) -> int:
         speed=args.speed if args.via == "stream" else None, candidate_model_file=candidate_file,
         candidate_base_url=candidate_url, judge_base_url=judge_url, ranking_judge_base_url=ranking_url,
         describer_base_url=describer_url, cache_dir=cache_dir, cache_candidate=cache_candidate,
-        rate_limits=limits.describe())
+        rate_limits=limits.describe(), output=args.output)
     try:  # locked and checked before any model starts; nothing is written yet
         prepared = open_run_dir(run_dir, build_manifest(bank, settings), resume=args.resume)
     except RunDirError as exc:
@@ -402,7 +409,8 @@ async def conversations(settings, args, run_dir):
 
     config = GenerationConfig(temperature=settings.temperature, max_tokens=settings.max_tokens)
     if settings.via == "direct":
-        async with open_candidate(settings.model_id, base_url=args.base_url, log_dir=run_dir / "logs") as candidate:
+        async with open_candidate(settings.model_id, base_url=args.base_url, log_dir=run_dir / "logs",
+                                  output=settings.output) as candidate:
             if settings.cache_candidate:
                 from benchmark.candidates.cache import CachedCandidate, ResponseCache
 
@@ -428,5 +436,5 @@ async def conversations(settings, args, run_dir):
         yield lambda scenario, condition, gap: StreamConversation(
             scenario, condition, url, settings.model_id, config, camera=settings.camera,
             repair_style=settings.repair_style, speed=args.speed, token=token, describer=args.describer,
-            staleness_ms=gap, synthetic_frames=settings.synthetic_frames,
+            staleness_ms=gap, synthetic_frames=settings.synthetic_frames, output=settings.output,
             media_root=Path(args.media_root) if args.media_root else None)

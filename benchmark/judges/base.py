@@ -33,6 +33,7 @@ class Verdict:
     unscored_reason: str | None = None
     prompt: str = ""  # the rendered prompt (empty for the lexical judge)
     raw: str = ""  # the judge's raw reply text
+    cached: bool = False  # the judge model's reply came from the response cache
 
     @property
     def scored(self) -> bool:

@@ -45,9 +45,10 @@ class LLMJudge:
                     Message("user", judge_retry_message(reason)),
                 ]
                 continue
-            return Verdict(label, rationale, self.name, prompt=prompt, raw=RETRY_SEPARATOR.join(raws))
+            return Verdict(label, rationale, self.name, prompt=prompt, raw=RETRY_SEPARATOR.join(raws),
+                           cached=reply.cached)
         return Verdict(
             None, "", self.name,
             unscored_reason=f"judge reply unreadable after one retry: {reason}",
-            prompt=prompt, raw=RETRY_SEPARATOR.join(raws),
+            prompt=prompt, raw=RETRY_SEPARATOR.join(raws), cached=reply.cached,
         )

@@ -252,7 +252,7 @@ def _staleness(summary: dict) -> list[str]:
 def _latency(summary: dict) -> list[str]:
     latency = summary.get("latency") or {}
     names = (("first_token_s", "first reply text"), ("first_audio_s", "first reply audio"),
-             ("reply_done_s", "reply done"))
+             ("first_voice_s", "first reply speech (voice to voice)"), ("reply_done_s", "reply done"))
     rows = [[name, f"{row['p50']:.2f} s", f"{row['p95']:.2f} s", str(row["n"])]
             for key, name in names if (row := latency.get(key)) and row["n"]]
     if not rows:

@@ -233,12 +233,14 @@ def _percentiles(values: list[float]) -> dict:
 
 def latency(trials: Iterable[TrialRecord]) -> dict:
     """p50/p95 over every turn of every finished trial: first reply text, first
-    reply audio (spoken replies) and reply done, in seconds from the request
-    (text proxy) or from the end of the user's speech (simulated glasses)."""
+    reply audio and first audible speech in it (spoken replies: the
+    voice-to-voice gap) and reply done, in seconds from the request (text
+    proxy) or from the end of the user's speech (simulated glasses)."""
     replies = [turn.reply for trial in trials if not trial.errored for turn in trial.turns]
     return {
         "first_token_s": _percentiles([r.first_token_s for r in replies if r.first_token_s is not None]),
         "first_audio_s": _percentiles([r.first_audio_s for r in replies if r.first_audio_s is not None]),
+        "first_voice_s": _percentiles([r.first_voice_s for r in replies if r.first_voice_s is not None]),
         "reply_done_s": _percentiles([r.latency_s for r in replies if r.latency_s]),
         "measured_from": "the end of the user's speech" if any(t.via == "stream" for t in trials)
         else "the request",
