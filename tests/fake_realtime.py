@@ -7,6 +7,8 @@ session setup first, audio at the API's rate and format, a commit of at
 least 100 ms of audio, one kind of input per realtime message), answers
 with scripted text (or audio with its transcript), and can be told to fail:
 an error event mid-turn, a refusal of TEXT output, a dropped connection.
+The Gemini server also hands out session resumption handles, resumes a
+conversation from one, and can send a `goAway` and close soon after.
 """
 
 from __future__ import annotations
@@ -71,9 +73,9 @@ class FakeOpenAIRealtime(_ThreadedServer):
     """`/v1/realtime?model=M`: session.update, input_audio_buffer.*, conversation.item.create, response.create."""
 
     def __init__(self, *, reply="It is the one in your hand now.", error_on_response: int | None = None,
-                 drop_on_response: int | None = None, speech: bytes | None = None):
+                 drop_on_responses: tuple[int, ...] = (), speech: bytes | None = None):
         super().__init__()
-        self.reply, self.error_on_response, self.drop_on_response = reply, error_on_response, drop_on_response
+        self.reply, self.error_on_response, self.drop_on_responses = reply, error_on_response, drop_on_responses
         self.speech = speech  # PCM16 24 kHz: what a spoken reply sounds like
         self.responses = 0
 
@@ -125,7 +127,7 @@ class FakeOpenAIRealtime(_ThreadedServer):
                 await self._send(ws, type="conversation.item.added", item=event["item"])
             elif kind == "response.create":
                 self.responses += 1
-                if self.drop_on_response == self.responses:
+                if self.responses in self.drop_on_responses:
                     await ws.close(1011, "dropped by the test")
                     return
                 if self.error_on_response == self.responses:
@@ -167,7 +169,7 @@ class FakeGeminiLive(_ThreadedServer):
     PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
 
     def __init__(self, cert_dir: Path, *, reply="It is the one in your hand now.", refuse_text=False,
-                 drop_on_turn: int | None = None, speech: bytes | None = None):
+                 drop_on_turn: int | None = None, speech: bytes | None = None, go_away_on_turn: int | None = None):
         cert = self_signed_certificate(cert_dir)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(cert, cert_dir / "key.pem")
@@ -175,7 +177,9 @@ class FakeGeminiLive(_ThreadedServer):
         self.cert = cert
         self.reply, self.refuse_text, self.drop_on_turn = reply, refuse_text, drop_on_turn
         self.speech = speech  # PCM16 24 kHz: what a spoken reply sounds like
+        self.go_away_on_turn = go_away_on_turn  # that turn's reply carries a goAway; the close follows
         self.turns = 0
+        self.handles: dict[str, list] = {}  # resumption handle -> the turns answered up to it
 
     @property
     def base_url(self) -> str:
@@ -188,7 +192,7 @@ class FakeGeminiLive(_ThreadedServer):
         request = ws.request
         record = {"path": request.path, "key": request.headers.get("x-goog-api-key"), "setup": None,
                   "audio_bytes": 0, "turn_audio_bytes": 0, "audio_mime": set(), "frames": 0, "texts": [], "activity": [],
-                  "client_turns": []}
+                  "client_turns": [], "history": [], "resumed_from": None}
         self.sessions.append(record)
         if not request.path.startswith(self.PATH):
             self.problems.append(f"wrong path {request.path}")
@@ -201,6 +205,13 @@ class FakeGeminiLive(_ThreadedServer):
         if self.refuse_text and modalities == ["TEXT"]:
             await ws.close(1007, "The combination of response modalities (TEXT) is not supported.")
             return
+        handle = (setup.get("sessionResumption") or {}).get("handle")
+        if handle is not None:
+            if handle not in self.handles:
+                self.problems.append(f"resumed from an unknown handle {handle}")
+                await ws.close(1008, "invalid session resumption handle")
+                return
+            record["resumed_from"], record["history"] = handle, list(self.handles[handle])
         await self._send(ws, {"setupComplete": {}})
         async for raw in ws:
             message = json.loads(raw)
@@ -246,6 +257,10 @@ class FakeGeminiLive(_ThreadedServer):
         if self.drop_on_turn == self.turns:
             await ws.close(1011, "dropped by the test")
             return
+        record["history"].append(self.turns)
+        if self.go_away_on_turn == self.turns:  # the connection ends a little after this reply
+            await self._send(ws, {"goAway": {"timeLeft": "0.3s"}})
+            asyncio.get_running_loop().call_later(0.3, lambda: asyncio.ensure_future(ws.close(1000, "go away")))
         words = self.reply.split(" ")
         pieces = spoken_pieces(self.speech, len(words))
         for i, word in enumerate(words):
@@ -258,5 +273,9 @@ class FakeGeminiLive(_ThreadedServer):
             else:
                 await self._send(ws, {"serverContent": {"modelTurn": {"parts": [{"text": piece}]}}})
         await self._send(ws, {"serverContent": {"generationComplete": True}})
+        if "sessionResumption" in record["setup"]:  # the conversation so far can be resumed from here
+            handle = f"handle-{len(self.handles) + 1}"
+            self.handles[handle] = list(record["history"])
+            await self._send(ws, {"sessionResumptionUpdate": {"newHandle": handle, "resumable": True}})
         await self._send(ws, {"serverContent": {"turnComplete": True},
                               "usageMetadata": {"promptTokenCount": 40, "responseTokenCount": 8}})

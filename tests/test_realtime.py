@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -80,11 +81,42 @@ def test_an_error_event_fails_the_turn_with_the_apis_message_and_no_key(monkeypa
     assert SECRET not in str(info.value)
 
 
-def test_a_dropped_connection_is_retryable(monkeypatch):
+def test_a_dropped_connection_replays_the_conversation_into_a_new_session(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    with FakeOpenAIRealtime(drop_on_response=1) as server:
+    with FakeOpenAIRealtime(drop_on_responses=(2,), reply="A red mug.") as server:
+        first, second, _ = asyncio.run(_two_turns("openai-realtime:gpt-realtime", server.base_url))
+    assert (first.text, second.text) == ("A red mug.", "A red mug.")
+    dropped, fresh = server.sessions
+    texts = [[c["text"] for c in item["content"]] for item in fresh["items"]]
+    assert texts == [["[Camera: a red mug]\nWhat is this?"], ["A red mug."], ["And now?"]]  # replayed, then Turn 2
+    assert fresh["items"][1]["role"] == "assistant"
+
+
+def test_a_connection_that_keeps_dropping_fails_the_turn_as_retryable(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with FakeOpenAIRealtime(drop_on_responses=(1, 2, 3)) as server:
         with pytest.raises(RetryableError, match="connection lost"):
             asyncio.run(_two_turns("openai-realtime:gpt-realtime", server.base_url))
+    assert len(server.sessions) == 3  # ATTEMPTS sessions, each asked once
+
+
+def test_gemini_live_moves_to_a_new_connection_after_a_go_away(gemini_env):
+    with gemini_env(go_away_on_turn=1, reply="A red mug.") as server:
+        first, second, _ = asyncio.run(_two_turns("gemini-live:gemini-live-x", server.base_url))
+        time.sleep(0.5)  # the server's close of the first connection has happened by now
+    assert server.problems == [] and (first.text, second.text) == ("A red mug.", "A red mug.")
+    old, new = server.sessions
+    assert "sessionResumption" in old["setup"] and new["resumed_from"] == "handle-1"
+    assert new["history"] == [1, 2] and len(new["client_turns"]) == 1  # Turn 2 only: the context was resumed
+
+
+def test_gemini_live_resumes_a_connection_dropped_mid_turn_and_asks_again(gemini_env):
+    with gemini_env(drop_on_turn=2, reply="A red mug.") as server:
+        first, second, _ = asyncio.run(_two_turns("gemini-live:gemini-live-x", server.base_url))
+    assert server.problems == [] and second.text == "A red mug."
+    old, new = server.sessions
+    assert new["resumed_from"] == "handle-1" and [len(t) for t in new["client_turns"]] == [1]
+    assert new["client_turns"][0][0]["parts"][0]["text"] == "And now?"
 
 
 def _bench(model_id, base_url, run_dir, env, *extra, status=0):
@@ -206,3 +238,14 @@ def test_output_audio_needs_a_realtime_model(tmp_path):
                            "audio", "--output-dir", str(tmp_path / "run")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "--output audio needs a realtime model" in done.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_a_gemini_stream_dropped_mid_turn_resends_the_turns_audio_on_the_resumed_connection(gemini_env, tmp_path):
+    with gemini_env(drop_on_turn=2) as server:
+        records = _bench("gemini-live:gemini-live-x", server.base_url, tmp_path / "run",
+                         {"SSL_CERT_FILE": str(server.cert)}, "--via", "stream", "--ids", "sc-05")
+    assert server.problems == [] and records[0]["error"] is None
+    first, resumed = server.sessions
+    assert resumed["resumed_from"] == "handle-1" and resumed["history"] == [1, 3]
+    assert resumed["activity"][:2] == ["start", "end"] and resumed["audio_bytes"] > 16000  # Turn 2's speech again
+    assert resumed["frames"] >= 1  # and its frame

@@ -10,6 +10,14 @@ Two ways in, never mixed in one session (the API does not allow it):
 
 Live models often refuse TEXT output; the session then reconnects asking for
 AUDIO with output transcription and reads the transcript as the reply.
+
+Connections are short-lived (about 2 minutes with video, then a `goAway`
+some seconds before the close). Every session asks for session resumption
+and keeps the newest handle the API gives. After a `goAway` the session
+reconnects with that handle once the reply in progress is done, so the next
+turn goes to a fresh connection holding the same conversation; a connection
+that drops mid-turn is resumed the same way and the turn's input (its
+audio, frames and text, kept until the reply ends) is sent again, once.
 """
 
 from __future__ import annotations
@@ -19,11 +27,15 @@ import time
 from collections.abc import Callable
 
 from benchmark.candidates.base import GenerationConfig, Usage
-from benchmark.candidates.realtime import RealtimeError, RealtimeReply
+from benchmark.candidates.realtime import RealtimeReply
 from benchmark.candidates.retry import RetryableError
 
 INPUT_RATE = 16000
 API_VERSION = "v1beta"
+
+
+class _Dropped(Exception):
+    """The connection ended before the reply did."""
 
 
 def _refuses_text(exc: Exception) -> bool:
@@ -33,16 +45,21 @@ def _refuses_text(exc: Exception) -> bool:
 class GeminiLiveSession:
     input_rate = INPUT_RATE
 
-    def __init__(self, session, manager, model_id: str, *, spoken: bool, streaming_input: bool):
+    def __init__(self, connect, session, manager, model_id: str, *, spoken: bool, streaming_input: bool):
         from google.genai import types
 
         self.types = types
+        self._connect = connect  # handle -> (session, manager): a new connection, resuming `handle`
         self.session, self._manager = session, manager
         self.model_id = model_id
         self.spoken = spoken  # the reply comes as audio plus its transcription
         self.streaming_input = streaming_input
         self._turns: list = []  # client_content turns waiting for the next respond()
         self._activity_open = False
+        self._sent: list[dict] = []  # this turn's realtime inputs, sent again after a resumed drop
+        self.handle: str | None = None  # the newest session resumption handle
+        self.going_away = False  # the API said it will close this connection soon
+        self.reconnects = 0
 
     @classmethod
     async def open(cls, model: str, model_id: str, system: str, *, base_url: str | None, output: str,
@@ -56,7 +73,8 @@ class GeminiLiveSession:
         client = genai.Client(api_key=api_key, http_options=types.HttpOptions(base_url=base_url,
                                                                                api_version=API_VERSION))
         modalities = ["AUDIO"] if output == "audio" else ["TEXT"]
-        while True:
+
+        async def connect(handle: str | None):
             live_config = types.LiveConnectConfig(
                 response_modalities=modalities, system_instruction=system or None,
                 max_output_tokens=config.max_tokens, temperature=config.temperature,
@@ -64,33 +82,71 @@ class GeminiLiveSession:
                 output_audio_transcription=types.AudioTranscriptionConfig() if modalities == ["AUDIO"] else None,
                 realtime_input_config=types.RealtimeInputConfig(
                     automatic_activity_detection=types.AutomaticActivityDetection(disabled=True))
-                if streaming_input else None)
+                if streaming_input else None,
+                session_resumption=types.SessionResumptionConfig(handle=handle))
             manager = client.aio.live.connect(model=model, config=live_config)
+            return await manager.__aenter__(), manager
+
+        while True:
             try:
-                session = await manager.__aenter__()
+                session, manager = await connect(None)
             except Exception as exc:
                 if modalities == ["TEXT"] and _refuses_text(exc):
                     modalities = ["AUDIO"]  # the model speaks only: read its output transcription
                     continue
                 raise RetryableError(f"{model_id}: cannot connect: {type(exc).__name__}: {str(exc)[:200]}") from None
-            return cls(session, manager, model_id, spoken=modalities == ["AUDIO"], streaming_input=streaming_input)
+            return cls(connect, session, manager, model_id, spoken=modalities == ["AUDIO"],
+                       streaming_input=streaming_input)
+
+    async def _resume(self) -> None:
+        """A new connection carrying on the conversation (the newest resumption handle)."""
+        if self.handle is None:
+            raise RetryableError(f"{self.model_id}: the connection closed and the API gave no resumption handle")
+        old = self._manager
+        try:
+            self.session, self._manager = await self._connect(self.handle)
+        except Exception as exc:
+            raise RetryableError(f"{self.model_id}: cannot resume the session: {type(exc).__name__}: "
+                                 f"{str(exc)[:200]}") from None
+        finally:
+            try:
+                await old.__aexit__(None, None, None)
+            except Exception:
+                pass
+        self.going_away = False
+        self.reconnects += 1
+
+    async def _resume_and_resend(self) -> None:
+        """Resume on a new connection and send this turn's realtime inputs again."""
+        await self._resume()
+        for part in self._sent:
+            await self.session.send_realtime_input(**part)
+
+    async def _realtime(self, **part) -> None:
+        """One realtime input, kept until the reply so a resumed connection can get
+        it again; a connection that closed under it (after a goAway the API
+        closes on its own clock) is resumed here."""
+        self._sent.append(part)
+        try:
+            await self.session.send_realtime_input(**part)
+        except Exception:
+            await self._resume_and_resend()
 
     async def send_audio(self, pcm16: bytes) -> None:
         if not pcm16:
             return
         if not self._activity_open:
-            await self.session.send_realtime_input(activity_start=self.types.ActivityStart())
+            await self._realtime(activity_start=self.types.ActivityStart())
             self._activity_open = True
-        await self.session.send_realtime_input(
-            audio=self.types.Blob(data=pcm16, mime_type=f"audio/pcm;rate={INPUT_RATE}"))
+        await self._realtime(audio=self.types.Blob(data=pcm16, mime_type=f"audio/pcm;rate={INPUT_RATE}"))
 
     async def send_user(self, text: str | None, images: tuple[bytes, ...] = ()) -> None:
         types = self.types
         if self.streaming_input:
             for image in images:
-                await self.session.send_realtime_input(video=types.Blob(data=image, mime_type="image/jpeg"))
+                await self._realtime(video=types.Blob(data=image, mime_type="image/jpeg"))
             if text:
-                await self.session.send_realtime_input(text=text)
+                await self._realtime(text=text)
             return
         parts = [types.Part.from_bytes(data=image, mime_type="image/jpeg") for image in images]
         if text:
@@ -102,13 +158,34 @@ class GeminiLiveSession:
 
     async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None,
                       on_audio: Callable[[bytes], None] | None = None) -> RealtimeReply:
-        if self.streaming_input:
-            if self._activity_open:
-                await self.session.send_realtime_input(activity_end=self.types.ActivityEnd())
-                self._activity_open = False
-        else:
-            turns, self._turns = self._turns, []
-            await self.session.send_client_content(turns=turns, turn_complete=True)
+        turns, self._turns = self._turns, []
+        if self.streaming_input and self._activity_open:
+            await self._realtime(activity_end=self.types.ActivityEnd())
+            self._activity_open = False
+        try:
+            reply = await self._reply(turns, on_delta, on_audio)
+        except _Dropped as dropped:
+            if self.handle is None:
+                raise RetryableError(f"{self.model_id}: session ended during the reply: {dropped}") from None
+            await self._resume_and_resend()
+            try:
+                reply = await self._reply(turns, on_delta, on_audio)
+            except _Dropped as again:
+                raise RetryableError(f"{self.model_id}: session ended during the reply, also after resuming "
+                                     f"it: {again}") from None
+        self._sent = []
+        if self.going_away:  # the next turn goes to a new connection
+            await self._resume()
+        return reply
+
+    async def _reply(self, turns: list, on_delta, on_audio) -> RealtimeReply:
+        """Ask (text proxy: the waiting turns) and read the reply to turnComplete;
+        `_Dropped` when the connection ends first."""
+        if not self.streaming_input:
+            try:
+                await self.session.send_client_content(turns=turns, turn_complete=True)
+            except Exception as exc:
+                raise _Dropped(f"{type(exc).__name__}: {str(exc)[:200]}") from None
         started = time.monotonic()
         text: list[str] = []
         audio: list[bytes] = []
@@ -118,6 +195,11 @@ class GeminiLiveSession:
         try:
             async for message in self.session.receive():  # ends after turnComplete
                 content = message.server_content
+                update = message.session_resumption_update
+                if update is not None and update.resumable and update.new_handle:
+                    self.handle = update.new_handle
+                if message.go_away is not None:
+                    self.going_away = True  # reconnect once this reply is done
                 if message.usage_metadata is not None:
                     usage = Usage(message.usage_metadata.prompt_token_count or 0,
                                   message.usage_metadata.response_token_count or 0)
@@ -143,8 +225,7 @@ class GeminiLiveSession:
                 if content.input_transcription and content.input_transcription.text:
                     heard.append(content.input_transcription.text)
         except Exception as exc:
-            raise RealtimeError(f"{self.model_id}: session ended during the reply: {type(exc).__name__}: "
-                                f"{str(exc)[:200]}") from None
+            raise _Dropped(f"{type(exc).__name__}: {str(exc)[:200]}") from None
         return RealtimeReply("".join(text), b"".join(audio), "".join(heard) or None, first_text, first_audio,
                              time.monotonic() - started, usage)
 

@@ -28,9 +28,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage
+from benchmark.candidates.retry import with_retries
 
 REALTIME_PROVIDERS = ("openai-realtime", "gemini-live")
 OUTPUTS = ("text", "audio")
+ATTEMPTS = 3  # tries of a text-proxy turn, each in a fresh session after a transient failure
 
 
 class RealtimeError(RuntimeError):
@@ -108,24 +110,34 @@ class RealtimeCandidate:
 
     async def respond(self, messages: list[Message], system: str, config: GenerationConfig,
                       on_delta: Callable[[str], None] | None = None) -> Reply:
+        """The turn in the conversation's session. A transient failure (a
+        dropped connection, a session the API expired, a rate limit) closes
+        that session and replays the whole conversation into a new one, with
+        backoff, up to `ATTEMPTS` times; the last failure is the cell's error."""
         last_reply = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
         session = self._sessions.pop(self._key(system, messages[:last_reply + 1]), None)
-        new = messages[last_reply + 1:]
-        if session is None:  # a new conversation, or one replayed into a new session
-            session = await open_realtime_session(self.model_id, system, base_url=self.base_url,
-                                                  output=self.output, config=config)
-            new = messages
-        try:
-            for message in new:
-                if message.role == "assistant":
-                    await session.send_assistant(message.text)
-                else:
-                    await session.send_user(message.text, tuple(i.data for i in message.images))
-            started = time.monotonic()
-            reply = await session.respond(audio_turn=False, on_delta=on_delta)
-        except BaseException:
-            await session.aclose()
-            raise
+
+        async def attempt() -> tuple[RealtimeReply, float]:
+            nonlocal session
+            new = messages[last_reply + 1:]
+            if session is None:  # a new conversation, or one replayed into a new session
+                session = await open_realtime_session(self.model_id, system, base_url=self.base_url,
+                                                      output=self.output, config=config)
+                new = messages
+            try:
+                for message in new:
+                    if message.role == "assistant":
+                        await session.send_assistant(message.text)
+                    else:
+                        await session.send_user(message.text, tuple(i.data for i in message.images))
+                started = time.monotonic()
+                return await session.respond(audio_turn=False, on_delta=on_delta), started
+            except BaseException:
+                await session.aclose()
+                session = None
+                raise
+
+        reply, started = await with_retries(attempt, attempts=ATTEMPTS)
         self._sessions[self._key(system, [*messages, Message("assistant", reply.text)])] = session
         return Reply(reply.text, self.model_id, reply.usage, time.monotonic() - started, reply.first_text_s,
                      reply.first_audio_s, audio=reply.audio)
