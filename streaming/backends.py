@@ -5,12 +5,17 @@
   the conversation's message list.
 - `RealtimeBackend`: a streaming multimodal API (OpenAI Realtime, Gemini
   Live). It gets the user's audio as it arrives (resampled to the API's
-  rate), the turn's frames as images, and the authored camera text as a text
-  part for a turn without frames; the session tells it when the turn ended. With `output="audio"` the API
+  rate) and the camera's frames as they arrive, at most one per
+  `FRAME_INTERVAL_MS` of stream time (as glasses stream video to these
+  APIs), and the authored camera text as a text part for a turn without
+  frames; the session tells it when the turn ended. Which frame the API had
+  last when the user stopped speaking is up to the stream, not to us: its
+  age is the turn's `last_frame_age_s`. With `output="audio"` the API
   speaks its reply; the pieces go to `on_audio` as they arrive.
 
-The session only routes: it calls `audio` for every chunk, then `answer` at
-the end of each turn, and never asks which kind it has.
+The session only routes: it calls `audio` for every chunk, `frame` for
+every frame, then `answer` at the end of each turn, and never asks which
+kind it has.
 """
 
 from __future__ import annotations
@@ -22,8 +27,12 @@ from benchmark.records import TurnInput, build_context_message
 from perception.audio import SAMPLE_RATE, resample_pcm16
 
 
+FRAME_INTERVAL_MS = 1000  # a realtime API gets at most one frame per second of stream time
+
+
 class ChatBackend:
-    describes_frames = True
+    describes_frames = True  # gets the turn's chosen frame described as text
+    streams_frames = False
 
     def __init__(self, candidate: Candidate, system: str, config: GenerationConfig):
         self.candidate, self.system, self.config = candidate, system, config
@@ -32,7 +41,13 @@ class ChatBackend:
     async def audio(self, pcm16: bytes) -> None:
         return None  # a chat model hears only the transcript
 
-    async def answer(self, turn_input: TurnInput, frames: tuple[bytes, ...], on_delta: Callable[[str], None],
+    async def frame(self, t_ms: int, jpeg: bytes) -> None:  # pragma: no cover - never streamed frames
+        return None  # a chat model sees only the camera block
+
+    def last_frame_age_s(self, end_ms: int) -> float | None:
+        return None
+
+    async def answer(self, turn_input: TurnInput, on_delta: Callable[[str], None],
                      on_audio: Callable[[bytes], None]) -> Reply:
         self.messages += [Message("user", text) for text in turn_input.messages()]
         reply = await self.candidate.respond(list(self.messages), self.system, self.config, on_delta=on_delta)
@@ -45,9 +60,12 @@ class ChatBackend:
 
 class RealtimeBackend:
     describes_frames = False
+    streams_frames = True  # gets every frame as it arrives (and sends one a second)
 
     def __init__(self, session, model_id: str):
         self.session, self.model_id = session, model_id
+        self.last_frame_ms: int | None = None  # stream time of the newest frame sent
+        self.frames_sent = 0
 
     @classmethod
     async def open(cls, model_id: str, system: str, config: GenerationConfig, *, base_url: str | None = None,
@@ -61,16 +79,25 @@ class RealtimeBackend:
     async def audio(self, pcm16: bytes) -> None:
         await self.session.send_audio(resample_pcm16(pcm16, SAMPLE_RATE, self.session.input_rate))
 
-    async def answer(self, turn_input: TurnInput, frames: tuple[bytes, ...], on_delta: Callable[[str], None],
+    async def frame(self, t_ms: int, jpeg: bytes) -> None:
+        if self.last_frame_ms is not None and t_ms - self.last_frame_ms < FRAME_INTERVAL_MS:
+            return
+        await self.session.send_user(None, (jpeg,))
+        self.last_frame_ms = t_ms
+        self.frames_sent += 1
+
+    def last_frame_age_s(self, end_ms: int) -> float | None:
+        """Seconds of stream time between the newest frame the API got and `end_ms` (the end of speech)."""
+        return None if self.last_frame_ms is None else round(max(0, end_ms - self.last_frame_ms) / 1000, 3)
+
+    async def answer(self, turn_input: TurnInput, on_delta: Callable[[str], None],
                      on_audio: Callable[[bytes], None]) -> Reply:
-        """Frames go as images; a channel without one goes as its authored text."""
+        """The frames went as they arrived (`frame`); a channel without one goes as its authored text."""
         texts = [build_context_message(block) for block, source in (
             (turn_input.context_block, turn_input.context_source),
             (turn_input.camera_block, turn_input.camera_source)) if block and source == "authored"]
         for text in texts:
             await self.session.send_user(text)
-        if frames:
-            await self.session.send_user(None, frames)
         reply = await self.session.respond(audio_turn=True, on_delta=on_delta, on_audio=on_audio)
         return Reply(reply.text, self.model_id, reply.usage, reply.done_s, reply.first_text_s,
                      reply.first_audio_s, reply.heard)

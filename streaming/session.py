@@ -1,5 +1,6 @@
 """One connection's pipeline: audio -> VAD -> ASR (and, as it arrives, to
-the backend); frames -> buffer -> describer; at each end of speech a
+the backend); frames -> buffer -> describer (and, for a realtime backend,
+as they arrive to the API, at most `MAX_PENDING_FRAMES` waiting); at each end of speech a
 TurnInput goes to the assistant backend and its reply streams back. The
 session only routes: perception does the work, the backend
 (`streaming.backends`: a chat candidate or a realtime API) answers.
@@ -38,6 +39,7 @@ from streaming.wire import KIND_AUDIO, Media, SessionConfig
 
 Send = Callable[[wire.ServerEvent], Awaitable[None]]
 TURN_END = "turn.end"
+MAX_PENDING_FRAMES = 8  # frames waiting for the worker, for a backend that streams them
 
 
 class Session:
@@ -53,6 +55,7 @@ class Session:
         self.turn = 0
         self.max_pending_audio = max_pending_audio
         self.pending_audio = 0  # bytes of audio queued for the worker
+        self.pending_frames = 0  # frames queued for a backend that streams them
         self._queue: deque[Media | str] = deque()
         self._queued = asyncio.Event()  # the worker has something to do
         self._drained = asyncio.Event()  # the queue's audio is under the cap
@@ -70,6 +73,9 @@ class Session:
             self._put(media)
         elif self.config.camera:
             self.frames.add(media.t_ms, media.payload)
+            if self.backend.streams_frames and self.pending_frames < MAX_PENDING_FRAMES:
+                self.pending_frames += 1  # a busy worker drops frames past the cap: they are stale anyway
+                self._put(media)
 
     async def on_turn_end(self) -> None:
         self._put(TURN_END)
@@ -103,6 +109,9 @@ class Session:
                 if item == TURN_END:
                     for event in await self.segmenter.end_turn():
                         await self._on_speech(event)
+                elif item.kind != KIND_AUDIO:
+                    self.pending_frames -= 1
+                    await self.backend.frame(item.t_ms, item.payload)
                 else:
                     self.pending_audio -= len(item.payload)
                     if self.pending_audio + wire.MAX_MESSAGE_BYTES <= self.max_pending_audio:
@@ -121,12 +130,11 @@ class Session:
         elif isinstance(event, FinalTranscript):
             await self._run_turn(event)
 
-    async def _turn_input(self, turn: int, final: FinalTranscript) -> tuple[TurnInput, tuple[bytes, ...]]:
-        """The turn's input and the frames it sends as images (context first).
-
-        The turn's frame (and on turn 1 the context frame) is described as text
-        for a chat backend, or sent as an image to a realtime one; the authored
-        camera text the glasses declared fills a channel without a frame."""
+    async def _turn_input(self, turn: int, final: FinalTranscript) -> TurnInput:
+        """The turn's input. The turn's frame (and on turn 1 the context frame)
+        is described as text for a chat backend; a realtime one had the frames
+        as they arrived, and the record says `media`. The authored camera text
+        the glasses declared fills a channel without a frame."""
         camera_on = self.config.camera and turn <= 2
         fallback = self.config.fallback_camera.get(str(turn)) if camera_on else None
         frame = context_jpeg = fallback_context = None
@@ -148,11 +156,10 @@ class Session:
             camera = (await self.describer.describe(frame)).text if frame is not None else None
             context = (await self.describer.describe(context_jpeg)).text if context_jpeg is not None else None
             return assemble_turn_input(authored, perceived_speech=final.text, perceived_camera=camera,
-                                       perceived_context=context), ()
-        turn_input = assemble_turn_input(
+                                       perceived_context=context)
+        return assemble_turn_input(
             authored, perceived_speech=final.text, perceived_camera=MEDIA_CAMERA if frame is not None else None,
             perceived_context=MEDIA_CAMERA if context_jpeg is not None else None, source="media")
-        return turn_input, tuple(j for j in (context_jpeg, frame) if j is not None)
 
     async def _run_turn(self, final: FinalTranscript) -> None:
         self.turn += 1
@@ -160,7 +167,7 @@ class Session:
         speech_end = time.monotonic()
         await self.send(wire.TranscriptFinal(turn, final.text, final.start_ms, final.end_ms))
         transcript_at = time.monotonic()
-        turn_input, frames = await self._turn_input(turn, final)
+        turn_input = await self._turn_input(turn, final)
         camera_at = time.monotonic()
         await self.send(wire.CameraBlock(turn, turn_input.camera_block, turn_input.camera_source,
                                          turn_input.context_block, turn_input.context_source))
@@ -183,7 +190,7 @@ class Session:
         forwarder = asyncio.create_task(forward())
         asked_at = time.monotonic()
         try:
-            reply = await self.backend.answer(turn_input, frames, on_delta, on_audio)
+            reply = await self.backend.answer(turn_input, on_delta, on_audio)
         finally:
             queue.put_nowait(None)
             await forwarder
@@ -199,7 +206,8 @@ class Session:
             "speech_end_to_first_audio": (None if reply.first_audio_s is None
                                           else round(asked_at + reply.first_audio_s + since_speech_end, 4)),
             "speech_end_to_reply_done": round(done_at + since_speech_end, 4),
-            "turn_end_to_first_token": round(first - asked_at, 4)}))
+            "turn_end_to_first_token": round(first - asked_at, 4),
+            "last_frame_age_s": self.backend.last_frame_age_s(final.end_ms)}))
 
     async def aclose(self) -> None:
         self._queue.clear()

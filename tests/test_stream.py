@@ -236,8 +236,9 @@ def test_without_media_the_stream_gives_the_text_path_turn_inputs(server_url):
         assert sent.user_message == build_user_turn(image, sent.speech)
         assert set(result.metrics) == {"speech_end_to_transcript_final", "speech_end_to_camera_block",
                                        "speech_end_to_first_token", "speech_end_to_first_audio",
-                                       "speech_end_to_reply_done", "turn_end_to_first_token"}
+                                       "speech_end_to_reply_done", "turn_end_to_first_token", "last_frame_age_s"}
         assert result.metrics["speech_end_to_first_audio"] is None  # a chat backend answers in text
+        assert result.metrics["last_frame_age_s"] is None  # nor is it streamed frames
         assert 0 <= result.metrics["turn_end_to_first_token"] <= result.metrics["speech_end_to_first_token"]
     assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
     assert results[1].reply.text == "It is the one in your hand now."
@@ -288,3 +289,35 @@ def test_bench_via_stream_records_perception_with_the_same_keys_as_direct(backen
         assert set(streamed_turn) == set(direct_turn)
         assert set(streamed_turn["input"]) == set(direct_turn["input"])
         assert set(streamed_turn["reply"]) == set(direct_turn["reply"])
+
+
+def test_a_realtime_backend_gets_frames_in_order_but_a_busy_worker_holds_at_most_a_few():
+    from streaming.backends import RealtimeBackend
+    from streaming.session import MAX_PENDING_FRAMES, Session
+
+    class Api:  # a realtime session that records what it was sent
+        input_rate = 16000
+
+        def __init__(self):
+            self.sent = []
+
+        async def send_user(self, text, images=()):
+            self.sent += list(images)
+
+    async def go():
+        api = Api()
+        session = Session(wire.SessionConfig(backend="openai-realtime:x"), None, None, RealtimeBackend(api, "x"),
+                          send=None)
+        frames = [JPEG + bytes([i]) for i in range(3 * MAX_PENDING_FRAMES)]
+        for i, frame in enumerate(frames):  # the worker is not running: a flood while it is busy
+            await session.on_media(wire.Media(wire.KIND_FRAME, i * 500, frame))
+        assert session.pending_frames == MAX_PENDING_FRAMES and len(session._queue) == MAX_PENDING_FRAMES
+        worker = asyncio.create_task(session.run())
+        while session.busy:
+            await asyncio.sleep(0.01)
+        worker.cancel()
+        return api.sent, frames
+
+    sent, frames = asyncio.run(go())
+    # the queued frames went in order, one per second of stream time (every other one at 500 ms apart)
+    assert sent == frames[:MAX_PENDING_FRAMES:2]
