@@ -1,8 +1,9 @@
 """The browser page in real headless Chromium (Debian's, driven by Playwright)
 with a fake camera (a .y4m written here) and a fake microphone (an espeak-ng
 WAV): the live assistant against the real server, Whisper and the local
-model; and the recording studio writing a scenario's turn into the media
-layout."""
+model; spoken replies from a realtime API (the local OpenAI Realtime
+conformance server) played by the page; and the recording studio writing a
+scenario's turn into the media layout."""
 
 from __future__ import annotations
 
@@ -22,9 +23,11 @@ from simulator.tts import synthesize, write_wav
 from streaming import wire
 from streaming.app import ServerSettings
 from streaming.local_server import running_server
+from tests.fake_realtime import OPENAI_RATE, FakeOpenAIRealtime
 
 CHROMIUM = "/usr/bin/chromium"
 SENTENCE = "Is this blue cup clean enough to drink from?"
+REPLY = "It is the one in your hand now."
 ARTIFACTS = Path(__file__).parent / "artifacts"
 
 
@@ -38,16 +41,38 @@ def write_y4m(path: Path, seconds: float = 6.0, fps: int = 10) -> None:
             out.write(b"FRAME\n" + cv2.cvtColor(image, cv2.COLOR_BGR2YUV_I420).tobytes())
 
 
+def write_mic(path: Path, speech: Path, after_s: float) -> Path:
+    """The microphone: a pause, the sentence, `after_s` of silence (the file loops)."""
+    from perception.audio import decode_audio, float_to_pcm16
+
+    before, after = np.zeros(int(1.8 * 16000), np.float32), np.zeros(int(after_s * 16000), np.float32)
+    write_wav(path, float_to_pcm16(np.concatenate([before, decode_audio(speech), after])))
+    return path
+
+
 @pytest.fixture(scope="module")
 def fake_devices(tmp_path_factory):
     folder = tmp_path_factory.mktemp("devices")
     write_y4m(folder / "camera.y4m")
     speech = synthesize(SENTENCE, folder / "speech.wav")
-    from perception.audio import decode_audio, float_to_pcm16
+    return folder / "camera.y4m", write_mic(folder / "mic.wav", speech, 1.8)  # a pause ends each utterance
 
-    silence = np.zeros(int(1.8 * 16000), np.float32)  # the file loops: a pause ends each utterance
-    write_wav(folder / "mic.wav", float_to_pcm16(np.concatenate([silence, decode_audio(speech), silence])))
-    return folder / "camera.y4m", folder / "mic.wav"
+
+@pytest.fixture(scope="module")
+def one_question_devices(fake_devices):
+    """The same camera; the sentence once, then long enough a silence that the
+    spoken reply plays out before the loop asks again (which would barge in)."""
+    camera, mic = fake_devices
+    return camera, write_mic(mic.with_name("mic-once.wav"), mic.with_name("speech.wav"), 30.0)
+
+
+def spoken_reply(folder: Path) -> bytes:
+    """What the fake API says: the reply sentence, then 2 s of quiet (the reply
+    plays long enough to be seen playing), PCM16 mono at 24 kHz."""
+    from perception.audio import decode_audio, float_to_pcm16, resample_pcm16
+
+    speech = np.concatenate([decode_audio(synthesize(REPLY, folder / "reply.wav")), np.zeros(2 * 16000, np.float32)])
+    return resample_pcm16(float_to_pcm16(speech), 16000, OPENAI_RATE)
 
 
 def browser(playwright, devices, tmp_path):
@@ -76,6 +101,7 @@ def test_the_live_page_hears_sees_and_answers(fake_devices, tmp_path):
         }""")
         assert bytes(encoded) == wire.encode_media(wire.KIND_FRAME, 1234567, b"\xff\xd8\x07")
         page.select_option("#fps", "2")
+        assert page.is_disabled("#spoken")  # the local model cannot speak its replies
         page.click("#connect")
         page.wait_for_selector("#turns li .heard", timeout=120_000)
         heard = page.inner_text("#turns li .heard").split("heard: ", 1)[1]
@@ -93,6 +119,73 @@ def test_the_live_page_hears_sees_and_answers(fake_devices, tmp_path):
         page.click("#disconnect")
         page.wait_for_function("document.querySelector('#status').textContent.startsWith('not connected')")
         chrome.close()
+
+
+def test_the_live_page_plays_a_spoken_reply_from_a_realtime_api(one_question_devices, tmp_path, monkeypatch):
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-dummy")
+    backend = "openai-realtime:gpt-realtime"
+    speech = spoken_reply(tmp_path)
+    sent_s = len(speech) / 2 / OPENAI_RATE
+    with FakeOpenAIRealtime(reply=REPLY, speech=speech) as api, \
+            running_server(ServerSettings(backend_base_url=api.base_url, allowed_backends=(backend,))) as url, \
+            sync_playwright() as p:
+        chrome = browser(p, one_question_devices, tmp_path)
+        page = chrome.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(url.replace("ws://", "http://") + "/")
+        page.wait_for_function("document.querySelector('#backend').options.length > 0")
+        # the page knows every event the server sends (an unknown one would be refused as unreadable)
+        known = page.evaluate("async () => Object.keys((await import('/web/wire.js')).SERVER_EVENTS)")
+        assert set(known) == set(wire.SERVER_TYPES)
+        page.select_option("#backend", backend)
+        page.check("#spoken")  # enabled: a realtime backend
+        page.select_option("#fps", "2")
+        page.click("#connect")
+        # the reply is being spoken: the speaker line shows while the pieces play
+        page.wait_for_selector("#turns li .voice.speaking", timeout=120_000)
+        page.screenshot(path=str(tmp_path / "spoken.png"), full_page=True)
+        # every piece scheduled, and played to its end on the audio clock
+        page.wait_for_selector("#turns li .voice.spoken", timeout=60_000)
+        played = page.evaluate("window.wearsimPlayback")
+        page.wait_for_function("document.querySelector('#turns li .latency').textContent.includes('reply done')",
+                               timeout=60_000)
+        assert page.inner_text("#turns li .reply").strip() == REPLY  # the API's transcript of its speech
+        assert "first audio" in page.inner_text("#turns li .latency")
+        assert "media" in page.inner_text("#turns li .camera-block")  # the frame went to the API as an image
+        assert page.inner_text("#turns li .heard").split("heard: ", 1)[1].strip()  # Whisper, for the record
+        assert page.is_hidden("#error")
+        ARTIFACTS.mkdir(exist_ok=True)
+        shutil.copy(tmp_path / "spoken.png", ARTIFACTS / "spoken.png")
+        page.click("#disconnect")
+        page.wait_for_function("document.querySelector('#status').textContent.startsWith('not connected')")
+        # the player alone: pieces back to back on the clock, and barge-in (a new turn, or stop()) silences the rest
+        checked = page.evaluate("""async () => {
+            const { ReplyPlayer } = await import('/web/playback.js');
+            const statuses = [];
+            const player = new ReplyPlayer((turn, status) => statuses.push(`${turn}:${status}`));
+            const piece = (turn, samples) => ({ turn, rate: 24000,
+                audio: btoa(String.fromCharCode(...new Uint8Array(new Int16Array(samples).buffer))) });
+            player.play(piece(1, 24000));  // 1 s
+            const start = player.endAt - 1;
+            player.play(piece(1, 12000));  // 0.5 s, right after
+            const queued = [player.sources.length, Math.round((player.endAt - start) * 1000) / 1000];
+            player.play(piece(2, 2400));  // turn 2 cuts turn 1 short
+            const afterNewTurn = player.sources.length;
+            player.stop();  // the user speaks
+            return { queued, afterNewTurn, left: player.sources.length, statuses };
+        }""")
+        assert checked["queued"] == [2, 1.5]
+        assert checked["afterNewTurn"] == 1 and checked["left"] == 0
+        assert checked["statuses"] == ["1:speaking", "1:speaking", "1:interrupted", "2:speaking", "2:interrupted"]
+        chrome.close()
+    assert api.problems == []
+    [session] = api.sessions
+    assert session["session"]["output_modalities"] == ["audio"]
+    assert len(session["commits"]) == 1  # one question, one turn
+    assert played["pieces"] == len(REPLY.split(" "))  # the fake sends one piece per word
+    assert abs(played["seconds"] - sent_s) < 0.02, (played, sent_s)
+    assert abs(played["samples"] - len(speech) // 2) <= 1
 
 
 def _post(url: str, body: bytes, headers: dict | None = None) -> tuple[int, dict]:

@@ -2,9 +2,12 @@
 // over one WebSocket, and what the assistant heard, saw and said, live.
 import * as wire from "./wire.js";
 import { setupStudio } from "./studio.js";
+import { ReplyPlayer } from "./playback.js";
 
 const $ = (id) => document.getElementById(id);
 const state = { info: null, ws: null, stream: null, audio: null, frameTimer: null, t0: 0, talking: false, turns: {} };
+// backends that can speak their replies (output "audio")
+const REALTIME_PREFIXES = ["openai-realtime:", "gemini-live:"];
 
 function showError(text) {
   $("error").textContent = text;
@@ -32,10 +35,18 @@ async function loadInfo() {
   fillSelect($("condition"), state.info.conditions.map((c) => c.name),
     state.info.conditions.map((c) => `${c.name}: ${c.description || ""}`.replace(/: $/, "")));
   $("token-row").hidden = !state.info.token_required;
+  updateSpokenChoice();
   if (state.info.recording) {
     $("tab-studio").hidden = false;
     setupStudio(state.info, () => state.stream, showError);
   }
+}
+
+// Spoken replies need a realtime backend: the checkbox is off for the others.
+function updateSpokenChoice() {
+  const realtime = REALTIME_PREFIXES.some((prefix) => $("backend").value.startsWith(prefix));
+  $("spoken").disabled = !realtime;
+  if (!realtime) $("spoken").checked = false;
 }
 
 async function startMedia() {
@@ -101,7 +112,7 @@ function turnCard(turn) {
   if (!state.turns[turn]) {
     const li = document.createElement("li");
     li.dataset.turn = turn;
-    li.innerHTML = `<div class="heard"></div><div class="camera-block"></div><div class="reply"></div><div class="latency"></div>`;
+    li.innerHTML = `<div class="heard"></div><div class="camera-block"></div><div class="voice" hidden></div><div class="reply"></div><div class="latency"></div>`;
     $("turns").prepend(li);
     state.turns[turn] = li;
   }
@@ -115,12 +126,30 @@ function badge(source) {
   return span;
 }
 
+// a speaker drawn inline (no emoji font needed); its waves pulse while speaking
+const SPEAKER_ICON = `<svg viewBox="0 0 16 16" width="16" height="16" aria-hidden="true">
+  <path d="M2 6h3l4-3v10l-4-3H2z" fill="currentColor"/>
+  <path class="waves" d="M11 5.5a3.5 3.5 0 0 1 0 5M12.5 3.5a6.5 6.5 0 0 1 0 9" stroke="currentColor" fill="none" stroke-width="1.4"/>
+</svg>`;
+const VOICE_LABELS = { speaking: "speaking the reply", spoken: "spoken reply", interrupted: "spoken reply, cut short" };
+
+// The speaker line above a spoken reply: speaking now, spoken, or cut short.
+function showVoice(turn, status) {
+  const voice = turnCard(turn).querySelector(".voice");
+  voice.hidden = false;
+  voice.className = `voice ${status}`;
+  voice.innerHTML = `${SPEAKER_ICON}<span>${VOICE_LABELS[status]}</span>`;
+}
+
+const player = new ReplyPlayer(showVoice);
+
 function onEvent(event) {
   switch (event.type) {
     case "ready":
       setStatus(`connected: ${event.backend}`);
       break;
     case "speech.started":
+      player.stop(); // barge-in: the user talks over the reply
       $("speech").textContent = "speech started";
       $("speech").classList.add("active");
       break;
@@ -143,6 +172,9 @@ function onEvent(event) {
     case "assistant.delta":
       turnCard(event.turn).querySelector(".reply").textContent += event.text;
       break;
+    case "assistant.audio":
+      player.play(event);
+      break;
     case "assistant.done":
       turnCard(event.turn).querySelector(".reply").textContent = event.text;
       break;
@@ -151,7 +183,9 @@ function onEvent(event) {
       const s = (v) => (v == null ? "n/a" : `${v.toFixed(2)} s`);
       turnCard(event.turn).querySelector(".latency").textContent =
         `from the end of speech: transcript ${s(l.speech_end_to_transcript_final)}, camera block ` +
-        `${s(l.speech_end_to_camera_block)}, first word ${s(l.speech_end_to_first_token)}, reply done ${s(l.speech_end_to_reply_done)}`;
+        `${s(l.speech_end_to_camera_block)}, first word ${s(l.speech_end_to_first_token)}, ` +
+        (l.speech_end_to_first_audio == null ? "" : `first audio ${s(l.speech_end_to_first_audio)}, `) +
+        `reply done ${s(l.speech_end_to_reply_done)}`;
       break;
     }
     case "error":
@@ -165,6 +199,7 @@ function onEvent(event) {
 async function connect(submitEvent) {
   submitEvent.preventDefault();
   showError("");
+  if ($("spoken").checked) player.unlock(); // now, while the click still counts as a user gesture
   try {
     await startMedia();
   } catch (err) {
@@ -178,6 +213,7 @@ async function connect(submitEvent) {
     system_prompt: condition ? condition.system_prompt : "",
     partials: true,
   };
+  if ($("spoken").checked) config.output = "audio";
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${scheme}://${location.host}/v1/session`);
   ws.binaryType = "arraybuffer";
@@ -205,6 +241,7 @@ async function connect(submitEvent) {
   };
   ws.onclose = (close) => {
     stopStreaming();
+    player.stop();
     const why = wire.CLOSE_REASONS[close.code] || `close code ${close.code}`;
     setStatus(`not connected (${why})`);
     if (close.code !== 1000) showError(`The connection closed: ${why}${close.reason ? `: ${close.reason}` : ""}. Press Connect to try again.`);
@@ -243,6 +280,7 @@ function setupTabs() {
 }
 
 $("settings").addEventListener("submit", connect);
+$("backend").addEventListener("change", updateSpokenChoice);
 $("disconnect").addEventListener("click", () => {
   if (state.ws && state.ws.readyState === WebSocket.OPEN) state.ws.send(wire.sessionEnd());
 });

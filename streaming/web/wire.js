@@ -16,6 +16,7 @@ export const SERVER_EVENTS = {
   "camera.block": ["turn", "text", "source", "context", "context_source"],
   "turn.input": ["turn", "input", "user_message", "context_message"],
   "assistant.delta": ["turn", "text"],
+  "assistant.audio": ["turn", "audio", "rate"],
   "assistant.done": ["turn", "text", "usage"],
   "metrics": ["turn", "latency_s"],
   "error": ["code", "message"],
