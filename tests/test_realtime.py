@@ -257,3 +257,16 @@ def test_a_gemini_stream_dropped_mid_turn_resends_the_turns_audio_on_the_resumed
     assert resumed["resumed_from"] == "handle-1" and resumed["history"] == [1, 3]
     assert resumed["activity"][:2] == ["start", "end"] and resumed["audio_bytes"] > 16000  # Turn 2's speech again
     assert resumed["frames"] >= 1  # and its frame
+
+
+def test_a_staleness_sweep_on_a_realtime_api_reports_the_age_of_the_newest_frame_it_had(tmp_path):
+    with FakeOpenAIRealtime() as server:
+        records = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "sweep",
+                         {"OPENAI_API_KEY": SECRET}, "--via", "stream", "--ids", "sc-01", "--synthetic-frames",
+                         "--staleness", "0,1500")
+    ages = {r["staleness_ms"]: r["turns"][1]["metrics"]["last_frame_age_s"] for r in records}
+    assert sorted(ages) == [0, 1500] and all(age is not None for age in ages.values())
+    summary = json.loads((tmp_path / "sweep" / "summary.json").read_text())
+    assert {gap: row["frame_age_p50_s"] for gap, row in summary["by_staleness"]["baseline"].items()} == {
+        str(gap): age for gap, age in ages.items()}
+    assert "newest frame's age at the end of speech" in (tmp_path / "sweep" / "findings.md").read_text()

@@ -227,6 +227,10 @@ def _judge_notes(summary: dict) -> list[str]:
     return lines + [""]
 
 
+def _seconds(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f} s"
+
+
 def _staleness(summary: dict) -> list[str]:
     sweep = summary.get("by_staleness") or {}
     if not sweep:
@@ -242,10 +246,13 @@ def _staleness(summary: dict) -> list[str]:
                   "the text proxy, so only frame timing can move these numbers; a vision model reading drawn "
                   "text measures plumbing and timing, not perception.", ""]
     for condition, gaps in sweep.items():
-        rows = [[f"{gap} ms", cell_text(row["accuracy"]), cell_text(row["earlier_scene"]), str(row["trials"])]
+        ages = any(row.get("frame_age_p50_s") is not None for row in gaps.values())
+        rows = [[f"{gap} ms", cell_text(row["accuracy"]), cell_text(row["earlier_scene"]),
+                 *([_seconds(row.get("frame_age_p50_s"))] if ages else []), str(row["trials"])]
                 for gap, row in gaps.items()]
-        lines += [f"### {condition}", "",
-                  *table(["gap", "Turn 2 accuracy", "answered from the earlier scene", "trials"], rows), ""]
+        header = ["gap", "Turn 2 accuracy", "answered from the earlier scene",
+                  *(["newest frame's age at the end of speech (median)"] if ages else []), "trials"]
+        lines += [f"### {condition}", "", *table(header, rows), ""]
     return lines + ["Plot: `plots/staleness.png`.", ""]
 
 

@@ -13,6 +13,7 @@ Rules (also stated in findings.md):
 
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -96,16 +97,21 @@ def breakdown(trials: Iterable[TrialRecord], key: str) -> dict[str, dict]:
 
 def staleness(trials: Iterable[TrialRecord]) -> dict[str, dict]:
     """The staleness sweep, per Turn 2 gap (ms): Turn 2 accuracy (all target
-    contexts pooled) and the share of scored replies answered from the earlier
-    scene (judge label `prior`) among trials whose target is not `prior`."""
+    contexts pooled), the share of scored replies answered from the earlier
+    scene (judge label `prior`) among trials whose target is not `prior`, and
+    (realtime backends, which get frames as they stream) the median age of the
+    newest frame the API had when Turn 2's speech ended."""
     out: dict[str, dict] = {}
     trials = [t for t in trials if t.staleness_ms is not None]
     for gap in sorted({t.staleness_ms for t in trials}):
         at_gap = [t for t in trials if t.staleness_ms == gap and t.scored]
         not_prior = [t for t in at_gap if t.target_context != "prior"]
+        ages = [turn.metrics["last_frame_age_s"] for t in trials if t.staleness_ms == gap and not t.errored
+                for turn in t.turns if turn.turn == 2 and turn.metrics.get("last_frame_age_s") is not None]
         out[str(gap)] = {"accuracy": rate_cell(sum(bool(t.passed) for t in at_gap), len(at_gap)),
                          "earlier_scene": rate_cell(sum(t.turn_2_label == "prior" for t in not_prior),
                                                     len(not_prior)),
+                         "frame_age_p50_s": round(statistics.median(ages), 3) if ages else None,
                          "trials": sum(t.staleness_ms == gap for t in trials)}
     return out
 
