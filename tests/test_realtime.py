@@ -270,3 +270,22 @@ def test_a_staleness_sweep_on_a_realtime_api_reports_the_age_of_the_newest_frame
     assert {gap: row["frame_age_p50_s"] for gap, row in summary["by_staleness"]["baseline"].items()} == {
         str(gap): age for gap, age in ages.items()}
     assert "newest frame's age at the end of speech" in (tmp_path / "sweep" / "findings.md").read_text()
+
+
+def test_simulate_saves_each_spoken_reply_as_a_wav_next_to_the_session_log(tmp_path):
+    import wave
+
+    speech = _spoken_reply(0.2)
+    with FakeOpenAIRealtime(speech=speech) as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmark", "simulate", "sc-05", "--model", "openai-realtime:gpt-realtime",
+             "--output", "audio", "--fast", "--log", str(tmp_path / "sc-05.json")], capture_output=True, text=True,
+            timeout=300, env={**os.environ, "OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": server.base_url})
+    assert done.returncode == 0, done.stderr
+    for turn in (1, 2):
+        with wave.open(str(tmp_path / f"sc-05-turn{turn}.wav")) as saved:
+            assert saved.getframerate() == 24000 and saved.getnframes() == len(speech) // 2
+    log = json.loads((tmp_path / "sc-05.json").read_text())
+    pieces = [e for e in log["events"] if e["type"] == "assistant.audio"]
+    assert pieces and all(e["audio"].endswith(" bytes") for e in pieces)  # sizes in the log, not the audio
+    assert SECRET not in (tmp_path / "sc-05.json").read_text() and "[assistant.audio]" not in done.stdout

@@ -9,7 +9,9 @@ EPILOG = """examples:
   wearsim simulate sc-47 --fast --repair         # no waiting, and play the repair utterance
   wearsim simulate sc-13 --server ws://127.0.0.1:8765 --speed 2 --jitter-ms 30 --drop-frames 0.1
   wearsim simulate sc-05 --camera 0              # frames from the laptop camera instead of media
-The session log (every event) is saved as JSON (--log, default runs/simulate/SCENARIO-TIME.json).
+  wearsim simulate sc-05 --model openai-realtime:gpt-realtime --output audio   # spoken replies, saved as WAV
+The session log (every event) is saved as JSON (--log, default runs/simulate/SCENARIO-TIME.json); with
+--output audio each turn's spoken reply is saved next to it (SCENARIO-TIME-turnN.wav).
 """
 
 
@@ -30,6 +32,8 @@ def register(subparsers) -> None:
                    help="use frames from this cv2 camera index (a few grabbed at the start; for a live camera and "
                         "microphone, use the browser page: wearsim serve, then http://127.0.0.1:8765/)")
     p.add_argument("--describer", default="opencv")
+    p.add_argument("--output", choices=("text", "audio"), default="text",
+                   help="audio: spoken replies (a realtime --model: openai-realtime:, gemini-live:)")
     p.add_argument("--log", help="where to save the session log")
     p.set_defaults(run=run)
 
@@ -99,6 +103,8 @@ def run(args) -> int:
 
         if isinstance(event, wire.AssistantDelta):
             print(event.text, end="", flush=True)
+        elif isinstance(event, wire.AssistantAudio):
+            return  # saved as a WAV at the end
         elif isinstance(event, wire.AssistantDone):
             print()
         elif isinstance(event, wire.TurnInputEvent):
@@ -108,13 +114,13 @@ def run(args) -> int:
             detail = {k: v for k, v in vars(event).items()}
             print(f"[{event.type}] {json.dumps(detail, ensure_ascii=False)[:300]}", flush=True)
 
-    async def session(url: str) -> list[dict]:
+    async def session(url: str) -> tuple[list[dict], dict[int, bytes]]:
         from simulator.client import GlassesClient
         from simulator.pacing import Pacer
         from simulator.timeline import plan_turn
         from benchmark.stream_conversation import session_config
 
-        config = session_config(scenario, condition, model, describer=args.describer)
+        config = session_config(scenario, condition, model, describer=args.describer, output=args.output)
         client = GlassesClient(url, token=args.token or os.environ.get("WEARSIM_TOKEN"), on_event=show,
                                drop_frames=args.drop_frames)
         try:
@@ -128,8 +134,9 @@ def run(args) -> int:
             raise SimulateError(f"the streaming server at {url} did not take the session: "
                                 f"{type(exc).__name__}: {exc} (check --server and --token)") from exc
         clock = 0
+        turns = (1, 2, 3) if args.repair else (1, 2)
         try:
-            for turn in (1, 2, 3) if args.repair else (1, 2):
+            for turn in turns:
                 plan = plan_turn(scenario, turn, clock, live_frames=live)
                 clock = plan.end_ms + 1000  # a pause, then the scene change
                 pacer = Pacer(None if args.fast else args.speed, origin_ms=plan.items[0].t_ms,
@@ -138,7 +145,7 @@ def run(args) -> int:
                 await client.wait_turn(turn)
         finally:
             await client.close()
-        return client.session_log()
+        return client.session_log(), {turn: client.reply_audio(turn) for turn in turns}
 
     server = contextlib.nullcontext(args.server)
     if not args.server:
@@ -149,7 +156,7 @@ def run(args) -> int:
         server = running_server(ServerSettings(allowed_backends=(model,)))
     try:
         with server as url:
-            events = asyncio.run(session(url))
+            events, spoken = asyncio.run(session(url))
     except SimulateError as exc:
         if getattr(args, "debug", False):
             raise
@@ -159,4 +166,12 @@ def run(args) -> int:
     log.parent.mkdir(parents=True, exist_ok=True)
     log.write_text(json.dumps({"scenario_id": scenario.scenario_id, "backend": model, "events": events}, indent=2))
     print(f"session log: {log}", file=sys.stderr)
+    from benchmark.candidates.base import REPLY_AUDIO_RATE
+    from perception.audio import write_wav
+
+    for turn, audio in spoken.items():
+        if audio:
+            wav = log.with_name(f"{log.stem}-turn{turn}.wav")
+            write_wav(wav, audio, REPLY_AUDIO_RATE)
+            print(f"turn {turn} spoken reply: {wav} ({len(audio) / 2 / REPLY_AUDIO_RATE:.1f} s)", file=sys.stderr)
     return 0
