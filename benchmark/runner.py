@@ -355,12 +355,18 @@ def save_reply_audio(run_dir: Path, record: TrialRecord) -> TrialRecord:
     from perception.audio import write_wav
     from perception.speech import speech_onset_s
 
+    import re
+
+    def safe(name: str) -> str:  # a bank's ids and condition names become file names, never paths
+        return re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "_"
+
     gap = "" if record.staleness_ms is None else f"-s{record.staleness_ms}"
     turns = []
     for turn in record.turns:
         reply = turn.reply
         if reply.audio:
-            name = Path(AUDIO_DIR) / record.condition / f"{record.scenario_id}-t{record.trial}{gap}-turn{turn.turn}.wav"
+            name = (Path(AUDIO_DIR) / safe(record.condition)
+                    / f"{safe(record.scenario_id)}-t{record.trial}{gap}-turn{turn.turn}.wav")
             write_wav(run_dir / name, reply.audio, REPLY_AUDIO_RATE)
             onset = speech_onset_s(reply.audio, REPLY_AUDIO_RATE)
             voice = None if onset is None or reply.first_audio_s is None else reply.first_audio_s + onset
