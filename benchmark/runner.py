@@ -476,7 +476,8 @@ class Progress:
 async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversation: ConversationFactory,
                     *, resume: bool = False, prepared: PreparedRun | None = None) -> dict:
     """Run every unfinished cell, each trial through `conversation(scenario, condition)`;
-    return counts. Reports are written by the caller.
+    return counts. Reports are written by the caller (`write_report`, by the
+    report worker started here as the cells start).
 
     `prepared` is the run dir as `open_run_dir` locked and checked it (the
     caller does that before it starts a candidate, so a refused dir costs
@@ -502,6 +503,9 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
         print(f"{len(cells)} cells to run ({total - len(cells)} already finished) -> {run_dir}", file=sys.stderr)
         if not cells:
             return {"ran": 0, "skipped": total}
+        from benchmark.report import start_worker
+
+        start_worker(run_dir)  # the report's imports happen in a child process while the cells run
         writer = TranscriptWriter(run_dir / "transcripts.jsonl")
         progress = Progress(len(cells))
         semaphore = asyncio.Semaphore(max(1, settings.concurrency))

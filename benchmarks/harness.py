@@ -22,8 +22,10 @@ same server), no response cache. Per level it reports:
 - floor: the sum over cells of the requests on the cell's critical path
   (Turn 1, Turn 2, the judge, and on a miss the repair and its judge) times
   the latency, divided by the concurrency;
-- CPU per request: the bench process's user + system CPU (from `wait4`)
-  divided by the requests the server answered.
+- CPU per request: the bench process's user + system CPU (from `wait4`,
+  so with every child it waited for: its report worker) divided by the
+  requests the server answered. The split into before, during and after the
+  cells reads /proc at the two lines, counting live child processes too.
 
 The rescore figure (`--rescore-trials N`): N records made by copying the
 records of one run (distinct trial indexes), rescored with
@@ -176,9 +178,23 @@ def _env() -> dict:
 
 
 def _process_cpu(pid: int) -> float:
-    """User + system CPU seconds of a running process so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU seconds so far of a running process, its reaped children and its
+    live descendants (Linux /proc): the bench command writes its report in a child process
+    that runs alongside the cells, and its CPU belongs to the phase it is spent in."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:  # it exited since it was listed
+        return 0.0
+    ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime, stime, cutime, cstime
+    seconds = ticks / os.sysconf("SC_CLK_TCK")
+    for task in tasks:
+        try:
+            children = Path(f"/proc/{pid}/task/{task}/children").read_text().split()
+        except OSError:
+            continue
+        seconds += sum(_process_cpu(int(child)) for child in children)
+    return seconds
 
 
 def _critical_path_requests(run_dir: Path) -> tuple[int, int, int]:

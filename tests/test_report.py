@@ -101,3 +101,40 @@ def test_help_has_an_example(capsys):
     with pytest.raises(SystemExit):
         run_cli(["--help"])
     assert "wearsim report --from-transcripts" in capsys.readouterr().out
+
+
+def _two_copies(tmp_path):
+    for name in ("worker", "inline"):
+        shutil.copytree(FIXTURES / "ours_small", tmp_path / name)
+    return tmp_path / "worker", tmp_path / "inline"
+
+
+def test_the_report_worker_writes_the_same_report_as_the_process_itself(tmp_path, monkeypatch):
+    import benchmark.report as report
+
+    worker_dir, inline_dir = _two_copies(tmp_path)
+    report.start_worker(worker_dir)
+    worker = report._WORKERS[worker_dir.resolve()]
+    write_report(inline_dir)
+    monkeypatch.setattr(report, "_write_report", lambda *a, **k: pytest.fail("the worker did not write it"))
+    summary = write_report(worker_dir)
+    assert worker.process.returncode == 0 and not report._WORKERS
+    for name in ("summary.json", "findings.md"):
+        assert (worker_dir / name).read_text() == (inline_dir / name).read_text()
+    assert summary == json.loads((worker_dir / "summary.json").read_text())
+    for name in ("balanced_accuracy.png", "accuracy_by_cue_type.png", "confusion.png"):
+        assert (worker_dir / "plots" / name).read_bytes() == (inline_dir / "plots" / name).read_bytes()
+
+
+def test_a_report_worker_that_died_leaves_the_report_to_the_process_itself(tmp_path):
+    import benchmark.report as report
+
+    worker_dir, inline_dir = _two_copies(tmp_path)
+    report.start_worker(worker_dir)
+    worker = report._WORKERS[worker_dir.resolve()]
+    worker.process.kill()
+    worker.process.wait()
+    write_report(worker_dir)
+    write_report(inline_dir)
+    assert (worker_dir / "findings.md").read_text() == (inline_dir / "findings.md").read_text()
+    assert (worker_dir / "plots" / "confusion.png").stat().st_size > 5_000

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from benchmark.report.findings import render_findings
@@ -28,7 +32,19 @@ def write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir: 
     given (a file from any implementation of the benchmark), that file is read
     instead and the manifest is taken from `run_dir` when it has one.
     Outputs go to `output_dir` (default `run_dir`).
+
+    When `start_worker(run_dir)` started a worker for this run dir, the worker
+    writes the report; if it fails, the report is written here.
     """
+    worker = _WORKERS.pop(Path(run_dir).resolve(), None) if transcripts is None and output_dir is None else None
+    if worker is not None:
+        summary = worker.finish()
+        if summary is not None:
+            return summary
+    return _write_report(run_dir, transcripts=transcripts, output_dir=output_dir)
+
+
+def _write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir: Path | None = None) -> dict:
     from benchmark.report.plots import draw_plots
     from benchmark.scoring import build_summary, load_trials
 
@@ -47,4 +63,94 @@ def write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir: 
     return summary
 
 
-__all__ = ["render_findings", "write_report", "read_manifest"]
+# ---- the report worker: the report's imports done while the cells run -------
+
+_WORKERS: dict[Path, ReportWorker] = {}
+
+
+def start_worker(run_dir: Path) -> None:
+    """Start the process that will write `run_dir`'s report when `write_report(run_dir)` is called.
+
+    `wearsim bench` calls this as its cells start: the worker imports numpy,
+    matplotlib and the scoring (about 0.5 s of CPU) and draws a throwaway
+    figure (fonts, PNG writer) while the cells wait on the model, instead of
+    after the last one. A worker never asked is stopped when this process exits.
+    """
+    key = Path(run_dir).resolve()
+    if key not in _WORKERS:
+        _WORKERS[key] = ReportWorker(Path(run_dir))
+
+
+@atexit.register
+def _stop_workers() -> None:
+    while _WORKERS:
+        _WORKERS.popitem()[1].stop()
+
+
+class ReportWorker:
+    """`_write_report` of one run dir in a child process started ahead of time.
+
+    A child process, not a thread: two threads importing at once can deadlock
+    on Python's module locks. The child reads one request line on stdin and
+    answers with one JSON line on stdout: the summary, and what it printed on
+    stderr (load_trials' warnings), which the parent prints on its own stderr.
+    If it fails, its error is not shown: `write_report` then writes the report
+    itself and raises what the child would have.
+    """
+
+    def __init__(self, run_dir: Path):
+        import benchmark
+
+        self.run_dir = run_dir  # as given: the child has our working directory, so its messages name the same paths
+        root = str(Path(benchmark.__file__).resolve().parents[1])  # first on its path: the same `benchmark` as ours
+        code = "import sys; sys.path.insert(0, sys.argv[1]); from benchmark.report import _serve; _serve()"
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1")  # numpy's import starts no idle BLAS threads (half its CPU)
+        # its own session: a Ctrl-C meant for `wearsim bench` does not print a traceback from the worker
+        self.process = subprocess.Popen([sys.executable, "-c", code, root], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                                        start_new_session=True)
+
+    def finish(self) -> dict | None:
+        """Ask for the report and wait for it: the summary, or None when the worker failed."""
+        request = json.dumps({"run_dir": str(self.run_dir)}).encode() + b"\n"
+        try:
+            out, _ = self.process.communicate(request)
+        except OSError:  # it died before reading the request
+            self.process.wait()
+            return None
+        try:
+            reply = json.loads(out.splitlines()[-1]) if self.process.returncode == 0 else None
+        except (IndexError, ValueError):
+            reply = None
+        if reply is None:
+            return None
+        sys.stderr.write(reply["stderr"])
+        return reply["summary"]
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+
+def _serve() -> None:
+    """The worker's side (`python -c`): load what the report needs, then write the one report asked for."""
+    import io
+
+    from benchmark.report.plots import preload
+    from benchmark.scoring import stats
+
+    preload()
+    stats.bootstrap_balanced_accuracy([stats.ScenarioCounts("warm-up", (1,), (1,))], draws=10)  # numpy's first calls
+    line = sys.stdin.readline()
+    if not line:  # the parent exited without asking
+        return
+    run_dir = Path(json.loads(line)["run_dir"])
+    sys.stderr = io.StringIO()
+    summary = _write_report(run_dir)
+    sys.stdout.write(json.dumps({"summary": summary, "stderr": sys.stderr.getvalue()}) + "\n")
+    sys.stdout.flush()
+    os._exit(0)  # the report is on disk: skip tearing down matplotlib and numpy (the parent waits for the exit)
+
+
+__all__ = ["render_findings", "write_report", "read_manifest", "start_worker"]

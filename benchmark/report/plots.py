@@ -10,13 +10,54 @@ PLOT_FILES = ("balanced_accuracy.png", "accuracy_by_cue_type.png", "confusion.pn
 
 
 def agg_pyplot():
-    """matplotlib's pyplot on the headless Agg backend (the report's and the proxy report's plots)."""
+    """matplotlib's pyplot on the headless Agg backend (the proxy report's plots)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def new_figure(width: float, height: float):
+    """(figure, axes) on an Agg canvas, outside pyplot: no global figure list, nothing to close."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=120)
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots()
+
+
+def save(fig, path: Path) -> None:
+    """Fit the layout and write the PNG, drawing the figure once.
+
+    `tight_layout` leaves a placeholder layout engine behind, and with one set
+    `savefig` draws the whole figure an extra time before the real draw; the
+    engine is dropped after the layout is done (the pixels are the same).
+    PNG compression level 1: files 10-15% larger, two thirds of the encoding time.
+    """
+    fig.tight_layout()
+    fig.set_layout_engine(None)
+    fig.savefig(path, pil_kwargs={"compress_level": 1})
+
+
+def preload() -> None:
+    """Import what drawing needs and draw a small throwaway figure (it loads the fonts
+    and the PNG writer): a report worker started early then has only the plots left."""
+    import io
+
+    fig, ax = new_figure(2, 1)
+    ax.bar([0], [1])
+    ax.set_title("warm-up", fontweight="bold")
+    save(fig, io.BytesIO())
+
+
+def palette(index: int):
+    """Colour `index` of matplotlib's tab10 cycle."""
+    from matplotlib import colormaps
+
+    return colormaps["tab10"](index % 10)
 
 
 def _err(value: float | None, low: float | None, high: float | None) -> tuple[float, float]:
@@ -26,13 +67,12 @@ def _err(value: float | None, low: float | None, high: float | None) -> tuple[fl
 
 
 def plot_balanced_accuracy(summary: dict, path: Path) -> None:
-    plt = agg_pyplot()
     names = list(summary["conditions"])
     values = [summary["conditions"][n]["balanced_accuracy"] for n in names]
     errs = [_err(v, summary["conditions"][n]["ci_low"], summary["conditions"][n]["ci_high"])
             for n, v in zip(names, values)]
     ranking = summary["primary"]["condition"]
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.4 * len(names) + 2), 4.2), dpi=120)
+    fig, ax = new_figure(max(5.0, 1.4 * len(names) + 2), 4.2)
     xs = range(len(names))
     colours = ["#2b6cb0" if n == ranking else "#90b4d8" for n in names]
     ax.bar(xs, [v or 0 for v in values], color=colours,
@@ -49,25 +89,21 @@ def plot_balanced_accuracy(summary: dict, path: Path) -> None:
     ax.set_ylabel("balanced Turn 2 accuracy")
     ax.set_title("Balanced accuracy (current, prior) per condition\n"
                  "95% CI: bootstrap over scenarios, 10,000 draws", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save(fig, path)
 
 
 def plot_accuracy_by_cue_type(summary: dict, path: Path) -> None:
-    plt = agg_pyplot()
     data = summary["by_cue_type"]
     names = list(data)
     cues = sorted({cue for per in data.values() for cue in per})
     height = 0.8 / max(1, len(names))
-    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.32 * len(cues) * max(1, len(names)) + 1.6)), dpi=120)
-    palette = plt.get_cmap("tab10")
+    fig, ax = new_figure(8, max(3.0, 0.32 * len(cues) * max(1, len(names)) + 1.6))
     for i, name in enumerate(names):
         ys = [c + (i - (len(names) - 1) / 2) * height for c in range(len(cues))]
         cells = [data[name].get(cue) for cue in cues]
         vals = [(c or {}).get("accuracy") for c in cells]
         errs = [_err(v, (c or {}).get("ci_low"), (c or {}).get("ci_high")) for v, c in zip(vals, cells)]
-        ax.barh(ys, [v or 0 for v in vals], height=height * 0.9, color=palette(i % 10), label=name,
+        ax.barh(ys, [v or 0 for v in vals], height=height * 0.9, color=palette(i), label=name,
                 xerr=[[e[0] for e in errs], [e[1] for e in errs]], capsize=3, ecolor="#444444")
         for y, v, c in zip(ys, vals, cells):
             text = "no trials" if v is None else f"{100 * v:.0f}% (n={c['n']})"
@@ -83,18 +119,15 @@ def plot_accuracy_by_cue_type(summary: dict, path: Path) -> None:
         ax.set_title("Accuracy per shift type (cue_type)", fontsize=10, pad=22)
     else:
         ax.set_title(f"Accuracy per shift type (cue_type), condition {names[0] if names else '-'}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save(fig, path)
 
 
 def plot_confusion(summary: dict, path: Path) -> None:
-    plt = agg_pyplot()
     condition = summary["primary"]["condition"]
     data = summary["confusion"].get(condition, {})
     cols = [*LABELS, "unscored"]
     grid = [[data.get(t, {}).get(c, 0) for c in cols] for t in LABELS]
-    fig, ax = plt.subplots(figsize=(6.4, 4.6), dpi=120)
+    fig, ax = new_figure(6.4, 4.6)
     image = ax.imshow(grid, cmap="Blues", vmin=0, vmax=max(1, max(max(r) for r in grid)))
     top = max(1, max(max(r) for r in grid))
     for i, row in enumerate(grid):
@@ -111,16 +144,12 @@ def plot_confusion(summary: dict, path: Path) -> None:
     bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     bar.locator = MaxNLocator(integer=True)
     bar.update_ticks()
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save(fig, path)
 
 
 def plot_staleness(summary: dict, path: Path) -> None:
     """Per condition: Turn 2 accuracy and the earlier-scene rate against the Turn 2 gap."""
-    plt = agg_pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
-    palette = plt.get_cmap("tab10")
+    fig, ax = new_figure(7, 4.2)
     for i, (condition, gaps) in enumerate(summary["by_staleness"].items()):
         xs = [int(g) for g in gaps]
         for key, style, label in (("accuracy", "-o", "Turn 2 accuracy"),
@@ -129,16 +158,14 @@ def plot_staleness(summary: dict, path: Path) -> None:
             values = [c["accuracy"] for c in cells]
             errs = [_err(v, c["ci_low"], c["ci_high"]) for v, c in zip(values, cells)]
             ax.errorbar(xs, [float("nan") if v is None else v for v in values],
-                        yerr=[[e[0] for e in errs], [e[1] for e in errs]], fmt=style, color=palette(i % 10),
+                        yerr=[[e[0] for e in errs], [e[1] for e in errs]], fmt=style, color=palette(i),
                         capsize=4, label=f"{condition}: {label}")
     ax.set_ylim(-0.02, 1.05)
     ax.set_xlabel("Turn 2 speech starts this many ms after the scene change")
     ax.set_ylabel("share of scored trials")
     ax.set_title("Staleness sweep (95% Wilson intervals)", fontsize=10)
     ax.legend(fontsize=8, frameon=False, loc="best")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save(fig, path)
 
 
 def draw_plots(summary: dict, directory: Path) -> list[Path]:

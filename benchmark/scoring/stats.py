@@ -9,8 +9,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np  # imported where used: `wearsim bench` loads this module before its cells run
 
 Z_95 = 1.959963984540054  # two-sided 95% normal quantile
 BOOTSTRAP_DRAWS = 10_000
@@ -53,8 +55,23 @@ class ScenarioCounts:
     totals: tuple[int, ...]
 
 
+def _draw_sums(picks: np.ndarray, scenarios: Sequence[ScenarioCounts]) -> tuple[np.ndarray, np.ndarray]:
+    """Passes and totals per class of each draw (row of `picks`, scenario indices): `counts @ passes`,
+    where counts[d, s] is how often draw d picked scenario s (exact: sums of whole numbers)."""
+    import numpy as np
+
+    draws, size = picks.shape
+    flat = (picks + size * np.arange(draws)[:, None]).ravel()
+    counts = np.bincount(flat, minlength=draws * size).reshape(draws, size).astype(float)
+    k = np.array([s.passes for s in scenarios], dtype=float)
+    n = np.array([s.totals for s in scenarios], dtype=float)
+    return counts @ k, counts @ n
+
+
 def _balanced_rows(k: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Balanced accuracy per row of class-count arrays (rows = draws); NaN if no trials."""
+    import numpy as np
+
     with np.errstate(invalid="ignore", divide="ignore"):
         rates = np.where(n > 0, k / np.where(n > 0, n, 1), np.nan)
     present = (n > 0).sum(axis=1)
@@ -63,6 +80,8 @@ def _balanced_rows(k: np.ndarray, n: np.ndarray) -> np.ndarray:
 
 
 def _interval(values: np.ndarray) -> tuple[float | None, float | None]:
+    import numpy as np
+
     values = values[~np.isnan(values)]
     if values.size == 0:
         return None, None
@@ -84,11 +103,11 @@ def bootstrap_balanced_accuracy(
     """
     if not scenarios:
         return None, None
-    k = np.array([s.passes for s in scenarios], dtype=float)
-    n = np.array([s.totals for s in scenarios], dtype=float)
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(scenarios), size=(draws, len(scenarios)))
-    return _interval(_balanced_rows(k[picks].sum(axis=1), n[picks].sum(axis=1)))
+    return _interval(_balanced_rows(*_draw_sums(picks, scenarios)))
 
 
 def paired_bootstrap_difference(
@@ -110,13 +129,11 @@ def paired_bootstrap_difference(
             raise ValueError(f"paired bootstrap: scenario {a.scenario_id!r} paired with {b.scenario_id!r}")
     if not first:
         return None, None
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(first), size=(draws, len(first)))
-    rows = []
-    for runs in (first, second):
-        k = np.array([s.passes for s in runs], dtype=float)
-        n = np.array([s.totals for s in runs], dtype=float)
-        rows.append(_balanced_rows(k[picks].sum(axis=1), n[picks].sum(axis=1)))
+    rows = [_balanced_rows(*_draw_sums(picks, runs)) for runs in (first, second)]
     return _interval(rows[1] - rows[0])
 
 
