@@ -1,11 +1,11 @@
-"""The proxy report's plots, drawn with matplotlib's headless Agg backend from the report dict."""
+"""The proxy report's plots, drawn on the report's Agg figures (`new_figure`, `save`) from the report dict."""
 
 from __future__ import annotations
 
 import statistics
 from pathlib import Path
 
-from benchmark.report.plots import agg_pyplot
+from benchmark.report.plots import new_figure, save
 
 PLOT_FILES = {
     "paired_accuracy": "proxy_paired_accuracy.png",
@@ -27,7 +27,6 @@ def _empty(ax, text: str) -> None:
 
 
 def plot_paired_accuracy(report: dict, path: Path) -> None:
-    plt = agg_pyplot()
     head = report["headline"]
     cells = report["cells"]
     rows = [("all pairs (balanced: current, prior)", head["difference"], head["ci_low"], head["ci_high"],
@@ -36,8 +35,8 @@ def plot_paired_accuracy(report: dict, path: Path) -> None:
              for r in report["by_cue_type"]]
     rows += [(f"target: {r['group']}", r["difference"], r["ci_low"], r["ci_high"], r["pairs"])
              for r in report["by_target_class"]]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, max(4.2, 0.38 * len(rows) + 1.8)), dpi=110,
-                                      gridspec_kw={"width_ratios": [1, 2.2]})
+    fig, (left, right) = new_figure(11, max(4.2, 0.38 * len(rows) + 1.8), dpi=110, ncols=2,
+                                    gridspec_kw={"width_ratios": [1, 2.2]})
     values = [head["balanced_accuracy_a"], head["balanced_accuracy_b"]]
     left.bar([0, 1], [v or 0 for v in values], color=[RUN_COLOURS["A"], RUN_COLOURS["B"]])
     for x, v in enumerate(values):
@@ -51,9 +50,7 @@ def plot_paired_accuracy(report: dict, path: Path) -> None:
     if head["scored_pairs"] == 0:
         _empty(right, "no pair is scored on both sides:\nno difference to show")
         right.set_title(f"Paired difference B - A (condition {report['condition']})", fontsize=10)
-        fig.tight_layout()
-        fig.savefig(path)
-        plt.close(fig)
+        save(fig, path)
         return
     ys = list(range(len(rows)))[::-1]
     for y, (_, diff, low, high, _) in zip(ys, rows):
@@ -71,14 +68,11 @@ def plot_paired_accuracy(report: dict, path: Path) -> None:
     if not head["is_measurement"]:
         title += "\nNOT A MEASUREMENT: fewer than half the pairs are scored on both sides"
     right.set_title(title, fontsize=10, color="#b91c1c" if not head["is_measurement"] else "black")
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save(fig, path)
 
 
 def plot_wer_histogram(report: dict, path: Path) -> None:
-    plt = agg_pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    fig, ax = new_figure(7, 4.2, dpi=110)
     series = {label: [r["wer"] for r in report["channels"][label]["speech"]["rows"]] for label in ("A", "B")}
     series = {label: values for label, values in series.items() if values}
     if not series:
@@ -98,15 +92,12 @@ def plot_wer_histogram(report: dict, path: Path) -> None:
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.legend(fontsize=8, frameon=False)
     ax.set_title("Speech recognition error per perceived utterance", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save(fig, path)
 
 
 def plot_flips_by_channel(report: dict, path: Path) -> None:
-    plt = agg_pyplot()
     flips = report["attribution"]["flips"]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), dpi=110)
+    fig, axes = new_figure(11, 4.4, dpi=110, ncols=2)
     top, drawn = 1, []
     for ax, direction in zip(axes, ("A pass, B fail", "A fail, B pass")):
         chosen = [f for f in flips if f["direction"] == direction]
@@ -133,9 +124,7 @@ def plot_flips_by_channel(report: dict, path: Path) -> None:
         ax.set_ylim(0, top * 1.35)
         ax.yaxis.get_major_locator().set_params(integer=True)
     fig.suptitle("Flips by shift type, coloured by which channels were perceived on Turns 1-2", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save(fig, path)
 
 
 def draw_plots(report: dict, directory: Path) -> dict[str, Path]:

@@ -9,24 +9,16 @@ from benchmark.scoring.trials import LABELS
 PLOT_FILES = ("balanced_accuracy.png", "accuracy_by_cue_type.png", "confusion.png")
 
 
-def agg_pyplot():
-    """matplotlib's pyplot on the headless Agg backend (the proxy report's plots)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def new_figure(width: float, height: float):
-    """(figure, axes) on an Agg canvas, outside pyplot: no global figure list, nothing to close."""
+def new_figure(width: float, height: float, *, dpi: int = 120, **layout):
+    """(figure, axes) on a headless Agg canvas, outside pyplot: no global
+    figure list, nothing to close. `layout` goes to `Figure.subplots` (e.g.
+    `ncols=2`); the report's and the proxy report's plots are drawn on these."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), dpi=120)
+    fig = Figure(figsize=(width, height), dpi=dpi)
     FigureCanvasAgg(fig)
-    return fig, fig.subplots()
+    return fig, fig.subplots(**layout)
 
 
 def save(fig, path: Path) -> None:
