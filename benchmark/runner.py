@@ -367,7 +367,12 @@ def save_reply_audio(run_dir: Path, record: TrialRecord) -> TrialRecord:
         if reply.audio:
             name = (Path(AUDIO_DIR) / safe(record.condition)
                     / f"{safe(record.scenario_id)}-t{record.trial}{gap}-turn{turn.turn}.wav")
-            write_wav(run_dir / name, reply.audio, REPLY_AUDIO_RATE)
+            try:
+                write_wav(run_dir / name, reply.audio, REPLY_AUDIO_RATE)
+            except OSError as exc:
+                raise TranscriptWriteError(
+                    f"cannot write {run_dir / name}: {exc.strerror or exc}; the trials recorded so far are kept; "
+                    "free the space and rerun with --resume") from None
             onset = speech_onset_s(reply.audio, REPLY_AUDIO_RATE)
             voice = None if onset is None or reply.first_audio_s is None else reply.first_audio_s + onset
             reply = replace(reply, audio=b"", audio_file=name.as_posix(), first_voice_s=voice)

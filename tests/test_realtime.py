@@ -289,3 +289,16 @@ def test_simulate_saves_each_spoken_reply_as_a_wav_next_to_the_session_log(tmp_p
     pieces = [e for e in log["events"] if e["type"] == "assistant.audio"]
     assert pieces and all(e["audio"].endswith(" bytes") for e in pieces)  # sizes in the log, not the audio
     assert SECRET not in (tmp_path / "sc-05.json").read_text() and "[assistant.audio]" not in done.stdout
+
+
+def test_a_spoken_reply_that_cannot_be_saved_stops_the_run_and_keeps_what_was_written(tmp_path):
+    from benchmark.candidates.base import Reply
+    from benchmark.records import TrialRecord, TurnInput, TurnResult
+    from benchmark.runner import TranscriptWriteError, save_reply_audio
+
+    record = TrialRecord("sc-01", "baseline", 0, "current", "object_in_hand", turns=(TurnResult(
+        1, TurnInput(1, None, "hi", None, "authored"), Reply("hello", "m", audio=b"\x01\x00" * 2400)),))
+    (tmp_path / "audio").write_text("a file where the audio directory should be")
+    with pytest.raises(TranscriptWriteError, match="cannot write .*audio/baseline/sc-01-t0-turn1.wav.*--resume"):
+        save_reply_audio(tmp_path, record)
+    assert (tmp_path / "audio").read_text() == "a file where the audio directory should be"
