@@ -32,6 +32,7 @@ from streaming import wire
 log = logging.getLogger("wearsim.server")
 
 SECRET_VARIABLES = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY", "WEARSIM_TOKEN")
+LOCAL_DESCRIBERS = ("opencv", "authored")
 PATH_PROVIDERS = ("local", "replay")  # with a model part (local:PATH, replay:PATH) these open server files
 ANY_HOSTED = ("local, or openai:MODEL, gemini:MODEL, anthropic:MODEL, openai-realtime:MODEL, gemini-live:MODEL "
               "(never local:PATH or replay:PATH)")
@@ -47,6 +48,9 @@ class ServerSettings:
     # server file (every provider but local:PATH and replay:PATH). `wearsim serve` defaults to ("local",).
     allowed_backends: tuple[str, ...] | None = None
     max_open_backends: int = 4  # distinct shared chat backends ever opened (at least len(allowed_backends))
+    # describers a hello may name: the two that run here and spend nothing, plus the model describers the
+    # operator offers (`wearsim serve --describer openai:M`): a model describer spends the server's key
+    allowed_describers: tuple[str, ...] = LOCAL_DESCRIBERS
     max_sessions: int = 16  # concurrent sessions; more get `server_busy`
     max_pending_hellos: int = 32  # connections not yet past their hello; more get `server_busy`
     idle_timeout_s: float = 300.0  # after `ready`: nothing from the client and nothing in flight
@@ -61,6 +65,9 @@ class ServerSettings:
             if isinstance(self.allowed_backends, str):
                 self.allowed_backends = (self.allowed_backends,)
             self.allowed_backends = tuple(dict.fromkeys(b.strip() for b in self.allowed_backends if b.strip()))
+        if isinstance(self.allowed_describers, str):
+            self.allowed_describers = (self.allowed_describers,)
+        self.allowed_describers = tuple(dict.fromkeys(d.strip() for d in self.allowed_describers if d.strip()))
         if self.frame_bytes_per_session < wire.MAX_FRAME_BYTES:
             raise ValueError(f"frame_bytes_per_session must hold one frame ({wire.MAX_FRAME_BYTES} bytes)")
 
@@ -185,7 +192,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     from streaming.web_routes import add_web_routes
 
     add_web_routes(app, token=settings.token, backends=settings.allowed_backends or ("local",),
-                   record_dir=settings.record_dir)
+                   describers=settings.allowed_describers, record_dir=settings.record_dir)
     return app
 
 
@@ -269,6 +276,10 @@ class Connection:
         refusal = backend_refusal(config.backend, self.settings.allowed_backends)
         if refusal:
             await self.fail("backend_not_allowed", refusal, wire.CLOSE_BAD_HELLO)
+            return None
+        if config.describer not in self.settings.allowed_describers:
+            await self.fail("describer_not_allowed", f"describer {config.describer[:80]!r} is not offered by this "
+                            f"server; allowed: {', '.join(self.settings.allowed_describers)}", wire.CLOSE_BAD_HELLO)
             return None
         return config
 

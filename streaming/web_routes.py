@@ -27,7 +27,6 @@ from fastapi.staticfiles import StaticFiles
 WEB_ROOT = Path(__file__).with_name("web")
 MAX_RECORDING_BYTES = 64 * 1024 * 1024
 STEPS = ("context", "turn_1", "turn_2", "turn_3_repair")
-DESCRIBERS = ("opencv", "authored")
 
 
 def _steps(scenario) -> list[dict]:
@@ -45,7 +44,8 @@ def _token_ok(given: str | None, expected: str | None) -> bool:
     return given is not None and secrets.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
 
 
-def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...], record_dir: Path | None) -> None:
+def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...], describers: tuple[str, ...],
+                   record_dir: Path | None) -> None:
     from benchmark.scenario import load_bank
 
     bank = load_bank()
@@ -58,7 +58,7 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
     @app.get("/v1/info")
     async def info():
         data = {
-            "protocol": 1, "backends": list(backends), "describers": list(DESCRIBERS),
+            "protocol": 1, "backends": list(backends), "describers": list(describers),
             "conditions": [{"name": c.name, "description": c.description, "system_prompt": c.system_prompt}
                            for c in bank.conditions],
             "token_required": bool(token), "recording": record_dir is not None,

@@ -151,6 +151,22 @@ def test_only_the_configured_backends_are_offered_and_ids_are_normalised(backend
         assert asyncio.run(padded()) == {"type": "ready", "protocol": 1, "backend": "openai:fake"}
 
 
+def test_a_client_may_name_only_the_describers_the_server_offers(backend):
+    with running_server(ServerSettings(backend_base_url=backend.base_url)) as url:
+        for describer in ("openai:gpt-4o", "gemini:gemini-2.5-flash", "mystery"):
+            first, code = _refused(url, config=wire.SessionConfig(backend="openai:fake", describer=describer))
+            assert (first["code"], code) == ("describer_not_allowed", wire.CLOSE_BAD_HELLO), describer
+            assert first["message"].endswith("allowed: opencv, authored")
+        for describer in ("opencv", "authored"):
+            async def go():
+                ws, ready = await _connect(url, wire.SessionConfig(backend="openai:fake", describer=describer))
+                await ws.close()
+                return ready["type"]
+            assert asyncio.run(go()) == "ready", describer
+    offered = ServerSettings(allowed_describers=(" openai:gpt-4o-mini ", "opencv"))
+    assert offered.allowed_describers == ("openai:gpt-4o-mini", "opencv")
+
+
 def test_the_server_caps_how_many_backends_it_opens(backend):
     with running_server(ServerSettings(backend_base_url=backend.base_url, max_open_backends=2)) as url:
         async def go():
@@ -182,11 +198,13 @@ def test_serve_offers_local_only_unless_told(monkeypatch):
     serve.register(parser.add_subparsers())
     assert serve.run(parser.parse_args(["serve"])) == 0
     args = parser.parse_args(["serve", "--backend", " openai:m ", "--backend", "local:/models/x.gguf",
-                              "--idle-timeout", "120", "--max-sessions", "3"])
+                              "--idle-timeout", "120", "--max-sessions", "3", "--describer", "openai:v"])
     assert serve.run(args) == 0
     settings = [config.app.state.settings for config in seen]
     assert settings[0].allowed_backends == ("local",) and seen[0].ws_max_size == wire.MAX_WIRE_BYTES
+    assert settings[0].allowed_describers == ("opencv", "authored")  # no model describer unless offered
     assert settings[1].allowed_backends == ("openai:m", "local:/models/x.gguf")
+    assert settings[1].allowed_describers == ("opencv", "authored", "openai:v")
     assert (settings[1].idle_timeout_s, settings[1].max_sessions) == (120, 3)
 
 

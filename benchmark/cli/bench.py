@@ -430,7 +430,8 @@ async def conversations(settings, args, run_dir):
               f"{run_dir / 'logs' / 'server.log'}", file=sys.stderr)
         server = running_server(ServerSettings(backend_base_url=args.base_url, asr_model=args.asr_model,
                                                describer_base_url=settings.describer_base_url,
-                                               allowed_backends=(settings.model_id,)),
+                                               allowed_backends=(settings.model_id,),
+                                               allowed_describers=(args.describer,)),
                                 log_path=run_dir / "logs" / "server.log")
     with server as url:
         yield lambda scenario, condition, gap: StreamConversation(

@@ -13,6 +13,8 @@ then: wearsim simulate sc-01 --server ws://127.0.0.1:8765
 A client names its backend in the hello; the server accepts only the ids
 given with --backend (exactly, after stripping spaces), so a client can never
 make the server open a file (local:PATH, replay:PATH are for the operator).
+Describers likewise: opencv and authored always, a model describer only when
+given with --describer, so a client cannot spend the server's keys on one.
 """
 
 
@@ -25,6 +27,9 @@ def register(subparsers) -> None:
     p.add_argument("--asr-model", help="CTranslate2 Whisper dir or model name (default: bundled tiny.en)")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for openai:* backends")
     p.add_argument("--describer-base-url", help="OpenAI-compatible endpoint for openai:* describers")
+    p.add_argument("--describer", action="append", metavar="ID",
+                   help="a model describer clients may ask for, e.g. openai:gpt-4o-mini (repeatable; opencv and "
+                        "authored are always offered; a model describer spends this server's key)")
     p.add_argument("--backend", action="append", metavar="ID",
                    help="a backend id clients may ask for (repeatable; default: local)")
     p.add_argument("--max-sessions", type=int, default=16, help="concurrent sessions (default 16)")
@@ -45,7 +50,7 @@ def run(args) -> int:
 
     import uvicorn
 
-    from streaming.app import ServerSettings
+    from streaming.app import LOCAL_DESCRIBERS, ServerSettings
     from streaming.local_server import server_config
 
     token = args.token or os.environ.get("WEARSIM_TOKEN")
@@ -65,11 +70,13 @@ def run(args) -> int:
         return 2
     settings = ServerSettings(token=token, asr_model=args.asr_model, backend_base_url=args.base_url,
                               describer_base_url=args.describer_base_url, allowed_backends=backends,
+                              allowed_describers=(*LOCAL_DESCRIBERS, *(args.describer or ())),
                               max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout,
                               record_dir=Path(args.record).resolve() if args.record else None)
     print(f"wearsim streaming server on ws://{args.host}:{args.port}/v1/session; the live page at "
           f"http://{args.host}:{args.port}/ (token {'required' if token else 'not required'}; backends: "
-          f"{', '.join(backends)}{'; recording into ' + str(settings.record_dir) if settings.record_dir else ''})",
+          f"{', '.join(backends)}; describers: {', '.join(settings.allowed_describers)}"
+          f"{'; recording into ' + str(settings.record_dir) if settings.record_dir else ''})",
           file=sys.stderr)
     uvicorn.Server(server_config(settings, args.host, args.port)).run()
     return 0

@@ -153,7 +153,7 @@ def run(args) -> int:
         from streaming.local_server import running_server
 
         print("starting the streaming server in-process", file=sys.stderr)
-        server = running_server(ServerSettings(allowed_backends=(model,)))
+        server = running_server(ServerSettings(allowed_backends=(model,), allowed_describers=(args.describer,)))
     try:
         with server as url:
             events, spoken = asyncio.run(session(url))
