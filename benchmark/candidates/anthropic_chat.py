@@ -58,9 +58,10 @@ class AnthropicCandidate:
         first_token = None
         pieces: list[str] = []
         try:
+            # temperature goes in the body: SDK 1.x has no keyword for it, the API still reads it
             async with self.client.messages.stream(
                 model=self.model, system=system or anthropic.NOT_GIVEN, messages=self._messages(messages),
-                temperature=config.temperature, max_tokens=config.max_tokens) as stream:
+                max_tokens=config.max_tokens, extra_body={"temperature": config.temperature}) as stream:
                 async for text in stream.text_stream:
                     if first_token is None:
                         first_token = time.monotonic() - started
