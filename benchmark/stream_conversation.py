@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage
-from benchmark.records import TurnResult
+from benchmark.records import TurnResult, authored_turn_input
 from benchmark.scenario import Condition, Scenario
 
 
@@ -90,9 +90,11 @@ class StreamConversation:
                       latency.get("speech_end_to_reply_done", 0.0), latency.get("speech_end_to_first_token"),
                       latency.get("speech_end_to_first_audio"), events.done.heard,
                       audio=self.client.reply_audio(turn))
+        script = authored_turn_input(self.scenario, turn, repair_style=self.repair_style).speech
         return TurnResult(turn, events.input, reply, metrics=latency,
                           glasses={"speech_media": plan.speech_source, "frames_sent": plan.has_frames,
-                                   "synthetic_frames": plan.synthetic_frames, "lead_ms": lead})
+                                   "synthetic_frames": plan.synthetic_frames, "lead_ms": lead,
+                                   "script": script})
 
     async def aclose(self) -> None:
         if self.client is not None:

@@ -281,7 +281,12 @@ def test_bench_via_stream_records_perception_with_the_same_keys_as_direct(backen
         assert turn_2["input"]["speech_source"] == "perceived" and turn_2["input"]["speech"]
         assert turn_2["metrics"]["speech_end_to_reply_done"] > 0
         assert turn_2["glasses"]["speech_media"] in ("media", "tts")
+        assert turn_2["glasses"]["script"] == BANK.get(record["scenario_id"]).turn_2_user  # what was spoken
         assert "current_answers" not in json.dumps(record["messages"])
+    rates = [word_error_rate(t["glasses"]["script"], t["input"]["speech"]) for r in streamed for t in r["turns"]]
+    wer = json.loads((tmp_path / "stream" / "summary.json").read_text())["perception"]["speech_wer"]
+    assert wer["n"] == len(rates) and wer["mean"] == round(sum(rates) / len(rates), 3)
+    assert f"mean {wer['mean']:.3f}" in (tmp_path / "stream" / "findings.md").read_text()
     direct = _bench(["--via", "direct", "--limit", "1"], tmp_path / "direct", backend)
     first = {r["scenario_id"]: r for r in streamed}[direct[0]["scenario_id"]]
     assert set(first) == set(direct[0])

@@ -299,10 +299,14 @@ def _perception(summary: dict) -> list[str]:
                "n/a" if row["p50"] is None else f"{row['p50']:.2f} s",
                "n/a" if row["p95"] is None else f"{row['p95']:.2f} s", str(row["n"])]
               for stage, row in data["stages_s"].items()]
+    wer = data.get("speech_wer")
+    heard = ([f"Word error rate of the transcript the assistant got, against the scenario's line the glasses "
+              f"spoke: mean {wer['mean']:.3f}, median {wer['median']:.3f}, over {wer['n']} turns (0 is exact).", ""]
+             if wer else [])
     return ["## Perception (simulated glasses)", "",
-            f"Where each channel's content came from, over the {data['turns']} turns played. Word error rate "
-            "against the authored lines and the flips perception caused: `wearsim proxy-report TEXT_RUN THIS_RUN`.",
-            "", *table(["channel", *names.values()], rows), "",
+            f"Where each channel's content came from, over the {data['turns']} turns played. The flips "
+            "perception caused, against a text-proxy run: `wearsim proxy-report TEXT_RUN THIS_RUN`.",
+            "", *heard, *table(["channel", *names.values()], rows), "",
             *table(["stage", "p50", "p95", "turns"], stages), ""]
 
 

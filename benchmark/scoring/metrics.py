@@ -259,7 +259,10 @@ STAGES = ("speech_end_to_transcript_final", "speech_end_to_camera_block", "speec
 
 def perception(trials: Iterable[TrialRecord]) -> dict | None:
     """Simulated-glasses runs: where each channel's content came from, per turn
-    played, and the latency of each stage from the end of speech (p50/p95)."""
+    played, the latency of each stage from the end of speech (p50/p95), and
+    the word error rate of the transcript the assistant got against the
+    scenario's line the glasses spoke (`glasses.script`; older records have
+    none)."""
     turns = [turn for trial in trials if not trial.errored for turn in trial.turns]
     if not any(turn.metrics for turn in turns):
         return None
@@ -273,5 +276,11 @@ def perception(trials: Iterable[TrialRecord]) -> dict | None:
               for stage in STAGES}
     stages["asr_decode_s"] = _percentiles([t.input.timings["asr_decode_s"] for t in turns
                                            if t.input.timings.get("asr_decode_s") is not None])
-    return {"turns": len(turns), "sources": channels, "stages_s": stages}
+    from perception.quality import word_error_rate
+
+    rates = [word_error_rate(t.glasses["script"], t.input.speech) for t in turns
+             if t.glasses.get("script") and t.input.speech_source in ("perceived", "media")]
+    wer = {"mean": round(statistics.fmean(rates), 3), "median": round(statistics.median(rates), 3),
+           "n": len(rates)} if rates else None
+    return {"turns": len(turns), "sources": channels, "stages_s": stages, "speech_wer": wer}
 
