@@ -65,13 +65,16 @@ class SceneDescriber(Protocol):
     async def describe(self, jpeg: bytes, previous: bytes | None = None) -> Description: ...
 
 
+GREY_SATURATION = 72  # (28%) below it a colour is grey: a warm grey (a concrete floor, a steel sink) is not brown
+
+
 def colour_name(bgr) -> str:
     b, g, r = (float(x) for x in bgr)
     hsv = cv2.cvtColor(np.uint8([[[b, g, r]]]), cv2.COLOR_BGR2HSV)[0, 0]
     hue, sat, val = int(hsv[0]) * 2, int(hsv[1]), int(hsv[2])
     if val < 50:
         return "black"
-    if sat < 40:
+    if sat < GREY_SATURATION:
         return "white" if val > 200 else "grey"
     if hue < 15 or hue >= 345:
         return "brown" if val < 140 else ("pink" if sat < 120 else "red")

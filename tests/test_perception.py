@@ -109,6 +109,16 @@ def test_opencv_describer_names_colours_and_positions():
     assert object_names_in_camera_block(text) == []
 
 
+def test_warm_and_cool_greys_are_grey_and_real_browns_stay_brown():
+    from perception.describers import colour_name
+
+    for bgr in ((110, 125, 150), (120, 128, 140), (150, 140, 125), (128, 128, 128)):  # warm, cool and plain greys
+        assert colour_name(bgr) == "grey", bgr
+    for bgr in ((40, 75, 130), (30, 60, 100), (60, 100, 140)):  # wood, leather, cardboard
+        assert colour_name(bgr) == "brown", bgr
+    assert colour_name((180, 150, 240)) == "pink" and colour_name((40, 140, 230)) == "orange"
+
+
 def test_opencv_describer_elongated_brightness_and_motion():
     dark = np.full((240, 320, 3), 25, np.uint8)
     cv2.rectangle(dark, (20, 110), (300, 125), (0, 200, 230), -1)  # yellow bar across the middle
