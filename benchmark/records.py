@@ -26,7 +26,7 @@ from typing import Any, Mapping
 
 from benchmark.candidates.base import Message, Reply, Usage
 from benchmark.judges.base import LABELS, JudgeCase, Verdict
-from benchmark.scenario import JSONL_CUE_RENAMES, Scenario
+from benchmark.scenario import JSONL_CUE_RENAMES, InputProblems, Scenario
 
 SCHEMA_VERSION = 2
 # where a channel's content came from: the scenario's authored text, perception
@@ -46,12 +46,8 @@ def build_context_message(camera_block: str) -> str:
     return f"[Camera: {camera_block}]"
 
 
-class RecordError(ValueError):
-    """An invalid trial record; `problems` lists every one found (file, line, field)."""
-
-    def __init__(self, problems: list[str]):
-        self.problems = list(problems)
-        super().__init__("\n".join(self.problems))
+class RecordError(InputProblems):
+    """An invalid trial record."""
 
 
 # ---------------------------------------------------------------- one turn

@@ -20,6 +20,7 @@ import asyncio
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -344,6 +345,11 @@ def _check_run_dir(run_dir: Path, manifest: dict, lock: RunDirLock) -> PreparedR
     return PreparedRun(run_dir, manifest, done, lock, torn, resuming=old is not None and has_trials)
 
 
+def _file_name(name: str) -> str:
+    """A bank's id or condition name as a file name, never a path."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "_"
+
+
 def save_reply_audio(run_dir: Path, record: TrialRecord) -> TrialRecord:
     """The record with each spoken reply saved as a WAV under RUN_DIR/audio/
     (the reply then names the file) and its voice-to-voice time measured on
@@ -355,18 +361,13 @@ def save_reply_audio(run_dir: Path, record: TrialRecord) -> TrialRecord:
     from perception.audio import write_wav
     from perception.speech import speech_onset_s
 
-    import re
-
-    def safe(name: str) -> str:  # a bank's ids and condition names become file names, never paths
-        return re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".") or "_"
-
     gap = "" if record.staleness_ms is None else f"-s{record.staleness_ms}"
     turns = []
     for turn in record.turns:
         reply = turn.reply
         if reply.audio:
-            name = (Path(AUDIO_DIR) / safe(record.condition)
-                    / f"{safe(record.scenario_id)}-t{record.trial}{gap}-turn{turn.turn}.wav")
+            name = (Path(AUDIO_DIR) / _file_name(record.condition)
+                    / f"{_file_name(record.scenario_id)}-t{record.trial}{gap}-turn{turn.turn}.wav")
             try:
                 write_wav(run_dir / name, reply.audio, REPLY_AUDIO_RATE)
             except OSError as exc:

@@ -81,12 +81,18 @@ JSONL_RENAMES = {
 JSONL_CUE_RENAMES = {"cross_session_reference": "pre_conversation_recall"}
 
 
-class BankError(ValueError):
-    """Unreadable or invalid bank input; `problems` lists every one found."""
+class InputProblems(ValueError):
+    """Unreadable or invalid input; `problems` lists every one found (file, line
+    or id, and field), one per line of the message. Banks, records and
+    transcripts each raise their own kind."""
 
     def __init__(self, problems: list[str]):
         self.problems = list(problems)
         super().__init__("\n".join(self.problems))
+
+
+class BankError(InputProblems):
+    """Unreadable or invalid bank input."""
 
 
 @dataclass(frozen=True)

@@ -381,7 +381,7 @@ class Connection:
 
     async def _open_session(self, config: wire.SessionConfig):
         from benchmark.candidates.base import GenerationConfig
-        from benchmark.candidates.factory import is_realtime
+        from benchmark.candidates.factory import is_realtime, output_problem
         from perception.describers import make_describer
         from perception.frames import FrameBuffer
         from perception.speech import SpeechSegmenter
@@ -393,13 +393,12 @@ class Connection:
                                     vad=state["vad"])
         describer = make_describer(config.describer, base_url=settings.describer_base_url)
         generation = GenerationConfig(temperature=config.temperature, max_tokens=config.max_tokens)
+        problem = output_problem(config.backend, config.output)
+        if problem:
+            raise wire.WireError("bad_hello", f"output {config.output!r} {problem}")
         if is_realtime(config.backend):  # one live API session per glasses session
             backend = await RealtimeBackend.open(config.backend, config.system_prompt, generation,
                                                  base_url=settings.backend_base_url, output=config.output)
-        elif config.output != "text":
-            raise wire.WireError("bad_hello", f"output {config.output!r} needs a realtime backend "
-                                              "(openai-realtime:MODEL or gemini-live:MODEL); "
-                                              f"{config.backend} replies in text")
         else:  # one chat candidate shared by every session
             backend = ChatBackend(await state["backends"].get(config.backend), config.system_prompt, generation)
         frames = FrameBuffer(max_bytes=settings.frame_bytes_per_session, budget=state["frame_budget"])

@@ -1,8 +1,8 @@
 """The assistant behind a streaming session: one seam, two kinds.
 
 - `ChatBackend`: a chat `Candidate` behind perception. It needs the camera
-  blocks as text (`describes_frames`), gets the turn's messages, and keeps
-  the conversation's message list.
+  blocks as text (the turn's chosen frame, described), gets the turn's
+  messages, and keeps the conversation's message list.
 - `RealtimeBackend`: a streaming multimodal API (OpenAI Realtime, Gemini
   Live). It gets the user's audio as it arrives (resampled to the API's
   rate) and the camera's frames as they arrive, at most one per
@@ -14,8 +14,8 @@
   speaks its reply; the pieces go to `on_audio` as they arrive.
 
 The session only routes: it calls `audio` for every chunk, `frame` for
-every frame, then `answer` at the end of each turn, and never asks which
-kind it has.
+every frame when the backend `streams_frames`, then `answer` at the end of
+each turn.
 """
 
 from __future__ import annotations
@@ -31,8 +31,7 @@ FRAME_INTERVAL_MS = 1000  # a realtime API gets at most one frame per second of 
 
 
 class ChatBackend:
-    describes_frames = True  # gets the turn's chosen frame described as text
-    streams_frames = False
+    streams_frames = False  # gets the turn's chosen frame described as text instead
 
     def __init__(self, candidate: Candidate, system: str, config: GenerationConfig):
         self.candidate, self.system, self.config = candidate, system, config
@@ -40,9 +39,6 @@ class ChatBackend:
 
     async def audio(self, pcm16: bytes) -> None:
         return None  # a chat model hears only the transcript
-
-    async def frame(self, t_ms: int, jpeg: bytes) -> None:  # pragma: no cover - never streamed frames
-        return None  # a chat model sees only the camera block
 
     def last_frame_age_s(self, end_ms: int) -> float | None:
         return None
@@ -59,7 +55,6 @@ class ChatBackend:
 
 
 class RealtimeBackend:
-    describes_frames = False
     streams_frames = True  # gets every frame as it arrives (and sends one a second)
 
     def __init__(self, session, model_id: str):

@@ -152,7 +152,7 @@ class Session:
         authored = TurnInput(turn, fallback or None, "", "authored" if fallback else None, None,
                              fallback_context or None, "authored" if fallback_context else None,
                              {"asr_decode_s": round(final.decode_seconds, 4)})
-        if self.backend.describes_frames:
+        if not self.backend.streams_frames:  # a chat backend: the frames described as text
             camera = (await self.describer.describe(frame)).text if frame is not None else None
             context = (await self.describer.describe(context_jpeg)).text if context_jpeg is not None else None
             return assemble_turn_input(authored, perceived_speech=final.text, perceived_camera=camera,

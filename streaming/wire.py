@@ -17,6 +17,7 @@ import struct
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, Union
 
+from benchmark.candidates.factory import OUTPUTS
 from benchmark.records import RecordError, TurnInput
 
 PROTOCOL_VERSION = 1
@@ -48,7 +49,6 @@ CLOSE_LIMITS = 4008
 CLOSE_IDLE = 4010  # `idle_timeout`: nothing from the client, and nothing in flight, for the idle timeout
 
 CLIENT_TYPES = ("hello", "turn.end", "session.end")
-OUTPUTS = ("text", "audio")  # what the assistant replies with
 
 
 class WireError(ValueError):

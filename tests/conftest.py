@@ -25,3 +25,22 @@ def local_llama_url(tmp_path_factory):
 
     with LocalLlamaServer(log_dir=tmp_path_factory.mktemp("llama")) as server:
         yield server.base_url
+
+
+@pytest.fixture(scope="module")
+def backend():
+    """An OpenAI-compatible chat backend (tests/fake_openai.py), one per test module."""
+    from tests.fake_openai import FakeOpenAI
+
+    with FakeOpenAI(reply="It is the one in your hand now.") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def server_url(backend):
+    """A streaming server in-process with `backend` behind it, one per test module."""
+    from streaming.app import ServerSettings
+    from streaming.local_server import running_server
+
+    with running_server(ServerSettings(backend_base_url=backend.base_url)) as url:
+        yield url

@@ -9,21 +9,20 @@ token: both are accepted)."""
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.http_fake import HTTPFake, QuietHandler
 
 
-class FakeAnthropic:
+class FakeAnthropic(HTTPFake):
+    url_path = ""  # the SDK appends /v1/messages
+
     def __init__(self, *, reply="The cordless drill in your hand now.", fail_first=0, retry_after="0"):
         self.reply, self.fail_first, self.retry_after = reply, fail_first, retry_after
         self.requests: list[dict] = []  # {"path", "headers", "body"}
         self.problems: list[str] = []
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
+        class Handler(QuietHandler):
             def _event(self, name: str, data: dict) -> None:
                 self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
 
@@ -37,14 +36,8 @@ class FakeAnthropic:
                 if not (self.headers.get("x-api-key") or self.headers.get("Authorization", "").startswith("Bearer ")):
                     owner.problems.append("no key: neither x-api-key nor Authorization: Bearer")  # SDKs differ
                 if len(owner.requests) <= owner.fail_first:
-                    payload = json.dumps({"type": "error", "error": {"type": "rate_limit_error",
-                                                                     "message": "slow down"}}).encode()
-                    self.send_response(429)
-                    self.send_header("Retry-After", owner.retry_after)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
+                    self.send_json(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
+                                   {"Retry-After": owner.retry_after})
                     return
                 if not body.get("stream"):
                     owner.problems.append("a request without stream: true")
@@ -67,17 +60,4 @@ class FakeAnthropic:
                 self._event("message_stop", {"type": "message_stop"})
                 self.wfile.flush()
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)

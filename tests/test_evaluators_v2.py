@@ -7,8 +7,6 @@ import asyncio
 import json
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ import pytest
 from benchmark.evaluators import VALIDATORS, VALIDATORS_DIR
 from benchmark.evaluators.judges import VisionCase, judge_case
 from benchmark.evaluators.runner import find_uv, run_validator
+from tests.http_fake import HTTPFake, QuietHandler
 
 FIXTURES = Path(__file__).parent / "fixtures" / "evaluators"
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,47 +103,25 @@ def test_json_schema_without_jsonschema_uses_the_builtin_subset():
 
 # ---- LLM image judges ----------------------------------------------------------------------
 
-class FlakyJudgeServer:
+class FlakyJudgeServer(HTTPFake):
     """OpenAI-compatible: answers 400 to the requests whose number is in `fail`, scores to the others."""
 
     def __init__(self, fail=()):
         self.fail, self.requests = set(fail), []
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self):
                 owner.requests.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
                 if len(owner.requests) in owner.fail:
-                    status, body = 400, {"error": {"message": "image too large for this model"}}
+                    self.send_json(400, {"error": {"message": "image too large for this model"}})
                 else:
-                    status, body = 200, {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                    self.send_json(200, {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
                                          "choices": [{"index": 0, "finish_reason": "stop",
                                                       "message": {"role": "assistant", "content": SCORES}}],
-                                         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
-                payload = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                                         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self):
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 def test_a_case_without_an_image_is_skipped_not_judged_blind():

@@ -12,8 +12,6 @@ import json
 import logging
 import subprocess
 import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-import threading
 
 import httpx
 import numpy as np
@@ -31,24 +29,13 @@ from streaming import wire
 from streaming.app import ServerSettings, backend_refusal, scrub
 from streaming.local_server import running_server
 from tests.fake_openai import FakeOpenAI
+from tests.http_fake import HTTPFake, QuietHandler
 
 BANK = load_bank()
 BASELINE = BANK.condition("baseline")
 JPEG = encode_jpeg(np.full((48, 64, 3), 128, np.uint8))
 SILENCE = bytes(3200)  # 100 ms of PCM16 at 16 kHz
 SECRET = "sk-test-echoed-key-0123456789"
-
-
-@pytest.fixture(scope="module")
-def backend():
-    with FakeOpenAI(reply="It is the one in your hand now.") as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def server_url(backend):
-    with running_server(ServerSettings(backend_base_url=backend.base_url)) as url:
-        yield url
 
 
 async def _connect(url, config=None, token=None, raw_hello=None):
@@ -425,39 +412,24 @@ def test_bare_connections_that_never_finish_a_handshake_are_dropped(monkeypatch)
 
 # ---- 2f. secrets in error texts ----------------------------------------------------------
 
-class EchoingBackend:
+class EchoingBackend(HTTPFake):
     """An OpenAI-compatible endpoint that rejects every request, quoting the key it was sent."""
 
     def __init__(self):
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(self):
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                body = json.dumps({"error": {"message": f"Incorrect API key provided: "
-                                                        f"{self.headers.get('Authorization')}",
-                                             "type": "invalid_request_error"}}).encode()
-                self.send_response(400)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.send_json(400, {"error": {"message": f"Incorrect API key provided: "
+                                                          f"{self.headers.get('Authorization')}",
+                                               "type": "invalid_request_error"}})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 def test_a_backend_echoing_the_key_never_puts_it_in_an_event_or_a_log(monkeypatch, caplog):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    echo = EchoingBackend()
     caplog.set_level(logging.WARNING, logger="wearsim.server")
-    try:
+    with EchoingBackend() as echo:
         with running_server(ServerSettings(backend_base_url=echo.base_url)) as url:
             async def go():
                 conversation = StreamConversation(BANK.get("sc-01"), BASELINE, url, "openai:leaky",
@@ -468,8 +440,6 @@ def test_a_backend_echoing_the_key_never_puts_it_in_an_event_or_a_log(monkeypatc
                     await conversation.aclose()
             with pytest.raises(ServerError) as info:
                 asyncio.run(go())
-    finally:
-        echo.close()
     assert "backend_error" in str(info.value) and "Incorrect API key provided" in str(info.value)
     assert SECRET not in str(info.value) and "[redacted]" in str(info.value)
     assert "Incorrect API key" in caplog.text and SECRET not in caplog.text

@@ -23,23 +23,10 @@ from simulator.pacing import Pacer
 from streaming import wire
 from streaming.app import ServerSettings
 from streaming.local_server import running_server
-from tests.fake_openai import FakeOpenAI
 
 BANK = load_bank()
 BASELINE = BANK.condition("baseline")
 JPEG = encode_jpeg(np.full((48, 64, 3), 128, np.uint8))
-
-
-@pytest.fixture(scope="module")
-def backend():
-    with FakeOpenAI(reply="It is the one in your hand now.") as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def server_url(backend):
-    with running_server(ServerSettings(backend_base_url=backend.base_url)) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")

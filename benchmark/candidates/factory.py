@@ -95,9 +95,20 @@ def candidate_family(model_id: str) -> str:
     return {"anthropic": "claude", "openai-realtime": "openai", "gemini-live": "gemini"}.get(provider, provider)
 
 
+REALTIME_PROVIDERS = ("openai-realtime", "gemini-live")
+OUTPUTS = ("text", "audio")  # what a candidate replies with; audio only from a realtime API
+
+
 def is_realtime(model_id: str) -> bool:
     """A streaming multimodal API (OpenAI Realtime, Gemini Live)."""
-    return parse_model_id(model_id)[0] in ("openai-realtime", "gemini-live")
+    return parse_model_id(model_id)[0] in REALTIME_PROVIDERS
+
+
+def output_problem(model_id: str, output: str) -> str | None:
+    """Why `model_id` cannot reply with `output`, said after the output's name; None when it can."""
+    if output == "text" or is_realtime(model_id):
+        return None
+    return f"needs a realtime model (openai-realtime:MODEL or gemini-live:MODEL); {model_id} replies in text"
 
 
 def default_model_id(env=None) -> str:
@@ -118,9 +129,9 @@ async def open_candidate(model_id: str, *, base_url: str | None = None, log_dir:
     """A ready candidate; servers it started and clients it opened close on exit.
     `output="audio"` (realtime APIs only) asks for spoken replies."""
     provider, model = parse_model_id(model_id)
-    if output != "text" and provider not in ("openai-realtime", "gemini-live"):
-        raise ValueError(f"output {output!r} needs a realtime model (openai-realtime:MODEL or "
-                         f"gemini-live:MODEL); {model_id} replies in text")
+    problem = output_problem(model_id, output)
+    if problem:
+        raise ValueError(f"output {output!r} {problem}")
     server = None
     if provider == "local":
         from benchmark.candidates.local import LocalLlamaServer
@@ -150,7 +161,7 @@ async def open_candidate(model_id: str, *, base_url: str | None = None, log_dir:
         from benchmark.candidates.gemini import GeminiCandidate
 
         candidate = GeminiCandidate(model, model_id=model_id, base_url=base_url)
-    elif provider in ("openai-realtime", "gemini-live"):
+    elif provider in REALTIME_PROVIDERS:
         from benchmark.candidates.realtime import RealtimeCandidate
 
         candidate = RealtimeCandidate(model_id, base_url=base_url, output=output)

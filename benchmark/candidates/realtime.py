@@ -30,8 +30,6 @@ from typing import Protocol
 from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage
 from benchmark.candidates.retry import with_retries
 
-REALTIME_PROVIDERS = ("openai-realtime", "gemini-live")
-OUTPUTS = ("text", "audio")
 ATTEMPTS = 3  # tries of a text-proxy turn, each in a fresh session after a transient failure
 
 
@@ -71,7 +69,7 @@ async def open_realtime_session(model_id: str, system: str, *, base_url: str | N
                                 config: GenerationConfig | None = None) -> RealtimeSession:
     """A connected session. `streaming_input`: the turn comes as audio and frames
     (Gemini then uses realtime input with manual activity; OpenAI needs no switch)."""
-    from benchmark.candidates.factory import parse_model_id
+    from benchmark.candidates.factory import OUTPUTS, parse_model_id
 
     provider, model = parse_model_id(model_id)
     if output not in OUTPUTS:

@@ -170,7 +170,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from benchmark.candidates.factory import (candidate_family, default_model_id, is_realtime, missing_credentials,
-                                              model_file)
+                                              model_file, output_problem)
     from benchmark.candidates.ratelimit import build_limits, configure
     from benchmark.judges import JudgeFamilyError, judge_model_id, resolve_judge_family
     from benchmark.runner import RunDirError, RunSettings, TranscriptWriteError, build_manifest, open_run_dir, run_bench
@@ -258,9 +258,9 @@ def run(args) -> int:
         return _fail(f"--media-root {args.media_root}: no such directory")
     if args.describer_base_url and args.via != "stream":
         return _fail("--describer-base-url needs --via stream")
-    if args.output != "text" and not is_realtime(model_id):
-        return _fail(f"--output {args.output} needs a realtime model (openai-realtime:MODEL or gemini-live:MODEL); "
-                     f"{model_id} replies in text")
+    problem = output_problem(model_id, args.output)
+    if problem:
+        return _fail(f"--output {args.output} {problem}")
     run_dir = Path(args.output_dir or f"runs/bench-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
     cache_dir, cache_candidate = None, False
     if args.cache != "off":

@@ -260,7 +260,7 @@ def _latency(summary: dict) -> list[str]:
     latency = summary.get("latency") or {}
     names = (("first_token_s", "first reply text"), ("first_audio_s", "first reply audio"),
              ("first_voice_s", "first reply speech (voice to voice)"), ("reply_done_s", "reply done"))
-    rows = [[name, f"{row['p50']:.2f} s", f"{row['p95']:.2f} s", str(row["n"])]
+    rows = [[name, _seconds(row["p50"]), _seconds(row["p95"]), str(row["n"])]
             for key, name in names if (row := latency.get(key)) and row["n"]]
     if not rows:
         return []
@@ -295,9 +295,7 @@ def _perception(summary: dict) -> list[str]:
               "speech_end_to_camera_block": "end of speech to camera block",
               "speech_end_to_first_token": "end of speech to first reply text",
               "speech_end_to_reply_done": "end of speech to reply done", "asr_decode_s": "Whisper decode"}
-    stages = [[labels[stage],
-               "n/a" if row["p50"] is None else f"{row['p50']:.2f} s",
-               "n/a" if row["p95"] is None else f"{row['p95']:.2f} s", str(row["n"])]
+    stages = [[labels[stage], _seconds(row["p50"]), _seconds(row["p95"]), str(row["n"])]
               for stage, row in data["stages_s"].items()]
     wer = data.get("speech_wer")
     heard = ([f"Word error rate of the transcript the assistant got, against the scenario's line the glasses "

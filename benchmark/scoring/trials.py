@@ -24,17 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.records import RecordError, TrialRecord
-from benchmark.scenario import TARGET_CONTEXTS
+from benchmark.scenario import TARGET_CONTEXTS, InputProblems
 
 LABELS = TARGET_CONTEXTS  # the four judge labels are the four target contexts
 
 
-class TranscriptError(ValueError):
-    """Unreadable or invalid transcripts; `problems` lists every one found."""
-
-    def __init__(self, problems: list[str]):
-        self.problems = list(problems)
-        super().__init__("\n".join(self.problems))
+class TranscriptError(InputProblems):
+    """Unreadable or invalid transcripts."""
 
 
 @dataclass(frozen=True)
