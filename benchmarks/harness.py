@@ -171,8 +171,11 @@ class FixedLatencyServer:
 # ---- the measurements ------------------------------------------------------------
 
 def _env() -> dict:
+    # PYTHONDONTWRITEBYTECODE (set in some sandboxes) is dropped: an installed wearsim runs from
+    # cached bytecode, not by compiling its modules on every command
     env = {k: v for k, v in os.environ.items()
-           if not k.endswith("_API_KEY") and k not in ("OPENAI_BASE_URL", "WEARSIM_JUDGE_BASE_URL")}
+           if not k.endswith("_API_KEY") and k not in ("OPENAI_BASE_URL", "WEARSIM_JUDGE_BASE_URL",
+                                                        "PYTHONDONTWRITEBYTECODE")}
     env.setdefault("WEARSIM_OPENAI_TRANSPORT", "http")  # the harness's own cost, not the SDK's
     return env
 
@@ -252,6 +255,9 @@ def run_level(server: FixedLatencyServer, concurrency: int, work: Path, extra: l
         "requests": requests, "critical_path_requests": critical,
         "wall_s": round(wall, 3), "run_s": round(run_s, 3), "floor_s": round(floor, 3),
         "wall_over_floor": round(wall / floor, 3) if floor else None,
+        # wall time before the cells (interpreter, imports, bank, manifest) and after them (report, exit)
+        "start_s": round(marks.get("run_start", started) - started, 3),
+        "after_s": round(started + wall - marks.get("run_end", started + wall), 3),
         "run_over_floor": round(run_s / floor, 3) if floor else None,
         "cpu_s": round(cpu, 3), "cpu_ms_per_request": round(1000 * cpu / max(requests, 1), 3),
         "run_cpu_s": round(run_cpu, 3), "run_cpu_ms_per_request": round(1000 * run_cpu / max(requests, 1), 3),
@@ -328,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
                 result["levels"].append(level)
                 print(f"latency {args.latency_ms:g} ms, concurrency {concurrency}: wall {level['wall_s']} s, run "
                       f"{level['run_s']} s, floor {level['floor_s']} s (wall/floor {level['wall_over_floor']}, "
-                      f"run/floor {level['run_over_floor']}), {level['cpu_ms_per_request']} ms CPU per request",
+                      f"run/floor {level['run_over_floor']}; {level['start_s']} s before the cells, "
+                      f"{level['after_s']} s after), {level['cpu_ms_per_request']} ms CPU per request",
                       flush=True)
         if not args.skip_rescore:
             source = work / f"c{args.cpu_concurrency}-{args.cpu_latency_ms:g}ms"

@@ -72,9 +72,9 @@ def start_worker(run_dir: Path) -> None:
     """Start the process that will write `run_dir`'s report when `write_report(run_dir)` is called.
 
     `wearsim bench` calls this as its cells start: the worker imports numpy,
-    matplotlib and the scoring (about 0.5 s of CPU) and draws a throwaway
-    figure (fonts, PNG writer) while the cells wait on the model, instead of
-    after the last one. A worker never asked is stopped when this process exits.
+    Pillow and the scoring (about 0.2 s of CPU) and draws a throwaway chart
+    (fonts, PNG writer) while the cells wait on the model, instead of after
+    the last one. A worker never asked is stopped when this process exits.
     """
     key = Path(run_dir).resolve()
     if key not in _WORKERS:
@@ -137,10 +137,10 @@ def _serve() -> None:
     """The worker's side (`python -c`): load what the report needs, then write the one report asked for."""
     import io
 
-    from benchmark.report.plots import preload
+    from benchmark.report.chart import warm_up
     from benchmark.scoring import stats
 
-    preload()
+    warm_up()
     stats.bootstrap_balanced_accuracy([stats.ScenarioCounts("warm-up", (1,), (1,))], draws=10)  # numpy's first calls
     line = sys.stdin.readline()
     if not line:  # the parent exited without asking
@@ -150,7 +150,7 @@ def _serve() -> None:
     summary = _write_report(run_dir)
     sys.stdout.write(json.dumps({"summary": summary, "stderr": sys.stderr.getvalue()}) + "\n")
     sys.stdout.flush()
-    os._exit(0)  # the report is on disk: skip tearing down matplotlib and numpy (the parent waits for the exit)
+    os._exit(0)  # the report is on disk: skip tearing down numpy and Pillow (the parent waits for the exit)
 
 
 __all__ = ["render_findings", "write_report", "read_manifest", "start_worker"]
