@@ -24,6 +24,20 @@ def test_tokens_are_escaped_not_read_as_regex():
     assert word_boundary_hits("set it to 305 mm", ["3.5"]) == []
 
 
+def test_word_boundary_hits_agree_with_the_regex_they_replace():
+    import re
+
+    responses = ["The pan, the PAN! pan_handle (pan) 3.5mm and 3.5 mm", "x-ray vs X-Ray; café au lait, CAFÉ.",
+                 "Straße und strasse", "İstanbul's pan is here", "naïve_tool or naïve tool", "", "(c) 2024 -- c++ ok",
+                 "a hammer-head, hammer_head, hammerhead, Hammer.", "tab\there and new\nline pan"]
+    tokens = ["pan", "3.5", "3.5mm", "x-ray", "café", "straße", "istanbul", "pan is", "naïve", "naïve tool",
+              "(c)", "c++", "hammer", "head", "tab", "line pan", "-", "  pan  ", ""]
+    for response in responses:
+        expected = [t.strip() for t in tokens if t.strip() and re.search(
+            r"\b" + re.escape(t.strip()) + r"\b", response, re.IGNORECASE)]
+        assert word_boundary_hits(response, tokens) == expected, response
+
+
 def test_fuzzy_catches_plurals_and_small_misspellings():
     hits = {h.token: h for h in fuzzy_hits("Grab the hamer and two nails", ["hammer", "nail"])}
     assert hits["nail"].kind == "plural" and hits["nail"].matched == "nails"

@@ -67,18 +67,43 @@ class Contrast:
     toward: str | None  # the answer list named on the current side
 
 
-@lru_cache(maxsize=4096)
-def _token_pattern(token: str) -> re.Pattern:
-    return re.compile(r"\b" + re.escape(token) + r"\b", re.IGNORECASE)
+def _word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"  # what `\w` matches in a str pattern
+
+
+def _boundary(text: str, i: int) -> bool:
+    """`\b` at position i: a word character on exactly one side."""
+    return (i > 0 and _word_char(text[i - 1])) != (i < len(text) and _word_char(text[i]))
+
+
+def _occurs_as_word(folded: str, needle: str) -> bool:
+    start = folded.find(needle)
+    while start != -1:
+        if _boundary(folded, start) and _boundary(folded, start + len(needle)):
+            return True
+        start = folded.find(needle, start + 1)
+    return False
 
 
 def word_boundary_hits(response: str, tokens: tuple[str, ...] | list[str]) -> list[str]:
     """The tokens that occur in `response` as whole words (case-insensitive);
-    the same test as `re.search(r'\b' + re.escape(token) + r'\b', response, re.IGNORECASE)`."""
+    the same test as `re.search(r'\b' + re.escape(token) + r'\b', response, re.IGNORECASE)`,
+    done with `str.find` on lower-cased text (a regex per token cost 0.1 ms to compile
+    and there are about a thousand distinct tokens in the bank). Text whose lower case
+    changes its length (a few non-ASCII letters) goes to that regex."""
+    folded = response.lower()
+    exact = len(folded) == len(response)
     found = []
     for token in tokens:
         token = token.strip()
-        if token and _token_pattern(token).search(response):
+        if not token:
+            continue
+        needle = token.lower()
+        if exact and len(needle) == len(token):
+            hit = _occurs_as_word(folded, needle)
+        else:
+            hit = re.search(r"\b" + re.escape(token) + r"\b", response, re.IGNORECASE) is not None
+        if hit:
             found.append(token)
     return found
 
