@@ -18,7 +18,7 @@ same server), no response cache. Per level it reports:
 
 - wall: from starting the command to its exit (imports, run, report);
 - run: from the command's "cells to run" line to its "finished" line
-  (the cells alone);
+  (the cells alone), and the wall time before and after it;
 - floor: the sum over cells of the requests on the cell's critical path
   (Turn 1, Turn 2, the judge, and on a miss the repair and its judge) times
   the latency, divided by the concurrency;
@@ -26,6 +26,9 @@ same server), no response cache. Per level it reports:
   so with every child it waited for: its report worker) divided by the
   requests the server answered. The split into before, during and after the
   cells reads /proc at the two lines, counting live child processes too.
+
+The command runs without PYTHONDONTWRITEBYTECODE, so that it uses cached
+bytecode as an installed wearsim does.
 
 The rescore figure (`--rescore-trials N`): N records made by copying the
 records of one run (distinct trial indexes), rescored with
