@@ -15,11 +15,14 @@
 
 The session only routes: it calls `audio` for every chunk, `frame` for
 every frame when the backend `streams_frames`, then `answer` at the end of
-each turn.
+each turn, and `interrupt` when the user talks over the reply `answer` is
+producing (barge-in): `answer` then returns early with what was produced so
+far, marked `interrupted`, and the conversation keeps that part.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from benchmark.candidates.base import Candidate, GenerationConfig, Message, Reply
@@ -36,6 +39,7 @@ class ChatBackend:
     def __init__(self, candidate: Candidate, system: str, config: GenerationConfig):
         self.candidate, self.system, self.config = candidate, system, config
         self.messages: list[Message] = []
+        self._reply: asyncio.Task | None = None  # the request `answer` is waiting on
 
     async def audio(self, pcm16: bytes) -> None:
         return None  # a chat model hears only the transcript
@@ -46,9 +50,28 @@ class ChatBackend:
     async def answer(self, turn_input: TurnInput, on_delta: Callable[[str], None],
                      on_audio: Callable[[bytes], None]) -> Reply:
         self.messages += [Message("user", text) for text in turn_input.messages()]
-        reply = await self.candidate.respond(list(self.messages), self.system, self.config, on_delta=on_delta)
+        pieces: list[str] = []
+
+        def keep(piece: str) -> None:
+            pieces.append(piece)
+            on_delta(piece)
+
+        self._reply = asyncio.ensure_future(self.candidate.respond(list(self.messages), self.system, self.config,
+                                                                   on_delta=keep))
+        try:
+            reply = await self._reply
+        except asyncio.CancelledError:
+            if asyncio.current_task().cancelling():  # the session itself is closing, not a barge-in
+                raise
+            reply = Reply("".join(pieces), self.candidate.model_id, interrupted=True)
+        finally:
+            self._reply = None
         self.messages.append(Message("assistant", reply.text))
         return reply
+
+    async def interrupt(self) -> None:
+        if self._reply is not None:
+            self._reply.cancel()  # the request is dropped; the words streamed so far stay the reply
 
     async def aclose(self) -> None:
         return None  # the candidate is shared by every session; the app closes it
@@ -95,7 +118,10 @@ class RealtimeBackend:
             await self.session.send_user(text)
         reply = await self.session.respond(audio_turn=True, on_delta=on_delta, on_audio=on_audio)
         return Reply(reply.text, self.model_id, reply.usage, reply.done_s, reply.first_text_s,
-                     reply.first_audio_s, reply.heard)
+                     reply.first_audio_s, reply.heard, interrupted=reply.interrupted)
+
+    async def interrupt(self) -> None:
+        await self.session.interrupt()
 
     async def aclose(self) -> None:
         await self.session.aclose()

@@ -16,6 +16,19 @@ threads. When the queue holds
 `wire.MAX_PENDING_AUDIO_BYTES` of audio, `on_media` waits until the worker
 has caught up: the client is slowed down by flow control, never failed.
 
+A turn's reply is generated in its own task while the worker goes on
+reading: voice activity and transcripts of what the user says next are sent
+as they happen. Audio and frames for the backend wait (`_held`) until the
+reply is done, so the backend gets them in arrival order after it, as a
+realtime API would otherwise take them as the user's next turn. With
+`barge_in` in the session config, speech that starts while a reply is being
+generated interrupts it (`backend.interrupt`): the reply ends early, and its
+`assistant.done` says `interrupted` and has the words produced up to then.
+Without it (the benchmark: the glasses' script runs on its own clock) the
+next turn waits for the reply. If a reply runs so long that the held audio
+reaches the queue's audio cap, the worker waits for the reply as well: the
+client is paced, as before.
+
 Turns are numbered by final transcripts: the first utterance is turn 1, the
 second turn 2, the third (the repair) turn 3.
 """
@@ -61,6 +74,9 @@ class Session:
         self._drained = asyncio.Event()  # the queue's audio is under the cap
         self._drained.set()
         self._working = False
+        self._reply: asyncio.Task | None = None  # the turn whose reply is being generated
+        self._held: list[Media] = []  # audio and frames for the backend, waiting for that reply
+        self._held_audio = 0
 
     # ---- the reader's side: never waits, except for flow control
 
@@ -88,7 +104,7 @@ class Session:
     @property
     def busy(self) -> bool:
         """Something is queued or in progress (a turn, its reply)."""
-        return self._working or bool(self._queue)
+        return self._working or bool(self._queue) or self._reply is not None
 
     def _put(self, item: Media | str) -> None:
         self._queue.append(item)
@@ -100,35 +116,80 @@ class Session:
         """The session's worker: audio and turn ends in arrival order. Returns
         never; raises when the backend or perception fails."""
         while True:
-            while not self._queue:
+            while not self._queue and not self._reply_finished:
                 self._queued.clear()
                 await self._queued.wait()
-            item = self._queue.popleft()
             self._working = True
             try:
+                if self._reply_finished:
+                    await self._end_reply()
+                    continue
+                item = self._queue.popleft()
                 if item == TURN_END:
                     for event in await self.segmenter.end_turn():
                         await self._on_speech(event)
                 elif item.kind != KIND_AUDIO:
                     self.pending_frames -= 1
-                    await self.backend.frame(item.t_ms, item.payload)
+                    await self._to_backend(item)
                 else:
                     self.pending_audio -= len(item.payload)
                     if self.pending_audio + wire.MAX_MESSAGE_BYTES <= self.max_pending_audio:
                         self._drained.set()
-                    await self.backend.audio(item.payload)
+                    await self._to_backend(item)
                     for event in await self.segmenter.feed(item.payload, item.t_ms):
                         await self._on_speech(event)
             finally:
                 self._working = False
 
+    @property
+    def _reply_finished(self) -> bool:
+        return self._reply is not None and self._reply.done()
+
+    @property
+    def _replying(self) -> bool:
+        return self._reply is not None and not self._reply.done()
+
+    async def _to_backend(self, item: Media) -> None:
+        """Audio or a frame to the backend, or held while a reply is being generated."""
+        if self._reply is not None:
+            if item.kind != KIND_AUDIO:
+                self._held.append(item)
+                frames = [m for m in self._held if m.kind != KIND_AUDIO]
+                if len(frames) > MAX_PENDING_FRAMES:  # the oldest is stale: the backend sends one a second
+                    self._held.remove(frames[0])
+                return
+            if self._held_audio + len(item.payload) <= self.max_pending_audio:
+                self._held.append(item)
+                self._held_audio += len(item.payload)
+                return
+            await self._end_reply()  # a long reply: wait for it, and the client waits for us
+        if item.kind == KIND_AUDIO:
+            await self.backend.audio(item.payload)
+        else:
+            await self.backend.frame(item.t_ms, item.payload)
+
+    async def _end_reply(self) -> None:
+        """Wait for the reply being generated (its error is raised here), then
+        give the backend the audio and frames held meanwhile."""
+        reply, self._reply = self._reply, None
+        if reply is not None:
+            await reply
+        held, self._held, self._held_audio = self._held, [], 0
+        for item in held:
+            await self._to_backend(item)
+
     async def _on_speech(self, event) -> None:
         if isinstance(event, SpeechStarted):
             await self.send(wire.SpeechStarted(event.t_ms))
+            if self.config.barge_in and self._replying:
+                await self.backend.interrupt()
         elif isinstance(event, PartialTranscript):
             await self.send(wire.TranscriptPartial(event.text, event.t_ms))
         elif isinstance(event, FinalTranscript):
-            await self._run_turn(event)
+            heard_at = time.monotonic()  # latencies count any wait for the previous reply
+            await self._end_reply()  # the previous turn's reply first: one conversation, in order
+            self._reply = asyncio.create_task(self._run_turn(event, heard_at), name=f"turn {self.turn + 1}")
+            self._reply.add_done_callback(lambda _: self._queued.set())  # the worker ends it
 
     async def _turn_input(self, turn: int, final: FinalTranscript) -> TurnInput:
         """The turn's input. The turn's frame (and on turn 1 the context frame)
@@ -161,10 +222,9 @@ class Session:
             authored, perceived_speech=final.text, perceived_camera=MEDIA_CAMERA if frame is not None else None,
             perceived_context=MEDIA_CAMERA if context_jpeg is not None else None, source="media")
 
-    async def _run_turn(self, final: FinalTranscript) -> None:
+    async def _run_turn(self, final: FinalTranscript, heard_at: float) -> None:
         self.turn += 1
         turn = self.turn
-        speech_end = time.monotonic()
         await self.send(wire.TranscriptFinal(turn, final.text, final.start_ms, final.end_ms))
         transcript_at = time.monotonic()
         turn_input = await self._turn_input(turn, final)
@@ -196,9 +256,9 @@ class Session:
             await forwarder
         done_at = time.monotonic()
         await self.send(wire.AssistantDone(turn, reply.text, reply.usage.input_tokens, reply.usage.output_tokens,
-                                           reply.heard))
+                                           reply.heard, reply.interrupted))
         first = first_token[0] if first_token else done_at
-        since_speech_end = final.decode_seconds - speech_end  # add a monotonic time: seconds since speech ended
+        since_speech_end = final.decode_seconds - heard_at  # add a monotonic time: seconds since speech ended
         await self.send(wire.Metrics(turn, {
             "speech_end_to_transcript_final": round(transcript_at + since_speech_end, 4),
             "speech_end_to_camera_block": round(camera_at + since_speech_end, 4),
@@ -210,6 +270,10 @@ class Session:
             "last_frame_age_s": self.backend.last_frame_age_s(final.end_ms)}))
 
     async def aclose(self) -> None:
+        if self._reply is not None:
+            self._reply.cancel()
+            await asyncio.gather(self._reply, return_exceptions=True)
         self._queue.clear()
+        self._held.clear()
         self.frames.clear()
         await self.backend.aclose()

@@ -80,6 +80,7 @@ class SessionConfig:
     max_tokens: int = 300
     temperature: float = 0.0
     output: str = "text"  # "audio": spoken replies (realtime backends only), sent as `assistant.audio`
+    barge_in: bool = False  # speech that starts during a reply interrupts it (a live user, not a script)
 
     @classmethod
     def from_dict(cls, data: dict) -> "SessionConfig":
@@ -99,7 +100,7 @@ class SessionConfig:
             values["describer"] = _text(values["describer"], "describer", MAX_MODEL_ID_CHARS).strip()
         if "system_prompt" in values:
             _text(values["system_prompt"], "system_prompt", MAX_TEXT_CHARS)
-        for name in ("partials", "camera"):
+        for name in ("partials", "camera", "barge_in"):
             if name in values and not isinstance(values[name], bool):
                 raise WireError("bad_hello", f"{name} must be true or false")
         if "silence_ms" in values:
@@ -291,6 +292,7 @@ class AssistantDone:
     input_tokens: int = 0
     output_tokens: int = 0
     heard: str | None = None  # a realtime API's own transcript of the user's speech
+    interrupted: bool = False  # cut short by the user's speech (`barge_in`); sent only when true
 
 
 @dataclass(frozen=True)
@@ -325,6 +327,8 @@ def encode_event(event: ServerEvent) -> str:
         data["context_message"] = event.input.context_message
     elif isinstance(event, AssistantDone):
         data["usage"] = {"input_tokens": data.pop("input_tokens"), "output_tokens": data.pop("output_tokens")}
+        if not event.interrupted:  # a client that never asked for barge-in sees the event it always had
+            del data["interrupted"]
     return json.dumps(data, ensure_ascii=False)
 
 
@@ -357,7 +361,8 @@ def decode_event(text: str) -> ServerEvent:
     return cls(**data)
 
 
-_FIELD_TYPES = {"int": (int,), "str": (str,), "dict": (dict,), "TurnInput": (TurnInput,), "None": (type(None),)}
+_FIELD_TYPES = {"int": (int,), "str": (str,), "dict": (dict,), "bool": (bool,), "TurnInput": (TurnInput,),
+                "None": (type(None),)}
 
 
 def _of_type(value: Any, annotation: str) -> bool:

@@ -9,6 +9,12 @@ with scripted text (or audio with its transcript), and can be told to fail:
 an error event mid-turn, a refusal of TEXT output, a dropped connection.
 The Gemini server also hands out session resumption handles, resumes a
 conversation from one, and can send a `goAway` and close soon after.
+
+With `word_delay_s` a reply takes that long per word and goes on while the
+server reads: OpenAI's `response.cancel` then ends it with status
+`cancelled` (a cancel with no response running gets the API's
+`response_cancel_not_active` error), and Gemini's `activityStart` cuts it
+off with `interrupted` and then `turnComplete`, without `generationComplete`.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import threading
 from pathlib import Path
 
 from websockets.asyncio.server import serve
+from websockets.exceptions import ConnectionClosed
 
 OPENAI_RATE = 24000
 GEMINI_RATE = 16000
@@ -37,6 +44,14 @@ def spoken_pieces(speech: bytes | None, count: int) -> list[bytes]:
         return [SILENT_PIECE] * count
     size = -(-len(speech) // (2 * count)) * 2  # whole samples
     return [speech[i * size:(i + 1) * size] for i in range(count)]
+
+
+async def _until_closed(answer) -> None:
+    """An answer sent while the server reads on; a client that leaves mid-answer ends it quietly."""
+    try:
+        await answer
+    except ConnectionClosed:
+        pass
 
 
 class _ThreadedServer:
@@ -73,10 +88,11 @@ class FakeOpenAIRealtime(_ThreadedServer):
     """`/v1/realtime?model=M`: session.update, input_audio_buffer.*, conversation.item.create, response.create."""
 
     def __init__(self, *, reply="It is the one in your hand now.", error_on_response: int | None = None,
-                 drop_on_responses: tuple[int, ...] = (), speech: bytes | None = None):
+                 drop_on_responses: tuple[int, ...] = (), speech: bytes | None = None, word_delay_s: float = 0.0):
         super().__init__()
         self.reply, self.error_on_response, self.drop_on_responses = reply, error_on_response, drop_on_responses
         self.speech = speech  # PCM16 24 kHz: what a spoken reply sounds like
+        self.word_delay_s = word_delay_s
         self.responses = 0
 
     @property
@@ -89,7 +105,7 @@ class FakeOpenAIRealtime(_ThreadedServer):
     async def _handle(self, ws):
         request = ws.request
         record = {"path": request.path, "auth": request.headers.get("Authorization"), "events": [],
-                  "commits": [], "items": [], "session": None}
+                  "commits": [], "items": [], "session": None, "answering": None, "cancel": False}
         self.sessions.append(record)
         if not (record["auth"] or "").startswith("Bearer "):
             self.problems.append("no bearer token")
@@ -135,7 +151,18 @@ class FakeOpenAIRealtime(_ThreadedServer):
                         "type": "invalid_request_error", "code": "model_not_found",
                         "message": "The model does not exist."})
                     continue
-                await self._answer(ws, record)
+                if self.word_delay_s:  # answered while the server goes on reading
+                    record["cancel"] = False
+                    record["answering"] = asyncio.create_task(_until_closed(self._answer(ws, record)))
+                else:
+                    await self._answer(ws, record)
+            elif kind == "response.cancel":
+                if record["answering"] is not None and not record["answering"].done():
+                    record["cancel"] = True
+                else:
+                    await self._send(ws, type="error", error={
+                        "type": "invalid_request_error", "code": "response_cancel_not_active",
+                        "message": "There is no active response to cancel."})
             else:
                 self.problems.append(f"unexpected event {kind}")
 
@@ -144,12 +171,17 @@ class FakeOpenAIRealtime(_ThreadedServer):
         words = self.reply.split(" ")
         audio = spoken_pieces(self.speech, len(words))
         for i, word in enumerate(words):
+            if record["cancel"]:
+                await self._send(ws, type="response.done", response={
+                    "status": "cancelled", "usage": {"input_tokens": 40, "output_tokens": i}})
+                return
             piece = word if i == 0 else " " + word
             if spoken:
                 await self._send(ws, type="response.output_audio.delta", delta=base64.b64encode(audio[i]).decode())
                 await self._send(ws, type="response.output_audio_transcript.delta", delta=piece)
             else:
                 await self._send(ws, type="response.output_text.delta", delta=piece)
+            await asyncio.sleep(self.word_delay_s)
         await self._send(ws, type="response.done", response={
             "status": "completed", "usage": {"input_tokens": 40, "output_tokens": len(words)}})
 
@@ -169,7 +201,8 @@ class FakeGeminiLive(_ThreadedServer):
     PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
 
     def __init__(self, cert_dir: Path, *, reply="It is the one in your hand now.", refuse_text=False,
-                 drop_on_turn: int | None = None, speech: bytes | None = None, go_away_on_turn: int | None = None):
+                 drop_on_turn: int | None = None, speech: bytes | None = None, go_away_on_turn: int | None = None,
+                 word_delay_s: float = 0.0):
         cert = self_signed_certificate(cert_dir)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(cert, cert_dir / "key.pem")
@@ -178,6 +211,7 @@ class FakeGeminiLive(_ThreadedServer):
         self.reply, self.refuse_text, self.drop_on_turn = reply, refuse_text, drop_on_turn
         self.speech = speech  # PCM16 24 kHz: what a spoken reply sounds like
         self.go_away_on_turn = go_away_on_turn  # that turn's reply carries a goAway; the close follows
+        self.word_delay_s = word_delay_s
         self.turns = 0
         self.handles: dict[str, list] = {}  # resumption handle -> the turns answered up to it
 
@@ -192,7 +226,7 @@ class FakeGeminiLive(_ThreadedServer):
         request = ws.request
         record = {"path": request.path, "key": request.headers.get("x-goog-api-key"), "setup": None,
                   "audio_bytes": 0, "turn_audio_bytes": 0, "audio_mime": set(), "frames": 0, "texts": [], "activity": [],
-                  "client_turns": [], "history": [], "resumed_from": None}
+                  "client_turns": [], "history": [], "resumed_from": None, "answering": None, "interrupt": False}
         self.sessions.append(record)
         if not request.path.startswith(self.PATH):
             self.problems.append(f"wrong path {request.path}")
@@ -243,12 +277,18 @@ class FakeGeminiLive(_ThreadedServer):
             record["texts"].append(body["text"])
         elif "activityStart" in body or "activity_start" in body:
             record["activity"].append("start")
+            if record["answering"] is not None and not record["answering"].done():
+                record["interrupt"] = True  # the default activity handling: the start cuts the reply off
         elif "activityEnd" in body or "activity_end" in body:
             record["activity"].append("end")
             await self._send(ws, {"serverContent": {"inputTranscription": {
                 "text": f"heard {record['turn_audio_bytes'] * 1000 // (2 * GEMINI_RATE)} ms of audio"}}})
             record["turn_audio_bytes"] = 0
-            await self._answer(ws, record, modalities)
+            if self.word_delay_s:  # answered while the server goes on reading
+                record["interrupt"] = False
+                record["answering"] = asyncio.create_task(_until_closed(self._answer(ws, record, modalities)))
+            else:
+                await self._answer(ws, record, modalities)
         else:
             self.problems.append(f"unexpected realtime input {sorted(body)}")
 
@@ -264,6 +304,12 @@ class FakeGeminiLive(_ThreadedServer):
         words = self.reply.split(" ")
         pieces = spoken_pieces(self.speech, len(words))
         for i, word in enumerate(words):
+            if i:
+                await asyncio.sleep(self.word_delay_s)
+            if record["interrupt"]:
+                await self._send(ws, {"serverContent": {"interrupted": True}})
+                await self._send(ws, {"serverContent": {"turnComplete": True}})
+                return
             piece = word if i == 0 else " " + word
             if modalities == ["AUDIO"]:
                 audio = base64.b64encode(pieces[i]).decode()

@@ -121,6 +121,41 @@ def test_the_live_page_hears_sees_and_answers(fake_devices, tmp_path):
         chrome.close()
 
 
+def test_talking_over_a_reply_cuts_it_short_on_the_live_page(fake_devices, tmp_path, monkeypatch):
+    """The fake microphone asks again 1.8 s after each question; the API takes 8 s to
+    answer, so the next question starts during the reply and (barge-in is on) stops it."""
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-dummy")
+    backend = "openai-realtime:gpt-realtime"
+    long_reply = " ".join(f"word{i}" for i in range(40))
+    with FakeOpenAIRealtime(reply=long_reply, word_delay_s=0.2) as api, \
+            running_server(ServerSettings(backend_base_url=api.base_url, allowed_backends=(backend,))) as url, \
+            sync_playwright() as p:
+        chrome = browser(p, fake_devices, tmp_path)
+        page = chrome.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(url.replace("ws://", "http://") + "/")
+        page.wait_for_function("document.querySelector('#backend').options.length > 0")
+        page.select_option("#backend", backend)
+        assert page.is_checked("#barge-in")  # on by default for a live user
+        page.click("#connect")
+        page.wait_for_function("document.querySelector('li[data-turn=\"1\"] .latency')?.textContent"
+                               ".includes('reply done')", timeout=120_000)
+        reply = page.inner_text('li[data-turn="1"] .reply')
+        assert reply.endswith("[cut short: you spoke]"), reply
+        said = reply.removesuffix("[cut short: you spoke]").split()
+        assert 0 < len(said) < 40 and long_reply.startswith(" ".join(said))
+        page.wait_for_selector('li[data-turn="2"] .heard', timeout=60_000)  # the interrupting question is turn 2
+        assert page.is_hidden("#error")
+        page.screenshot(path=str(tmp_path / "barge-in.png"), full_page=True)
+        ARTIFACTS.mkdir(exist_ok=True)
+        shutil.copy(tmp_path / "barge-in.png", ARTIFACTS / "barge-in.png")
+        page.click("#disconnect")
+        chrome.close()
+    assert api.problems == []
+    assert "response.cancel" in api.sessions[0]["events"]
+
+
 def test_the_live_page_plays_a_spoken_reply_from_a_realtime_api(one_question_devices, tmp_path, monkeypatch):
     from playwright.sync_api import sync_playwright
 

@@ -47,6 +47,7 @@ class Reply:
     audio_file: str | None = None  # where the run saved `audio` (a WAV, relative to the run dir)
     first_voice_s: float | None = None  # first audible speech of the saved audio (voice to voice)
     cached: bool = False  # served from the response cache, not asked of the model
+    interrupted: bool = False  # cut short by the user's speech (a live session's barge-in)
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,8 @@ class GeminiLiveSession:
         self._turns: list = []  # client_content turns waiting for the next respond()
         self._activity_open = False
         self._sent: list[dict] = []  # this turn's realtime inputs, sent again after a resumed drop
+        self._replying = False  # `respond` is reading a reply
+        self._barged_in = False  # `interrupt` opened the next turn's activity during that reply
         self.handle: str | None = None  # the newest session resumption handle
         self.going_away = False  # the API said it will close this connection soon
         self.reconnects = 0
@@ -162,6 +164,7 @@ class GeminiLiveSession:
         if self.streaming_input and self._activity_open:
             await self._realtime(activity_end=self.types.ActivityEnd())
             self._activity_open = False
+        self._replying = True
         try:
             reply = await self._reply(turns, on_delta, on_audio)
         except _Dropped as dropped:
@@ -173,10 +176,26 @@ class GeminiLiveSession:
             except _Dropped as again:
                 raise RetryableError(f"{self.model_id}: session ended during the reply, also after resuming "
                                      f"it: {again}") from None
-        self._sent = []
+        finally:
+            self._replying = False
+        # a barge-in's activity start belongs to the next turn: kept for a resend
+        self._sent = [{"activity_start": self.types.ActivityStart()}] if self._barged_in else []
+        self._barged_in = False
         if self.going_away:  # the next turn goes to a new connection
             await self._resume()
         return reply
+
+    async def interrupt(self) -> None:
+        """Barge-in: the user's next activity starts now, which cuts the reply off (the
+        API's default activity handling). The reply then ends `interrupted`, then
+        `turnComplete`, with no `generationComplete`; the audio that follows is that activity's."""
+        if not (self.streaming_input and self._replying) or self._activity_open:
+            return
+        self._activity_open = self._barged_in = True
+        try:
+            await self.session.send_realtime_input(activity_start=self.types.ActivityStart())
+        except Exception:
+            pass  # the connection is gone: the reply's own read sees it and resumes
 
     async def _reply(self, turns: list, on_delta, on_audio) -> RealtimeReply:
         """Ask (text proxy: the waiting turns) and read the reply to turnComplete;
@@ -192,6 +211,7 @@ class GeminiLiveSession:
         heard: list[str] = []
         first_text = first_audio = None
         usage = Usage()
+        interrupted = False
         try:
             async for message in self.session.receive():  # ends after turnComplete
                 content = message.server_content
@@ -205,6 +225,7 @@ class GeminiLiveSession:
                                   message.usage_metadata.response_token_count or 0)
                 if content is None:
                     continue
+                interrupted = interrupted or bool(content.interrupted)
                 pieces = [p.text for p in (content.model_turn.parts or [])] if content.model_turn else []
                 if self.spoken and content.output_transcription and content.output_transcription.text:
                     pieces = [content.output_transcription.text]
@@ -227,7 +248,7 @@ class GeminiLiveSession:
         except Exception as exc:
             raise _Dropped(f"{type(exc).__name__}: {str(exc)[:200]}") from None
         return RealtimeReply("".join(text), b"".join(audio), "".join(heard) or None, first_text, first_audio,
-                             time.monotonic() - started, usage)
+                             time.monotonic() - started, usage, interrupted)
 
     async def aclose(self) -> None:
         try:

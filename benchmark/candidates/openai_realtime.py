@@ -25,6 +25,7 @@ TEXT_DELTAS = ("response.output_text.delta", "response.text.delta")
 AUDIO_DELTAS = ("response.output_audio.delta", "response.audio.delta")
 AUDIO_TRANSCRIPT_DELTAS = ("response.output_audio_transcript.delta", "response.audio_transcript.delta")
 RETRYABLE_CODES = ("rate_limit_exceeded", "server_error", "session_expired")
+CANCEL_TOO_LATE = "response_cancel_not_active"  # a response.cancel that arrived after the response ended
 
 
 class OpenAIRealtimeSession:
@@ -34,6 +35,7 @@ class OpenAIRealtimeSession:
         self.connection, self._manager = connection, manager
         self.model_id, self.output = model_id, output
         self._audio_sent = False
+        self._responding = False  # between response.create and its response.done
 
     @classmethod
     async def open(cls, model: str, model_id: str, system: str, *, base_url: str | None, output: str,
@@ -87,6 +89,18 @@ class OpenAIRealtimeSession:
             await self.connection.send({"type": "input_audio_buffer.commit"})
             self._audio_sent = False
         await self.connection.send({"type": "response.create"})
+        self._responding = True
+        try:
+            return await self._read_response(on_delta, on_audio)
+        finally:
+            self._responding = False
+
+    async def interrupt(self) -> None:
+        """`response.cancel`: the API stops and ends the response with status `cancelled`."""
+        if self._responding:
+            await self.connection.send({"type": "response.cancel"})
+
+    async def _read_response(self, on_delta, on_audio) -> RealtimeReply:
         started = time.monotonic()
         text: list[str] = []
         audio: list[bytes] = []
@@ -111,6 +125,8 @@ class OpenAIRealtimeSession:
                 heard = event.get("transcript")
             elif kind == "error":
                 error = event.get("error") or {}
+                if error.get("code") == CANCEL_TOO_LATE:  # our cancel crossed the previous response.done
+                    continue
                 message = f"{self.model_id}: {error.get('code') or error.get('type')}: {error.get('message')}"
                 if error.get("code") in RETRYABLE_CODES:
                     raise RetryableError(message)
@@ -122,7 +138,8 @@ class OpenAIRealtimeSession:
                 usage = response.get("usage") or {}
                 return RealtimeReply("".join(text), b"".join(audio), heard, first_text, first_audio,
                                      time.monotonic() - started,
-                                     Usage(usage.get("input_tokens", 0), usage.get("output_tokens", 0)))
+                                     Usage(usage.get("input_tokens", 0), usage.get("output_tokens", 0)),
+                                     interrupted=response.get("status") == "cancelled")
 
     async def aclose(self) -> None:
         try:

@@ -46,6 +46,7 @@ class RealtimeReply:
     first_audio_s: float | None = None
     done_s: float = 0.0
     usage: Usage = Usage()
+    interrupted: bool = False  # `interrupt()` ended it early: `text` and `audio` are what came before
 
 
 class RealtimeSession(Protocol):
@@ -60,6 +61,9 @@ class RealtimeSession(Protocol):
 
     async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None,
                       on_audio: Callable[[bytes], None] | None = None) -> RealtimeReply: ...
+
+    async def interrupt(self) -> None:
+        """Ask the API to stop the reply `respond` is reading; it then returns early, `interrupted`."""
 
     async def aclose(self) -> None: ...
 

@@ -176,7 +176,8 @@ function onEvent(event) {
       player.play(event);
       break;
     case "assistant.done":
-      turnCard(event.turn).querySelector(".reply").textContent = event.text;
+      turnCard(event.turn).querySelector(".reply").textContent =
+        event.interrupted ? `${event.text} [cut short: you spoke]` : event.text;
       break;
     case "metrics": {
       const l = event.latency_s;
@@ -212,6 +213,7 @@ async function connect(submitEvent) {
     describer: $("describer").value,
     system_prompt: condition ? condition.system_prompt : "",
     partials: true,
+    barge_in: $("barge-in").checked,
   };
   if ($("spoken").checked) config.output = "audio";
   const scheme = location.protocol === "https:" ? "wss" : "ws";
