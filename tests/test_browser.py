@@ -7,6 +7,7 @@ scenario's turn into the media layout."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import urllib.error
@@ -85,6 +86,29 @@ def browser(playwright, devices, tmp_path):
         "--autoplay-policy=no-user-gesture-required"])
 
 
+REALTIME_BACKEND = "openai-realtime:gpt-realtime"
+
+
+@contextlib.contextmanager
+def realtime_page(devices, tmp_path, monkeypatch, **fake):
+    """The live page in headless Chromium on `devices`, its server offering one backend: the
+    OpenAI Realtime conformance server, made with `fake`. Yields (api, page), the backend chosen."""
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-dummy")
+    with FakeOpenAIRealtime(**fake) as api, \
+            running_server(ServerSettings(backend_base_url=api.base_url,
+                                          allowed_backends=(REALTIME_BACKEND,))) as url, \
+            sync_playwright() as p:
+        chrome = browser(p, devices, tmp_path)
+        page = chrome.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(url.replace("ws://", "http://") + "/")
+        page.wait_for_function("document.querySelector('#backend').options.length > 0")
+        page.select_option("#backend", REALTIME_BACKEND)
+        yield api, page
+        chrome.close()
+
+
 def test_the_live_page_hears_sees_and_answers(fake_devices, tmp_path):
     from playwright.sync_api import sync_playwright
 
@@ -124,19 +148,8 @@ def test_the_live_page_hears_sees_and_answers(fake_devices, tmp_path):
 def test_talking_over_a_reply_cuts_it_short_on_the_live_page(fake_devices, tmp_path, monkeypatch):
     """The fake microphone asks again 1.8 s after each question; the API takes 8 s to
     answer, so the next question starts during the reply and (barge-in is on) stops it."""
-    from playwright.sync_api import sync_playwright
-
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-dummy")
-    backend = "openai-realtime:gpt-realtime"
     long_reply = " ".join(f"word{i}" for i in range(40))
-    with FakeOpenAIRealtime(reply=long_reply, word_delay_s=0.2) as api, \
-            running_server(ServerSettings(backend_base_url=api.base_url, allowed_backends=(backend,))) as url, \
-            sync_playwright() as p:
-        chrome = browser(p, fake_devices, tmp_path)
-        page = chrome.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(url.replace("ws://", "http://") + "/")
-        page.wait_for_function("document.querySelector('#backend').options.length > 0")
-        page.select_option("#backend", backend)
+    with realtime_page(fake_devices, tmp_path, monkeypatch, reply=long_reply, word_delay_s=0.2) as (api, page):
         assert page.is_checked("#barge-in")  # on by default for a live user
         page.click("#connect")
         page.wait_for_function("document.querySelector('li[data-turn=\"1\"] .latency')?.textContent"
@@ -151,29 +164,17 @@ def test_talking_over_a_reply_cuts_it_short_on_the_live_page(fake_devices, tmp_p
         ARTIFACTS.mkdir(exist_ok=True)
         shutil.copy(tmp_path / "barge-in.png", ARTIFACTS / "barge-in.png")
         page.click("#disconnect")
-        chrome.close()
     assert api.problems == []
     assert "response.cancel" in api.sessions[0]["events"]
 
 
 def test_the_live_page_plays_a_spoken_reply_from_a_realtime_api(one_question_devices, tmp_path, monkeypatch):
-    from playwright.sync_api import sync_playwright
-
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-dummy")
-    backend = "openai-realtime:gpt-realtime"
     speech = spoken_reply(tmp_path)
     sent_s = len(speech) / 2 / OPENAI_RATE
-    with FakeOpenAIRealtime(reply=REPLY, speech=speech) as api, \
-            running_server(ServerSettings(backend_base_url=api.base_url, allowed_backends=(backend,))) as url, \
-            sync_playwright() as p:
-        chrome = browser(p, one_question_devices, tmp_path)
-        page = chrome.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(url.replace("ws://", "http://") + "/")
-        page.wait_for_function("document.querySelector('#backend').options.length > 0")
+    with realtime_page(one_question_devices, tmp_path, monkeypatch, reply=REPLY, speech=speech) as (api, page):
         # the page knows every event the server sends (an unknown one would be refused as unreadable)
         known = page.evaluate("async () => Object.keys((await import('/web/wire.js')).SERVER_EVENTS)")
         assert set(known) == set(wire.SERVER_TYPES)
-        page.select_option("#backend", backend)
         page.check("#spoken")  # enabled: a realtime backend
         page.select_option("#fps", "2")
         page.click("#connect")
@@ -213,7 +214,6 @@ def test_the_live_page_plays_a_spoken_reply_from_a_realtime_api(one_question_dev
         assert checked["queued"] == [2, 1.5]
         assert checked["afterNewTurn"] == 1 and checked["left"] == 0
         assert checked["statuses"] == ["1:speaking", "1:speaking", "1:interrupted", "2:speaking", "2:interrupted"]
-        chrome.close()
     assert api.problems == []
     [session] = api.sessions
     assert session["session"]["output_modalities"] == ["audio"]
