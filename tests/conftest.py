@@ -44,3 +44,17 @@ def server_url(backend):
 
     with running_server(ServerSettings(backend_base_url=backend.base_url)) as url:
         yield url
+
+
+@pytest.fixture
+def gemini_env(monkeypatch, tmp_path):
+    """`start(**options)`: a Gemini Live conformance server (tests/fake_realtime.py), with the
+    test key set and its self-signed certificate trusted by the SDK."""
+    from tests.fake_realtime import TEST_KEY, FakeGeminiLive
+
+    def start(**options):
+        server = FakeGeminiLive(tmp_path, **options)
+        monkeypatch.setenv("GEMINI_API_KEY", TEST_KEY)
+        monkeypatch.setenv("SSL_CERT_FILE", str(server.cert))
+        return server
+    return start

@@ -31,6 +31,7 @@ from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosed
 
 OPENAI_RATE = 24000
+TEST_KEY = "sk-test-never-in-a-record-42"  # the API key tests give the SDKs; it must appear in no output
 GEMINI_RATE = 16000
 
 

@@ -24,8 +24,7 @@ from perception.speech import FinalTranscript, SpeechStarted
 from streaming import wire
 from streaming.backends import ChatBackend
 from streaming.session import Session
-from tests.fake_realtime import FakeOpenAIRealtime
-from tests.test_realtime import SECRET, gemini_env  # noqa: F401 (a fixture)
+from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 
 WORDS = 40
 LONG_REPLY = " ".join(f"w{i}" for i in range(WORDS))
@@ -197,7 +196,7 @@ def _interrupt_after_first_words(session, first_audio: bytes):
 
 
 def test_openai_realtime_barge_in_cancels_the_response_and_a_late_cancel_is_not_the_next_turns_error(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     with FakeOpenAIRealtime(reply=LONG_REPLY, word_delay_s=0.02) as server:
         async def go():
             session = await open_realtime_session("openai-realtime:x", "Be brief.", base_url=server.base_url,
@@ -225,7 +224,7 @@ def test_openai_realtime_barge_in_cancels_the_response_and_a_late_cancel_is_not_
     assert after_late_cancel.text == LONG_REPLY and not after_late_cancel.interrupted
 
 
-def test_gemini_live_barge_in_opens_the_next_activity_which_cuts_the_reply_off(gemini_env):  # noqa: F811
+def test_gemini_live_barge_in_opens_the_next_activity_which_cuts_the_reply_off(gemini_env):
     with gemini_env(reply=LONG_REPLY, word_delay_s=0.02) as server:
         async def go():
             session = await open_realtime_session("gemini-live:x", "Be brief.", base_url=server.base_url,

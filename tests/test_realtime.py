@@ -19,19 +19,8 @@ from benchmark.candidates.realtime import RealtimeError
 from benchmark.candidates.retry import RetryableError
 from simulator.media import FPS
 from streaming.backends import FRAME_INTERVAL_MS
-from tests.fake_realtime import FakeGeminiLive, FakeOpenAIRealtime
-
-SECRET = "sk-test-never-in-a-record-42"
-
-
-@pytest.fixture
-def gemini_env(monkeypatch, tmp_path):
-    def start(**options):
-        server = FakeGeminiLive(tmp_path, **options)
-        monkeypatch.setenv("GEMINI_API_KEY", SECRET)
-        monkeypatch.setenv("SSL_CERT_FILE", str(server.cert))  # trust the self-signed certificate
-        return server
-    return start
+from tests.fake_realtime import TEST_KEY as SECRET
+from tests.fake_realtime import FakeOpenAIRealtime
 
 
 async def _two_turns(model_id, base_url):

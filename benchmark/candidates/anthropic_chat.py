@@ -5,14 +5,13 @@ from __future__ import annotations
 import base64
 import os
 import time
-from typing import Callable
 
 from benchmark.candidates import ratelimit
-from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage
-from benchmark.candidates.retry import RetryableError, retry_after_seconds, with_retries
+from benchmark.candidates.base import Message, Reply, Usage
+from benchmark.candidates.retry import RetryableError, retry_after_seconds
 
 
-class AnthropicCandidate:
+class AnthropicCandidate(ratelimit.LimitedChat):
     family = "claude"
 
     def __init__(self, model: str, *, model_id: str | None = None, base_url: str | None = None,
@@ -42,14 +41,6 @@ class AnthropicCandidate:
                     "data": base64.b64encode(image.data).decode("ascii")}})
             out.append({"role": message.role, "content": content})
         return out
-
-    async def respond(self, messages: list[Message], system: str, config: GenerationConfig,
-                      on_delta: Callable[[str], None] | None = None) -> Reply:
-        return await with_retries(lambda: self._respond_once(messages, system, config, on_delta), attempts=self.attempts)
-
-    async def _respond_once(self, messages, system, config, on_delta) -> Reply:
-        return await ratelimit.limited(self.limiter, system, messages, config,
-                                       lambda: self._request(messages, system, config, on_delta))
 
     async def _request(self, messages, system, config, on_delta) -> Reply:
         import anthropic

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Callable
 
 from benchmark.candidates import ratelimit
-from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage
-from benchmark.candidates.retry import RetryableError, with_retries
+from benchmark.candidates.base import Message, Reply, Usage
+from benchmark.candidates.retry import RetryableError
 
 
-class GeminiCandidate:
+class GeminiCandidate(ratelimit.LimitedChat):
     family = "gemini"
 
     def __init__(self, model: str, *, model_id: str | None = None, base_url: str | None = None,
@@ -39,14 +38,6 @@ class GeminiCandidate:
             parts += [types.Part.from_bytes(data=image.data, mime_type=image.mime_type) for image in message.images]
             contents.append(types.Content(role="model" if message.role == "assistant" else "user", parts=parts))
         return contents
-
-    async def respond(self, messages: list[Message], system: str, config: GenerationConfig,
-                      on_delta: Callable[[str], None] | None = None) -> Reply:
-        return await with_retries(lambda: self._respond_once(messages, system, config, on_delta), attempts=self.attempts)
-
-    async def _respond_once(self, messages, system, config, on_delta) -> Reply:
-        return await ratelimit.limited(self.limiter, system, messages, config,
-                                       lambda: self._request(messages, system, config, on_delta))
 
     async def _request(self, messages, system, config, on_delta) -> Reply:
         from google.genai import errors

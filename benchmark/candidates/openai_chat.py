@@ -18,12 +18,11 @@ import base64
 import json
 import os
 import time
-from typing import Callable
 from urllib.parse import urlsplit
 
 from benchmark.candidates import ratelimit
-from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage
-from benchmark.candidates.retry import RetryableError, retry_after_seconds, with_retries
+from benchmark.candidates.base import Message, Reply, Usage
+from benchmark.candidates.retry import RetryableError, retry_after_seconds
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRYABLE_STATUSES = {408, 409, 429}
@@ -246,7 +245,7 @@ def _proxied(base_url: str) -> bool:
     return not urllib.request.proxy_bypass(parts.hostname or "")
 
 
-class OpenAIChatCandidate:
+class OpenAIChatCandidate(ratelimit.LimitedChat):
     family = "openai"
 
     def __init__(self, model: str, *, model_id: str | None = None, base_url: str | None = None,
@@ -284,10 +283,6 @@ class OpenAIChatCandidate:
             self.client = None
         self.timeout = timeout
 
-    async def respond(self, messages: list[Message], system: str, config: GenerationConfig,
-                      on_delta: Callable[[str], None] | None = None) -> Reply:
-        return await with_retries(lambda: self._respond_once(messages, system, config, on_delta), attempts=self.attempts)
-
     def _body(self, messages, system, config, stream: bool) -> dict:
         body = {"model": self.model, "messages": to_openai_messages(messages, system),
                 "temperature": config.temperature, "max_tokens": config.max_tokens}
@@ -297,10 +292,6 @@ class OpenAIChatCandidate:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
         return body
-
-    async def _respond_once(self, messages, system, config, on_delta) -> Reply:
-        return await ratelimit.limited(self.limiter, system, messages, config,
-                                       lambda: self._request(messages, system, config, on_delta))
 
     async def _request(self, messages, system, config, on_delta) -> Reply:
         if self.http is None:

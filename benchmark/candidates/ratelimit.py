@@ -22,6 +22,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from benchmark.candidates.retry import with_retries
+
 
 class RequestGauge:
     """Requests in flight (sent, no reply yet) and waiting on a rate limit."""
@@ -238,3 +240,14 @@ async def limited(limiter, system: str, messages, config, request):
         slot.used(reply.usage.input_tokens + reply.usage.output_tokens)
         return reply
 
+
+class LimitedChat:
+    """How a hosted chat API's adapter sends: each try passes the endpoint's
+    buckets (`limited`), and a `RetryableError` is tried again (`with_retries`).
+    The adapter sets `limiter` and `attempts` and makes one request in `_request`."""
+
+    async def respond(self, messages, system: str, config, on_delta: Callable[[str], None] | None = None):
+        def once():
+            return limited(self.limiter, system, messages, config,
+                           lambda: self._request(messages, system, config, on_delta))
+        return await with_retries(once, attempts=self.attempts)
