@@ -359,13 +359,17 @@ class Connection:
                         raise wire.WireError("frame_rate", f"more than {wire.MAX_FRAMES_PER_S} frames per second")
                     await session.on_media(media)
                 else:
-                    control = wire.decode_message(message.get("text") or "", allowed=("turn.end", "session.end"))
+                    control = wire.decode_message(message.get("text") or "",
+                                                  allowed=("turn.end", "reply.cut", "session.end"))
                     if control["type"] == "session.end":
                         with contextlib.suppress(Exception):
                             await asyncio.wait_for(self.websocket.close(code=wire.CLOSE_NORMAL),
                                                    self.settings.send_timeout_s)
                         return
-                    await session.on_turn_end()
+                    if control["type"] == "reply.cut":
+                        await session.on_reply_cut(*wire.read_reply_cut(control))
+                    else:
+                        await session.on_turn_end()
             except wire.WireError as exc:
                 code, text = exc.code, exc.message
             except Exception as exc:  # a message must never drop the session without an answer

@@ -17,7 +17,9 @@ The session only routes: it calls `audio` for every chunk, `frame` for
 every frame when the backend `streams_frames`, then `answer` at the end of
 each turn, and `interrupt` when the user talks over the reply `answer` is
 producing (barge-in): `answer` then returns early with what was produced so
-far, marked `interrupted`, and the conversation keeps that part.
+far, marked `interrupted`, and the conversation keeps that part. When the
+client stopped playing a spoken reply early, `reply_cut` says how much of it
+the user heard.
 """
 
 from __future__ import annotations
@@ -73,6 +75,9 @@ class ChatBackend:
         if self._reply is not None:
             self._reply.cancel()  # the request is dropped; the words streamed so far stay the reply
 
+    async def reply_cut(self, turn: int, played_ms: int) -> None:
+        return None  # a chat model's replies are text: nothing was spoken
+
     async def aclose(self) -> None:
         return None  # the candidate is shared by every session; the app closes it
 
@@ -84,6 +89,7 @@ class RealtimeBackend:
         self.session, self.model_id = session, model_id
         self.last_frame_ms: int | None = None  # stream time of the newest frame sent
         self.frames_sent = 0
+        self.last_turn = 0  # the turn of the newest reply
 
     @classmethod
     async def open(cls, model_id: str, system: str, config: GenerationConfig, *, base_url: str | None = None,
@@ -117,11 +123,16 @@ class RealtimeBackend:
         for text in texts:
             await self.session.send_user(text)
         reply = await self.session.respond(audio_turn=True, on_delta=on_delta, on_audio=on_audio)
+        self.last_turn = turn_input.turn
         return Reply(reply.text, self.model_id, reply.usage, reply.done_s, reply.first_text_s,
                      reply.first_audio_s, reply.heard, interrupted=reply.interrupted)
 
     async def interrupt(self) -> None:
         await self.session.interrupt()
+
+    async def reply_cut(self, turn: int, played_ms: int) -> None:
+        if turn == self.last_turn:  # an earlier reply is history the API has built on since
+            await self.session.truncate(played_ms)
 
     async def aclose(self) -> None:
         await self.session.aclose()

@@ -25,7 +25,10 @@ realtime API would otherwise take them as the user's next turn. With
 generated interrupts it (`backend.interrupt`): the reply ends early, and its
 `assistant.done` says `interrupted` and has the words produced up to then.
 Without it (the benchmark: the glasses' script runs on its own clock) the
-next turn waits for the reply. If a reply runs so long that the held audio
+next turn waits for the reply. A client that stopped playing a spoken reply
+early says how much was heard (`reply.cut`); that goes to the backend in
+the same order as audio and frames (`backend.reply_cut`), so a realtime
+API's conversation keeps only the part the user heard. If a reply runs so long that the held audio
 reaches the queue's audio cap, the worker waits for the reply as well: the
 client is paced, as before.
 
@@ -40,6 +43,7 @@ import base64
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from benchmark.candidates.base import REPLY_AUDIO_RATE
 from benchmark.records import MEDIA_CAMERA, TurnInput
@@ -53,6 +57,13 @@ from streaming.wire import KIND_AUDIO, Media, SessionConfig
 Send = Callable[[wire.ServerEvent], Awaitable[None]]
 TURN_END = "turn.end"
 MAX_PENDING_FRAMES = 8  # frames waiting for the worker, for a backend that streams them
+
+
+@dataclass(frozen=True)
+class ReplyCut:
+    """The client stopped playing `turn`'s spoken reply after `played_ms` (a `reply.cut`)."""
+    turn: int
+    played_ms: int
 
 
 class Session:
@@ -69,13 +80,13 @@ class Session:
         self.max_pending_audio = max_pending_audio
         self.pending_audio = 0  # bytes of audio queued for the worker
         self.pending_frames = 0  # frames queued for a backend that streams them
-        self._queue: deque[Media | str] = deque()
+        self._queue: deque[Media | ReplyCut | str] = deque()
         self._queued = asyncio.Event()  # the worker has something to do
         self._drained = asyncio.Event()  # the queue's audio is under the cap
         self._drained.set()
         self._working = False
         self._reply: asyncio.Task | None = None  # the turn whose reply is being generated
-        self._held: list[Media] = []  # audio and frames for the backend, waiting for that reply
+        self._held: list[Media | ReplyCut] = []  # for the backend, waiting for that reply
         self._held_audio = 0
 
     # ---- the reader's side: never waits, except for flow control
@@ -96,6 +107,9 @@ class Session:
     async def on_turn_end(self) -> None:
         self._put(TURN_END)
 
+    async def on_reply_cut(self, turn: int, played_ms: int) -> None:
+        self._put(ReplyCut(turn, played_ms))
+
     @property
     def behind(self) -> bool:
         """The worker holds at least half the queue's audio cap: the server, not the client, sets the pace."""
@@ -106,7 +120,7 @@ class Session:
         """Something is queued or in progress (a turn, its reply)."""
         return self._working or bool(self._queue) or self._reply is not None
 
-    def _put(self, item: Media | str) -> None:
+    def _put(self, item: Media | ReplyCut | str) -> None:
         self._queue.append(item)
         self._queued.set()
 
@@ -128,6 +142,8 @@ class Session:
                 if item == TURN_END:
                     for event in await self.segmenter.end_turn():
                         await self._on_speech(event)
+                elif isinstance(item, ReplyCut):
+                    await self._to_backend(item)
                 elif item.kind != KIND_AUDIO:
                     self.pending_frames -= 1
                     await self._to_backend(item)
@@ -149,12 +165,15 @@ class Session:
     def _replying(self) -> bool:
         return self._reply is not None and not self._reply.done()
 
-    async def _to_backend(self, item: Media) -> None:
-        """Audio or a frame to the backend, or held while a reply is being generated."""
+    async def _to_backend(self, item: Media | ReplyCut) -> None:
+        """Audio, a frame or a reply cut to the backend, or held while a reply is being generated."""
         if self._reply is not None:
+            if isinstance(item, ReplyCut):
+                self._held.append(item)
+                return
             if item.kind != KIND_AUDIO:
                 self._held.append(item)
-                frames = [m for m in self._held if m.kind != KIND_AUDIO]
+                frames = [m for m in self._held if isinstance(m, Media) and m.kind != KIND_AUDIO]
                 if len(frames) > MAX_PENDING_FRAMES:  # the oldest is stale: the backend sends one a second
                     self._held.remove(frames[0])
                 return
@@ -163,7 +182,9 @@ class Session:
                 self._held_audio += len(item.payload)
                 return
             await self._end_reply()  # a long reply: wait for it, and the client waits for us
-        if item.kind == KIND_AUDIO:
+        if isinstance(item, ReplyCut):
+            await self.backend.reply_cut(item.turn, item.played_ms)
+        elif item.kind == KIND_AUDIO:
             await self.backend.audio(item.payload)
         else:
             await self.backend.frame(item.t_ms, item.payload)

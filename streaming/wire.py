@@ -48,7 +48,7 @@ CLOSE_BAD_HELLO = 4002  # also `backend_not_allowed` and `backend_unavailable`
 CLOSE_LIMITS = 4008
 CLOSE_IDLE = 4010  # `idle_timeout`: nothing from the client, and nothing in flight, for the idle timeout
 
-CLIENT_TYPES = ("hello", "turn.end", "session.end")
+CLIENT_TYPES = ("hello", "turn.end", "reply.cut", "session.end")
 
 
 class WireError(ValueError):
@@ -171,7 +171,7 @@ def decode_media(data: bytes) -> Media:
 
 
 def encode_message(message_type: str, **values: Any) -> str:
-    """A client message (hello, turn.end, session.end); server events use `encode_event`."""
+    """A client message (hello, turn.end, reply.cut, session.end); server events use `encode_event`."""
     if message_type not in CLIENT_TYPES:
         raise WireError("bad_message", f"unknown client message type {message_type!r}")
     return json.dumps({"type": message_type, **values}, ensure_ascii=False)
@@ -213,6 +213,17 @@ def decode_message(text: str, *, allowed: tuple[str, ...] = CLIENT_TYPES) -> dic
     if data["type"] not in allowed:
         raise WireError("bad_message", f"unexpected message type {data['type']!r}")
     return data
+
+
+def read_reply_cut(data: dict) -> tuple[int, int]:
+    """A `reply.cut` message's (turn, played_ms): the user heard only the first
+    `played_ms` of that turn's spoken reply before the client stopped playing it."""
+    turn, played_ms = data.get("turn"), data.get("played_ms")
+    if isinstance(turn, bool) or not isinstance(turn, int) or turn < 1:
+        raise WireError("bad_message", "reply.cut: 'turn' must be a turn number (an integer from 1)")
+    if isinstance(played_ms, bool) or not isinstance(played_ms, int) or played_ms < 0:
+        raise WireError("bad_message", "reply.cut: 'played_ms' must be a whole number of milliseconds, 0 or more")
+    return turn, played_ms
 
 
 # ---------------------------------------------------------------- server events

@@ -15,6 +15,9 @@ server reads: OpenAI's `response.cancel` then ends it with status
 `cancelled` (a cancel with no response running gets the API's
 `response_cancel_not_active` error), and Gemini's `activityStart` cuts it
 off with `interrupted` and then `turnComplete`, without `generationComplete`.
+The OpenAI server names each reply's item (`response.output_item.added`) and
+takes `conversation.item.truncate` for the newest one; any other item id gets
+an error carrying the client's `event_id`.
 """
 
 from __future__ import annotations
@@ -106,7 +109,8 @@ class FakeOpenAIRealtime(_ThreadedServer):
     async def _handle(self, ws):
         request = ws.request
         record = {"path": request.path, "auth": request.headers.get("Authorization"), "events": [],
-                  "commits": [], "items": [], "session": None, "answering": None, "cancel": False}
+                  "commits": [], "items": [], "session": None, "answering": None, "cancel": False,
+                  "truncations": []}
         self.sessions.append(record)
         if not (record["auth"] or "").startswith("Bearer "):
             self.problems.append("no bearer token")
@@ -157,6 +161,15 @@ class FakeOpenAIRealtime(_ThreadedServer):
                     record["answering"] = asyncio.create_task(_until_closed(self._answer(ws, record)))
                 else:
                     await self._answer(ws, record)
+            elif kind == "conversation.item.truncate":
+                if event.get("item_id") != f"item_reply_{self.responses}":
+                    await self._send(ws, type="error", error={
+                        "type": "invalid_request_error", "code": "item_not_found", "event_id": event.get("event_id"),
+                        "message": f"Item {event.get('item_id')!r} not found."})
+                    continue
+                record["truncations"].append((event["item_id"], event["content_index"], event["audio_end_ms"]))
+                await self._send(ws, type="conversation.item.truncated", item_id=event["item_id"],
+                                 content_index=event["content_index"], audio_end_ms=event["audio_end_ms"])
             elif kind == "response.cancel":
                 if record["answering"] is not None and not record["answering"].done():
                     record["cancel"] = True
@@ -171,6 +184,8 @@ class FakeOpenAIRealtime(_ThreadedServer):
         spoken = record["session"].get("output_modalities") == ["audio"]
         words = self.reply.split(" ")
         audio = spoken_pieces(self.speech, len(words))
+        await self._send(ws, type="response.output_item.added", item={
+            "id": f"item_reply_{self.responses}", "type": "message", "role": "assistant"})
         for i, word in enumerate(words):
             if record["cancel"]:
                 await self._send(ws, type="response.done", response={

@@ -156,11 +156,14 @@ class RecordingBackend:
     async def interrupt(self) -> None:
         self.log.append("interrupt")
 
+    async def reply_cut(self, turn: int, played_ms: int) -> None:
+        self.log.append(f"cut {turn} {played_ms}")
+
     async def aclose(self) -> None:
         return None
 
 
-def test_audio_and_frames_that_arrive_during_a_reply_reach_the_backend_after_it_in_order():
+def test_audio_frames_and_a_reply_cut_that_arrive_during_a_reply_reach_the_backend_after_it_in_order():
     async def go():
         backend = RecordingBackend()
         session = Session(wire.SessionConfig(camera=True, barge_in=False), ScriptedSegmenter(), None, backend,
@@ -170,13 +173,14 @@ def test_audio_and_frames_that_arrive_during_a_reply_reach_the_backend_after_it_
                                     (wire.KIND_AUDIO, 1000, b"x"), (wire.KIND_FRAME, 1010, b"\xff\xd8"),
                                     (wire.KIND_AUDIO, 1020, b"y")):
             await session.on_media(wire.Media(kind, t_ms, payload))
+        await session.on_reply_cut(1, 700)  # the client stopped playing turn 1's reply
         await until(lambda: "answered 1" in backend.log and not session.busy)
         worker.cancel()
         await session.aclose()
         return backend.log
 
     log = asyncio.run(go())
-    assert log == ["audio S", "audio F", "answer 1", "answered 1", "audio x", "frame 1010", "audio y"]
+    assert log == ["audio S", "audio F", "answer 1", "answered 1", "audio x", "frame 1010", "audio y", "cut 1 700"]
 
 
 def _interrupt_after_first_words(session, first_audio: bytes):
@@ -245,3 +249,78 @@ def test_barge_in_is_a_boolean_of_the_hello_and_off_by_default():
     with pytest.raises(wire.WireError, match="barge_in must be true or false") as info:
         wire.SessionConfig.from_dict({"barge_in": "yes"})
     assert info.value.code == "bad_hello"
+
+
+def test_a_reply_cut_names_a_turn_and_whole_milliseconds():
+    assert wire.read_reply_cut(wire.decode_message(wire.encode_message("reply.cut", turn=2, played_ms=1500))) == (2, 1500)
+    for turn, played_ms, field in ((0, 10, "turn"), ("1", 10, "turn"), (True, 10, "turn"), (1, -5, "played_ms"),
+                                   (1, 2.5, "played_ms"), (1, None, "played_ms")):
+        with pytest.raises(wire.WireError, match=f"'{field}' must be") as info:
+            wire.read_reply_cut({"type": "reply.cut", "turn": turn, "played_ms": played_ms})
+        assert info.value.code == "bad_message"
+
+
+def test_openai_realtime_truncates_the_last_spoken_reply_to_what_was_heard(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    speech = b"\x10\x00" * 24000  # 1 s of reply audio at 24 kHz, over the reply's words
+    with FakeOpenAIRealtime(reply="It is the red one.", speech=speech) as server:
+        async def go():
+            session = await open_realtime_session("openai-realtime:x", "Be brief.", base_url=server.base_url,
+                                                  output="audio", streaming_input=True, config=GenerationConfig())
+            await session.send_audio(b"\x01\x00" * 4800)
+            await session.respond(audio_turn=True)
+            await session.truncate(400)
+            await session.truncate(60_000)  # more than was said: the reply's length
+            session._spoken = ("an-item-the-api-no-longer-has", 500)
+            await session.truncate(100)  # refused by the API: the error is not the next turn's
+            await session.send_audio(b"\x01\x00" * 4800)
+            reply = await session.respond(audio_turn=True)
+            await session.aclose()
+            return reply
+
+        reply = asyncio.run(go())
+    assert server.problems == []
+    assert reply.text == "It is the red one."
+    assert server.sessions[0]["truncations"] == [("item_reply_1", 0, 400), ("item_reply_1", 0, 1000)]
+
+
+def test_a_text_reply_has_nothing_to_truncate(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    with FakeOpenAIRealtime() as server:
+        async def go():
+            session = await open_realtime_session("openai-realtime:x", "Be brief.", base_url=server.base_url,
+                                                  streaming_input=True, config=GenerationConfig())
+            await session.send_audio(b"\x01\x00" * 4800)
+            await session.respond(audio_turn=True)
+            await session.truncate(400)
+            await session.aclose()
+
+        asyncio.run(go())
+    assert "conversation.item.truncate" not in server.sessions[0]["events"]
+
+
+def test_a_realtime_backend_truncates_only_its_newest_reply():
+    from benchmark.candidates.realtime import RealtimeReply
+    from benchmark.records import TurnInput
+    from streaming.backends import RealtimeBackend
+
+    class Api:
+        def __init__(self):
+            self.truncated = []
+
+        async def respond(self, **_):
+            return RealtimeReply("Fine.")
+
+        async def truncate(self, played_ms):
+            self.truncated.append(played_ms)
+
+    async def go():
+        api = Api()
+        backend = RealtimeBackend(api, "openai-realtime:x")
+        for turn in (1, 2):
+            await backend.answer(TurnInput(turn, None, "", None, None), print, print)
+        await backend.reply_cut(1, 500)  # turn 2 has been answered since: history
+        await backend.reply_cut(2, 700)
+        return api.truncated
+
+    assert asyncio.run(go()) == [700]

@@ -168,6 +168,27 @@ def test_talking_over_a_reply_cuts_it_short_on_the_live_page(fake_devices, tmp_p
     assert "response.cancel" in api.sessions[0]["events"]
 
 
+def test_a_spoken_reply_cut_short_is_truncated_at_the_api_to_what_was_heard(fake_devices, tmp_path, monkeypatch):
+    """The fake microphone asks again 1.8 s after each question, before the 4 s spoken reply
+    is over: the page stops the reply (when the user speaks, or when the next reply comes),
+    says how much of it was heard, and the server has OpenAI Realtime truncate it there."""
+    speech = spoken_reply(tmp_path)
+    reply_ms = len(speech) * 1000 // (2 * OPENAI_RATE)
+    with realtime_page(fake_devices, tmp_path, monkeypatch, reply=REPLY, speech=speech) as (api, page):
+        page.check("#spoken")
+        page.click("#connect")
+        page.wait_for_selector('li[data-turn="1"] .voice.interrupted', timeout=120_000)
+        page.wait_for_selector('li[data-turn="2"] .heard', timeout=60_000)
+        assert page.inner_text('li[data-turn="1"] .voice') == "spoken reply, cut short"
+        page.wait_for_function("document.querySelector('li[data-turn=\"2\"] .latency')?.textContent"
+                               ".includes('reply done')", timeout=60_000)
+        page.click("#disconnect")
+    assert api.problems == []
+    [(item, content, heard_ms), *_] = api.sessions[0]["truncations"]
+    assert (item, content) == ("item_reply_1", 0)
+    assert 0 < heard_ms < reply_ms, (heard_ms, reply_ms)
+
+
 def test_the_live_page_plays_a_spoken_reply_from_a_realtime_api(one_question_devices, tmp_path, monkeypatch):
     speech = spoken_reply(tmp_path)
     sent_s = len(speech) / 2 / OPENAI_RATE

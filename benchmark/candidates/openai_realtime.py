@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Callable
 
-from benchmark.candidates.base import GenerationConfig, Usage
+from benchmark.candidates.base import REPLY_AUDIO_RATE, GenerationConfig, Usage
 from benchmark.candidates.realtime import RealtimeError, RealtimeReply
 from benchmark.candidates.retry import RetryableError
 
@@ -26,6 +26,7 @@ AUDIO_DELTAS = ("response.output_audio.delta", "response.audio.delta")
 AUDIO_TRANSCRIPT_DELTAS = ("response.output_audio_transcript.delta", "response.audio_transcript.delta")
 RETRYABLE_CODES = ("rate_limit_exceeded", "server_error", "session_expired")
 CANCEL_TOO_LATE = "response_cancel_not_active"  # a response.cancel that arrived after the response ended
+TRUNCATE_EVENT = "wearsim_truncate_"  # our conversation.item.truncate events' ids: their errors are not the turn's
 
 
 class OpenAIRealtimeSession:
@@ -36,6 +37,8 @@ class OpenAIRealtimeSession:
         self.model_id, self.output = model_id, output
         self._audio_sent = False
         self._responding = False  # between response.create and its response.done
+        self._spoken: tuple[str, int] | None = None  # the last reply's audio item: (item id, milliseconds)
+        self._truncations = 0
 
     @classmethod
     async def open(cls, model: str, model_id: str, system: str, *, base_url: str | None, output: str,
@@ -100,8 +103,20 @@ class OpenAIRealtimeSession:
         if self._responding:
             await self.connection.send({"type": "response.cancel"})
 
+    async def truncate(self, played_ms: int) -> None:
+        """`conversation.item.truncate` of the last spoken reply at `played_ms` (at most its
+        length): the API drops the unheard audio and its transcript from the conversation."""
+        if self._spoken is None:
+            return
+        item_id, length_ms = self._spoken
+        self._truncations += 1
+        await self.connection.send({"type": "conversation.item.truncate",
+                                    "event_id": f"{TRUNCATE_EVENT}{self._truncations}", "item_id": item_id,
+                                    "content_index": 0, "audio_end_ms": min(played_ms, length_ms)})
+
     async def _read_response(self, on_delta, on_audio) -> RealtimeReply:
         started = time.monotonic()
+        item_id = None
         text: list[str] = []
         audio: list[bytes] = []
         heard = first_text = first_audio = None
@@ -123,10 +138,12 @@ class OpenAIRealtimeSession:
                     on_audio(audio[-1])
             elif kind == "conversation.item.input_audio_transcription.completed":
                 heard = event.get("transcript")
+            elif kind == "response.output_item.added" and (event.get("item") or {}).get("type") == "message":
+                item_id = event["item"].get("id")
             elif kind == "error":
                 error = event.get("error") or {}
-                if error.get("code") == CANCEL_TOO_LATE:  # our cancel crossed the previous response.done
-                    continue
+                if error.get("code") == CANCEL_TOO_LATE or str(error.get("event_id")).startswith(TRUNCATE_EVENT):
+                    continue  # our cancel crossed the response's end, or a truncation was refused: not this turn's
                 message = f"{self.model_id}: {error.get('code') or error.get('type')}: {error.get('message')}"
                 if error.get("code") in RETRYABLE_CODES:
                     raise RetryableError(message)
@@ -136,6 +153,8 @@ class OpenAIRealtimeSession:
                 if response.get("status") == "failed":
                     raise RealtimeError(f"{self.model_id}: response failed: {response.get('status_details')}")
                 usage = response.get("usage") or {}
+                spoken = b"".join(audio)
+                self._spoken = (item_id, len(spoken) * 1000 // (2 * REPLY_AUDIO_RATE)) if item_id and spoken else None
                 return RealtimeReply("".join(text), b"".join(audio), heard, first_text, first_audio,
                                      time.monotonic() - started,
                                      Usage(usage.get("input_tokens", 0), usage.get("output_tokens", 0)),

@@ -65,6 +65,10 @@ class RealtimeSession(Protocol):
     async def interrupt(self) -> None:
         """Ask the API to stop the reply `respond` is reading; it then returns early, `interrupted`."""
 
+    async def truncate(self, played_ms: int) -> None:
+        """The user heard only the first `played_ms` of the last spoken reply: the API's
+        conversation keeps that much of it, where the API can be told."""
+
     async def aclose(self) -> None: ...
 
 

@@ -141,7 +141,10 @@ function showVoice(turn, status) {
   voice.innerHTML = `${SPEAKER_ICON}<span>${VOICE_LABELS[status]}</span>`;
 }
 
-const player = new ReplyPlayer(showVoice);
+const player = new ReplyPlayer(showVoice, (turn, playedMs) => {
+  // the API's conversation keeps only what was heard (OpenAI Realtime truncates the reply)
+  if (state.ws && state.ws.readyState === WebSocket.OPEN) state.ws.send(wire.replyCut(turn, playedMs));
+});
 
 function onEvent(event) {
   switch (event.type) {

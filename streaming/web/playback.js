@@ -1,7 +1,8 @@
 // Spoken replies: the assistant.audio pieces (base64 PCM16 little-endian
 // mono at the event's rate) played as they arrive, back to back on one
 // AudioContext timeline: no gap and no overlap between pieces. A new turn's
-// audio, or the user starting to speak (barge-in), stops what still plays.
+// audio, or the user starting to speak (barge-in), stops what still plays,
+// and onCut(turn, playedMs) says how much of that reply was heard.
 
 const LEAD_S = 0.05; // when nothing is queued, start this far ahead of now
 
@@ -16,12 +17,15 @@ export function pcm16ToFloat32(base64) {
 
 export class ReplyPlayer {
   // onStatus(turn, status): status is "speaking", "spoken" or "interrupted"
-  constructor(onStatus) {
+  // onCut(turn, playedMs): a reply was stopped before its end, after playedMs of it
+  constructor(onStatus, onCut = () => {}) {
     this.onStatus = onStatus;
+    this.onCut = onCut;
     this.context = null;
     this.sources = []; // scheduled and not yet ended
     this.endAt = 0; // where the next piece starts on the context's clock
     this.turn = null; // the turn whose audio is queued
+    this.turnSeconds = 0; // the turn's audio scheduled so far
     // what was scheduled so far, for the page's tests
     this.counts = window.wearsimPlayback = { pieces: 0, samples: 0, seconds: 0 };
   }
@@ -37,6 +41,7 @@ export class ReplyPlayer {
     if (event.turn !== this.turn) {
       this.stop(); // a new turn: the previous reply is over
       this.turn = event.turn;
+      this.turnSeconds = 0;
     }
     const samples = pcm16ToFloat32(event.audio);
     if (!samples.length) return;
@@ -49,6 +54,7 @@ export class ReplyPlayer {
     if (this.endAt < now) this.endAt = now + LEAD_S; // the queue ran dry: start fresh
     source.start(this.endAt);
     this.endAt += buffer.duration;
+    this.turnSeconds += buffer.duration;
     this.sources.push(source);
     const turn = this.turn;
     source.onended = () => {
@@ -63,7 +69,12 @@ export class ReplyPlayer {
 
   // Silence what is still queued (barge-in, a new turn, a disconnect).
   stop() {
-    if (this.sources.length) this.onStatus(this.turn, "interrupted");
+    if (this.sources.length) {
+      this.onStatus(this.turn, "interrupted");
+      // what is still queued plays back to back up to endAt: the rest was heard
+      const unplayed = Math.max(0, this.endAt - this.context.currentTime);
+      this.onCut(this.turn, Math.max(0, Math.round(1000 * (this.turnSeconds - unplayed))));
+    }
     for (const source of this.sources) {
       source.onended = null;
       source.stop();

@@ -51,6 +51,11 @@ export function turnEnd(tMs) {
   return JSON.stringify({ type: "turn.end", t_ms: Math.round(tMs) });
 }
 
+// the user heard only the first playedMs of this turn's spoken reply
+export function replyCut(turn, playedMs) {
+  return JSON.stringify({ type: "reply.cut", turn, played_ms: Math.max(0, Math.round(playedMs)) });
+}
+
 export function sessionEnd() {
   return JSON.stringify({ type: "session.end" });
 }
