@@ -2,6 +2,7 @@
 their own OpenAI-compatible server, the manifest naming a non-default
 endpoint by host only, and explicit families without a key failing loudly."""
 
+import asyncio
 import json
 import os
 import subprocess
@@ -170,3 +171,31 @@ async def test_http_errors_are_final_or_retried_as_before():
                                     attempts=1)
     with pytest.raises(Exception, match="ConnectionRefusedError|OSError|ConnectionError"):
         await candidate.respond([Message("user", "hi")], "", GenerationConfig())
+
+
+@pytest.mark.filterwarnings("error::ResourceWarning", "error::pytest.PytestUnraisableExceptionWarning")
+async def test_a_request_cancelled_before_the_reply_closes_its_connection():
+    """A barge-in cancels the request while the model has not answered yet: the connection is
+    closed (the server sees it end), not kept for the next request, and not left for the
+    garbage collector to find unclosed (a ResourceWarning, an error here)."""
+    from benchmark.candidates.openai_chat import ChatHTTP
+
+    ended = asyncio.Event()
+
+    async def never_answer(reader, writer):
+        await reader.read()  # until the client closes
+        ended.set()
+        writer.close()
+
+    server = await asyncio.start_server(never_answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    http = ChatHTTP(f"http://127.0.0.1:{port}/v1", {}, timeout=30)
+    request = asyncio.create_task(http.post_json("/chat/completions", b"{}"))
+    await asyncio.sleep(0.2)
+    request.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await request
+    await asyncio.wait_for(ended.wait(), 5)
+    assert http._idle == []
+    server.close()
+    await server.wait_closed()

@@ -109,20 +109,27 @@ class ChatHTTP:
         """(status, headers, reader, writer, reusable) with the head read."""
         data = self._request_bytes(path, body, accept)
         while self._idle:
-            reader, writer = self._idle.pop()
             try:
-                return await self._exchange(reader, writer, data)
+                return await self._exchange(*self._idle.pop(), data)
             except _StaleConnection:
-                writer.close()
-        reader, writer = await self._connect()
+                pass
         try:
-            return await self._exchange(reader, writer, data)
+            return await self._exchange(*await self._connect(), data)
         except _StaleConnection:
-            writer.close()
             raise ConnectionError("the server closed the connection without a reply") from None
 
+    @classmethod
+    async def _exchange(cls, reader, writer, data: bytes):
+        """Send the request and read the reply's head; on any failure, cancellation
+        included (a barge-in drops a request), the connection is closed, never kept."""
+        try:
+            return await cls._read_head(reader, writer, data)
+        except BaseException:
+            writer.close()
+            raise
+
     @staticmethod
-    async def _exchange(reader, writer, data: bytes):
+    async def _read_head(reader, writer, data: bytes):
         try:
             writer.write(data)
             await writer.drain()
