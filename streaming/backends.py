@@ -11,7 +11,13 @@
   frames; the session tells it when the turn ended. Which frame the API had
   last when the user stopped speaking is up to the stream, not to us: its
   age is the turn's `last_frame_age_s`. With `output="audio"` the API
-  speaks its reply; the pieces go to `on_audio` as they arrive.
+  speaks its reply; the pieces go to `on_audio` as they arrive. A session
+  that is lost (the connection dropped, the session expired) is replaced at
+  the turn's end by a new one, told the conversation so far (each answered
+  turn's words, its last frame and its reply) and sent the turn's audio and
+  frames again, up to `SESSIONS_PER_TURN` times, where the API allows it
+  (`replays_history`: OpenAI Realtime; Gemini Live resumes its own
+  connections by handle instead).
 
 The session only routes: it calls `audio` for every chunk, `frame` for
 every frame when the backend `streams_frames`, then `answer` at the end of
@@ -25,14 +31,20 @@ the user heard.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from benchmark.candidates.base import Candidate, GenerationConfig, Message, Reply
+from benchmark.candidates.retry import RetryableError, backoff_delay
 from benchmark.records import TurnInput, build_context_message
 from perception.audio import SAMPLE_RATE, resample_pcm16
 
 
 FRAME_INTERVAL_MS = 1000  # a realtime API gets at most one frame per second of stream time
+SESSIONS_PER_TURN = 3  # a turn whose realtime session keeps being lost fails after this many
+RESEND_FRAMES = 8  # a new session gets at most the turn's last few frames again
+RESEND_AUDIO_S = 120  # and at most its last two minutes of audio
 
 
 class ChatBackend:
@@ -82,33 +94,84 @@ class ChatBackend:
         return None  # the candidate is shared by every session; the app closes it
 
 
+@dataclass(frozen=True)
+class AnsweredTurn:
+    """A turn as a new realtime session is told it: what was said, its last frame, the reply."""
+    words: str  # the authored camera text sent, then the transcript of the speech
+    frame: bytes | None
+    reply: str
+
+
 class RealtimeBackend:
     streams_frames = True  # gets every frame as it arrives (and sends one a second)
 
-    def __init__(self, session, model_id: str):
+    def __init__(self, session, model_id: str, reopen=None):
         self.session, self.model_id = session, model_id
+        self._reopen = reopen  # async () -> a new session with the same settings
         self.last_frame_ms: int | None = None  # stream time of the newest frame sent
         self.frames_sent = 0
         self.last_turn = 0  # the turn of the newest reply
+        self.history: list[AnsweredTurn] = []
+        self._audio: list[bytes] = []  # this turn's audio as sent (at the API's rate), for a new session
+        self._audio_bytes = 0
+        self._frames: list[bytes] = []  # this turn's frames as sent
+        self._lost = False  # a send failed: the turn's end replaces the session
 
     @classmethod
     async def open(cls, model_id: str, system: str, config: GenerationConfig, *, base_url: str | None = None,
                    output: str = "text"):
         from benchmark.candidates.realtime import open_realtime_session
 
-        session = await open_realtime_session(model_id, system, base_url=base_url, streaming_input=True,
-                                              output=output, config=config)
-        return cls(session, model_id)
+        async def reopen():
+            return await open_realtime_session(model_id, system, base_url=base_url, streaming_input=True,
+                                               output=output, config=config)
+        return cls(await reopen(), model_id, reopen)
 
     async def audio(self, pcm16: bytes) -> None:
-        await self.session.send_audio(resample_pcm16(pcm16, SAMPLE_RATE, self.session.input_rate))
+        pcm16 = resample_pcm16(pcm16, SAMPLE_RATE, self.session.input_rate)
+        self._audio.append(pcm16)
+        self._audio_bytes += len(pcm16)
+        while self._audio_bytes > RESEND_AUDIO_S * 2 * self.session.input_rate and len(self._audio) > 1:
+            self._audio_bytes -= len(self._audio.pop(0))
+        await self._send(self.session.send_audio(pcm16))
 
     async def frame(self, t_ms: int, jpeg: bytes) -> None:
         if self.last_frame_ms is not None and t_ms - self.last_frame_ms < FRAME_INTERVAL_MS:
             return
-        await self.session.send_user(None, (jpeg,))
+        self._frames = [*self._frames[-(RESEND_FRAMES - 1):], jpeg]
+        await self._send(self.session.send_user(None, (jpeg,)))
         self.last_frame_ms = t_ms
         self.frames_sent += 1
+
+    async def _send(self, sending) -> None:
+        """Send, unless the session is lost; a failed send marks it lost (the turn's end replaces it)."""
+        if self._lost:
+            sending.close()
+            return
+        try:
+            await sending
+        except Exception:
+            self._lost = True
+
+    @property
+    def _replaceable(self) -> bool:
+        return self._reopen is not None and getattr(self.session, "replays_history", False)
+
+    async def _replace_session(self) -> None:
+        """A new session, told the conversation so far, with this turn's frames and audio sent again."""
+        if not self._replaceable:
+            raise RetryableError(f"{self.model_id}: the live session was lost mid-conversation")
+        with contextlib.suppress(Exception):
+            await self.session.aclose()
+        self.session = await self._reopen()
+        for turn in self.history:
+            await self.session.send_user(turn.words, (turn.frame,) if turn.frame else ())
+            await self.session.send_assistant(turn.reply)
+        for jpeg in self._frames:
+            await self.session.send_user(None, (jpeg,))
+        for pcm16 in self._audio:
+            await self.session.send_audio(pcm16)
+        self._lost = False
 
     def last_frame_age_s(self, end_ms: int) -> float | None:
         """Seconds of stream time between the newest frame the API got and `end_ms` (the end of speech)."""
@@ -120,19 +183,32 @@ class RealtimeBackend:
         texts = [build_context_message(block) for block, source in (
             (turn_input.context_block, turn_input.context_source),
             (turn_input.camera_block, turn_input.camera_source)) if block and source == "authored"]
-        for text in texts:
-            await self.session.send_user(text)
-        reply = await self.session.respond(audio_turn=True, on_delta=on_delta, on_audio=on_audio)
+        for attempt in range(1, SESSIONS_PER_TURN + 1):
+            try:
+                if self._lost:
+                    await self._replace_session()
+                for text in texts:
+                    await self.session.send_user(text)
+                reply = await self.session.respond(audio_turn=True, on_delta=on_delta, on_audio=on_audio)
+                break
+            except RetryableError as exc:
+                if attempt == SESSIONS_PER_TURN or not self._replaceable:
+                    raise
+                self._lost = True
+                await asyncio.sleep(backoff_delay(attempt - 1, retry_after=exc.retry_after))
+        self.history.append(AnsweredTurn("\n".join([*texts, turn_input.speech or ""]).strip(),
+                                         self._frames[-1] if self._frames else None, reply.text))
+        self._audio, self._audio_bytes, self._frames = [], 0, []
         self.last_turn = turn_input.turn
         return Reply(reply.text, self.model_id, reply.usage, reply.done_s, reply.first_text_s,
                      reply.first_audio_s, reply.heard, interrupted=reply.interrupted)
 
     async def interrupt(self) -> None:
-        await self.session.interrupt()
+        await self._send(self.session.interrupt())
 
     async def reply_cut(self, turn: int, played_ms: int) -> None:
         if turn == self.last_turn:  # an earlier reply is history the API has built on since
-            await self.session.truncate(played_ms)
+            await self._send(self.session.truncate(played_ms))
 
     async def aclose(self) -> None:
         await self.session.aclose()

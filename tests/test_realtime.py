@@ -166,6 +166,37 @@ def test_bench_via_stream_relays_audio_and_frames_to_both_apis(gemini_env, tmp_p
     assert any(text.startswith("[Camera: ") for s in gemini_seen.sessions for text in s["texts"])
 
 
+def test_an_openai_stream_session_lost_mid_turn_is_replaced_and_told_the_conversation(tmp_path):
+    """sc-05 behind the glasses: the connection drops when Turn 2 is asked. A new session gets
+    Turn 1 (its transcript, its last frame, the reply), Turn 2's frames and audio again, then the ask."""
+    with FakeOpenAIRealtime(reply="A red mug.") as server:
+        [steady] = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "steady",
+                          {"OPENAI_API_KEY": SECRET}, "--via", "stream", "--ids", "sc-05")
+    with FakeOpenAIRealtime(reply="A red mug.", drop_on_responses=(2,)) as server:
+        [record] = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "run",
+                          {"OPENAI_API_KEY": SECRET}, "--via", "stream", "--ids", "sc-05")
+    assert server.problems == []
+    assert record["error"] is None and [t["reply"]["text"] for t in record["turns"]][:2] == ["A red mug."] * 2
+    lost, new = server.sessions
+    first = new["items"][0]
+    assert first["role"] == "user" and [c["type"] for c in first["content"]] == ["input_image", "input_text"]
+    assert first["content"][1]["text"] == record["turns"][0]["input"]["speech"]  # Whisper's transcript of Turn 1
+    assert new["items"][1]["role"] == "assistant" and new["items"][1]["content"][0]["text"] == "A red mug."
+    assert all(c["type"] == "input_image" for item in new["items"][2:] for c in item["content"])  # Turn 2's frames
+    assert len(new["items"]) >= 3
+    # Turn 2's audio, sent again: the new session heard as much of it as an undisturbed run did
+    assert abs(_heard_ms(record)[1] - _heard_ms(steady)[1]) <= 0.05 * _heard_ms(steady)[1]
+    assert len(lost["commits"]) == 2 and len(new["commits"]) >= 1
+
+
+def test_an_openai_stream_session_that_keeps_being_lost_fails_the_cell(tmp_path):
+    with FakeOpenAIRealtime(drop_on_responses=(2, 3, 4)) as server:
+        [record] = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "run",
+                          {"OPENAI_API_KEY": SECRET}, "--via", "stream", "--ids", "sc-01", status=3)
+    assert "connection lost" in record["error"] and SECRET not in json.dumps(record)
+    assert len(server.sessions) == 3  # SESSIONS_PER_TURN for Turn 2: the first, and two new ones
+
+
 def test_bench_via_stream_records_an_api_error_event_against_the_cell(tmp_path):
     with FakeOpenAIRealtime(error_on_response=1) as server:
         records = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "run",

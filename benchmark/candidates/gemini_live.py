@@ -44,6 +44,7 @@ def _refuses_text(exc: Exception) -> bool:
 
 class GeminiLiveSession:
     input_rate = INPUT_RATE
+    replays_history = False  # it resumes its own connections by handle; realtime input cannot be told past turns
 
     def __init__(self, connect, session, manager, model_id: str, *, spoken: bool, streaming_input: bool):
         from google.genai import types

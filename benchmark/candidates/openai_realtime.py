@@ -31,6 +31,7 @@ TRUNCATE_EVENT = "wearsim_truncate_"  # our conversation.item.truncate events' i
 
 class OpenAIRealtimeSession:
     input_rate = INPUT_RATE
+    replays_history = True  # a lost session is replaced by a new one told the conversation (no resumption)
 
     def __init__(self, connection, manager, model_id: str, output: str):
         self.connection, self._manager = connection, manager
@@ -67,9 +68,15 @@ class OpenAIRealtimeSession:
                                 "transcription": {"model": TRANSCRIBE_MODEL}}}}})
         return session
 
+    async def _send_event(self, event: dict) -> None:
+        try:
+            await self.connection.send(event)
+        except Exception as exc:  # the socket closed under us
+            raise RetryableError(f"{self.model_id}: connection lost: {type(exc).__name__}") from None
+
     async def send_audio(self, pcm16: bytes) -> None:
         if pcm16:
-            await self.connection.send({"type": "input_audio_buffer.append",
+            await self._send_event({"type": "input_audio_buffer.append",
                                         "audio": base64.b64encode(pcm16).decode("ascii")})
             self._audio_sent = True
 
@@ -79,19 +86,19 @@ class OpenAIRealtimeSession:
         if text:
             content.append({"type": "input_text", "text": text})
         if content:
-            await self.connection.send({"type": "conversation.item.create",
+            await self._send_event({"type": "conversation.item.create",
                                         "item": {"type": "message", "role": "user", "content": content}})
 
     async def send_assistant(self, text: str) -> None:
-        await self.connection.send({"type": "conversation.item.create", "item": {
+        await self._send_event({"type": "conversation.item.create", "item": {
             "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}})
 
     async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None,
                       on_audio: Callable[[bytes], None] | None = None) -> RealtimeReply:
         if audio_turn and self._audio_sent:
-            await self.connection.send({"type": "input_audio_buffer.commit"})
+            await self._send_event({"type": "input_audio_buffer.commit"})
             self._audio_sent = False
-        await self.connection.send({"type": "response.create"})
+        await self._send_event({"type": "response.create"})
         self._responding = True
         try:
             return await self._read_response(on_delta, on_audio)
@@ -101,7 +108,7 @@ class OpenAIRealtimeSession:
     async def interrupt(self) -> None:
         """`response.cancel`: the API stops and ends the response with status `cancelled`."""
         if self._responding:
-            await self.connection.send({"type": "response.cancel"})
+            await self._send_event({"type": "response.cancel"})
 
     async def truncate(self, played_ms: int) -> None:
         """`conversation.item.truncate` of the last spoken reply at `played_ms` (at most its
@@ -110,7 +117,7 @@ class OpenAIRealtimeSession:
             return
         item_id, length_ms = self._spoken
         self._truncations += 1
-        await self.connection.send({"type": "conversation.item.truncate",
+        await self._send_event({"type": "conversation.item.truncate",
                                     "event_id": f"{TRUNCATE_EVENT}{self._truncations}", "item_id": item_id,
                                     "content_index": 0, "audio_end_ms": min(played_ms, length_ms)})
 
