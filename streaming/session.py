@@ -25,12 +25,12 @@ realtime API would otherwise take them as the user's next turn. With
 generated interrupts it (`backend.interrupt`): the reply ends early, and its
 `assistant.done` says `interrupted` and has the words produced up to then.
 Without it (the benchmark: the glasses' script runs on its own clock) the
-next turn waits for the reply. A client that stopped playing a spoken reply
+next turn waits for the reply. If a reply runs so long that the held audio
+reaches the queue's audio cap, the worker waits for the reply as well: the
+client is paced, as before. A client that stopped playing a spoken reply
 early says how much was heard (`reply.cut`); that goes to the backend in
 the same order as audio and frames (`backend.reply_cut`), so a realtime
-API's conversation keeps only the part the user heard. If a reply runs so long that the held audio
-reaches the queue's audio cap, the worker waits for the reply as well: the
-client is paced, as before.
+API's conversation keeps only the part the user heard.
 
 Turns are numbered by final transcripts: the first utterance is turn 1, the
 second turn 2, the third (the repair) turn 3.
