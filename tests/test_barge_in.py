@@ -324,3 +324,24 @@ def test_a_realtime_backend_truncates_only_its_newest_reply():
         return api.truncated
 
     assert asyncio.run(go()) == [700]
+
+
+def test_barge_in_on_the_real_local_model_drops_its_request_and_the_next_turn_is_answered(local_llama_url):
+    """The real llama.cpp server with the bundled SmolLM2, through the OpenAI SDK: the streamed
+    request is dropped at the first words, and the same server answers the next turn in full."""
+    from benchmark.candidates.openai_chat import OpenAIChatCandidate
+
+    async def go():
+        candidate = OpenAIChatCandidate("smollm2", base_url=local_llama_url, api_key="x")
+        backend = ChatBackend(candidate, "Answer in three long paragraphs.", GenerationConfig(max_tokens=200))
+        events = await converse(backend, barge_in=True)
+        await candidate.aclose()
+        return events, backend.messages
+
+    events, messages = asyncio.run(go())
+    [first] = of(events, wire.AssistantDone, 1)
+    [second] = of(events, wire.AssistantDone, 2)
+    assert first.interrupted and first.text.strip()
+    assert not second.interrupted and second.text.strip()
+    assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert messages[1].text == first.text
