@@ -128,14 +128,16 @@ def test_the_live_page_hears_sees_and_answers(fake_devices, tmp_path):
         assert page.is_disabled("#spoken")  # the local model cannot speak its replies
         page.uncheck("#barge-in")  # the fake microphone asks again every 4 s: let the reply finish
         page.click("#connect")
-        page.wait_for_selector("#turns li .heard", timeout=120_000)
-        heard = page.inner_text("#turns li .heard").split("heard: ", 1)[1]
+        # turn 1's card throughout: the microphone asks again, and a newer turn's card goes on top
+        first = 'li[data-turn="1"]'
+        page.wait_for_selector(f"{first} .heard", timeout=120_000)
+        heard = page.inner_text(f"{first} .heard").split("heard: ", 1)[1]
         assert word_error_rate(SENTENCE, heard) <= 0.7, heard
-        page.wait_for_function("document.querySelector('#turns li .latency').textContent.includes('reply done')",
+        page.wait_for_function(f"document.querySelector('{first} .latency').textContent.includes('reply done')",
                                timeout=240_000)
-        camera_block = page.inner_text("#turns li .camera-block")
+        camera_block = page.inner_text(f"{first} .camera-block")
         assert camera_block.startswith("[Camera: ") and "perceived" in camera_block  # described from the camera
-        reply = page.inner_text('li[data-turn="1"] .reply').strip()
+        reply = page.inner_text(f"{first} .reply").strip()
         assert reply and "cut short" not in reply  # the local model answered, to the end
         assert page.inner_text("#status").startswith("connected: local")
         assert page.is_hidden("#error")
