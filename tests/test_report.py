@@ -138,3 +138,18 @@ def test_a_report_worker_that_died_leaves_the_report_to_the_process_itself(tmp_p
     write_report(inline_dir)
     assert (worker_dir / "findings.md").read_text() == (inline_dir / "findings.md").read_text()
     assert (worker_dir / "plots" / "confusion.png").stat().st_size > 5_000
+
+
+def test_plots_of_a_run_with_nothing_scored(tmp_path):
+    """Every trial errored or unscored: the plots are drawn, with nothing to show in them."""
+    from benchmark.report.plots import draw_plots
+
+    summary = write_report(FIXTURES / "ours_small", output_dir=tmp_path / "report")
+    for condition in summary["conditions"].values():
+        condition.update(balanced_accuracy=None, ci_low=None, ci_high=None)
+    summary.update(by_cue_type={name: {} for name in summary["conditions"]}, confusion={},
+                   by_staleness={name: {} for name in summary["conditions"]})
+    paths = draw_plots(summary, tmp_path / "plots")
+    assert [p.name for p in paths] == ["balanced_accuracy.png", "accuracy_by_cue_type.png", "confusion.png",
+                                      "staleness.png"]
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)

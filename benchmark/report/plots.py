@@ -53,7 +53,12 @@ def plot_accuracy_by_cue_type(summary: dict, path: Path) -> None:
     top = 58 if len(names) > 1 else 40
     left = 18 + max([text_width(c) for c in cues] or [40])
     fig = Figure(760, round(max(260, top + 56 + 18 * rows + 8 * len(cues))), title)
-    ax = fig.axes(left, top, 110, 56, x=(0, 1.0), y=(len(cues) - 0.5, -0.5))
+    ax = fig.axes(left, top, 110, 56, x=(0, 1.0), y=(max(1, len(cues)) - 0.5, -0.5))
+    if not cues:
+        ax.frame()
+        ax.note("no scored trials: no shift type to show")
+        fig.save(path)
+        return
     for i, name in enumerate(names):
         for c, cue in enumerate(cues):
             y = c + (i - (len(names) - 1) / 2) * band
@@ -97,7 +102,7 @@ def plot_confusion(summary: dict, path: Path) -> None:
 def plot_staleness(summary: dict, path: Path) -> None:
     """Per condition: Turn 2 accuracy and the earlier-scene rate against the Turn 2 gap."""
     series = summary["by_staleness"]
-    gaps = sorted({int(g) for per in series.values() for g in per})
+    gaps = sorted({int(g) for per in series.values() for g in per}) or [0]
     span = max(1, gaps[-1] - gaps[0])
     entries = []
     for i, condition in enumerate(series):
