@@ -35,7 +35,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from benchmark.candidates.base import Candidate, GenerationConfig, Message, Reply
+from benchmark.candidates.base import REPLY_AUDIO_RATE, Candidate, GenerationConfig, Message, Reply
 from benchmark.candidates.retry import RetryableError, backoff_delay
 from benchmark.records import TurnInput, build_context_message
 from perception.audio import SAMPLE_RATE, resample_pcm16
@@ -110,7 +110,7 @@ class RealtimeBackend:
         self._reopen = reopen  # async () -> a new session with the same settings
         self.last_frame_ms: int | None = None  # stream time of the newest frame sent
         self.frames_sent = 0
-        self.last_turn = 0  # the turn of the newest reply
+        self.spoken: dict[int, tuple[str, int]] = {}  # turn -> its spoken reply's API item id and length (ms)
         self.history: list[AnsweredTurn] = []
         self._audio: list[bytes] = []  # this turn's audio as sent (at the API's rate), for a new session
         self._audio_bytes = 0
@@ -199,7 +199,8 @@ class RealtimeBackend:
         self.history.append(AnsweredTurn("\n".join([*texts, turn_input.speech or ""]).strip(),
                                          self._frames[-1] if self._frames else None, reply.text))
         self._audio, self._audio_bytes, self._frames = [], 0, []
-        self.last_turn = turn_input.turn
+        if reply.item is not None:
+            self.spoken[turn_input.turn] = (reply.item, len(reply.audio) * 1000 // (2 * REPLY_AUDIO_RATE))
         return Reply(reply.text, self.model_id, reply.usage, reply.done_s, reply.first_text_s,
                      reply.first_audio_s, reply.heard, interrupted=reply.interrupted)
 
@@ -207,8 +208,12 @@ class RealtimeBackend:
         await self._send(self.session.interrupt())
 
     async def reply_cut(self, turn: int, played_ms: int) -> None:
-        if turn == self.last_turn:  # an earlier reply is history the API has built on since
-            await self._send(self.session.truncate(played_ms))
+        """Truncate that turn's spoken reply at the API, to at most its length. A cut that comes
+        after a later reply was asked (the next reply's audio stopped it) still corrects the
+        conversation for the turns after."""
+        if turn in self.spoken:
+            item, length_ms = self.spoken[turn]
+            await self._send(self.session.truncate(item, min(played_ms, length_ms)))
 
     async def aclose(self) -> None:
         await self.session.aclose()

@@ -16,8 +16,8 @@ server reads: OpenAI's `response.cancel` then ends it with status
 `response_cancel_not_active` error), and Gemini's `activityStart` cuts it
 off with `interrupted` and then `turnComplete`, without `generationComplete`.
 The OpenAI server names each reply's item (`response.output_item.added`) and
-takes `conversation.item.truncate` for the newest one; any other item id gets
-an error carrying the client's `event_id`.
+takes `conversation.item.truncate` for any of them; an item id it never gave
+gets an error carrying the client's `event_id`.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ class FakeOpenAIRealtime(_ThreadedServer):
         request = ws.request
         record = {"path": request.path, "auth": request.headers.get("Authorization"), "events": [],
                   "commits": [], "items": [], "session": None, "answering": None, "cancel": False,
-                  "truncations": []}
+                  "truncations": [], "reply_items": []}
         self.sessions.append(record)
         if not (record["auth"] or "").startswith("Bearer "):
             self.problems.append("no bearer token")
@@ -162,7 +162,7 @@ class FakeOpenAIRealtime(_ThreadedServer):
                 else:
                     await self._answer(ws, record)
             elif kind == "conversation.item.truncate":
-                if event.get("item_id") != f"item_reply_{self.responses}":
+                if event.get("item_id") not in record["reply_items"]:
                     await self._send(ws, type="error", error={
                         "type": "invalid_request_error", "code": "item_not_found", "event_id": event.get("event_id"),
                         "message": f"Item {event.get('item_id')!r} not found."})
@@ -184,8 +184,9 @@ class FakeOpenAIRealtime(_ThreadedServer):
         spoken = record["session"].get("output_modalities") == ["audio"]
         words = self.reply.split(" ")
         audio = spoken_pieces(self.speech, len(words))
+        record["reply_items"].append(f"item_reply_{self.responses}")
         await self._send(ws, type="response.output_item.added", item={
-            "id": f"item_reply_{self.responses}", "type": "message", "role": "assistant"})
+            "id": record["reply_items"][-1], "type": "message", "role": "assistant"})
         for i, word in enumerate(words):
             if record["cancel"]:
                 await self._send(ws, type="response.done", response={

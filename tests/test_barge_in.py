@@ -260,70 +260,51 @@ def test_a_reply_cut_names_a_turn_and_whole_milliseconds():
         assert info.value.code == "bad_message"
 
 
-def test_openai_realtime_truncates_the_last_spoken_reply_to_what_was_heard(monkeypatch):
+def test_openai_realtime_truncates_a_spoken_reply_to_what_was_heard(monkeypatch):
+    """Through the backend: each turn's spoken reply is truncated by its own item, to at most its length."""
+    from benchmark.records import TurnInput
+    from streaming.backends import RealtimeBackend
+
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     speech = b"\x10\x00" * 24000  # 1 s of reply audio at 24 kHz, over the reply's words
     with FakeOpenAIRealtime(reply="It is the red one.", speech=speech) as server:
         async def go():
-            session = await open_realtime_session("openai-realtime:x", "Be brief.", base_url=server.base_url,
-                                                  output="audio", streaming_input=True, config=GenerationConfig())
-            await session.send_audio(b"\x01\x00" * 4800)
-            await session.respond(audio_turn=True)
-            await session.truncate(400)
-            await session.truncate(60_000)  # more than was said: the reply's length
-            session._spoken = ("an-item-the-api-no-longer-has", 500)
-            await session.truncate(100)  # refused by the API: the error is not the next turn's
-            await session.send_audio(b"\x01\x00" * 4800)
-            reply = await session.respond(audio_turn=True)
-            await session.aclose()
+            backend = await RealtimeBackend.open("openai-realtime:x", "Be brief.", GenerationConfig(),
+                                                 base_url=server.base_url, output="audio")
+            for turn in (1, 2):
+                await backend.audio(b"\x01\x00" * 3200)
+                await backend.answer(TurnInput(turn, None, "", None, None), print, lambda pcm: None)
+            await backend.reply_cut(2, 400)
+            await backend.reply_cut(1, 60_000)  # an earlier turn, cut when the next reply came: its length
+            await backend.reply_cut(7, 100)  # a turn never answered: nothing to cut
+            await backend.session.truncate("an-item-the-api-never-gave", 100)  # refused: not the next turn's error
+            await backend.audio(b"\x01\x00" * 3200)
+            reply = await backend.answer(TurnInput(3, None, "", None, None), print, lambda pcm: None)
+            await backend.aclose()
             return reply
 
         reply = asyncio.run(go())
     assert server.problems == []
-    assert reply.text == "It is the red one."
-    assert server.sessions[0]["truncations"] == [("item_reply_1", 0, 400), ("item_reply_1", 0, 1000)]
+    assert reply.text == "It is the red one." and not reply.interrupted
+    assert server.sessions[0]["truncations"] == [("item_reply_2", 0, 400), ("item_reply_1", 0, 1000)]
 
 
 def test_a_text_reply_has_nothing_to_truncate(monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    with FakeOpenAIRealtime() as server:
-        async def go():
-            session = await open_realtime_session("openai-realtime:x", "Be brief.", base_url=server.base_url,
-                                                  streaming_input=True, config=GenerationConfig())
-            await session.send_audio(b"\x01\x00" * 4800)
-            await session.respond(audio_turn=True)
-            await session.truncate(400)
-            await session.aclose()
-
-        asyncio.run(go())
-    assert "conversation.item.truncate" not in server.sessions[0]["events"]
-
-
-def test_a_realtime_backend_truncates_only_its_newest_reply():
-    from benchmark.candidates.realtime import RealtimeReply
     from benchmark.records import TurnInput
     from streaming.backends import RealtimeBackend
 
-    class Api:
-        def __init__(self):
-            self.truncated = []
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    with FakeOpenAIRealtime() as server:
+        async def go():
+            backend = await RealtimeBackend.open("openai-realtime:x", "Be brief.", GenerationConfig(),
+                                                 base_url=server.base_url)
+            await backend.audio(b"\x01\x00" * 3200)
+            await backend.answer(TurnInput(1, None, "", None, None), print, print)
+            await backend.reply_cut(1, 400)
+            await backend.aclose()
 
-        async def respond(self, **_):
-            return RealtimeReply("Fine.")
-
-        async def truncate(self, played_ms):
-            self.truncated.append(played_ms)
-
-    async def go():
-        api = Api()
-        backend = RealtimeBackend(api, "openai-realtime:x")
-        for turn in (1, 2):
-            await backend.answer(TurnInput(turn, None, "", None, None), print, print)
-        await backend.reply_cut(1, 500)  # turn 2 has been answered since: history
-        await backend.reply_cut(2, 700)
-        return api.truncated
-
-    assert asyncio.run(go()) == [700]
+        asyncio.run(go())
+    assert "conversation.item.truncate" not in server.sessions[0]["events"]
 
 
 def test_barge_in_on_the_real_local_model_drops_its_request_and_the_next_turn_is_answered(local_llama_url):

@@ -198,7 +198,7 @@ class GeminiLiveSession:
         except Exception:
             pass  # the connection is gone: the reply's own read sees it and resumes
 
-    async def truncate(self, played_ms: int) -> None:
+    async def truncate(self, item: str, played_ms: int) -> None:
         return None  # the Live API has no message for it: its own interruption handling decides what it keeps
 
     async def _reply(self, turns: list, on_delta, on_audio) -> RealtimeReply:

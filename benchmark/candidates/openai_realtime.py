@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Callable
 
-from benchmark.candidates.base import REPLY_AUDIO_RATE, GenerationConfig, Usage
+from benchmark.candidates.base import GenerationConfig, Usage
 from benchmark.candidates.realtime import RealtimeError, RealtimeReply
 from benchmark.candidates.retry import RetryableError
 
@@ -38,7 +38,6 @@ class OpenAIRealtimeSession:
         self.model_id, self.output = model_id, output
         self._audio_sent = False
         self._responding = False  # between response.create and its response.done
-        self._spoken: tuple[str, int] | None = None  # the last reply's audio item: (item id, milliseconds)
         self._truncations = 0
 
     @classmethod
@@ -110,16 +109,13 @@ class OpenAIRealtimeSession:
         if self._responding:
             await self._send_event({"type": "response.cancel"})
 
-    async def truncate(self, played_ms: int) -> None:
-        """`conversation.item.truncate` of the last spoken reply at `played_ms` (at most its
-        length): the API drops the unheard audio and its transcript from the conversation."""
-        if self._spoken is None:
-            return
-        item_id, length_ms = self._spoken
+    async def truncate(self, item: str, played_ms: int) -> None:
+        """`conversation.item.truncate` of a spoken reply (its `RealtimeReply.item`) at
+        `played_ms`: the API drops the unheard audio and its transcript from the conversation."""
         self._truncations += 1
         await self._send_event({"type": "conversation.item.truncate",
-                                    "event_id": f"{TRUNCATE_EVENT}{self._truncations}", "item_id": item_id,
-                                    "content_index": 0, "audio_end_ms": min(played_ms, length_ms)})
+                                "event_id": f"{TRUNCATE_EVENT}{self._truncations}", "item_id": item,
+                                "content_index": 0, "audio_end_ms": played_ms})
 
     async def _read_response(self, on_delta, on_audio) -> RealtimeReply:
         started = time.monotonic()
@@ -160,12 +156,11 @@ class OpenAIRealtimeSession:
                 if response.get("status") == "failed":
                     raise RealtimeError(f"{self.model_id}: response failed: {response.get('status_details')}")
                 usage = response.get("usage") or {}
-                spoken = b"".join(audio)
-                self._spoken = (item_id, len(spoken) * 1000 // (2 * REPLY_AUDIO_RATE)) if item_id and spoken else None
                 return RealtimeReply("".join(text), b"".join(audio), heard, first_text, first_audio,
                                      time.monotonic() - started,
                                      Usage(usage.get("input_tokens", 0), usage.get("output_tokens", 0)),
-                                     interrupted=response.get("status") == "cancelled")
+                                     interrupted=response.get("status") == "cancelled",
+                                     item=item_id if audio else None)
 
     async def aclose(self) -> None:
         try:

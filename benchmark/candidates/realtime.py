@@ -47,6 +47,7 @@ class RealtimeReply:
     done_s: float = 0.0
     usage: Usage = Usage()
     interrupted: bool = False  # `interrupt()` ended it early: `text` and `audio` are what came before
+    item: str | None = None  # the API's id of a spoken reply, for `truncate` (OpenAI Realtime)
 
 
 class RealtimeSession(Protocol):
@@ -66,8 +67,8 @@ class RealtimeSession(Protocol):
     async def interrupt(self) -> None:
         """Ask the API to stop the reply `respond` is reading; it then returns early, `interrupted`."""
 
-    async def truncate(self, played_ms: int) -> None:
-        """The user heard only the first `played_ms` of the last spoken reply: the API's
+    async def truncate(self, item: str, played_ms: int) -> None:
+        """The user heard only the first `played_ms` of the spoken reply `item`: the API's
         conversation keeps that much of it, where the API can be told."""
 
     async def aclose(self) -> None: ...
