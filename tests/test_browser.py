@@ -173,10 +173,10 @@ def test_talking_over_a_reply_cuts_it_short_on_the_live_page(fake_devices, tmp_p
 
 
 def test_a_spoken_reply_cut_short_is_truncated_at_the_api_to_what_was_heard(fake_devices, tmp_path, monkeypatch):
-    """The fake microphone asks again 1.8 s after each question, before the 4 s spoken reply
+    """The fake microphone asks again 1.8 s after each question, before the 8 s spoken reply
     is over: the page stops the reply (when the user speaks, or when the next reply comes),
     says how much of it was heard, and the server has OpenAI Realtime truncate it there."""
-    speech = spoken_reply(tmp_path)
+    speech = spoken_reply(tmp_path) * 2  # the sentence and 2 s of quiet, twice
     reply_ms = len(speech) * 1000 // (2 * OPENAI_RATE)
     with realtime_page(fake_devices, tmp_path, monkeypatch, reply=REPLY, speech=speech) as (api, page):
         page.check("#spoken")
