@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -111,10 +112,11 @@ class RealtimeBackend:
         self.last_frame_ms: int | None = None  # stream time of the newest frame sent
         self.frames_sent = 0
         self.spoken: dict[int, tuple[str, int]] = {}  # turn -> its spoken reply's API item id and length (ms)
+        # kept only for an API that can be given a new session (`_replaceable`)
         self.history: list[AnsweredTurn] = []
-        self._audio: list[bytes] = []  # this turn's audio as sent (at the API's rate), for a new session
+        self._audio: deque[bytes] = deque()  # this turn's audio as sent (at the API's rate)
         self._audio_bytes = 0
-        self._frames: list[bytes] = []  # this turn's frames as sent
+        self._frames: deque[bytes] = deque(maxlen=RESEND_FRAMES)  # this turn's frames as sent
         self._lost = False  # a send failed: the turn's end replaces the session
 
     @classmethod
@@ -129,16 +131,18 @@ class RealtimeBackend:
 
     async def audio(self, pcm16: bytes) -> None:
         pcm16 = resample_pcm16(pcm16, SAMPLE_RATE, self.session.input_rate)
-        self._audio.append(pcm16)
-        self._audio_bytes += len(pcm16)
-        while self._audio_bytes > RESEND_AUDIO_S * 2 * self.session.input_rate and len(self._audio) > 1:
-            self._audio_bytes -= len(self._audio.pop(0))
+        if self._replaceable:
+            self._audio.append(pcm16)
+            self._audio_bytes += len(pcm16)
+            while self._audio_bytes > RESEND_AUDIO_S * 2 * self.session.input_rate and len(self._audio) > 1:
+                self._audio_bytes -= len(self._audio.popleft())
         await self._send(self.session.send_audio(pcm16))
 
     async def frame(self, t_ms: int, jpeg: bytes) -> None:
         if self.last_frame_ms is not None and t_ms - self.last_frame_ms < FRAME_INTERVAL_MS:
             return
-        self._frames = [*self._frames[-(RESEND_FRAMES - 1):], jpeg]
+        if self._replaceable:
+            self._frames.append(jpeg)
         await self._send(self.session.send_user(None, (jpeg,)))
         self.last_frame_ms = t_ms
         self.frames_sent += 1
@@ -196,9 +200,12 @@ class RealtimeBackend:
                     raise
                 self._lost = True
                 await asyncio.sleep(backoff_delay(attempt - 1, retry_after=exc.retry_after))
-        self.history.append(AnsweredTurn("\n".join([*texts, turn_input.speech or ""]).strip(),
-                                         self._frames[-1] if self._frames else None, reply.text))
-        self._audio, self._audio_bytes, self._frames = [], 0, []
+        if self._replaceable:
+            self.history.append(AnsweredTurn("\n".join([*texts, turn_input.speech or ""]).strip(),
+                                             self._frames[-1] if self._frames else None, reply.text))
+        self._audio.clear()
+        self._frames.clear()
+        self._audio_bytes = 0
         if reply.item is not None:
             self.spoken[turn_input.turn] = (reply.item, len(reply.audio) * 1000 // (2 * REPLY_AUDIO_RATE))
         return Reply(reply.text, self.model_id, reply.usage, reply.done_s, reply.first_text_s,

@@ -19,8 +19,7 @@ from benchmark.candidates.realtime import RealtimeError
 from benchmark.candidates.retry import RetryableError
 from simulator.media import FPS
 from streaming.backends import FRAME_INTERVAL_MS
-from tests.fake_realtime import TEST_KEY as SECRET
-from tests.fake_realtime import FakeOpenAIRealtime
+from tests.fake_realtime import TEST_KEY as SECRET, FakeOpenAIRealtime
 
 
 async def _two_turns(model_id, base_url):
