@@ -22,12 +22,18 @@ class Conversation(Protocol):
         """Play scenario turn 1 or 2, or 3 (the repair anchor), and return the result."""
         ...
 
+    async def aclose(self) -> None:
+        """The trial is over: release what the conversation holds (a live session, a connection)."""
+        ...
+
 
 class DirectConversation:
-    """The text proxy: authored camera blocks and speech, sent as chat messages."""
+    """The text proxy: authored camera blocks and speech, sent as chat messages.
+    `owns_candidate`: the candidate is this conversation's own (a realtime API's
+    live conversation) and closes with it; a shared one is closed by its opener."""
 
     def __init__(self, scenario: Scenario, condition: Condition, candidate: Candidate, config: GenerationConfig,
-                 *, camera: bool = True, repair_style: str = "named"):
+                 *, camera: bool = True, repair_style: str = "named", owns_candidate: bool = False):
         authored_turn_input(scenario, 3, repair_style=repair_style)  # an unknown style fails here
         self.scenario = scenario
         self.condition = condition
@@ -35,6 +41,7 @@ class DirectConversation:
         self.config = config
         self.camera = camera
         self.repair_style = repair_style
+        self.owns_candidate = owns_candidate
         self.messages: list[Message] = []
 
     async def send(self, turn: int) -> TurnResult:
@@ -45,10 +52,8 @@ class DirectConversation:
         return TurnResult(turn, turn_input, reply)
 
     async def aclose(self) -> None:
-        """Let a candidate that holds a live session per conversation (the realtime APIs) close it."""
-        end = getattr(self.candidate, "end_conversation", None)
-        if end is not None:
-            await end(self.condition.system_prompt, self.messages)
+        if self.owns_candidate:
+            await self.candidate.aclose()
 
 
 async def run_trial(conversation: Conversation, scenario: Scenario, judge: Judge,

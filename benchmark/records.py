@@ -150,7 +150,8 @@ class TurnResult:
                       "first_token_s": None if reply.first_token_s is None else round(reply.first_token_s, 4),
                       "first_audio_s": None if reply.first_audio_s is None else round(reply.first_audio_s, 4),
                       "first_voice_s": None if reply.first_voice_s is None else round(reply.first_voice_s, 4),
-                      "audio_file": reply.audio_file, "heard": reply.heard, "cached": reply.cached},
+                      "audio_file": reply.audio_file, "heard": reply.heard, "cached": reply.cached,
+                      "session_lost": reply.session_lost},
             "metrics": dict(self.metrics),
             "glasses": dict(self.glasses),
         }
@@ -172,7 +173,7 @@ def _reply(data: dict, text: str, model: str) -> Reply:
     return Reply(text, model, Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)),
                  float(data.get("latency_s") or 0.0), data.get("first_token_s"), data.get("first_audio_s"),
                  data.get("heard"), audio_file=data.get("audio_file"), first_voice_s=data.get("first_voice_s"),
-                 cached=data.get("cached") is True)
+                 cached=data.get("cached") is True, session_lost=data.get("session_lost"))
 
 
 def _turn_from_v1(data: Any, record: dict, where: str) -> TurnResult:

@@ -552,7 +552,7 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                                 difficulty_tier=scenario.difficulty_tier, activity_domain=scenario.activity_domain,
                                 subset=scenario.subset, error=f"{type(exc).__name__}: {exc}"[:500], **cell)
                         finally:
-                            if talk is not None and hasattr(talk, "aclose"):
+                            if talk is not None:
                                 await talk.aclose()
                         record = record.replace(wall_s=round(time.monotonic() - started, 3))
                         if any(turn.reply.audio for turn in record.turns):

@@ -89,7 +89,7 @@ class StreamConversation:
         reply = Reply(events.done.text, self.backend, Usage(events.done.input_tokens, events.done.output_tokens),
                       latency.get("speech_end_to_reply_done", 0.0), latency.get("speech_end_to_first_token"),
                       latency.get("speech_end_to_first_audio"), events.done.heard,
-                      audio=self.client.reply_audio(turn))
+                      audio=self.client.reply_audio(turn), session_lost=events.done.session_lost)
         script = authored_turn_input(self.scenario, turn, repair_style=self.repair_style).speech
         return TurnResult(turn, events.input, reply, metrics=latency,
                           glasses={"speech_media": plan.speech_source, "frames_sent": plan.has_frames,

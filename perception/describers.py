@@ -27,7 +27,7 @@ from typing import Protocol
 import cv2
 import numpy as np
 
-from perception.frames import decode_jpeg
+from perception.frames import SYNTHETIC_COMMENT, decode_jpeg
 
 PROMPT_VERSION = "1"
 RULES_PROMPT = (
@@ -263,9 +263,6 @@ class ModelDescriber:
                                         types.Part.from_bytes(data=jpeg, mime_type="image/jpeg")],
             config=types.GenerateContentConfig(temperature=0.0, max_output_tokens=200))
         return response.text or ""
-
-
-SYNTHETIC_COMMENT = b"wearsim-synthetic-frame: "  # written by simulator.synthetic
 
 
 def jpeg_comments(jpeg: bytes) -> list[bytes]:

@@ -20,6 +20,8 @@ import cv2
 import numpy as np
 
 CONTEXT_DISTANCE_THRESHOLD = 0.35
+# a synthetic frame (simulator.synthetic) carries its authored camera text in a JPEG comment after this
+SYNTHETIC_COMMENT = b"wearsim-synthetic-frame: "
 
 
 @dataclass(frozen=True)

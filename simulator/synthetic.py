@@ -15,8 +15,7 @@ import textwrap
 import cv2
 import numpy as np
 
-from perception.describers import SYNTHETIC_COMMENT
-from perception.frames import encode_jpeg
+from perception.frames import SYNTHETIC_COMMENT, encode_jpeg
 
 SIZE = (480, 640)  # height, width
 

@@ -89,7 +89,7 @@ def backend_refusal(model_id: str, allowed: tuple[str, ...] | None) -> str | Non
         if model_id in allowed:
             return None
         return f"backend {shown} is not offered by this server; allowed: {', '.join(allowed)}"
-    from benchmark.candidates.factory import parse_model_id
+    from benchmark.candidates.model_ids import parse_model_id
 
     try:
         provider, model = parse_model_id(model_id)
@@ -385,7 +385,7 @@ class Connection:
 
     async def _open_session(self, config: wire.SessionConfig):
         from benchmark.candidates.base import GenerationConfig
-        from benchmark.candidates.factory import is_realtime, output_problem
+        from benchmark.candidates.model_ids import is_realtime, output_problem
         from perception.describers import make_describer
         from perception.frames import FrameBuffer
         from perception.speech import SpeechSegmenter

@@ -52,6 +52,7 @@ from perception.frames import FrameBuffer, pick_context_frame, select_frame
 from perception.speech import FinalTranscript, PartialTranscript, SpeechSegmenter, SpeechStarted
 from perception.turn_input import assemble_turn_input
 from streaming import wire
+from streaming.backends import Backend
 from streaming.wire import KIND_AUDIO, Media, SessionConfig
 
 Send = Callable[[wire.ServerEvent], Awaitable[None]]
@@ -68,12 +69,12 @@ class ReplyCut:
 
 class Session:
     def __init__(self, config: SessionConfig, segmenter: SpeechSegmenter, describer: SceneDescriber,
-                 backend, send: Send, *, frames: FrameBuffer | None = None,
+                 backend: Backend, send: Send, *, frames: FrameBuffer | None = None,
                  max_pending_audio: int = wire.MAX_PENDING_AUDIO_BYTES):
         self.config = config
         self.segmenter = segmenter
         self.describer = describer
-        self.backend = backend  # streaming.backends.ChatBackend or RealtimeBackend
+        self.backend = backend
         self.send = send
         self.frames = frames if frames is not None else FrameBuffer()
         self.turn = 0
@@ -277,7 +278,7 @@ class Session:
             await forwarder
         done_at = time.monotonic()
         await self.send(wire.AssistantDone(turn, reply.text, reply.usage.input_tokens, reply.usage.output_tokens,
-                                           reply.heard, reply.interrupted))
+                                           reply.heard, reply.interrupted, reply.session_lost))
         first = first_token[0] if first_token else done_at
         since_speech_end = final.decode_seconds - heard_at  # add a monotonic time: seconds since speech ended
         await self.send(wire.Metrics(turn, {

@@ -17,7 +17,7 @@ import struct
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, Union
 
-from benchmark.candidates.factory import OUTPUTS
+from benchmark.candidates.model_ids import OUTPUTS
 from benchmark.records import RecordError, TurnInput
 
 PROTOCOL_VERSION = 1
@@ -304,6 +304,7 @@ class AssistantDone:
     output_tokens: int = 0
     heard: str | None = None  # a realtime API's own transcript of the user's speech
     interrupted: bool = False  # cut short by the user's speech (`barge_in`); sent only when true
+    session_lost: str | None = None  # a realtime API's sessions lost and replaced meanwhile; sent only when set
 
 
 @dataclass(frozen=True)
@@ -340,6 +341,8 @@ def encode_event(event: ServerEvent) -> str:
         data["usage"] = {"input_tokens": data.pop("input_tokens"), "output_tokens": data.pop("output_tokens")}
         if not event.interrupted:  # a client that never asked for barge-in sees the event it always had
             del data["interrupted"]
+        if event.session_lost is None:
+            del data["session_lost"]
     return json.dumps(data, ensure_ascii=False)
 
 

@@ -277,7 +277,7 @@ def test_openai_realtime_truncates_a_spoken_reply_to_what_was_heard(monkeypatch)
             await backend.reply_cut(2, 400)
             await backend.reply_cut(1, 60_000)  # an earlier turn, cut when the next reply came: its length
             await backend.reply_cut(7, 100)  # a turn never answered: nothing to cut
-            await backend.session.truncate("an-item-the-api-never-gave", 100)  # refused: not the next turn's error
+            await backend.live.session.truncate("an-item-the-api-never-gave", 100)  # refused: not the next turn's error
             await backend.audio(b"\x01\x00" * 3200)
             reply = await backend.answer(TurnInput(3, None, "", None, None), print, lambda pcm: None)
             await backend.aclose()

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from benchmark.candidates import GenerationConfig, Message, open_candidate
-from benchmark.candidates.realtime import RealtimeError
+from benchmark.candidates.realtime_base import RealtimeError
 from benchmark.candidates.retry import RetryableError
 from simulator.media import FPS
 from streaming.backends import FRAME_INTERVAL_MS
@@ -23,12 +23,15 @@ from tests.fake_realtime import TEST_KEY as SECRET, FakeOpenAIRealtime
 
 
 async def _two_turns(model_id, base_url):
-    async with open_candidate(model_id, base_url=base_url) as candidate:
-        messages = [Message("user", "[Camera: a red mug]\nWhat is this?")]
-        first = await candidate.respond(messages, "Be brief.", GenerationConfig())
-        messages += [Message("assistant", first.text), Message("user", "And now?")]
-        second = await candidate.respond(messages, "Be brief.", GenerationConfig())
-        await candidate.end_conversation("Be brief.", [*messages, Message("assistant", second.text)])
+    async with open_candidate(model_id, base_url=base_url) as model:
+        candidate = model.conversation()  # one conversation, as a trial's (the runner closes it)
+        try:
+            messages = [Message("user", "[Camera: a red mug]\nWhat is this?")]
+            first = await candidate.respond(messages, "Be brief.", GenerationConfig())
+            messages += [Message("assistant", first.text), Message("user", "And now?")]
+            second = await candidate.respond(messages, "Be brief.", GenerationConfig())
+        finally:
+            await candidate.aclose()
         return first, second, candidate
 
 
@@ -46,7 +49,7 @@ def test_openai_realtime_text_proxy_keeps_one_session_per_conversation(monkeypat
     assert session["session"]["instructions"] == "Be brief."
     assert [i["content"][0]["text"] for i in session["items"]] == ["[Camera: a red mug]\nWhat is this?", "And now?"]
     assert session["events"].count("response.create") == 2
-    assert candidate._sessions == {}  # end_conversation closed it
+    assert candidate.live.session is None  # aclose closed it
 
 
 def test_gemini_live_text_proxy_falls_back_to_audio_when_text_is_refused(gemini_env):
@@ -80,6 +83,17 @@ def test_a_dropped_connection_replays_the_conversation_into_a_new_session(monkey
     texts = [[c["text"] for c in item["content"]] for item in fresh["items"]]
     assert texts == [["[Camera: a red mug]\nWhat is this?"], ["A red mug."], ["And now?"]]  # replayed, then Turn 2
     assert fresh["items"][1]["role"] == "assistant"
+
+
+def test_a_replaced_sessions_cause_goes_into_the_turn_record(monkeypatch):
+    from benchmark.records import TurnInput, TurnResult
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with FakeOpenAIRealtime(drop_on_responses=(2,), reply="A red mug.") as server:
+        first, second, _ = asyncio.run(_two_turns("openai-realtime:gpt-realtime", server.base_url))
+    assert first.session_lost is None and "connection lost" in second.session_lost
+    line = TurnResult(2, TurnInput(2, None, "And now?", None, "authored"), second).to_json()
+    assert TurnResult.from_json(line, "t").reply.session_lost == second.session_lost
 
 
 def test_a_connection_that_keeps_dropping_fails_the_turn_as_retryable(monkeypatch):
@@ -193,7 +207,7 @@ def test_an_openai_stream_session_that_keeps_being_lost_fails_the_cell(tmp_path)
         [record] = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "run",
                           {"OPENAI_API_KEY": SECRET}, "--via", "stream", "--ids", "sc-01", status=3)
     assert "connection lost" in record["error"] and SECRET not in json.dumps(record)
-    assert len(server.sessions) == 3  # SESSIONS_PER_TURN for Turn 2: the first, and two new ones
+    assert len(server.sessions) == 3  # ATTEMPTS sessions for Turn 2: the first, and two new ones
 
 
 def test_bench_via_stream_records_an_api_error_event_against_the_cell(tmp_path):

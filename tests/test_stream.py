@@ -284,11 +284,13 @@ def test_bench_via_stream_records_perception_with_the_same_keys_as_direct(backen
 
 
 def test_a_realtime_backend_gets_frames_in_order_but_a_busy_worker_holds_at_most_a_few():
+    from benchmark.candidates.realtime import LiveConversation
     from streaming.backends import RealtimeBackend
     from streaming.session import MAX_PENDING_FRAMES, Session
 
     class Api:  # a realtime session that records what it was sent
         input_rate = 16000
+        replays_history = False
 
         def __init__(self):
             self.sent = []
@@ -298,7 +300,9 @@ def test_a_realtime_backend_gets_frames_in_order_but_a_busy_worker_holds_at_most
 
     async def go():
         api = Api()
-        session = Session(wire.SessionConfig(backend="openai-realtime:x"), None, None, RealtimeBackend(api, "x"),
+        live = LiveConversation(None, "x")
+        live.session = api
+        session = Session(wire.SessionConfig(backend="openai-realtime:x"), None, None, RealtimeBackend(live),
                           send=None)
         frames = [JPEG + bytes([i]) for i in range(3 * MAX_PENDING_FRAMES)]
         for i, frame in enumerate(frames):  # the worker is not running: a flood while it is busy

@@ -22,13 +22,16 @@ audio, frames and text, kept until the reply ends) is sent again, once.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable
 
 from benchmark.candidates.base import GenerationConfig, Usage
-from benchmark.candidates.realtime import RealtimeReply
+from benchmark.candidates.realtime_base import RealtimeReply
 from benchmark.candidates.retry import RetryableError
+
+log = logging.getLogger(__name__)
 
 INPUT_RATE = 16000
 API_VERSION = "v1beta"
@@ -44,7 +47,6 @@ def _refuses_text(exc: Exception) -> bool:
 
 class GeminiLiveSession:
     input_rate = INPUT_RATE
-    replays_history = False  # it resumes its own connections by handle; realtime input cannot be told past turns
 
     def __init__(self, connect, session, manager, model_id: str, *, spoken: bool, streaming_input: bool):
         from google.genai import types
@@ -63,6 +65,12 @@ class GeminiLiveSession:
         self.handle: str | None = None  # the newest session resumption handle
         self.going_away = False  # the API said it will close this connection soon
         self.reconnects = 0
+
+    @property
+    def replays_history(self) -> bool:
+        """Past turns can be told to a new session as client content on the text proxy only: realtime
+        input cannot be mixed with it (the glasses' sessions resume their own connections by handle)."""
+        return not self.streaming_input
 
     @classmethod
     async def open(cls, model: str, model_id: str, system: str, *, base_url: str | None, output: str,
@@ -112,10 +120,7 @@ class GeminiLiveSession:
             raise RetryableError(f"{self.model_id}: cannot resume the session: {type(exc).__name__}: "
                                  f"{str(exc)[:200]}") from None
         finally:
-            try:
-                await old.__aexit__(None, None, None)
-            except Exception:
-                pass
+            await _close(old, self.model_id)
         self.going_away = False
         self.reconnects += 1
 
@@ -132,7 +137,8 @@ class GeminiLiveSession:
         self._sent.append(part)
         try:
             await self.session.send_realtime_input(**part)
-        except Exception:
+        except Exception as exc:  # noqa: BLE001 - any failure of the socket: resume it
+            log.info("%s: realtime input failed (%s: %s); resuming", self.model_id, type(exc).__name__, exc)
             await self._resume_and_resend()
 
     async def send_audio(self, pcm16: bytes) -> None:
@@ -195,8 +201,8 @@ class GeminiLiveSession:
         self._activity_open = self._barged_in = True
         try:
             await self.session.send_realtime_input(activity_start=self.types.ActivityStart())
-        except Exception:
-            pass  # the connection is gone: the reply's own read sees it and resumes
+        except Exception as exc:  # noqa: BLE001 - the connection is gone: the reply's own read sees it and resumes
+            log.info("%s: barge-in's activity start failed: %s: %s", self.model_id, type(exc).__name__, exc)
 
     async def truncate(self, item: str, played_ms: int) -> None:
         return None  # the Live API has no message for it: its own interruption handling decides what it keeps
@@ -255,7 +261,12 @@ class GeminiLiveSession:
                              time.monotonic() - started, usage, interrupted)
 
     async def aclose(self) -> None:
-        try:
-            await self._manager.__aexit__(None, None, None)
-        except Exception:
-            pass
+        await _close(self._manager, self.model_id)
+
+
+async def _close(manager, model_id: str) -> None:
+    """Close a connection; one that already dropped may fail to, which changes nothing but is logged."""
+    try:
+        await manager.__aexit__(None, None, None)
+    except Exception as exc:  # noqa: BLE001
+        log.info("%s: closing the connection: %s: %s", model_id, type(exc).__name__, exc)

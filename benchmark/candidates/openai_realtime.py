@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
 
 from benchmark.candidates.base import GenerationConfig, Usage
-from benchmark.candidates.realtime import RealtimeError, RealtimeReply
+from benchmark.candidates.realtime_base import RealtimeError, RealtimeReply
 from benchmark.candidates.retry import RetryableError
+
+log = logging.getLogger(__name__)
 
 INPUT_RATE = 24000
 TRANSCRIBE_MODEL = "gpt-4o-mini-transcribe"
@@ -165,5 +168,5 @@ class OpenAIRealtimeSession:
     async def aclose(self) -> None:
         try:
             await self._manager.__aexit__(None, None, None)
-        except Exception:
-            pass
+        except Exception as exc:  # noqa: BLE001 - a socket that already dropped: closed either way, logged
+            log.info("%s: closing the session: %s: %s", self.model_id, type(exc).__name__, exc)

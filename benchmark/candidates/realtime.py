@@ -1,77 +1,45 @@
-"""Streaming multimodal APIs (OpenAI Realtime, Gemini Live): one seam for both.
+"""One owner for a live API session: `LiveConversation`.
 
-A `RealtimeSession` is one live connection to the API, holding one
-conversation. Both adapters implement it:
+A conversation with a streaming multimodal API (OpenAI Realtime, Gemini
+Live) may outlive the connection it started on: the API drops it, expires
+it, or sends an error that says to try again. `LiveConversation` holds the
+conversation across however many sessions (`realtime_base.RealtimeSession`)
+that takes:
 
-- `send_audio(pcm16)`: the user's audio, PCM16 mono at `input_rate`
-  (24 kHz OpenAI, 16 kHz Gemini); nothing is committed yet;
-- `send_user(text, images)`: a user content part: the camera frame as an
-  image, or the camera block / whole turn as text;
-- `send_assistant(text)`: an earlier assistant reply, when a conversation is
-  replayed into a new session;
-- `respond(audio_turn, on_delta, on_audio)`: end the user's turn explicitly
-  (our own endpointing decides when) and read the reply to its end; text
-  pieces and (spoken replies) PCM16 24 kHz audio pieces are passed on as
-  they arrive.
+- it keeps the turns answered so far (`AnsweredTurn`: the user's parts as a
+  new session is told them, and the reply) and the current turn's frames
+  and audio, where the API can be told them again (`replays_history`);
+- `answer(...)` sends the turn's text parts, asks for the reply and reads
+  it; a session lost on the way (a send failed, or the reply raised
+  `RetryableError`) is replaced by a new one told the answered turns and
+  sent this turn's frames and audio again, with backoff, up to `ATTEMPTS`
+  sessions per turn; the causes go out with the reply (`session_lost`);
+- `aclose()` closes the session.
 
-`RealtimeCandidate` wraps sessions as a `Candidate` for the text proxy
-(`--via direct`): one session per trial, Turn 3 in the same session. The
-streaming server's realtime backend (`streaming/backends.py`) drives a
-session with the glasses' media.
+Its two users are thin: `RealtimeCandidate.conversation()` (the text proxy,
+one per trial, handed to the `DirectConversation` that plays it) and the
+streaming server's `RealtimeBackend` (audio and frames as they arrive).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
-from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage
-from benchmark.candidates.retry import with_retries
+from benchmark.candidates.base import GenerationConfig, Message, Reply
+from benchmark.candidates.model_ids import OUTPUTS, candidate_family, parse_model_id
+from benchmark.candidates.realtime_base import AnsweredTurn, RealtimeReply, RealtimeSession, UserPart
+from benchmark.candidates.retry import RetryableError, backoff_delay
 
-ATTEMPTS = 3  # tries of a text-proxy turn, each in a fresh session after a transient failure
+log = logging.getLogger(__name__)
 
-
-class RealtimeError(RuntimeError):
-    """An error the API sent as an event, or a session it closed."""
-
-
-@dataclass(frozen=True)
-class RealtimeReply:
-    text: str  # the reply text, or the transcript of the spoken reply
-    audio: bytes = b""  # PCM16 mono at REPLY_AUDIO_RATE when audio output was asked for
-    heard: str | None = None  # the API's own transcript of the user's audio
-    first_text_s: float | None = None  # seconds from the end of the user's turn
-    first_audio_s: float | None = None
-    done_s: float = 0.0
-    usage: Usage = Usage()
-    interrupted: bool = False  # `interrupt()` ended it early: `text` and `audio` are what came before
-    item: str | None = None  # the API's id of a spoken reply, for `truncate` (OpenAI Realtime)
-
-
-class RealtimeSession(Protocol):
-    model_id: str
-    input_rate: int
-    replays_history: bool  # a lost session can be replaced by a new one told the conversation so far
-
-    async def send_audio(self, pcm16: bytes) -> None: ...
-
-    async def send_user(self, text: str | None, images: tuple[bytes, ...] = ()) -> None: ...
-
-    async def send_assistant(self, text: str) -> None: ...
-
-    async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None,
-                      on_audio: Callable[[bytes], None] | None = None) -> RealtimeReply: ...
-
-    async def interrupt(self) -> None:
-        """Ask the API to stop the reply `respond` is reading; it then returns early, `interrupted`."""
-
-    async def truncate(self, item: str, played_ms: int) -> None:
-        """The user heard only the first `played_ms` of the spoken reply `item`: the API's
-        conversation keeps that much of it, where the API can be told."""
-
-    async def aclose(self) -> None: ...
+ATTEMPTS = 3  # sessions one turn may take: the first, and up to two that replace a lost one
+RESEND_FRAMES = 8  # a new session gets at most the turn's last few frames again
+RESEND_AUDIO_S = 120  # and at most its last two minutes of audio
 
 
 async def open_realtime_session(model_id: str, system: str, *, base_url: str | None = None,
@@ -79,8 +47,6 @@ async def open_realtime_session(model_id: str, system: str, *, base_url: str | N
                                 config: GenerationConfig | None = None) -> RealtimeSession:
     """A connected session. `streaming_input`: the turn comes as audio and frames
     (Gemini then uses realtime input with manual activity; OpenAI needs no switch)."""
-    from benchmark.candidates.factory import OUTPUTS, parse_model_id
-
     provider, model = parse_model_id(model_id)
     if output not in OUTPUTS:
         raise ValueError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
@@ -98,64 +64,196 @@ async def open_realtime_session(model_id: str, system: str, *, base_url: str | N
     raise ValueError(f"{model_id!r} is not a realtime model id (openai-realtime:MODEL or gemini-live:MODEL)")
 
 
+class LiveConversation:
+    """A whole conversation on a realtime API, across the sessions it takes."""
+
+    def __init__(self, open_session: Callable[[], Awaitable[RealtimeSession]], model_id: str):
+        self._open = open_session
+        self.model_id = model_id
+        self.session: RealtimeSession | None = None
+        self.answered: list[AnsweredTurn] = []  # kept only where a new session can be told them
+        self.lost: str | None = None  # why the session was lost: the next `answer` replaces it
+        self._causes: list[str] = []  # this turn's lost sessions
+        self._frames: deque[bytes] = deque(maxlen=RESEND_FRAMES)  # this turn's frames as sent
+        self._audio: deque[bytes] = deque()  # this turn's audio as sent (at the API's rate)
+        self._audio_bytes = 0
+
+    async def start(self) -> None:
+        """Open the first session now (the stream path: the API's input rate is needed at once)."""
+        self.session = await self._open()
+
+    @property
+    def input_rate(self) -> int:
+        return self.session.input_rate
+
+    @property
+    def _replayable(self) -> bool:
+        return self.session is None or self.session.replays_history
+
+    async def send_audio(self, pcm16: bytes) -> None:
+        if self._replayable:
+            self._audio.append(pcm16)
+            self._audio_bytes += len(pcm16)
+            while self._audio_bytes > RESEND_AUDIO_S * 2 * self.input_rate and len(self._audio) > 1:
+                self._audio_bytes -= len(self._audio.popleft())
+        await self._send(lambda session: session.send_audio(pcm16))
+
+    async def send_frame(self, jpeg: bytes) -> None:
+        if self._replayable:
+            self._frames.append(jpeg)
+        await self._send(lambda session: session.send_user(None, (jpeg,)))
+
+    async def interrupt(self) -> None:
+        await self._send(lambda session: session.interrupt())
+
+    async def truncate(self, item: str, played_ms: int) -> None:
+        await self._send(lambda session: session.truncate(item, played_ms))
+
+    @property
+    def last_frame(self) -> bytes | None:
+        return self._frames[-1] if self._frames else None
+
+    async def _send(self, send: Callable[[RealtimeSession], Awaitable[None]]) -> None:
+        """Send on the session, unless it is lost; a failed send marks it lost, with its cause."""
+        if self.lost is not None or self.session is None:
+            return
+        try:
+            await send(self.session)
+        except RetryableError as exc:
+            self._lose(str(exc))
+
+    def _lose(self, cause: str) -> None:
+        self.lost = cause
+        self._causes.append(cause)
+        log.info("%s: live session lost: %s", self.model_id, cause)
+
+    async def answer(self, parts: tuple[UserPart, ...], *, audio_turn: bool,
+                     told: tuple[UserPart, ...] | None = None,
+                     on_delta: Callable[[str], None] | None = None,
+                     on_audio: Callable[[bytes], None] | None = None) -> RealtimeReply:
+        """Send `parts`, end the user's turn and read the reply. `told`: how a
+        later session is told this turn (default `parts`). A lost session is
+        replaced, where the API can be told the conversation, up to `ATTEMPTS`
+        sessions; then the last failure is raised."""
+        if self.lost is not None and not self._replayable:
+            raise RetryableError(f"{self.model_id}: the live session was lost mid-conversation ({self.lost})")
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                if self.session is None or self.lost is not None:
+                    await self._replace()
+                for part in parts:
+                    await self.session.send_user(part.text, part.images)
+                reply = await self.session.respond(audio_turn=audio_turn, on_delta=on_delta, on_audio=on_audio)
+                break
+            except RetryableError as exc:
+                self._lose(str(exc))
+                if attempt == ATTEMPTS or not self._replayable:
+                    raise
+                await asyncio.sleep(backoff_delay(attempt - 1, retry_after=exc.retry_after))
+        if self._replayable:
+            self.answered.append(AnsweredTurn(parts if told is None else told, reply.text))
+        self._frames.clear()
+        self._audio.clear()
+        self._audio_bytes = 0
+        causes, self._causes = self._causes, []
+        return replace(reply, session_lost="; ".join(causes)) if causes else reply
+
+    async def _replace(self) -> None:
+        """A new session, told the answered turns, with this turn's frames and audio sent again."""
+        old, self.session = self.session, None
+        if old is not None:
+            await close_quietly(old)
+        self.session = await self._open()
+        for turn in self.answered:
+            for part in turn.told:
+                await self.session.send_user(part.text, part.images)
+            await self.session.send_assistant(turn.reply)
+        for jpeg in self._frames:
+            await self.session.send_user(None, (jpeg,))
+        for pcm16 in self._audio:
+            await self.session.send_audio(pcm16)
+        self.lost = None
+
+    async def aclose(self) -> None:
+        session, self.session = self.session, None
+        if session is not None:
+            await session.aclose()
+
+
+async def close_quietly(session: RealtimeSession) -> None:
+    """Close a session that is being replaced: its connection is usually gone already."""
+    try:
+        await session.aclose()
+    except Exception as exc:  # noqa: BLE001 - the session is dropped either way; the cause is logged
+        log.info("%s: closing a lost session: %s: %s", session.model_id, type(exc).__name__, exc)
+
+
 class RealtimeCandidate:
-    """The text proxy on a realtime API: each turn is one user text item, the
-    reply is read as text. A conversation keeps its session between turns;
-    `end_conversation` closes it."""
+    """A realtime API as a `Candidate` on the text proxy. `conversation()` is
+    one conversation in one live session (a trial: Turn 3 in the same
+    session); `respond` on the model itself answers a whole message list in a
+    session of its own (for one-off prompts, such as the validator's)."""
 
     def __init__(self, model_id: str, *, base_url: str | None = None, output: str = "text"):
-        from benchmark.candidates.factory import candidate_family
-
         self.model_id = model_id
         self.family = candidate_family(model_id)
         self.base_url = base_url
         self.output = output
-        self._sessions: dict[tuple, RealtimeSession] = {}  # conversation so far -> its open session
 
-    @staticmethod
-    def _key(system: str, messages: list[Message]) -> tuple:
-        return (system, tuple((m.role, m.text) for m in messages))
+    def conversation(self) -> "RealtimeConversation":
+        return RealtimeConversation(self)
 
     async def respond(self, messages: list[Message], system: str, config: GenerationConfig,
                       on_delta: Callable[[str], None] | None = None) -> Reply:
-        """The turn in the conversation's session. A transient failure (a
-        dropped connection, a session the API expired, a rate limit) closes
-        that session and replays the whole conversation into a new one, with
-        backoff, up to `ATTEMPTS` times; the last failure is the cell's error."""
-        last_reply = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
-        session = self._sessions.pop(self._key(system, messages[:last_reply + 1]), None)
-
-        async def attempt() -> tuple[RealtimeReply, float]:
-            nonlocal session
-            new = messages[last_reply + 1:]
-            if session is None:  # a new conversation, or one replayed into a new session
-                session = await open_realtime_session(self.model_id, system, base_url=self.base_url,
-                                                      output=self.output, config=config)
-                new = messages
-            try:
-                for message in new:
-                    if message.role == "assistant":
-                        await session.send_assistant(message.text)
-                    else:
-                        await session.send_user(message.text, tuple(i.data for i in message.images))
-                started = time.monotonic()
-                return await session.respond(audio_turn=False, on_delta=on_delta), started
-            except BaseException:
-                await session.aclose()
-                session = None
-                raise
-
-        reply, started = await with_retries(attempt, attempts=ATTEMPTS)
-        self._sessions[self._key(system, [*messages, Message("assistant", reply.text)])] = session
-        return Reply(reply.text, self.model_id, reply.usage, time.monotonic() - started, reply.first_text_s,
-                     reply.first_audio_s, audio=reply.audio)
-
-    async def end_conversation(self, system: str, messages: list[Message]) -> None:
-        session = self._sessions.pop(self._key(system, messages), None)
-        if session is not None:
-            await session.aclose()
+        talk = self.conversation()
+        try:
+            return await talk.respond(messages, system, config, on_delta)
+        finally:
+            await talk.aclose()
 
     async def aclose(self) -> None:
-        sessions, self._sessions = list(self._sessions.values()), {}
-        for session in sessions:
-            await session.aclose()
+        return None  # the model holds no session: each conversation closes its own
+
+
+class RealtimeConversation:
+    """The candidate of one text-proxy conversation: each call sends the
+    messages after the last reply as user parts, in one `LiveConversation`."""
+
+    def __init__(self, model: RealtimeCandidate):
+        self.model = model
+        self.model_id, self.family = model.model_id, model.family
+        self.live: LiveConversation | None = None
+
+    async def respond(self, messages: list[Message], system: str, config: GenerationConfig,
+                      on_delta: Callable[[str], None] | None = None) -> Reply:
+        last_reply = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+        if self.live is None:
+            model = self.model
+            self.live = LiveConversation(lambda: open_realtime_session(
+                model.model_id, system, base_url=model.base_url, output=model.output, config=config), model.model_id)
+            self.live.answered = answered_turns(messages[:last_reply + 1])  # told to the first session
+        parts = tuple(_part(m) for m in messages[last_reply + 1:])
+        started = time.monotonic()
+        reply = await self.live.answer(parts, audio_turn=False, on_delta=on_delta)
+        return Reply(reply.text, self.model_id, reply.usage, time.monotonic() - started, reply.first_text_s,
+                     reply.first_audio_s, audio=reply.audio, session_lost=reply.session_lost)
+
+    async def aclose(self) -> None:
+        if self.live is not None:
+            await self.live.aclose()
+
+
+def _part(message: Message) -> UserPart:
+    return UserPart(message.text, tuple(i.data for i in message.images))
+
+
+def answered_turns(messages: list[Message]) -> list[AnsweredTurn]:
+    """A message list that ends with a reply, as the turns a new session is told."""
+    turns, parts = [], []
+    for message in messages:
+        if message.role == "assistant":
+            turns.append(AnsweredTurn(tuple(parts), message.text))
+            parts = []
+        else:
+            parts.append(_part(message))
+    return turns

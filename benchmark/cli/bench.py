@@ -169,8 +169,9 @@ def run(args) -> int:
     from datetime import datetime
     from pathlib import Path
 
-    from benchmark.candidates.factory import (candidate_family, default_model_id, is_realtime, missing_credentials,
-                                              model_file, output_problem)
+    from benchmark.candidates.factory import model_file
+    from benchmark.candidates.model_ids import (candidate_family, default_model_id, is_realtime, missing_credentials,
+                                                output_problem)
     from benchmark.candidates.ratelimit import build_limits, configure
     from benchmark.judges import JudgeFamilyError, judge_model_id, resolve_judge_family
     from benchmark.runner import RunDirError, RunSettings, TranscriptWriteError, build_manifest, open_run_dir, run_bench
@@ -356,7 +357,7 @@ def effective_base_url(model_id: str | None, base_url: str | None) -> str | None
     None for the provider's default endpoint and for models without one (local, replay)."""
     if not model_id:
         return None
-    from benchmark.candidates.factory import parse_model_id
+    from benchmark.candidates.model_ids import parse_model_id
 
     provider = parse_model_id(model_id)[0]
     if provider in ("local", "replay"):
@@ -405,6 +406,7 @@ async def conversations(settings, args, run_dir):
 
     from benchmark.candidates import open_candidate
     from benchmark.candidates.base import GenerationConfig
+    from benchmark.candidates.model_ids import is_realtime
     from benchmark.protocol import DirectConversation
 
     config = GenerationConfig(temperature=settings.temperature, max_tokens=settings.max_tokens)
@@ -415,8 +417,14 @@ async def conversations(settings, args, run_dir):
                 from benchmark.candidates.cache import CachedCandidate, ResponseCache
 
                 candidate = CachedCandidate(candidate, ResponseCache(settings.cache_dir), role="candidate")
-            yield lambda scenario, condition, _gap: DirectConversation(
-                scenario, condition, candidate, config, camera=settings.camera, repair_style=settings.repair_style)
+            if is_realtime(settings.model_id):  # each trial in a live conversation of its own
+                yield lambda scenario, condition, _gap: DirectConversation(
+                    scenario, condition, candidate.conversation(), config, camera=settings.camera,
+                    repair_style=settings.repair_style, owns_candidate=True)
+            else:
+                yield lambda scenario, condition, _gap: DirectConversation(
+                    scenario, condition, candidate, config, camera=settings.camera,
+                    repair_style=settings.repair_style)
         return
     from benchmark.stream_conversation import StreamConversation
 

@@ -35,7 +35,7 @@ def run(args) -> int:
     import json
     import os
 
-    from benchmark.candidates.factory import MODEL_ID_FORMS, default_model_id
+    from benchmark.candidates.model_ids import MODEL_ID_FORMS, default_model_id
 
     try:
         from benchmark.candidates.local import bundled_gguf

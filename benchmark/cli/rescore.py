@@ -69,7 +69,7 @@ _progress = _Progress()
 def run(args) -> int:
     import sys
 
-    from benchmark.candidates.factory import missing_credentials
+    from benchmark.candidates.model_ids import missing_credentials
     from benchmark.cli.bench import judge_base_url
     from benchmark.judges import JudgeFamilyError, judge_model_id
     from benchmark.report.findings import pct

@@ -57,7 +57,7 @@ def run(args) -> int:
     if args.subset:
         bank = bank.select(args.subset)
     if args.semantic:  # before anything is written (the lockfile) or checked
-        from benchmark.candidates.factory import missing_credentials
+        from benchmark.candidates.model_ids import missing_credentials
 
         if not args.model:
             print("wearsim validate: --semantic needs --model (see wearsim models)", file=sys.stderr)

@@ -22,7 +22,7 @@ import numpy as np
 from benchmark.nouns import object_nouns_in
 from benchmark.records import TrialRecord, TurnInput
 from benchmark.scenario import Bank, Scenario
-from perception.quality import word_error_rate
+from benchmark.words import word_error_rate
 
 TURNS = (1, 2)
 CHANNELS = ("speech", "camera", "context")

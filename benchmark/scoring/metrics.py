@@ -276,7 +276,7 @@ def perception(trials: Iterable[TrialRecord]) -> dict | None:
               for stage in STAGES}
     stages["asr_decode_s"] = _percentiles([t.input.timings["asr_decode_s"] for t in turns
                                            if t.input.timings.get("asr_decode_s") is not None])
-    from perception.quality import word_error_rate
+    from benchmark.words import word_error_rate
 
     rates = [word_error_rate(t.glasses["script"], t.input.speech) for t in turns
              if t.glasses.get("script") and t.input.speech_source in ("perceived", "media")]
