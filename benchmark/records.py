@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 from benchmark.candidates.base import Message, Reply, Usage
 from benchmark.judges.base import LABELS, JudgeCase, Verdict
@@ -128,6 +128,97 @@ def authored_turn_input(scenario: Scenario, turn: int, *, camera: bool = True,
                      context or None, "authored" if context else None)
 
 
+# the stream's stages, seconds from the end of the user's speech: the key in a record, and what it measures
+LATENCY_STAGES = {
+    "speech_end_to_transcript_final": "end of speech to final transcript",
+    "speech_end_to_camera_block": "end of speech to camera block",
+    "speech_end_to_first_token": "end of speech to first reply text",
+    "speech_end_to_reply_done": "end of speech to reply done",
+}
+
+
+@dataclass(frozen=True)
+class TurnMetrics:
+    """What the simulated glasses' server measured on one turn: seconds from the
+    end of the user's speech to each stage, from the end of the turn to the
+    first reply text, and the age of the newest frame a realtime API had when
+    speech ended. All None on the text proxy."""
+
+    transcript_final: float | None = None
+    camera_block: float | None = None
+    first_token: float | None = None
+    first_audio: float | None = None
+    reply_done: float | None = None
+    turn_end_to_first_token: float | None = None
+    last_frame_age_s: float | None = None
+
+    # field -> its key in a record and in the `metrics` event
+    KEYS: ClassVar[dict[str, str]] = {
+        "transcript_final": "speech_end_to_transcript_final", "camera_block": "speech_end_to_camera_block",
+        "first_token": "speech_end_to_first_token", "first_audio": "speech_end_to_first_audio",
+        "reply_done": "speech_end_to_reply_done", "turn_end_to_first_token": "turn_end_to_first_token",
+        "last_frame_age_s": "last_frame_age_s"}
+
+    @property
+    def measured(self) -> bool:
+        return any(getattr(self, name) is not None for name in self.KEYS)
+
+    def stage(self, key: str) -> float | None:
+        """A stage by its record key (one of `LATENCY_STAGES`)."""
+        return getattr(self, next(name for name, k in self.KEYS.items() if k == key))
+
+    def to_json(self) -> dict:
+        if not self.measured:
+            return {}
+        return {key: None if getattr(self, name) is None else round(getattr(self, name), 4)
+                for name, key in self.KEYS.items()}
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "metrics") -> "TurnMetrics":
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise RecordError([f"{where}: expected an object, got {type(data).__name__}"])
+        values, problems = {}, []
+        for name, key in cls.KEYS.items():
+            value = data.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                problems.append(f"{where}: field '{key}' must be a number of seconds or null, got {value!r}"[:300])
+            else:
+                values[name] = value
+        if problems:
+            raise RecordError(problems)
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class GlassesFacts:
+    """What the simulated glasses played on one turn (nothing on the text proxy)."""
+
+    speech_media: str | None = None  # where the spoken audio came from: a recording, TTS, ...
+    frames_sent: bool | None = None  # the turn had camera frames to send
+    synthetic_frames: bool | None = None  # frames drawn from the authored camera text
+    lead_ms: int | None = None  # silence before the speech (the staleness gap on a sweep's Turn 2)
+    script: str | None = None  # the scenario's line the glasses spoke (word error rate reference)
+
+    def to_json(self) -> dict:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__ if getattr(self, name) is not None}
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "glasses") -> "GlassesFacts":
+        if data is None:
+            return cls()
+        if not isinstance(data, dict):
+            raise RecordError([f"{where}: expected an object, got {type(data).__name__}"])
+        kinds = {"speech_media": str, "frames_sent": bool, "synthetic_frames": bool, "lead_ms": int, "script": str}
+        problems = [f"{where}: field '{name}' must be {kind.__name__} or null, got {data[name]!r}"[:300]
+                    for name, kind in kinds.items() if data.get(name) is not None
+                    and (not isinstance(data[name], kind) or (kind is int and isinstance(data[name], bool)))]
+        if problems:
+            raise RecordError(problems)
+        return cls(**{name: data.get(name) for name in kinds})
+
+
 @dataclass(frozen=True)
 class TurnResult:
     """One turn as played: its input, the reply, and (simulated glasses) what was
@@ -136,8 +227,8 @@ class TurnResult:
     turn: int
     input: TurnInput
     reply: Reply
-    metrics: Mapping[str, float | None] = field(default_factory=dict)  # latencies from the end of speech
-    glasses: Mapping[str, Any] = field(default_factory=dict)  # stream: speech media kind, frames sent
+    metrics: TurnMetrics = TurnMetrics()  # stream: latencies from the end of speech
+    glasses: GlassesFacts = GlassesFacts()  # stream: what the glasses played
 
     def to_json(self) -> dict:
         reply = self.reply
@@ -152,8 +243,8 @@ class TurnResult:
                       "first_voice_s": None if reply.first_voice_s is None else round(reply.first_voice_s, 4),
                       "audio_file": reply.audio_file, "heard": reply.heard, "cached": reply.cached,
                       "session_lost": reply.session_lost},
-            "metrics": dict(self.metrics),
-            "glasses": dict(self.glasses),
+            "metrics": self.metrics.to_json(),
+            "glasses": self.glasses.to_json(),
         }
 
     @classmethod
@@ -164,8 +255,15 @@ class TurnResult:
         reply = data["reply"]
         if not isinstance(reply.get("text"), str):
             raise RecordError([f"{where}: field 'reply.text' must be a string"])
-        return cls(turn_input.turn, turn_input, _reply(reply, reply["text"], reply.get("model") or ""),
-                   dict(data.get("metrics") or {}), dict(data.get("glasses") or {}))
+        parts, problems = [], []
+        for kind, name in ((TurnMetrics, "metrics"), (GlassesFacts, "glasses")):
+            try:
+                parts.append(kind.from_json(data.get(name), f"{where}: {name}"))
+            except RecordError as exc:
+                problems += exc.problems
+        if problems:
+            raise RecordError(problems)
+        return cls(turn_input.turn, turn_input, _reply(reply, reply["text"], reply.get("model") or ""), *parts)
 
 
 def _reply(data: dict, text: str, model: str) -> Reply:
@@ -183,10 +281,11 @@ def _turn_from_v1(data: Any, record: dict, where: str) -> TurnResult:
     turn = data["turn"]
     turn_input = TurnInput.from_json({**data, "speech": data.get("transcript") or "", "timings": {}}, where)
     text = record.get(f"turn_{turn}_response")
-    glasses = {key: data[key] for key in ("speech_media", "frames_sent") if key in data}
+    glasses = GlassesFacts.from_json({key: data[key] for key in ("speech_media", "frames_sent") if key in data},
+                                     f"{where}: glasses")
     return TurnResult(turn, turn_input, _reply(data, text if isinstance(text, str) else "",
                                                record.get("candidate_model") or ""),
-                      dict(data.get("metrics") or {}), glasses)
+                      TurnMetrics.from_json(data.get("metrics"), f"{where}: metrics"), glasses)
 
 
 def judge_case(scenario: Scenario, turn: int, response: str, inputs: list[TurnInput]) -> JudgeCase:

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -75,39 +75,61 @@ class TranscriptWriteError(RunDirError):
 
 
 @dataclass(frozen=True)
-class RunSettings:
+class CandidateSettings:
+    """The model under test and how it is asked."""
     model_id: str
-    judge_family: str  # resolved family ("lexical", "openai", ...)
-    judge_family_resolution: str
-    judge_model: str | None
+    temperature: float = 0.0
+    max_tokens: int = 300
+    output: str = "text"  # "audio": spoken replies (realtime APIs), saved under RUN_DIR/audio/
+    model_file: str | None = None  # the weights file of an embedded model (local, local:PATH)
+    base_url: str | None = None  # None: the provider's default; only the host goes into the manifest
+    cached: bool = False  # its replies go through the response cache
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """The judge of every Turn 2 and 3, and the optional second, fixed ranking judge."""
+    family: str  # resolved family ("lexical", "openai", ...)
+    family_resolution: str  # how it was resolved, for the manifest
+    model: str | None = None
+    base_url: str | None = None
+    ranking_family: str | None = None
+    ranking_model: str | None = None
+    ranking_base_url: str | None = None
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    """`--via stream`: the simulated glasses, and the server and perception behind them."""
+    staleness_ms: tuple[int, ...] = ()  # the staleness sweep: one cell per Turn 2 gap
+    synthetic_frames: bool = False
+    describer: str = "opencv"  # the server's scene describer
+    describer_base_url: str | None = None
+    media_root: str | None = None  # speech and frames from here instead of media/
+    asr_model: str | None = None  # the in-process server's Whisper model (None: bundled tiny.en)
+    speed: float | None = None  # pacing (None: as fast as the server takes it)
+    server: str | None = None  # ws://HOST:PORT of a running server (None: one is started in-process)
+    token: str | None = field(default=None, repr=False)  # that server's token: never recorded
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """One run, in named parts; the CLI builds it, nothing below the CLI reads arguments."""
+    candidate: CandidateSettings
+    judge: JudgeSettings
     conditions: tuple[str, ...]
     ranking_condition: str = "baseline"
     trials: int = 1
-    temperature: float = 0.0
     concurrency: int = 4
     camera: bool = True
     repair_style: str = "named"
-    ranking_judge_family: str | None = None
-    ranking_judge_model: str | None = None
-    via: str = "direct"
-    max_tokens: int = 300
-    staleness_ms: tuple[int, ...] = ()  # the staleness sweep: one cell per Turn 2 gap
-    synthetic_frames: bool = False
-    describer: str | None = None  # the streaming server's scene describer (stream runs)
-    media_root: str | None = None  # stream runs: speech and frames from here instead of media/
-    asr_model: str | None = None  # stream runs: the in-process server's Whisper model (None: bundled tiny.en)
-    speed: float | None = None  # stream pacing (None: as fast as the server takes it)
-    candidate_model_file: str | None = None  # the weights file of an embedded model (local, local:PATH)
-    # endpoints (None: the provider's default). Only the host goes into the manifest.
-    candidate_base_url: str | None = None
-    judge_base_url: str | None = None
-    ranking_judge_base_url: str | None = None
-    describer_base_url: str | None = None
-    # the response cache: its directory (None: off), and whether candidate replies go through it
-    cache_dir: str | None = None
-    cache_candidate: bool = False
+    stream: StreamSettings | None = None  # None: the text proxy
+    cache_dir: str | None = None  # the response cache's directory (None: off)
     rate_limits: dict | None = None  # as `RateLimits.describe()` gives them, for the manifest
-    output: str = "text"  # "audio": spoken replies (realtime APIs), saved under RUN_DIR/audio/
+
+    @property
+    def via(self) -> str:
+        return "direct" if self.stream is None else "stream"
 
 
 def _endpoint(base_url: str | None) -> str | None:
@@ -134,6 +156,7 @@ def git_commit() -> str:
 def build_manifest(bank: Bank, settings: RunSettings) -> dict:
     from benchmark.judges.prompt import JUDGE_PROMPT_VERSION, judge_prompt_sha256
 
+    candidate, judge, stream = settings.candidate, settings.judge, settings.stream or StreamSettings()
     return {
         "benchmark_version": BENCHMARK_VERSION,
         "schema_revision": SCHEMA_REVISION,
@@ -143,33 +166,33 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "interventions_sha256": sha256_file(bank.files.get("interventions")),
         "judge_prompt_version": JUDGE_PROMPT_VERSION,
         "judge_prompt_sha256": judge_prompt_sha256(),
-        "candidate_model": settings.model_id,
-        "candidate_model_file": settings.candidate_model_file,
-        "candidate_endpoint": _endpoint(settings.candidate_base_url),
-        "judge_model": settings.judge_model or settings.judge_family,
-        "judge_endpoint": _endpoint(settings.judge_base_url),
-        "ranking_judge_endpoint": _endpoint(settings.ranking_judge_base_url),
-        "describer_endpoint": _endpoint(settings.describer_base_url),
-        "judge_family": settings.judge_family,
-        "judge_family_resolution": settings.judge_family_resolution,
-        "ranking_judge_model": settings.ranking_judge_model,
-        "ranking_judge_family": settings.ranking_judge_family,
+        "candidate_model": candidate.model_id,
+        "candidate_model_file": candidate.model_file,
+        "candidate_endpoint": _endpoint(candidate.base_url),
+        "judge_model": judge.model or judge.family,
+        "judge_endpoint": _endpoint(judge.base_url),
+        "ranking_judge_endpoint": _endpoint(judge.ranking_base_url),
+        "describer_endpoint": _endpoint(stream.describer_base_url),
+        "judge_family": judge.family,
+        "judge_family_resolution": judge.family_resolution,
+        "ranking_judge_model": judge.ranking_model,
+        "ranking_judge_family": judge.ranking_family,
         "trials": settings.trials,
-        "temperature": settings.temperature,
-        "max_tokens": settings.max_tokens,
+        "temperature": candidate.temperature,
+        "max_tokens": candidate.max_tokens,
         "ranking_condition": settings.ranking_condition,
         "conditions": list(settings.conditions),
         "repair_style": settings.repair_style,
         "via": settings.via,
-        "output": settings.output,
-        "speed": settings.speed,
-        "staleness_ms": list(settings.staleness_ms),
-        "synthetic_frames": settings.synthetic_frames,
-        "describer": settings.describer,
-        "media_root": settings.media_root,
-        "asr_model": settings.asr_model,
+        "output": candidate.output,
+        "speed": stream.speed,
+        "staleness_ms": list(stream.staleness_ms),
+        "synthetic_frames": stream.synthetic_frames,
+        "describer": stream.describer if settings.stream else None,
+        "media_root": stream.media_root,
+        "asr_model": stream.asr_model,
         "concurrency": settings.concurrency,
-        "response_cache": ({"directory": settings.cache_dir, "candidate": settings.cache_candidate, "judges": True,
+        "response_cache": ({"directory": settings.cache_dir, "candidate": candidate.cached, "judges": True,
                             "log": CACHE_LOG} if settings.cache_dir else None),
         "rate_limits": settings.rate_limits,
         "bank_source": str(bank.source),
@@ -502,7 +525,7 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
     try:
         prepared.start()
         done = prepared.done
-        gaps = settings.staleness_ms or (None,)
+        gaps = (settings.stream.staleness_ms if settings.stream else ()) or (None,)
         cells = [(c, s, t, g) for c in settings.conditions for s in bank.scenarios for t in range(settings.trials)
                  for g in gaps if (c, s.scenario_id, t, g) not in done]
         total = len(settings.conditions) * len(bank.scenarios) * settings.trials * len(gaps)
@@ -524,18 +547,19 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                 await asyncio.sleep(1.0)
                 progress.tick()
 
-        async with open_judge(settings.judge_family, settings.judge_model, base_url=settings.judge_base_url,
+        judging = settings.judge
+        async with open_judge(judging.family, judging.model, base_url=judging.base_url,
                               cache=cache) as judge:
-            ranking_ctx = (open_judge(settings.ranking_judge_family, settings.ranking_judge_model,
-                                      base_url=settings.ranking_judge_base_url, cache=cache, role="ranking judge")
-                           if settings.ranking_judge_family else None)
+            ranking_ctx = (open_judge(judging.ranking_family, judging.ranking_model,
+                                      base_url=judging.ranking_base_url, cache=cache, role="ranking judge")
+                           if judging.ranking_family else None)
             ranking_judge = await ranking_ctx.__aenter__() if ranking_ctx else None
             ticking = asyncio.create_task(ticker())
             try:
                 async def run_cell(condition_name: str, scenario: Scenario, trial: int, gap: int | None) -> None:
                     condition = bank.condition(condition_name)
                     cell = dict(scenario_id=scenario.scenario_id, condition=condition_name, trial=trial,
-                                staleness_ms=gap, via=settings.via, candidate_model=settings.model_id,
+                                staleness_ms=gap, via=settings.via, candidate_model=settings.candidate.model_id,
                                 system_prompt=condition.system_prompt)
                     CURRENT_TRIAL.set(trial)  # this task's context: the cache keys candidate replies by trial
                     events: list = []

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage
-from benchmark.records import TurnResult, authored_turn_input
+from benchmark.records import GlassesFacts, TurnMetrics, TurnResult, authored_turn_input
 from benchmark.scenario import Condition, Scenario
 
 
@@ -85,16 +85,13 @@ class StreamConversation:
         events = await self.client.wait_turn(turn)
         self.messages += [Message("user", text) for text in events.input.messages()]
         self.messages.append(Message("assistant", events.done.text))
-        latency = events.metrics.latency_s
+        metrics = TurnMetrics.from_json(events.metrics.latency_s, f"metrics event of turn {turn}")
         reply = Reply(events.done.text, self.backend, Usage(events.done.input_tokens, events.done.output_tokens),
-                      latency.get("speech_end_to_reply_done", 0.0), latency.get("speech_end_to_first_token"),
-                      latency.get("speech_end_to_first_audio"), events.done.heard,
+                      metrics.reply_done or 0.0, metrics.first_token, metrics.first_audio, events.done.heard,
                       audio=self.client.reply_audio(turn), session_lost=events.done.session_lost)
         script = authored_turn_input(self.scenario, turn, repair_style=self.repair_style).speech
-        return TurnResult(turn, events.input, reply, metrics=latency,
-                          glasses={"speech_media": plan.speech_source, "frames_sent": plan.has_frames,
-                                   "synthetic_frames": plan.synthetic_frames, "lead_ms": lead,
-                                   "script": script})
+        return TurnResult(turn, events.input, reply, metrics=metrics,
+                          glasses=GlassesFacts(plan.speech_source, plan.has_frames, plan.synthetic_frames, lead, script))
 
     async def aclose(self) -> None:
         if self.client is not None:

@@ -179,7 +179,6 @@ def _env() -> dict:
     env = {k: v for k, v in os.environ.items()
            if not k.endswith("_API_KEY") and k not in ("OPENAI_BASE_URL", "WEARSIM_JUDGE_BASE_URL",
                                                         "PYTHONDONTWRITEBYTECODE")}
-    env.setdefault("WEARSIM_OPENAI_TRANSPORT", "http")  # the harness's own cost, not the SDK's
     return env
 
 

@@ -57,9 +57,9 @@ async def level(url: str, n: int, backend: str, bank) -> dict:
     for turns, late in ok:
         lateness += late
         for t in turns:
-            by_turn[t.turn].append(t.metrics["speech_end_to_transcript_final"])
-            done.append(t.metrics["speech_end_to_reply_done"])
-            first_token.append(t.metrics["speech_end_to_first_token"])
+            by_turn[t.turn].append(t.metrics.transcript_final)
+            done.append(t.metrics.reply_done)
+            first_token.append(t.metrics.first_token)
     finals = by_turn[1] + by_turn[2]
     held = (not failures and pct(finals, 95) is not None and pct(finals, 95) <= HOLD_P95_S
             and np.mean(by_turn[2]) <= np.mean(by_turn[1]) + 0.5)

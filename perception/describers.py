@@ -5,7 +5,9 @@
   and shape words, brightness, blur, and motion against the previous frame.
   It knows no object names, so it follows the authoring rule by construction.
 - `openai:MODEL` (any OpenAI-compatible vision endpoint, image as a data URI)
-  and `gemini:MODEL` (inline bytes). Their prompt carries the authoring rules;
+  and `gemini:MODEL` (inline bytes), asked through the candidate adapters
+  (the caller opens the model once per run: one client, the endpoint's rate
+  limits and retries). Their prompt carries the authoring rules;
   `style="natural"` lets the model name things, to measure what the rule costs.
 
 Model results are cached on disk by sha256 of (frame bytes, describer, model,
@@ -15,7 +17,6 @@ prompt version, style).
 from __future__ import annotations
 
 import asyncio
-import base64
 import hashlib
 import json
 import os
@@ -27,6 +28,7 @@ from typing import Protocol
 import cv2
 import numpy as np
 
+from benchmark.candidates.base import Candidate, GenerationConfig, Image, Message
 from perception.frames import SYNTHETIC_COMMENT, decode_jpeg
 
 PROMPT_VERSION = "1"
@@ -209,60 +211,30 @@ class DiskCache:
 
 
 class ModelDescriber:
-    """A vision model behind the OpenAI-compatible or the Gemini API."""
+    """A vision model, asked through a candidate adapter (`openai:MODEL`, `gemini:MODEL`):
+    the caller opens it once for the run, so every frame shares its client, its
+    endpoint's rate limits and its retries."""
 
-    def __init__(self, provider: str, model: str, *, base_url: str | None = None, style: str = "rules",
-                 cache_dir: Path | None = None):
+    def __init__(self, model: Candidate, *, style: str = "rules", cache_dir: Path | None = None):
         if style not in ("rules", "natural"):
             raise ValueError(f"describe style must be 'rules' or 'natural', got {style!r}")
-        self.provider, self.model, self.base_url, self.style = provider, model, base_url, style
-        self.name = provider
+        self.candidate, self.style = model, style
+        self.name = model.family
+        self.model = model.model_id.partition(":")[2] or model.model_id
         self.prompt = RULES_PROMPT if style == "rules" else NATURAL_PROMPT
         self.cache = DiskCache(cache_dir)
 
     async def describe(self, jpeg: bytes, previous: bytes | None = None) -> Description:
         started = time.monotonic()
-        key = self.cache.key(jpeg, self.provider, self.model, self.style)
+        key = self.cache.key(jpeg, self.name, self.model, self.style)
         cached = self.cache.get(key)
         if cached is not None:
-            return Description(cached, self.provider, self.model, True, time.monotonic() - started)
-        text = await (self._openai(jpeg) if self.provider == "openai" else self._gemini(jpeg))
-        text = text.strip()
+            return Description(cached, self.name, self.model, True, time.monotonic() - started)
+        reply = await self.candidate.respond([Message("user", self.prompt, (Image(jpeg),))], "",
+                                             GenerationConfig(temperature=0.0, max_tokens=200))
+        text = reply.text.strip()
         self.cache.put(key, text)
-        return Description(text, self.provider, self.model, False, time.monotonic() - started)
-
-    async def _openai(self, jpeg: bytes) -> str:
-        from openai import AsyncOpenAI
-
-        base_url = self.base_url or os.environ.get("OPENAI_BASE_URL")
-        key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
-        if not key:
-            raise RuntimeError("openai describer: set OPENAI_API_KEY, or --base-url for a local vision server")
-        client = AsyncOpenAI(api_key=key, base_url=base_url)
-        try:
-            data = base64.b64encode(jpeg).decode("ascii")
-            response = await client.chat.completions.create(model=self.model, max_tokens=200, temperature=0.0,
-                messages=[{"role": "user", "content": [
-                    {"type": "text", "text": self.prompt},
-                    {"type": "image_url", "image_url": {"url": f"data:image/jpeg;base64,{data}"}}]}])
-        finally:
-            await client.close()
-        return response.choices[0].message.content or ""
-
-    async def _gemini(self, jpeg: bytes) -> str:
-        from google import genai
-        from google.genai import types
-
-        key = os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
-        if not key:
-            raise RuntimeError("gemini describer: set GEMINI_API_KEY")
-        options = types.HttpOptions(base_url=self.base_url, api_version="v1beta") if self.base_url else None
-        client = genai.Client(api_key=key, http_options=options)
-        response = await client.aio.models.generate_content(
-            model=self.model, contents=[types.Part.from_text(text=self.prompt),
-                                        types.Part.from_bytes(data=jpeg, mime_type="image/jpeg")],
-            config=types.GenerateContentConfig(temperature=0.0, max_output_tokens=200))
-        return response.text or ""
+        return Description(text, self.name, self.model, False, time.monotonic() - started)
 
 
 def jpeg_comments(jpeg: bytes) -> list[bytes]:
@@ -300,13 +272,26 @@ class AuthoredDescriber:
         return await self.fallback.describe(jpeg, previous)
 
 
-def make_describer(spec: str = "opencv", *, base_url: str | None = None, style: str = "rules",
+MODEL_DESCRIBERS = ("openai", "gemini")  # describers that are a vision model: `PROVIDER:MODEL`
+
+
+def needs_model(spec: str) -> bool:
+    """The describer is a vision model, which the caller opens as a candidate (`open_candidate(spec)`)."""
+    provider, _, model = spec.partition(":")
+    return provider in MODEL_DESCRIBERS and bool(model)
+
+
+def make_describer(spec: str = "opencv", *, model: Candidate | None = None, style: str = "rules",
                    cache_dir: Path | None = None) -> SceneDescriber:
+    """`opencv`, `authored`, or a vision model (`openai:MODEL`, `gemini:MODEL`) given as `model`,
+    the candidate the caller opened for `spec`."""
     if spec == "opencv":
         return OpenCVDescriber()
     if spec == "authored":
         return AuthoredDescriber()
-    provider, _, model = spec.partition(":")
-    if provider in ("openai", "gemini") and model:
-        return ModelDescriber(provider, model, base_url=base_url, style=style, cache_dir=cache_dir)
+    if needs_model(spec):
+        if model is None:
+            raise ValueError(f"describer {spec!r} is a vision model: open it with open_candidate({spec!r}) "
+                             "and pass it as model=")
+        return ModelDescriber(model, style=style, cache_dir=cache_dir)
     raise ValueError(f"unknown describer {spec!r}: use opencv, authored, openai:MODEL or gemini:MODEL")

@@ -170,10 +170,15 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         state["frame_budget"] = FrameBudget(settings.frame_bytes_total)
         max_open = max(settings.max_open_backends, len(settings.allowed_backends or ()))
         state["backends"] = Backends(settings.backend_base_url, max_open)
+        # vision-model describers, each opened once for the server's life and shared by every session
+        state["describer_models"] = Backends(settings.describer_base_url, max(1, len(settings.allowed_describers)))
         try:
             yield
         finally:
-            await state["backends"].close()
+            try:
+                await state["backends"].close()
+            finally:
+                await state["describer_models"].close()
 
     app = FastAPI(title="wearsim streaming server", lifespan=lifespan)
     app.state.settings = settings
@@ -386,7 +391,7 @@ class Connection:
     async def _open_session(self, config: wire.SessionConfig):
         from benchmark.candidates.base import GenerationConfig
         from benchmark.candidates.model_ids import is_realtime, output_problem
-        from perception.describers import make_describer
+        from perception.describers import make_describer, needs_model
         from perception.frames import FrameBuffer
         from perception.speech import SpeechSegmenter
         from streaming.backends import ChatBackend, RealtimeBackend
@@ -395,7 +400,8 @@ class Connection:
         state, settings = self.state, self.settings
         segmenter = SpeechSegmenter(state["transcriber"], silence_ms=config.silence_ms, partials=config.partials,
                                     vad=state["vad"])
-        describer = make_describer(config.describer, base_url=settings.describer_base_url)
+        model = await state["describer_models"].get(config.describer) if needs_model(config.describer) else None
+        describer = make_describer(config.describer, model=model)
         generation = GenerationConfig(temperature=config.temperature, max_tokens=config.max_tokens)
         problem = output_problem(config.backend, config.output)
         if problem:

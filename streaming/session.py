@@ -46,7 +46,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from benchmark.candidates.base import REPLY_AUDIO_RATE
-from benchmark.records import MEDIA_CAMERA, TurnInput
+from benchmark.records import MEDIA_CAMERA, TurnInput, TurnMetrics
 from perception.describers import SceneDescriber
 from perception.frames import FrameBuffer, pick_context_frame, select_frame
 from perception.speech import FinalTranscript, PartialTranscript, SpeechSegmenter, SpeechStarted
@@ -281,15 +281,12 @@ class Session:
                                            reply.heard, reply.interrupted, reply.session_lost))
         first = first_token[0] if first_token else done_at
         since_speech_end = final.decode_seconds - heard_at  # add a monotonic time: seconds since speech ended
-        await self.send(wire.Metrics(turn, {
-            "speech_end_to_transcript_final": round(transcript_at + since_speech_end, 4),
-            "speech_end_to_camera_block": round(camera_at + since_speech_end, 4),
-            "speech_end_to_first_token": round(first + since_speech_end, 4),
-            "speech_end_to_first_audio": (None if reply.first_audio_s is None
-                                          else round(asked_at + reply.first_audio_s + since_speech_end, 4)),
-            "speech_end_to_reply_done": round(done_at + since_speech_end, 4),
-            "turn_end_to_first_token": round(first - asked_at, 4),
-            "last_frame_age_s": self.backend.last_frame_age_s(final.end_ms)}))
+        await self.send(wire.Metrics(turn, TurnMetrics(
+            transcript_final=transcript_at + since_speech_end, camera_block=camera_at + since_speech_end,
+            first_token=first + since_speech_end,
+            first_audio=None if reply.first_audio_s is None else asked_at + reply.first_audio_s + since_speech_end,
+            reply_done=done_at + since_speech_end, turn_end_to_first_token=first - asked_at,
+            last_frame_age_s=self.backend.last_frame_age_s(final.end_ms)).to_json()))
 
     async def aclose(self) -> None:
         if self._reply is not None:

@@ -13,6 +13,7 @@ import pytest
 
 from benchmark.candidates import GenerationConfig, Message
 from benchmark.candidates.openai_chat import OpenAIChatCandidate
+from benchmark.candidates.retry import RetryableError
 from benchmark.judges import JudgeFamilyError, resolve_judge_family
 from benchmark.judges.family import endpoint_host, is_custom_endpoint
 from tests.fake_openai import FakeOpenAI
@@ -142,35 +143,44 @@ def test_the_judge_does_not_follow_the_candidate_base_url(tmp_path):
     assert candidate.requests == []
 
 
-# ---- the chat adapter's own HTTP client ----------------------------------------------
+# ---- the chat adapter's HTTP path ------------------------------------------------------
 
-async def test_the_http_client_and_the_sdk_send_the_same_request():
+async def test_the_chat_adapter_sends_what_the_openai_sdk_would():
+    """The adapter reads and writes the wire format itself; its requests are the SDK's, byte for byte in JSON."""
+    from openai import AsyncOpenAI
+
     with FakeOpenAI(reply="hello there") as server:
-        sent = []
-        for transport in ("http", "sdk"):
-            candidate = OpenAIChatCandidate("m", base_url=server.base_url, api_key="x", transport=transport)
-            plain = await candidate.respond([Message("user", "hi")], "sys", GenerationConfig(max_tokens=9))
-            deltas = []
-            streamed = await candidate.respond([Message("user", "hi")], "sys", GenerationConfig(max_tokens=9),
-                                               on_delta=deltas.append)
-            await candidate.aclose()
-            assert plain.text == streamed.text == "".join(deltas) == "hello there"
-            assert plain.usage.input_tokens == 11 and streamed.usage.output_tokens == 2
-            sent.append(server.requests[-2:])
-            server.requests.clear()
-    assert sent[0] == sent[1]
+        candidate = OpenAIChatCandidate("m", base_url=server.base_url, api_key="x")
+        plain = await candidate.respond([Message("user", "hi")], "sys", GenerationConfig(max_tokens=9))
+        deltas = []
+        streamed = await candidate.respond([Message("user", "hi")], "sys", GenerationConfig(max_tokens=9),
+                                           on_delta=deltas.append)
+        await candidate.aclose()
+        assert plain.text == streamed.text == "".join(deltas) == "hello there"
+        assert plain.usage.input_tokens == 11 and streamed.usage.output_tokens == 2
+        ours = server.requests[-2:]
+        server.requests.clear()
+        sdk = AsyncOpenAI(api_key="x", base_url=server.base_url, max_retries=0)
+        messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]
+        await sdk.chat.completions.create(model="m", messages=messages, temperature=0.0, max_tokens=9)
+        stream = await sdk.chat.completions.create(model="m", messages=messages, temperature=0.0, max_tokens=9,
+                                                   stream=True, stream_options={"include_usage": True})
+        async for _ in stream:
+            pass
+        await sdk.close()
+    assert ours == server.requests[-2:]
 
 
 async def test_http_errors_are_final_or_retried_as_before():
     with FakeOpenAI(fail_first=1, retry_after="0") as server:
-        candidate = OpenAIChatCandidate("m", base_url=server.base_url, api_key="x", transport="http")
+        candidate = OpenAIChatCandidate("m", base_url=server.base_url, api_key="x")
         reply = await candidate.respond([Message("user", "hi")], "", GenerationConfig())
         await candidate.aclose()
     assert server.statuses == [429, 200] and reply.text
-    candidate = OpenAIChatCandidate("m", base_url="http://127.0.0.1:9/v1", api_key="x", transport="http",
-                                    attempts=1)
-    with pytest.raises(Exception, match="ConnectionRefusedError|OSError|ConnectionError"):
+    candidate = OpenAIChatCandidate("m", base_url="http://127.0.0.1:9/v1", api_key="x", attempts=1)
+    with pytest.raises(RetryableError, match="ConnectError: ConnectionRefusedError"):
         await candidate.respond([Message("user", "hi")], "", GenerationConfig())
+    await candidate.aclose()
 
 
 @pytest.mark.filterwarnings("error::ResourceWarning", "error::pytest.PytestUnraisableExceptionWarning")
@@ -178,8 +188,6 @@ async def test_a_request_cancelled_before_the_reply_closes_its_connection():
     """A barge-in cancels the request while the model has not answered yet: the connection is
     closed (the server sees it end), not kept for the next request, and not left for the
     garbage collector to find unclosed (a ResourceWarning, an error here)."""
-    from benchmark.candidates.openai_chat import ChatHTTP
-
     ended = asyncio.Event()
 
     async def never_answer(reader, writer):
@@ -189,13 +197,14 @@ async def test_a_request_cancelled_before_the_reply_closes_its_connection():
 
     server = await asyncio.start_server(never_answer, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
-    http = ChatHTTP(f"http://127.0.0.1:{port}/v1", {}, timeout=30)
-    request = asyncio.create_task(http.post_json("/chat/completions", b"{}"))
+    candidate = OpenAIChatCandidate("m", base_url=f"http://127.0.0.1:{port}/v1", api_key="x", attempts=1)
+    request = asyncio.create_task(candidate.respond([Message("user", "hi")], "", GenerationConfig(),
+                                                    on_delta=lambda piece: None))
     await asyncio.sleep(0.2)
     request.cancel()
     with pytest.raises(asyncio.CancelledError):
         await request
     await asyncio.wait_for(ended.wait(), 5)
-    assert http._idle == []
+    await candidate.aclose()
     server.close()
     await server.wait_closed()

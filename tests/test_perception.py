@@ -17,6 +17,8 @@ import pytest
 from benchmark.scenario import load_bank
 from perception.asr import Transcriber
 from perception.audio import decode_audio, float_to_pcm16
+from benchmark.candidates import open_candidate
+from benchmark.candidates.openai_chat import OpenAIChatCandidate
 from perception.describers import ModelDescriber, describe_pixels, make_describer
 from perception.frames import Frame, encode_jpeg, pick_context_frame, select_frame
 from perception.quality import object_names_in_camera_block, word_error_rate
@@ -182,16 +184,22 @@ def test_fallback_and_provenance():
 def test_openai_describer_sends_a_data_uri_and_caches(tmp_path):
     jpeg = _jpeg((30, 30, 200))
     with FakeOpenAI(reply="A flat blue square with a dark mark at its centre.") as server:
-        describer = make_describer("openai:vision", base_url=server.base_url, cache_dir=tmp_path)
-        first = asyncio.run(describer.describe(jpeg))
-        second = asyncio.run(describer.describe(jpeg))
+        async def twice():
+            async with open_candidate("openai:vision", base_url=server.base_url) as model:
+                describer = make_describer("openai:vision", model=model, cache_dir=tmp_path)
+                return await describer.describe(jpeg), await describer.describe(jpeg)
+
+        first, second = asyncio.run(twice())
     content = server.requests[0]["messages"][0]["content"]
     assert content[1]["image_url"]["url"] == "data:image/jpeg;base64," + base64.b64encode(jpeg).decode()
     assert "Never name any object" in content[0]["text"]
     assert (first.cached, second.cached) == (False, True) and len(server.requests) == 1
     assert second.text == first.text == "A flat blue square with a dark mark at its centre."
-    natural = make_describer("openai:vision", base_url="http://127.0.0.1:9/v1", style="natural", cache_dir=tmp_path)
+    natural = make_describer("openai:vision", model=OpenAIChatCandidate("vision", base_url="http://127.0.0.1:9/v1"),
+                             style="natural", cache_dir=tmp_path)
     assert isinstance(natural, ModelDescriber) and "naming the objects" in natural.prompt
+    with pytest.raises(ValueError, match="open_candidate"):
+        make_describer("openai:vision")
 
 
 def test_gemini_describer_sends_inline_bytes(tmp_path, monkeypatch):
@@ -203,26 +211,28 @@ def test_gemini_describer_sends_inline_bytes(tmp_path, monkeypatch):
 
         def do_POST(self):
             seen.append((self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
-            body = json.dumps({"candidates": [{"content": {"role": "model", "parts": [{"text": "A green disc."}]},
-                                               "finishReason": "STOP"}]}).encode()
+            chunk = json.dumps({"candidates": [{"content": {"role": "model", "parts": [{"text": "A green disc."}]},
+                                                "finishReason": "STOP"}]})
             self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
-            self.wfile.write(body)
+            self.wfile.write(f"data: {chunk}\r\n\r\n".encode())
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv("GEMINI_API_KEY", "test-key")
     jpeg = _jpeg((30, 160, 30))
     try:
-        describer = make_describer("gemini:gemini-2.5-flash", base_url=f"http://127.0.0.1:{server.server_port}",
-                                   cache_dir=tmp_path)
-        result = asyncio.run(describer.describe(jpeg))
+        async def once():
+            async with open_candidate("gemini:gemini-2.5-flash",
+                                      base_url=f"http://127.0.0.1:{server.server_port}") as model:
+                return await make_describer("gemini:gemini-2.5-flash", model=model, cache_dir=tmp_path).describe(jpeg)
+
+        result = asyncio.run(once())
     finally:
         server.shutdown()
     path, body = seen[0]
-    assert path.startswith("/v1beta/models/gemini-2.5-flash:generateContent")
+    assert path.startswith("/v1beta/models/gemini-2.5-flash:streamGenerateContent")  # the chat adapter's request
     parts = body["contents"][0]["parts"]
     inline = [p for p in parts if "inlineData" in p or "inline_data" in p]
     data = inline[0].get("inlineData") or inline[0].get("inline_data")

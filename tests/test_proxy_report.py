@@ -51,7 +51,7 @@ from benchmark.cli import main
 from benchmark.judges.base import Verdict
 from benchmark.proxy import build_proxy_report
 from benchmark.proxy.channels import attribute, latency, similarity
-from benchmark.records import TrialRecord, TurnInput, TurnResult
+from benchmark.records import TrialRecord, TurnInput, TurnMetrics, TurnResult
 from benchmark.runner import sha256_file
 from benchmark.scenario import load_bank
 
@@ -60,7 +60,7 @@ PLOTS = ("proxy_paired_accuracy.png", "proxy_wer_histogram.png", "proxy_flips_by
 
 
 def turn(scenario_id: str, n: int, *, speech: str | None = None, camera: str | None = None,
-         metrics: dict | None = None) -> TurnResult:
+         metrics: TurnMetrics | None = None) -> TurnResult:
     """A played turn: authored text unless `speech` / `camera` give what perception produced."""
     s = BANK.get(scenario_id)
     authored_speech = s.turn_1_user if n == 1 else s.turn_2_user
@@ -68,7 +68,7 @@ def turn(scenario_id: str, n: int, *, speech: str | None = None, camera: str | N
     turn_input = TurnInput(n, camera or authored_camera, speech or authored_speech,
                            "perceived" if camera else "authored", "perceived" if speech else "authored",
                            timings={"asr_decode_s": 0.5} if metrics else {})
-    return TurnResult(n, turn_input, Reply("an answer", "local", Usage(10, 5), 1.0, 0.4), metrics or {})
+    return TurnResult(n, turn_input, Reply("an answer", "local", Usage(10, 5), 1.0, 0.4), metrics or TurnMetrics())
 
 
 def record(scenario_id: str, passed: bool | None, via: str, turns=(), error: str | None = None) -> TrialRecord:
@@ -91,8 +91,7 @@ def write_run(directory: Path, records: list[TrialRecord], via: str, **manifest)
     return directory
 
 
-STREAM_METRICS = {"speech_end_to_transcript_final": 0.5, "speech_end_to_camera_block": 0.8,
-                  "speech_end_to_first_token": 2.0, "speech_end_to_reply_done": 3.0}
+STREAM_METRICS = TurnMetrics(transcript_final=0.5, camera_block=0.8, first_token=2.0, reply_done=3.0)
 
 
 @pytest.fixture()
@@ -186,7 +185,7 @@ def test_latency_decomposition_of_the_stream_run(runs):
     assert lat["first_token"]["p95"] == pytest.approx(2.0) and lat["reply_done"]["p50"] == pytest.approx(3.0)
     values = [1.0, 2.0, 3.0, 4.0, 5.0]
     trials = [record("sc-01", True, "stream", [TurnResult(n, turn("sc-01", n).input, Reply("x", "m"),
-                                                          {"speech_end_to_reply_done": v})])
+                                                          TurnMetrics(reply_done=v))])
               for v, n in zip(values, (1, 2, 1, 2, 1))]
     assert latency(trials)["reply_done"] == {"stage": latency([])["reply_done"]["stage"], "n": 5,
                                              "p50": statistics.median(values), "p95": pytest.approx(4.8)}

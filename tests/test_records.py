@@ -106,6 +106,35 @@ def test_a_record_names_its_file_line_and_field(tmp_path):
         TrialRecord.from_json({**json.loads(good), "trial": "first"})
 
 
+def test_turn_metrics_and_glasses_of_the_wrong_type_name_their_file_line_and_field(tmp_path):
+    good = json.loads((OLD_DIRECT / "transcripts.jsonl").read_text().splitlines()[0])
+    good["schema_version"] = SCHEMA_VERSION
+    good["turns"] = [{"turn": 1, "input": {"turn": 1, "camera_block": None, "speech": "hi", "camera_source": None,
+                                           "speech_source": "perceived"},
+                      "reply": {"text": "hello"}, "metrics": {"speech_end_to_first_token": "abc"},
+                      "glasses": {"lead_ms": "soon"}}]
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(good) + "\n")
+    with pytest.raises(TranscriptError) as info:
+        load_trials(path)
+    text = "\n".join(info.value.problems)
+    assert f"{path}: line 1" in text and "field 'speech_end_to_first_token'" in text and "'abc'" in text
+    assert "field 'lead_ms'" in text
+
+
+def test_metric_keys_are_spelled_only_in_the_records_module():
+    """Scoring, findings, the session and the stream conversation read the typed `TurnMetrics`."""
+    from benchmark.records import TurnMetrics
+
+    pattern = re.compile(r"""["'](%s)["']""" % "|".join(k for k in TurnMetrics.KEYS.values() if k.startswith(
+        ("speech_end_to", "turn_end_to"))))
+    offenders = [f"{path.relative_to(ROOT)}:{number}" for package in ("benchmark", "perception", "simulator", "streaming")
+                 for path in (ROOT / package).rglob("*.py") if path != ROOT / "benchmark" / "records.py"
+                 for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+                 if pattern.search(line)]
+    assert offenders == []
+
+
 def test_external_aliases_read_into_the_same_record():
     record = TrialRecord.from_json({
         "scenario_id": "x1", "condition": "baseline", "trial": 0, "target_context": "prior",

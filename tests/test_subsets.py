@@ -39,12 +39,12 @@ def test_one_subset_has_no_subset_rows():
 
 def test_stream_runs_report_perception_sources_and_stages():
     from benchmark.candidates.base import Reply
-    from benchmark.records import TurnInput, TurnResult
+    from benchmark.records import TurnInput, TurnMetrics, TurnResult
 
     def turn(n, camera_source, seconds):
         sent = TurnInput(n, "a block" if camera_source else None, "words", camera_source, "perceived",
                          timings={"asr_decode_s": 0.5})
-        return TurnResult(n, sent, Reply("r", "m"), metrics={"speech_end_to_reply_done": seconds})
+        return TurnResult(n, sent, Reply("r", "m"), metrics=TurnMetrics(reply_done=seconds))
 
     record = _trial("s1", "bank", "current", "current").replace(
         turns=(turn(1, "perceived", 2.0), turn(2, "authored", 4.0)))

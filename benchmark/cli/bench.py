@@ -174,7 +174,8 @@ def run(args) -> int:
                                                 output_problem)
     from benchmark.candidates.ratelimit import build_limits, configure
     from benchmark.judges import JudgeFamilyError, judge_model_id, resolve_judge_family
-    from benchmark.runner import RunDirError, RunSettings, TranscriptWriteError, build_manifest, open_run_dir, run_bench
+    from benchmark.runner import (CandidateSettings, JudgeSettings, RunDirError, RunSettings, StreamSettings,
+                                  TranscriptWriteError, build_manifest, open_run_dir, run_bench)
     from benchmark.scenario import BankError, load_bank
 
     try:
@@ -273,18 +274,20 @@ def run(args) -> int:
         if args.via == "direct" and not cache_candidate and not is_realtime(model_id):
             print(f"response cache: candidate replies at temperature {args.temperature:g} are not cached "
                   "(--cache all caches them, one entry per trial); judge replies are", file=sys.stderr)
+    stream = StreamSettings(
+        staleness_ms=staleness, synthetic_frames=args.synthetic_frames, describer=args.describer,
+        describer_base_url=describer_url, media_root=str(Path(args.media_root).resolve()) if args.media_root else None,
+        asr_model=args.asr_model, speed=args.speed, server=args.server,
+        token=args.token or os.environ.get("WEARSIM_TOKEN")) if args.via == "stream" else None
     settings = RunSettings(
-        model_id=model_id, judge_family=judge_family, judge_family_resolution=resolution, judge_model=judge_model,
+        candidate=CandidateSettings(model_id, temperature=args.temperature, max_tokens=args.max_tokens,
+                                    output=args.output, model_file=candidate_file, base_url=candidate_url,
+                                    cached=cache_candidate),
+        judge=JudgeSettings(judge_family, resolution, model=judge_model, base_url=judge_url,
+                            ranking_family=ranking_family, ranking_model=ranking_model, ranking_base_url=ranking_url),
         conditions=names, ranking_condition=args.ranking_condition, trials=args.trials,
-        temperature=args.temperature, concurrency=args.concurrency, camera=not args.no_camera,
-        repair_style=args.repair_style, ranking_judge_family=ranking_family,
-        ranking_judge_model=ranking_model, via=args.via, max_tokens=args.max_tokens, staleness_ms=staleness,
-        synthetic_frames=args.synthetic_frames, describer=args.describer if args.via == "stream" else None,
-        media_root=str(Path(args.media_root).resolve()) if args.media_root else None, asr_model=args.asr_model,
-        speed=args.speed if args.via == "stream" else None, candidate_model_file=candidate_file,
-        candidate_base_url=candidate_url, judge_base_url=judge_url, ranking_judge_base_url=ranking_url,
-        describer_base_url=describer_url, cache_dir=cache_dir, cache_candidate=cache_candidate,
-        rate_limits=limits.describe(), output=args.output)
+        concurrency=args.concurrency, camera=not args.no_camera, repair_style=args.repair_style, stream=stream,
+        cache_dir=cache_dir, rate_limits=limits.describe())
     try:  # locked and checked before any model starts; nothing is written yet
         prepared = open_run_dir(run_dir, build_manifest(bank, settings), resume=args.resume)
     except RunDirError as exc:
@@ -311,7 +314,7 @@ def run(args) -> int:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(signum, stop, signum)
             try:
-                async with conversations(settings, args, run_dir) as factory:
+                async with conversations(settings, args.base_url, run_dir) as factory:
                     return await run_bench(bank, settings, run_dir, factory, prepared=prepared)
             finally:
                 for signum in (signal.SIGTERM, signal.SIGINT):
@@ -398,10 +401,11 @@ def _error_rate_status(summary: dict, run_dir, max_rate: float) -> int:
 
 
 @contextlib.asynccontextmanager
-async def conversations(settings, args, run_dir):
+async def conversations(settings, base_url: str | None, run_dir):
     """The conversation factory of a run. Direct: the text proxy against the
-    opened candidate. Stream: simulated glasses against `--server`, or against
-    a streaming server started in-process (its backend is the candidate)."""
+    opened candidate. Stream: simulated glasses against `settings.stream.server`,
+    or against a streaming server started in-process (its backend is the
+    candidate). `base_url`: the candidate's endpoint as given (`--base-url`)."""
     from pathlib import Path
 
     from benchmark.candidates import open_candidate
@@ -409,15 +413,16 @@ async def conversations(settings, args, run_dir):
     from benchmark.candidates.model_ids import is_realtime
     from benchmark.protocol import DirectConversation
 
-    config = GenerationConfig(temperature=settings.temperature, max_tokens=settings.max_tokens)
-    if settings.via == "direct":
-        async with open_candidate(settings.model_id, base_url=args.base_url, log_dir=run_dir / "logs",
-                                  output=settings.output) as candidate:
-            if settings.cache_candidate:
+    chosen = settings.candidate
+    config = GenerationConfig(temperature=chosen.temperature, max_tokens=chosen.max_tokens)
+    if settings.stream is None:
+        async with open_candidate(chosen.model_id, base_url=base_url, log_dir=run_dir / "logs",
+                                  output=chosen.output) as candidate:
+            if chosen.cached:
                 from benchmark.candidates.cache import CachedCandidate, ResponseCache
 
                 candidate = CachedCandidate(candidate, ResponseCache(settings.cache_dir), role="candidate")
-            if is_realtime(settings.model_id):  # each trial in a live conversation of its own
+            if is_realtime(chosen.model_id):  # each trial in a live conversation of its own
                 yield lambda scenario, condition, _gap: DirectConversation(
                     scenario, condition, candidate.conversation(), config, camera=settings.camera,
                     repair_style=settings.repair_style, owns_candidate=True)
@@ -428,22 +433,22 @@ async def conversations(settings, args, run_dir):
         return
     from benchmark.stream_conversation import StreamConversation
 
-    token = args.token or os.environ.get("WEARSIM_TOKEN")
-    server = contextlib.nullcontext(args.server)
-    if not args.server:
+    stream = settings.stream
+    server = contextlib.nullcontext(stream.server)
+    if not stream.server:
         from streaming.app import ServerSettings
         from streaming.local_server import running_server
 
         print(f"starting the streaming server in-process (Whisper, VAD, backend); its log: "
               f"{run_dir / 'logs' / 'server.log'}", file=sys.stderr)
-        server = running_server(ServerSettings(backend_base_url=args.base_url, asr_model=args.asr_model,
-                                               describer_base_url=settings.describer_base_url,
-                                               allowed_backends=(settings.model_id,),
-                                               allowed_describers=(args.describer,)),
+        server = running_server(ServerSettings(backend_base_url=base_url, asr_model=stream.asr_model,
+                                               describer_base_url=stream.describer_base_url,
+                                               allowed_backends=(chosen.model_id,),
+                                               allowed_describers=(stream.describer,)),
                                 log_path=run_dir / "logs" / "server.log")
     with server as url:
         yield lambda scenario, condition, gap: StreamConversation(
-            scenario, condition, url, settings.model_id, config, camera=settings.camera,
-            repair_style=settings.repair_style, speed=args.speed, token=token, describer=args.describer,
-            staleness_ms=gap, synthetic_frames=settings.synthetic_frames, output=settings.output,
-            media_root=Path(args.media_root) if args.media_root else None)
+            scenario, condition, url, chosen.model_id, config, camera=settings.camera,
+            repair_style=settings.repair_style, speed=stream.speed, token=stream.token, describer=stream.describer,
+            staleness_ms=gap, synthetic_frames=stream.synthetic_frames, output=chosen.output,
+            media_root=Path(stream.media_root) if stream.media_root else None)

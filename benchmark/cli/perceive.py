@@ -56,13 +56,20 @@ def run_frame(args) -> int:
     import sys
     from pathlib import Path
 
-    from perception.describers import make_describer
+    from benchmark.candidates import open_candidate
+    from perception.describers import make_describer, needs_model
+
+    async def describe(jpeg: bytes, previous: bytes | None):
+        if not needs_model(args.describer):
+            return await make_describer(args.describer, style=args.describe_style).describe(jpeg, previous)
+        async with open_candidate(args.describer, base_url=args.base_url) as model:
+            return await make_describer(args.describer, model=model, style=args.describe_style).describe(
+                jpeg, previous)
 
     try:
         jpeg = Path(args.image).read_bytes()
         previous = Path(args.previous).read_bytes() if args.previous else None
-        describer = make_describer(args.describer, base_url=args.base_url, style=args.describe_style)
-        description = asyncio.run(describer.describe(jpeg, previous))
+        description = asyncio.run(describe(jpeg, previous))
     except (OSError, ValueError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

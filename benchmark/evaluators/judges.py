@@ -23,7 +23,6 @@ from benchmark.candidates.base import Candidate, GenerationConfig, Image, Messag
 from benchmark.evaluators import JUDGES_DIR
 
 PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
-KNOWN_PLACEHOLDERS = {"input", "output", "expected_output", "image_reference", "image_references"}
 WEIGHTS = {
     "image-description": {"visual_accuracy": 0.40, "completeness": 0.30, "clarity": 0.20, "relevance": 0.10},
     "activity": {"activity_identification": 0.35, "accuracy": 0.35, "detail_level": 0.20, "inference_quality": 0.10},

@@ -119,13 +119,6 @@ def _plural_forms(word: str) -> set[str]:
     return forms
 
 
-def _is_plural_of(candidate: str, token: str) -> bool:
-    """`candidate` is a regular plural of `token` (last word pluralised)."""
-    head, _, last = token.rpartition(" ")
-    c_head, _, c_last = candidate.rpartition(" ")
-    return head == c_head and c_last in _plural_forms(last)
-
-
 @lru_cache(maxsize=4096)
 def _plurals_of(wanted: str) -> tuple[str, ...]:
     """Every regular plural of a (normalised) token, its last word pluralised."""

@@ -196,7 +196,7 @@ def latency(trials: Iterable[TrialRecord]) -> dict:
             timings, metrics = result.input.timings, result.metrics
             if isinstance(timings.get("asr_decode_s"), (int, float)):
                 values["asr"].append(float(timings["asr_decode_s"]))
-            stage = {name: metrics.get(f"speech_end_to_{name}") for name in
+            stage = {name: getattr(metrics, name) for name in
                      ("transcript_final", "camera_block", "first_token", "reply_done")}
             for name, value in stage.items():
                 if isinstance(value, (int, float)):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from benchmark.records import LATENCY_STAGES
 from benchmark.scoring.trials import LABELS
 
 MANIFEST_ORDER = (
@@ -291,10 +292,7 @@ def _perception(summary: dict) -> list[str]:
     names = {"perceived": "perceived (from media)", "authored": "authored text (fallback)",
              "media": "media sent to the model", "none": "nothing sent"}
     rows = [[channel, *(f"{counts.get(k, 0)}" for k in names)] for channel, counts in data["sources"].items()]
-    labels = {"speech_end_to_transcript_final": "end of speech to final transcript",
-              "speech_end_to_camera_block": "end of speech to camera block",
-              "speech_end_to_first_token": "end of speech to first reply text",
-              "speech_end_to_reply_done": "end of speech to reply done", "asr_decode_s": "Whisper decode"}
+    labels = {**LATENCY_STAGES, "asr_decode_s": "Whisper decode"}
     stages = [[labels[stage], _seconds(row["p50"]), _seconds(row["p95"]), str(row["n"])]
               for stage, row in data["stages_s"].items()]
     wer = data.get("speech_wer")

@@ -233,8 +233,8 @@ def turn_facts(result: TurnResult) -> dict[str, str]:
              "first token": "-" if reply.first_token_s is None else f"{reply.first_token_s:.2f} s",
              "tokens in/out": f"{reply.usage.input_tokens}/{reply.usage.output_tokens}"}
     facts.update({k: "-" if v is None else f"{v:.3f} s" if isinstance(v, float) else str(v)
-                  for k, v in result.metrics.items()})
-    facts.update({k: str(v) for k, v in result.glasses.items()})
+                  for k, v in result.metrics.to_json().items()})
+    facts.update({k: str(v) for k, v in result.glasses.to_json().items()})
     return facts
 
 

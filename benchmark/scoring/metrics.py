@@ -19,11 +19,10 @@ from collections.abc import Iterable, Sequence
 
 from benchmark.scoring import stats
 from benchmark.scoring.signals import code_signal_label
-from benchmark.records import TrialRecord
+from benchmark.records import LATENCY_STAGES, TrialRecord
 from benchmark.scoring.trials import LABELS
 
 PRIMARY_CLASSES = ("current", "prior")
-AUXILIARY_CLASSES = ("clarify", "abstain")
 
 
 def rate_cell(k: int, n: int) -> dict:
@@ -106,8 +105,8 @@ def staleness(trials: Iterable[TrialRecord]) -> dict[str, dict]:
     for gap in sorted({t.staleness_ms for t in trials}):
         at_gap = [t for t in trials if t.staleness_ms == gap and t.scored]
         not_prior = [t for t in at_gap if t.target_context != "prior"]
-        ages = [turn.metrics["last_frame_age_s"] for t in trials if t.staleness_ms == gap and not t.errored
-                for turn in t.turns if turn.turn == 2 and turn.metrics.get("last_frame_age_s") is not None]
+        ages = [turn.metrics.last_frame_age_s for t in trials if t.staleness_ms == gap and not t.errored
+                for turn in t.turns if turn.turn == 2 and turn.metrics.last_frame_age_s is not None]
         out[str(gap)] = {"accuracy": rate_cell(sum(bool(t.passed) for t in at_gap), len(at_gap)),
                          "earlier_scene": rate_cell(sum(t.turn_2_label == "prior" for t in not_prior),
                                                     len(not_prior)),
@@ -253,10 +252,6 @@ def latency(trials: Iterable[TrialRecord]) -> dict:
     }
 
 
-STAGES = ("speech_end_to_transcript_final", "speech_end_to_camera_block", "speech_end_to_first_token",
-          "speech_end_to_reply_done")
-
-
 def perception(trials: Iterable[TrialRecord]) -> dict | None:
     """Simulated-glasses runs: where each channel's content came from, per turn
     played, the latency of each stage from the end of speech (p50/p95), and
@@ -264,7 +259,7 @@ def perception(trials: Iterable[TrialRecord]) -> dict | None:
     scenario's line the glasses spoke (`glasses.script`; older records have
     none)."""
     turns = [turn for trial in trials if not trial.errored for turn in trial.turns]
-    if not any(turn.metrics for turn in turns):
+    if not any(turn.metrics.measured for turn in turns):
         return None
     channels = {}
     for channel in ("speech", "camera", "context"):
@@ -272,14 +267,14 @@ def perception(trials: Iterable[TrialRecord]) -> dict | None:
         for turn in turns:
             counts[getattr(turn.input, f"{channel}_source") or "none"] += 1
         channels[channel] = dict(sorted(counts.items()))
-    stages = {stage: _percentiles([t.metrics[stage] for t in turns if t.metrics.get(stage) is not None])
-              for stage in STAGES}
+    stages = {stage: _percentiles([t.metrics.stage(stage) for t in turns if t.metrics.stage(stage) is not None])
+              for stage in LATENCY_STAGES}
     stages["asr_decode_s"] = _percentiles([t.input.timings["asr_decode_s"] for t in turns
                                            if t.input.timings.get("asr_decode_s") is not None])
     from benchmark.words import word_error_rate
 
-    rates = [word_error_rate(t.glasses["script"], t.input.speech) for t in turns
-             if t.glasses.get("script") and t.input.speech_source in ("perceived", "media")]
+    rates = [word_error_rate(t.glasses.script, t.input.speech) for t in turns
+             if t.glasses.script and t.input.speech_source in ("perceived", "media")]
     wer = {"mean": round(statistics.fmean(rates), 3), "median": round(statistics.median(rates), 3),
            "n": len(rates)} if rates else None
     return {"turns": len(turns), "sources": channels, "stages_s": stages, "speech_wer": wer}
