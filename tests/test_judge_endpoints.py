@@ -178,7 +178,7 @@ async def test_http_errors_are_final_or_retried_as_before():
         await candidate.aclose()
     assert server.statuses == [429, 200] and reply.text
     candidate = OpenAIChatCandidate("m", base_url="http://127.0.0.1:9/v1", api_key="x", attempts=1)
-    with pytest.raises(RetryableError, match="ConnectError: ConnectionRefusedError"):
+    with pytest.raises(RetryableError, match="cannot connect: ConnectionRefusedError"):
         await candidate.respond([Message("user", "hi")], "", GenerationConfig())
     await candidate.aclose()
 

@@ -1,21 +1,22 @@
 """Any OpenAI-compatible chat endpoint (OpenAI, vLLM, Ollama, llama.cpp's
-server, routers), over one HTTP path: `httpx`, speaking the documented
+server, routers), over one HTTP path: `aiohttp`, speaking the documented
 chat-completions wire format (a JSON reply, or server-sent events when the
 reply is streamed). Connections are kept alive and pooled per candidate;
-proxies come from the environment (HTTPS_PROXY, NO_PROXY, ...) as httpx
-reads them. The SDK is not used for chat: its typed objects cost about four
-times the CPU per request of reading the JSON ourselves (docs/performance.md,
-"The harness"); it stays for the realtime APIs, whose sessions it manages.
+proxies come from the environment (HTTPS_PROXY, NO_PROXY, ...). aiohttp, not
+httpx or the SDK: on the harness it costs a tenth of their CPU per request
+(docs/performance.md, "The harness"). The SDK stays for the realtime APIs,
+whose sessions it manages.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
 import time
 
-import httpx
+import aiohttp
 
 from benchmark.candidates import ratelimit
 from benchmark.candidates.base import Message, Reply, Usage
@@ -59,15 +60,23 @@ class OpenAIChatCandidate(ratelimit.LimitedChat):
             raise RuntimeError(f"{self.model_id}: base URL {self.base_url.split('?')[0]!r} must start with "
                                "http:// or https://")
         self.endpoint = self.base_url  # the cache and the rate limiter key on it
+        self.url = _without_userinfo(self.base_url) + "/chat/completions"  # the key goes in a header only
         self.limiter = ratelimit.limiter_for("openai", self.base_url)
         headers = {"Authorization": f"Bearer {api_key}", "User-Agent": "wearsim"}
         for variable, header in (("OPENAI_ORG_ID", "OpenAI-Organization"), ("OPENAI_PROJECT_ID", "OpenAI-Project")):
             if os.environ.get(variable, "").strip() and base_url is None:
                 headers[header] = os.environ[variable].strip()
+        self.headers = {**headers, "Content-Type": "application/json"}
         self.timeout = timeout
-        self.http = httpx.AsyncClient(
-            base_url=self.base_url, headers=headers, timeout=httpx.Timeout(timeout),
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=MAX_IDLE_CONNECTIONS))
+        self._http: aiohttp.ClientSession | None = None  # made in the event loop that first uses it
+
+    @property
+    def http(self) -> aiohttp.ClientSession:
+        if self._http is None:
+            self._http = aiohttp.ClientSession(
+                headers=self.headers, timeout=aiohttp.ClientTimeout(total=self.timeout), trust_env=True,
+                connector=aiohttp.TCPConnector(limit=0, limit_per_host=0, keepalive_timeout=30))
+        return self._http
 
     def _body(self, messages, system, config, stream: bool) -> bytes:
         body = {"model": self.model, "messages": to_openai_messages(messages, system),
@@ -85,27 +94,31 @@ class OpenAIChatCandidate(ratelimit.LimitedChat):
             if on_delta is None:
                 return await self._complete(messages, system, config)
             return await self._stream(messages, system, config, on_delta)
-        except httpx.TimeoutException:
+        except asyncio.TimeoutError:
             raise RetryableError(f"{self.model_id}: timed out after {self.timeout:g} s") from None
-        except httpx.TransportError as exc:
-            raise RetryableError(f"{self.model_id}: {type(exc).__name__}: {_cause(exc)}") from None
+        except aiohttp.ClientConnectorError as exc:
+            raise RetryableError(f"{self.model_id}: cannot connect: {type(exc.os_error).__name__}") from None
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
+            raise RetryableError(f"{self.model_id}: connection lost: {type(exc).__name__}") from None
 
-    def _check(self, response: httpx.Response) -> None:
-        status = response.status_code
+    async def _check(self, response: aiohttp.ClientResponse) -> None:
+        status = response.status
         if status < 300:
             return
+        body = await response.read()
         if status in RETRYABLE_STATUSES or status >= 500:
             what = "rate limited (429)" if status == 429 else f"server error {status}"
             raise RetryableError(f"{self.model_id}: {what}", retry_after_seconds(response.headers))
-        raise RuntimeError(f"{self.model_id}: HTTP {status}: {_error_message(response.content, status)}")
+        raise RuntimeError(f"{self.model_id}: HTTP {status}: {_error_message(body, status)}")
 
     async def _complete(self, messages, system, config) -> Reply:
         started = time.monotonic()
-        response = await self.http.post("/chat/completions", content=self._body(messages, system, config, False),
-                                        headers={"Content-Type": "application/json"})
-        self._check(response)
+        async with self.http.post(self.url,
+                                  data=self._body(messages, system, config, False)) as response:
+            await self._check(response)
+            raw = await response.read()
         try:
-            data = json.loads(response.content)
+            data = json.loads(raw)
             choices = data.get("choices") or []
             text = (choices[0].get("message") or {}).get("content") or "" if choices else ""
         except (ValueError, AttributeError, TypeError):
@@ -117,16 +130,14 @@ class OpenAIChatCandidate(ratelimit.LimitedChat):
         first_token = None
         pieces: list[str] = []
         usage = Usage()
-        async with self.http.stream("POST", "/chat/completions", content=self._body(messages, system, config, True),
-                                    headers={"Content-Type": "application/json",
-                                             "Accept": "text/event-stream"}) as response:
-            if response.status_code >= 300:
-                await response.aread()
-                self._check(response)
-            async for line in response.aiter_lines():
-                if not line.startswith("data:"):
+        async with self.http.post(self.url,
+                                  data=self._body(messages, system, config, True),
+                                  headers={"Accept": "text/event-stream"}) as response:
+            await self._check(response)
+            async for line in response.content:
+                if not line.startswith(b"data:"):
                     continue
-                event = line[5:].strip()
+                event = line[5:].strip().decode("utf-8")
                 if event == "[DONE]":
                     continue  # read on to the end of the body, so the connection can be reused
                 try:
@@ -150,7 +161,17 @@ class OpenAIChatCandidate(ratelimit.LimitedChat):
         return Reply("".join(pieces), self.model_id, usage, time.monotonic() - started, first_token)
 
     async def aclose(self) -> None:
-        await self.http.aclose()
+        if self._http is not None:
+            await self._http.close()
+            self._http = None
+
+
+def _without_userinfo(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=host))
 
 
 def _usage(data) -> Usage:
@@ -170,10 +191,3 @@ def _error_message(body: bytes, status: int) -> str:
         message = None
     return (str(message) if message else f"HTTP {status}")[:300]
 
-
-def _cause(exc: Exception) -> str:
-    """What went wrong underneath an httpx error (e.g. ConnectionRefusedError), never a URL or header."""
-    inner = exc.__cause__ or exc.__context__
-    while inner is not None and (inner.__cause__ or inner.__context__) is not None:
-        inner = inner.__cause__ or inner.__context__
-    return type(inner).__name__ if inner is not None else "connection failed"
