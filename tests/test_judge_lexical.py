@@ -164,3 +164,19 @@ async def test_the_lexical_judge_reads_the_camera_block_of_the_judged_message():
     repair = await judge.label(JudgeCase(scenario, 3, "I mean the one in my hand now.", "A phillips tip.",
                                          turn_2_message=message))
     assert repair.label == "current"
+
+
+def test_a_near_match_never_crosses_a_negation():
+    """"I can see ..." once matched the abstain phrase "can't see" (ratio 0.875) and a reply
+    describing the scene was labelled abstain; with no signal left the reply is unscored."""
+    from benchmark.judges.lexical import lexical_label
+    from benchmark.judges.signals import fuzzy_hits
+    from benchmark.scenario import load_bank
+
+    answers = load_bank(None).get("sc-01").answers
+    assert "can't see" in answers.abstain_indicators
+    assert lexical_label("I can see a bright room and a wooden table in front of you.", answers) == (
+        None, "no signal")
+    assert fuzzy_hits("I can see a red mug.", ["can't see"]) == []
+    assert [h.matched for h in fuzzy_hits("I cant see it well", ["can't see"])] == ["cant see"]
+    assert fuzzy_hits("there is no lid on it", ["a lid on it"]) == []

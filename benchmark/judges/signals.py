@@ -146,6 +146,15 @@ class _Grams:
         return self._by_size[size]
 
 
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|neither|nor|cannot|without"
+                       r"|(?:ca|do|does|did|is|are|was|were|wo|could|would|should|has|have|had)nt)\b|n't\b")
+
+
+def negation_in(text: str) -> bool:
+    """The words hold a negation (not, no, never, can't, ...)."""
+    return _NEGATION.search(text) is not None
+
+
 def fuzzy_hits(response: str, tokens: tuple[str, ...] | list[str], exclude: set[str] = frozenset(),
                grams: _Grams | None = None) -> list[FuzzyHit]:
     """Near matches of tokens not already found on word boundaries."""
@@ -167,7 +176,11 @@ def fuzzy_hits(response: str, tokens: tuple[str, ...] | list[str], exclude: set[
         if len(wanted) < FUZZY_MIN_LENGTH:
             continue
         choices = ordered if wanted not in present else [gram for gram in ordered if gram != wanted]
-        best = process.extractOne(wanted, choices, scorer=fuzz.ratio, score_cutoff=FUZZY_THRESHOLD * 100 - 1e-9)
+        negated = negation_in(wanted)
+        near = process.extract(wanted, choices, scorer=fuzz.ratio, score_cutoff=FUZZY_THRESHOLD * 100 - 1e-9,
+                               limit=None)
+        # a near match never crosses a negation: "can see" is not "can't see", "a lid" is not "no lid"
+        best = next((match for match in near if negation_in(match[0]) == negated), None)
         if best is not None:
             hits.append(FuzzyHit(token, best[0], round(best[1] / 100.0, 3), "ratio"))
     return hits
