@@ -171,3 +171,20 @@ def test_a_text_only_model_cannot_judge_images(tmp_path):
     done = subprocess.run([sys.executable, "-m", "benchmark", "eval", "--evaluator", "image-description",
                            "--data", str(cases), "--judge-model", "local"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "reads text only" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_endpoint_with_nothing_listening_stops_the_run_before_any_cell(tmp_path):
+    port = free_port()  # nothing listens there
+    done = wearsim("bench", "--model", "openai:qwen2.5", "--base-url", f"http://127.0.0.1:{port}/v1",
+                   "--judge-family", "lexical", "--output-dir", str(tmp_path / "run"))
+    assert done.returncode == 2
+    assert_one_line(done.stderr, f"nothing is listening at 127.0.0.1:{port} (connection refused)", "--base-url")
+    assert not (tmp_path / "run").exists()
+
+
+def test_every_missing_key_is_named_at_once(tmp_path):
+    done = wearsim("bench", "--model", "openai:gpt-4o-mini", "--judge-family", "gemini",
+                   "--output-dir", str(tmp_path / "run"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "OPENAI_API_KEY" in done.stderr and "GEMINI_API_KEY" in done.stderr
+    assert not (tmp_path / "run").exists()

@@ -220,7 +220,13 @@ def run(args) -> int:
             ranking_url = effective_base_url(ranking_model, judge_base_url(
                 args.ranking_judge_base_url, ranking_family, ranking_model))
         limits = build_limits(args.max_requests_per_minute, args.max_tokens_per_minute)
-    except (JudgeFamilyError, ValueError, RuntimeError) as exc:
+    except JudgeFamilyError as exc:  # with the candidate's missing key too, if it has one
+        candidate_problem = None if (args.via == "stream" and args.server) else missing_credentials(
+            model_id, base_url=args.base_url)
+        if candidate_problem:
+            return _fail(f"the run cannot start:\n  {candidate_problem} (--model {model_id})\n  {exc}")
+        return _fail(str(exc))
+    except (ValueError, RuntimeError) as exc:
         return _fail(str(exc))
     describer_url = None
     if args.via == "stream" and args.describer.partition(":")[0] in ("openai", "gemini"):
@@ -233,10 +239,21 @@ def run(args) -> int:
         ("--ranking-judge-model", ranking_model, ranking_url, "--ranking-judge-base-url")) if m]
     if args.via == "stream" and not args.server and args.describer.partition(":")[0] in ("openai", "gemini"):
         needs.append(("--describer", args.describer, describer_url, "--describer-base-url"))
-    for flag, needed, base_url, url_flag in needs:
-        problem = missing_credentials(needed, base_url=base_url, base_url_flag=url_flag)
-        if problem:
-            return _fail(f"{problem} ({flag} {needed})")
+    problems = [f"{problem} ({flag} {needed})" for flag, needed, base_url, url_flag in needs
+                if (problem := missing_credentials(needed, base_url=base_url, base_url_flag=url_flag))]
+    if problems:  # every missing key at once
+        return _fail("\n  ".join(["the run cannot start:", *problems]) if len(problems) > 1 else problems[0])
+    # then every endpoint the command names: one connection each, before any cell
+    from benchmark.candidates.reach import reach_problem
+
+    endpoints = [("--base-url", candidate_url), ("--judge-base-url", judge_url),
+                 ("--ranking-judge-base-url", ranking_url), ("--describer-base-url", describer_url)]
+    if args.via == "stream" and args.server:
+        endpoints = [("--server", args.server), *endpoints[1:3]]
+    unreachable = [f"{flag}: {problem}" for flag, url in dict.fromkeys(endpoints) if url
+                   and (problem := reach_problem(url))]
+    if unreachable:
+        return _fail("; ".join(unreachable) + " (nothing was written; start the server or fix the URL)")
     names = tuple(c.name for c in bank.conditions) if args.conditions == "all" else \
         tuple(n.strip() for n in args.conditions.split(",") if n.strip())
     known = [c.name for c in bank.conditions]
