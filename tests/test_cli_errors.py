@@ -188,3 +188,13 @@ def test_every_missing_key_is_named_at_once(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "OPENAI_API_KEY" in done.stderr and "GEMINI_API_KEY" in done.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_serve_refuses_at_start_up_a_backend_or_describer_without_its_key():
+    done = wearsim("serve", "--backend", "openai-realtime:gpt-realtime", "--describer", "gemini:gemini-2.5-flash",
+                   "--port", str(free_port()), timeout=60)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "--backend openai-realtime:gpt-realtime" in done.stderr and "OPENAI_API_KEY" in done.stderr
+    assert "--describer gemini:gemini-2.5-flash" in done.stderr and "GEMINI_API_KEY" in done.stderr
+    help_text = wearsim("serve", "--help").stdout
+    assert "replace the default" in " ".join(help_text.split())

@@ -181,6 +181,7 @@ def test_serve_offers_local_only_unless_told(monkeypatch):
         def run(self):
             pass
     monkeypatch.setattr("uvicorn.Server", Server)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-serve")  # the offered openai backends and describer need one
     parser = __import__("argparse").ArgumentParser()
     serve.register(parser.add_subparsers())
     assert serve.run(parser.parse_args(["serve"])) == 0

@@ -31,7 +31,8 @@ def register(subparsers) -> None:
                    help="a model describer clients may ask for, e.g. openai:gpt-4o-mini (repeatable; opencv and "
                         "authored are always offered; a model describer spends this server's key)")
     p.add_argument("--backend", action="append", metavar="ID",
-                   help="a backend id clients may ask for (repeatable; default: local)")
+                   help="a backend id clients may ask for (repeatable). The ids given replace the default, "
+                        "local: add --backend local to offer it as well")
     p.add_argument("--max-sessions", type=int, default=16, help="concurrent sessions (default 16)")
     p.add_argument("--idle-timeout", type=float, default=300.0, metavar="S",
                    help="close a session after S seconds with nothing from the client and nothing in flight "
@@ -67,6 +68,22 @@ def run(args) -> int:
     backends = tuple(dict.fromkeys(b.strip() for b in (args.backend or ["local"]) if b.strip()))
     if not backends:
         print("error: --backend needs a model id", file=sys.stderr)
+        return 2
+    from benchmark.candidates.model_ids import missing_credentials
+
+    missing = []
+    for flag, ids, base_url, url_flag in (("--backend", backends, args.base_url, "--base-url"),
+                                          ("--describer", [d for d in args.describer or () if d not in LOCAL_DESCRIBERS], args.describer_base_url,
+                                           "--describer-base-url")):
+        for model_id in ids:
+            try:
+                problem = missing_credentials(model_id, base_url=base_url, base_url_flag=url_flag)
+            except ValueError as exc:
+                problem = str(exc)
+            if problem:
+                missing.append(f"{flag} {model_id}: {problem}")
+    if missing:  # refused at start-up, every one at once: a client would only meet them one by one
+        print("error: the server cannot offer what it was asked to:\n  " + "\n  ".join(missing), file=sys.stderr)
         return 2
     settings = ServerSettings(token=token, asr_model=args.asr_model, backend_base_url=args.base_url,
                               describer_base_url=args.describer_base_url, allowed_backends=backends,
