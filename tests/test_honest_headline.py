@@ -118,3 +118,37 @@ def test_only_the_ranking_condition_counts():
     summary["manifest"]["ranking_condition"] = "explicit"
     summary = summary_of(trials, summary["manifest"])
     assert headline(summary).startswith("balanced Turn 2 accuracy (explicit): 100.0%")
+
+
+def _has_warning_red(png) -> bool:
+    from PIL import Image
+
+    from benchmark.report.plots import WARN
+
+    red = tuple(int(WARN[i:i + 2], 16) for i in (1, 3, 5))
+    with Image.open(png) as image:
+        top = image.convert("RGB").crop((0, 0, image.width, image.height // 6))
+        return any(abs(r - red[0]) + abs(g - red[1]) + abs(b - red[2]) < 60 for _, (r, g, b) in top.getcolors(1 << 20))
+
+
+def test_every_plot_and_the_rescore_line_that_shows_a_score_shows_the_warning(tmp_path, capsys):
+    """A 50% bar, a staleness point or the rescore line never stands without "not a measurement"."""
+    from benchmark.report.plots import plot_balanced_accuracy, plot_staleness
+
+    few = [trial(i, o) for i, o in enumerate(outcomes(10, 10, 30, 0))]
+    unmeasured = summary_of(few, manifest())
+    plot_balanced_accuracy(unmeasured, tmp_path / "few.png")
+    measured = summary_of([trial(i, o) for i, o in enumerate(outcomes(30, 10, 10, 0))], manifest())
+    plot_balanced_accuracy(measured, tmp_path / "many.png")
+    assert _has_warning_red(tmp_path / "few.png") and not _has_warning_red(tmp_path / "many.png")
+    sweep = {"baseline": {"0": {"accuracy": {"accuracy": 0.5, "k": 5, "n": 10, "ci_low": 0.2, "ci_high": 0.8},
+                                "earlier_scene": {"accuracy": 0.2, "k": 1, "n": 5, "ci_low": 0.0, "ci_high": 0.6},
+                                "frame_age_p50_s": None, "trials": 25, "with_frames": 0}}}
+    plot_staleness({**measured, "by_staleness": sweep}, tmp_path / "stale.png")  # no Turn 2 frames: warned
+    assert _has_warning_red(tmp_path / "stale.png")
+    run = write_run(tmp_path / "run", few, manifest())
+    from benchmark.cli import main
+
+    assert main(["rescore", str(run), "--judge-family", "lexical", "--output-dir", str(tmp_path / "again")]) == 0
+    out = capsys.readouterr().out
+    assert "not a measurement" in out and "with the new judge" in out

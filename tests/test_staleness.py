@@ -101,3 +101,24 @@ def test_the_sweep_needs_the_stream(tmp_path):
     assert done.returncode == 2 and "need --via stream" in done.stderr
     done = _bench(tmp_path / "bad", "--via", "stream", "--staleness", "soon")
     assert done.returncode == 2 and "--staleness takes milliseconds" in done.stderr
+
+
+def test_a_sweep_whose_turn_2s_sent_no_frame_says_the_gap_cannot_matter():
+    from benchmark.candidates.base import Reply
+    from benchmark.judges.base import Verdict
+    from benchmark.records import GlassesFacts, TrialRecord, TurnInput, TurnResult
+    from benchmark.report.findings import NO_FRAMES_WARNING, render_findings
+    from benchmark.scoring import build_summary
+    from benchmark.scoring.trials import TrialSet
+
+    def sweep(frames: bool) -> str:
+        turn = TurnResult(2, TurnInput(2, None, "and now?", None, "perceived"), Reply("r", "m"),
+                          glasses=GlassesFacts(frames_sent=frames))
+        trials = [TrialRecord(f"sc-{i:02d}", "baseline", 0, "current", "object_in_hand", staleness_ms=gap,
+                              turns=(turn,), turn_2_judge=Verdict("current", "", "lexical"))
+                  for i in range(1, 5) for gap in (0, 500)]
+        manifest = {"ranking_condition": "baseline", "conditions": ["baseline"], "trials": 1}
+        return render_findings(build_summary(TrialSet(tuple(trials), source=None), manifest))
+
+    assert NO_FRAMES_WARNING in sweep(False) and "pools its 2 Turn 2 gaps" in sweep(False)
+    assert NO_FRAMES_WARNING not in sweep(True)

@@ -116,8 +116,9 @@ def run(args) -> int:
         print(f"response cache {cache.directory}: {cache.hits} judge replies from the cache, {cache.misses} "
               "requested", file=sys.stderr)
     agreement = summary.get("judge_agreement")
-    primary = summary["primary"]
-    print(f"balanced Turn 2 accuracy ({primary['condition']}) with the new judge: {pct(primary['balanced_accuracy'])}")
+    from benchmark.report.findings import headline
+
+    print(f"with the new judge: {headline(summary)}")
     if agreement:
         kappa = "n/a" if agreement["kappa"] is None else f"{agreement['kappa']:.3f}"
         print(f"agreement with the recorded labels: {pct(agreement['agreement'])} over {agreement['n']} trials, "

@@ -106,6 +106,7 @@ def error_lead(summary: dict, *, markdown: bool = False) -> str | None:
 
 def _headline(summary: dict) -> list[str]:
     boot = summary["primary"]["bootstrap"]
+    gaps = sorted({int(g) for per in (summary.get("by_staleness") or {}).values() for g in per})
     errors = error_lead(summary, markdown=True)
     return [
         "# Findings",
@@ -117,6 +118,9 @@ def _headline(summary: dict) -> list[str]:
         f"not independent), {boot['draws']:,} draws, seed {boot['seed']}, {boot['interval']}. "
         f"Rule: {summary['primary']['rule']}.",
         "",
+        *([f"This run is a staleness sweep: the figure above pools its {len(gaps)} Turn 2 gaps "
+           f"({', '.join(f'{g} ms' for g in gaps)}); the Staleness section has each gap on its own."
+           + (f" {NO_FRAMES_WARNING}" if staleness_without_frames(summary) else ""), ""] if gaps else []),
     ]
 
 
@@ -246,6 +250,8 @@ def _staleness(summary: dict) -> list[str]:
                   f"(describer `{manifest.get('describer')}`). With the `authored` describer the assistant sees "
                   "the text proxy, so only frame timing can move these numbers; a vision model reading drawn "
                   "text measures plumbing and timing, not perception.", ""]
+    if staleness_without_frames(summary):
+        lines += [f"**{NO_FRAMES_WARNING}**", ""]
     for condition, gaps in sweep.items():
         ages = any(row.get("frame_age_p50_s") is not None for row in gaps.values())
         rows = [[f"{gap} ms", cell_text(row["accuracy"]), cell_text(row["earlier_scene"]),
@@ -255,6 +261,18 @@ def _staleness(summary: dict) -> list[str]:
                   *(["newest frame's age at the end of speech (median)"] if ages else []), "trials"]
         lines += [f"### {condition}", "", *table(header, rows), ""]
     return lines + ["Plot: `plots/staleness.png`.", ""]
+
+
+NO_FRAMES_WARNING = ("No Turn 2 of this sweep sent a camera frame, so the gap cannot change what the model saw: "
+                     "differences between gaps are noise or speech timing, not staleness. Record frames "
+                     "(`wearsim serve --record`) or add --synthetic-frames.")
+
+
+def staleness_without_frames(summary: dict) -> bool:
+    """A staleness sweep none of whose Turn 2s sent a frame (older summaries, without the count: False)."""
+    sweep = summary.get("by_staleness") or {}
+    rows = [row for gaps in sweep.values() for row in gaps.values()]
+    return bool(rows) and all("with_frames" in row for row in rows) and not any(row["with_frames"] for row in rows)
 
 
 def _latency(summary: dict) -> list[str]:

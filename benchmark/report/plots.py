@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmark.report.chart import INK, Figure, blues, ink_on, palette, text_width
+from benchmark.report.findings import is_measurement, scored_cells, staleness_without_frames
 from benchmark.scoring.trials import LABELS
 
 PLOT_FILES = ("balanced_accuracy.png", "accuracy_by_cue_type.png", "confusion.png")
@@ -12,6 +13,15 @@ PLOT_FILES = ("balanced_accuracy.png", "accuracy_by_cue_type.png", "confusion.pn
 
 PERCENT_TICKS = [0, 0.25, 0.5, 0.75, 1.0]
 CHANCE = "#999999"
+UNMEASURED = "#bbbbbb"  # the bar of a condition with under half its cells scored
+WARN = "#b00020"
+
+
+def not_measured_title(summary: dict, conditions: list[str]) -> str:
+    """The warning line of a plot that shows a score of a condition with under half its cells scored."""
+    short = [f"{name} {scored_cells(summary, name)[0]} of {scored_cells(summary, name)[1]}" for name in conditions
+             if not is_measurement(summary, name)]
+    return ("\nNOT A MEASUREMENT (under half scored): " + ", ".join(short)) if short else ""
 
 
 def plot_balanced_accuracy(summary: dict, path: Path) -> None:
@@ -20,21 +30,25 @@ def plot_balanced_accuracy(summary: dict, path: Path) -> None:
     labels = [n + (" (ranking)" if n == ranking else "") for n in names]
     turned = len(names) > 3
     bottom = 60 + (0.36 * max(text_width(t) for t in labels) if turned else 0)
-    fig = Figure(max(600, 140 * len(names) + 200), round(440 + bottom - 60),
+    warning = not_measured_title(summary, names)
+    top = 58 + (18 if warning else 0)
+    fig = Figure(max(600, 140 * len(names) + 200), round(440 + bottom - 60 + top - 58),
                  "Balanced accuracy (current, prior) per condition\n"
-                 "95% CI: bootstrap over scenarios, 10,000 draws")
-    ax = fig.axes(70, 58, 20, bottom, x=(-0.6, len(names) - 0.4), y=(0, 1.12))
+                 "95% CI: bootstrap over scenarios, 10,000 draws" + warning, title_colour=WARN if warning else INK)
+    ax = fig.axes(70, top, 20, bottom, x=(-0.6, len(names) - 0.4), y=(0, 1.12))
     for x, name in enumerate(names):
         cell = summary["conditions"][name]
         value = cell["balanced_accuracy"]
-        ax.bar(x, value or 0, colour="#2b6cb0" if name == ranking else "#90b4d8")
+        measured = is_measurement(summary, name)
+        ax.bar(x, value or 0, colour=("#2b6cb0" if name == ranking else "#90b4d8") if measured else UNMEASURED)
         if value is not None and cell["ci_low"] is not None and cell["ci_high"] is not None:
             ax.interval(x, cell["ci_low"], cell["ci_high"], cap=6)
-        ax.text(x, 0.02, "n/a" if value is None else f"{100 * value:.1f}%", size=12, anchor="mb",
-                colour="white" if value and value > 0.1 else INK)
+        shown = "n/a" if value is None else f"{100 * value:.1f}%" + ("" if measured else "*")
+        ax.text(x, 0.02, shown, size=12, anchor="mb", colour="white" if value and value > 0.1 else INK)
     ax.hline(0.5, colour=CHANCE, width=1, dash=(5, 3))
     ax.frame()
-    ax.legend([("0.5 (chance for two classes)", CHANCE, "dashed")])
+    ax.legend([("0.5 (chance for two classes)", CHANCE, "dashed"),
+               *([("* not a measurement: under half the cells scored", UNMEASURED, "patch")] if warning else [])])
     ax.x_ticks(list(range(len(names))), labels, angle=20 if turned else 0)
     ax.y_ticks(PERCENT_TICKS)
     ax.y_label("balanced Turn 2 accuracy", beside=44)
@@ -106,28 +120,35 @@ def plot_staleness(summary: dict, path: Path) -> None:
     span = max(1, gaps[-1] - gaps[0])
     entries = []
     for i, condition in enumerate(series):
-        entries += [(f"{condition}: Turn 2 accuracy", palette(i), "dot"),
-                    (f"{condition}: answered from the earlier scene", palette(i), "square")]
+        entries += [(f"{condition}: Turn 2 accuracy", palette(2 * i), "dot"),
+                    (f"{condition}: answered from the earlier scene", palette(2 * i + 1), "square")]
     legend_height = 16 * len(entries)
-    fig = Figure(700, 420 + legend_height, "Staleness sweep (95% Wilson intervals)")
-    ax = fig.axes(70, 40, 20, 70 + legend_height, x=(gaps[0] - 0.06 * span, gaps[-1] + 0.06 * span),
+    warning = not_measured_title(summary, list(series))
+    if staleness_without_frames(summary):
+        warning += "\nNO TURN 2 FRAMES: the gap cannot change what the model saw"
+    top = 40 + 18 * warning.count("\n")
+    fig = Figure(700, 420 + legend_height + top - 40, "Staleness sweep (95% Wilson intervals; n scored per point)"
+                 + warning, title_colour=WARN if warning else INK)
+    ax = fig.axes(70, top, 20, 70 + legend_height, x=(gaps[0] - 0.06 * span, gaps[-1] + 0.06 * span),
                   y=(-0.02, 1.05))
     lines = (("accuracy", None, "o"), ("earlier_scene", (5, 3), "s"))
     for i, (condition, per_gap) in enumerate(series.items()):
         for k, (key, dash, shape) in enumerate(lines):
+            colour = palette(2 * i + k)
             shift = (2 * i + k - (2 * len(series) - 1) / 2) * 0.008 * span  # side by side, intervals apart
             points = []
             for gap, cells in per_gap.items():
                 cell = cells[key]
                 if cell["accuracy"] is None:
                     continue
-                points.append((int(gap) + shift, cell["accuracy"]))
+                points.append((int(gap) + shift, cell["accuracy"], cell["n"]))
                 if cell["ci_low"] is not None:
-                    ax.interval(int(gap) + shift, cell["ci_low"], cell["ci_high"], colour=palette(i), cap=4)
+                    ax.interval(int(gap) + shift, cell["ci_low"], cell["ci_high"], colour=colour, cap=4)
             if len(points) > 1:
-                ax.line(points, colour=palette(i), dash=dash)
-            for x, y in points:
-                ax.marker(x, y, colour=palette(i), shape=shape)
+                ax.line([(x, y) for x, y, _ in points], colour=colour, dash=dash)
+            for x, y, n in points:
+                ax.marker(x, y, colour=colour, shape=shape)
+                ax.text(x, y, f"    n={n}", size=9, anchor="lm", colour=colour)
     ax.frame()
     ax.x_ticks(gaps)
     ax.y_ticks(PERCENT_TICKS)

@@ -99,7 +99,9 @@ def staleness(trials: Iterable[TrialRecord]) -> dict[str, dict]:
     contexts pooled), the share of scored replies answered from the earlier
     scene (judge label `prior`) among trials whose target is not `prior`, and
     (realtime backends, which get frames as they stream) the median age of the
-    newest frame the API had when Turn 2's speech ended."""
+    newest frame the API had when Turn 2's speech ended. `with_frames`: the
+    trials whose Turn 2 sent camera frames at all (without any, the gap
+    cannot change what the model saw)."""
     out: dict[str, dict] = {}
     trials = [t for t in trials if t.staleness_ms is not None]
     for gap in sorted({t.staleness_ms for t in trials}):
@@ -111,7 +113,9 @@ def staleness(trials: Iterable[TrialRecord]) -> dict[str, dict]:
                          "earlier_scene": rate_cell(sum(t.turn_2_label == "prior" for t in not_prior),
                                                     len(not_prior)),
                          "frame_age_p50_s": round(statistics.median(ages), 3) if ages else None,
-                         "trials": sum(t.staleness_ms == gap for t in trials)}
+                         "trials": sum(t.staleness_ms == gap for t in trials),
+                         "with_frames": sum(t.staleness_ms == gap and not t.errored and any(
+                             turn.turn == 2 and turn.glasses.frames_sent for turn in t.turns) for t in trials)}
     return out
 
 
