@@ -324,6 +324,28 @@ def test_simulate_saves_each_spoken_reply_as_a_wav_next_to_the_session_log(tmp_p
     assert SECRET not in (tmp_path / "sc-05.json").read_text() and "[assistant.audio]" not in done.stdout
 
 
+def test_simulate_prints_a_readable_summary_per_turn_and_a_verdict_and_json_only_when_asked(tmp_path):
+    def simulate(*extra):
+        with FakeOpenAIRealtime(reply="It is the red mug.") as server:
+            return subprocess.run(
+                [sys.executable, "-m", "benchmark", "simulate", "sc-05", "--model", "openai-realtime:gpt-realtime",
+                 "--fast", "--log", str(tmp_path / "sc-05.json"), *extra], capture_output=True, text=True,
+                timeout=300, env={**os.environ, "OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": server.base_url})
+
+    done = simulate()
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    for needle in ("Turn 1\n  heard:", "Turn 2\n  heard:", "  camera:", "  reply:   It is the red mug.",
+                   "latency from the end of speech: transcript", "Verdict (lexical judge",
+                   "  Turn 2: "):
+        assert needle in out, out
+    assert not any(line.startswith("{") or line.startswith("[") for line in out.splitlines())
+    as_json = simulate("--json")
+    events = [json.loads(line) for line in as_json.stdout.splitlines() if line.strip()]
+    assert {"transcript.final", "camera.block", "assistant.done", "metrics"} <= {e["type"] for e in events}
+    assert "Verdict" not in as_json.stdout
+
+
 def test_a_spoken_reply_that_cannot_be_saved_stops_the_run_and_keeps_what_was_written(tmp_path):
     from benchmark.candidates.base import Reply
     from benchmark.records import TrialRecord, TurnInput, TurnResult

@@ -17,6 +17,11 @@ The session log (every event) is saved as JSON (--log, default runs/simulate/SCE
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("simulate", help="play a scenario through simulated glasses", epilog=EPILOG,
+                              description="Play one scenario's turns through simulated glasses against a "
+                                          "streaming server, as the benchmark's stream path does: per turn, what "
+                                          "the server heard, the camera block it built, the reply and its "
+                                          "latencies; at the end the lexical judge's verdict on Turn 2 (and on "
+                                          "Turn 3 with --repair).",
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario_id")
     p.add_argument("--server", help="ws://HOST:PORT (default: start a server in-process)")
@@ -31,7 +36,10 @@ def register(subparsers) -> None:
     p.add_argument("--camera", type=int,
                    help="use frames from this cv2 camera index (a few grabbed at the start; for a live camera and "
                         "microphone, use the browser page: wearsim serve, then http://127.0.0.1:8765/)")
-    p.add_argument("--describer", default="opencv")
+    p.add_argument("--describer", default="opencv",
+                   help="the server's scene describer: opencv (default; colours and shapes, no names), authored "
+                        "(reads synthetic frames back), or a vision model the server offers (openai:MODEL)")
+    p.add_argument("--json", action="store_true", help="print every server event as one JSON line, in full")
     p.add_argument("--output", choices=("text", "audio"), default="text",
                    help="audio: spoken replies (a realtime --model: openai-realtime:, gemini-live:)")
     p.add_argument("--log", help="where to save the session log")
@@ -101,18 +109,10 @@ def run(args) -> int:
     def show(event) -> None:
         from streaming import wire
 
-        if isinstance(event, wire.AssistantDelta):
-            print(event.text, end="", flush=True)
-        elif isinstance(event, wire.AssistantAudio):
-            return  # saved as a WAV at the end
-        elif isinstance(event, wire.AssistantDone):
-            print()
-        elif isinstance(event, wire.TurnInputEvent):
-            print(f"[turn.input] turn {event.turn}: {event.input.user_message!r} "
-                  f"(camera {event.input.camera_source}, speech {event.input.speech_source})", flush=True)
+        if args.json:
+            print(wire.encode_event(event), flush=True)
         else:
-            detail = {k: v for k, v in vars(event).items()}
-            print(f"[{event.type}] {json.dumps(detail, ensure_ascii=False)[:300]}", flush=True)
+            print_readable(event)
 
     async def session(url: str) -> tuple[list[dict], dict[int, bytes]]:
         from simulator.client import GlassesClient
@@ -135,6 +135,7 @@ def run(args) -> int:
                                 f"{type(exc).__name__}: {exc} (check --server and --token)") from exc
         clock = 0
         turns = (1, 2, 3) if args.repair else (1, 2)
+        played = results
         try:
             for turn in turns:
                 plan = plan_turn(scenario, turn, clock, live_frames=live)
@@ -142,11 +143,12 @@ def run(args) -> int:
                 pacer = Pacer(None if args.fast else args.speed, origin_ms=plan.items[0].t_ms,
                               jitter_ms=args.jitter_ms)
                 await client.play(plan, pacer)
-                await client.wait_turn(turn)
+                played.append(await client.wait_turn(turn))
         finally:
             await client.close()
         return client.session_log(), {turn: client.reply_audio(turn) for turn in turns}
 
+    results: list = []  # each turn's TurnEvents
     server = contextlib.nullcontext(args.server)
     if not args.server:
         from streaming.app import ServerSettings
@@ -174,4 +176,69 @@ def run(args) -> int:
             wav = log.with_name(f"{log.stem}-turn{turn}.wav")
             write_wav(wav, audio, REPLY_AUDIO_RATE)
             print(f"turn {turn} spoken reply: {wav} ({len(audio) / 2 / REPLY_AUDIO_RATE:.1f} s)", file=sys.stderr)
+    if not args.json:
+        for line in verdict(scenario, results):
+            print(line)
     return 0
+
+
+def print_readable(event) -> None:
+    """One server event as a person reads a session: per turn what was heard, the camera block, the
+    reply as it streams and the latencies from the end of speech."""
+    from streaming import wire
+
+    if isinstance(event, wire.Ready):
+        print(f"session ready: backend {event.backend}", flush=True)
+    elif isinstance(event, wire.TranscriptFinal):
+        print(f"\nTurn {event.turn}\n  heard:   {event.text}", flush=True)
+    elif isinstance(event, wire.CameraBlock):
+        if event.context:
+            print(f"  before:  {event.context}  ({_source(event.context_source)})", flush=True)
+        print(f"  camera:  {event.text or '(no camera block)'}  ({_source(event.source)})", flush=True)
+    elif isinstance(event, wire.AssistantDelta):
+        started = _replying.setdefault(event.turn, False)
+        print(("" if started else "  reply:   ") + event.text, end="", flush=True)
+        _replying[event.turn] = True
+    elif isinstance(event, wire.AssistantDone):
+        if not _replying.get(event.turn):
+            print(f"  reply:   {event.text or '(empty)'}", end="")
+        print(" [interrupted]" if event.interrupted else "", flush=True)
+    elif isinstance(event, wire.Metrics):
+        from benchmark.records import TurnMetrics
+
+        m = TurnMetrics.from_json(event.latency_s, "metrics event")
+        stages = [("transcript", m.transcript_final), ("camera block", m.camera_block),
+                  ("first word", m.first_token), ("first audio", m.first_audio), ("reply done", m.reply_done)]
+        print("  latency from the end of speech: " + ", ".join(f"{name} {value:.2f} s" for name, value in stages
+                                                            if value is not None), flush=True)
+    elif isinstance(event, wire.Error):
+        print(f"  server error {event.code}: {event.message}", flush=True)
+
+
+_replying: dict[int, bool] = {}  # turn -> its reply has started printing
+
+
+def _source(source: str | None) -> str:
+    return {"perceived": "perceived from the media", "authored": "the scenario's text: no media for it",
+            "media": "the frame itself went to the model", None: "nothing sent"}.get(source, str(source))
+
+
+def verdict(scenario, results) -> list[str]:
+    """The lexical judge on Turn 2 (and Turn 3 when played), as the benchmark would label them."""
+    import asyncio
+
+    from benchmark.judges.lexical import LexicalJudge
+    from benchmark.records import judge_case
+
+    inputs = [r.input for r in results]
+    lines = ["", f"Verdict (lexical judge; the benchmark's target for Turn 2 is {scenario.target_context}):"]
+    for index, result in enumerate(results):
+        turn = result.input.turn
+        if turn == 1:
+            continue
+        target = scenario.target_context if turn == 2 else scenario.repair_target
+        label = asyncio.run(LexicalJudge().label(judge_case(scenario, turn, result.done.text, inputs[:index + 1])))
+        outcome = "unscored" if label.label is None else ("pass" if label.label == target else "miss")
+        lines.append(f"  Turn {turn}: {outcome} (label {label.label or 'none'}: "
+                     f"{label.unscored_reason or label.rationale}; target {target})")
+    return lines
