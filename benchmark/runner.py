@@ -318,7 +318,7 @@ def _check_run_dir(run_dir: Path, manifest: dict, lock: RunDirLock) -> PreparedR
     try:
         refuse_links(run_dir, (*RUN_OUTPUTS, *REPORT_OUTPUTS))
     except UnsafePathError as exc:
-        raise RunDirError(f"{exc}; or choose another --output-dir") from None
+        raise RunDirError(str(exc)) from None
     manifest_path = run_dir / "manifest.json"
     transcripts = run_dir / "transcripts.jsonl"
     has_trials = transcripts.exists() and transcripts.stat().st_size > 0
