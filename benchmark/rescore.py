@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from benchmark.records import SCHEMA_VERSION, TrialRecord
+from benchmark.safe_files import atomic_file, refuse_links, write_atomic
 from benchmark.scenario import Scenario, load_bank
 from benchmark.scoring.trials import TranscriptError, load_trials, transcripts_path
 
@@ -67,7 +68,7 @@ def rescore(
     progress: Callable[[str], None] | None = None,
 ) -> dict:
     """Re-judge every trial of `source` (run dir or transcripts file) into `output_dir`; return the summary."""
-    from benchmark.report import read_manifest, write_report
+    from benchmark.report import REPORT_OUTPUTS, read_manifest, write_report
 
     progress = progress or (lambda text: print(text, file=sys.stderr, flush=True))
     source = Path(source)
@@ -82,6 +83,7 @@ def rescore(
     if (out / "transcripts.jsonl").exists():
         raise RescoreError(f"{out / 'transcripts.jsonl'} already exists; choose a new --output-dir")
     out.mkdir(parents=True, exist_ok=True)
+    refuse_links(out, ("manifest.json", "transcripts.jsonl", *REPORT_OUTPUTS))
     manifest = read_manifest(source) if source.is_dir() else {}
 
     async def run() -> dict:
@@ -108,13 +110,12 @@ def rescore(
                 updated["judge_prompt_sha256"] = judge_prompt_sha256()
             except ImportError:
                 pass
-            (out / "manifest.json").write_text(json.dumps(updated, indent=2) + "\n", encoding="utf-8")
+            write_atomic(out / "manifest.json", json.dumps(updated, indent=2) + "\n", out)
             total = len(trial_set.trials)
-            with (out / "transcripts.jsonl").open("w", encoding="utf-8") as handle:
+            with atomic_file(out / "transcripts.jsonl", out) as handle:  # renamed into place when all are done
                 for number, trial in enumerate(trial_set.trials, start=1):
                     record = await rejudge_record(trial, known[trial.scenario_id], judge)
-                    handle.write(record.to_line())
-                    handle.flush()
+                    handle.write(record.to_line().encode("utf-8"))
                     progress(f"rescored {number}/{total}: {trial.scenario_id} [{trial.condition}] trial {trial.trial}"
                              f" -> {record.turn_2_label}")
             return updated

@@ -17,6 +17,7 @@ written (atomically) only when the run starts.
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 import json
 import os
@@ -32,6 +33,7 @@ from pathlib import Path
 from benchmark import BENCHMARK_VERSION, SCHEMA_REVISION
 from benchmark.protocol import Conversation, run_trial
 from benchmark.records import TrialRecord
+from benchmark.safe_files import UnsafePathError, check_target, open_append, refuse_links, write_atomic
 from benchmark.scenario import Bank, Condition, Scenario
 from benchmark.scoring.trials import TornTail, scan_transcripts
 
@@ -60,6 +62,8 @@ LEGACY_RESUME_VALUES = {"max_tokens": 300, "speed": _NOT_RECORDED, "candidate_mo
 LOCK_NAME = ".lock"
 CACHE_LOG = "cache_log.jsonl"  # per cell: which replies came from the response cache
 AUDIO_DIR = "audio"  # spoken replies (--output audio), one WAV per turn
+# what a run writes into its dir besides the report: a dir holding a link under any of these names is refused
+RUN_OUTPUTS = (LOCK_NAME, "manifest.json", "transcripts.jsonl", CACHE_LOG, AUDIO_DIR, "logs")
 
 
 class RunDirError(RuntimeError):
@@ -206,17 +210,7 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
 def write_manifest(path: Path, manifest: dict) -> None:
     """Write manifest.json atomically: a temp file beside it, fsync'd, then
     renamed over it, so a kill or a full disk never leaves half a manifest."""
-    text = json.dumps(manifest, indent=2) + "\n"
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(manifest, indent=2) + "\n", sync=True)
 
 
 def _short(value) -> str:
@@ -258,7 +252,13 @@ class RunDirLock:
             raise RunDirError(f"cannot create the run dir {self.run_dir}: {exc.strerror}; "
                               "choose another --output-dir") from None
         while True:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:  # never through a link: a downloaded run dir's .lock -> ~/.bashrc would be truncated
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            except OSError as exc:
+                if exc.errno != errno.ELOOP:
+                    raise
+                raise RunDirError(f"{self.path}: is a symbolic link; refusing a run dir whose outputs are links "
+                                  "(remove the link, or choose another --output-dir)") from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
@@ -336,6 +336,12 @@ def open_run_dir(run_dir: Path, manifest: dict, resume: bool = False) -> Prepare
 
 
 def _check_run_dir(run_dir: Path, manifest: dict, lock: RunDirLock) -> PreparedRun:
+    from benchmark.report import REPORT_OUTPUTS
+
+    try:
+        refuse_links(run_dir, (*RUN_OUTPUTS, *REPORT_OUTPUTS))
+    except UnsafePathError as exc:
+        raise RunDirError(str(exc)) from None
     manifest_path = run_dir / "manifest.json"
     transcripts = run_dir / "transcripts.jsonl"
     has_trials = transcripts.exists() and transcripts.stat().st_size > 0
@@ -392,7 +398,7 @@ def save_reply_audio(run_dir: Path, record: TrialRecord) -> TrialRecord:
             name = (Path(AUDIO_DIR) / _file_name(record.condition)
                     / f"{_file_name(record.scenario_id)}-t{record.trial}{gap}-turn{turn.turn}.wav")
             try:
-                write_wav(run_dir / name, reply.audio, REPLY_AUDIO_RATE)
+                write_wav(run_dir / name, reply.audio, REPLY_AUDIO_RATE, root=run_dir)
             except OSError as exc:
                 raise TranscriptWriteError(
                     f"cannot write {run_dir / name}: {exc.strerror or exc}; the trials recorded so far are kept; "
@@ -410,7 +416,7 @@ class TranscriptWriter:
     half a line, and raises `TranscriptWriteError`."""
 
     def __init__(self, path: Path):
-        self.path = path
+        self.path = check_target(path)
         self._lock = asyncio.Lock()
         if path.exists() and path.stat().st_size:
             with path.open("rb+") as handle:  # a last record written without its newline
@@ -421,7 +427,7 @@ class TranscriptWriter:
     async def append(self, record: TrialRecord) -> None:
         line = record.to_line().encode("utf-8")
         async with self._lock:
-            with self.path.open("ab") as handle:
+            with open_append(self.path) as handle:
                 size = handle.tell()
                 try:
                     handle.write(line)
@@ -444,7 +450,7 @@ class CacheLogWriter:
     for the same cell replaces an earlier one)."""
 
     def __init__(self, path: Path):
-        self.handle = path.open("a", encoding="utf-8")
+        self.handle = open_append(path, text=True)
 
     def append(self, condition: str, scenario_id: str, trial: int, gap: int | None, replies: dict) -> None:
         self.handle.write(json.dumps({"cell": [condition, scenario_id, trial, gap], "replies": replies}) + "\n")

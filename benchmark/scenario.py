@@ -20,11 +20,15 @@ Every problem found in the input is collected and raised together in one
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 TARGET_CONTEXTS = ("current", "prior", "clarify", "abstain")
+# a scenario id names a folder (media/<id>/) and is part of file names: a plain name, never a path.
+# The validator's rule for the shipped bank (sc-01, adv-01, ct-01) is stricter.
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
 CUE_TYPES = (
     "object_in_hand",
     "object_state",
@@ -268,9 +272,9 @@ def _load_v1(directory: Path) -> Bank:
         for index, raw in enumerate(raw_scenarios):
             where = f"{files['scenarios']}: scenario #{index + 1}"
             if isinstance(raw, dict) and isinstance(raw.get("scenario_id"), str):
-                where = f"{files['scenarios']}: {raw['scenario_id']}"
+                where = f"{files['scenarios']}: {_shown_id(raw['scenario_id'])}"
                 gold = raw_answers.get(raw["scenario_id"])
-                gold_where = f"{files['expected_answers']}: {raw['scenario_id']}"
+                gold_where = f"{files['expected_answers']}: {_shown_id(raw['scenario_id'])}"
             else:
                 gold, gold_where = None, where
             scenario = _build_scenario(raw, gold, where, gold_where, problems)
@@ -312,7 +316,7 @@ def _load_jsonl(path: Path) -> Bank:
             problems.append(f"{where}: expected a JSON object")
             continue
         if isinstance(raw.get("scenario_id"), str):
-            where = f"{where} ({raw['scenario_id']})"
+            where = f"{where} ({_shown_id(raw['scenario_id'])})"
         raw = {JSONL_RENAMES.get(key, key): value for key, value in raw.items()}
         if raw.get("cue_type") in JSONL_CUE_RENAMES:
             raw["cue_type"] = JSONL_CUE_RENAMES[raw["cue_type"]]
@@ -330,6 +334,11 @@ def _load_jsonl(path: Path) -> Bank:
         tuple(scenarios), conditions, path, "jsonl",
         {"scenarios": path, "interventions": SHIPPED_BANK / "interventions.json"},
     )
+
+
+def _shown_id(scenario_id: str) -> str:
+    """A scenario id as an error message shows it: quoted when it is not a plain name (one line always)."""
+    return scenario_id if SAFE_ID.fullmatch(scenario_id) else repr(scenario_id[:80])
 
 
 def _build_scenario(raw: Any, gold: Any, where: str, gold_where: str, problems: list[str]) -> Scenario | None:
@@ -351,6 +360,9 @@ def _build_scenario(raw: Any, gold: Any, where: str, gold_where: str, problems: 
             problems.append(f"{where}: field '{name}' must be {wanted}, got {type(value).__name__}")
             continue
         values[name] = value
+    if isinstance(values.get("scenario_id"), str) and not SAFE_ID.fullmatch(values["scenario_id"]):
+        problems.append(f"{where}: field 'scenario_id' {values['scenario_id'][:80]!r} must be a plain name (letters, "
+                        "digits, '.', '_', '-'; not starting with '.'): it names the scenario's media folder")
     values["notes"] = values.get("notes") or ""
     subset = raw.get("subset", "bank")
     if subset not in SUBSETS:

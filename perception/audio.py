@@ -55,16 +55,16 @@ def decode_audio(path: str | Path) -> np.ndarray:
     return np.concatenate(pieces).astype(np.float32) / 32768.0
 
 
-def write_wav(path: Path, pcm16: bytes, rate: int) -> None:
-    """PCM16 mono bytes as a WAV file (written whole, then moved into place)."""
-    import os
+def write_wav(path: Path, pcm16: bytes, rate: int, *, root: Path | None = None) -> None:
+    """PCM16 mono bytes as a WAV file: written whole to a temp file beside it, then renamed
+    over it (`benchmark.safe_files`: never through a link, nor into a folder that leads out of `root`)."""
     import wave
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    with wave.open(str(partial), "wb") as out:
+    from benchmark.safe_files import atomic_file, make_dirs
+
+    make_dirs(path.parent, root)
+    with atomic_file(path, root) as handle, wave.open(handle, "wb") as out:
         out.setnchannels(1)
         out.setsampwidth(2)
         out.setframerate(rate)
         out.writeframes(pcm16)
-    os.replace(partial, path)

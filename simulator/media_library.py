@@ -2,22 +2,43 @@
 verify the index.
 
 `media/index.json` maps each file (relative path) to its sha256, duration in
-seconds (stills: 0), kind (speech, still, video) and source (`recorded` or
-`synthesized`), plus a note on how it was made.
+seconds (stills: 0), kind (speech, still, video) and source (`recorded`,
+`synthesized`, or `unknown` for an entry rebuilt from disk), plus a note on
+how it was made.
+
+Every change to the index goes through `changing_index(root)`: one writer at
+a time (a lock per root within the process, `flock` on the root folder
+across processes), the new index written to a uniquely named temp file and
+renamed over the old one. An index that cannot be read does not block a
+save: it is kept as `index.json.broken`, reported with its line, and rebuilt
+from the files on disk (`reindex`, also `wearsim media reindex`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import logging
+import os
 import shutil
+import threading
 from pathlib import Path
 
-from benchmark.scenario import Bank
+from benchmark.safe_files import atomic_file, check_target, make_dirs, temp_name, write_atomic
+from benchmark.scenario import SAFE_ID, Bank
 from simulator.media import MEDIA_ROOT, STILL, VIDEO
 
 SPEECH_TURNS = {"turn_1": "turn_1_user", "turn_2": "turn_2_user", "turn_3_repair": "turn_3_repair_anchor"}
 FRAME_TURNS = ("context", "turn_1", "turn_2")
+log = logging.getLogger("wearsim.media")
+_LOCKS: dict[Path, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+class MediaIndexError(ValueError):
+    """The index cannot be read: the message names the file and the line."""
 
 
 def index_path(root: Path) -> Path:
@@ -25,21 +46,89 @@ def index_path(root: Path) -> Path:
 
 
 def load_index(root: Path) -> dict:
+    """The index of `root` (empty when there is none); `MediaIndexError` naming the file and line when unreadable."""
     path = index_path(root)
     if not path.exists():
         return {"files": {}}
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: line {exc.lineno}: invalid JSON: {exc.msg}") from None
+        raise MediaIndexError(f"{path}: line {exc.lineno}: invalid JSON: {exc.msg}; "
+                          "`wearsim media reindex` rebuilds it from the files on disk") from None
+    except UnicodeDecodeError:
+        raise MediaIndexError(f"{path}: not UTF-8 text; `wearsim media reindex` rebuilds it from the files on disk") from None
+    if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
+        raise MediaIndexError(f"{path}: line 1: expected an object with a 'files' object; "
+                          "`wearsim media reindex` rebuilds it from the files on disk")
+    return data
 
 
 def save_index(root: Path, index: dict) -> None:
+    """Write the index (a unique temp file renamed over it); call inside `changing_index`."""
     index["files"] = dict(sorted(index["files"].items()))
-    path = index_path(root)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(index_path(root), json.dumps(index, indent=2) + "\n", root)
+
+
+def files_on_disk(root: Path) -> list[Path]:
+    """The media files of the layout: `ROOT/<scenario>/<file>`, regular files, not hidden."""
+    return sorted(p for p in Path(root).glob("*-*/*") if p.is_file() and not p.is_symlink()
+                  and not p.name.startswith("."))
+
+
+def entry_for(path: Path, source: str, note: str) -> dict:
+    kind = "speech" if path.suffix == ".wav" else "still" if path.suffix.lower() in STILL else "video"
+    return {"sha256": sha256(path), "duration_s": duration_s(path), "kind": kind, "source": source, "note": note}
+
+
+def rebuilt_index(root: Path, old: dict | None = None) -> dict:
+    """An index of the files on disk: entries of `old` whose file still has the recorded hash are
+    kept, the others made anew with source `unknown`."""
+    kept = (old or {}).get("files", {})
+    files = {}
+    for path in files_on_disk(root):
+        relative = path.relative_to(root).as_posix()
+        entry = kept.get(relative)
+        if isinstance(entry, dict) and entry.get("sha256") == sha256(path):
+            files[relative] = entry
+        else:
+            files[relative] = entry_for(path, "unknown", "rebuilt from the file on disk (wearsim media reindex)")
+    return {"files": files}
+
+
+@contextlib.contextmanager
+def changing_index(root: Path):
+    """The index of `root` to change in place; saved when the block ends without an error. One writer at
+    a time; an unreadable index is reported, kept as index.json.broken and rebuilt from disk."""
+    root = Path(root)
+    make_dirs(root)
+    with _LOCKS_GUARD:
+        lock = _LOCKS.setdefault(root.resolve(), threading.Lock())
+    with lock:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)  # flock on the folder itself: no lock file to leave
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                index = load_index(root)
+            except MediaIndexError as exc:
+                broken = index_path(root).with_name("index.json.broken")
+                check_target(broken, root)
+                os.replace(index_path(root), broken)
+                log.warning("%s; kept it as %s and rebuilt the index from the files on disk", exc, broken.name)
+                index = rebuilt_index(root)
+            yield index
+            save_index(root, index)
+        finally:
+            os.close(fd)  # closing drops the flock
+
+
+def reindex(root: Path) -> dict:
+    """Rebuild the index of `root` from the files on disk (entries whose hash still matches are kept)."""
+    root = Path(root)
+    with changing_index(root) as index:
+        fresh = rebuilt_index(root, index)
+        index.clear()
+        index.update(fresh)
+    return index
 
 
 def sha256(path: Path) -> str:
@@ -64,11 +153,9 @@ def duration_s(path: Path) -> float:
 
 
 def register(root: Path, path: Path, source: str, note: str) -> dict:
-    kind = "speech" if path.suffix == ".wav" else "still" if path.suffix.lower() in STILL else "video"
-    entry = {"sha256": sha256(path), "duration_s": duration_s(path), "kind": kind, "source": source, "note": note}
-    index = load_index(root)
-    index["files"][path.relative_to(root).as_posix()] = entry
-    save_index(root, index)
+    entry = entry_for(path, source, note)
+    with changing_index(root) as index:
+        index["files"][path.relative_to(root).as_posix()] = entry
     return entry
 
 
@@ -77,25 +164,27 @@ def synth_bank(bank: Bank, root: Path = MEDIA_ROOT, *, voice: str = "en-us", rat
     """Speech WAVs for every scenario turn (and the named repair anchor)."""
     from simulator.tts import synthesize
 
-    index = load_index(root)
-    made = 0
+    try:
+        known = load_index(root)["files"]
+    except MediaIndexError:
+        known = {}  # rebuilt from disk when the new entries are saved
+    made = {}
     jobs = [(s, name, field) for s in bank.scenarios for name, field in SPEECH_TURNS.items()]
     for done, (scenario, name, field) in enumerate(jobs, start=1):
-        path = Path(root) / scenario.scenario_id / f"{name}.wav"
+        path = Path(root) / scenario.scenario_id / f"{name}.wav"  # ids are plain names (load_bank checks)
         if path.exists() and not overwrite:
             continue
-        existing = index["files"].get(path.relative_to(root).as_posix())
-        if existing and existing["source"] == "recorded" and not overwrite:
+        existing = known.get(path.relative_to(root).as_posix())
+        if existing and existing.get("source") == "recorded" and not overwrite:
             continue
-        synthesize(getattr(scenario, field), path, voice=voice, rate=rate)
-        index["files"][path.relative_to(root).as_posix()] = {
-            "sha256": sha256(path), "duration_s": duration_s(path), "kind": "speech", "source": "synthesized",
-            "note": f"espeak-ng voice {voice} rate {rate} from {field}"}
-        made += 1
+        synthesize(getattr(scenario, field), path, voice=voice, rate=rate, root=root)
+        made[path.relative_to(root).as_posix()] = entry_for(
+            path, "synthesized", f"espeak-ng voice {voice} rate {rate} from {field}")
         if progress:
             progress(done, len(jobs), path)
-    save_index(root, index)
-    return made
+    with changing_index(root) as index:
+        index["files"].update(made)
+    return len(made)
 
 
 def import_recording(root: Path, scenario_id: str, turn: str, source: Path, *, start: float | None = None,
@@ -124,21 +213,29 @@ def import_recording(root: Path, scenario_id: str, turn: str, source: Path, *, s
             audio = audio[a:b]
             if not len(audio):
                 raise ValueError(f"{source}: no audio samples{' in that window' if start or end else ''}")
-    folder = Path(root) / scenario_id
-    folder.mkdir(parents=True, exist_ok=True)
+    if not SAFE_ID.fullmatch(scenario_id):
+        raise ValueError(f"scenario id {scenario_id[:80]!r} is not a plain name: it would name a folder "
+                         "outside the media root")
+    folder = make_dirs(Path(root) / scenario_id, root)
     written: list[Path] = []
     note = f"imported from {source.name}" + (f" [{start}, {end}] s" if start is not None or end is not None else "")
     if suffix in STILL:
         target = folder / f"{turn}{suffix}"
-        shutil.copyfile(source, target)
+        with source.open("rb") as data, atomic_file(target, root) as out:
+            shutil.copyfileobj(data, out)
         written.append(target)
     elif suffix in VIDEO:
         target = folder / f"{turn}.mp4"
-        _trim_video(source, target, start, end)
+        partial = temp_name(target).with_suffix(".mp4")  # OpenCV picks the container by the suffix
+        try:
+            _trim_video(source, partial, start, end)
+            os.replace(partial, check_target(target, root))
+        finally:
+            partial.unlink(missing_ok=True)
         written.append(target)
     if audio is not None:
         target = folder / f"{turn}.wav"
-        write_wav(target, float_to_pcm16(audio))
+        write_wav(target, float_to_pcm16(audio), root=root)
         written.append(target)
     if not written:
         raise ValueError(f"{source}: nothing to import for {turn} (need an image, a video or audio)")

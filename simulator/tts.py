@@ -8,26 +8,22 @@ import tempfile
 from pathlib import Path
 
 
-def synthesize(text: str, path: Path, *, voice: str = "en-us", rate: int = 150) -> Path:
-    """Speak `text` into a 16 kHz mono WAV at `path`."""
+def synthesize(text: str, path: Path, *, voice: str = "en-us", rate: int = 150, root: Path | None = None) -> Path:
+    """Speak `text` into a 16 kHz mono WAV at `path` (inside `root`, never through a link)."""
     if shutil.which("espeak-ng") is None:
         raise RuntimeError("espeak-ng is not installed (scripts/setup.sh installs it)")
     from perception.audio import decode_audio, float_to_pcm16
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / "raw.wav"
         subprocess.run(["espeak-ng", "-v", voice, "-s", str(rate), "-w", str(raw), text], check=True,
                        capture_output=True)
-        write_wav(path, float_to_pcm16(decode_audio(raw)))
+        write_wav(path, float_to_pcm16(decode_audio(raw)), root=root)
     return path
 
 
-def write_wav(path: Path, pcm16: bytes, rate: int = 16000) -> None:
-    import wave
+def write_wav(path: Path, pcm16: bytes, rate: int = 16000, *, root: Path | None = None) -> None:
+    """16 kHz mono PCM16 as a WAV: `perception.audio.write_wav` (temp file renamed, never through a link)."""
+    from perception.audio import write_wav as write
 
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(rate)
-        out.writeframes(pcm16)
+    write(Path(path), pcm16, rate, root=root)

@@ -59,6 +59,10 @@ class ServerSettings:
     frame_bytes_per_session: int = 16_000_000
     frame_bytes_total: int = 128_000_000
     record_dir: Path | None = None  # where the browser studio saves recordings (off when None)
+    # pages on other origins that may open sessions and save recordings (`--allow-origin`); the server's
+    # own pages always may. Host names (besides addresses and localhost) requests may name: streaming.origin
+    allowed_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.allowed_backends is not None:
@@ -68,6 +72,9 @@ class ServerSettings:
         if isinstance(self.allowed_describers, str):
             self.allowed_describers = (self.allowed_describers,)
         self.allowed_describers = tuple(dict.fromkeys(d.strip() for d in self.allowed_describers if d.strip()))
+        from streaming.origin import normal_origin
+
+        self.allowed_origins = tuple(dict.fromkeys(normal_origin(o) for o in self.allowed_origins))
         if self.frame_bytes_per_session < wire.MAX_FRAME_BYTES:
             raise ValueError(f"frame_bytes_per_session must hold one frame ({wire.MAX_FRAME_BYTES} bytes)")
 
@@ -180,8 +187,14 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
             finally:
                 await state["describer_models"].close()
 
-    app = FastAPI(title="wearsim streaming server", lifespan=lifespan)
+    # no /docs, /redoc or /openapi.json: nothing a page on another origin could use to learn the API
+    app = FastAPI(title="wearsim streaming server", lifespan=lifespan, docs_url=None, redoc_url=None,
+                  openapi_url=None)
     app.state.settings = settings
+    from streaming.origin import OriginCheck
+
+    app.add_middleware(OriginCheck, allowed_origins=settings.allowed_origins, allowed_hosts=settings.allowed_hosts,
+                       token_required=bool(settings.token))
 
     @app.get("/healthz")
     async def healthz():

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
 import shutil
 import uuid
@@ -84,8 +85,12 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > MAX_RECORDING_BYTES:
             return refuse(413, f"a recording may be at most {MAX_RECORDING_BYTES // 2**20} MB")
-        stage = Path(record_dir) / ".incoming" / uuid.uuid4().hex
-        stage.mkdir(parents=True)
+        from benchmark.safe_files import make_dirs
+
+        try:
+            stage = make_dirs(Path(record_dir) / ".incoming" / uuid.uuid4().hex, Path(record_dir))
+        except ValueError as exc:
+            return refuse(500, f"the recording could not be saved: {_relative(str(exc), Path(record_dir))}")
         try:
             upload = stage / "upload.webm"
             size = 0
@@ -99,24 +104,35 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
                 return refuse(400, "the recording is empty")
             files = await asyncio.to_thread(_import, Path(record_dir), stage, scenario, step, upload)
         except ValueError as exc:
-            return refuse(400, f"the recording cannot be used: {exc}")
+            return refuse(400, f"the recording cannot be used: {_relative(str(exc), Path(record_dir))}")
+        except OSError as exc:
+            return refuse(500, f"the recording could not be saved: {_relative(str(exc), Path(record_dir))}")
         finally:
             shutil.rmtree(stage, ignore_errors=True)
         return {"files": files}
 
 
+def _relative(text: str, root: Path) -> str:
+    """An error message with the server's paths under `root` shown relative to it."""
+    for prefix in {str(root.resolve()), str(root)}:
+        text = text.replace(prefix + os.sep, "")
+    return text
+
+
 def _import(root: Path, stage: Path, scenario_id: str, step: str, upload: Path) -> list[str]:
-    """Import into a staging layout first, then move the files into `root` and
-    index them: a failure leaves `root` untouched."""
-    from simulator.media_library import import_recording, register
+    """Import into a staging layout first, then rename the files into `root`
+    (never over a link, never into a folder leading out of it) and index them
+    together (one writer of the index at a time): a failure leaves `root` untouched."""
+    from benchmark.safe_files import check_target, make_dirs
+    from simulator.media_library import changing_index, entry_for, import_recording
 
     staged = import_recording(stage / "layout", scenario_id, step, upload)
-    folder = root / scenario_id
-    folder.mkdir(parents=True, exist_ok=True)
-    moved = []
+    folder = make_dirs(root / scenario_id, root)
+    entries = {}
     for path in staged:
-        target = folder / path.name
-        shutil.move(str(path), target)
-        register(root, target, "recorded", "recorded in the browser studio")
-        moved.append(target.relative_to(root).as_posix())
-    return moved
+        target = check_target(folder / path.name, root)
+        os.replace(path, target)  # the stage is inside `root`: one file system
+        entries[target.relative_to(root).as_posix()] = entry_for(target, "recorded", "recorded in the browser studio")
+    with changing_index(root) as index:
+        index["files"].update(entries)
+    return list(entries)

@@ -9,6 +9,7 @@ EPILOG = """examples:
   wearsim media synth --voice en-gb --rate 140 --overwrite
   wearsim media import sc-01 turn_2 clip.mp4 --start 3.5 --end 7
   wearsim media verify
+  wearsim media reindex --media-root media-new     # rebuild index.json from the files on disk
 """
 
 
@@ -37,6 +38,11 @@ def register(subparsers) -> None:
                              formatter_class=argparse.RawDescriptionHelpFormatter)
     ver.add_argument("--media-root")
     ver.set_defaults(run=run_verify)
+    rei = actions.add_parser("reindex", help="rebuild index.json from the files on disk (an unreadable index is "
+                             "kept as index.json.broken)", epilog=EPILOG,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    rei.add_argument("--media-root")
+    rei.set_defaults(run=run_reindex)
 
 
 def _root(args):
@@ -83,10 +89,38 @@ def run_import(args) -> int:
     return 0
 
 
-def run_verify(args) -> int:
-    from simulator.media_library import load_index, two_sources, verify
+def _missing_root(args, action: str) -> bool:
+    import sys
 
-    problems = verify(_root(args))
+    if _root(args).is_dir():
+        return False
+    print(f"wearsim media {action}: {_root(args)}: no such folder (give --media-root an existing media folder)",
+          file=sys.stderr)
+    return True
+
+
+def run_reindex(args) -> int:
+    from simulator.media_library import reindex
+
+    if _missing_root(args, "reindex"):
+        return 2
+    index = reindex(_root(args))
+    print(f"{len(index['files'])} files indexed in {_root(args) / 'index.json'}")
+    return 0
+
+
+def run_verify(args) -> int:
+    import sys
+
+    from simulator.media_library import MediaIndexError, load_index, two_sources, verify
+
+    if _missing_root(args, "verify"):
+        return 2
+    try:
+        problems = verify(_root(args))
+    except MediaIndexError as exc:
+        print(f"wearsim media verify: {exc}", file=sys.stderr)
+        return 1
     for problem in problems:
         print(problem)
     for warning in two_sources(_root(args)):

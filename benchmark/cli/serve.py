@@ -15,6 +15,14 @@ given with --backend (exactly, after stripping spaces), so a client can never
 make the server open a file (local:PATH, replay:PATH are for the operator).
 Describers likewise: opencv and authored always, a model describer only when
 given with --describer, so a client cannot spend the server's keys on one.
+
+Only the server's own pages (and origins given with --allow-origin) may open
+a session or save a recording: a page on any other origin, another port on
+localhost included, is refused, and so is a request naming another Host
+than an address of this machine, localhost, the --host name or an allowed
+origin's host (DNS rebinding). Clients that send no Origin (the simulated
+glasses, curl) are accepted on loopback, or with the token.
+  wearsim serve --host 0.0.0.0 --token "$WEARSIM_TOKEN" --allow-origin http://glasses.lan:8765
 """
 
 
@@ -40,6 +48,9 @@ def register(subparsers) -> None:
     p.add_argument("--record", metavar="DIR",
                    help="let the browser page's recording studio save scenario media into DIR (media layout: "
                         "DIR/<scenario>/turn_1.mp4, turn_1.wav, ..., indexed in DIR/index.json); off by default")
+    p.add_argument("--allow-origin", action="append", metavar="ORIGIN",
+                   help="a page origin (scheme://host[:port]) besides the server's own that may open sessions and "
+                        "save recordings; its host may also name the server (repeatable)")
     p.set_defaults(run=run)
 
 
@@ -85,11 +96,21 @@ def run(args) -> int:
     if missing:  # refused at start-up, every one at once: a client would only meet them one by one
         print("error: the server cannot offer what it was asked to:\n  " + "\n  ".join(missing), file=sys.stderr)
         return 2
-    settings = ServerSettings(token=token, asr_model=args.asr_model, backend_base_url=args.base_url,
-                              describer_base_url=args.describer_base_url, allowed_backends=backends,
-                              allowed_describers=(*LOCAL_DESCRIBERS, *(args.describer or ())),
-                              max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout,
-                              record_dir=Path(args.record).resolve() if args.record else None)
+    try:
+        ipaddress.ip_address(args.host)
+        names = ()
+    except ValueError:
+        names = (args.host,)  # a name the server was bound to: requests may use it as their Host
+    try:
+        settings = ServerSettings(token=token, asr_model=args.asr_model, backend_base_url=args.base_url,
+                                  describer_base_url=args.describer_base_url, allowed_backends=backends,
+                                  allowed_describers=(*LOCAL_DESCRIBERS, *(args.describer or ())),
+                                  max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout,
+                                  record_dir=Path(args.record).resolve() if args.record else None,
+                                  allowed_origins=tuple(args.allow_origin or ()), allowed_hosts=names)
+    except ValueError as exc:
+        print(f"error: --allow-origin: {exc}", file=sys.stderr)
+        return 2
     print(f"wearsim streaming server on ws://{args.host}:{args.port}/v1/session; the live page at "
           f"http://{args.host}:{args.port}/ (token {'required' if token else 'not required'}; backends: "
           f"{', '.join(backends)}; describers: {', '.join(settings.allowed_describers)}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from benchmark.proxy.channels import ATTRIBUTION, CHANNELS, LATENCY_STAGES
 from benchmark.proxy.plots import CATEGORY_NAMES
+from benchmark.report.findings import one_line
 
 Block = tuple  # ("h1"|"h2"|"h3"|"p", text) | ("list", [text]) | ("table", headers, rows) | ("img", plot, caption)
 
@@ -204,7 +205,7 @@ def blocks(report: dict) -> list[Block]:
 
 
 def _cell(value) -> str:
-    return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return one_line(str(value)).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def render_markdown(report: dict, images: dict[str, str]) -> str:
@@ -212,15 +213,15 @@ def render_markdown(report: dict, images: dict[str, str]) -> str:
     for block in blocks(report):
         kind = block[0]
         if kind in ("h1", "h2", "h3"):
-            lines += ["#" * int(kind[1]) + " " + block[1], ""]
+            lines += ["#" * int(kind[1]) + " " + one_line(block[1]), ""]
         elif kind == "p":
-            lines += [block[1], ""]
+            lines += [one_line(block[1]), ""]
         elif kind == "list":
-            lines += [f"- {item}" for item in block[1]] + [""]
+            lines += [f"- {one_line(item)}" for item in block[1]] + [""]
         elif kind == "table":
             lines.append("| " + " | ".join(_cell(h) for h in block[1]) + " |")
             lines.append("|" + "---|" * len(block[1]))
             lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in block[2]] + [""]
         elif kind == "img" and block[1] in images:
-            lines += [f"![{block[1].replace('_', ' ')}]({images[block[1]]})", "", block[2], ""]
+            lines += [f"![{block[1].replace('_', ' ')}]({images[block[1]]})", "", one_line(block[2]), ""]
     return "\n".join(lines)

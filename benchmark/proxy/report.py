@@ -13,9 +13,12 @@ from pathlib import Path
 
 from benchmark.proxy import channels, pairing
 from benchmark.proxy.pairing import ProxyReportError, Run
+from benchmark.proxy.plots import PLOT_FILES
+from benchmark.safe_files import refuse_links, write_atomic
 from benchmark.scenario import Bank
 
 REPORT_VERSION = 1
+OUTPUTS = ("proxy_report.json", "proxy_report.md", "proxy_report.html", *PLOT_FILES.values())
 
 
 def _bank_for(a: Run, b: Run, scenarios: str | Path | None) -> tuple[Bank | None, dict]:
@@ -93,10 +96,11 @@ def write_proxy_report(report: dict, output_dir: str | Path) -> dict[str, Path]:
 
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
+    refuse_links(out, OUTPUTS)
     plots = draw_plots(report, out)
     files = {"json": out / "proxy_report.json", "markdown": out / "proxy_report.md",
              "html": out / "proxy_report.html", **plots}
-    files["json"].write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    files["markdown"].write_text(render_markdown(report, {k: v.name for k, v in plots.items()}), encoding="utf-8")
-    files["html"].write_text(render_html(report, plots), encoding="utf-8")
+    write_atomic(files["json"], json.dumps(report, indent=2, ensure_ascii=False) + "\n", out)
+    write_atomic(files["markdown"], render_markdown(report, {k: v.name for k, v in plots.items()}), out)
+    write_atomic(files["html"], render_html(report, plots), out)
     return files

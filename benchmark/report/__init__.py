@@ -10,6 +10,10 @@ import sys
 from pathlib import Path
 
 from benchmark.report.findings import render_findings
+from benchmark.safe_files import make_dirs, refuse_links, write_atomic
+
+# what a report writes into a run dir (the viewer's index.html too): none of them may be a link
+REPORT_OUTPUTS = ("summary.json", "findings.md", "plots", "index.html")
 
 
 def read_manifest(directory: Path) -> dict:
@@ -57,9 +61,10 @@ def _write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir:
     summary = build_summary(trial_set, manifest)
     out = Path(output_dir) if output_dir is not None else run_dir
     out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    (out / "findings.md").write_text(render_findings(summary), encoding="utf-8")
-    draw_plots(summary, out / "plots")
+    refuse_links(out, REPORT_OUTPUTS)
+    write_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n", out)
+    write_atomic(out / "findings.md", render_findings(summary), out)
+    draw_plots(summary, make_dirs(out / "plots", out))
     return summary
 
 

@@ -123,9 +123,16 @@ class Figure:
             mask = mask.rotate(angle, resample=Image.BICUBIC, center=(side / 2, side / 2))
         self.image.paste(colour, (round(x * SCALE - side / 2), round(y * SCALE - side / 2)), mask)
 
-    def save(self, path: Path) -> None:
-        """Halve the drawing and write the PNG (compression level 1: a little larger, much faster)."""
-        self.image.reduce(SCALE).save(path, format="PNG", compress_level=1)
+    def save(self, path) -> None:
+        """Halve the drawing and write the PNG (compression level 1: a little larger, much faster) to a
+        path (a temp file renamed over it: never written through a link) or an open binary file."""
+        from benchmark.safe_files import atomic_file
+
+        if hasattr(path, "write"):
+            self.image.reduce(SCALE).save(path, format="PNG", compress_level=1)
+            return
+        with atomic_file(path) as handle:
+            self.image.reduce(SCALE).save(handle, format="PNG", compress_level=1)
 
 
 class Axes:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from benchmark.records import LATENCY_STAGES
 from benchmark.scoring.trials import LABELS
+
+LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")  # line breaks and other control characters
 
 MANIFEST_ORDER = (
     "benchmark_version", "schema_revision", "camera_injection", "scenarios_sha256",
@@ -23,6 +27,19 @@ def interval(low: float | None, high: float | None) -> str:
 
 def cell_text(cell: dict) -> str:
     return f"{pct(cell['accuracy'])} ({cell['k']}/{cell['n']}) {interval(cell['ci_low'], cell['ci_high'])}"
+
+
+def one_line(value):
+    """`value` (a string, or a dict or list holding strings) with every run of line breaks and other
+    control characters in its strings made one space: a value from a run dir (a cue type, a condition
+    name, a scenario id) can never start a line of its own in a markdown file."""
+    if isinstance(value, str):
+        return LINE_BREAKS.sub(" ", value)
+    if isinstance(value, dict):
+        return {one_line(k): one_line(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [one_line(v) for v in value]
+    return value
 
 
 def table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -325,6 +342,7 @@ def _perception(summary: dict) -> list[str]:
 
 
 def render_findings(summary: dict) -> str:
+    summary = one_line(summary)
     lines = _headline(summary) + _manifest(summary) + _conditions(summary) + _subsets(summary)
     lines += _breakdown(summary, "by_cue_type", "shift type (cue_type)")
     lines += _breakdown(summary, "by_difficulty", "difficulty tier")

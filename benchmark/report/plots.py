@@ -6,6 +6,7 @@ from pathlib import Path
 
 from benchmark.report.chart import INK, Figure, blues, ink_on, palette, text_width
 from benchmark.report.findings import is_measurement, scored_cells, staleness_without_frames
+from benchmark.safe_files import make_dirs
 from benchmark.scoring.trials import LABELS
 
 PLOT_FILES = ("balanced_accuracy.png", "accuracy_by_cue_type.png", "confusion.png")
@@ -160,7 +161,7 @@ def plot_staleness(summary: dict, path: Path) -> None:
 
 
 def draw_plots(summary: dict, directory: Path) -> list[Path]:
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dirs(directory)
     paths = [directory / name for name in PLOT_FILES]
     plot_balanced_accuracy(summary, paths[0])
     plot_accuracy_by_cue_type(summary, paths[1])

@@ -16,6 +16,7 @@ from pathlib import Path
 from benchmark.records import REPAIR_STYLES, TrialRecord, TurnResult
 from benchmark.report.findings import headline, interval, is_measurement, pct, scored_cells
 from benchmark.report.plots import PLOT_FILES
+from benchmark.safe_files import inside, refuse_links, write_atomic
 from benchmark.scenario import BankError, Scenario, load_bank
 
 # the media library (the same folder as simulator.media.MEDIA_ROOT; benchmark/ does not import the simulator)
@@ -107,7 +108,7 @@ class Frames:
             return None
         for suffix in IMAGE_TYPES:
             path = self.root / scenario_id / f"{name}{suffix}"
-            if path.is_file():
+            if inside(path, self.root):  # never a linked file from outside the media folder
                 if path not in self._keys:
                     self._keys[path] = f"f{len(self._keys)}"
                     self.uris[self._keys[path]] = data_uri(path)
@@ -144,8 +145,9 @@ def figures_html(summary: dict) -> str:
 
 
 def plots_html(plots_dir: Path) -> str:
-    names = [n for n in PLOT_FILES if (plots_dir / n).is_file()]
-    names += sorted(p.name for p in plots_dir.glob("*.png") if p.name not in names) if plots_dir.is_dir() else []
+    names = [n for n in PLOT_FILES if inside(plots_dir / n, plots_dir)]
+    names += sorted(p.name for p in plots_dir.glob("*.png")
+                    if p.name not in names and inside(p, plots_dir)) if plots_dir.is_dir() else []
     if not names:
         return '<p class="note">No plots in plots/.</p>'
     return '<div class="plots">' + "".join(
@@ -325,17 +327,17 @@ def write_viewer(run_dir: Path, *, transcripts: Path | None = None, output_dir: 
     The summary is `summary` or the output dir's summary.json (write the report
     first); the trials are read from `transcripts` or the run dir.
     """
+    from benchmark.report import REPORT_OUTPUTS
     from benchmark.scoring import load_trials
 
     run_dir = Path(run_dir)
     out = Path(output_dir) if output_dir is not None else run_dir
+    refuse_links(out, REPORT_OUTPUTS)  # nothing read into the page or written comes from outside the dir
     if summary is None:
         summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     trials = list(load_trials(transcripts if transcripts is not None else run_dir).trials)
     findings_path = out / "findings.md"
-    findings = findings_path.read_text(encoding="utf-8") if findings_path.is_file() else ""
+    findings = findings_path.read_text(encoding="utf-8") if inside(findings_path, out) else ""
     page = render_page(summary, trials, title=out.resolve().name, findings=findings, plots_dir=out / "plots",
                        media_root=Path(media_root) if media_root is not None else MEDIA_ROOT)
-    path = out / "index.html"
-    path.write_text(page, encoding="utf-8")
-    return path
+    return write_atomic(out / "index.html", page, out)
