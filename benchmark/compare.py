@@ -125,6 +125,11 @@ def render_comparison(result: dict) -> str:
             lines.append(f"latency, {name} p50/p95: A {seconds(a['p50'])} / {seconds(a['p95'])} "
                          f"(from {result['latency_a']['measured_from']}), B {seconds(b['p50'])} / "
                          f"{seconds(b['p95'])} (from {result['latency_b']['measured_from']})")
+    starts = {result["latency_a"]["measured_from"], result["latency_b"]["measured_from"]}
+    if len(starts) > 1 and any(line.startswith("latency,") for line in lines):
+        lines.append("note: the two runs' latencies start at different points (" + " and ".join(sorted(starts))
+                     + "): the end of speech comes after the speech itself, the request after transcription, "
+                       "so A and B are not comparable figure for figure")
     if result["flips"]:
         lines.append("flips (trial indices):")
         for row in result["flips"]:

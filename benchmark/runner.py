@@ -496,13 +496,14 @@ class Progress:
             return
         self._drawn = now
         elapsed = now - self.started
-        eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+        # no estimate until a cell has finished: "eta 0s" before then read as "almost done"
+        eta = f"{elapsed / self.done * (self.total - self.done):4.0f}s" if self.done else "   ?"
         width = 24
         filled = int(width * self.done / max(self.total, 1))
         summary = " ".join(f"{k} {v}" for k, v in self.counts.items())
         print(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
               f"{self._last}  {summary}  requests {REQUESTS.in_flight} in flight, {REQUESTS.waiting} waiting"
-              f"  eta {eta:4.0f}s   ", end="", file=sys.stderr, flush=True)
+              f"  eta {eta}   ", end="", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         print(file=sys.stderr)

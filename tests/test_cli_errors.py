@@ -198,3 +198,11 @@ def test_serve_refuses_at_start_up_a_backend_or_describer_without_its_key():
     assert "--describer gemini:gemini-2.5-flash" in done.stderr and "GEMINI_API_KEY" in done.stderr
     help_text = wearsim("serve", "--help").stdout
     assert "replace the default" in " ".join(help_text.split())
+
+
+def test_bench_help_examples_keep_their_line_breaks(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["bench", "--help"])
+    lines = capsys.readouterr().out.splitlines()
+    assert not any("/v1" in line and "   --judge-family" in line for line in lines)  # no gap mid-line
+    assert any(line.rstrip().endswith("\\") for line in lines)

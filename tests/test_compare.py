@@ -111,3 +111,15 @@ def test_compare_reports_label_agreement_and_cells_scored_in_one_run_only(runs):
     assert result["label_agreement"] == {"agree": 3, "pairs": 11, "rate": 3 / 11}
     assert result["scored_in_one_run_only"] == {"a": 1, "b": 0}
     assert result["latency_a"]["reply_done_s"]["n"] == 0  # these records carry no turns
+
+
+def test_compare_says_when_the_two_runs_measure_latency_from_different_points(capsys):
+    """A text-proxy run measures from the request, a stream run from the end of speech: said beside them."""
+    from pathlib import Path
+
+    from benchmark.cli import main
+
+    fixtures = Path(__file__).resolve().parent / "fixtures" / "transcripts"
+    assert main(["compare", str(fixtures / "schema1_direct"), str(fixtures / "schema1_stream")]) == 0
+    out = capsys.readouterr().out
+    assert "latency," in out and "not comparable figure for figure" in out

@@ -152,3 +152,24 @@ def test_every_plot_and_the_rescore_line_that_shows_a_score_shows_the_warning(tm
     assert main(["rescore", str(run), "--judge-family", "lexical", "--output-dir", str(tmp_path / "again")]) == 0
     out = capsys.readouterr().out
     assert "not a measurement" in out and "with the new judge" in out
+
+
+def test_an_unmeasured_run_leads_with_what_happened_why_and_the_next_command():
+    from benchmark.report.findings import render_findings
+
+    records = [trial(i, o) for i, o in enumerate(outcomes(12, 12, 26, 0))]
+    run_manifest = {**manifest(), "candidate_model": "local", "judge_model": "lexical"}
+    text = render_findings(summary_of(records, run_manifest))
+    head = text[:text.index("## ")]  # everything before the first section
+    assert "24 of 50 scored: not a measurement" in head
+    assert "What happened: 50 of the 50 scenario runs" in head and "labelled 24 of the Turn 2 replies" in head
+    assert "Why 26 replies have no label (26 no signal)" in head and "bundled 135M-parameter stand-in" in head
+    assert "wearsim rescore RUN_DIR --judge-family openai" in head and "--base-url" in head
+    assert text.index("## Conditions") < text.index("## Manifest")  # the results first, the settings last
+
+
+def test_the_progress_line_gives_no_eta_before_a_cell_has_finished(capsys):
+    from benchmark.runner import Progress
+
+    Progress(50).tick()
+    assert "eta    ?" in capsys.readouterr().err

@@ -11,7 +11,7 @@ EPILOG = """examples:
   wearsim bench --output-dir runs/first              # whole bank, local model, lexical judge
   wearsim bench --model openai:gpt-4o-mini --judge-family gemini --trials 5 --output-dir runs/gpt
   wearsim bench --model openai:qwen2.5 --base-url http://127.0.0.1:8000/v1 --judge-family lexical
-  wearsim bench --model openai:qwen2.5 --base-url http://127.0.0.1:8000/v1 \
+  wearsim bench --model openai:qwen2.5 --base-url http://127.0.0.1:8000/v1 \\
       --judge-family openai --judge-model openai:llama3 --judge-base-url http://127.0.0.1:8001/v1
   wearsim bench --model openai:gpt-4o-mini --judge-family gemini --cache --max-requests-per-minute openai=500
   wearsim bench --ids sc-05,sc-12 --conditions baseline   # two scenarios, one condition
@@ -350,17 +350,23 @@ def run(args) -> int:
             return _fail(str(exc), 1)
         except (RunDirError, KeyError) as exc:
             return _fail(str(exc.args[0] if isinstance(exc, KeyError) else exc))
-        print(f"finished in {time.monotonic() - started:.0f} s: {counts}", file=sys.stderr)
+        outcome = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("pass", "miss", "unscored", "error"))
+        skipped = f" ({counts['skipped']} finished earlier, skipped)" if counts.get("skipped") else ""
+        print(f"finished in {time.monotonic() - started:.0f} s: {counts.get('ran', 0)} cells ran{skipped}; "
+              f"Turn 2: {outcome}", file=sys.stderr)
         if cache_dir:
             print(f"response cache {cache_dir}: {counts.get('cache_hits', 0)} replies from the cache, "
                   f"{counts.get('cache_misses', 0)} requested (per cell: {run_dir / 'cache_log.jsonl'})",
                   file=sys.stderr)
         from benchmark.report import write_report
-        from benchmark.report.findings import headline
+        from benchmark.report.findings import headline, is_measurement
 
         summary = write_report(run_dir)
         print(headline(summary))
         print(f"report: {run_dir / 'findings.md'}")
+        if not is_measurement(summary) and summary["manifest"].get("judge_family") == "lexical":
+            print(f"no accuracy from this run (findings.md says why); with a model judge: wearsim rescore {run_dir} "
+                  f"--judge-family openai --output-dir {run_dir}-rescored")
         return _error_rate_status(summary, run_dir, args.max_error_rate)
     finally:
         prepared.close()

@@ -101,8 +101,8 @@ def headline(summary: dict, *, markdown: bool = False) -> str:
     if markdown:
         aside = (f"; over the scored trials alone the balanced Turn 2 accuracy would be {accuracy}, 95% CI {ci}"
                  if known else "")
-        return (f"**{lead}** ({why}). Fewer than half the cells of the ranking condition have a Turn 2 "
-                f"label, so no accuracy is reported{aside}.")
+        return (f"**{lead}** ({why}). Fewer than half the scenario runs of the `{condition}` prompt (the one "
+                f"the headline ranks on) have a label for their Turn 2 reply, so no accuracy is reported{aside}.")
     aside = f"; balanced Turn 2 accuracy over the scored trials alone {accuracy}" if known else ""
     return f"{lead} ({why}{aside})"
 
@@ -121,6 +121,62 @@ def error_lead(summary: dict, *, markdown: bool = False) -> str | None:
     return lead
 
 
+BUNDLED = "local"  # the model id of the bundled stand-in model
+
+
+def _unmeasured_lead(summary: dict) -> list[str]:
+    """When no accuracy can be reported: what the run did, why there is no number, and what to run next,
+    in the words of someone who has not read the spec."""
+    if is_measurement(summary):
+        return []
+    manifest, condition = summary["manifest"], summary["primary"]["condition"]
+    row = summary["counts"].get("by_condition", {}).get(condition, {})
+    scored, cells = scored_cells(summary)
+    ran, errored = row.get("trials", 0), row.get("errored", 0)
+    unscored = row.get("unscored", 0)
+    reasons = row.get("unscored_reasons") or {}
+    judge = manifest.get("judge_model") or manifest.get("judge_family") or "the judge"
+    model = manifest.get("candidate_model") or "the candidate"
+    lines = [f"What happened: {ran} of the {cells} scenario runs of the `{condition}` prompt played all their "
+             f"turns" + (f" and {errored} failed with an error (their reasons are in transcripts.jsonl)"
+                         if errored else " without an error") + f"; the judge labelled {scored} of the Turn 2 "
+             "replies (current, prior, clarify or abstain). An accuracy needs at least half of them labelled."]
+    if unscored:
+        why = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]))
+        text = f"Why {unscored} replies have no label ({why}): "
+        if judge == "lexical":
+            text += ("the judge here is `lexical`, which only looks for the answer words of each scenario and "
+                     "leaves a reply unlabelled rather than guess")
+        else:
+            text += f"the judge `{judge}` could not label them (see each trial's `turn_2_judge_unscored_reason`)"
+        if model == BUNDLED:
+            text += ("; the candidate is `local`, the bundled 135M-parameter stand-in model, which is there to "
+                     "show that every part runs without a key, not to answer well: most of its replies name "
+                     "nothing the scenario asks about")
+        lines += ["", text + "."]
+    perception, latency = summary.get("perception"), summary.get("latency") or {}
+    shown = []
+    if perception and perception.get("speech_wer"):
+        wer = perception["speech_wer"]
+        shown.append(f"Whisper's transcripts had a median word error rate of {wer['median']:.2f} against the "
+                     f"lines the glasses spoke ({wer['n']} turns)")
+    first, done = latency.get("first_token_s") or {}, latency.get("reply_done_s") or {}
+    if first.get("n") and done.get("n"):
+        shown.append(f"from {latency.get('measured_from', 'the request')}, the first words of a reply came after "
+                     f"{_seconds(first['p50'])} and the whole reply after {_seconds(done['p50'])} (medians)")
+    if shown:
+        lines += ["", "What the run did show: " + "; ".join(shown) + "."]
+    run = "RUN_DIR"  # this run's folder: findings are rendered from the summary alone, wherever it is
+    lines += ["", "Next, for a number:", "",
+              f"- label the same replies with a model judge: `wearsim rescore {run} --judge-family openai "
+              f"--output-dir {run}-rescored` (needs OPENAI_API_KEY, or `--judge-base-url` for a local "
+              "OpenAI-compatible server; gemini and claude work too);",
+              "- or run a real candidate: `wearsim bench --model openai:MODEL --base-url "
+              "http://127.0.0.1:8000/v1` (any OpenAI-compatible server, e.g. llama.cpp, vLLM, Ollama) or, with "
+              "a key, `--model openai:gpt-4o-mini`.", ""]
+    return lines
+
+
 def _headline(summary: dict) -> list[str]:
     boot = summary["primary"]["bootstrap"]
     gaps = sorted({int(g) for per in (summary.get("by_staleness") or {}).values() for g in per})
@@ -131,6 +187,7 @@ def _headline(summary: dict) -> list[str]:
         *([errors, ""] if errors else []),
         headline(summary, markdown=True),
         "",
+        *_unmeasured_lead(summary),
         f"The interval is a bootstrap that resamples {boot['resamples']} (the trials of one scenario are "
         f"not independent), {boot['draws']:,} draws, seed {boot['seed']}, {boot['interval']}. "
         f"Rule: {summary['primary']['rule']}.",
@@ -343,10 +400,10 @@ def _perception(summary: dict) -> list[str]:
 
 def render_findings(summary: dict) -> str:
     summary = one_line(summary)
-    lines = _headline(summary) + _manifest(summary) + _conditions(summary) + _subsets(summary)
+    lines = _headline(summary) + _conditions(summary) + _subsets(summary)
     lines += _breakdown(summary, "by_cue_type", "shift type (cue_type)")
     lines += _breakdown(summary, "by_difficulty", "difficulty tier")
     lines += _staleness(summary) + _perception(summary) + _latency(summary)
-    lines += _confusion(summary) + _matrix(summary) + _judge_notes(summary)
+    lines += _confusion(summary) + _matrix(summary) + _judge_notes(summary) + _manifest(summary)
     lines += ["Plots: `plots/balanced_accuracy.png`, `plots/accuracy_by_cue_type.png`, `plots/confusion.png`.", ""]
     return "\n".join(lines)

@@ -215,6 +215,9 @@ def counts(trials: Sequence[TrialRecord], superseded: int = 0) -> dict:
             row["errored"] += 1
         elif trial.turn_2_label is None:
             row["unscored"] += 1
+            reason = (trial.turn_2_judge.unscored_reason if trial.turn_2_judge else None) or "no judge verdict"
+            reasons = row.setdefault("unscored_reasons", {})
+            reasons[reason] = reasons.get(reason, 0) + 1
         else:
             row["scored"] += 1
     repaired = [t for t in trials if not t.errored and t.turn_3_repair_attempted]
