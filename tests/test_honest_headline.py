@@ -173,3 +173,15 @@ def test_the_progress_line_gives_no_eta_before_a_cell_has_finished(capsys):
 
     Progress(50).tick()
     assert "eta    ?" in capsys.readouterr().err
+
+
+def test_a_measured_run_of_the_bundled_stand_in_says_what_its_number_is_worth():
+    from benchmark.report.findings import render_findings
+
+    records = [trial(i, o) for i, o in enumerate(outcomes(20, 12, 18, 0))]
+    text = render_findings(summary_of(records, {**manifest(), "candidate_model": "local"}))
+    head = text[:text.index("## ")]
+    assert head.startswith("# Findings\n\n**Balanced Turn 2 accuracy (baseline)")
+    assert "bundled 135M-parameter stand-in" in head and "not how an assistant keeps up" in head
+    assert "wearsim rescore RUN_DIR" in head
+    assert "stand-in" not in render_findings(summary_of(records, manifest()))  # a real candidate: no such note

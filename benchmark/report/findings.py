@@ -124,35 +124,37 @@ def error_lead(summary: dict, *, markdown: bool = False) -> str | None:
 BUNDLED = "local"  # the model id of the bundled stand-in model
 
 
-def _unmeasured_lead(summary: dict) -> list[str]:
-    """When no accuracy can be reported: what the run did, why there is no number, and what to run next,
-    in the words of someone who has not read the spec."""
-    if is_measurement(summary):
-        return []
+def _lead(summary: dict) -> list[str]:
+    """The paragraphs under the headline, for someone who has not read the spec: when no accuracy can be
+    reported, what happened and why; when the candidate is the bundled stand-in, what its number is worth;
+    in both, what the run did show and what to run next."""
     manifest, condition = summary["manifest"], summary["primary"]["condition"]
+    measured, model = is_measurement(summary), manifest.get("candidate_model")
+    if measured and model != BUNDLED:
+        return []
     row = summary["counts"].get("by_condition", {}).get(condition, {})
     scored, cells = scored_cells(summary)
-    ran, errored = row.get("trials", 0), row.get("errored", 0)
-    unscored = row.get("unscored", 0)
+    ran, errored, unscored = row.get("trials", 0), row.get("errored", 0), row.get("unscored", 0)
     reasons = row.get("unscored_reasons") or {}
     judge = manifest.get("judge_model") or manifest.get("judge_family") or "the judge"
-    model = manifest.get("candidate_model") or "the candidate"
     lines = [f"What happened: {ran} of the {cells} scenario runs of the `{condition}` prompt played all their "
              f"turns" + (f" and {errored} failed with an error (their reasons are in transcripts.jsonl)"
-                         if errored else " without an error") + f"; the judge labelled {scored} of the Turn 2 "
-             "replies (current, prior, clarify or abstain). An accuracy needs at least half of them labelled."]
-    if unscored:
+                         if errored else " without an error") + f"; the judge (`{judge}`) labelled {scored} of the "
+             "Turn 2 replies (current, prior, clarify or abstain)"
+             + ("." if measured else ". An accuracy needs at least half of them labelled.")]
+    if model == BUNDLED:
+        lines += ["", "The candidate is `local`, the bundled 135M-parameter stand-in model: it is there so that "
+                      "every part runs without a key, not to answer well, and most of its replies are fluent "
+                      "noise. " + ("Its number shows the pipeline works end to end, not how an assistant keeps "
+                                   "up with a changing scene." if measured else "")]
+    if unscored and not measured:
         why = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]))
         text = f"Why {unscored} replies have no label ({why}): "
         if judge == "lexical":
-            text += ("the judge here is `lexical`, which only looks for the answer words of each scenario and "
-                     "leaves a reply unlabelled rather than guess")
+            text += ("the `lexical` judge only looks for each scenario's answer words, and leaves a reply "
+                     "unlabelled rather than guess")
         else:
-            text += f"the judge `{judge}` could not label them (see each trial's `turn_2_judge_unscored_reason`)"
-        if model == BUNDLED:
-            text += ("; the candidate is `local`, the bundled 135M-parameter stand-in model, which is there to "
-                     "show that every part runs without a key, not to answer well: most of its replies name "
-                     "nothing the scenario asks about")
+            text += f"the judge could not label them (see each trial's `turn_2_judge_unscored_reason`)"
         lines += ["", text + "."]
     perception, latency = summary.get("perception"), summary.get("latency") or {}
     shown = []
@@ -167,7 +169,7 @@ def _unmeasured_lead(summary: dict) -> list[str]:
     if shown:
         lines += ["", "What the run did show: " + "; ".join(shown) + "."]
     run = "RUN_DIR"  # this run's folder: findings are rendered from the summary alone, wherever it is
-    lines += ["", "Next, for a number:", "",
+    lines += ["", "Next, for a number that says something about a model:", "",
               f"- label the same replies with a model judge: `wearsim rescore {run} --judge-family openai "
               f"--output-dir {run}-rescored` (needs OPENAI_API_KEY, or `--judge-base-url` for a local "
               "OpenAI-compatible server; gemini and claude work too);",
@@ -187,7 +189,7 @@ def _headline(summary: dict) -> list[str]:
         *([errors, ""] if errors else []),
         headline(summary, markdown=True),
         "",
-        *_unmeasured_lead(summary),
+        *_lead(summary),
         f"The interval is a bootstrap that resamples {boot['resamples']} (the trials of one scenario are "
         f"not independent), {boot['draws']:,} draws, seed {boot['seed']}, {boot['interval']}. "
         f"Rule: {summary['primary']['rule']}.",
