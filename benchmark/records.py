@@ -261,17 +261,53 @@ class TurnResult:
                 parts.append(kind.from_json(data.get(name), f"{where}: {name}"))
             except RecordError as exc:
                 problems += exc.problems
+        try:
+            recorded = _reply(reply, reply["text"], str(reply.get("model") or ""), where)
+        except RecordError as exc:
+            problems += exc.problems
         if problems:
             raise RecordError(problems)
-        return cls(turn_input.turn, turn_input, _reply(reply, reply["text"], reply.get("model") or ""), *parts)
+        return cls(turn_input.turn, turn_input, recorded, *parts)
 
 
-def _reply(data: dict, text: str, model: str) -> Reply:
+def _reply(data: dict, text: str, model: str, where: str = "reply") -> Reply:
+    """A recorded reply; a field of the wrong type is a `RecordError` naming it."""
+    problems = []
+
+    def seconds(name: str, default=None):
+        value = data.get(name)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            problems.append(f"{where}: field 'reply.{name}' must be a number of seconds or null, got {value!r}"[:300])
+            return default
+        return float(value)
+
+    def words(name: str):
+        value = data.get(name)
+        if value is not None and not isinstance(value, str):
+            problems.append(f"{where}: field 'reply.{name}' must be a string or null, got {type(value).__name__}")
+            return None
+        return value
+
     usage = data.get("usage") or {}
-    return Reply(text, model, Usage(int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0)),
-                 float(data.get("latency_s") or 0.0), data.get("first_token_s"), data.get("first_audio_s"),
-                 data.get("heard"), audio_file=data.get("audio_file"), first_voice_s=data.get("first_voice_s"),
-                 cached=data.get("cached") is True, session_lost=data.get("session_lost"))
+    tokens = [0, 0]
+    if not isinstance(usage, dict):
+        problems.append(f"{where}: field 'reply.usage' must be an object, got {type(usage).__name__}")
+        usage = {}
+    for i, name in enumerate(("input_tokens", "output_tokens")):
+        value = usage.get(name) or 0
+        if isinstance(value, bool) or not isinstance(value, int):
+            problems.append(f"{where}: field 'reply.usage.{name}' must be an integer, got {value!r}"[:300])
+        else:
+            tokens[i] = value
+    reply = Reply(text, model, Usage(*tokens), seconds("latency_s", 0.0), seconds("first_token_s"),
+                  seconds("first_audio_s"), words("heard"), audio_file=words("audio_file"),
+                  first_voice_s=seconds("first_voice_s"), cached=data.get("cached") is True,
+                  session_lost=words("session_lost"))
+    if problems:
+        raise RecordError(problems)
+    return reply
 
 
 def _turn_from_v1(data: Any, record: dict, where: str) -> TurnResult:
@@ -284,7 +320,7 @@ def _turn_from_v1(data: Any, record: dict, where: str) -> TurnResult:
     glasses = GlassesFacts.from_json({key: data[key] for key in ("speech_media", "frames_sent") if key in data},
                                      f"{where}: glasses")
     return TurnResult(turn, turn_input, _reply(data, text if isinstance(text, str) else "",
-                                               record.get("candidate_model") or ""),
+                                               str(record.get("candidate_model") or ""), where),
                       TurnMetrics.from_json(data.get("metrics"), f"{where}: metrics"), glasses)
 
 
@@ -453,6 +489,13 @@ def _verdict_json(prefix: str, verdict: Verdict | None) -> dict:
     return {f"{prefix}_{name}": value for name, value in zip(names, values)}
 
 
+# the longest value read from a record: names that reports group and key tables on, and free text
+NAMES = ("scenario_id", "condition", "cue_type", "difficulty_tier", "activity_domain", "subset", "via",
+         "candidate_model", "target_context")
+NAME_LIMIT = 200
+TEXT_LIMIT = 1_000_000
+
+
 class _Reader:
     """Collects every problem of one raw record, then builds the `TrialRecord`."""
 
@@ -473,6 +516,11 @@ class _Reader:
             return None
         if not isinstance(value, str):
             self.problems.append(f"{self.where}: field '{name}' must be a string, got {type(value).__name__}")
+            return None
+        limit = NAME_LIMIT if name in NAMES else TEXT_LIMIT
+        if len(value) > limit:  # reports key tables and plots on names: a huge one costs gigabytes
+            self.problems.append(f"{self.where}: field '{name}' is {len(value):,} characters long; at most "
+                                 f"{limit:,} are read")
             return None
         return value
 
@@ -496,7 +544,11 @@ class _Reader:
         reason = self.raw.get(f"{prefix}_unscored_reason")
         if reason is None and prefix != "turn_2_ranking_judge":  # rescore once wrote turn_N_unscored_reason
             reason = self.raw.get(prefix.replace("_judge", "") + "_unscored_reason")
-        rest = {key: self.raw.get(f"{prefix}_{key}") for key in ("rationale", "name", "prompt", "raw")}
+        rest = {key: self.text(f"{prefix}_{key}") for key in ("rationale", "name", "prompt", "raw")}
+        if reason is not None and not isinstance(reason, str):
+            self.problems.append(f"{self.where}: field '{prefix}_unscored_reason' must be a string or null, "
+                                 f"got {type(reason).__name__}")
+            reason = None
         if label is None and reason is None and not any(rest.values()):
             return None
         return Verdict(label, rest["rationale"] or "", rest["name"] or "", reason, rest["prompt"] or "",

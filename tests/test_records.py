@@ -177,3 +177,24 @@ def test_bench_and_rescore_on_a_bank_in_a_published_shape(bank, tmp_path):
     summary = rescore(tmp_path / "run", judge_family="lexical", scenarios=bank_path,
                       output_dir=tmp_path / "rescored", progress=quiet)
     assert summary["counts"]["trials"] == len(scenarios) and summary["counts"]["errored"] == 0
+
+
+def test_huge_names_and_wrong_reply_types_are_refused_with_file_line_and_field(tmp_path):
+    """A 20,000-character condition once took `wearsim report` to 23.5 GB; `latency_s: "abc"`, a list for
+    `usage` and an integer rationale crashed without saying where."""
+    good = json.loads((OLD_DIRECT / "transcripts.jsonl").read_text().splitlines()[0])
+    huge = {**good, "condition": "c" * 20_000, "cue_type": "x" * 50_000}
+    typed = {**good, "schema_version": SCHEMA_VERSION, "turn_2_judge_rationale": 7,
+             "turns": [{"turn": 1, "input": {"turn": 1, "camera_block": None, "speech": "hi", "camera_source": None,
+                                             "speech_source": "authored"},
+                        "reply": {"text": "r", "latency_s": "abc", "usage": [1, 2], "first_token_s": "0.5"}}]}
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(huge) + "\n" + json.dumps(typed) + "\n")
+    with pytest.raises(TranscriptError) as info:
+        load_trials(path)
+    text = "\n".join(info.value.problems)
+    assert f"{path}: line 1: field 'condition' is 20,000 characters long" in text
+    assert "line 1: field 'cue_type' is 50,000 characters long" in text
+    for field in ("reply.latency_s", "reply.usage", "reply.first_token_s", "turn_2_judge_rationale"):
+        assert f"line 2" in text and f"field '{field}'" in text, field
+    assert len(text) < 5_000  # the error names the values, it does not repeat them

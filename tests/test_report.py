@@ -153,3 +153,16 @@ def test_plots_of_a_run_with_nothing_scored(tmp_path):
     assert [p.name for p in paths] == ["balanced_accuracy.png", "accuracy_by_cue_type.png", "confusion.png",
                                       "staleness.png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
+
+
+def test_thousands_of_shift_types_draw_a_plot_of_bounded_size(tmp_path):
+    """3,000 distinct cue types once took the report to 1.2 GB: the plot keeps the most played ones."""
+    from PIL import Image
+
+    from benchmark.report.plots import MAX_ROWS, plot_accuracy_by_cue_type
+
+    cell = {"accuracy": 0.5, "k": 1, "n": 2, "ci_low": 0.1, "ci_high": 0.9}
+    summary = {"by_cue_type": {"baseline": {f"cue-{i:04d}": cell for i in range(3000)}}}
+    plot_accuracy_by_cue_type(summary, tmp_path / "cues.png")
+    with Image.open(tmp_path / "cues.png") as image:
+        assert image.height < 40 * MAX_ROWS * 2  # pixels at the chart's double scale: about MAX_ROWS rows

@@ -127,3 +127,14 @@ def test_viewer_in_headless_chromium(run_dir, tmp_path):
     shutil.copyfile(ARTIFACTS / "viewer.png", "/tmp/viewer.png")
     assert requests, "the page load itself is a request"
     assert [url for url in requests if not url.startswith(("file:", "data:"))] == []
+
+
+def test_a_crafted_summary_cannot_put_script_in_the_page(run_dir):
+    """`view` trusts a summary.json newer than the transcripts: every value from it is escaped."""
+    summary = write_report(run_dir)
+    for cond in summary["conditions"].values():
+        cond["repair_rate"]["k"] = "<script>alert(1)</script>"
+        cond["repair_rate"]["n"] = "<img src=x onerror=alert(2)>"
+    page = write_viewer(run_dir, summary=summary).read_text(encoding="utf-8")
+    assert "<script>alert(1)</script>" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -173,9 +173,9 @@ def _lead(summary: dict) -> list[str]:
               f"- label the same replies with a model judge: `wearsim rescore {run} --judge-family openai "
               f"--output-dir {run}-rescored` (needs OPENAI_API_KEY, or `--judge-base-url` for a local "
               "OpenAI-compatible server; gemini and claude work too);",
-              "- or run a real candidate: `wearsim bench --model openai:MODEL --base-url "
-              "http://127.0.0.1:8000/v1` (any OpenAI-compatible server, e.g. llama.cpp, vLLM, Ollama) or, with "
-              "a key, `--model openai:gpt-4o-mini`.", ""]
+              "- or run a real candidate: `wearsim bench --model openai:MODEL --base-url URL`, URL being any "
+              "OpenAI-compatible server's (llama.cpp, vLLM, Ollama; e.g. port 8000 on this machine, path /v1) or, "
+              "with a key, `--model openai:gpt-4o-mini`.", ""]
     return lines
 
 

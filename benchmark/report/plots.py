@@ -14,7 +14,8 @@ PLOT_FILES = ("balanced_accuracy.png", "accuracy_by_cue_type.png", "confusion.pn
 
 PERCENT_TICKS = [0, 0.25, 0.5, 0.75, 1.0]
 CHANCE = "#999999"
-UNMEASURED = "#bbbbbb"  # the bar of a condition with under half its cells scored
+UNMEASURED = "#bbbbbb"
+MAX_ROWS = 40  # shift types drawn in one plot  # the bar of a condition with under half its cells scored
 WARN = "#b00020"
 
 
@@ -60,12 +61,19 @@ def plot_accuracy_by_cue_type(summary: dict, path: Path) -> None:
     data = summary["by_cue_type"]
     names = list(data)
     cues = sorted({cue for per in data.values() for cue in per})
+    left_out = 0
+    if len(cues) > MAX_ROWS:  # a bank of thousands of shift types: the most played ones, the rest counted
+        trials = {cue: sum((per.get(cue) or {}).get("n", 0) for per in data.values()) for cue in cues}
+        kept = sorted(cues, key=lambda cue: (-trials[cue], cue))[:MAX_ROWS]
+        left_out, cues = len(cues) - len(kept), sorted(kept)
     band = 0.8 / max(1, len(names))
     rows = max(1, len(cues)) * max(1, len(names))
     title = "Accuracy per shift type (cue_type)"
     if len(names) == 1:
         title += f", condition {names[0]}"
-    top = 58 if len(names) > 1 else 40
+    if left_out:
+        title += f"\nthe {MAX_ROWS} with the most scored trials; {left_out} more in summary.json"
+    top = (58 if len(names) > 1 else 40) + (18 if left_out else 0)
     left = 18 + max([text_width(c) for c in cues] or [40])
     fig = Figure(760, round(max(260, top + 56 + 18 * rows + 8 * len(cues))), title)
     ax = fig.axes(left, top, 110, 56, x=(0, 1.0), y=(max(1, len(cues)) - 0.5, -0.5))

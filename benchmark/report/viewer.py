@@ -139,8 +139,10 @@ def figures_html(summary: dict) -> str:
         accuracy = pct(cond["balanced_accuracy"]) if is_measurement(summary, name) else "not a measurement"
         repair = cond["repair_rate"]
         out.append(f"<tr><td>{escape(name)}</td><td>{escape(accuracy)}</td>"
-                   f"<td>{escape(interval(cond['ci_low'], cond['ci_high']))}</td><td>{scored} / {cells}</td>"
-                   f"<td>{escape(pct(repair['rate']))} ({repair['k']}/{repair['n']})</td></tr>")
+                   f"<td>{escape(interval(cond['ci_low'], cond['ci_high']))}</td>"
+                   f"<td>{escape(str(scored))} / {escape(str(cells))}</td>"
+                   f"<td>{escape(pct(repair['rate']))} ({escape(str(repair['k']))}/{escape(str(repair['n']))})</td>"
+                   "</tr>")
     return "\n".join(out + ["</table>"])
 
 
