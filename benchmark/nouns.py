@@ -49,13 +49,19 @@ def object_nouns_in(text: str | None, path: Path = NOUNS_FILE) -> list[str]:
     """The listed nouns found in `text`, as their singular list entries, in order."""
     if not text:
         return []
+    return list(_nouns_in(text, path))
+
+
+@lru_cache(maxsize=1 << 14)
+def _nouns_in(text: str, path: Path) -> tuple[str, ...]:
+    """`object_nouns_in`, remembered per text: a bank repeats its answer tokens and camera phrases."""
     pattern, form_to_noun = _pattern(path)
     found: list[str] = []
     for match in pattern.finditer(FRAMING.sub(" ", text)):
         noun = form_to_noun[re.sub(r"\s+", " ", match.group(0).lower())]
         if noun not in found:
             found.append(noun)
-    return found
+    return tuple(found)
 
 
 def as_object_noun(text: str, path: Path = NOUNS_FILE) -> str | None:

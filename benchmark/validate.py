@@ -17,11 +17,12 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import hashlib
-import itertools
 import json
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from benchmark import BENCHMARK_VERSION
@@ -160,8 +161,13 @@ def counts(bank: Bank) -> dict:
     return out
 
 
+@lru_cache(maxsize=1 << 16)
+def _token_pattern(token: str) -> re.Pattern:
+    return re.compile(r"\b" + re.escape(token) + r"\b", re.IGNORECASE)
+
+
 def _has_token(text: str, token: str) -> bool:
-    return bool(re.search(r"\b" + re.escape(token) + r"\b", text, re.IGNORECASE))
+    return _token_pattern(token).search(text) is not None
 
 
 def _token_forms(token: str) -> set[str]:
@@ -184,11 +190,15 @@ def mentions(text: str | None, token: str) -> bool:
     works for tokens that begin or end with a non-word character ("5/8", "ft-lb")."""
     if not text or not token.strip():
         return False
-    for form in _token_forms(token):
-        body = r"\s+".join(re.escape(word) for word in form.split())
-        if re.search(rf"(?<!\w){body}(?!\w)", text, re.IGNORECASE):
-            return True
-    return False
+    return _mention_pattern(token).search(text) is not None
+
+
+@lru_cache(maxsize=1 << 16)
+def _mention_pattern(token: str) -> re.Pattern:
+    """One pattern for the token's forms (compiled once per token: a bank repeats its tokens)."""
+    bodies = sorted((r"\s+".join(re.escape(word) for word in form.split()) for form in _token_forms(token)),
+                    key=len, reverse=True)
+    return re.compile(rf"(?<!\w)(?:{'|'.join(bodies)})(?!\w)", re.IGNORECASE)
 
 
 def sentences(text: str) -> list[str]:
@@ -473,29 +483,82 @@ def _similarity(a: tuple[str, ...], b: tuple[str, ...], ca: Counter, cb: Counter
     return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 
+class _PrefixIndex:
+    """Finds, among the sequences indexed so far, those whose difflib ratio with a new word sequence may reach
+    `threshold`; every one that does is among them (a prefix filter), so a bank is not compared pair by pair.
+
+    A ratio of at least t needs 2 * shared / (len a + len b) >= t, so a sequence of n words shares at least
+    ceil(t * n / (2 - t)) of them with any partner. Words are made distinct by their occurrence number
+    ("cup", "cup#2") and ordered rarest first (over the whole bank); two sequences that share that many
+    words share one among the first n - ceil(t * n / (2 - t)) + 1 of each."""
+
+    def __init__(self, sequences: list[tuple[str, ...]], threshold: float):
+        self.threshold = threshold
+        self.tokens = [[f"{w}#{k}" for w, count in Counter(seq).items() for k in range(1, count + 1)]
+                       for seq in sequences]
+        frequency = Counter(t for toks in self.tokens for t in set(toks))
+        for toks in self.tokens:
+            toks.sort(key=lambda t: (frequency[t], t))
+        self.index: dict[str, list[int]] = {}
+
+    def _prefix(self, i: int) -> list[str]:
+        toks = self.tokens[i]
+        needed = math.ceil(self.threshold * len(toks) / (2 - self.threshold) - 1e-9)
+        return toks[:max(0, len(toks) - needed + 1)]
+
+    def candidates(self, i: int) -> set[int]:
+        return {j for token in self._prefix(i) for j in self.index.get(token, ())}
+
+    def add(self, i: int) -> None:
+        for token in self._prefix(i):
+            self.index.setdefault(token, []).append(i)
+
+
 def check_near_duplicates(bank: Bank) -> CheckResult:
     """Check 6: pairs of scenarios whose text or structure overlaps too much.
 
     A contrast item and the bank item it names by `pair_id` are meant to mirror
-    each other and are not compared. Texts are compared as word sequences, a
-    pair only when a cheap upper bound says it could be similar enough, so 500
-    scenarios take seconds."""
+    each other and are not compared. Texts are compared as word sequences.
+    Scenarios are taken in bank order; each is compared with the earlier ones
+    that no near duplicate was reported for (the first of each group of near
+    copies stands for its group), and only with those a prefix filter cannot
+    rule out, so the check grows with the bank about linearly (20,000
+    scenarios: benchmarks/validate_scale.py). A near copy is reported once,
+    against the first earlier scenario it matches."""
     result = CheckResult("near_duplicates")
-    texts = {s.scenario_id: _Text(s) for s in bank.scenarios}
-    for a, b in itertools.combinations(bank.scenarios, 2):
-        if a.pair_id is not None and a.pair_id == b.pair_id and {a.subset, b.subset} == {"bank", "contrast"}:
-            continue
-        ta, tb = texts[a.scenario_id], texts[b.scenario_id]
-        text = _similarity(ta.words, tb.words, ta.counts, tb.counts, TEXT_SIMILARITY_THRESHOLD)
-        if text >= TEXT_SIMILARITY_THRESHOLD:
-            result.problems.append(f"{a.scenario_id} ~ {b.scenario_id}: text similarity {text:.2f}")
-            continue
-        if (a.cue_type, a.target_context) == (b.cue_type, b.target_context):
-            speech = _similarity(ta.speech, tb.speech, ta.speech_counts, tb.speech_counts, SPEECH_SIMILARITY_THRESHOLD)
-            if speech >= SPEECH_SIMILARITY_THRESHOLD:
-                result.problems.append(
-                    f"{a.scenario_id} ~ {b.scenario_id}: same shift type and target with speech similarity {speech:.2f}")
+    scenarios = bank.scenarios
+    texts = [_Text(s) for s in scenarios]
+    by_text = _PrefixIndex([t.words for t in texts], TEXT_SIMILARITY_THRESHOLD)
+    groups: dict[tuple, list[int]] = {}
+    for i, s in enumerate(scenarios):
+        groups.setdefault((s.cue_type, s.target_context), []).append(i)
+    by_speech = {key: (_PrefixIndex([texts[i].speech for i in members], SPEECH_SIMILARITY_THRESHOLD),
+                       {i: n for n, i in enumerate(members)}, members) for key, members in groups.items()}
+    for i, b in enumerate(scenarios):
+        speech_index, position, members = by_speech[(b.cue_type, b.target_context)]
+        earlier = by_text.candidates(i) | {members[n] for n in speech_index.candidates(position[i])}
+        problem = next((found for j in sorted(earlier) if (found := _near_copy(scenarios[j], b, texts[j], texts[i]))),
+                       None)
+        if problem:
+            result.problems.append(problem)
+        else:  # it stands for itself: later scenarios are compared with it
+            by_text.add(i)
+            speech_index.add(position[i])
     return result
+
+
+def _near_copy(a: Scenario, b: Scenario, ta: _Text, tb: _Text) -> str | None:
+    """Why b is a near duplicate of the earlier a, or None."""
+    if a.pair_id is not None and a.pair_id == b.pair_id and {a.subset, b.subset} == {"bank", "contrast"}:
+        return None
+    text = _similarity(ta.words, tb.words, ta.counts, tb.counts, TEXT_SIMILARITY_THRESHOLD)
+    if text >= TEXT_SIMILARITY_THRESHOLD:
+        return f"{a.scenario_id} ~ {b.scenario_id}: text similarity {text:.2f}"
+    if (a.cue_type, a.target_context) == (b.cue_type, b.target_context):
+        speech = _similarity(ta.speech, tb.speech, ta.speech_counts, tb.speech_counts, SPEECH_SIMILARITY_THRESHOLD)
+        if speech >= SPEECH_SIMILARITY_THRESHOLD:
+            return f"{a.scenario_id} ~ {b.scenario_id}: same shift type and target with speech similarity {speech:.2f}"
+    return None
 
 
 def lock_hashes(directory: Path) -> dict:

@@ -463,3 +463,41 @@ def test_big_and_hostile_banks_fail_fast_and_clearly(tmp_path):
         for i, s in enumerate(bank.scenarios * 5)))
     problems = check_near_duplicates(many).problems
     assert any(p.startswith("x-000 ~ x-070: text similarity") for p in problems)  # a copy is found
+
+
+def test_the_near_duplicate_prefix_filter_misses_no_pair_that_brute_force_finds():
+    """Check 6 compares only the pairs its prefix filter keeps: on random texts with many near copies, every
+    earlier sequence whose ratio with a later one reaches the threshold is among its candidates."""
+    import difflib
+    import random
+
+    from benchmark.validate import _PrefixIndex
+
+    rng = random.Random(7)
+    words = "red cup blue mug left right table hand shelf pan lid knife green tall small".split()
+    base = [tuple(rng.choice(words) for _ in range(rng.randint(0, 14))) for _ in range(40)]
+    sequences = base + [tuple(w if rng.random() > 0.15 else rng.choice(words) for w in seq) for seq in base]
+    for threshold in (0.75, 0.9):
+        index, kept = _PrefixIndex(sequences, threshold), 0
+        for i in range(len(sequences)):
+            candidates = index.candidates(i)
+            kept += len(candidates)
+            for j in range(i):
+                ratio = difflib.SequenceMatcher(None, sequences[j], sequences[i], autojunk=False).ratio()
+                if sequences[i] and sequences[j] and ratio >= threshold:
+                    assert j in candidates, (sequences[j], sequences[i], ratio)
+            index.add(i)
+        assert kept < len(sequences) * (len(sequences) - 1) // 2  # it does rule pairs out
+
+
+def test_near_copies_are_reported_once_each_against_the_first_of_their_group():
+    import dataclasses
+
+    bank = load_bank()
+    first = bank.scenarios[0]
+    copies = [dataclasses.replace(first, scenario_id=f"copy-{n}", pair_id=None) for n in range(3)]
+    grown = dataclasses.replace(bank, scenarios=(*bank.scenarios, *copies))
+    from benchmark.validate import check_near_duplicates
+
+    problems = check_near_duplicates(grown).problems
+    assert problems == [f"{first.scenario_id} ~ copy-{n}: text similarity 1.00" for n in range(3)]
