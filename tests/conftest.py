@@ -1,11 +1,71 @@
 """Shared test rules. Under CI=true a skipped test fails: a missing install
-step must not hide behind a skip."""
+step must not hide behind a skip.
+
+The suite runs under pytest-xdist (`-n 2 --dist loadgroup` in pyproject's
+addopts). Every server a test starts takes a free loopback port and every
+file goes under its worker's own tmp_path, so tests need no coordination,
+with two exceptions handled here:
+
+- the tests that use `local_llama_url` share one xdist group, so one worker
+  starts the llama.cpp server and they take turns on it (a second request
+  would queue behind the first and break their timing);
+- a test marked `alone` (it loads the CPU on purpose, or races against the
+  clock) runs while no other test of the run does: it takes a lock every
+  other test holds shared.
+"""
 
 from __future__ import annotations
 
+import fcntl
 import os
 
 import pytest
+
+# llama.cpp and CTranslate2 use OpenMP, whose idle threads spin by default: with
+# more busy threads than the 2 cores, the spinning starved the threads doing the
+# work (the local-model judge test took 2.5x as long next to other work).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "alone: runs while no other test of an xdist run does")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "local_llama_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("local_llama"))
+
+
+_LOCK_FILES: tuple | None = None
+
+
+def _lock_files(config):
+    """(gate, lock): two files in the folder the run's workers share (each has its own basetemp in it)."""
+    global _LOCK_FILES
+    if _LOCK_FILES is None:
+        root = config._tmp_path_factory.getbasetemp().parent  # what `tmp_path_factory` gives tests
+        _LOCK_FILES = open(root / "alone.gate", "a"), open(root / "alone.lock", "a")
+    return _LOCK_FILES
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Under xdist, an `alone` test holds the run's lock exclusively, any other test shared.
+    The gate keeps tests from starting while an `alone` test waits for the others to end."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    gate, lock = _lock_files(item.config)
+    fcntl.flock(gate, fcntl.LOCK_EX)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX if item.get_closest_marker("alone") else fcntl.LOCK_SH)
+    finally:
+        fcntl.flock(gate, fcntl.LOCK_UN)
+    try:
+        yield
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.hookimpl(hookwrapper=True)

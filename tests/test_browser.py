@@ -172,6 +172,7 @@ def test_talking_over_a_reply_cuts_it_short_on_the_live_page(fake_devices, tmp_p
     assert "response.cancel" in api.sessions[0]["events"]
 
 
+@pytest.mark.alone  # on a loaded CPU the page sometimes sends no reply.cut for turn 1 (also without xdist)
 def test_a_spoken_reply_cut_short_is_truncated_at_the_api_to_what_was_heard(fake_devices, tmp_path, monkeypatch):
     """The fake microphone asks again 1.8 s after each question, before the 8 s spoken reply
     is over: the page stops the reply (when the user speaks, or when the next reply comes),

@@ -76,6 +76,7 @@ def _still_serves(url):
 SPIN = "import time\nend = time.monotonic() + 300\nwhile time.monotonic() < end:\n    pass\n"
 
 
+@pytest.mark.alone  # one busy core is the spinner's: under xdist another test would make it two
 def test_sessions_survive_a_busy_core_and_replies_slower_than_the_keepalive(tmp_path):
     """Each reply takes 6 s while the clients ping every second and give up after 3 s without a
     pong, and another process spins on a core: a server that stops reading during a turn (as
