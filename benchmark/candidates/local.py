@@ -110,7 +110,10 @@ class LocalLlamaServer:
                        "--n_threads", str(self.threads), "--model_alias", self.model_path.stem,
                        # queue concurrent requests instead of cutting off the one being streamed
                        "--interrupt_requests", "False"]
-            self.process = subprocess.Popen(command, stdout=self._log or subprocess.DEVNULL,
+            # idle OpenMP threads sleep instead of spinning: on a small machine the server shares the cores
+            # with Whisper, and spinning threads starve whoever has work (see docs/performance.md)
+            env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+            self.process = subprocess.Popen(command, env=env, stdout=self._log or subprocess.DEVNULL,
                                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                             start_new_session=True)
             _RUNNING.add(self)

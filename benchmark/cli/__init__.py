@@ -104,6 +104,8 @@ def load_dotenv(path: Path = Path(".env"), environ=os.environ) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     load_dotenv()
+    # before Whisper's engine starts: idle OpenMP threads sleep rather than spin on a busy machine
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
