@@ -167,3 +167,145 @@ def test_whisper_turns_go_first_come_first_served(monkeypatch):
 
     assert asyncio.run(go()) is False
     assert order == [0, 1, 3, 4]
+
+
+# ---- recordings (wearsim media import and the studio's POST /v1/record) -------------------
+
+def _wav(path, rate: int, seconds: float):
+    import wave
+
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(bytes(int(rate * seconds) * 2))
+    return path
+
+
+def _encode(path, *, audio_codec=None, rate=16000, seconds=1.0, video=None):
+    """A file PyAV writes: silence in `audio_codec`, and/or `video` (width, height, fps) of one grey picture."""
+    import av
+
+    with av.open(str(path), "w") as out:
+        if video is not None:
+            width, height, fps = video
+            stream = out.add_stream("libvpx", rate=fps)
+            stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+            picture = av.VideoFrame.from_ndarray(np.full((height, width, 3), 99, np.uint8), format="rgb24")
+            for _ in range(int(seconds * fps)):
+                out.mux(stream.encode(picture))
+            out.mux(stream.encode())
+        if audio_codec is not None:
+            stream = out.add_stream(audio_codec, rate=rate)
+            stream.layout = "mono"
+            step = 4096
+            for start in range(0, int(rate * seconds), step):
+                frame = av.AudioFrame.from_ndarray(np.zeros((1, step), np.int16), format="s16", layout="mono")
+                frame.sample_rate, frame.pts = rate, start
+                out.mux(stream.encode(frame))
+            out.mux(stream.encode())
+    return path
+
+
+@pytest.mark.parametrize("make, limit", [
+    (lambda d: _wav(d / "low.wav", 4000, 1.0), "4000 Hz"),  # the 1 Hz bomb's kind, cheap to try
+    (lambda d: _encode(d / "long.flac", audio_codec="flac", seconds=75), "75 s"),
+    (lambda d: _encode(d / "long.webm", video=(64, 48, 2), seconds=75), "75 s"),
+    (lambda d: _encode(d / "big.webm", video=(2048, 1152, 2), seconds=1), "2048x1152"),
+], ids=["wav-rate", "flac-length", "webm-length", "webm-size"])
+def test_a_recording_over_a_steps_limits_is_refused_from_its_header(tmp_path, make, limit):
+    from simulator.media_library import import_recording
+
+    source = make(tmp_path)
+    with pytest.raises(ValueError) as refused:
+        import_recording(tmp_path / "media", "sc-01", "turn_1", source)
+    assert type(refused.value).__name__ == "MediaLimit" and limit in str(refused.value) and str(tmp_path) not in str(refused.value)
+    assert not (tmp_path / "media" / "sc-01").exists()
+
+
+def test_an_endless_webm_without_a_duration_is_counted_and_cut_while_decoding(tmp_path, monkeypatch):
+    """A browser's WebM says no duration: the frames are counted as they are decoded."""
+    from simulator import media_library
+
+    source = _encode(tmp_path / "take.webm", video=(64, 48, 10), seconds=3)
+    monkeypatch.setattr(media_library, "probe_recording", lambda path: None, raising=False)  # the header says nothing
+    monkeypatch.setattr(media_library, "MAX_VIDEO_FRAMES", 20, raising=False)
+    with pytest.raises(ValueError, match="more than 20 video frames"):
+        media_library.import_recording(tmp_path / "media", "sc-01", "context", source)
+
+
+def test_the_studio_answers_a_recording_over_the_limits_with_413_and_no_server_path(tmp_path):
+    import httpx
+
+    from streaming.app import ServerSettings
+    from streaming.local_server import running_server
+
+    body = _encode(tmp_path / "hour.flac", audio_codec="flac", seconds=75).read_bytes()
+    record_dir = tmp_path / "studio"
+    with running_server(ServerSettings(record_dir=record_dir)) as url:
+        http = url.replace("ws://", "http://")
+        answer = httpx.post(f"{http}/v1/record?scenario=sc-01&step=turn_1", content=body, timeout=120,
+                            headers={"Origin": http, "Content-Type": "video/webm"})
+    assert answer.status_code == 413, answer.text
+    message = answer.json()["error"]
+    assert "75 s" in message and str(tmp_path) not in message and "/" not in message.split(":", 1)[1]
+    assert not (record_dir / "sc-01").exists()
+
+
+# ---- slow HTTP clients ------------------------------------------------------------------
+
+def _open_then_stall(port: int, count: int) -> list:
+    """`count` connections that each finish one request, then send one byte of the next and stop."""
+    import socket
+
+    sockets = []
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        reply = b""
+        while not reply.rstrip().endswith(b"}"):
+            piece = sock.recv(4096)
+            assert piece, reply  # closed early (a 503 once the server counted every connection as full)
+            reply += piece
+        assert reply.startswith(b"HTTP/1.1 200"), reply
+        sock.sendall(b"G")
+        sockets.append(sock)
+    return sockets
+
+
+def test_stalled_keep_alive_connections_neither_fill_the_server_nor_stay(monkeypatch):
+    import httpx
+
+    from streaming.local_server import running_server
+
+    monkeypatch.setattr("streaming.local_server.HANDSHAKE_TIMEOUT_S", 1.0)
+    with running_server() as url:
+        http = url.replace("ws://", "http://")
+        port = int(http.rsplit(":", 1)[1])
+        sockets = _open_then_stall(port, 70)  # more than the 64 connections WebSockets may hold
+        try:
+            for path in ("/", "/v1/info", "/healthz"):
+                assert httpx.get(http + path, timeout=30).status_code == 200, path
+            for sock in sockets:  # each is dropped once its next request's headers are overdue
+                assert sock.recv(1) == b""
+        finally:
+            for sock in sockets:
+                sock.close()
+
+
+def test_a_slow_recording_body_gets_408_and_lets_go(tmp_path, monkeypatch):
+    import socket
+
+    from streaming import web_routes
+    from streaming.app import ServerSettings
+    from streaming.local_server import running_server
+
+    monkeypatch.setattr(web_routes, "RECORD_GAP_TIMEOUT_S", 0.5, raising=False)
+    with running_server(ServerSettings(record_dir=tmp_path / "studio")) as url:
+        http = url.replace("ws://", "http://")
+        sock = socket.create_connection(("127.0.0.1", int(http.rsplit(":", 1)[1])), timeout=60)
+        sock.sendall(b"POST /v1/record?scenario=sc-01&step=turn_1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     b"Content-Type: video/webm\r\nContent-Length: 100000\r\n\r\n" + bytes(10))
+        reply = sock.recv(4096)
+        sock.close()
+    assert reply.startswith(b"HTTP/1.1 408") and b"did not arrive in time" in reply
