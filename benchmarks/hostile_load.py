@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -376,6 +377,7 @@ def main() -> int:
                 server.wait(30)
             except subprocess.TimeoutExpired:
                 server.kill()
+            shutil.rmtree(work, ignore_errors=True)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
