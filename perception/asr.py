@@ -6,15 +6,24 @@ network. `model` may name another CTranslate2 Whisper directory, or a model
 name for users who are online. Decoding, including iterating the segments
 (which is where faster-whisper does its work), runs in a worker thread; one
 model is shared and calls to it are serialised.
+
+Async callers (the server's sessions) take turns first come, first served
+(`transcribe`): each session's worker asks for one decode at a time, so the
+queue is a round robin over the sessions and one session talking without
+end waits behind the others' turns instead of holding the model. A partial
+transcript is optional work (`transcribe_if_idle`): it is skipped, not
+queued, while the model is busy or anyone is waiting.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.resources
 import os
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,6 +73,8 @@ class Transcriber:
         self.cpu_threads = cpu_threads
         self._model = None
         self._lock = threading.Lock()
+        self._in_use = False  # an async caller holds its turn (its decode runs, or is about to)
+        self._waiting: deque[asyncio.Future] = deque()  # async callers waiting, in arrival order
 
     def _load(self):
         if self._model is None:
@@ -88,5 +99,45 @@ class Transcriber:
         text = " ".join(p.text for p in parts if p.text).strip()
         return Transcript(text, parts, len(audio) / SAMPLE_RATE, elapsed)
 
+    @property
+    def busy(self) -> bool:
+        """A decode runs, or someone waits for the model."""
+        return self._in_use or bool(self._waiting) or self._lock.locked()
+
     async def transcribe(self, audio: np.ndarray) -> Transcript:
-        return await asyncio.to_thread(self.transcribe_sync, audio)
+        """Decode in a worker thread, after the async callers that asked before (first come, first served)."""
+        async with self._turn():
+            return await asyncio.to_thread(self.transcribe_sync, audio)
+
+    async def transcribe_if_idle(self, audio: np.ndarray) -> Transcript | None:
+        """Decode now if nobody else uses or waits for the model; else None at once (for partial transcripts)."""
+        if self.busy:
+            return None
+        return await self.transcribe(audio)
+
+    @contextlib.asynccontextmanager
+    async def _turn(self):
+        if self._in_use or self._waiting:
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiting.append(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():  # handed the turn just as we were cancelled
+                    self._hand_on()
+                raise
+        else:
+            self._in_use = True
+        try:
+            yield
+        finally:
+            self._hand_on()
+
+    def _hand_on(self) -> None:
+        """Give the turn to the longest-waiting caller still waiting, or free the model."""
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._in_use = False

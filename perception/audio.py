@@ -10,6 +10,10 @@ import numpy as np
 SAMPLE_RATE = 16000
 
 
+class MediaLimit(ValueError):
+    """A file over a limit the caller set (`decode_audio(max_seconds=)`, `media_library.probe_recording`)."""
+
+
 def pcm16_to_float(data: bytes) -> np.ndarray:
     return np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
 
@@ -29,8 +33,9 @@ def resample_pcm16(data: bytes, from_rate: int, to_rate: int) -> bytes:
     return float_to_pcm16(np.interp(positions, np.arange(len(samples)), samples).astype(np.float32))
 
 
-def decode_audio(path: str | Path) -> np.ndarray:
-    """The first audio track of a file, resampled to 16 kHz mono float32."""
+def decode_audio(path: str | Path, *, max_seconds: float | None = None) -> np.ndarray:
+    """The first audio track of a file, resampled to 16 kHz mono float32. With `max_seconds`, a
+    track that turns out longer (counted as it is decoded) raises `ValueError` (a `MediaLimit`)."""
     import av
 
     path = Path(path)
@@ -45,9 +50,14 @@ def decode_audio(path: str | Path) -> np.ndarray:
             raise ValueError(f"{path}: has no audio track")
         resampler = av.AudioResampler(format="s16", layout="mono", rate=SAMPLE_RATE)
         pieces = []
+        samples = 0
         for frame in container.decode(audio=0):
+            if max_seconds is not None and frame.sample_rate and samples / SAMPLE_RATE > max_seconds:
+                raise MediaLimit(f"{path.name}: over {max_seconds:.0f} s of audio; a recording may be at most "
+                                 f"{max_seconds:.0f} s")
             for out in resampler.resample(frame):
                 pieces.append(out.to_ndarray().reshape(-1))
+                samples += len(pieces[-1])
         for out in resampler.resample(None):
             pieces.append(out.to_ndarray().reshape(-1))
     if not pieces:

@@ -8,10 +8,19 @@ callers on an event loop run it in a worker thread.
 - Context frame: among frames seen before Turn 1 speech began, the latest one
   whose colour histogram differs from the Turn 1 frame by more than a
   threshold (Bhattacharyya distance) becomes a context camera block.
+
+Decoding is bounded: a frame's width and height are read from its header
+(`image_size`: the JPEG SOF marker or the PNG IHDR chunk, no decoding) and a
+frame over `MAX_FRAME_PIXELS` is refused before any pixel is allocated (a
+600-byte JPEG can claim 16384x16384, 805 MB decoded); and at most
+`MAX_CONCURRENT_DECODES` frames are decoded at once in the process, whoever
+asks.
 """
 
 from __future__ import annotations
 
+import struct
+import threading
 import weakref
 from collections import deque
 from dataclasses import dataclass
@@ -24,14 +33,74 @@ CONTEXT_DISTANCE_THRESHOLD = 0.35
 SYNTHETIC_COMMENT = b"wearsim-synthetic-frame: "
 
 
+MAX_FRAME_PIXELS = 4096 * 2160  # DCI 4K: 26.5 MB decoded as BGR
+MAX_CONCURRENT_DECODES = 2  # frame decodes running at once in the process (each at most MAX_FRAME_PIXELS)
+_DECODES = threading.BoundedSemaphore(MAX_CONCURRENT_DECODES)
+# JPEG start-of-frame markers (baseline, progressive, lossless, arithmetic): C0-CF but DHT, JPG and DAC
+_SOF_MARKERS = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
 @dataclass(frozen=True)
 class Frame:
     t_ms: int
     jpeg: bytes
 
 
+def image_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a JPEG's first start-of-frame marker or a PNG's IHDR chunk, without
+    decoding; None when the header holds none (the data is then not a decodable JPEG or PNG)."""
+    if data.startswith(_PNG_SIGNATURE):
+        if len(data) >= 24 and data[12:16] == b"IHDR":
+            return struct.unpack(">II", data[16:24])
+        return None
+    if not data.startswith(b"\xff\xd8"):
+        return None
+    i = 2
+    while i < len(data) - 1:
+        if data[i] != 0xFF:  # stray bytes between segments: the decoder skips them, so do we
+            i += 1
+            continue
+        marker = data[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+            continue
+        if marker in (0x01, 0xD8) or 0xD0 <= marker <= 0xD7:  # markers without a length
+            i += 2
+            continue
+        if marker in (0xD9, 0xDA):  # end of image, or scan data before any frame header
+            return None
+        if i + 4 > len(data):
+            return None
+        length = struct.unpack(">H", data[i + 2:i + 4])[0]
+        if marker in _SOF_MARKERS:
+            if i + 9 > len(data):
+                return None
+            height, width = struct.unpack(">HH", data[i + 5:i + 9])
+            return width, height
+        i += 2 + length
+    return None
+
+
+def pixel_refusal(data: bytes, max_pixels: int = MAX_FRAME_PIXELS) -> str | None:
+    """Why this image may not be decoded (its header claims more than `max_pixels`), or None."""
+    size = image_size(data)
+    if size is not None and size[0] * size[1] > max_pixels:
+        return (f"frame of {size[0]}x{size[1]} pixels is over the limit of {max_pixels:,} pixels "
+                "(4096x2160); send a smaller frame")
+    return None
+
+
 def decode_jpeg(jpeg: bytes) -> np.ndarray:
-    image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
+    """A JPEG or PNG decoded to BGR, its size read from its header first and refused over
+    `MAX_FRAME_PIXELS`; at most `MAX_CONCURRENT_DECODES` decodes run at once."""
+    refusal = pixel_refusal(jpeg)
+    if refusal:
+        raise ValueError(refusal)
+    if image_size(jpeg) is None:
+        raise ValueError("frame is not a decodable JPEG or PNG image")
+    with _DECODES:
+        image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
     if image is None:
         raise ValueError("frame is not a decodable JPEG or PNG image")
     return image

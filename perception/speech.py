@@ -5,7 +5,16 @@ each 32 ms window (512 samples) for speech. An utterance starts on the first
 speech window and ends after `silence_ms` of non-speech (default 600 ms), or
 when the client sends the `turn.end` hint (`end_turn`, as push-to-talk does);
 its audio (with a short pad before the first speech window) is transcribed
-and a `FinalTranscript` with start and end times is emitted.
+and a `FinalTranscript` with start and end times is emitted. An utterance
+is cut at `max_utterance_s` (30 s) even while the speech goes on: the rest
+starts a new utterance, so no decode is ever of more than 30 s of audio.
+
+Partial transcripts (when asked for) are bounded: at most one every
+`partial_every_ms` of stream time and every `PARTIAL_MIN_INTERVAL_S` of
+wall time, each of only the last `PARTIAL_WINDOW_S` of the utterance, and
+skipped while the shared Whisper model is busy or anyone waits for it
+(`Transcriber.transcribe_if_idle`): a partial never delays a final
+transcript, this session's or another's.
 
 `feed` never does CPU work on the event loop: appending a chunk and scoring
 its windows (about 1 ms of Silero per 32 ms window) run in a small pool of
@@ -19,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -32,6 +42,8 @@ HISTORY_WINDOWS = 8  # windows given to the model per step, for context
 PRE_ROLL_MS = 300
 POST_ROLL_MS = 300
 POST_ROLL_SAMPLES = POST_ROLL_MS * SAMPLE_RATE // 1000
+PARTIAL_WINDOW_S = 5.0  # a partial transcript decodes only the utterance's last seconds
+PARTIAL_MIN_INTERVAL_S = 1.0  # and at most one starts per second of wall time, however fast audio comes
 
 
 @dataclass(frozen=True)
@@ -112,6 +124,7 @@ class SpeechSegmenter:
         self._speech_start: int | None = None  # sample index of the first speech window
         self._last_speech_end = 0
         self._last_partial_ms = 0
+        self._last_partial_at = float("-inf")  # wall time (monotonic) of the last partial decode
 
     def _ms(self, sample: int) -> int:
         return self._origin_ms + int(sample * 1000 / SAMPLE_RATE)
@@ -131,8 +144,9 @@ class SpeechSegmenter:
                         self._speech_start = end - WINDOW
                         events.append(SpeechStarted(self._ms(self._speech_start)))
                     self._last_speech_end = end
-                elif self._speech_start is not None:
+                if self._speech_start is not None:
                     silent_ms = (end - self._last_speech_end) * 1000 / SAMPLE_RATE
+                    # the cap holds while the speech goes on, too: the utterance is cut there
                     if silent_ms >= self.silence_ms or end - self._speech_start >= self.max_samples:
                         events.append(await self._finish(min(end, self._last_speech_end + POST_ROLL_SAMPLES)))
                         finished = True
@@ -141,10 +155,14 @@ class SpeechSegmenter:
             probabilities = await loop.run_in_executor(vad_pool(), self._score) if finished else []
         if self._speech_start is None:
             self._trim_idle()
-        elif self.partials and self._ms(self._scored) - self._last_partial_ms >= self.partial_every_ms:
+        elif (self.partials and self._ms(self._scored) - self._last_partial_ms >= self.partial_every_ms
+              and time.monotonic() - self._last_partial_at >= PARTIAL_MIN_INTERVAL_S):
             self._last_partial_ms = self._ms(self._scored)
-            partial = await self.transcriber.transcribe(self._utterance_audio(self._scored))
-            events.append(PartialTranscript(partial.text, self._last_partial_ms))
+            self._last_partial_at = time.monotonic()
+            recent = self._utterance_audio(self._scored)[-int(PARTIAL_WINDOW_S * SAMPLE_RATE):]
+            partial = await self.transcriber.transcribe_if_idle(recent)
+            if partial is not None:
+                events.append(PartialTranscript(partial.text, self._last_partial_ms))
         return events
 
     def _append_and_score(self, chunk: bytes, t_ms: int) -> list[float]:

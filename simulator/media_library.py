@@ -28,8 +28,15 @@ from pathlib import Path
 
 from benchmark.safe_files import atomic_file, check_target, make_dirs, temp_name, write_atomic
 from benchmark.scenario import SAFE_ID, Bank
+from perception.audio import MediaLimit  # a recording over a step's limits (length, rate, size, frames)
 from simulator.media import MEDIA_ROOT, STILL, VIDEO
 
+# what one recorded step may hold (`import_recording`: `wearsim media import` and the studio's POST /v1/record);
+# read from the container's header where it says, and counted while decoding where it does not
+MAX_IMPORT_SECONDS = 60.0
+MIN_SAMPLE_RATE, MAX_SAMPLE_RATE, MAX_CHANNELS = 8_000, 192_000, 8
+MAX_VIDEO_PIXELS = 1920 * 1080
+MAX_VIDEO_FRAMES = int(MAX_IMPORT_SECONDS * 30)
 SPEECH_TURNS = {"turn_1": "turn_1_user", "turn_2": "turn_2_user", "turn_3_repair": "turn_3_repair_anchor"}
 FRAME_TURNS = ("context", "turn_1", "turn_2")
 log = logging.getLogger("wearsim.media")
@@ -39,6 +46,44 @@ _LOCKS_GUARD = threading.Lock()
 
 class MediaIndexError(ValueError):
     """The index cannot be read: the message names the file and the line."""
+
+
+def probe_recording(source: Path) -> None:
+    """Refuse, from the container's header and without decoding, a recording over a step's limits:
+    `MediaLimit` naming the file (its name only) and the limit. What the header does not say
+    (a browser's WebM has no duration) is counted while decoding instead."""
+    import av
+
+    source = Path(source)
+    name = source.name
+    try:
+        container = av.open(str(source))
+    except av.error.FFmpegError:
+        return  # not media at all: the decoders below say so, as they always have
+    with container:
+        seconds = [container.duration / av.time_base] if container.duration else []
+        for stream in container.streams.audio:
+            rate = stream.codec_context.sample_rate or stream.rate or 0
+            channels = stream.codec_context.channels or 0
+            if not MIN_SAMPLE_RATE <= rate <= MAX_SAMPLE_RATE:
+                raise MediaLimit(f"{name}: audio at {rate} Hz; a recording's sample rate must be "
+                                      f"{MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz")
+            if channels > MAX_CHANNELS:
+                raise MediaLimit(f"{name}: {channels} audio channels; at most {MAX_CHANNELS}")
+            if stream.duration and stream.time_base:
+                seconds.append(float(stream.duration * stream.time_base))
+        for stream in container.streams.video:
+            width, height = stream.codec_context.width or 0, stream.codec_context.height or 0
+            if width * height > MAX_VIDEO_PIXELS:
+                raise MediaLimit(f"{name}: video of {width}x{height}; at most {MAX_VIDEO_PIXELS:,} pixels "
+                                      "(1920x1080)")
+            if stream.frames and stream.frames > MAX_VIDEO_FRAMES:
+                raise MediaLimit(f"{name}: {stream.frames} video frames; at most {MAX_VIDEO_FRAMES}")
+            if stream.duration and stream.time_base:
+                seconds.append(float(stream.duration * stream.time_base))
+    if seconds and max(seconds) > MAX_IMPORT_SECONDS:
+        raise MediaLimit(f"{name}: {max(seconds):.0f} s long; a recording may be at most "
+                              f"{MAX_IMPORT_SECONDS:.0f} s")
 
 
 def index_path(root: Path) -> Path:
@@ -202,9 +247,13 @@ def import_recording(root: Path, scenario_id: str, turn: str, source: Path, *, s
         raise ValueError(f"--start {start} / --end {end}: the end must come after the start, both at or after 0 s")
     suffix = source.suffix.lower()
     audio = None
+    if suffix in VIDEO + (".wav", ".mp3", ".m4a", ".ogg", ".flac"):
+        probe_recording(source)  # before anything is decoded
     if suffix in VIDEO + (".wav", ".mp3", ".m4a", ".ogg", ".flac") and turn in SPEECH_TURNS:
         try:
-            audio = decode_audio(source)
+            audio = decode_audio(source, max_seconds=MAX_IMPORT_SECONDS)
+        except MediaLimit:
+            raise
         except ValueError:
             audio = None  # a video without an audio track
         if audio is not None:
@@ -252,6 +301,9 @@ def _trim_video(source: Path, target: Path, start: float | None, end: float | No
         raise ValueError(f"{source}: unreadable video")
     fps = capture.get(cv2.CAP_PROP_FPS) or 25.0
     width, height = int(capture.get(cv2.CAP_PROP_FRAME_WIDTH)), int(capture.get(cv2.CAP_PROP_FRAME_HEIGHT))
+    if width * height > MAX_VIDEO_PIXELS:
+        capture.release()
+        raise MediaLimit(f"{source.name}: video of {width}x{height}; at most {MAX_VIDEO_PIXELS:,} pixels")
     writer = cv2.VideoWriter(str(target), cv2.VideoWriter_fourcc(*"mp4v"), fps, (width, height))
     index = 0
     while True:
@@ -260,6 +312,11 @@ def _trim_video(source: Path, target: Path, start: float | None, end: float | No
             break
         t = index / fps
         index += 1
+        if index > MAX_VIDEO_FRAMES:  # counted as decoded: a header need not say how many there are
+            capture.release()
+            writer.release()
+            raise MediaLimit(f"{source.name}: more than {MAX_VIDEO_FRAMES} video frames; a recording may "
+                                  f"be at most {MAX_IMPORT_SECONDS:.0f} s")
         if (start is None or t >= start) and (end is None or t <= end):
             writer.write(frame)
     capture.release()

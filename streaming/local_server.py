@@ -1,10 +1,18 @@
 """Run the streaming server in-process, on a free loopback port, in a thread;
 and `server_config`, the uvicorn settings `wearsim serve` uses as well.
 
-A connection must finish its HTTP request (the WebSocket handshake) within
-`HANDSHAKE_TIMEOUT_S` or it is dropped, and uvicorn answers 503 past
-`limit_concurrency` connections, so bare TCP connections are not held
-forever. Without settings the server accepts any backend id that names no server
+Slow clients cannot hold the server: every request's headers (the first
+one's, a WebSocket handshake's, and each later one's on a kept-alive
+connection) must be complete within `HANDSHAKE_TIMEOUT_S` of the connection
+opening or of the previous response, or the connection is dropped; a body
+the app did not read does not keep it either (the same deadline runs from
+the response). `POST /v1/record` reads its body under its own deadline
+(`streaming.web_routes`). The connection cap `docs/protocol.md` gives
+(sessions + connections awaiting a hello + 16) is counted over WebSockets
+only, and a handshake past it gets HTTP 503; plain HTTP requests (`/`,
+`/v1/info`, `/healthz`, `/v1/record`) have a cap of their own,
+`MAX_HTTP_CONNECTIONS`, so a crowd of slow HTTP clients cannot fill the
+sessions' places, nor sessions the page's. Without settings the server accepts any backend id that names no server
 file (`ServerSettings.allowed_backends=None`); a caller that knows the one
 model it will ask for passes `ServerSettings(allowed_backends=(model_id,))`.
 """
@@ -24,28 +32,50 @@ from streaming import wire
 from streaming.app import ServerSettings, create_app
 
 
-HANDSHAKE_TIMEOUT_S = 10.0
+HANDSHAKE_TIMEOUT_S = 10.0  # for any request's headers, the WebSocket handshake's among them
+KEEP_ALIVE_S = 5.0  # an idle kept-alive connection is closed after this (uvicorn's timeout_keep_alive)
+MAX_HTTP_CONNECTIONS = 512  # plain HTTP connections at once; WebSockets are capped apart (websocket_limit)
+BUSY = b'{"error": "the server holds its maximum of WebSocket connections; try again later"}'
 
 
-def _with_handshake_deadline(base: type, seconds: float) -> type:
-    """uvicorn's HTTP protocol, closing a connection whose first request has not
-    arrived (headers complete) within `seconds`."""
+def _with_deadlines(base: type, seconds: float, websocket_limit: int) -> type:
+    """uvicorn's HTTP protocol, closing a connection whose next request's headers are not complete
+    within `seconds` of the connection opening or of the previous response, and answering 503 to a
+    WebSocket handshake past `websocket_limit` open WebSockets."""
 
     class DeadlineProtocol(base):
         def connection_made(self, transport):
             super().connection_made(transport)
+            self._deadline = None
+            self._arm()
+
+        def _arm(self):
+            if self._deadline is not None:
+                self._deadline.cancel()
             self._deadline = self.loop.call_later(seconds, self._deadline_passed)
 
         def _deadline_passed(self):
-            if self.cycle is None and not self.transport.is_closing():
+            between_requests = self.cycle is None or self.cycle.response_complete
+            if between_requests and not self.transport.is_closing():
                 self.transport.close()
+
+        def on_response_complete(self):
+            super().on_response_complete()
+            self._arm()  # the next request's headers (or the end of this one's unread body) by then
 
         def handle_websocket_upgrade(self, *args):
             self._deadline.cancel()
+            sockets = sum(isinstance(c, self.ws_protocol_class) for c in self.server_state.connections)
+            if sockets >= websocket_limit:
+                self.transport.write(b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+                                     b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(BUSY), BUSY))
+                self.transport.close()
+                return None
             return super().handle_websocket_upgrade(*args)
 
         def connection_lost(self, exc):
-            self._deadline.cancel()
+            if self._deadline is not None:
+                self._deadline.cancel()
             super().connection_lost(exc)
 
     return DeadlineProtocol
@@ -57,8 +87,10 @@ def server_config(settings: ServerSettings | None, host: str, port: int) -> uvic
     settings = settings or ServerSettings()
     return uvicorn.Config(create_app(settings), host=host, port=port, log_level="warning",
                           ws_max_size=wire.MAX_WIRE_BYTES,
-                          http=_with_handshake_deadline(AutoHTTPProtocol, HANDSHAKE_TIMEOUT_S),
-                          limit_concurrency=settings.max_sessions + settings.max_pending_hellos + 16)
+                          http=_with_deadlines(AutoHTTPProtocol, HANDSHAKE_TIMEOUT_S,
+                                               settings.max_sessions + settings.max_pending_hellos + 16),
+                          timeout_keep_alive=KEEP_ALIVE_S,
+                          limit_concurrency=MAX_HTTP_CONNECTIONS)
 
 
 @contextlib.contextmanager

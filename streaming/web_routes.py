@@ -8,8 +8,11 @@
 - `POST /v1/record?scenario=ID&step=NAME`: one recorded step (a WebM of
   camera and microphone) written into the media layout of `--record DIR`
   through the same code as `wearsim media import`. Off unless the server
-  was started with a record dir; the body is capped; nothing half-written
-  stays behind.
+  was started with a record dir; the body is capped in size and in time
+  (`RECORD_BODY_TIMEOUT_S`, pauses of at most `RECORD_GAP_TIMEOUT_S`: 408);
+  the recording is probed before it is decoded and refused over a step's
+  limits (`simulator.media_library.probe_recording`: 413); nothing
+  half-written stays behind.
 """
 
 from __future__ import annotations
@@ -25,8 +28,12 @@ from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
+from perception.audio import MediaLimit
+
 WEB_ROOT = Path(__file__).with_name("web")
 MAX_RECORDING_BYTES = 64 * 1024 * 1024
+RECORD_BODY_TIMEOUT_S = 120.0  # the whole body of POST /v1/record (64 MB: about 0.5 MB/s at the least)
+RECORD_GAP_TIMEOUT_S = 10.0  # and no pause between its pieces longer than this
 STEPS = ("context", "turn_1", "turn_2", "turn_3_repair")
 
 
@@ -95,7 +102,18 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
             upload = stage / "upload.webm"
             size = 0
             with upload.open("wb") as handle:
-                async for chunk in request.stream():
+                body = request.stream().__aiter__()
+                deadline = asyncio.get_running_loop().time() + RECORD_BODY_TIMEOUT_S
+                while True:
+                    wait = min(RECORD_GAP_TIMEOUT_S, deadline - asyncio.get_running_loop().time())
+                    try:
+                        chunk = await asyncio.wait_for(body.__anext__(), max(wait, 0.0))
+                    except StopAsyncIteration:
+                        break
+                    except asyncio.TimeoutError:
+                        return refuse(408, f"the recording did not arrive in time: the body must come within "
+                                           f"{RECORD_BODY_TIMEOUT_S:.0f} s, with no pause over "
+                                           f"{RECORD_GAP_TIMEOUT_S:.0f} s")
                     size += len(chunk)
                     if size > MAX_RECORDING_BYTES:
                         return refuse(413, f"a recording may be at most {MAX_RECORDING_BYTES // 2**20} MB")
@@ -103,6 +121,8 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
             if not size:
                 return refuse(400, "the recording is empty")
             files = await asyncio.to_thread(_import, Path(record_dir), stage, scenario, step, upload)
+        except MediaLimit as exc:  # probed from the header (or counted while decoding): nothing big decoded
+            return refuse(413, f"the recording is over a step's limits: {_relative(str(exc), Path(record_dir))}")
         except ValueError as exc:
             return refuse(400, f"the recording cannot be used: {_relative(str(exc), Path(record_dir))}")
         except OSError as exc:

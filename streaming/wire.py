@@ -165,6 +165,11 @@ def decode_media(data: bytes) -> Media:
             raise WireError("frame_too_large", f"frame of {len(payload)} bytes is over {MAX_FRAME_BYTES}")
         if not payload.startswith(b"\xff\xd8"):
             raise WireError("bad_media", "frame payload is not a JPEG")
+        from perception.frames import pixel_refusal  # the size from the JPEG header, nothing decoded
+
+        refusal = pixel_refusal(payload)
+        if refusal:
+            raise WireError("frame_too_large", refusal)
     else:
         raise WireError("bad_media", f"unknown media kind {kind}")
     return Media(kind, t_ms, payload)
