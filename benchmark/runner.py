@@ -411,36 +411,40 @@ def save_reply_audio(run_dir: Path, record: TrialRecord) -> TrialRecord:
 
 
 class TranscriptWriter:
-    """Appends one JSON line per trial; each write is flushed and fsync'd. A
-    write that fails (a full disk) is cut back off, so the file never ends in
-    half a line, and raises `TranscriptWriteError`."""
+    """Appends one JSON line per trial to a file opened once (refused if it is a
+    link); each write is flushed and fsync'd. A write that fails (a full disk)
+    is cut back off, so the file never ends in half a line, and raises
+    `TranscriptWriteError`."""
 
     def __init__(self, path: Path):
         self.path = check_target(path)
         self._lock = asyncio.Lock()
-        if path.exists() and path.stat().st_size:
-            with path.open("rb+") as handle:  # a last record written without its newline
-                handle.seek(-1, os.SEEK_END)
-                if handle.read(1) != b"\n":
-                    handle.write(b"\n")
+        self.handle = open_append(self.path)
+        if self.handle.tell():  # a last record written without its newline
+            with path.open("rb") as existing:
+                existing.seek(-1, os.SEEK_END)
+                if existing.read(1) != b"\n":
+                    self.handle.write(b"\n")
+
+    def close(self) -> None:
+        self.handle.close()
 
     async def append(self, record: TrialRecord) -> None:
         line = record.to_line().encode("utf-8")
         async with self._lock:
-            with open_append(self.path) as handle:
-                size = handle.tell()
+            size = self.handle.tell()
+            try:
+                self.handle.write(line)
+                self.handle.flush()
+                os.fsync(self.handle.fileno())
+            except OSError as exc:
                 try:
-                    handle.write(line)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                except OSError as exc:
-                    try:
-                        handle.truncate(size)
-                    except OSError:
-                        pass  # load_trials and --resume both skip a torn last line
-                    raise TranscriptWriteError(
-                        f"cannot write {self.path}: {exc.strerror or exc}; the trials recorded so far are kept; "
-                        "free the space and rerun with --resume") from None
+                    self.handle.truncate(size)
+                except OSError:
+                    pass  # load_trials and --resume both skip a torn last line
+                raise TranscriptWriteError(
+                    f"cannot write {self.path}: {exc.strerror or exc}; the trials recorded so far are kept; "
+                    "free the space and rerun with --resume") from None
 
 
 class CacheLogWriter:
@@ -608,6 +612,7 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
             finally:
                 ticking.cancel()
                 progress.close()
+                writer.close()
                 if cache_log is not None:
                     cache_log.close()
                 if ranking_ctx is not None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from functools import lru_cache
 from pathlib import Path
 
 from benchmark.judges.base import JudgeCase
@@ -32,13 +33,19 @@ _SECTION = re.compile(r"^<!-- judge:(system|retry|user) -->\n", re.MULTILINE)
 
 
 def _sections() -> dict[str, str]:
-    """The template file's three parts: system line, retry message, user prompt."""
-    text = TEMPLATE_PATH.read_text(encoding="utf-8")
+    """The template file's three parts: system line, retry message, user prompt (read once per change
+    of the file: a run asks the judge hundreds of times)."""
+    return _read_sections(TEMPLATE_PATH, TEMPLATE_PATH.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=4)
+def _read_sections(path: Path, _changed: int) -> dict[str, str]:
+    text = path.read_text(encoding="utf-8")
     parts = _SECTION.split(text)
     sections = {name: body for name, body in zip(parts[1::2], parts[2::2])}
     missing = {"system", "retry", "user"} - set(sections)
     if missing:
-        raise ValueError(f"{TEMPLATE_PATH}: missing section(s) {', '.join(sorted(missing))} "
+        raise ValueError(f"{path}: missing section(s) {', '.join(sorted(missing))} "
                          "(each starts with a line <!-- judge:NAME -->)")
     return sections
 
