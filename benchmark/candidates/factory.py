@@ -37,26 +37,27 @@ async def open_candidate(model_id: str, *, base_url: str | None = None, log_dir:
     problem = output_problem(model_id, output)
     if problem:
         raise ValueError(f"output {output!r} {problem}")
-    server = None
+    servers = []
     if provider == "local":
-        from benchmark.candidates.local import LocalLlamaServer
+        from benchmark.candidates.local import LocalLlamaServer, LocalModel, slots
         from benchmark.candidates.openai_chat import OpenAIChatCandidate
 
-        server = LocalLlamaServer(Path(model) if model else None, log_dir=log_dir)
+        count, threads = slots(bundled=not model)
+        servers = [LocalLlamaServer(Path(model) if model else None, log_dir=log_dir, threads=threads,
+                                    log_name="llama_server.log" if n == 0 else f"llama_server-{n + 1}.log")
+                   for n in range(count)]
         try:
-            await asyncio.to_thread(server.start)
-        except BaseException:  # cancelled (SIGTERM, Ctrl-C) or failed while starting: never leave it running
-            server.stop()
-            raise
-        try:
-            candidate = OpenAIChatCandidate(server.model_path.stem, model_id=model_id, base_url=server.base_url,
-                                            api_key="not-needed", family=LOCAL_FAMILY)
-            from benchmark.candidates import ratelimit
-
-            candidate.endpoint = f"local:{server.model_path.name}"  # the port changes every run; the weights do not
-            candidate.limiter = ratelimit.UNLIMITED  # rate limits are for hosted providers
-        except BaseException:
-            server.stop()
+            await asyncio.gather(*(asyncio.to_thread(server.start) for server in servers))
+            clients = []
+            for server in servers:
+                client = OpenAIChatCandidate(server.model_path.stem, model_id=model_id, base_url=server.base_url,
+                                             api_key="not-needed", family=LOCAL_FAMILY)
+                client.endpoint = f"local:{server.model_path.name}"
+                clients.append(client)
+            candidate = LocalModel(model_id, clients)
+        except BaseException:  # cancelled (SIGTERM, Ctrl-C) or failed while starting: never leave one running
+            for server in servers:
+                server.stop()
             raise
     elif provider == "openai":
         from benchmark.candidates.openai_chat import OpenAIChatCandidate
@@ -84,9 +85,11 @@ async def open_candidate(model_id: str, *, base_url: str | None = None, log_dir:
         try:
             await candidate.aclose()
         finally:
-            if server is not None:
+            if servers:
+                stopping = asyncio.gather(*(asyncio.to_thread(server.stop) for server in servers))
                 try:
-                    await asyncio.shield(asyncio.to_thread(server.stop))
-                except asyncio.CancelledError:  # cancelled again while stopping: finish the stop here
-                    server.stop()
+                    await asyncio.shield(stopping)
+                except asyncio.CancelledError:  # cancelled again while stopping: finish the stops here
+                    for server in servers:
+                        server.stop()
                     raise

@@ -76,7 +76,8 @@ class LocalLlamaServer:
     """A llama.cpp server subprocess serving one GGUF on 127.0.0.1."""
 
     def __init__(self, model_path: Path | None = None, *, log_dir: Path | None = None,
-                 n_ctx: int = 4096, threads: int = 2, startup_timeout: float = 180.0):
+                 n_ctx: int = 4096, threads: int = 2, startup_timeout: float = 180.0,
+                 log_name: str = "llama_server.log"):
         self.model_path = Path(model_path) if model_path else bundled_gguf()
         if not self.model_path.exists():
             raise RuntimeError(f"no such GGUF file: {self.model_path}")
@@ -84,6 +85,7 @@ class LocalLlamaServer:
         self.n_ctx = n_ctx
         self.threads = threads
         self.startup_timeout = startup_timeout
+        self.log_name = log_name
         self.port = 0
         self.process: subprocess.Popen | None = None
         self._log = None
@@ -103,7 +105,7 @@ class LocalLlamaServer:
             self.port = free_port()
             if self.log_dir is not None:
                 self.log_dir.mkdir(parents=True, exist_ok=True)
-                self._log = open(self.log_dir / "llama_server.log", "ab")
+                self._log = open(self.log_dir / self.log_name, "ab")
             command = [sys.executable, "-c", _BOOT, str(os.getpid()),
                        "--model", str(self.model_path),
                        "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
@@ -123,7 +125,7 @@ class LocalLlamaServer:
             if self._stopping:
                 raise RuntimeError("llama.cpp server stopped while starting")
             if process.poll() is not None:
-                where = f" (see {self.log_dir / 'llama_server.log'})" if self.log_dir else ""
+                where = f" (see {self.log_dir / self.log_name})" if self.log_dir else ""
                 self.stop()
                 raise RuntimeError(f"llama.cpp server exited with code {process.returncode} while starting{where}")
             try:
@@ -169,3 +171,39 @@ class LocalLlamaServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def slots(bundled: bool) -> tuple[int, int]:
+    """(servers, threads each) for the embedded model. The bundled 135M model runs fastest on one thread
+    (on two, synchronising them costs more than they share), so it gets one server per core, up to four,
+    and requests go to the least busy; another GGUF gets one server with two threads, as before
+    (docs/performance.md, "The main job")."""
+    if not bundled:
+        return 1, 2
+    return max(1, min(4, os.cpu_count() or 1)), 1
+
+
+class LocalModel:
+    """The embedded model as a `Candidate`: one or more llama.cpp servers of the same weights, each
+    behind its own OpenAI-compatible client; a request goes to the server with the fewest in flight."""
+
+    def __init__(self, model_id: str, clients: list):
+        from benchmark.candidates import ratelimit
+
+        self.model_id, self.family = model_id, "local"
+        self.clients = clients
+        self.endpoint = clients[0].endpoint  # local:FILE: the port changes every run, the weights do not
+        self.limiter = ratelimit.UNLIMITED  # rate limits are for hosted providers
+        self._in_flight = [0] * len(clients)
+
+    async def respond(self, messages, system, config, on_delta=None):
+        slot = min(range(len(self.clients)), key=self._in_flight.__getitem__)
+        self._in_flight[slot] += 1
+        try:
+            return await self.clients[slot].respond(messages, system, config, on_delta)
+        finally:
+            self._in_flight[slot] -= 1
+
+    async def aclose(self) -> None:
+        for client in self.clients:
+            await client.aclose()
