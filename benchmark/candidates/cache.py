@@ -184,7 +184,7 @@ class CachedCandidate:
         self.family = inner.family
         self.endpoint = safe_endpoint(getattr(inner, "endpoint", None))
 
-    def __getattr__(self, name):  # end_conversation, limiter, ... of the wrapped adapter
+    def __getattr__(self, name):  # limiter, family, ... of the wrapped adapter
         return getattr(self.inner, name)
 
     async def respond(self, messages: list[Message], system: str, config: GenerationConfig,
