@@ -118,3 +118,26 @@ def gemini_env(monkeypatch, tmp_path):
         monkeypatch.setenv("SSL_CERT_FILE", str(server.cert))
         return server
     return start
+
+
+@pytest.fixture
+def serve_without_listening(monkeypatch):
+    """`wearsim serve ARGS` run to the point of starting uvicorn, which is replaced: returns
+    (serve(argv) -> exit status, the uvicorn configs it was given)."""
+    import argparse
+
+    from benchmark.cli import serve
+
+    seen = []
+
+    class Server:
+        def __init__(self, config):
+            seen.append(config)
+
+        def run(self):
+            pass
+
+    monkeypatch.setattr("uvicorn.Server", Server)
+    parser = argparse.ArgumentParser()
+    serve.register(parser.add_subparsers())
+    return (lambda argv: serve.run(parser.parse_args(["serve", *argv]))), seen

@@ -95,21 +95,9 @@ def test_off_loopback_a_request_without_an_origin_needs_the_token():
     assert token_server.refusal(scope("192.0.2.9", "http://192.0.2.99:8765"))[0] == 403
 
 
-def test_serve_takes_allowed_origins_and_refuses_malformed_ones(monkeypatch, capsys):
-    from benchmark.cli import serve
-
-    seen = []
-
-    class Server:
-        def __init__(self, config):
-            seen.append(config)
-
-        def run(self):
-            pass
-    monkeypatch.setattr("uvicorn.Server", Server)
-    parser = __import__("argparse").ArgumentParser()
-    serve.register(parser.add_subparsers())
-    assert serve.run(parser.parse_args(["serve", "--allow-origin", "HTTP://Studio.example:8000/"])) == 0
+def test_serve_takes_allowed_origins_and_refuses_malformed_ones(serve_without_listening, capsys):
+    serve, seen = serve_without_listening
+    assert serve(["--allow-origin", "HTTP://Studio.example:8000/"]) == 0
     assert seen[0].app.state.settings.allowed_origins == ("http://studio.example:8000",)
-    assert serve.run(parser.parse_args(["serve", "--allow-origin", "studio.example"])) == 2
+    assert serve(["--allow-origin", "studio.example"]) == 2
     assert "--allow-origin" in capsys.readouterr().err

@@ -170,25 +170,12 @@ def test_the_server_caps_how_many_backends_it_opens(backend):
     assert "at most 2 backends" in first["message"]
 
 
-def test_serve_offers_local_only_unless_told(monkeypatch):
-    from benchmark.cli import serve
-
-    seen = []
-
-    class Server:
-        def __init__(self, config):
-            seen.append(config)
-
-        def run(self):
-            pass
-    monkeypatch.setattr("uvicorn.Server", Server)
+def test_serve_offers_local_only_unless_told(serve_without_listening, monkeypatch):
+    serve, seen = serve_without_listening
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-serve")  # the offered openai backends and describer need one
-    parser = __import__("argparse").ArgumentParser()
-    serve.register(parser.add_subparsers())
-    assert serve.run(parser.parse_args(["serve"])) == 0
-    args = parser.parse_args(["serve", "--backend", " openai:m ", "--backend", "local:/models/x.gguf",
-                              "--idle-timeout", "120", "--max-sessions", "3", "--describer", "openai:v"])
-    assert serve.run(args) == 0
+    assert serve([]) == 0
+    assert serve(["--backend", " openai:m ", "--backend", "local:/models/x.gguf", "--idle-timeout", "120",
+                  "--max-sessions", "3", "--describer", "openai:v"]) == 0
     settings = [config.app.state.settings for config in seen]
     assert settings[0].allowed_backends == ("local",) and seen[0].ws_max_size == wire.MAX_WIRE_BYTES
     assert settings[0].allowed_describers == ("opencv", "authored")  # no model describer unless offered
