@@ -77,6 +77,9 @@ def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None, m
                                    "b": sum(t.scored for t in b.trials if t.cell in only_cells(a, b))},
         "latency_a": metrics.latency(a.trials),
         "latency_b": metrics.latency(b.trials),
+        # the frame policy sweep of either run, under the compared condition, side by side
+        "frame_policies_a": metrics.frame_policies(t for t in a.trials if t.condition == condition),
+        "frame_policies_b": metrics.frame_policies(t for t in b.trials if t.condition == condition),
     }
 
 
@@ -130,6 +133,7 @@ def render_comparison(result: dict) -> str:
         lines.append("note: the two runs' latencies start at different points (" + " and ".join(sorted(starts))
                      + "): the end of speech comes after the speech itself, the request after transcription, "
                        "so A and B are not comparable figure for figure")
+    lines += _policies_side_by_side(result, pct)
     if result["flips"]:
         lines.append("flips (trial indices):")
         for row in result["flips"]:
@@ -142,3 +146,24 @@ def render_comparison(result: dict) -> str:
     else:
         lines.append("no flips")
     return "\n".join(lines)
+
+
+def _policies_side_by_side(result: dict, pct) -> list[str]:
+    """A line per frame policy either run swept: Turn 2 accuracy, the stale-frame rate and the
+    frames sent a minute, A then B."""
+    a, b = result.get("frame_policies_a") or {}, result.get("frame_policies_b") or {}
+    if not a and not b:
+        return []
+
+    def figures(row: dict | None) -> str:
+        if row is None:
+            return "not run"
+        stale = row.get("stale_frame_rate") or {}
+        rate = row.get("frames_per_minute")
+        return (f"Turn 2 accuracy {pct(row['accuracy']['accuracy'])}, stale frame {pct(stale.get('accuracy'))}, "
+                f"{'n/a' if rate is None else f'{rate:.1f}'} frames/min")
+
+    lines = [f"frame policies, condition {result['condition']} (A | B):"]
+    for policy in dict.fromkeys([*a, *b]):
+        lines.append(f"  {policy}: {figures(a.get(policy))} | {figures(b.get(policy))}")
+    return lines

@@ -219,6 +219,58 @@ class GlassesFacts:
         return cls(**{name: data.get(name) for name in kinds})
 
 
+SCENES = ("current", "earlier", "unknown")  # which scene the newest frame sent showed
+
+
+@dataclass(frozen=True)
+class FrameFacts:
+    """Which camera frames reached the assistant on one stream turn (nothing on the text
+    proxy): counted over the stream times after the previous turn's end of speech up to
+    this turn's, under the session's frame policy. The server counts; the glasses, which
+    know what each frame shows, add `newest_frame_scene`."""
+
+    policy: str | None = None  # the frame policy in force (`fps:1`, `end`, ...)
+    offered: int | None = None  # frames the camera offered
+    sent: int | None = None  # frames the policy let through
+    sent_bytes: int | None = None  # their size as sent
+    sent_ms: tuple[int, ...] = ()  # their stream times
+    window_ms: int | None = None  # the stream time counted: from the previous end of speech (or the first media)
+    newest_ms: int | None = None  # stream time of the newest frame sent by the end of speech (any turn's)
+    newest_frame_scene: str | None = None  # that frame shows the turn's own scene (`current`), an `earlier` one, or `unknown`
+
+    KINDS: ClassVar[dict[str, type]] = {"policy": str, "offered": int, "sent": int, "sent_bytes": int,
+                                        "sent_ms": list, "window_ms": int, "newest_ms": int,
+                                        "newest_frame_scene": str}
+
+    def to_json(self) -> dict:
+        data = {name: getattr(self, name) for name in self.KINDS if getattr(self, name) is not None}
+        if self.policy is None:
+            return {}
+        data["sent_ms"] = list(self.sent_ms)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "frames") -> "FrameFacts":
+        if not data:
+            return cls()
+        if not isinstance(data, dict):
+            raise RecordError([f"{where}: expected an object, got {type(data).__name__}"])
+        problems = [f"{where}: field '{name}' must be {kind.__name__} or null, got {data[name]!r}"[:300]
+                    for name, kind in cls.KINDS.items() if data.get(name) is not None
+                    and (not isinstance(data[name], kind) or isinstance(data[name], bool))]
+        times = data.get("sent_ms") or []
+        if isinstance(times, list) and not all(isinstance(t, int) and not isinstance(t, bool) for t in times):
+            problems.append(f"{where}: field 'sent_ms' must be a list of integers (ms)")
+        if data.get("newest_frame_scene") not in (None, *SCENES):
+            problems.append(f"{where}: field 'newest_frame_scene' must be one of {', '.join(SCENES)}, "
+                            f"got {data['newest_frame_scene']!r}"[:300])
+        if problems:
+            raise RecordError(problems)
+        values = {name: data.get(name) for name in cls.KINDS}
+        values["sent_ms"] = tuple(times) if isinstance(times, list) else ()
+        return cls(**values)
+
+
 @dataclass(frozen=True)
 class TurnResult:
     """One turn as played: its input, the reply, and (simulated glasses) what was
@@ -229,6 +281,7 @@ class TurnResult:
     reply: Reply
     metrics: TurnMetrics = TurnMetrics()  # stream: latencies from the end of speech
     glasses: GlassesFacts = GlassesFacts()  # stream: what the glasses played
+    frames: FrameFacts = FrameFacts()  # stream: which frames reached the assistant
 
     def to_json(self) -> dict:
         reply = self.reply
@@ -245,6 +298,7 @@ class TurnResult:
                       "session_lost": reply.session_lost},
             "metrics": self.metrics.to_json(),
             "glasses": self.glasses.to_json(),
+            "frames": self.frames.to_json(),
         }
 
     @classmethod
@@ -256,7 +310,7 @@ class TurnResult:
         if not isinstance(reply.get("text"), str):
             raise RecordError([f"{where}: field 'reply.text' must be a string"])
         parts, problems = [], []
-        for kind, name in ((TurnMetrics, "metrics"), (GlassesFacts, "glasses")):
+        for kind, name in ((TurnMetrics, "metrics"), (GlassesFacts, "glasses"), (FrameFacts, "frames")):
             try:
                 parts.append(kind.from_json(data.get(name), f"{where}: {name}"))
             except RecordError as exc:
@@ -375,6 +429,7 @@ class TrialRecord:
     turn_2_previous_judge_label: str | None = None  # set by a rescore: the label before it
     turn_3_previous_judge_label: str | None = None
     staleness_ms: int | None = None  # staleness sweep: Turn 2 speech began this long after the scene change
+    frame_policy: str | None = None  # frame policy sweep: the policy this cell ran under
     error: str | None = None
     wall_s: float | None = None
     schema_version: int = SCHEMA_VERSION
@@ -382,9 +437,10 @@ class TrialRecord:
     # -- what scoring reads
     @property
     def cell(self) -> tuple:
-        """(scenario, condition, trial), plus the staleness gap in a sweep."""
+        """(scenario, condition, trial), plus the staleness gap and the frame policy in a sweep."""
         cell = (self.scenario_id, self.condition, self.trial)
-        return cell if self.staleness_ms is None else (*cell, self.staleness_ms)
+        cell += () if self.staleness_ms is None else (self.staleness_ms,)
+        return cell + (() if self.frame_policy is None else (self.frame_policy,))
 
     @property
     def errored(self) -> bool:
@@ -621,7 +677,7 @@ class _Reader:
             turn_3_judge=self.verdict("turn_3_judge"), repair_target_context=self.label("repair_target_context"),
             turn_2_previous_judge_label=self.label("turn_2_previous_judge_label"),
             turn_3_previous_judge_label=self.label("turn_3_previous_judge_label"),
-            staleness_ms=self.integer("staleness_ms"),
+            staleness_ms=self.integer("staleness_ms"), frame_policy=self.text("frame_policy"),
             error=error, wall_s=wall if isinstance(wall, (int, float)) else None,
             schema_version=raw.get("schema_version") if isinstance(raw.get("schema_version"), int) else 0,
         )

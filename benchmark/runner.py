@@ -37,8 +37,9 @@ from benchmark.safe_files import UnsafePathError, check_target, open_append, ref
 from benchmark.scenario import Bank, Condition, Scenario
 from benchmark.scoring.trials import TornTail, scan_transcripts
 
-# (scenario, condition, staleness_ms or None) -> the `Conversation` of one trial; `wearsim bench` makes it
-ConversationFactory = Callable[[Scenario, Condition, "int | None"], Conversation]
+# (scenario, condition, staleness_ms or None, frame policy or None) -> the `Conversation` of one trial;
+# `wearsim bench` makes it
+ConversationFactory = Callable[[Scenario, Condition, "int | None", "str | None"], Conversation]
 
 # manifest fields that must match for a run dir to be resumed: every setting
 # that can change a result (`concurrency` only changes how fast it comes)
@@ -47,7 +48,7 @@ RESUME_KEYS = (
     "judge_prompt_sha256", "candidate_model", "candidate_model_file", "judge_family", "judge_model",
     "ranking_judge_family", "ranking_judge_model", "temperature", "max_tokens", "camera_injection",
     "repair_style", "via", "conditions", "ranking_condition", "trials", "scenario_ids", "staleness_ms",
-    "synthetic_frames", "describer", "speed", "media_root", "asr_model", "output",
+    "frame_policies", "frame_size", "frame_quality", "synthetic_frames", "describer", "speed", "media_root", "asr_model", "output",
 )
 # The manifest's endpoints (candidate_endpoint, judge_endpoint, ...) are recorded but may
 # change on resume: a server may move (a local one gets a new port each start) while
@@ -58,7 +59,7 @@ _NOT_RECORDED = object()
 LEGACY_RESUME_VALUES = {"max_tokens": 300, "speed": _NOT_RECORDED, "candidate_model_file": _NOT_RECORDED,
                         "candidate_endpoint": _NOT_RECORDED, "judge_endpoint": _NOT_RECORDED,
                         "ranking_judge_endpoint": _NOT_RECORDED, "describer_endpoint": _NOT_RECORDED,
-                        "output": "text"}
+                        "output": "text", "frame_policies": [], "frame_size": 0, "frame_quality": 0}
 LOCK_NAME = ".lock"
 CACHE_LOG = "cache_log.jsonl"  # per cell: which replies came from the response cache
 AUDIO_DIR = "audio"  # spoken replies (--output audio), one WAV per turn
@@ -106,6 +107,9 @@ class JudgeSettings:
 class StreamSettings:
     """`--via stream`: the simulated glasses, and the server and perception behind them."""
     staleness_ms: tuple[int, ...] = ()  # the staleness sweep: one cell per Turn 2 gap
+    frame_policies: tuple[str, ...] = ()  # the frame policy sweep: one cell per policy (none: the server's)
+    frame_size: int = 0  # longer side of a sent frame (0: as captured)
+    frame_quality: int = 0  # JPEG quality of a sent frame (0: as captured)
     synthetic_frames: bool = False
     describer: str = "opencv"  # the server's scene describer
     describer_base_url: str | None = None
@@ -191,6 +195,9 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "output": candidate.output,
         "speed": stream.speed,
         "staleness_ms": list(stream.staleness_ms),
+        "frame_policies": list(stream.frame_policies),
+        "frame_size": stream.frame_size,
+        "frame_quality": stream.frame_quality,
         "synthetic_frames": stream.synthetic_frames,
         "describer": stream.describer if settings.stream else None,
         "media_root": stream.media_root,
@@ -370,7 +377,8 @@ def _check_run_dir(run_dir: Path, manifest: dict, lock: RunDirLock) -> PreparedR
             raise RunDirError(f"cannot resume: {scanned.problems[0]}{more}; fix or delete that line, "
                               "or choose another --output-dir")
         torn = scanned.torn_tail
-        done = {(r.condition, r.scenario_id, r.trial, r.staleness_ms) for r in scanned.records if not r.errored}
+        done = {(r.condition, r.scenario_id, r.trial, r.staleness_ms, r.frame_policy)
+                for r in scanned.records if not r.errored}
     return PreparedRun(run_dir, manifest, done, lock, torn, resuming=old is not None and has_trials)
 
 
@@ -391,6 +399,7 @@ def save_reply_audio(run_dir: Path, record: TrialRecord) -> TrialRecord:
     from perception.speech import speech_onset_s
 
     gap = "" if record.staleness_ms is None else f"-s{record.staleness_ms}"
+    gap += "" if record.frame_policy is None else f"-{_file_name(record.frame_policy.replace(':', '-'))}"
     turns = []
     for turn in record.turns:
         reply = turn.reply
@@ -449,15 +458,17 @@ class TranscriptWriter:
 
 class CacheLogWriter:
     """`cache_log.jsonl`: one line per cell that used the response cache,
-    `{"cell": [condition, scenario, trial, staleness_ms], "replies": {role:
+    `{"cell": [condition, scenario, trial, staleness_ms, frame_policy], "replies": {role:
     {"from_cache": n, "requested": n}}}`; a resumed run appends (a later line
     for the same cell replaces an earlier one)."""
 
     def __init__(self, path: Path):
         self.handle = open_append(path, text=True)
 
-    def append(self, condition: str, scenario_id: str, trial: int, gap: int | None, replies: dict) -> None:
-        self.handle.write(json.dumps({"cell": [condition, scenario_id, trial, gap], "replies": replies}) + "\n")
+    def append(self, condition: str, scenario_id: str, trial: int, gap: int | None, policy: str | None,
+               replies: dict) -> None:
+        self.handle.write(json.dumps({"cell": [condition, scenario_id, trial, gap, policy],
+                                      "replies": replies}) + "\n")
         self.handle.flush()
 
     def close(self) -> None:
@@ -537,9 +548,10 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
         prepared.start()
         done = prepared.done
         gaps = (settings.stream.staleness_ms if settings.stream else ()) or (None,)
-        cells = [(c, s, t, g) for c in settings.conditions for s in bank.scenarios for t in range(settings.trials)
-                 for g in gaps if (c, s.scenario_id, t, g) not in done]
-        total = len(settings.conditions) * len(bank.scenarios) * settings.trials * len(gaps)
+        policies = (settings.stream.frame_policies if settings.stream else ()) or (None,)
+        cells = [(c, s, t, g, p) for c in settings.conditions for s in bank.scenarios for t in range(settings.trials)
+                 for g in gaps for p in policies if (c, s.scenario_id, t, g, p) not in done]
+        total = len(settings.conditions) * len(bank.scenarios) * settings.trials * len(gaps) * len(policies)
         print(f"{len(cells)} cells to run ({total - len(cells)} already finished) -> {run_dir}", file=sys.stderr)
         if not cells:
             return {"ran": 0, "skipped": total}
@@ -567,10 +579,11 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
             ranking_judge = await ranking_ctx.__aenter__() if ranking_ctx else None
             ticking = asyncio.create_task(ticker())
             try:
-                async def run_cell(condition_name: str, scenario: Scenario, trial: int, gap: int | None) -> None:
+                async def run_cell(condition_name: str, scenario: Scenario, trial: int, gap: int | None,
+                                   policy: str | None) -> None:
                     condition = bank.condition(condition_name)
                     cell = dict(scenario_id=scenario.scenario_id, condition=condition_name, trial=trial,
-                                staleness_ms=gap, via=settings.via, candidate_model=settings.candidate.model_id,
+                                staleness_ms=gap, frame_policy=policy, via=settings.via, candidate_model=settings.candidate.model_id,
                                 system_prompt=condition.system_prompt)
                     CURRENT_TRIAL.set(trial)  # this task's context: the cache keys candidate replies by trial
                     events: list = []
@@ -579,7 +592,7 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                         started = time.monotonic()
                         talk = None
                         try:
-                            talk = conversation(scenario, condition, gap)
+                            talk = conversation(scenario, condition, gap, policy)
                             record = (await run_trial(talk, scenario, judge, ranking_judge)).replace(**cell)
                         except Exception as exc:  # recorded, excluded from metrics, counted
                             record = TrialRecord(
@@ -594,7 +607,8 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                             record = await asyncio.to_thread(save_reply_audio, run_dir, record)
                     await writer.append(record)
                     if cache_log is not None and events:
-                        cache_log.append(condition_name, scenario.scenario_id, trial, gap, summarise_log(events))
+                        cache_log.append(condition_name, scenario.scenario_id, trial, gap, policy,
+                                         summarise_log(events))
                         for _, hit in events:
                             cache_totals["from_cache" if hit else "requested"] += 1
                     progress.update(record)

@@ -11,10 +11,11 @@ frames; the answer keys, target and notes never do.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage
-from benchmark.records import GlassesFacts, TurnMetrics, TurnResult, authored_turn_input
+from benchmark.records import FrameFacts, GlassesFacts, TurnMetrics, TurnResult, authored_turn_input
 from benchmark.scenario import Condition, Scenario
 
 
@@ -35,7 +36,8 @@ class StreamConversation:
                  config: GenerationConfig, *, camera: bool = True, repair_style: str = "named",
                  speed: float | None = None, token: str | None = None, describer: str = "opencv",
                  silence_ms: int = 1500, media_root: Path | None = None, staleness_ms: int | None = None,
-                 synthetic_frames: bool = False, output: str = "text"):
+                 synthetic_frames: bool = False, output: str = "text", frame_policy: str | None = None,
+                 frame_size: int = 0, frame_quality: int = 0):
         self.scenario = scenario
         self.condition = condition
         self.server_url = server_url
@@ -51,11 +53,14 @@ class StreamConversation:
         self.staleness_ms = staleness_ms  # Turn 2 speech starts this long after its first frame
         self.synthetic_frames = synthetic_frames
         self.output = output  # "audio": spoken replies (a realtime backend), kept in the reply
+        self.frame_policy = frame_policy  # None: the server's default
+        self.frame_size, self.frame_quality = frame_size, frame_quality
+        self.scenes: dict[int, str] = {}  # stream time -> the scene of each frame played
         self.messages: list[Message] = []
         self.client = None
         self.pacer = None
         self.lateness: list[float] = []  # seconds each send went out after its deadline, all turns
-        self.clock_ms = 0
+        self.clock_ms: int | None = None  # the stream clock; it starts at the scenario's phase
 
     async def _open(self) -> None:
         from simulator.client import GlassesClient
@@ -63,22 +68,26 @@ class StreamConversation:
         session = session_config(self.scenario, self.condition, self.backend, camera=self.camera,
                                  describer=self.describer, silence_ms=self.silence_ms,
                                  max_tokens=self.config.max_tokens, temperature=self.config.temperature,
-                                 output=self.output)
+                                 output=self.output, frame_policy=self.frame_policy,
+                                 frame_size=self.frame_size, frame_quality=self.frame_quality)
         self.client = GlassesClient(self.server_url, token=self.token)
         await self.client.connect(session)
 
     async def send(self, turn: int) -> TurnResult:
         from simulator.media import MEDIA_ROOT
         from simulator.pacing import Pacer
-        from simulator.timeline import LEAD_MS, plan_turn
+        from simulator.timeline import LEAD_MS, plan_turn, stream_phase_ms
 
         if self.client is None:
             await self._open()
+        if self.clock_ms is None:
+            self.clock_ms = stream_phase_ms(self.scenario.scenario_id)
         lead = self.staleness_ms if (turn == 2 and self.staleness_ms is not None) else LEAD_MS
         plan = plan_turn(self.scenario, turn, self.clock_ms, media_root=self.media_root or MEDIA_ROOT,
                          camera=self.camera, repair_style=self.repair_style, lead_ms=lead,
                          synthetic_frames=self.synthetic_frames)
         self.clock_ms = plan.end_ms + 200
+        self.scenes.update(plan.frame_scenes())
         self.pacer = Pacer(self.speed, origin_ms=plan.items[0].t_ms)
         await self.client.play(plan, self.pacer)
         self.lateness += self.pacer.lateness
@@ -91,7 +100,18 @@ class StreamConversation:
                       audio=self.client.reply_audio(turn), session_lost=events.done.session_lost)
         script = authored_turn_input(self.scenario, turn, repair_style=self.repair_style).speech
         return TurnResult(turn, events.input, reply, metrics=metrics,
-                          glasses=GlassesFacts(plan.speech_source, plan.has_frames, plan.synthetic_frames, lead, script))
+                          glasses=GlassesFacts(plan.speech_source, plan.has_frames, plan.synthetic_frames, lead, script),
+                          frames=self._frame_facts(events.metrics.frames, plan.scene, turn))
+
+    def _frame_facts(self, data: dict, scene: str | None, turn: int) -> FrameFacts:
+        """The server's frame facts, and which scene the newest frame sent shows: the glasses
+        know each frame's scene; the server never learns it."""
+        facts = FrameFacts.from_json(data, f"metrics event of turn {turn}: frames")
+        if facts.policy is None:
+            return facts
+        shown = self.scenes.get(facts.newest_ms) if facts.newest_ms is not None else None
+        verdict = "unknown" if (shown is None or scene is None) else ("current" if shown == scene else "earlier")
+        return dataclasses.replace(facts, newest_frame_scene=verdict)
 
     async def aclose(self) -> None:
         if self.client is not None:

@@ -29,7 +29,7 @@ import cv2
 import numpy as np
 
 from benchmark.candidates.base import Candidate, GenerationConfig, Image, Message
-from perception.frames import SYNTHETIC_COMMENT, decode_jpeg
+from perception.frames import decode_jpeg, synthetic_text
 
 PROMPT_VERSION = "1"
 RULES_PROMPT = (
@@ -237,19 +237,6 @@ class ModelDescriber:
         return Description(text, self.name, self.model, False, time.monotonic() - started)
 
 
-def jpeg_comments(jpeg: bytes) -> list[bytes]:
-    """The COM segments of a JPEG, read from its header segments."""
-    comments, i = [], 2
-    while i + 4 <= len(jpeg) and jpeg[i] == 0xFF:
-        marker, length = jpeg[i + 1], int.from_bytes(jpeg[i + 2:i + 4], "big")
-        if marker == 0xDA:  # start of scan: no more header segments
-            break
-        if marker == 0xFE:
-            comments.append(jpeg[i + 4:i + 2 + length])
-        i += 2 + length
-    return comments
-
-
 class AuthoredDescriber:
     """Reads back the authored camera text a synthetic frame carries in its comment.
 
@@ -265,10 +252,9 @@ class AuthoredDescriber:
         self.fallback = fallback or OpenCVDescriber()
 
     async def describe(self, jpeg: bytes, previous: bytes | None = None) -> Description:
-        for comment in jpeg_comments(jpeg):
-            if comment.startswith(SYNTHETIC_COMMENT):
-                text = comment[len(SYNTHETIC_COMMENT):].decode("utf-8", "replace")
-                return Description(text, self.name, self.model, False, 0.0)
+        text = synthetic_text(jpeg)
+        if text is not None:
+            return Description(text, self.name, self.model, False, 0.0)
         return await self.fallback.describe(jpeg, previous)
 
 

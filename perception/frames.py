@@ -113,6 +113,36 @@ def encode_jpeg(image: np.ndarray, quality: int = 85) -> bytes:
     return data.tobytes()
 
 
+def jpeg_comments(jpeg: bytes) -> list[bytes]:
+    """The COM segments of a JPEG, read from its header segments."""
+    comments, i = [], 2
+    while i + 4 <= len(jpeg) and jpeg[i] == 0xFF:
+        marker, length = jpeg[i + 1], int.from_bytes(jpeg[i + 2:i + 4], "big")
+        if marker == 0xDA:  # start of scan: no more header segments
+            break
+        if marker == 0xFE:
+            comments.append(jpeg[i + 4:i + 2 + length])
+        i += 2 + length
+    return comments
+
+
+def synthetic_text(jpeg: bytes) -> str | None:
+    """The authored camera text a synthetic frame carries in its comment, or None."""
+    for comment in jpeg_comments(jpeg):
+        if comment.startswith(SYNTHETIC_COMMENT):
+            return comment[len(SYNTHETIC_COMMENT):].decode("utf-8", "replace")
+    return None
+
+
+def with_comment(jpeg: bytes, comment: bytes) -> bytes:
+    """The JPEG with a COM segment holding `comment`, right after the start-of-image marker."""
+    if not jpeg.startswith(b"\xff\xd8"):
+        raise ValueError("not a JPEG")
+    if len(comment) > 65533:
+        raise ValueError("a JPEG comment holds at most 65,533 bytes")
+    return jpeg[:2] + b"\xff\xfe" + (len(comment) + 2).to_bytes(2, "big") + comment + jpeg[2:]
+
+
 class FrameBudget:
     """A byte cap shared by every session's `FrameBuffer`.
 

@@ -126,6 +126,11 @@ class SpeechSegmenter:
         self._last_partial_ms = 0
         self._last_partial_at = float("-inf")  # wall time (monotonic) of the last partial decode
 
+    @property
+    def in_speech(self) -> bool:
+        """Voice activity hears the user now (an utterance has started and not ended)."""
+        return self._speech_start is not None
+
     def _ms(self, sample: int) -> int:
         return self._origin_ms + int(sample * 1000 / SAMPLE_RATE)
 

@@ -15,18 +15,9 @@ import textwrap
 import cv2
 import numpy as np
 
-from perception.frames import SYNTHETIC_COMMENT, encode_jpeg
+from perception.frames import SYNTHETIC_COMMENT, encode_jpeg, with_comment  # noqa: F401 (with_comment: used here and by callers)
 
 SIZE = (480, 640)  # height, width
-
-
-def with_comment(jpeg: bytes, comment: bytes) -> bytes:
-    """The JPEG with a COM segment holding `comment`, right after the start-of-image marker."""
-    if not jpeg.startswith(b"\xff\xd8"):
-        raise ValueError("not a JPEG")
-    if len(comment) > 65533:
-        raise ValueError("a JPEG comment holds at most 65,533 bytes")
-    return jpeg[:2] + b"\xff\xfe" + (len(comment) + 2).to_bytes(2, "big") + comment + jpeg[2:]
 
 
 def synthetic_frame(text: str, *, background: tuple[int, int, int] = (236, 236, 236)) -> bytes:

@@ -32,6 +32,7 @@ class Item:
     t_ms: int
     kind: str  # "audio", "frame" or "turn.end"
     payload: bytes = b""
+    scene: str | None = None  # a frame's scene: "context", "turn_1" or "turn_2" (None: a live camera's)
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,21 @@ class TurnPlan:
     speech_source: str  # "media" (a file in media/) or "tts" (made now)
     has_frames: bool
     synthetic_frames: bool = False  # frames drawn from the authored camera text
+    scene: str | None = None  # the scene this turn's own frames show (None: no frames of its own, or live)
+
+    def frame_scenes(self) -> dict[int, str]:
+        """Stream time -> scene of every frame the turn plays."""
+        return {item.t_ms: item.scene for item in self.items if item.kind == "frame" and item.scene}
+
+
+PHASE_SPAN_MS = 10_000
+
+
+def stream_phase_ms(scenario_id: str) -> int:
+    """The glasses' stream clock when a scenario begins: 0 to 9.999 s, drawn from the scenario
+    id. A frame policy's schedule runs on the stream clock, so its slots fall at a different
+    moment of each scenario, as a real client's schedule knows nothing of the scene."""
+    return int(hashlib.sha256(scenario_id.encode()).hexdigest()[:8], 16) % PHASE_SPAN_MS
 
 
 def _speech_pcm(scenario: Scenario, turn: int, media_root: Path, repair_style: str) -> tuple[bytes, str]:
@@ -95,18 +111,19 @@ def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path 
         synthetic = synthetic or context_synthetic
         if context:
             for i in range(CONTEXT_MS * FPS // 1000):
-                items.append(Item(t + i * 1000 // FPS, "frame", context[i % len(context)]))
+                items.append(Item(t + i * 1000 // FPS, "frame", context[i % len(context)], "context"))
             t += CONTEXT_MS
     silence = bytes(2 * 16000 * lead_ms // 1000)
     tail = bytes(2 * 16000 * TAIL_MS // 1000)
     audio = silence + pcm + tail
     duration_ms = len(audio) // 32
+    scene = None if (live_frames or not frames) else frame_name
     if frames:
         for i in range(duration_ms * FPS // 1000):
-            items.append(Item(t + i * 1000 // FPS, "frame", frames[i % len(frames)]))
+            items.append(Item(t + i * 1000 // FPS, "frame", frames[i % len(frames)], scene))
     for offset in range(0, len(audio), CHUNK_BYTES):
         items.append(Item(t + offset // 32, "audio", audio[offset:offset + CHUNK_BYTES]))
     end = t + duration_ms
     items.append(Item(end, "turn.end"))
     items.sort(key=lambda item: (item.t_ms, item.kind != "frame"))
-    return TurnPlan(turn, tuple(items), end, source, bool(frames), synthetic)
+    return TurnPlan(turn, tuple(items), end, source, bool(frames), synthetic, scene)

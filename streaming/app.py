@@ -63,6 +63,9 @@ class ServerSettings:
     # own pages always may. Host names (besides addresses and localhost) requests may name: streaming.origin
     allowed_origins: tuple[str, ...] = ()
     allowed_hosts: tuple[str, ...] = ()
+    # the frame policy of a session whose hello names none (`wearsim serve --frame-policy`); None: `end`
+    # for a chat backend (today's cascade), `fps:1` for a realtime API
+    frame_policy: str | None = None
 
     def __post_init__(self):
         if self.allowed_backends is not None:
@@ -75,6 +78,10 @@ class ServerSettings:
         from streaming.origin import normal_origin
 
         self.allowed_origins = tuple(dict.fromkeys(normal_origin(o) for o in self.allowed_origins))
+        if self.frame_policy is not None:
+            from perception.frame_policy import parse_frame_policy
+
+            self.frame_policy = parse_frame_policy(self.frame_policy).name
         if self.frame_bytes_per_session < wire.MAX_FRAME_BYTES:
             raise ValueError(f"frame_bytes_per_session must hold one frame ({wire.MAX_FRAME_BYTES} bytes)")
 
@@ -405,6 +412,7 @@ class Connection:
         from benchmark.candidates.base import GenerationConfig
         from benchmark.candidates.model_ids import is_realtime, output_problem
         from perception.describers import make_describer, needs_model
+        from perception.frame_policy import parse_frame_policy
         from perception.frames import FrameBuffer
         from perception.speech import SpeechSegmenter
         from streaming.backends import ChatBackend, RealtimeBackend
@@ -425,4 +433,6 @@ class Connection:
         else:  # one chat candidate shared by every session
             backend = ChatBackend(await state["backends"].get(config.backend), config.system_prompt, generation)
         frames = FrameBuffer(max_bytes=settings.frame_bytes_per_session, budget=state["frame_budget"])
-        return Session(config, segmenter, describer, backend, self.send, frames=frames)
+        policy = config.frame_policy or settings.frame_policy  # neither: the backend's default
+        return Session(config, segmenter, describer, backend, self.send, frames=frames,
+                       policy=parse_frame_policy(policy) if policy else None)

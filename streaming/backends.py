@@ -5,19 +5,18 @@
   messages, and keeps the conversation's message list.
 - `RealtimeBackend`: a streaming multimodal API (OpenAI Realtime, Gemini
   Live), through the conversation's `LiveConversation`. It gets the user's
-  audio as it arrives (resampled to the API's rate) and the camera's frames
-  as they arrive, at most one per `FRAME_INTERVAL_MS` of stream time (as
-  glasses stream video to these APIs), and the authored camera text as a
-  text part for a turn without frames; the session tells it when the turn
-  ended. Which frame the API had last when the user stopped speaking is up
-  to the stream, not to us: its age is the turn's `last_frame_age_s`. With
+  audio as it arrives (resampled to the API's rate), the camera frames the
+  session's frame policy lets through as they pass it (as glasses stream
+  video to these APIs), and the authored camera text as a text part for a
+  turn without frames; the session tells it when the turn ended. With
   `output="audio"` the API speaks its reply; the pieces go to `on_audio` as
   they arrive. A lost session is replaced by the `LiveConversation`
   (`benchmark.candidates.realtime`), where the API can be told the turns
   so far.
 
 The session only routes: it calls `audio` for every chunk, `frame` for
-every frame the backend's declared `streams_frames` asks for, then `answer`
+every frame its policy sends when the backend declares `streams_frames`,
+then `answer`
 at the end of each turn, and `interrupt` when the user talks over the reply
 `answer` is producing (barge-in): `answer` then returns early with what was
 produced so far, marked `interrupted`, and the conversation keeps that part.
@@ -37,13 +36,11 @@ from benchmark.candidates.realtime_base import UserPart
 from benchmark.records import TurnInput, build_context_message
 from perception.audio import SAMPLE_RATE, resample_pcm16
 
-FRAME_INTERVAL_MS = 1000  # a realtime API gets at most one frame per second of stream time
-
 
 class Backend(Protocol):
     """What a server session talks to. Its one capability: `streams_frames`, True when it
-    takes every camera frame as it arrives (`frame`), False when it takes the turn's chosen
-    frame described as text in the `TurnInput` instead."""
+    takes the frames the policy sends as they pass (`frame`), False when it takes the
+    turn's chosen frame described as text in the `TurnInput` instead."""
 
     streams_frames: bool
 
@@ -51,7 +48,7 @@ class Backend(Protocol):
         """A chunk of the user's audio, PCM16 mono 16 kHz, as it arrives."""
 
     async def frame(self, t_ms: int, jpeg: bytes) -> None:
-        """A camera frame at stream time `t_ms` (only called when `streams_frames`)."""
+        """A camera frame the policy sent, at stream time `t_ms` (only called when `streams_frames`)."""
 
     async def answer(self, turn_input: TurnInput, on_delta: Callable[[str], None],
                      on_audio: Callable[[bytes], None]) -> Reply:
@@ -62,9 +59,6 @@ class Backend(Protocol):
 
     async def reply_cut(self, turn: int, played_ms: int) -> None:
         """The client stopped playing `turn`'s spoken reply after `played_ms`."""
-
-    def last_frame_age_s(self, end_ms: int) -> float | None:
-        """Age of the newest frame the model got when speech ended at `end_ms`; None if it got none."""
 
     async def aclose(self) -> None: ...
 
@@ -82,9 +76,6 @@ class ChatBackend:
 
     async def frame(self, t_ms: int, jpeg: bytes) -> None:
         return None  # never called: it gets the chosen frame described, in the turn input
-
-    def last_frame_age_s(self, end_ms: int) -> float | None:
-        return None
 
     async def answer(self, turn_input: TurnInput, on_delta: Callable[[str], None],
                      on_audio: Callable[[bytes], None]) -> Reply:
@@ -122,12 +113,11 @@ class ChatBackend:
 class RealtimeBackend:
     """A realtime API behind the glasses: a thin user of the conversation's `LiveConversation`."""
 
-    streams_frames = True  # gets every frame as it arrives (and sends one a second)
+    streams_frames = True  # gets the frames the policy sends as they pass
 
     def __init__(self, live: LiveConversation):
         self.live = live
         self.model_id = live.model_id
-        self.last_frame_ms: int | None = None  # stream time of the newest frame sent
         self.frames_sent = 0
         self.spoken: dict[int, tuple[str, int]] = {}  # turn -> its spoken reply's API item id and length (ms)
 
@@ -144,15 +134,8 @@ class RealtimeBackend:
         await self.live.send_audio(resample_pcm16(pcm16, SAMPLE_RATE, self.live.input_rate))
 
     async def frame(self, t_ms: int, jpeg: bytes) -> None:
-        if self.last_frame_ms is not None and t_ms - self.last_frame_ms < FRAME_INTERVAL_MS:
-            return
         await self.live.send_frame(jpeg)
-        self.last_frame_ms = t_ms
         self.frames_sent += 1
-
-    def last_frame_age_s(self, end_ms: int) -> float | None:
-        """Seconds of stream time between the newest frame the API got and `end_ms` (the end of speech)."""
-        return None if self.last_frame_ms is None else round(max(0, end_ms - self.last_frame_ms) / 1000, 3)
 
     async def answer(self, turn_input: TurnInput, on_delta: Callable[[str], None],
                      on_audio: Callable[[bytes], None]) -> Reply:

@@ -1,9 +1,20 @@
 """One connection's pipeline: audio -> VAD -> ASR (and, as it arrives, to
-the backend); frames -> buffer -> describer (and, for a realtime backend,
-as they arrive to the API, at most `MAX_PENDING_FRAMES` waiting); at each end of speech a
-TurnInput goes to the assistant backend and its reply streams back. The
-session only routes: perception does the work, the backend
-(`streaming.backends`: a chat candidate or a realtime API) answers.
+the backend); frames -> buffer -> the session's frame policy -> the frames it
+lets through (to a realtime API as they pass, and described for a chat
+backend at the end of speech); at each end of speech a TurnInput goes to the
+assistant backend and its reply streams back. The session only routes:
+perception does the work, the backend (`streaming.backends`: a chat
+candidate or a realtime API) answers.
+
+Frames meet the policy (`perception.frame_policy`) in stream order, as the
+audio clock reaches them: before each audio chunk is handled, every frame
+up to its stream time is offered, with voice activity as it stands then
+(`speech:N/M` needs it); at `turn.end` every frame left is offered. Under
+`end` none is sent as it comes: at the end of speech the newest frame is
+picked (the upper bound no streaming client reaches). Each turn's metrics
+say which frames the camera offered and which were sent, counted over the
+stream times after the previous turn's end of speech up to this one's, and
+the age of the newest frame sent by the end of speech.
 
 The app's reader hands every message over at once (`on_media`,
 `on_turn_end`) and goes back to reading, so the connection's keepalive pings
@@ -46,9 +57,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from benchmark.candidates.base import REPLY_AUDIO_RATE
-from benchmark.records import MEDIA_CAMERA, TurnInput, TurnMetrics
+from benchmark.records import MEDIA_CAMERA, FrameFacts, TurnInput, TurnMetrics
 from perception.describers import SceneDescriber
-from perception.frames import FrameBuffer, pick_context_frame, select_frame
+from perception.frame_policy import FrameGate, FramePolicy, resize_frame
+from perception.frames import Frame, FrameBuffer, pick_context_frame, select_frame
 from perception.speech import FinalTranscript, PartialTranscript, SpeechSegmenter, SpeechStarted
 from perception.turn_input import assemble_turn_input
 from streaming import wire
@@ -57,7 +69,13 @@ from streaming.wire import KIND_AUDIO, Media, SessionConfig
 
 Send = Callable[[wire.ServerEvent], Awaitable[None]]
 TURN_END = "turn.end"
-MAX_PENDING_FRAMES = 8  # frames waiting for the worker, for a backend that streams them
+MAX_HELD_FRAMES = 64  # sent frames waiting for a reply to end before they go to a realtime API
+
+
+def default_policy(backend: Backend) -> FramePolicy:
+    """The frame policy of a session that names none: `end` for a chat backend (the frame at
+    the end of speech, described), one frame a second for a realtime API."""
+    return FramePolicy("fps", rate=1.0) if backend.streams_frames else FramePolicy("end")
 
 
 @dataclass(frozen=True)
@@ -70,17 +88,23 @@ class ReplyCut:
 class Session:
     def __init__(self, config: SessionConfig, segmenter: SpeechSegmenter, describer: SceneDescriber,
                  backend: Backend, send: Send, *, frames: FrameBuffer | None = None,
-                 max_pending_audio: int = wire.MAX_PENDING_AUDIO_BYTES):
+                 policy: FramePolicy | None = None, max_pending_audio: int = wire.MAX_PENDING_AUDIO_BYTES):
         self.config = config
         self.segmenter = segmenter
         self.describer = describer
         self.backend = backend
         self.send = send
-        self.frames = frames if frames is not None else FrameBuffer()
+        self.frames = frames if frames is not None else FrameBuffer()  # as the camera offered them
+        self.policy = policy or default_policy(backend)
+        self.gate = FrameGate(self.policy)
+        self.sent = FrameBuffer(max_frames=120, max_bytes=self.frames.max_bytes // 2, budget=self.frames.budget)
+        self._gated_ms: float = float("-inf")  # frames up to this stream time have met the policy
+        self._frame_log: list[list] = []  # [t_ms, bytes sent or None] per frame offered, not yet in a turn
+        self._sent_ms: deque[int] = deque(maxlen=10_000)  # stream times of the frames sent in turns counted
+        self._window_from: int | None = None  # stream time the next turn's frame facts count from
         self.turn = 0
         self.max_pending_audio = max_pending_audio
         self.pending_audio = 0  # bytes of audio queued for the worker
-        self.pending_frames = 0  # frames queued for a backend that streams them
         self._queue: deque[Media | ReplyCut | str] = deque()
         self._queued = asyncio.Event()  # the worker has something to do
         self._drained = asyncio.Event()  # the queue's audio is under the cap
@@ -100,10 +124,7 @@ class Session:
             self.pending_audio += len(media.payload)
             self._put(media)
         elif self.config.camera:
-            self.frames.add(media.t_ms, media.payload)
-            if self.backend.streams_frames and self.pending_frames < MAX_PENDING_FRAMES:
-                self.pending_frames += 1  # a busy worker drops frames past the cap: they are stale anyway
-                self._put(media)
+            self.frames.add(media.t_ms, media.payload)  # the worker offers it to the policy in stream order
 
     async def on_turn_end(self) -> None:
         self._put(TURN_END)
@@ -141,17 +162,19 @@ class Session:
                     continue
                 item = self._queue.popleft()
                 if item == TURN_END:
+                    await self._gate_frames(float("inf"))
                     for event in await self.segmenter.end_turn():
                         await self._on_speech(event)
                 elif isinstance(item, ReplyCut):
-                    await self._to_backend(item)
-                elif item.kind != KIND_AUDIO:
-                    self.pending_frames -= 1
                     await self._to_backend(item)
                 else:
                     self.pending_audio -= len(item.payload)
                     if self.pending_audio + wire.MAX_MESSAGE_BYTES <= self.max_pending_audio:
                         self._drained.set()
+                    if self._window_from is None:
+                        first = self.frames.frames[0].t_ms if self.frames.frames else item.t_ms
+                        self._window_from = min(item.t_ms, first)
+                    await self._gate_frames(item.t_ms)
                     await self._to_backend(item)
                     for event in await self.segmenter.feed(item.payload, item.t_ms):
                         await self._on_speech(event)
@@ -175,8 +198,9 @@ class Session:
             if item.kind != KIND_AUDIO:
                 self._held.append(item)
                 frames = [m for m in self._held if isinstance(m, Media) and m.kind != KIND_AUDIO]
-                if len(frames) > MAX_PENDING_FRAMES:  # the oldest is stale: the backend sends one a second
+                if len(frames) > MAX_HELD_FRAMES:  # a very long reply: the oldest is dropped, and not counted sent
                     self._held.remove(frames[0])
+                    self._unsend(frames[0].t_ms)
                 return
             if self._held_audio + len(item.payload) <= self.max_pending_audio:
                 self._held.append(item)
@@ -200,6 +224,76 @@ class Session:
         for item in held:
             await self._to_backend(item)
 
+    # ---- frames and the policy
+
+    async def _gate_frames(self, upto_ms: float) -> None:
+        """Offer the policy every frame not yet offered up to stream time `upto_ms`, in order."""
+        waiting = []
+        for frame in reversed(self.frames.frames):
+            if frame.t_ms <= self._gated_ms:
+                break
+            if frame.t_ms <= upto_ms:
+                waiting.append(frame)
+        for frame in reversed(waiting):
+            self._gated_ms = frame.t_ms
+            speaking = self.segmenter.in_speech
+            if self.gate.decodes:
+                passed = await asyncio.to_thread(self.gate.offer, frame.t_ms, frame.jpeg, speaking)
+            else:
+                passed = self.gate.offer(frame.t_ms, frame.jpeg, speaking)
+            entry = [frame.t_ms, None]
+            self._frame_log.append(entry)
+            if passed:
+                jpeg = await self._as_sent(frame.jpeg)
+                entry[1] = len(jpeg)
+                self.sent.add(frame.t_ms, jpeg)
+                if self.backend.streams_frames:
+                    await self._to_backend(Media(wire.KIND_FRAME, frame.t_ms, jpeg))
+
+    async def _as_sent(self, jpeg: bytes) -> bytes:
+        """The frame at the session's size and JPEG quality."""
+        if not (self.config.frame_size or self.config.frame_quality):
+            return jpeg
+        return await asyncio.to_thread(resize_frame, jpeg, self.config.frame_size, self.config.frame_quality)
+
+    def _unsend(self, t_ms: int) -> None:
+        for entry in reversed(self._frame_log):
+            if entry[0] == t_ms and entry[1] is not None:
+                entry[1] = None
+                return
+
+    async def _send_at_end(self, frames: list[Frame], window: list[list]) -> list[bytes]:
+        """The `end` policy: the frames picked at the end of speech are the ones sent (to a
+        realtime API now, before the turn is answered), and counted in the turn's `window`.
+        Returns them as sent."""
+        sent = []
+        for frame in frames:
+            jpeg = await self._as_sent(frame.jpeg)
+            sent.append(jpeg)
+            entry = next((e for e in reversed(window) if e[0] == frame.t_ms), None)
+            if entry is None:
+                entry = [frame.t_ms, None]
+                window.append(entry)
+            entry[1] = len(jpeg)
+            self.sent.add(frame.t_ms, jpeg)
+            if self.backend.streams_frames:
+                await self.backend.frame(frame.t_ms, jpeg)
+        return sent
+
+    def _frame_facts(self, end_ms: int, window: list[list], gated_ms: float) -> tuple[FrameFacts, float | None]:
+        """The turn's frame facts: the frames offered to the policy since the previous turn was
+        asked, up to `gated_ms` (those after the end of speech too: a realtime API has them when
+        it answers), and the newest frame sent by the end of speech (`end_ms`) with its age."""
+        sent = sorted((t, size) for t, size in window if size is not None)
+        self._sent_ms.extend(t for t, _ in sent)
+        newest = max((t for t in self._sent_ms if t <= end_ms), default=None)
+        start = self._window_from if self._window_from is not None else end_ms
+        self._window_from = max(end_ms, int(gated_ms)) if window else max(end_ms, start)
+        facts = FrameFacts(policy=self.policy.name, offered=len(window), sent=len(sent),
+                           sent_bytes=sum(size for _, size in sent), sent_ms=tuple(t for t, _ in sent),
+                           window_ms=max(0, self._window_from - start), newest_ms=newest)
+        return facts, None if newest is None else round((end_ms - newest) / 1000, 3)
+
     async def _on_speech(self, event) -> None:
         if isinstance(event, SpeechStarted):
             await self.send(wire.SpeechStarted(event.t_ms))
@@ -210,28 +304,40 @@ class Session:
         elif isinstance(event, FinalTranscript):
             heard_at = time.monotonic()  # latencies count any wait for the previous reply
             await self._end_reply()  # the previous turn's reply first: one conversation, in order
-            self._reply = asyncio.create_task(self._run_turn(event, heard_at), name=f"turn {self.turn + 1}")
+            window, self._frame_log = self._frame_log, []  # the frames offered until this turn is asked
+            self._reply = asyncio.create_task(self._run_turn(event, heard_at, window, self._gated_ms),
+                                              name=f"turn {self.turn + 1}")
             self._reply.add_done_callback(lambda _: self._queued.set())  # the worker ends it
 
-    async def _turn_input(self, turn: int, final: FinalTranscript) -> TurnInput:
+    async def _turn_input(self, turn: int, final: FinalTranscript, window: list[list]) -> TurnInput:
         """The turn's input. The turn's frame (and on turn 1 the context frame)
         is described as text for a chat backend; a realtime one had the frames
         as they arrived, and the record says `media`. The authored camera text
-        the glasses declared fills a channel without a frame."""
+        the glasses declared fills a channel whose camera sent no frame at all
+        (not one whose policy has not sent a frame yet)."""
         camera_on = self.config.camera and turn <= 2
         fallback = self.config.fallback_camera.get(str(turn)) if camera_on else None
         frame = context_jpeg = fallback_context = None
         if camera_on:
-            frames = list(self.frames.frames)  # a snapshot: the reader keeps adding (and dropping) frames
+            at_end = self.policy.kind == "end"
+            # a snapshot: the reader keeps adding (and dropping) frames
+            frames = list(self.frames.frames if at_end else self.sent.frames)
             chosen = await asyncio.to_thread(select_frame, frames, final.start_ms, final.end_ms,
                                              self.config.frame_selection)
             frame = chosen.jpeg if chosen is not None else None
+            picked = [chosen] if chosen is not None else []
             if turn == 1:
                 earlier = [f for f in frames if f.t_ms < final.start_ms]
                 context_jpeg = (await asyncio.to_thread(pick_context_frame, earlier, frame)
                                 if (frame is not None and earlier) else None)
-                if context_jpeg is None and not earlier:  # no frame at all before the first words
+                picked[:0] = [f for f in earlier if f.jpeg is context_jpeg][:1]
+                if context_jpeg is None and not self.frames.before(final.start_ms):  # no frame before the words
                     fallback_context = self.config.fallback_context
+            if at_end and picked:
+                sent = await self._send_at_end(picked, window)
+                frame, context_jpeg = sent[-1], (sent[0] if len(sent) == 2 else None)
+            if frame is None and any(f.t_ms <= final.end_ms for f in self.frames.frames):
+                fallback = None  # the camera was on and the policy sent nothing yet: the model saw nothing
         authored = TurnInput(turn, fallback or None, "", "authored" if fallback else None, None,
                              fallback_context or None, "authored" if fallback_context else None,
                              {"asr_decode_s": round(final.decode_seconds, 4)})
@@ -244,12 +350,13 @@ class Session:
             authored, perceived_speech=final.text, perceived_camera=MEDIA_CAMERA if frame is not None else None,
             perceived_context=MEDIA_CAMERA if context_jpeg is not None else None, source="media")
 
-    async def _run_turn(self, final: FinalTranscript, heard_at: float) -> None:
+    async def _run_turn(self, final: FinalTranscript, heard_at: float, window: list[list], gated_ms: float) -> None:
         self.turn += 1
         turn = self.turn
         await self.send(wire.TranscriptFinal(turn, final.text, final.start_ms, final.end_ms))
         transcript_at = time.monotonic()
-        turn_input = await self._turn_input(turn, final)
+        turn_input = await self._turn_input(turn, final, window)
+        frames, frame_age_s = self._frame_facts(final.end_ms, window, gated_ms)  # after `end` picked its frames
         camera_at = time.monotonic()
         await self.send(wire.CameraBlock(turn, turn_input.camera_block, turn_input.camera_source,
                                          turn_input.context_block, turn_input.context_source))
@@ -286,7 +393,7 @@ class Session:
             first_token=first + since_speech_end,
             first_audio=None if reply.first_audio_s is None else asked_at + reply.first_audio_s + since_speech_end,
             reply_done=done_at + since_speech_end, turn_end_to_first_token=first - asked_at,
-            last_frame_age_s=self.backend.last_frame_age_s(final.end_ms)).to_json()))
+            last_frame_age_s=frame_age_s).to_json(), frames.to_json()))
 
     async def aclose(self) -> None:
         if self._reply is not None:

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Union
 
 from benchmark.candidates.model_ids import OUTPUTS
 from benchmark.records import RecordError, TurnInput
+from perception.frame_policy import parse_frame_policy
 
 PROTOCOL_VERSION = 1
 KIND_AUDIO = 0x01
@@ -81,6 +82,9 @@ class SessionConfig:
     temperature: float = 0.0
     output: str = "text"  # "audio": spoken replies (realtime backends only), sent as `assistant.audio`
     barge_in: bool = False  # speech that starts during a reply interrupts it (a live user, not a script)
+    frame_policy: str | None = None  # which frames reach the assistant (perception.frame_policy); None: the server's
+    frame_size: int = 0  # longer side of a sent frame in pixels; 0: as captured
+    frame_quality: int = 0  # JPEG quality of a sent frame, 1-100; 0: as captured
 
     @classmethod
     def from_dict(cls, data: dict) -> "SessionConfig":
@@ -114,6 +118,16 @@ class SessionConfig:
                 raise WireError("bad_hello", "temperature must be a number from 0 to 2")
         if values.get("output", "text") not in OUTPUTS:
             raise WireError("bad_hello", f"output must be one of {', '.join(OUTPUTS)}")
+        if values.get("frame_policy") is not None:
+            try:
+                values["frame_policy"] = parse_frame_policy(
+                    _text(values["frame_policy"], "frame_policy", 100)).name
+            except ValueError as exc:
+                raise WireError("bad_hello", str(exc)) from None
+        if "frame_size" in values:
+            _integer(values["frame_size"], "frame_size", 0, 4096)
+        if "frame_quality" in values:
+            _integer(values["frame_quality"], "frame_quality", 0, 100)
         if values.get("frame_selection", "end") not in ("end", "sharpest"):
             raise WireError("bad_hello", "frame_selection must be 'end' or 'sharpest'")
         fallback = values.get("fallback_camera", {})
@@ -317,6 +331,7 @@ class Metrics:
     type: ClassVar[str] = "metrics"
     turn: int
     latency_s: dict  # seconds from the end of speech: see docs/protocol.md
+    frames: dict = field(default_factory=dict)  # the frames offered and sent this turn: see docs/protocol.md
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,8 @@ LONG_REPLY = " ".join(f"w{i}" for i in range(WORDS))
 class ScriptedSegmenter:
     """Voice activity by script: the chunk b"S" starts speech, b"F<words>" ends it with that transcript."""
 
+    in_speech = False
+
     async def feed(self, pcm16: bytes, t_ms: int) -> list:
         if pcm16 == b"S":
             return [SpeechStarted(t_ms)]
@@ -142,9 +144,6 @@ class RecordingBackend:
 
     async def frame(self, t_ms: int, jpeg: bytes) -> None:
         self.log.append(f"frame {t_ms}")
-
-    def last_frame_age_s(self, end_ms: int):
-        return None
 
     async def answer(self, turn_input, on_delta, on_audio) -> Reply:
         self.log.append(f"answer {turn_input.turn}")

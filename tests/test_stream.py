@@ -285,10 +285,10 @@ def test_bench_via_stream_records_perception_with_the_same_keys_as_direct(backen
         assert set(streamed_turn["reply"]) == set(direct_turn["reply"])
 
 
-def test_a_realtime_backend_gets_frames_in_order_but_a_busy_worker_holds_at_most_a_few():
+def test_frames_wait_in_the_capped_buffer_for_a_busy_worker_and_then_meet_the_policy_in_order():
     from benchmark.candidates.realtime import LiveConversation
     from streaming.backends import RealtimeBackend
-    from streaming.session import MAX_PENDING_FRAMES, Session
+    from streaming.session import Session
 
     class Api:  # a realtime session that records what it was sent
         input_rate = 16000
@@ -300,16 +300,24 @@ def test_a_realtime_backend_gets_frames_in_order_but_a_busy_worker_holds_at_most
         async def send_user(self, text, images=()):
             self.sent += list(images)
 
+    class Silent:  # voice activity that never hears anyone
+        in_speech = False
+
+        async def end_turn(self):
+            return []
+
     async def go():
         api = Api()
         live = LiveConversation(None, "x")
         live.session = api
-        session = Session(wire.SessionConfig(backend="openai-realtime:x"), None, None, RealtimeBackend(live),
+        session = Session(wire.SessionConfig(backend="openai-realtime:x"), Silent(), None, RealtimeBackend(live),
                           send=None)
-        frames = [JPEG + bytes([i]) for i in range(3 * MAX_PENDING_FRAMES)]
+        session.frames.max_frames = 20
+        frames = [JPEG + bytes([i]) for i in range(30)]
         for i, frame in enumerate(frames):  # the worker is not running: a flood while it is busy
             await session.on_media(wire.Media(wire.KIND_FRAME, i * 500, frame))
-        assert session.pending_frames == MAX_PENDING_FRAMES and len(session._queue) == MAX_PENDING_FRAMES
+        assert len(session.frames.frames) == 20 and not session._queue  # capped; nothing queued per frame
+        await session.on_turn_end()
         worker = asyncio.create_task(session.run())
         while session.busy:
             await asyncio.sleep(0.01)
@@ -317,5 +325,5 @@ def test_a_realtime_backend_gets_frames_in_order_but_a_busy_worker_holds_at_most
         return api.sent, frames
 
     sent, frames = asyncio.run(go())
-    # the queued frames went in order, one per second of stream time (every other one at 500 ms apart)
-    assert sent == frames[:MAX_PENDING_FRAMES:2]
+    # the 20 newest frames (500 ms apart) met the default policy, one a second, in stream order
+    assert sent == frames[10::2]

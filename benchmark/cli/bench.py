@@ -18,6 +18,8 @@ EPILOG = """examples:
   wearsim bench --output-dir runs/first --resume      # finish an interrupted run
   wearsim bench --via stream --model openai-realtime:gpt-realtime --limit 3   # a realtime API as the glasses' assistant
   wearsim bench --via stream --staleness 0,250,500,1000,2000 --synthetic-frames --describer authored
+  wearsim bench --via stream --frame-policy fps:0.2,fps:1,speech:1/0.3,change:0.02,end --staleness 250,2000 \
+      --synthetic-frames --describer authored
 `wearsim models` lists the model ids and which API keys are set.
 endpoints: --base-url is the candidate's only; the judges have --judge-base-url and --ranking-judge-base-url
 (default for an openai: judge: WEARSIM_JUDGE_BASE_URL, then OPENAI_BASE_URL), the stream server's describer
@@ -125,6 +127,16 @@ def register(subparsers) -> None:
     p.add_argument("--staleness", metavar="MS,MS,...",
                    help="stream: the staleness sweep; one cell per gap, Turn 2 speech starting that many ms "
                         "after the scene change (its first frame), e.g. 0,250,500,1000,2000")
+    p.add_argument("--frame-policy", metavar="POLICY,...",
+                   help="stream: which camera frames reach the assistant: end (the newest at the end of speech, "
+                        "an upper bound), fps:N, speech:N/M (N fps while the user speaks, M otherwise), "
+                        "change:T[/R] (a frame when the picture changed by more than T, at most R fps); several, "
+                        "comma-separated, run one cell per policy (default: end for a chat model, fps:1 for a "
+                        "realtime API)")
+    p.add_argument("--frame-size", type=int, default=0, metavar="PX",
+                   help="stream: send frames with their longer side at most PX pixels (default: as captured)")
+    p.add_argument("--frame-quality", type=int, default=0, metavar="Q",
+                   help="stream: send frames as JPEG at quality Q, 1-100 (default: as captured)")
     p.add_argument("--synthetic-frames", action="store_true",
                    help="stream: a turn without recorded frames gets one drawn from its authored camera text "
                         "(labelled synthetic in the record), so frame timing can be tested on every scenario")
@@ -270,9 +282,21 @@ def run(args) -> int:
         return _fail(f"--staleness takes milliseconds separated by commas, e.g. 0,250,500; got {args.staleness!r}")
     if any(v < 0 or v > 10_000 for v in staleness):
         return _fail("--staleness gaps must be from 0 to 10000 ms")
+    policies: tuple[str, ...] = ()
+    if args.frame_policy is not None:
+        from perception.frame_policy import parse_frame_policies
+
+        try:
+            policies = tuple(p.name for p in parse_frame_policies(args.frame_policy))
+        except ValueError as exc:
+            return _fail(f"--frame-policy: {exc}")
+    if not 0 <= args.frame_size <= 4096 or not 0 <= args.frame_quality <= 100:
+        return _fail("--frame-size takes 0 to 4096 pixels and --frame-quality 0 to 100 (0: as captured)")
     if args.via != "stream" and (staleness or args.synthetic_frames or args.describer != "opencv"
-                                 or args.media_root or args.asr_model):
-        return _fail("--staleness, --synthetic-frames, --describer, --media-root and --asr-model need --via stream")
+                                 or args.media_root or args.asr_model or policies or args.frame_size
+                                 or args.frame_quality):
+        return _fail("--staleness, --frame-policy, --frame-size, --frame-quality, --synthetic-frames, --describer, "
+                     "--media-root and --asr-model need --via stream")
     if args.media_root and not Path(args.media_root).is_dir():
         return _fail(f"--media-root {args.media_root}: no such directory")
     if args.describer_base_url and args.via != "stream":
@@ -292,7 +316,8 @@ def run(args) -> int:
             print(f"response cache: candidate replies at temperature {args.temperature:g} are not cached "
                   "(--cache all caches them, one entry per trial); judge replies are", file=sys.stderr)
     stream = StreamSettings(
-        staleness_ms=staleness, synthetic_frames=args.synthetic_frames, describer=args.describer,
+        staleness_ms=staleness, frame_policies=policies, frame_size=args.frame_size,
+        frame_quality=args.frame_quality, synthetic_frames=args.synthetic_frames, describer=args.describer,
         describer_base_url=describer_url, media_root=str(Path(args.media_root).resolve()) if args.media_root else None,
         asr_model=args.asr_model, speed=args.speed, server=args.server,
         token=args.token or os.environ.get("WEARSIM_TOKEN")) if args.via == "stream" else None
@@ -446,11 +471,11 @@ async def conversations(settings, base_url: str | None, run_dir):
 
                 candidate = CachedCandidate(candidate, ResponseCache(settings.cache_dir), role="candidate")
             if is_realtime(chosen.model_id):  # each trial in a live conversation of its own
-                yield lambda scenario, condition, _gap: DirectConversation(
+                yield lambda scenario, condition, _gap, _policy: DirectConversation(
                     scenario, condition, candidate.conversation(), config, camera=settings.camera,
                     repair_style=settings.repair_style, owns_candidate=True)
             else:
-                yield lambda scenario, condition, _gap: DirectConversation(
+                yield lambda scenario, condition, _gap, _policy: DirectConversation(
                     scenario, condition, candidate, config, camera=settings.camera,
                     repair_style=settings.repair_style)
         return
@@ -470,8 +495,9 @@ async def conversations(settings, base_url: str | None, run_dir):
                                                allowed_describers=(stream.describer,)),
                                 log_path=run_dir / "logs" / "server.log")
     with server as url:
-        yield lambda scenario, condition, gap: StreamConversation(
+        yield lambda scenario, condition, gap, policy: StreamConversation(
             scenario, condition, url, chosen.model_id, config, camera=settings.camera,
             repair_style=settings.repair_style, speed=stream.speed, token=stream.token, describer=stream.describer,
-            staleness_ms=gap, synthetic_frames=stream.synthetic_frames, output=chosen.output,
+            staleness_ms=gap, frame_policy=policy, frame_size=stream.frame_size, frame_quality=stream.frame_quality,
+            synthetic_frames=stream.synthetic_frames, output=chosen.output,
             media_root=Path(stream.media_root) if stream.media_root else None)

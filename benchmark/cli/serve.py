@@ -41,6 +41,9 @@ def register(subparsers) -> None:
     p.add_argument("--backend", action="append", metavar="ID",
                    help="a backend id clients may ask for (repeatable). The ids given replace the default, "
                         "local: add --backend local to offer it as well")
+    p.add_argument("--frame-policy", metavar="POLICY",
+                   help="frames that reach the assistant when a hello names no policy: end, fps:N, speech:N/M or "
+                        "change:T[/R] (default: end for a chat backend, fps:1 for a realtime API)")
     p.add_argument("--max-sessions", type=int, default=16, help="concurrent sessions (default 16)")
     p.add_argument("--idle-timeout", type=float, default=300.0, metavar="S",
                    help="close a session after S seconds with nothing from the client and nothing in flight "
@@ -73,6 +76,14 @@ def run(args) -> int:
     if not loopback and not token:
         print("error: binding to a non-loopback address needs --token (or WEARSIM_TOKEN)", file=sys.stderr)
         return 2
+    if args.frame_policy is not None:
+        from perception.frame_policy import parse_frame_policy
+
+        try:
+            parse_frame_policy(args.frame_policy)
+        except ValueError as exc:
+            print(f"error: --frame-policy: {exc}", file=sys.stderr)
+            return 2
     if args.max_sessions < 1 or args.idle_timeout <= 0:
         print("error: --max-sessions must be at least 1 and --idle-timeout above 0", file=sys.stderr)
         return 2
@@ -107,7 +118,8 @@ def run(args) -> int:
                                   allowed_describers=(*LOCAL_DESCRIBERS, *(args.describer or ())),
                                   max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout,
                                   record_dir=Path(args.record).resolve() if args.record else None,
-                                  allowed_origins=tuple(args.allow_origin or ()), allowed_hosts=names)
+                                  allowed_origins=tuple(args.allow_origin or ()), allowed_hosts=names,
+                                  frame_policy=args.frame_policy)
     except ValueError as exc:
         print(f"error: --allow-origin: {exc}", file=sys.stderr)
         return 2

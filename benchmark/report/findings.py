@@ -339,6 +339,59 @@ def _staleness(summary: dict) -> list[str]:
     return lines + ["Plot: `plots/staleness.png`.", ""]
 
 
+POLICY_NOTES = {
+    "end": "the newest frame at the end of speech: it sees the moment the question ended, which no "
+           "client streaming ahead of the question can; an upper bound",
+    "fps": "a fixed rate (Google's Live API console sends about 0.5 a second; pipecat's realtime "
+           "services at most 1)",
+    "speech": "one rate while the user speaks and another otherwise (LiveKit Agents: 1 and 0.3)",
+    "change": "a frame when the picture changed, up to a maximum rate",
+}
+
+
+def _frame_policies(summary: dict) -> list[str]:
+    sweep = summary.get("by_frame_policy") or {}
+    if not sweep:
+        return []
+    policies = list(dict.fromkeys(p for per in sweep.values() for p in per))
+    kinds = list(dict.fromkeys(p.split(":")[0] for p in policies))
+    lines = ["## Frame policy", "",
+             "Which camera frames reached the assistant. One cell per policy: "
+             + "; ".join(f"`{kind}`: {POLICY_NOTES[kind]}" for kind in kinds if kind in POLICY_NOTES) + ".",
+             "",
+             "'Stale frame' is the share of Turn 2 questions whose newest frame sent by the end of speech "
+             "still showed the earlier scene (the glasses know which scene each frame shows); 'answered from "
+             "the earlier scene' is the share of scored replies labelled `prior` among trials whose target is "
+             "not `prior`. Frame age is the newest sent frame's age at the end of Turn 2's speech. Frames and "
+             "KB per turn count Turns 1 and 2 (the camera is off on Turn 3). 95% Wilson intervals.", ""]
+    if summary["manifest"].get("synthetic_frames"):
+        lines += ["Frames without a recording were synthetic (the authored camera text drawn on a plain frame, "
+                  f"describer `{summary['manifest'].get('describer')}`): only which frame arrived, and when, "
+                  "can move these numbers.", ""]
+    header = ["policy", "Turn 2 accuracy", "answered from the earlier scene", "stale frame", "frame age p50",
+              "frame age p95", "frames / turn", "KB / turn", "frames / min", "trials"]
+
+    def row(name: str, cells: dict) -> list[str]:
+        kb = cells.get("bytes_sent_per_turn")
+        return [name, cell_text(cells["accuracy"]), cell_text(cells["earlier_scene"]),
+                cell_text(cells["stale_frame_rate"]) if cells.get("stale_frame_rate") else "n/a",
+                _seconds(cells.get("frame_age_p50_s")), _seconds(cells.get("frame_age_p95_s")),
+                "n/a" if cells.get("frames_sent_per_turn") is None else f"{cells['frames_sent_per_turn']:.1f}",
+                "n/a" if kb is None else f"{kb / 1000:.1f}",
+                "n/a" if cells.get("frames_per_minute") is None else f"{cells['frames_per_minute']:.1f}",
+                str(cells["trials"])]
+
+    for condition, per in sweep.items():
+        lines += [f"### {condition}", "", *table(header, [row(f"`{p}`", cells) for p, cells in per.items()]), ""]
+        gaps = [(p, gap, cells) for p, per_policy in per.items() for gap, cells in (per_policy.get("by_gap") or {}).items()]
+        if gaps:
+            lines += [f"Per Turn 2 gap (speech began this many ms after the scene changed), {condition}:", "",
+                      *table(["policy", "gap", *header[1:]],
+                             [[f"`{p}`", f"{gap} ms", *row(p, cells)[1:]] for p, gap, cells in gaps]), ""]
+    return lines + ["Plot: `plots/frame_policy.png` (accuracy and stale-frame rate against frames sent a minute).",
+                    ""]
+
+
 NO_FRAMES_WARNING = ("No Turn 2 of this sweep sent a camera frame, so the gap cannot change what the model saw: "
                      "differences between gaps are noise or speech timing, not staleness. Record frames "
                      "(`wearsim serve --record`) or add --synthetic-frames.")
@@ -405,7 +458,7 @@ def render_findings(summary: dict) -> str:
     lines = _headline(summary) + _conditions(summary) + _subsets(summary)
     lines += _breakdown(summary, "by_cue_type", "shift type (cue_type)")
     lines += _breakdown(summary, "by_difficulty", "difficulty tier")
-    lines += _staleness(summary) + _perception(summary) + _latency(summary)
+    lines += _staleness(summary) + _frame_policies(summary) + _perception(summary) + _latency(summary)
     lines += _confusion(summary) + _matrix(summary) + _judge_notes(summary) + _manifest(summary)
     lines += ["Plots: `plots/balanced_accuracy.png`, `plots/accuracy_by_cue_type.png`, `plots/confusion.png`.", ""]
     return "\n".join(lines)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmark.report.chart import INK, Figure, blues, ink_on, palette, text_width
+from benchmark.report.chart import INK, Figure, blues, ink_on, nice_ticks, palette, text_width
 from benchmark.report.findings import is_measurement, scored_cells, staleness_without_frames
 from benchmark.safe_files import make_dirs
 from benchmark.scoring.trials import LABELS
@@ -166,6 +166,43 @@ def plot_staleness(summary: dict, path: Path) -> None:
     ax.legend(entries, corner="below")
     fig.save(path)
 
+def plot_frame_policies(summary: dict, path: Path) -> None:
+    """Per condition and policy: Turn 2 accuracy and the stale-frame rate against the frames sent a minute."""
+    series = summary["by_frame_policy"]
+    rates = [cells["frames_per_minute"] for per in series.values() for cells in per.values()
+             if cells.get("frames_per_minute") is not None]
+    ticks = nice_ticks(max(rates, default=60) * 1.15 or 1)
+    right = ticks[-1]
+    entries = []
+    for i, condition in enumerate(series):
+        entries += [(f"{condition}: Turn 2 accuracy", palette(2 * i), "dot"),
+                    (f"{condition}: newest frame showed the earlier scene", palette(2 * i + 1), "square")]
+    legend_height = 16 * len(entries)
+    warning = not_measured_title(summary, list(series))
+    top = 58 + 18 * warning.count("\n")
+    pooled = any(cells.get("by_gap") for per in series.values() for cells in per.values())
+    fig = Figure(760, 440 + legend_height + top - 58,
+                 "Frame policy: accuracy and stale frames against frames sent\n95% Wilson intervals"
+                 + ("; Turn 2 gaps pooled" if pooled else "") + warning, title_colour=WARN if warning else INK)
+    ax = fig.axes(70, top, 30, 70 + legend_height, x=(-0.04 * right, right), y=(-0.02, 1.08))
+    for i, (condition, per) in enumerate(series.items()):
+        for k, (key, shape) in enumerate((("accuracy", "o"), ("stale_frame_rate", "s"))):
+            colour = palette(2 * i + k)
+            for policy, cells in per.items():
+                cell, x = cells.get(key), cells.get("frames_per_minute")
+                if not cell or cell["accuracy"] is None or x is None:
+                    continue
+                if cell["ci_low"] is not None:
+                    ax.interval(x, cell["ci_low"], cell["ci_high"], colour=colour, cap=4)
+                ax.marker(x, cell["accuracy"], colour=colour, shape=shape)
+                ax.text(x, cell["accuracy"], f"   {policy}", size=9, anchor="lm", colour=colour)
+    ax.frame()
+    ax.x_ticks(ticks)
+    ax.y_ticks(PERCENT_TICKS)
+    ax.x_label("frames sent a minute of stream time (Turns 1 and 2)")
+    ax.y_label("share of Turn 2 questions", beside=44)
+    ax.legend(entries, corner="below")
+    fig.save(path)
 
 
 def draw_plots(summary: dict, directory: Path) -> list[Path]:
@@ -177,4 +214,7 @@ def draw_plots(summary: dict, directory: Path) -> list[Path]:
     if summary.get("by_staleness"):
         paths.append(directory / "staleness.png")
         plot_staleness(summary, paths[-1])
+    if summary.get("by_frame_policy"):
+        paths.append(directory / "frame_policy.png")
+        plot_frame_policies(summary, paths[-1])
     return paths

@@ -95,28 +95,59 @@ def breakdown(trials: Iterable[TrialRecord], key: str) -> dict[str, dict]:
 
 
 def staleness(trials: Iterable[TrialRecord]) -> dict[str, dict]:
-    """The staleness sweep, per Turn 2 gap (ms): Turn 2 accuracy (all target
-    contexts pooled), the share of scored replies answered from the earlier
-    scene (judge label `prior`) among trials whose target is not `prior`, and
-    (realtime backends, which get frames as they stream) the median age of the
-    newest frame the API had when Turn 2's speech ended. `with_frames`: the
-    trials whose Turn 2 sent camera frames at all (without any, the gap
-    cannot change what the model saw)."""
-    out: dict[str, dict] = {}
+    """The staleness sweep, per Turn 2 gap (ms): `frame_row` of the trials at that gap."""
     trials = [t for t in trials if t.staleness_ms is not None]
-    for gap in sorted({t.staleness_ms for t in trials}):
-        at_gap = [t for t in trials if t.staleness_ms == gap and t.scored]
-        not_prior = [t for t in at_gap if t.target_context != "prior"]
-        ages = [turn.metrics.last_frame_age_s for t in trials if t.staleness_ms == gap and not t.errored
-                for turn in t.turns if turn.turn == 2 and turn.metrics.last_frame_age_s is not None]
-        out[str(gap)] = {"accuracy": rate_cell(sum(bool(t.passed) for t in at_gap), len(at_gap)),
-                         "earlier_scene": rate_cell(sum(t.turn_2_label == "prior" for t in not_prior),
-                                                    len(not_prior)),
-                         "frame_age_p50_s": round(statistics.median(ages), 3) if ages else None,
-                         "trials": sum(t.staleness_ms == gap for t in trials),
-                         "with_frames": sum(t.staleness_ms == gap and not t.errored and any(
-                             turn.turn == 2 and turn.glasses.frames_sent for turn in t.turns) for t in trials)}
+    return {str(gap): frame_row([t for t in trials if t.staleness_ms == gap])
+            for gap in sorted({t.staleness_ms for t in trials})}
+
+
+def frame_policies(trials: Iterable[TrialRecord]) -> dict[str, dict]:
+    """The frame policy sweep, per policy: `frame_row` of its trials, and with a staleness
+    sweep too, `by_gap` (the same row per Turn 2 gap)."""
+    trials = [t for t in trials if t.frame_policy is not None]
+    out: dict[str, dict] = {}
+    for policy in dict.fromkeys(t.frame_policy for t in trials):
+        chosen = [t for t in trials if t.frame_policy == policy]
+        out[policy] = frame_row(chosen)
+        if any(t.staleness_ms is not None for t in chosen):
+            out[policy]["by_gap"] = staleness(chosen)
     return out
+
+
+def _percentile(values: Sequence[float], q: float) -> float | None:
+    return round(float(statistics.quantiles(values, n=100, method="inclusive")[q - 1]), 3) if len(values) > 1 \
+        else (round(values[0], 3) if values else None)
+
+
+def frame_row(trials: Sequence[TrialRecord]) -> dict:
+    """What a set of stream trials' assistant saw of the camera, and how Turn 2 went:
+    Turn 2 accuracy (target contexts pooled); `earlier_scene`, the scored replies judged
+    `prior` among trials whose target is not `prior`; `stale_frame_rate`, the Turn 2
+    questions whose newest frame sent by the end of speech showed an earlier scene,
+    among the trials whose Turn 2 had frames; the age of that frame at p50 and p95;
+    frames and bytes sent per turn (turns 1 and 2, where the camera is on) and frames
+    sent per minute of stream time. `with_frames`: the trials whose Turn 2 had frames
+    at all (without any, neither gap nor policy can change what the model saw)."""
+    ran = [t for t in trials if not t.errored]
+    scored = [t for t in ran if t.scored]
+    not_prior = [t for t in scored if t.target_context != "prior"]
+    turn_2 = [turn for t in ran for turn in t.turns if turn.turn == 2]
+    framed = [turn for turn in turn_2 if turn.glasses.frames_sent]
+    counted = [turn for turn in framed if turn.frames.newest_frame_scene is not None]
+    ages = sorted(turn.metrics.last_frame_age_s for turn in turn_2 if turn.metrics.last_frame_age_s is not None)
+    camera = [turn.frames for t in ran for turn in t.turns if turn.turn <= 2 and turn.frames.policy is not None]
+    window_ms = sum(f.window_ms or 0 for f in camera)
+    return {"accuracy": rate_cell(sum(bool(t.passed) for t in scored), len(scored)),
+            "earlier_scene": rate_cell(sum(t.turn_2_label == "prior" for t in not_prior), len(not_prior)),
+            "stale_frame_rate": rate_cell(sum(f.frames.newest_frame_scene == "earlier" for f in counted),
+                                          len(counted)) if counted else None,
+            "frame_age_p50_s": _percentile(ages, 50),
+            "frame_age_p95_s": _percentile(ages, 95),
+            "frames_sent_per_turn": round(sum(f.sent or 0 for f in camera) / len(camera), 3) if camera else None,
+            "bytes_sent_per_turn": round(sum(f.sent_bytes or 0 for f in camera) / len(camera)) if camera else None,
+            "frames_per_minute": round(sum(f.sent or 0 for f in camera) * 60_000 / window_ms, 2) if window_ms else None,
+            "trials": len(trials),
+            "with_frames": sum(any(turn.turn == 2 and turn.glasses.frames_sent for turn in t.turns) for t in ran)}
 
 
 def confusion(trials: Iterable[TrialRecord]) -> dict[str, dict[str, int]]:

@@ -32,6 +32,7 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None) -> dict:
     by_cue: dict[str, dict] = {}
     by_difficulty: dict[str, dict] = {}
     by_staleness: dict[str, dict] = {}
+    by_frame_policy: dict[str, dict] = {}
     confusion: dict[str, dict] = {}
     for name in sorted({t.condition for t in trials}):
         chosen = [t for t in trials if t.condition == name]
@@ -47,7 +48,9 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None) -> dict:
         }
         by_cue[name] = metrics.breakdown(chosen, "cue_type")
         by_difficulty[name] = metrics.breakdown(chosen, "difficulty_tier")
-        if any(t.staleness_ms is not None for t in chosen):
+        if any(t.frame_policy is not None for t in chosen):  # with a staleness sweep too: its gaps per policy
+            by_frame_policy[name] = metrics.frame_policies(chosen)
+        elif any(t.staleness_ms is not None for t in chosen):
             by_staleness[name] = metrics.staleness(chosen)
         confusion[name] = metrics.confusion(chosen)
     ranked = [t for t in trials if t.condition == ranking]
@@ -90,6 +93,7 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None) -> dict:
         "by_cue_type": by_cue,
         "by_difficulty": by_difficulty,
         "by_staleness": by_staleness,
+        "by_frame_policy": by_frame_policy,
         "by_subset": by_subset,
         "confusion": confusion,
         "scenario_matrix": metrics.scenario_matrix(trials),

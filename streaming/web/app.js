@@ -219,6 +219,7 @@ async function connect(submitEvent) {
     barge_in: $("barge-in").checked,
   };
   if ($("spoken").checked) config.output = "audio";
+  if ($("frame-policy").value) config.frame_policy = $("frame-policy").value;
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${scheme}://${location.host}/v1/session`);
   ws.binaryType = "arraybuffer";
