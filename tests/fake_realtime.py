@@ -110,15 +110,16 @@ class FakeOpenAIRealtime(_ThreadedServer):
         return f"http://127.0.0.1:{self.port}/v1"
 
     def _usage(self, record: dict, words: int, spoken: bool) -> dict:
-        """A usage block in the API's shape for what the session holds now: text about four characters
-        a token, 85 tokens an image, ten a second of committed audio; what an earlier response of the
-        session already read counts as cached (text and audio in whole blocks of 64 tokens)."""
+        """A usage block in the API's shape for what the session holds now: text (the instructions and
+        the text parts) about four characters a token, 85 tokens an image, ten a second of committed audio; what an earlier response of the
+        session already read counts as cached (text and audio in whole blocks of 16 tokens)."""
         parts = [c for item in record["items"] for c in item.get("content", [])]
-        text = 18 + sum(len(c.get("text") or "") for c in parts) // 4 + 4 * len(record["items"]) + self.responses % 5
+        told = len(record["session"].get("instructions") or "") + sum(len(c.get("text") or "") for c in parts)
+        text = 18 + told // 4 + 4 * len(record["items"]) + self.responses % 5
         image = 85 * sum(c.get("type") == "input_image" for c in parts)
         audio = sum(record["commits"]) * 10 // (2 * OPENAI_RATE)
         seen = record.setdefault("seen", {"text": 0, "audio": 0, "image": 0})
-        cached = {"text": min(text, seen["text"] // 64 * 64), "audio": min(audio, seen["audio"] // 64 * 64),
+        cached = {"text": min(text, seen["text"] // 16 * 16), "audio": min(audio, seen["audio"] // 16 * 16),
                   "image": min(image, seen["image"])}
         record["seen"] = {"text": text, "audio": audio, "image": image}
         out_text = words + 2

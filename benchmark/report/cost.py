@@ -16,6 +16,13 @@ def usd(value: float | None) -> str:
     return f"${value:.6f}".rstrip("0")
 
 
+def per_correct(row: dict) -> str:
+    """A cost block's spend per correct Turn 2 answer, or why there is none."""
+    if row.get("per_correct_turn2_usd") is None and row.get("correct_turn2") == 0:
+        return "n/a (no correct answer)"
+    return usd(row.get("per_correct_turn2_usd"))
+
+
 def _block(summary: dict) -> dict:
     return summary.get("cost") or {}
 
@@ -43,15 +50,16 @@ def cost_line(summary: dict) -> str:
     if not row:
         return "cost: no finished trials"
     text = (f"cost ({condition}): candidate {usd(row['candidate_usd'])}, judge {usd(row['judge_usd'])} over "
-            f"{row['trials']} trials; per correct Turn 2 answer {usd(row['per_correct_turn2_usd'])}")
+            f"{row['trials']} trials; per correct Turn 2 answer {per_correct(row)}")
     if row["unknown"]:
         text += f" (unknown: {'; '.join(row['unknown'][:3])})"
     return text
 
 
-def _tokens(tokens: dict | None) -> str:
+def tokens_text(tokens: dict | None) -> str:
+    """A usage object (`Usage.to_json`) in words; `?` where the provider did not say."""
     if not tokens:
-        return "-"
+        return "none (no model was asked)"
 
     def part(name: str) -> str:
         value = tokens.get(name)
@@ -77,11 +85,11 @@ def cost_section(summary: dict, table) -> list[str]:
     lines += table(["condition", "candidate", "judge", "candidate per trial", "judge per trial",
                     "per correct Turn 2", "correct / trials"],
                    [[name, usd(r["candidate_usd"]), usd(r["judge_usd"]), usd(r["candidate_usd_per_trial"]),
-                     usd(r["judge_usd_per_trial"]), usd(r["per_correct_turn2_usd"]),
+                     usd(r["judge_usd_per_trial"]), per_correct(r),
                      f"{r['correct_turn2']} / {r['trials']}"] for name, r in rows.items()])
     run = block.get("run") or {}
-    lines += ["", f"Tokens of the candidate: {_tokens(run.get('candidate_tokens'))}.",
-              f"Tokens of the judges: {_tokens(run.get('judge_tokens'))}. (`?`: the provider did not say.)"]
+    lines += ["", f"Tokens of the candidate: {tokens_text(run.get('candidate_tokens'))}.",
+              f"Tokens of the judges: {tokens_text(run.get('judge_tokens'))}. (`?`: the provider did not say.)"]
     unknown = run.get("unknown") or []
     if unknown:
         lines += ["", "Why a cost is unknown:", "", *(f"- {why}" for why in unknown[:10])]
