@@ -168,8 +168,11 @@ def load_price_file(path: Path | str) -> dict[str, Price]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         entry, key = _where_toml_failed(text, str(exc))
+        hint = ""
+        if entry and ":" in entry and f'"{entry}"' not in text and f"'{entry}'" not in text:
+            hint = f' (a model id holds ":": quote the table name, ["{entry}"])'
         raise PriceFileError(shown, entry or "(before the first table)", key or "(unknown)",
-                             f"not valid TOML: {exc}") from None
+                             f"not valid TOML: {exc}{hint}") from None
     return {name: _entry(shown, name, value) for name, value in data.items()}
 
 

@@ -165,6 +165,7 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
     from benchmark.judges.prompt import JUDGE_PROMPT_VERSION, judge_prompt_sha256
 
     candidate, judge, stream = settings.candidate, settings.judge, settings.stream or StreamSettings()
+    prices = settings.prices or price_table()
     return {
         "benchmark_version": BENCHMARK_VERSION,
         "schema_revision": SCHEMA_REVISION,
@@ -204,9 +205,8 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
                             "log": CACHE_LOG} if settings.cache_dir else None),
         "rate_limits": settings.rate_limits,
         # what each model's tokens cost in this run (null: no price), so a report can be recomputed
-        "prices": (settings.prices or price_table()).for_manifest(
-            (candidate.model_id, judge.model, judge.ranking_model)),
-        "price_source": (settings.prices or price_table()).origin,
+        "prices": prices.for_manifest((candidate.model_id, judge.model, judge.ranking_model)),
+        "price_source": prices.origin,
         "budget_usd": settings.budget_usd,
         "bank_source": str(bank.source),
         "bank_format": bank.format,

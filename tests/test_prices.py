@@ -115,6 +115,7 @@ MALFORMED = {
                        "openai:other", "video_input", "unknown key"),
     "a negative price": (entry("openai:fake", {"audio_cached_input": -0.4}), "openai:fake", "audio_cached_input",
                          "0 or more"),
+    "an unquoted model id": ("[openai:fake]\ntext_input = 1.0\n", "openai:fake", "(unknown)", "quote the table name"),
     "no source": ('["openai:fake"]\ntext_input = 1.0\ndate = "2026-11-25"\n', "openai:fake", "source",
                   "needs its source"),
 }
