@@ -141,3 +141,17 @@ def test_a_budget_stops_when_a_replys_cost_cannot_be_known():
     assert budget.passed
     budget.skip()
     assert budget.state()["stopped_on_budget"] and "audio output tokens have no price" in budget.describe()
+
+
+def test_a_staleness_sweep_is_costed_per_gap(tmp_path):
+    s1, s2 = load_bank().scenarios[:2]
+    records = []
+    for gap, given in ((0, 100), (500, 300)):
+        for scenario in (s1, s2):
+            line = record(scenario, "baseline", 0, True, usages=[text_usage(given, 0, 10)], judge="lexical")
+            records.append({**line, "staleness_ms": gap})
+    summary = write_report(write_run(tmp_path / "run", records))
+    gaps = summary["cost"]["by_staleness"]["baseline"]
+    assert gaps["0"]["candidate_usd"] == pytest.approx(2 * (100 * 2 + 10 * 8) / MILLION)
+    assert gaps["500"]["candidate_usd"] == pytest.approx(2 * (300 * 2 + 10 * 8) / MILLION)
+    assert "Per staleness gap (baseline)" in (tmp_path / "run" / "findings.md").read_text()

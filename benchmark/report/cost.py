@@ -87,6 +87,11 @@ def cost_section(summary: dict, table) -> list[str]:
                    [[name, usd(r["candidate_usd"]), usd(r["judge_usd"]), usd(r["candidate_usd_per_trial"]),
                      usd(r["judge_usd_per_trial"]), per_correct(r),
                      f"{r['correct_turn2']} / {r['trials']}"] for name, r in rows.items()])
+    for condition, gaps in (block.get("by_staleness") or {}).items():
+        lines += ["", f"Per staleness gap ({condition}):", ""]
+        lines += table(["gap", "candidate", "per trial", "per correct Turn 2", "correct / trials"],
+                       [[f"{gap} ms", usd(r["candidate_usd"]), usd(r["candidate_usd_per_trial"]), per_correct(r),
+                         f"{r['correct_turn2']} / {r['trials']}"] for gap, r in gaps.items()])
     run = block.get("run") or {}
     lines += ["", f"Tokens of the candidate: {tokens_text(run.get('candidate_tokens'))}.",
               f"Tokens of the judges: {tokens_text(run.get('judge_tokens'))}. (`?`: the provider did not say.)"]

@@ -88,6 +88,12 @@ def cost_summary(trials: tuple[TrialRecord, ...], manifest: dict, budget: dict |
     conditions = {name: group_cost([t for t in trials if t.condition == name], table)
                   for name in sorted({t.condition for t in trials})}
     run = group_cost(list(trials), table)
+    by_staleness = {}  # a staleness sweep: what each Turn 2 gap cost (a cell axis, like the condition)
+    for name in conditions:
+        gaps = sorted({t.staleness_ms for t in trials if t.condition == name and t.staleness_ms is not None})
+        if gaps:
+            by_staleness[name] = {str(gap): group_cost([t for t in trials if t.condition == name
+                                                        and t.staleness_ms == gap], table) for gap in gaps}
     return {
         "currency": "USD",
         "prices_from": table.origin,
@@ -95,6 +101,7 @@ def cost_summary(trials: tuple[TrialRecord, ...], manifest: dict, budget: dict |
         "per_correct_turn2_rule": "the candidate's spend over the condition's finished trials / its correct "
                                   "Turn 2 answers (null when the spend is unknown or none was correct)",
         "conditions": conditions,
+        "by_staleness": by_staleness,
         "run": run,
         "budget": budget,
     }
