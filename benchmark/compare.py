@@ -5,7 +5,9 @@ both trials are scored. Under the compared condition (default: the ranking
 condition of run A) we report the difference in balanced accuracy (B - A)
 with a paired bootstrap interval that resamples scenarios, and an exact
 McNemar test on Turn 2 pass. Per-scenario flips are listed for every
-condition.
+condition. Each run's cost under the condition (its own trials, priced with
+the prices its manifest recorded) goes beside it, and `accuracy_cost_points`
+gives every run's conditions as accuracy against cost for the plot.
 """
 
 from __future__ import annotations
@@ -31,7 +33,30 @@ def paired_trials(a: TrialSet, b: TrialSet) -> list[tuple[TrialRecord, TrialReco
             if t.scored and t.cell in second]
 
 
-def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None, manifest_a: dict | None = None) -> dict:
+def _cost(trials: TrialSet, condition: str, manifest: dict | None) -> dict:
+    from benchmark.prices import table_from_manifest
+    from benchmark.scoring.cost import group_cost
+
+    return group_cost([t for t in trials.trials if t.condition == condition], table_from_manifest(manifest or {})[0])
+
+
+def accuracy_cost_points(runs: list[tuple[str, TrialSet, dict]]) -> list[dict]:
+    """Per run (label, trials, manifest) and condition: balanced Turn 2 accuracy and the candidate's cost."""
+    points = []
+    for label, trials, manifest in runs:
+        for condition in sorted({t.condition for t in trials.trials}):
+            chosen = [t for t in trials.trials if t.condition == condition]
+            cost = _cost(trials, condition, manifest)
+            scored = sum(t.scored for t in chosen)
+            points.append({"run": str(trials.source), "label": label, "condition": condition,
+                           "accuracy": metrics.balanced_accuracy(metrics.per_class(chosen)),
+                           "measured": 2 * scored >= len(chosen) > 0, "cost_per_trial": cost["candidate_usd_per_trial"],
+                           "per_correct": cost["per_correct_turn2_usd"], "unknown": cost["unknown"]})
+    return points
+
+
+def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None, manifest_a: dict | None = None,
+                       manifest_b: dict | None = None) -> dict:
     condition = condition or ranking_condition(a.trials, manifest_a or {})[0]
     pairs = paired_trials(a, b)
     chosen = [(x, y) for x, y in pairs if x.condition == condition]
@@ -80,6 +105,8 @@ def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None, m
         # the frame policy sweep of either run, under the compared condition, side by side
         "frame_policies_a": metrics.frame_policies(t for t in a.trials if t.condition == condition),
         "frame_policies_b": metrics.frame_policies(t for t in b.trials if t.condition == condition),
+        "cost_a": _cost(a, condition, manifest_a),
+        "cost_b": _cost(b, condition, manifest_b),
     }
 
 
@@ -89,9 +116,18 @@ def only_cells(other: TrialSet, this: TrialSet) -> set:
     return {t.cell for t in this.trials} - scored
 
 
-def compare_runs(run_a: str | Path, run_b: str | Path, condition: str | None = None) -> dict:
-    run_a, run_b = Path(run_a), Path(run_b)
-    return compare_trial_sets(load_trials(run_a), load_trials(run_b), condition, _manifest_of(run_a))
+def compare_runs(run_a: str | Path, run_b: str | Path, condition: str | None = None,
+                 more: tuple[str | Path, ...] = ()) -> dict:
+    """The paired comparison of A and B; with `more` runs, `points` holds every run's conditions as
+    accuracy against cost (the plot of `wearsim compare --html`)."""
+    paths = [Path(run_a), Path(run_b), *map(Path, more)]
+    sets = [load_trials(path) for path in paths]
+    manifests = [_manifest_of(path) for path in paths]
+    result = compare_trial_sets(sets[0], sets[1], condition, manifests[0], manifests[1])
+    names = [chr(ord("A") + i) if i < 26 else f"run {i + 1}" for i in range(len(paths))]
+    result["points"] = accuracy_cost_points([(f"{name}: {path.resolve().name}", trials, manifest) for name, path,
+                                             trials, manifest in zip(names, paths, sets, manifests)])
+    return result
 
 
 def render_comparison(result: dict) -> str:
@@ -128,6 +164,21 @@ def render_comparison(result: dict) -> str:
             lines.append(f"latency, {name} p50/p95: A {seconds(a['p50'])} / {seconds(a['p95'])} "
                          f"(from {result['latency_a']['measured_from']}), B {seconds(b['p50'])} / "
                          f"{seconds(b['p95'])} (from {result['latency_b']['measured_from']})")
+    from benchmark.report.cost import per_correct, usd
+
+    for side in ("a", "b"):
+        cost = result.get(f"cost_{side}")
+        if cost:
+            unknown = f" (unknown: {'; '.join(cost['unknown'][:2])})" if cost["unknown"] else ""
+            lines.append(f"cost ({result['condition']}), {side.upper()}: candidate {usd(cost['candidate_usd'])} over "
+                         f"{cost['trials']} trials, {usd(cost['candidate_usd_per_trial'])} per trial, "
+                         f"{per_correct(cost)} per correct Turn 2 answer; judge "
+                         f"{usd(cost['judge_usd'])}{unknown}")
+    if result.get("points"):
+        lines.append("accuracy against the candidate's cost per trial (every run and condition):")
+        lines += [f"  {p['label']} [{p['condition']}]: {pct(p['accuracy'])}"
+                  + ("" if p["measured"] else " (under half scored)") + f", {usd(p['cost_per_trial'])} per trial"
+                  for p in result["points"]]
     starts = {result["latency_a"]["measured_from"], result["latency_b"]["measured_from"]}
     if len(starts) > 1 and any(line.startswith("latency,") for line in lines):
         lines.append("note: the two runs' latencies start at different points (" + " and ".join(sorted(starts))

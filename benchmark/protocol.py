@@ -7,10 +7,11 @@ only after a Turn 2 miss.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
-from benchmark.candidates.base import Candidate, GenerationConfig, Message
-from benchmark.judges.base import Judge
+from benchmark.candidates.base import Candidate, GenerationConfig, Message, Usage
+from benchmark.judges.base import Judge, Verdict
 from benchmark.records import TrialRecord, TurnResult, authored_turn_input, judge_case
 from benchmark.scenario import Condition, Scenario
 
@@ -56,30 +57,48 @@ class DirectConversation:
             await self.candidate.aclose()
 
 
+# told of each reply as it arrives: (role "candidate" or "judge", model id, usage, served from the cache)
+ReplyMeter = Callable[[str, str, "Usage | None", bool], None]
+
+
 async def run_trial(conversation: Conversation, scenario: Scenario, judge: Judge,
-                    ranking_judge: Judge | None = None) -> TrialRecord:
+                    ranking_judge: Judge | None = None, on_reply: ReplyMeter | None = None) -> TrialRecord:
     """Turn 1, Turn 2, judge Turn 2; on a miss the repair turn and its judgement.
 
     Turn 2 passes when its label is the scenario's target context; Turn 3 when
     its label is the repair's target (`Scenario.repair_target`, recorded as
     `repair_target_context`). Returns the trial's record; the caller fills in
     the cell identity with `TrialRecord.replace`. An unscored Turn 2 is not a
-    miss: no repair.
+    miss: no repair. `on_reply` hears of every candidate reply and every
+    judge model's verdict as it arrives (the runner's budget).
     """
     from benchmark.judges.signals import code_signals
 
-    turns = [await conversation.send(1), await conversation.send(2)]
+    meter = on_reply or (lambda *_: None)
+
+    async def send(turn: int) -> TurnResult:
+        result = await conversation.send(turn)
+        meter("candidate", result.reply.model, result.reply.usage, result.reply.cached)
+        return result
+
+    async def label(by: Judge, case) -> Verdict:
+        verdict = await by.label(case)
+        if verdict.usage is not None:  # a model was asked (not the lexical judge)
+            meter("judge", verdict.judge, verdict.usage, verdict.cached)
+        return verdict
+
+    turns = [await send(1), await send(2)]
     inputs = [t.input for t in turns]
     turn_2 = turns[1]
     case = judge_case(scenario, 2, turn_2.reply.text, inputs)
-    verdict_2 = await judge.label(case)
-    ranking = await ranking_judge.label(case) if ranking_judge is not None else None
+    verdict_2 = await label(judge, case)
+    ranking = await label(ranking_judge, case) if ranking_judge is not None else None
     missed = verdict_2.label is not None and verdict_2.label != scenario.target_context
     turn_3 = verdict_3 = None
     if missed:
-        turn_3 = await conversation.send(3)
+        turn_3 = await send(3)
         turns.append(turn_3)
-        verdict_3 = await judge.label(judge_case(scenario, 3, turn_3.reply.text, inputs + [turn_3.input]))
+        verdict_3 = await label(judge, judge_case(scenario, 3, turn_3.reply.text, inputs + [turn_3.input]))
     return TrialRecord(
         scenario_id=scenario.scenario_id, condition="", trial=0, target_context=scenario.target_context,
         cue_type=scenario.cue_type, difficulty_tier=scenario.difficulty_tier,

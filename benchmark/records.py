@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar, Mapping
 
-from benchmark.candidates.base import Message, Reply, Usage
+from benchmark.candidates.base import Message, Reply, Usage, UsageError
 from benchmark.judges.base import LABELS, JudgeCase, Verdict
 from benchmark.scenario import JSONL_CUE_RENAMES, InputProblems, Scenario
 
@@ -289,7 +289,7 @@ class TurnResult:
             "turn": self.turn,
             "input": self.input.to_json(),
             "reply": {"text": reply.text, "model": reply.model,
-                      "usage": {"input_tokens": reply.usage.input_tokens, "output_tokens": reply.usage.output_tokens},
+                      "usage": reply.usage.to_json(),
                       "latency_s": round(reply.latency_s, 4),
                       "first_token_s": None if reply.first_token_s is None else round(reply.first_token_s, 4),
                       "first_audio_s": None if reply.first_audio_s is None else round(reply.first_audio_s, 4),
@@ -344,24 +344,29 @@ def _reply(data: dict, text: str, model: str, where: str = "reply") -> Reply:
             return None
         return value
 
-    usage = data.get("usage") or {}
-    tokens = [0, 0]
-    if not isinstance(usage, dict):
-        problems.append(f"{where}: field 'reply.usage' must be an object, got {type(usage).__name__}")
-        usage = {}
-    for i, name in enumerate(("input_tokens", "output_tokens")):
-        value = usage.get(name) or 0
-        if isinstance(value, bool) or not isinstance(value, int):
-            problems.append(f"{where}: field 'reply.usage.{name}' must be an integer, got {value!r}"[:300])
-        else:
-            tokens[i] = value
-    reply = Reply(text, model, Usage(*tokens), seconds("latency_s", 0.0), seconds("first_token_s"),
+    usage = _usage(data.get("usage"), f"{where}: field 'reply.usage", problems) or Usage()
+    reply = Reply(text, model, usage, seconds("latency_s", 0.0), seconds("first_token_s"),
                   seconds("first_audio_s"), words("heard"), audio_file=words("audio_file"),
                   first_voice_s=seconds("first_voice_s"), cached=data.get("cached") is True,
                   session_lost=words("session_lost"))
     if problems:
         raise RecordError(problems)
     return reply
+
+
+def _usage(data: Any, at: str, problems: list[str]) -> Usage | None:
+    """A recorded usage object (None when absent). Older records hold the two totals only: the
+    split reads as unknown. `at` is "WHERE: field 'PATH" (closed here); problems go to `problems`."""
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        problems.append(f"{at}' must be an object, got {type(data).__name__}")
+        return None
+    try:
+        return Usage.from_json(data)
+    except UsageError as exc:  # each "field 'NAME' must be ..."
+        problems += [f"{at}.{problem.removeprefix('field ').lstrip(chr(39))}" for problem in exc.problems]
+        return None
 
 
 def _turn_from_v1(data: Any, record: dict, where: str) -> TurnResult:
@@ -538,10 +543,10 @@ class TrialRecord:
 
 
 def _verdict_json(prefix: str, verdict: Verdict | None) -> dict:
-    values = (None,) * 7 if verdict is None else (
+    values = (None,) * 8 if verdict is None else (
         verdict.label, verdict.rationale, verdict.judge, verdict.prompt, verdict.raw, verdict.unscored_reason,
-        verdict.cached)
-    names = ("label", "rationale", "name", "prompt", "raw", "unscored_reason", "cached")
+        verdict.cached, None if verdict.usage is None else verdict.usage.to_json())
+    names = ("label", "rationale", "name", "prompt", "raw", "unscored_reason", "cached", "usage")
     return {f"{prefix}_{name}": value for name, value in zip(names, values)}
 
 
@@ -605,10 +610,11 @@ class _Reader:
             self.problems.append(f"{self.where}: field '{prefix}_unscored_reason' must be a string or null, "
                                  f"got {type(reason).__name__}")
             reason = None
+        usage = _usage(self.raw.get(f"{prefix}_usage"), f"{self.where}: field '{prefix}_usage", self.problems)
         if label is None and reason is None and not any(rest.values()):
             return None
         return Verdict(label, rest["rationale"] or "", rest["name"] or "", reason, rest["prompt"] or "",
-                       rest["raw"] or "", self.raw.get(f"{prefix}_cached") is True)
+                       rest["raw"] or "", self.raw.get(f"{prefix}_cached") is True, usage)
 
     def messages(self) -> tuple[Message, ...]:
         raw = self.raw.get("messages") or []

@@ -103,6 +103,11 @@ def rescore(
                     "timestamp_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 },
             })
+            name = getattr(judge, "name", None)
+            if isinstance(manifest.get("prices"), dict) and name and getattr(judge, "family", "") != "lexical":
+                from benchmark.prices import price_table  # the new judge's price beside the run's own
+
+                updated["prices"] = {**manifest["prices"], **price_table().for_manifest([name])}
             try:
                 from benchmark.judges.prompt import JUDGE_PROMPT_VERSION, judge_prompt_sha256
 

@@ -31,6 +31,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from benchmark import BENCHMARK_VERSION, SCHEMA_REVISION
+from benchmark.budget import BUDGET_FILE, Budget
+from benchmark.prices import PriceTable, price_table
 from benchmark.protocol import Conversation, run_trial
 from benchmark.records import TrialRecord
 from benchmark.safe_files import UnsafePathError, check_target, open_append, refuse_links, write_atomic
@@ -64,7 +66,7 @@ LOCK_NAME = ".lock"
 CACHE_LOG = "cache_log.jsonl"  # per cell: which replies came from the response cache
 AUDIO_DIR = "audio"  # spoken replies (--output audio), one WAV per turn
 # what a run writes into its dir besides the report: a dir holding a link under any of these names is refused
-RUN_OUTPUTS = (LOCK_NAME, "manifest.json", "transcripts.jsonl", CACHE_LOG, AUDIO_DIR, "logs")
+RUN_OUTPUTS = (LOCK_NAME, "manifest.json", "transcripts.jsonl", CACHE_LOG, AUDIO_DIR, "logs", BUDGET_FILE)
 
 
 class RunDirError(RuntimeError):
@@ -134,6 +136,8 @@ class RunSettings:
     stream: StreamSettings | None = None  # None: the text proxy
     cache_dir: str | None = None  # the response cache's directory (None: off)
     rate_limits: dict | None = None  # as `RateLimits.describe()` gives them, for the manifest
+    prices: PriceTable | None = None  # what tokens cost (None: the shipped table); recorded in the manifest
+    budget_usd: float | None = None  # `--budget`: no new cell starts once the run's spend is above it
 
     @property
     def via(self) -> str:
@@ -165,6 +169,7 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
     from benchmark.judges.prompt import JUDGE_PROMPT_VERSION, judge_prompt_sha256
 
     candidate, judge, stream = settings.candidate, settings.judge, settings.stream or StreamSettings()
+    prices = settings.prices or price_table()
     return {
         "benchmark_version": BENCHMARK_VERSION,
         "schema_revision": SCHEMA_REVISION,
@@ -206,6 +211,10 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "response_cache": ({"directory": settings.cache_dir, "candidate": candidate.cached, "judges": True,
                             "log": CACHE_LOG} if settings.cache_dir else None),
         "rate_limits": settings.rate_limits,
+        # what each model's tokens cost in this run (null: no price), so a report can be recomputed
+        "prices": prices.for_manifest((candidate.model_id, judge.model, judge.ranking_model)),
+        "price_source": prices.origin,
+        "budget_usd": settings.budget_usd,
         "bank_source": str(bank.source),
         "bank_format": bank.format,
         "scenario_ids": [s.scenario_id for s in bank.scenarios],
@@ -503,6 +512,11 @@ class Progress:
     def tick(self) -> None:
         self.draw(force=True)
 
+    def skip(self) -> None:
+        """A cell that will not run (the budget is spent)."""
+        self.total -= 1
+        self.draw(force=self.done == self.total)
+
     def draw(self, force: bool = False) -> None:
         from benchmark.candidates.ratelimit import REQUESTS
 
@@ -522,6 +536,25 @@ class Progress:
 
     def close(self) -> None:
         print(file=sys.stderr)
+
+
+def open_budget(settings: RunSettings, run_dir: Path) -> Budget | None:
+    """The run's budget (`--budget`), starting from what the run dir spent before; without one, a
+    budget.json an earlier run left is removed, so no report reads a stop that no longer holds."""
+    if settings.budget_usd is None:
+        (run_dir / BUDGET_FILE).unlink(missing_ok=True)
+        return None
+    from benchmark.budget import spent_before
+    from benchmark.scoring.trials import load_trials
+
+    table = settings.prices or price_table()
+    transcripts = run_dir / "transcripts.jsonl"
+    records = load_trials(transcripts).trials if transcripts.exists() and transcripts.stat().st_size else ()
+    return Budget(settings.budget_usd, table, spent_before(run_dir, table, records))
+
+
+def write_budget(run_dir: Path, budget: Budget) -> None:
+    write_atomic(run_dir / BUDGET_FILE, json.dumps(budget.state(), indent=2) + "\n", run_dir)
 
 
 async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversation: ConversationFactory,
@@ -553,8 +586,12 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                  for g in gaps for p in policies if (c, s.scenario_id, t, g, p) not in done]
         total = len(settings.conditions) * len(bank.scenarios) * settings.trials * len(gaps) * len(policies)
         print(f"{len(cells)} cells to run ({total - len(cells)} already finished) -> {run_dir}", file=sys.stderr)
+        budget = open_budget(settings, run_dir)
         if not cells:
-            return {"ran": 0, "skipped": total}
+            if budget is None:
+                return {"ran": 0, "skipped": total}
+            write_budget(run_dir, budget)
+            return {"ran": 0, "skipped": total, "budget": budget.state(), "budget_line": budget.describe()}
         from benchmark.report import start_worker
 
         start_worker(run_dir)  # the report's imports happen in a child process while the cells run
@@ -569,6 +606,10 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
             while True:
                 await asyncio.sleep(1.0)
                 progress.tick()
+
+        def meter(role: str, model: str, usage, cached: bool) -> None:  # each reply as it arrives
+            if budget is not None:
+                budget.add(settings.candidate.model_id if role == "candidate" else model, usage, cached)
 
         judging = settings.judge
         async with open_judge(judging.family, judging.model, base_url=judging.base_url,
@@ -589,11 +630,15 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                     events: list = []
                     CELL_LOG.set(events)
                     async with semaphore:
+                        if budget is not None and budget.passed:  # no new cell once the budget is passed
+                            budget.skip()
+                            progress.skip()
+                            return
                         started = time.monotonic()
                         talk = None
                         try:
                             talk = conversation(scenario, condition, gap, policy)
-                            record = (await run_trial(talk, scenario, judge, ranking_judge)).replace(**cell)
+                            record = (await run_trial(talk, scenario, judge, ranking_judge, meter)).replace(**cell)
                         except Exception as exc:  # recorded, excluded from metrics, counted
                             record = TrialRecord(
                                 target_context=scenario.target_context, cue_type=scenario.cue_type,
@@ -606,6 +651,8 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                         if any(turn.reply.audio for turn in record.turns):
                             record = await asyncio.to_thread(save_reply_audio, run_dir, record)
                     await writer.append(record)
+                    if budget is not None:
+                        write_budget(run_dir, budget)
                     if cache_log is not None and events:
                         cache_log.append(condition_name, scenario.scenario_id, trial, gap, policy,
                                          summarise_log(events))
@@ -627,11 +674,15 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                 ticking.cancel()
                 progress.close()
                 writer.close()
+                if budget is not None:
+                    write_budget(run_dir, budget)
                 if cache_log is not None:
                     cache_log.close()
                 if ranking_ctx is not None:
                     await ranking_ctx.__aexit__(None, None, None)
-        counts = {"ran": len(cells), "skipped": total - len(cells), **progress.counts}
+        counts = {"ran": progress.done, "skipped": total - len(cells), **progress.counts}
+        if budget is not None:
+            counts.update(budget=budget.state(), budget_line=budget.describe())
         if cache is not None:
             counts.update(cache_hits=cache_totals["from_cache"], cache_misses=cache_totals["requested"])
             cache.close()

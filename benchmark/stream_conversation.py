@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage
+from benchmark.candidates.base import GenerationConfig, Message, Reply
 from benchmark.records import FrameFacts, GlassesFacts, TurnMetrics, TurnResult, authored_turn_input
 from benchmark.scenario import Condition, Scenario
 
@@ -95,7 +95,7 @@ class StreamConversation:
         self.messages += [Message("user", text) for text in events.input.messages()]
         self.messages.append(Message("assistant", events.done.text))
         metrics = TurnMetrics.from_json(events.metrics.latency_s, f"metrics event of turn {turn}")
-        reply = Reply(events.done.text, self.backend, Usage(events.done.input_tokens, events.done.output_tokens),
+        reply = Reply(events.done.text, self.backend, events.done.usage,
                       metrics.reply_done or 0.0, metrics.first_token, metrics.first_audio, events.done.heard,
                       audio=self.client.reply_audio(turn), session_lost=events.done.session_lost)
         script = authored_turn_input(self.scenario, turn, repair_style=self.repair_style).speech

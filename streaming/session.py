@@ -384,8 +384,8 @@ class Session:
             queue.put_nowait(None)
             await forwarder
         done_at = time.monotonic()
-        await self.send(wire.AssistantDone(turn, reply.text, reply.usage.input_tokens, reply.usage.output_tokens,
-                                           reply.heard, reply.interrupted, reply.session_lost))
+        await self.send(wire.AssistantDone(turn, reply.text, reply.usage, reply.heard, reply.interrupted,
+                                           reply.session_lost))
         first = first_token[0] if first_token else done_at
         since_speech_end = final.decode_seconds - heard_at  # add a monotonic time: seconds since speech ended
         await self.send(wire.Metrics(turn, TurnMetrics(

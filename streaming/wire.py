@@ -17,6 +17,7 @@ import struct
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, Union
 
+from benchmark.candidates.base import USAGE_FIELDS, Usage, UsageError
 from benchmark.candidates.model_ids import OUTPUTS
 from benchmark.records import RecordError, TurnInput
 from perception.frame_policy import parse_frame_policy
@@ -319,8 +320,7 @@ class AssistantDone:
     type: ClassVar[str] = "assistant.done"
     turn: int
     text: str
-    input_tokens: int = 0
-    output_tokens: int = 0
+    usage: Usage = Usage()  # the reply's tokens by modality, as the backend's API counted them
     heard: str | None = None  # a realtime API's own transcript of the user's speech
     interrupted: bool = False  # cut short by the user's speech (`barge_in`); sent only when true
     session_lost: str | None = None  # a realtime API's sessions lost and replaced meanwhile; sent only when set
@@ -358,7 +358,7 @@ def encode_event(event: ServerEvent) -> str:
         data["user_message"] = event.input.user_message
         data["context_message"] = event.input.context_message
     elif isinstance(event, AssistantDone):
-        data["usage"] = {"input_tokens": data.pop("input_tokens"), "output_tokens": data.pop("output_tokens")}
+        data["usage"] = event.usage.to_json()
         if not event.interrupted:  # a client that never asked for barge-in sees the event it always had
             del data["interrupted"]
         if event.session_lost is None:
@@ -383,7 +383,13 @@ def decode_event(text: str) -> ServerEvent:
         usage = data.pop("usage", None) or {}
         if not isinstance(usage, dict):
             raise WireError("bad_message", "assistant.done event: 'usage' must be an object")
-        data.update(input_tokens=usage.get("input_tokens", 0), output_tokens=usage.get("output_tokens", 0))
+        unknown = sorted(str(k)[:40] for k in set(usage) - set(USAGE_FIELDS))
+        if unknown:
+            raise WireError("bad_message", f"assistant.done event: unknown usage field(s) {unknown[:5]}")
+        try:
+            data["usage"] = Usage.from_json(usage)
+        except UsageError as exc:
+            raise WireError("bad_message", f"assistant.done event: usage {exc}") from None
     names = {f.name for f in fields(cls)}
     required = {f.name for f in fields(cls) if f.default is dataclasses.MISSING}
     unknown, missing = sorted(set(data) - names), sorted(required - set(data))
@@ -396,7 +402,7 @@ def decode_event(text: str) -> ServerEvent:
 
 
 _FIELD_TYPES = {"int": (int,), "str": (str,), "dict": (dict,), "bool": (bool,), "TurnInput": (TurnInput,),
-                "None": (type(None),)}
+                "Usage": (Usage,), "None": (type(None),)}
 
 
 def _of_type(value: Any, annotation: str) -> bool:

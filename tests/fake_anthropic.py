@@ -4,7 +4,9 @@
 content_block_stop, message_delta with the output usage, message_stop). It
 can answer 429 with Retry-After first, and records every request with its
 headers (the key comes as `x-api-key` or, from newer SDKs, as a bearer
-token: both are accepted)."""
+token: both are accepted). `cache_read` tokens are reported as read from the
+prompt cache (`cache_read_input_tokens`, which the API keeps out of
+`input_tokens`)."""
 
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ from tests.http_fake import HTTPFake, QuietHandler
 class FakeAnthropic(HTTPFake):
     url_path = ""  # the SDK appends /v1/messages
 
-    def __init__(self, *, reply="The cordless drill in your hand now.", fail_first=0, retry_after="0"):
+    def __init__(self, *, reply="The cordless drill in your hand now.", fail_first=0, retry_after="0", cache_read=0):
         self.reply, self.fail_first, self.retry_after = reply, fail_first, retry_after
+        self.cache_read = cache_read
         self.requests: list[dict] = []  # {"path", "headers", "body"}
         self.problems: list[str] = []
         owner = self
@@ -48,7 +51,8 @@ class FakeAnthropic(HTTPFake):
                 self._event("message_start", {"type": "message_start", "message": {
                     "id": "msg_test", "type": "message", "role": "assistant", "content": [],
                     "model": body.get("model"), "stop_reason": None, "stop_sequence": None,
-                    "usage": {"input_tokens": 21, "output_tokens": 1}}})
+                    "usage": {"input_tokens": 21, "output_tokens": 1, "cache_creation_input_tokens": 0,
+                              "cache_read_input_tokens": owner.cache_read}}})
                 self._event("content_block_start", {"type": "content_block_start", "index": 0,
                                                     "content_block": {"type": "text", "text": ""}})
                 for i, word in enumerate(words):

@@ -17,7 +17,12 @@ server reads: OpenAI's `response.cancel` then ends it with status
 off with `interrupted` and then `turnComplete`, without `generationComplete`.
 The OpenAI server names each reply's item (`response.output_item.added`) and
 takes `conversation.item.truncate` for any of them; an item id it never gave
-gets an error carrying the client's `event_id`.
+gets an error carrying the client's `event_id`. Each `response.done` carries
+a usage block in the API's shape (`input_token_details` with
+`cached_tokens_details`, `output_token_details`) whose counts grow with what
+the session was sent (text, images, committed audio) and with the part of
+it an earlier response already saw (cached); every block sent is kept in
+`usages`, so a test can price the run on its own.
 """
 
 from __future__ import annotations
@@ -98,10 +103,37 @@ class FakeOpenAIRealtime(_ThreadedServer):
         self.speech = speech  # PCM16 24 kHz: what a spoken reply sounds like
         self.word_delay_s = word_delay_s
         self.responses = 0
+        self.usages: list[dict] = []  # every response.done's usage, as sent
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    def _usage(self, record: dict, words: int, spoken: bool) -> dict:
+        """A usage block in the API's shape for what the session holds now: text (the instructions and
+        the text parts) about four characters a token, 85 tokens an image, ten a second of committed audio; what an earlier response of the
+        session already read counts as cached (text and audio in whole blocks of 16 tokens)."""
+        parts = [c for item in record["items"] for c in item.get("content", [])]
+        told = len(record["session"].get("instructions") or "") + sum(len(c.get("text") or "") for c in parts)
+        text = 18 + told // 4 + 4 * len(record["items"]) + self.responses % 5
+        image = 85 * sum(c.get("type") == "input_image" for c in parts)
+        audio = sum(record["commits"]) * 10 // (2 * OPENAI_RATE)
+        seen = record.setdefault("seen", {"text": 0, "audio": 0, "image": 0})
+        cached = {"text": min(text, seen["text"] // 16 * 16), "audio": min(audio, seen["audio"] // 16 * 16),
+                  "image": min(image, seen["image"])}
+        record["seen"] = {"text": text, "audio": audio, "image": image}
+        out_text = words + 2
+        out_audio = 25 * words if spoken else 0
+        usage = {"total_tokens": text + image + audio + out_text + out_audio,
+                 "input_tokens": text + image + audio, "output_tokens": out_text + out_audio,
+                 "input_token_details": {"text_tokens": text, "audio_tokens": audio, "image_tokens": image,
+                                         "cached_tokens": sum(cached.values()),
+                                         "cached_tokens_details": {"text_tokens": cached["text"],
+                                                                   "audio_tokens": cached["audio"],
+                                                                   "image_tokens": cached["image"]}},
+                 "output_token_details": {"text_tokens": out_text, "audio_tokens": out_audio}}
+        self.usages.append(usage)
+        return usage
 
     async def _send(self, ws, **event):
         await ws.send(json.dumps(event))
@@ -190,7 +222,7 @@ class FakeOpenAIRealtime(_ThreadedServer):
         for i, word in enumerate(words):
             if record["cancel"]:
                 await self._send(ws, type="response.done", response={
-                    "status": "cancelled", "usage": {"input_tokens": 40, "output_tokens": i}})
+                    "status": "cancelled", "usage": self._usage(record, i, spoken)})
                 return
             piece = word if i == 0 else " " + word
             if spoken:
@@ -200,7 +232,7 @@ class FakeOpenAIRealtime(_ThreadedServer):
                 await self._send(ws, type="response.output_text.delta", delta=piece)
             await asyncio.sleep(self.word_delay_s)
         await self._send(ws, type="response.done", response={
-            "status": "completed", "usage": {"input_tokens": 40, "output_tokens": len(words)}})
+            "status": "completed", "usage": self._usage(record, len(words), spoken)})
 
 
 def self_signed_certificate(directory: Path) -> Path:
@@ -231,6 +263,24 @@ class FakeGeminiLive(_ThreadedServer):
         self.word_delay_s = word_delay_s
         self.turns = 0
         self.handles: dict[str, list] = {}  # resumption handle -> the turns answered up to it
+        self.usages: list[dict] = []  # every usageMetadata sent
+
+    def _usage(self, record: dict, words: int, spoken: bool) -> dict:
+        """usageMetadata in the API's shape for what the connection was sent: text about four characters a
+        token, 32 tokens a second of audio, 258 a frame (reported as VIDEO); the reply's words as text or,
+        spoken, 25 audio tokens a word."""
+        told = [p.get("text") or "" for turns in record["client_turns"] for turn in turns or []
+                for p in turn.get("parts", [])]
+        text = 12 + sum(len(t) for t in record["texts"] + told) // 4
+        audio = record["audio_bytes"] * 32 // (2 * GEMINI_RATE)
+        video = 258 * record["frames"]
+        out = 25 * words if spoken else words + 1
+        given = [{"modality": m, "tokenCount": n} for m, n in (("TEXT", text), ("AUDIO", audio), ("VIDEO", video)) if n]
+        usage = {"promptTokenCount": text + audio + video, "responseTokenCount": out,
+                 "totalTokenCount": text + audio + video + out, "promptTokensDetails": given,
+                 "responseTokensDetails": [{"modality": "AUDIO" if spoken else "TEXT", "tokenCount": out}]}
+        self.usages.append(usage)
+        return usage
 
     @property
     def base_url(self) -> str:
@@ -341,4 +391,4 @@ class FakeGeminiLive(_ThreadedServer):
             self.handles[handle] = list(record["history"])
             await self._send(ws, {"sessionResumptionUpdate": {"newHandle": handle, "resumable": True}})
         await self._send(ws, {"serverContent": {"turnComplete": True},
-                              "usageMetadata": {"promptTokenCount": 40, "responseTokenCount": 8}})
+                              "usageMetadata": self._usage(record, len(words), modalities == ["AUDIO"])})

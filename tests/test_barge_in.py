@@ -169,8 +169,8 @@ def test_audio_frames_and_a_reply_cut_that_arrive_during_a_reply_reach_the_backe
                           send=lambda event: asyncio.sleep(0))
         worker = asyncio.create_task(session.run())
         for kind, t_ms, payload in ((wire.KIND_AUDIO, 0, b"S"), (wire.KIND_AUDIO, 900, b"Fone"),
-                                    (wire.KIND_AUDIO, 1000, b"x"), (wire.KIND_FRAME, 1010, b"\xff\xd8"),
-                                    (wire.KIND_AUDIO, 1020, b"y")):
+                                    (wire.KIND_AUDIO, 1000, b"x"), (wire.KIND_FRAME, 2000, b"\xff\xd8"),
+                                    (wire.KIND_AUDIO, 2020, b"y")):  # the frame on the default policy's slot
             await session.on_media(wire.Media(kind, t_ms, payload))
         await session.on_reply_cut(1, 700)  # the client stopped playing turn 1's reply
         await until(lambda: "answered 1" in backend.log and not session.busy)
@@ -179,7 +179,7 @@ def test_audio_frames_and_a_reply_cut_that_arrive_during_a_reply_reach_the_backe
         return backend.log
 
     log = asyncio.run(go())
-    assert log == ["audio S", "audio F", "answer 1", "answered 1", "audio x", "frame 1010", "audio y", "cut 1 700"]
+    assert log == ["audio S", "audio F", "answer 1", "answered 1", "audio x", "frame 2000", "audio y", "cut 1 700"]
 
 
 def _interrupt_after_first_words(session, first_audio: bytes):

@@ -26,7 +26,10 @@ def test_gemini_adapter_request_shape_and_streamed_reply(monkeypatch):
                 chunk = {"candidates": [{"content": {"role": "model", "parts": [{"text": piece}]}}]}
                 self.wfile.write(f"data: {json.dumps(chunk)}\r\n\r\n".encode())
             usage = {"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "STOP"}],
-                     "usageMetadata": {"promptTokenCount": 21, "candidatesTokenCount": 6}}
+                     "usageMetadata": {"promptTokenCount": 21, "candidatesTokenCount": 6,
+                                       "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 13},
+                                                               {"modality": "IMAGE", "tokenCount": 8}],
+                                       "candidatesTokensDetails": [{"modality": "TEXT", "tokenCount": 6}]}}
             self.wfile.write(f"data: {json.dumps(usage)}\r\n\r\n".encode())
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -58,4 +61,7 @@ def test_gemini_adapter_request_shape_and_streamed_reply(monkeypatch):
     assert system["parts"][0]["text"] == "Be brief."
     assert reply.text == "It is the pruner you hold now." and "".join(deltas) == reply.text
     assert (reply.usage.input_tokens, reply.usage.output_tokens) == (21, 6)
+    # by modality, as the API split it (nothing cached: Gemini leaves the count out)
+    assert (reply.usage.input_text_tokens, reply.usage.input_image_tokens, reply.usage.input_audio_tokens) == (13, 8, 0)
+    assert (reply.usage.cached_input_tokens, reply.usage.output_text_tokens, reply.usage.output_audio_tokens) == (0, 6, 0)
     assert reply.model == "gemini-2.5-flash"

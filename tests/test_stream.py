@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import websockets
 
-from benchmark.candidates.base import GenerationConfig
+from benchmark.candidates.base import USAGE_FIELDS, GenerationConfig, Usage
 from benchmark.records import TurnInput, build_user_turn
 from benchmark.scenario import load_bank
 from benchmark.stream_conversation import StreamConversation
@@ -60,7 +60,8 @@ def test_every_server_event_round_trips_typed():
         wire.Ready(1, "local"), wire.SpeechStarted(40), wire.TranscriptPartial("wha", 300),
         wire.TranscriptFinal(1, "what is this", 40, 900), wire.CameraBlock(1, "a grey disc", "perceived", "steam", "authored"),
         wire.TurnInputEvent(1, turn_input), wire.AssistantDelta(1, "A d"), wire.AssistantAudio(1, "EAAQAA==", 24000),
-        wire.AssistantDone(1, "A disc.", 12, 3),
+        wire.AssistantDone(1, "A disc.", Usage(12, 3, input_text_tokens=10, input_image_tokens=2,
+                                               output_text_tokens=3)),
         wire.Metrics(1, {"speech_end_to_reply_done": 1.5}), wire.Error("bad_json", "message is not JSON"),
     ]
     assert {e.type for e in events} == set(wire.SERVER_TYPES)
@@ -69,7 +70,16 @@ def test_every_server_event_round_trips_typed():
     on_wire = json.loads(wire.encode_event(wire.TurnInputEvent(1, turn_input)))
     assert on_wire["user_message"] == "[Camera: a grey disc]\nwhat is this"
     assert on_wire["context_message"] == "[Camera: steam]"
-    assert json.loads(wire.encode_event(events[8]))["usage"] == {"input_tokens": 12, "output_tokens": 3}
+    usage = json.loads(wire.encode_event(events[8]))["usage"]
+    assert usage == {**dict.fromkeys(USAGE_FIELDS), "input_tokens": 12, "output_tokens": 3, "input_text_tokens": 10,
+                     "input_image_tokens": 2, "output_text_tokens": 3}  # unknown parts are null, not 0
+    # a server of an earlier version sent the two totals only: the split reads as unknown
+    old = json.loads(wire.encode_event(events[8]))
+    old["usage"] = {"input_tokens": 12, "output_tokens": 3}
+    assert wire.decode_event(json.dumps(old)).usage == Usage(12, 3)
+    for bad in ({"input_tokens": -1}, {"input_audio_tokens": "7"}, {"input_tokens": 1, "audio": 3}):
+        with pytest.raises(wire.WireError):
+            wire.decode_event(json.dumps({**old, "usage": bad}))
 
 
 def test_unknown_or_malformed_server_events_are_rejected():

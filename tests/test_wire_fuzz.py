@@ -9,6 +9,7 @@ import random
 
 import numpy as np
 
+from benchmark.candidates.base import Usage
 from benchmark.records import TurnInput
 from perception.frames import encode_jpeg
 from streaming import wire
@@ -21,7 +22,7 @@ TURN_INPUT = TurnInput(1, "a grey disc", "what is this", "perceived", "perceived
                        {"asr_decode_s": 0.2})
 EVENTS = [wire.Ready(1, "local"), wire.SpeechStarted(40), wire.TranscriptPartial("wha", 300),
           wire.TranscriptFinal(1, "what is this", 40, 900), wire.CameraBlock(1, "a disc", "perceived", "x", "authored"),
-          wire.TurnInputEvent(1, TURN_INPUT), wire.AssistantDelta(1, "A d"), wire.AssistantDone(1, "A disc.", 12, 3),
+          wire.TurnInputEvent(1, TURN_INPUT), wire.AssistantDelta(1, "A d"), wire.AssistantDone(1, "A disc.", Usage(12, 3, 12, 0, 0, 4)),
           wire.Metrics(1, {"speech_end_to_reply_done": 1.5}), wire.Error("bad_json", "message is not JSON")]
 TEXT_SEEDS = [
     wire.hello("tok", wire.SessionConfig(backend="openai:x", fallback_camera={"1": "a mug"}, fallback_context="steam")),

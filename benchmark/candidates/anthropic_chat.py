@@ -7,8 +7,9 @@ import os
 import time
 
 from benchmark.candidates import ratelimit
-from benchmark.candidates.base import Message, Reply, Usage
+from benchmark.candidates.base import Message, Reply
 from benchmark.candidates.retry import RetryableError, retry_after_seconds
+from benchmark.candidates.usage import anthropic_usage
 
 
 class AnthropicCandidate(ratelimit.LimitedChat):
@@ -66,7 +67,7 @@ class AnthropicCandidate(ratelimit.LimitedChat):
             raise RetryableError(f"{self.model_id}: server error {exc.status_code}") from None
         except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
             raise RetryableError(f"{self.model_id}: {type(exc).__name__}") from None
-        usage = Usage(final.usage.input_tokens, final.usage.output_tokens)
+        usage = anthropic_usage(final.usage, images_sent=any(m.images for m in messages))
         return Reply("".join(pieces), self.model_id, usage, time.monotonic() - started, first_token)
 
     async def aclose(self) -> None:

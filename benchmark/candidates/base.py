@@ -28,10 +28,110 @@ class Message:
     images: tuple[Image, ...] = ()
 
 
+# a reply's token counts beyond the two totals, split by modality; cached input is a subset of the input
+USAGE_DETAILS = ("input_text_tokens", "input_audio_tokens", "input_image_tokens", "cached_input_tokens",
+                 "cached_text_tokens", "cached_audio_tokens", "cached_image_tokens", "output_text_tokens",
+                 "output_audio_tokens")
+USAGE_FIELDS = ("input_tokens", "output_tokens", *USAGE_DETAILS)
+MAX_TOKENS_COUNTED = 10**12  # a count above this in a record or on the wire is not a count
+
+
 @dataclass(frozen=True)
 class Usage:
+    """The tokens of one reply as the provider counted them.
+
+    `input_tokens` and `output_tokens` are the totals. The rest split them by
+    modality, each None where the provider did not say (unknown, never 0):
+    `input_*_tokens` count cached tokens too (the cached ones are a subset of
+    the input: `cached_*_tokens`), `output_*_tokens` split the output.
+    `completed()` fills a part the others determine (one part left unknown of
+    a known total is the rest of it)."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+    input_text_tokens: int | None = None
+    input_audio_tokens: int | None = None
+    input_image_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    cached_text_tokens: int | None = None
+    cached_audio_tokens: int | None = None
+    cached_image_tokens: int | None = None
+    output_text_tokens: int | None = None
+    output_audio_tokens: int | None = None
+
+    @property
+    def reported(self) -> bool:
+        """The provider reported usage at all (every real reply has some input)."""
+        return bool(self.input_tokens or self.output_tokens)
+
+    def __add__(self, other: "Usage") -> "Usage":
+        """Two replies' usage together; a part unknown in either is unknown in the sum."""
+        def plus(a, b):
+            return None if a is None or b is None else a + b
+        return Usage(**{name: plus(getattr(self, name), getattr(other, name)) for name in USAGE_FIELDS})
+
+    def completed(self) -> "Usage":
+        """This usage with every part the others determine filled in: with one part of
+        a known total unknown, it is the rest; no input of a kind means none of it
+        cached; no cached input means none of any kind. Unreported usage stays as it is."""
+        if not self.reported:
+            return self
+        values = {name: getattr(self, name) for name in USAGE_FIELDS}
+        kinds = ("text", "audio", "image")
+        if values["cached_input_tokens"] == 0 or values["input_tokens"] == 0:  # nothing cached
+            values.update({f"cached_{k}_tokens": 0 for k in kinds}, cached_input_tokens=0)
+        for kind in kinds:
+            if values[f"input_{kind}_tokens"] == 0:
+                values[f"cached_{kind}_tokens"] = 0
+        for total, parts in (("input_tokens", [f"input_{k}_tokens" for k in kinds]),
+                             ("cached_input_tokens", [f"cached_{k}_tokens" for k in kinds]),
+                             ("output_tokens", ["output_text_tokens", "output_audio_tokens"])):
+            _fill_rest(values, total, parts)
+        return Usage(**values)
+
+    def to_json(self) -> dict:
+        return {name: getattr(self, name) for name in USAGE_FIELDS}
+
+    @classmethod
+    def from_json(cls, data) -> "Usage":
+        """Read the JSON form (`to_json`'s keys; details left out are unknown). Raises
+        `UsageError` naming each field that is not a whole number of tokens."""
+        if not isinstance(data, dict):
+            raise UsageError([f"'usage' must be an object, got {type(data).__name__}"])
+        values, problems = {}, []
+        for name in USAGE_FIELDS:
+            value = data.get(name)
+            if value is None:
+                values[name] = 0 if name in ("input_tokens", "output_tokens") else None
+            elif isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS_COUNTED:
+                kind = "a whole number of tokens" + ("" if name in ("input_tokens", "output_tokens") else " or null")
+                problems.append(f"field '{name}' must be {kind}, got {value!r}"[:200])
+            else:
+                values[name] = value
+        if problems:
+            raise UsageError(problems)
+        return cls(**values)
+
+
+def _fill_rest(values: dict, total: str, parts: list[str]) -> None:
+    unknown = [p for p in parts if values[p] is None]
+    if values[total] is None:
+        if not unknown:
+            values[total] = sum(values[p] for p in parts)
+        return
+    rest = values[total] - sum(values[p] for p in parts if values[p] is not None)
+    if len(unknown) == 1 and rest >= 0:
+        values[unknown[0]] = rest
+    elif unknown and rest == 0:
+        values.update({p: 0 for p in unknown})
+
+
+class UsageError(ValueError):
+    """A usage object with fields that are not token counts; `problems` names each."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("; ".join(problems))
+        self.problems = problems
 
 
 @dataclass(frozen=True)

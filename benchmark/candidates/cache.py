@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage
+from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage, UsageError
 
 CACHE_FILE = "responses.sqlite3"
 KEY_VERSION = 1
@@ -124,12 +124,12 @@ class ResponseCache:
         self.hits += 1
         self._db().execute("UPDATE replies SET hits = hits + 1 WHERE key = ?", (key,))
         data = json.loads(row[0])
-        return Reply(data["text"], data["model"], Usage(*data.get("usage", (0, 0))), data.get("latency_s", 0.0),
+        return Reply(data["text"], data["model"], _stored_usage(data.get("usage")), data.get("latency_s", 0.0),
                      data.get("first_token_s"), data.get("first_audio_s"), data.get("heard"), cached=True)
 
     def put(self, key: str, reply: Reply, *, model: str, endpoint: str, role: str) -> None:
         data = {"text": reply.text, "model": reply.model,
-                "usage": [reply.usage.input_tokens, reply.usage.output_tokens],
+                "usage": reply.usage.to_json(),
                 "latency_s": reply.latency_s, "first_token_s": reply.first_token_s,
                 "first_audio_s": reply.first_audio_s, "heard": reply.heard}
         self._db().execute("INSERT OR REPLACE INTO replies (key, model, endpoint, role, created, hits, reply) "
@@ -164,6 +164,17 @@ class ResponseCache:
         if db is not None:
             db.close()
             self._local.db = None
+
+
+def _stored_usage(data) -> Usage:
+    """A stored reply's usage: by modality (`Usage.to_json`), or as entries before it held
+    the two totals only, `[input, output]` (the split then unknown)."""
+    if isinstance(data, list) and len(data) == 2 and all(isinstance(n, int) for n in data):
+        return Usage(*data)
+    try:
+        return Usage.from_json(data)
+    except UsageError:
+        return Usage()
 
 
 class CachedCandidate:

@@ -8,6 +8,7 @@ import time
 from benchmark.candidates import ratelimit
 from benchmark.candidates.base import Message, Reply, Usage
 from benchmark.candidates.retry import RetryableError
+from benchmark.candidates.usage import gemini_usage
 
 
 class GeminiCandidate(ratelimit.LimitedChat):
@@ -54,8 +55,8 @@ class GeminiCandidate(ratelimit.LimitedChat):
                 model=self.model, contents=self._contents(messages), config=generation)
             async for chunk in stream:
                 if chunk.usage_metadata is not None:
-                    usage = Usage(chunk.usage_metadata.prompt_token_count or 0,
-                                  chunk.usage_metadata.candidates_token_count or 0)
+                    usage = gemini_usage(chunk.usage_metadata, text_only_output=True,
+                                         text_only_input=not any(m.images for m in messages))
                 if chunk.text:
                     if first_token is None:
                         first_token = time.monotonic() - started

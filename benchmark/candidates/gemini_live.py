@@ -30,6 +30,7 @@ from collections.abc import Callable
 from benchmark.candidates.base import GenerationConfig, Usage
 from benchmark.candidates.realtime_base import RealtimeReply
 from benchmark.candidates.retry import RetryableError
+from benchmark.candidates.usage import gemini_usage
 
 log = logging.getLogger(__name__)
 
@@ -231,8 +232,7 @@ class GeminiLiveSession:
                 if message.go_away is not None:
                     self.going_away = True  # reconnect once this reply is done
                 if message.usage_metadata is not None:
-                    usage = Usage(message.usage_metadata.prompt_token_count or 0,
-                                  message.usage_metadata.response_token_count or 0)
+                    usage = gemini_usage(message.usage_metadata, text_only_output=not self.spoken)
                 if content is None:
                     continue
                 interrupted = interrupted or bool(content.interrupted)

@@ -21,6 +21,7 @@ import aiohttp
 from benchmark.candidates import ratelimit
 from benchmark.candidates.base import Message, Reply, Usage
 from benchmark.candidates.retry import RetryableError, retry_after_seconds
+from benchmark.candidates.usage import openai_chat_usage
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRYABLE_STATUSES = {408, 409, 429}
@@ -123,7 +124,8 @@ class OpenAIChatCandidate(ratelimit.LimitedChat):
             text = (choices[0].get("message") or {}).get("content") or "" if choices else ""
         except (ValueError, AttributeError, TypeError):
             raise RuntimeError(f"{self.model_id}: the endpoint's reply is not a chat completion") from None
-        return Reply(text, self.model_id, _usage(data.get("usage")), time.monotonic() - started, None)
+        usage = openai_chat_usage(data.get("usage"), images_sent=any(m.images for m in messages))
+        return Reply(text, self.model_id, usage, time.monotonic() - started, None)
 
     async def _stream(self, messages, system, config, on_delta) -> Reply:
         started = time.monotonic()
@@ -150,7 +152,7 @@ class OpenAIChatCandidate(ratelimit.LimitedChat):
                     raise RetryableError(f"{self.model_id}: the stream ended with an error: "
                                          f"{_error_message(event.encode(), 500)}")
                 if chunk.get("usage"):
-                    usage = _usage(chunk["usage"])
+                    usage = openai_chat_usage(chunk["usage"], images_sent=any(m.images for m in messages))
                 for choice in chunk.get("choices") or ():
                     text = (choice.get("delta") or {}).get("content")
                     if text:
@@ -172,12 +174,6 @@ def _without_userinfo(url: str) -> str:
     parts = urlsplit(url)
     host = parts.netloc.rpartition("@")[2]
     return urlunsplit(parts._replace(netloc=host))
-
-
-def _usage(data) -> Usage:
-    if not isinstance(data, dict):
-        return Usage()
-    return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0))
 
 
 def _error_message(body: bytes, status: int) -> str:

@@ -16,9 +16,10 @@ import os
 import time
 from collections.abc import Callable
 
-from benchmark.candidates.base import GenerationConfig, Usage
+from benchmark.candidates.base import GenerationConfig
 from benchmark.candidates.realtime_base import RealtimeError, RealtimeReply
 from benchmark.candidates.retry import RetryableError
+from benchmark.candidates.usage import openai_realtime_usage
 
 log = logging.getLogger(__name__)
 
@@ -158,10 +159,8 @@ class OpenAIRealtimeSession:
                 response = event.get("response") or {}
                 if response.get("status") == "failed":
                     raise RealtimeError(f"{self.model_id}: response failed: {response.get('status_details')}")
-                usage = response.get("usage") or {}
                 return RealtimeReply("".join(text), b"".join(audio), heard, first_text, first_audio,
-                                     time.monotonic() - started,
-                                     Usage(usage.get("input_tokens", 0), usage.get("output_tokens", 0)),
+                                     time.monotonic() - started, openai_realtime_usage(response.get("usage")),
                                      interrupted=response.get("status") == "cancelled",
                                      item=item_id if audio else None)
 

@@ -20,15 +20,21 @@ EPILOG = """examples:
   wearsim bench --via stream --staleness 0,250,500,1000,2000 --synthetic-frames --describer authored
   wearsim bench --via stream --frame-policy fps:0.2,fps:1,speech:1/0.3,change:0.02,end --staleness 250,2000 \
       --synthetic-frames --describer authored
+  wearsim bench --model openai-realtime:gpt-realtime-1.5 --via stream --budget 2.50 --output-dir runs/rt
+  wearsim bench --model openai:my-model --base-url URL --prices my-prices.toml --budget 1 --output-dir runs/mine
 `wearsim models` lists the model ids and which API keys are set.
 endpoints: --base-url is the candidate's only; the judges have --judge-base-url and --ranking-judge-base-url
 (default for an openai: judge: WEARSIM_JUDGE_BASE_URL, then OPENAI_BASE_URL), the stream server's describer
 --describer-base-url (or WEARSIM_DESCRIBER_BASE_URL). The manifest names a non-default endpoint by host only.
 response cache (--cache): replies stored by model, endpoint, prompt, temperature, reply cap and trial in
 WEARSIM_CACHE_DIR (default ~/.cache/wearsim); a rerun or --resume asks nothing twice. `wearsim cache stats|clear`.
-exit status: 0 done; 2 the run could not start (settings, bank, keys, run dir in use or made with other
-settings); 3 more than --max-error-rate of the cells errored (the report is still written); 130/143
-stopped by Ctrl-C/SIGTERM (finished cells are kept: rerun with --resume)
+cost: each reply's tokens by modality are recorded and priced with benchmark/prices.toml (USD per million
+tokens per model id; --prices FILE adds entries and replaces whole ones); summary.json and findings.md give
+the cost per trial, per condition and per correct Turn 2 answer. A model with no price has an unknown cost.
+exit status: 0 done; 2 the run could not start (settings, bank, keys, price file, a --budget with a model
+that has no price, run dir in use or made with other settings); 3 more than --max-error-rate of the cells
+errored (the report is still written); 4 stopped on --budget (the report is written; rerun with a larger
+--budget to finish); 130/143 stopped by Ctrl-C/SIGTERM (finished cells are kept: rerun with --resume)
 """
 
 
@@ -76,6 +82,14 @@ def register(subparsers) -> None:
     p.add_argument("--max-tokens-per-minute", metavar="N|PROVIDER=N,...",
                    help="the same for tokens (estimated as prompt characters / 4 plus --max-tokens, corrected by "
                         "the usage each reply reports)")
+    p.add_argument("--prices", metavar="FILE",
+                   help="a TOML price table (one table per model id, e.g. [\"openai:my-model\"] with text_input = "
+                        "0.5, text_output = 1.5, ... in USD per million tokens, plus date and source) that adds to "
+                        "and overrides the shipped benchmark/prices.toml")
+    p.add_argument("--budget", type=float, metavar="USD",
+                   help="start no new cell once the run's candidate and judge spend is above USD; the run dir "
+                        "stays resumable (the same command with a larger --budget finishes it). Every model the "
+                        "run asks needs a price")
     p.add_argument("--trials", type=int, default=1, metavar="N",
                    help="repeats of every (scenario, condition) cell (default 1); more than one is worth it "
                         "only when replies vary (--temperature above 0, or a nondeterministic API)")
@@ -176,6 +190,7 @@ def duplicate_ids(bank) -> list[str]:
 
 def run(args) -> int:
     import asyncio
+    import math
     import signal
     import time
     from datetime import datetime
@@ -211,6 +226,14 @@ def run(args) -> int:
             return _fail(f"{flag} must be at least {low}; got {value}")
     if not 0 <= args.max_error_rate <= 1:
         return _fail(f"--max-error-rate is a share from 0 to 1 (e.g. 0.05); got {args.max_error_rate}")
+    if args.budget is not None and not (math.isfinite(args.budget) and args.budget >= 0):
+        return _fail(f"--budget is an amount of US dollars, 0 or more (e.g. 2.50); got {args.budget}")
+    from benchmark.prices import PriceFileError, price_table
+
+    try:
+        prices = price_table(args.prices)
+    except PriceFileError as exc:
+        return _fail(f"--prices: {exc} (nothing was written)" if args.prices else str(exc))
     model_id = args.model or default_model_id()
     try:
         family = candidate_family(model_id)
@@ -240,6 +263,14 @@ def run(args) -> int:
         return _fail(str(exc))
     except (ValueError, RuntimeError) as exc:
         return _fail(str(exc))
+    if args.budget is not None:  # a budget that cannot be kept is refused, not ignored
+        unpriced = [f"{m} ({flag})" for flag, m in (("--model", model_id), ("--judge-model", judge_model),
+                                                    ("--ranking-judge-model", ranking_model))
+                    if m and prices.get(m) is None]
+        if unpriced:
+            return _fail(f"--budget needs a price for every model the run asks: no price for {', '.join(unpriced)} "
+                         f"in {prices.origin}; add one with --prices FILE (README: What a run costs). "
+                         "Nothing was written")
     describer_url = None
     if args.via == "stream" and args.describer.partition(":")[0] in ("openai", "gemini"):
         describer_url = effective_base_url(args.describer, args.describer_base_url
@@ -329,7 +360,7 @@ def run(args) -> int:
                             ranking_family=ranking_family, ranking_model=ranking_model, ranking_base_url=ranking_url),
         conditions=names, ranking_condition=args.ranking_condition, trials=args.trials,
         concurrency=args.concurrency, camera=not args.no_camera, repair_style=args.repair_style, stream=stream,
-        cache_dir=cache_dir, rate_limits=limits.describe())
+        cache_dir=cache_dir, rate_limits=limits.describe(), prices=prices, budget_usd=args.budget)
     try:  # locked and checked before any model starts; nothing is written yet
         prepared = open_run_dir(run_dir, build_manifest(bank, settings), resume=args.resume)
     except RunDirError as exc:
@@ -386,13 +417,19 @@ def run(args) -> int:
         from benchmark.report import write_report
         from benchmark.report.findings import headline, is_measurement
 
+        if counts.get("budget_line"):
+            print(counts["budget_line"], file=sys.stderr)
         summary = write_report(run_dir)
         print(headline(summary))
+        from benchmark.report.cost import cost_line
+
+        print(cost_line(summary))
         print(f"report: {run_dir / 'findings.md'}")
         if not is_measurement(summary) and summary["manifest"].get("judge_family") == "lexical":
             print(f"no accuracy from this run (findings.md says why); with a model judge: wearsim rescore {run_dir} "
                   f"--judge-family openai --output-dir {run_dir}-rescored")
-        return _error_rate_status(summary, run_dir, args.max_error_rate)
+        status = _error_rate_status(summary, run_dir, args.max_error_rate)
+        return 4 if status == 0 and (counts.get("budget") or {}).get("stopped_on_budget") else status
     finally:
         prepared.close()
 

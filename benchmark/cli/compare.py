@@ -7,6 +7,8 @@ import argparse
 EPILOG = """examples:
   wearsim compare runs/gpt-4o runs/gemini-2.0-flash
   wearsim compare runs/a runs/b --condition baseline --json
+  wearsim compare runs/a runs/b runs/c runs/d --html runs/compared   # accuracy against cost, every run
+Each run's cost is priced with the prices its manifest recorded (older runs: benchmark/prices.toml).
 """
 
 
@@ -22,22 +24,40 @@ def register(subparsers) -> None:
     )
     parser.add_argument("run_a", help="run dir or transcripts file A")
     parser.add_argument("run_b", help="run dir or transcripts file B")
+    parser.add_argument("more", nargs="*", metavar="RUN",
+                        help="more runs: listed and drawn with A and B on the accuracy-against-cost plot "
+                             "(the paired comparison is A against B)")
     parser.add_argument("--condition", help="condition to compare (default: the ranking condition of A)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    parser.add_argument("--html", metavar="DIR",
+                        help="also write DIR/comparison.html and DIR/accuracy_cost.png: balanced Turn 2 accuracy "
+                             "against the candidate's cost per trial, one point per run and condition")
     parser.set_defaults(run=run)
 
 
 def run(args) -> int:
     import json
     import sys
+    from pathlib import Path
 
     from benchmark.compare import compare_runs, render_comparison
     from benchmark.scoring import TranscriptError
 
     try:
-        result = compare_runs(args.run_a, args.run_b, args.condition)
+        result = compare_runs(args.run_a, args.run_b, args.condition, tuple(args.more))
     except (TranscriptError, ValueError) as exc:
         print(f"wearsim compare: {exc}", file=sys.stderr)
         return 1
-    print(json.dumps(result, indent=2) if args.json else render_comparison(result))
+    text = render_comparison(result)
+    print(json.dumps(result, indent=2) if args.json else text)
+    if args.html:
+        from benchmark.report.cost_plot import write_comparison_page
+        from benchmark.safe_files import UnsafePathError
+
+        try:
+            page = write_comparison_page(Path(args.html), text, result["points"])
+        except (OSError, UnsafePathError) as exc:
+            print(f"wearsim compare: cannot write {args.html}: {exc}", file=sys.stderr)
+            return 1
+        print(f"accuracy against cost: {page} (plot: {page.parent / 'accuracy_cost.png'})", file=sys.stderr)
     return 0

@@ -72,6 +72,9 @@ def run(args) -> int:
     print(headline(summary))
     print(f"trials {counts['trials']}, scored {counts['scored']}, unscored {counts['turn_2_unscored']}, "
           f"errored {counts['errored']}")
+    from benchmark.report.cost import cost_line
+
+    print(cost_line(summary))
     print(f"wrote {out / 'summary.json'}, {out / 'findings.md'}, {out / 'plots'}/")
     if page is not None:
         print(f"wrote {page}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from benchmark.candidates.base import Usage
 from benchmark.scenario import Scenario
 
 LABELS = ("current", "prior", "clarify", "abstain")
@@ -34,6 +35,7 @@ class Verdict:
     prompt: str = ""  # the rendered prompt (empty for the lexical judge)
     raw: str = ""  # the judge's raw reply text
     cached: bool = False  # the judge model's reply came from the response cache
+    usage: Usage | None = None  # the judge model's tokens over its attempts; None: no model was asked (lexical)
 
     @property
     def scored(self) -> bool:

@@ -33,9 +33,11 @@ class LLMJudge:
         messages = [Message("user", prompt)]
         raws: list[str] = []
         reason = ""
+        usage = None
         for attempt in range(2):
             reply = await self.model.respond(messages, system, self.config)
             raws.append(reply.text)
+            usage = reply.usage if usage is None else usage + reply.usage
             try:
                 label, rationale = parse_verdict(reply.text)
             except VerdictParseError as exc:
@@ -46,9 +48,9 @@ class LLMJudge:
                 ]
                 continue
             return Verdict(label, rationale, self.name, prompt=prompt, raw=RETRY_SEPARATOR.join(raws),
-                           cached=reply.cached)
+                           cached=reply.cached, usage=usage)
         return Verdict(
             None, "", self.name,
             unscored_reason=f"judge reply unreadable after one retry: {reason}",
-            prompt=prompt, raw=RETRY_SEPARATOR.join(raws), cached=reply.cached,
+            prompt=prompt, raw=RETRY_SEPARATOR.join(raws), cached=reply.cached, usage=usage,
         )

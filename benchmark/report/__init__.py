@@ -49,6 +49,7 @@ def write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir: 
 
 
 def _write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir: Path | None = None) -> dict:
+    from benchmark.budget import read_budget
     from benchmark.report.plots import draw_plots
     from benchmark.scoring import build_summary, load_trials
 
@@ -58,7 +59,7 @@ def _write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir:
     manifest = read_manifest(run_dir) if run_dir.is_dir() else {}
     if not manifest:
         manifest = {"source_transcripts": str(source)}
-    summary = build_summary(trial_set, manifest)
+    summary = build_summary(trial_set, manifest, read_budget(run_dir) if run_dir.is_dir() else None)
     out = Path(output_dir) if output_dir is not None else run_dir
     out.mkdir(parents=True, exist_ok=True)
     refuse_links(out, REPORT_OUTPUTS)

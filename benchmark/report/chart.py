@@ -265,8 +265,8 @@ class Axes:
     def legend(self, entries: list[tuple[str, str, str]], *, corner: str = "upper left", size: float = 10) -> None:
         """Entries (label, colour, kind): kind "patch" (a swatch), "line", "dashed", "dot" (a line
         with a circle) or "square" (a dashed line with a square).
-        `corner`: "upper left" or "upper right" inside the box, "above" (one row over the box)
-        or "below" (one column under the x label)."""
+        `corner`: "upper left" or "upper right" inside the box, "above" (one row over the box),
+        "below" (one column under the x label) or "outside right" (one column right of the box)."""
         step = line_height(size) + 3
         if corner == "above":
             widths = [28 + text_width(label, size) for label, _, _ in entries]
@@ -277,6 +277,7 @@ class Axes:
             return
         width = 24 + max(text_width(label, size) for label, _, _ in entries)
         x = self.right - 8 - width if corner == "upper right" else self.left + (0 if corner == "below" else 8)
+        x = self.right + 14 if corner == "outside right" else x
         y = self.bottom + 48 if corner == "below" else self.top + 8
         for i, (label, colour, kind) in enumerate(entries):
             self._legend_entry(x, y + step * (i + 0.5), label, colour, kind, size)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from benchmark.records import LATENCY_STAGES
+from benchmark.report.cost import budget_lead, cost_section
 from benchmark.scoring.trials import LABELS
 
 LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")  # line breaks and other control characters
@@ -183,10 +184,12 @@ def _headline(summary: dict) -> list[str]:
     boot = summary["primary"]["bootstrap"]
     gaps = sorted({int(g) for per in (summary.get("by_staleness") or {}).values() for g in per})
     errors = error_lead(summary, markdown=True)
+    stopped = budget_lead(summary, markdown=True)
     return [
         "# Findings",
         "",
         *([errors, ""] if errors else []),
+        *([stopped, ""] if stopped else []),
         headline(summary, markdown=True),
         "",
         *_lead(summary),
@@ -459,6 +462,7 @@ def render_findings(summary: dict) -> str:
     lines += _breakdown(summary, "by_cue_type", "shift type (cue_type)")
     lines += _breakdown(summary, "by_difficulty", "difficulty tier")
     lines += _staleness(summary) + _frame_policies(summary) + _perception(summary) + _latency(summary)
+    lines += cost_section(summary, table)
     lines += _confusion(summary) + _matrix(summary) + _judge_notes(summary) + _manifest(summary)
     lines += ["Plots: `plots/balanced_accuracy.png`, `plots/accuracy_by_cue_type.png`, `plots/confusion.png`.", ""]
     return "\n".join(lines)

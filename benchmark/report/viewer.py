@@ -14,6 +14,7 @@ from html import escape
 from pathlib import Path
 
 from benchmark.records import REPAIR_STYLES, TrialRecord, TurnResult
+from benchmark.report.cost import budget_lead, per_correct, tokens_text, usd
 from benchmark.report.findings import headline, interval, is_measurement, pct, scored_cells
 from benchmark.report.plots import PLOT_FILES
 from benchmark.safe_files import inside, refuse_links, write_atomic
@@ -132,18 +133,29 @@ def figures_html(summary: dict) -> str:
     out = ["<table>", *(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in facts), "</table>"]
     if manifest.get("judge_family") == "lexical":
         out.append('<p class="note">The judge is lexical (answer-list matching): not the publication judge.</p>')
+    stopped = budget_lead(summary)
+    if stopped:
+        out.append(f'<p class="headline unmeasured">{escape(stopped)}</p>')
     out.append("<table><tr><th>condition</th><th>balanced Turn 2 accuracy</th><th>95% CI</th>"
-               "<th>scored / cells</th><th>repair rate</th></tr>")
+               "<th>scored / cells</th><th>repair rate</th><th>candidate cost</th><th>judge cost</th>"
+               "<th>cost per correct Turn 2</th></tr>")
+    costs = (summary.get("cost") or {}).get("conditions") or {}
     for name, cond in summary["conditions"].items():
         scored, cells = scored_cells(summary, name)
         accuracy = pct(cond["balanced_accuracy"]) if is_measurement(summary, name) else "not a measurement"
         repair = cond["repair_rate"]
+        cost = costs.get(name) or {}
         out.append(f"<tr><td>{escape(name)}</td><td>{escape(accuracy)}</td>"
                    f"<td>{escape(interval(cond['ci_low'], cond['ci_high']))}</td>"
                    f"<td>{escape(str(scored))} / {escape(str(cells))}</td>"
                    f"<td>{escape(pct(repair['rate']))} ({escape(str(repair['k']))}/{escape(str(repair['n']))})</td>"
-                   "</tr>")
-    return "\n".join(out + ["</table>"])
+                   + "".join(f"<td>{escape(usd(cost.get(key)))}</td>" for key in ("candidate_usd", "judge_usd"))
+                   + f"<td>{escape(per_correct(cost) if cost else '-')}</td></tr>")
+    out.append("</table>")
+    unknown = ((summary.get("cost") or {}).get("run") or {}).get("unknown") or []
+    if unknown:
+        out.append('<p class="note">Cost unknown (never counted as 0): ' + escape("; ".join(unknown[:5])) + "</p>")
+    return "\n".join(out)
 
 
 def plots_html(plots_dir: Path) -> str:
@@ -235,7 +247,8 @@ def turn_facts(result: TurnResult) -> dict[str, str]:
     facts = {"camera source": i.camera_source or "none", "speech source": i.speech_source or "none",
              "context source": i.context_source or "none", "reply latency": f"{reply.latency_s:.2f} s",
              "first token": "-" if reply.first_token_s is None else f"{reply.first_token_s:.2f} s",
-             "tokens in/out": f"{reply.usage.input_tokens}/{reply.usage.output_tokens}"}
+             "tokens in/out": f"{reply.usage.input_tokens}/{reply.usage.output_tokens}",
+             "tokens by modality": tokens_text(reply.usage.to_json())}
     facts.update({k: "-" if v is None else f"{v:.3f} s" if isinstance(v, float) else str(v)
                   for k, v in result.metrics.to_json().items()})
     facts.update({k: str(v) for k, v in result.glasses.to_json().items()})
@@ -276,7 +289,8 @@ def turns_html(trial: TrialRecord, scenario: Scenario | None, frames: Frames, re
     return "\n".join(out + ([f'<div class="frames">{images}</div>'] if images else []))
 
 
-def trial_html(trial: TrialRecord, bank: dict[str, Scenario], frames: Frames, repair_style: str) -> str:
+def trial_html(trial: TrialRecord, bank: dict[str, Scenario], frames: Frames, repair_style: str,
+               prices=None) -> str:
     result = outcome(trial)
     label = trial.turn_2_label or "unscored"
     head = (f'<span class="badge o-{result}">{result}</span>{escape(trial.scenario_id)} · {escape(trial.condition)}'
@@ -285,6 +299,11 @@ def trial_html(trial: TrialRecord, bank: dict[str, Scenario], frames: Frames, re
     wall = "-" if trial.wall_s is None else f"{trial.wall_s:.1f} s"
     facts = (f"difficulty {trial.difficulty_tier}, domain {trial.activity_domain or '-'}, via {trial.via or '-'}, "
              f"candidate {trial.candidate_model or '-'}, wall {wall}")
+    if prices is not None and not trial.errored:
+        from benchmark.scoring.cost import candidate_cost, judge_cost
+
+        facts += (f", cost: candidate {usd(candidate_cost(trial, prices).usd)}, "
+                  f"judge {usd(judge_cost(trial, prices).usd)}")
     body = [f'<p class="note">{escape(facts)}</p>']
     if trial.error:
         body.append(f'<p class="o-error"><b>error:</b> {escape(trial.error)}</p>')
@@ -305,7 +324,10 @@ def render_page(summary: dict, trials: list[TrialRecord], *, title: str, finding
     bank, bank_note = open_bank(manifest)
     frames = Frames(media_root)
     style = manifest.get("repair_style") if manifest.get("repair_style") in REPAIR_STYLES else "named"
-    rows = [trial_html(t, bank, frames, style) for t in sorted(trials, key=lambda t: t.cell)]
+    from benchmark.prices import table_from_manifest
+
+    prices = table_from_manifest(manifest)[0]
+    rows = [trial_html(t, bank, frames, style, prices) for t in sorted(trials, key=lambda t: t.cell)]
     measured = "measured" if is_measurement(summary) else "unmeasured"
     findings_block = (f"<details><summary>findings.md</summary><pre>{escape(findings)}</pre></details>"
                       if findings else "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from benchmark.scoring import metrics, stats
+from benchmark.scoring.cost import cost_summary
 from benchmark.records import TrialRecord
 from benchmark.scoring.trials import TrialSet
 
@@ -24,7 +25,8 @@ def ranking_condition(trials: tuple[TrialRecord, ...], manifest: dict) -> tuple[
     return present[0], "no baseline condition in the transcripts; first condition by name"
 
 
-def build_summary(trial_set: TrialSet, manifest: dict | None = None) -> dict:
+def build_summary(trial_set: TrialSet, manifest: dict | None = None, budget: dict | None = None) -> dict:
+    """`budget`: the run dir's budget.json as `benchmark.budget.read_budget` reads it (a `--budget` run)."""
     manifest = dict(manifest or {})
     trials = trial_set.trials
     ranking, why = ranking_condition(trials, manifest)
@@ -102,4 +104,5 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None) -> dict:
         "counts": metrics.counts(trials, trial_set.superseded),
         "latency": metrics.latency(trials),
         "perception": metrics.perception(trials),
+        "cost": cost_summary(trials, manifest, budget),
     }

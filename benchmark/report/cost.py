@@ -1,0 +1,114 @@
+"""What a run cost, as findings.md, the terminal and the viewer show it (from summary.json's `cost`)."""
+
+from __future__ import annotations
+
+
+def usd(value: float | None) -> str:
+    """Dollars with enough digits for a fraction of a cent; `unknown` for null."""
+    if value is None:
+        return "unknown"
+    if value == 0:
+        return "$0"
+    if abs(value) < 0.000001:
+        return f"${value:.1e}"
+    if abs(value) >= 1:
+        return f"${value:,.2f}"
+    return f"${value:.6f}".rstrip("0")
+
+
+def per_correct(row: dict) -> str:
+    """A cost block's spend per correct Turn 2 answer, or why there is none."""
+    if row.get("per_correct_turn2_usd") is None and row.get("correct_turn2") == 0:
+        return "n/a (no correct answer)"
+    return usd(row.get("per_correct_turn2_usd"))
+
+
+def _block(summary: dict) -> dict:
+    return summary.get("cost") or {}
+
+
+def budget_lead(summary: dict, *, markdown: bool = False) -> str | None:
+    """When the run stopped on its budget: the line that says so, and how many cells remain."""
+    budget = _block(summary).get("budget") or {}
+    if not budget.get("stopped_on_budget"):
+        return None
+    why = ("a reply's cost could not be known (" + "; ".join(budget.get("unknown") or []) + ")"
+           if budget.get("unknown") else
+           f"{usd(budget.get('spent_usd'))} spent of the {usd(budget.get('budget_usd'))} budget")
+    lead = f"The run stopped on its budget: {budget.get('cells_remaining')} cells remain"
+    if markdown:
+        return (f"**{lead}** ({why}). No new cell started once the budget was passed; the numbers below cover "
+                "the cells that ran. The same `wearsim bench` command with a larger `--budget` finishes the run.")
+    return f"{lead} ({why})"
+
+
+def cost_line(summary: dict) -> str:
+    """One line for `wearsim bench`: the ranking condition's cost."""
+    block = _block(summary)
+    condition = summary["primary"]["condition"]
+    row = (block.get("conditions") or {}).get(condition)
+    if not row:
+        return "cost: no finished trials"
+    text = (f"cost ({condition}): candidate {usd(row['candidate_usd'])}, judge {usd(row['judge_usd'])} over "
+            f"{row['trials']} trials; per correct Turn 2 answer {per_correct(row)}")
+    if row["unknown"]:
+        text += f" (unknown: {'; '.join(row['unknown'][:3])})"
+    return text
+
+
+def tokens_text(tokens: dict | None) -> str:
+    """A usage object (`Usage.to_json`) in words; `?` where the provider did not say."""
+    if not tokens:
+        return "none (no model was asked)"
+
+    def part(name: str) -> str:
+        value = tokens.get(name)
+        return "?" if value is None else f"{value:,}"
+
+    return (f"in {tokens['input_tokens']:,} (text {part('input_text_tokens')}, audio {part('input_audio_tokens')}, "
+            f"image {part('input_image_tokens')}; cached {part('cached_input_tokens')}), out "
+            f"{tokens['output_tokens']:,} (text {part('output_text_tokens')}, audio {part('output_audio_tokens')})")
+
+
+def cost_section(summary: dict, table) -> list[str]:
+    """findings.md's "Cost" section; `table` is findings' markdown table builder."""
+    block = _block(summary)
+    rows = block.get("conditions") or {}
+    if not rows:
+        return []
+    lines = ["## Cost", "",
+             f"USD, priced with {block.get('prices_from', 'the shipped table')}: each reply's tokens by modality "
+             "(text, audio, image; cached input apart) times the model's price per million tokens. Per correct "
+             "Turn 2 answer: the candidate's spend divided by its correct Turn 2 answers. A model or a kind of "
+             "token with no price gives an unknown cost, never 0. Errored trials are left out (their replies "
+             "are not recorded).", ""]
+    lines += table(["condition", "candidate", "judge", "candidate per trial", "judge per trial",
+                    "per correct Turn 2", "correct / trials"],
+                   [[name, usd(r["candidate_usd"]), usd(r["judge_usd"]), usd(r["candidate_usd_per_trial"]),
+                     usd(r["judge_usd_per_trial"]), per_correct(r),
+                     f"{r['correct_turn2']} / {r['trials']}"] for name, r in rows.items()])
+    for condition, gaps in (block.get("by_staleness") or {}).items():
+        lines += ["", f"Per staleness gap ({condition}):", ""]
+        lines += table(["gap", "candidate", "per trial", "per correct Turn 2", "correct / trials"],
+                       [[f"{gap} ms", usd(r["candidate_usd"]), usd(r["candidate_usd_per_trial"]), per_correct(r),
+                         f"{r['correct_turn2']} / {r['trials']}"] for gap, r in gaps.items()])
+    for condition, policies in (block.get("by_frame_policy") or {}).items():
+        lines += ["", f"Per frame policy ({condition}):", ""]
+        lines += table(["policy", "candidate", "per trial", "per correct Turn 2", "correct / trials"],
+                       [[f"`{policy}`", usd(r["candidate_usd"]), usd(r["candidate_usd_per_trial"]), per_correct(r),
+                         f"{r['correct_turn2']} / {r['trials']}"] for policy, r in policies.items()])
+    run = block.get("run") or {}
+    lines += ["", f"Tokens of the candidate: {tokens_text(run.get('candidate_tokens'))}.",
+              f"Tokens of the judges: {tokens_text(run.get('judge_tokens'))}. (`?`: the provider did not say.)"]
+    unknown = run.get("unknown") or []
+    if unknown:
+        lines += ["", "Why a cost is unknown:", "", *(f"- {why}" for why in unknown[:10])]
+    for problem in block.get("price_problems") or []:
+        lines += ["", f"- a recorded price could not be read: {problem}"]
+    budget = block.get("budget")
+    if budget:
+        lines += ["", f"Budget: {usd(budget['budget_usd'])}; spent by the run (replies from the response cache "
+                      f"not counted again): {usd(budget['spent_usd'])}"
+                  + (f"; stopped with {budget['cells_remaining']} cells not run." if budget["stopped_on_budget"]
+                     else ".")]
+    return lines + [""]
