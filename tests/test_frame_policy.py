@@ -301,3 +301,21 @@ def test_a_realtime_api_gets_exactly_the_images_the_records_say_were_sent(tmp_pa
         by_policy[record["frame_policy"]] += sum(t["frames"]["sent"] for t in record["turns"])
     # `end`: one frame per camera turn and the context; `change`: one per scene
     assert by_policy["end"] <= 2 * 2 + 2 and by_policy["change:0.01/2"] <= 3 * 2
+
+
+def test_a_hello_with_a_malformed_policy_is_bad_hello_and_serve_refuses_one_at_start():
+    import subprocess
+    import sys
+
+    for bad in ("fps:0", "every:2", 3):
+        with pytest.raises(wire.WireError) as caught:
+            wire.parse_hello(wire.encode_message("hello", protocol=1, config={"frame_policy": bad}))
+        assert caught.value.code == "bad_hello" and "\n" not in caught.value.message
+    config = wire.parse_hello(wire.encode_message("hello", protocol=1, config={"frame_policy": " change:0.05 "}))[1]
+    assert config.frame_policy == "change:0.05/2"  # stored in its one spelling
+    for field, value in (("frame_size", 5000), ("frame_quality", 101), ("frame_size", True)):
+        with pytest.raises(wire.WireError):
+            wire.parse_hello(wire.encode_message("hello", protocol=1, config={field: value}))
+    done = subprocess.run([sys.executable, "-m", "benchmark", "serve", "--frame-policy", "fps:99", "--port", "9"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.startswith("error: --frame-policy: frame policy 'fps:99'")

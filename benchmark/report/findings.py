@@ -387,7 +387,7 @@ def _frame_policies(summary: dict) -> list[str]:
     for condition, per in sweep.items():
         lines += [f"### {condition}", "", *table(header, [row(f"`{p}`", cells) for p, cells in per.items()]), ""]
         gaps = [(p, gap, cells) for p, per_policy in per.items() for gap, cells in (per_policy.get("by_gap") or {}).items()]
-        if gaps:
+        if len({gap for _, gap, _ in gaps}) > 1:
             lines += [f"Per Turn 2 gap (speech began this many ms after the scene changed), {condition}:", "",
                       *table(["policy", "gap", *header[1:]],
                              [[f"`{p}`", f"{gap} ms", *row(p, cells)[1:]] for p, gap, cells in gaps]), ""]

@@ -180,18 +180,22 @@ def plot_frame_policies(summary: dict, path: Path) -> None:
     legend_height = 16 * len(entries)
     warning = not_measured_title(summary, list(series))
     top = 58 + 18 * warning.count("\n")
-    pooled = any(cells.get("by_gap") for per in series.values() for cells in per.values())
+    gaps = sorted({int(g) for per in series.values() for cells in per.values() for g in cells.get("by_gap") or {}})
+    where = (f"; Turn 2 gaps {', '.join(map(str, gaps))} ms pooled" if len(gaps) > 1
+             else f"; Turn 2 gap {gaps[0]} ms" if gaps else "")
     fig = Figure(760, 440 + legend_height + top - 58,
-                 "Frame policy: accuracy and stale frames against frames sent\n95% Wilson intervals"
-                 + ("; Turn 2 gaps pooled" if pooled else "") + warning, title_colour=WARN if warning else INK)
+                 "Frame policy: accuracy and stale frames against frames sent\n95% Wilson intervals" + where
+                 + warning, title_colour=WARN if warning else INK)
     ax = fig.axes(70, top, 30, 70 + legend_height, x=(-0.04 * right, right), y=(-0.02, 1.08))
     for i, (condition, per) in enumerate(series.items()):
         for k, (key, shape) in enumerate((("accuracy", "o"), ("stale_frame_rate", "s"))):
             colour = palette(2 * i + k)
+            shift = (2 * i + k - (2 * len(series) - 1) / 2) * 0.012 * right  # side by side, intervals apart
             for policy, cells in per.items():
                 cell, x = cells.get(key), cells.get("frames_per_minute")
                 if not cell or cell["accuracy"] is None or x is None:
                     continue
+                x += shift
                 if cell["ci_low"] is not None:
                     ax.interval(x, cell["ci_low"], cell["ci_high"], colour=colour, cap=4)
                 ax.marker(x, cell["accuracy"], colour=colour, shape=shape)
