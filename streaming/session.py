@@ -43,6 +43,11 @@ early says how much was heard (`reply.cut`); that goes to the backend in
 the same order as audio and frames (`backend.reply_cut`), so a realtime
 API's conversation keeps only the part the user heard.
 
+Audio keeps the stream's clock: when a chunk's stream time jumps past where
+the last one ended by 30 ms to 5 s (the glasses' uplink lost a chunk), the
+gap is filled with silence before it, for voice activity and for a realtime
+API alike, and kept in `audio_gaps_ms`.
+
 Turns are numbered by final transcripts: the first utterance is turn 1, the
 second turn 2, the third (the repair) turn 3.
 """
@@ -69,6 +74,9 @@ from streaming.wire import KIND_AUDIO, Media, SessionConfig
 
 Send = Callable[[wire.ServerEvent], Awaitable[None]]
 TURN_END = "turn.end"
+BYTES_PER_MS = 32  # PCM16 mono at 16 kHz
+MIN_AUDIO_GAP_MS = 30  # a jump in the audio's stream times this long or longer is filled with silence
+MAX_AUDIO_GAP_MS = 5000  # a longer jump is a new stretch of audio (a paused microphone), not a loss
 MAX_HELD_FRAMES = 64  # sent frames waiting for a reply to end before they go to a realtime API
 
 
@@ -102,6 +110,8 @@ class Session:
         self._frame_log: list[list] = []  # [t_ms, bytes sent or None] per frame offered, not yet in a turn
         self._sent_ms: deque[int] = deque(maxlen=10_000)  # stream times of the frames sent in turns counted
         self._window_from: int | None = None  # stream time the next turn's frame facts count from
+        self._audio_end_ms: int | None = None  # stream time where the last audio chunk ended
+        self.audio_gaps_ms: list[tuple[int, int]] = []  # (start, length) of the silence put in for lost audio
         self.turn = 0
         self.max_pending_audio = max_pending_audio
         self.pending_audio = 0  # bytes of audio queued for the worker
@@ -175,11 +185,23 @@ class Session:
                         first = self.frames.frames[0].t_ms if self.frames.frames else item.t_ms
                         self._window_from = min(item.t_ms, first)
                     await self._gate_frames(item.t_ms)
-                    await self._to_backend(item)
-                    for event in await self.segmenter.feed(item.payload, item.t_ms):
-                        await self._on_speech(event)
+                    for chunk in self._with_gap(item):
+                        await self._to_backend(chunk)
+                        for event in await self.segmenter.feed(chunk.payload, chunk.t_ms):
+                            await self._on_speech(event)
             finally:
                 self._working = False
+
+    def _with_gap(self, audio: Media) -> list[Media]:
+        """The chunk, after silence for the stream time no audio came for (a chunk the uplink
+        lost), so voice activity and a realtime API keep the stream's timing."""
+        gap = 0 if self._audio_end_ms is None else audio.t_ms - self._audio_end_ms
+        chunks = [audio]
+        if MIN_AUDIO_GAP_MS <= gap <= MAX_AUDIO_GAP_MS:
+            chunks.insert(0, Media(KIND_AUDIO, self._audio_end_ms, bytes(gap * BYTES_PER_MS)))
+            self.audio_gaps_ms.append((self._audio_end_ms, gap))
+        self._audio_end_ms = audio.t_ms + len(audio.payload) // BYTES_PER_MS
+        return chunks
 
     @property
     def _reply_finished(self) -> bool:
