@@ -50,6 +50,16 @@ SHARE_OF_LIMITS = 0.95
 
 
 @dataclass(frozen=True)
+class Delivery:
+    """What the uplink did to one turn's sends: the stream times of the audio chunks and
+    frames it lost (never sent), and the mean delay of the rest (None without an uplink)."""
+
+    lost_audio_ms: tuple[int, ...] = ()
+    lost_frames_ms: tuple[int, ...] = ()
+    mean_delay_ms: float | None = None
+
+
+@dataclass(frozen=True)
 class TurnEvents:
     """What the server said about one finished turn."""
 
@@ -127,9 +137,24 @@ class GlassesClient:
             for done in self._turn_done.values():
                 done.set()
 
-    async def play(self, plan: TurnPlan, pacer: Pacer) -> None:
+    async def play(self, plan: TurnPlan, pacer: Pacer, uplink=None) -> Delivery:
+        """Send the turn's timeline, each item when `pacer` reaches its time. With an `uplink`
+        (`simulator.impairments.Uplink`), an item goes when the uplink delivers it, or never
+        when the uplink loses it; the items keep their stream times."""
+        schedule, lost_audio, lost_frames, delays = [], [], [], []
+        last = float("-inf")
         for item in plan.items:
-            await pacer.wait(item.t_ms)
+            at = float(item.t_ms)
+            if uplink is not None and item.kind != "turn.end":
+                at = uplink.deliver(item.t_ms, item.kind, len(item.payload))
+                if at is None:
+                    (lost_audio if item.kind == "audio" else lost_frames).append(item.t_ms)
+                    continue
+                delays.append(at - item.t_ms)
+            last = max(last, at)  # one socket: nothing overtakes what went before
+            schedule.append((last, item))
+        for at, item in schedule:
+            await pacer.wait(at)
             if item.kind == "turn.end":
                 await self._ws.send(wire.encode_message("turn.end", t_ms=item.t_ms))
             elif item.kind == "frame":
@@ -140,6 +165,8 @@ class GlassesClient:
             else:
                 await self._audio_rate.take(len(item.payload))
                 await self._ws.send(wire.encode_media(wire.KIND_AUDIO, item.t_ms, item.payload))
+        return Delivery(tuple(lost_audio), tuple(lost_frames),
+                        round(sum(delays) / len(delays), 1) if delays else None)
 
     async def wait_turn(self, turn: int, timeout: float = 600.0) -> TurnEvents:
         """The turn's input, reply and metrics (the last of each), once its metrics arrived."""
