@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, NamedTuple
 
 from benchmark.candidates.base import Message, Reply, Usage, UsageError
 from benchmark.judges.base import LABELS, JudgeCase, Verdict
@@ -200,9 +200,22 @@ class GlassesFacts:
     synthetic_frames: bool | None = None  # frames drawn from the authored camera text
     lead_ms: int | None = None  # silence before the speech (the staleness gap on a sweep's Turn 2)
     script: str | None = None  # the scenario's line the glasses spoke (word error rate reference)
+    camera_script: str | None = None  # the authored camera text of the turn's scene (camera similarity reference)
+    impairment: str | None = None  # the impairment profile the turn was played under
+    impairment_seed: int | None = None  # the seed of its random draws
+    frames_degraded: int | None = None  # frames the profile's video impairments changed
+    audio_lost_ms: tuple[int, ...] = ()  # stream times of the audio chunks the uplink lost (the server heard a gap)
+    frames_lost_ms: tuple[int, ...] = ()  # stream times of the frames the uplink lost (never sent)
+    uplink_delay_ms: float | None = None  # mean delay the uplink added to what it delivered
+
+    KINDS: ClassVar[dict[str, type]] = {
+        "speech_media": str, "frames_sent": bool, "synthetic_frames": bool, "lead_ms": int, "script": str,
+        "camera_script": str, "impairment": str, "impairment_seed": int, "frames_degraded": int,
+        "audio_lost_ms": list, "frames_lost_ms": list, "uplink_delay_ms": float}
 
     def to_json(self) -> dict:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__ if getattr(self, name) is not None}
+        data = {name: getattr(self, name) for name in self.KINDS if getattr(self, name) not in (None, ())}
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
 
     @classmethod
     def from_json(cls, data: Any, where: str = "glasses") -> "GlassesFacts":
@@ -210,13 +223,27 @@ class GlassesFacts:
             return cls()
         if not isinstance(data, dict):
             raise RecordError([f"{where}: expected an object, got {type(data).__name__}"])
-        kinds = {"speech_media": str, "frames_sent": bool, "synthetic_frames": bool, "lead_ms": int, "script": str}
-        problems = [f"{where}: field '{name}' must be {kind.__name__} or null, got {data[name]!r}"[:300]
+        kinds = {name: (int, float) if kind is float else kind for name, kind in cls.KINDS.items()}
+        problems = [f"{where}: field '{name}' must be {cls.KINDS[name].__name__} or null, got {data[name]!r}"[:300]
                     for name, kind in kinds.items() if data.get(name) is not None
-                    and (not isinstance(data[name], kind) or (kind is int and isinstance(data[name], bool)))]
+                    and (not isinstance(data[name], kind) or (kind is not bool and isinstance(data[name], bool)))]
+        for name in ("audio_lost_ms", "frames_lost_ms"):
+            if isinstance(data.get(name), list) and not all(isinstance(t, int) for t in data[name]):
+                problems.append(f"{where}: field '{name}' must be a list of integers (ms)")
         if problems:
             raise RecordError(problems)
-        return cls(**{name: data.get(name) for name in kinds})
+        values = {name: data.get(name) for name in kinds}
+        for name in ("audio_lost_ms", "frames_lost_ms"):
+            values[name] = tuple(values[name] or ())
+        return cls(**values)
+
+
+class SweepPoint(NamedTuple):
+    """Where a stream cell sits on the sweep axes; each None when that axis is not swept."""
+
+    staleness_ms: int | None = None
+    frame_policy: str | None = None
+    impairment: str | None = None
 
 
 SCENES = ("current", "earlier", "unknown")  # which scene the newest frame sent showed
@@ -435,6 +462,7 @@ class TrialRecord:
     turn_3_previous_judge_label: str | None = None
     staleness_ms: int | None = None  # staleness sweep: Turn 2 speech began this long after the scene change
     frame_policy: str | None = None  # frame policy sweep: the policy this cell ran under
+    impairment: str | None = None  # impairment sweep: the profile this cell's glasses played under
     error: str | None = None
     wall_s: float | None = None
     schema_version: int = SCHEMA_VERSION
@@ -442,10 +470,13 @@ class TrialRecord:
     # -- what scoring reads
     @property
     def cell(self) -> tuple:
-        """(scenario, condition, trial), plus the staleness gap and the frame policy in a sweep."""
-        cell = (self.scenario_id, self.condition, self.trial)
-        cell += () if self.staleness_ms is None else (self.staleness_ms,)
-        return cell + (() if self.frame_policy is None else (self.frame_policy,))
+        """(scenario, condition, trial), plus the staleness gap, frame policy and impairment profile
+        in a sweep."""
+        return (self.scenario_id, self.condition, self.trial, *(v for v in self.sweep if v is not None))
+
+    @property
+    def sweep(self) -> SweepPoint:
+        return SweepPoint(self.staleness_ms, self.frame_policy, self.impairment)
 
     @property
     def errored(self) -> bool:
@@ -684,6 +715,7 @@ class _Reader:
             turn_2_previous_judge_label=self.label("turn_2_previous_judge_label"),
             turn_3_previous_judge_label=self.label("turn_3_previous_judge_label"),
             staleness_ms=self.integer("staleness_ms"), frame_policy=self.text("frame_policy"),
+            impairment=self.text("impairment"),
             error=error, wall_s=wall if isinstance(wall, (int, float)) else None,
             schema_version=raw.get("schema_version") if isinstance(raw.get("schema_version"), int) else 0,
         )

@@ -36,12 +36,13 @@ from benchmark.prices import PriceTable, price_table
 from benchmark.protocol import Conversation, run_trial
 from benchmark.records import TrialRecord
 from benchmark.safe_files import UnsafePathError, check_target, open_append, refuse_links, write_atomic
+from benchmark.records import SweepPoint
 from benchmark.scenario import Bank, Condition, Scenario
 from benchmark.scoring.trials import TornTail, scan_transcripts
 
-# (scenario, condition, staleness_ms or None, frame policy or None) -> the `Conversation` of one trial;
-# `wearsim bench` makes it
-ConversationFactory = Callable[[Scenario, Condition, "int | None", "str | None"], Conversation]
+# (scenario, condition, the cell's place on the stream's sweep axes, trial) -> the `Conversation` of one
+# trial; `wearsim bench` makes it
+ConversationFactory = Callable[[Scenario, Condition, SweepPoint, int], Conversation]
 
 # manifest fields that must match for a run dir to be resumed: every setting
 # that can change a result (`concurrency` only changes how fast it comes)
@@ -50,7 +51,7 @@ RESUME_KEYS = (
     "judge_prompt_sha256", "candidate_model", "candidate_model_file", "judge_family", "judge_model",
     "ranking_judge_family", "ranking_judge_model", "temperature", "max_tokens", "camera_injection",
     "repair_style", "via", "conditions", "ranking_condition", "trials", "scenario_ids", "staleness_ms",
-    "frame_policies", "frame_size", "frame_quality", "synthetic_frames", "describer", "speed", "media_root", "asr_model", "output",
+    "frame_policies", "frame_size", "frame_quality", "impairments", "impairment_seed", "synthetic_frames", "describer", "speed", "media_root", "asr_model", "output",
 )
 # The manifest's endpoints (candidate_endpoint, judge_endpoint, ...) are recorded but may
 # change on resume: a server may move (a local one gets a new port each start) while
@@ -61,7 +62,8 @@ _NOT_RECORDED = object()
 LEGACY_RESUME_VALUES = {"max_tokens": 300, "speed": _NOT_RECORDED, "candidate_model_file": _NOT_RECORDED,
                         "candidate_endpoint": _NOT_RECORDED, "judge_endpoint": _NOT_RECORDED,
                         "ranking_judge_endpoint": _NOT_RECORDED, "describer_endpoint": _NOT_RECORDED,
-                        "output": "text", "frame_policies": [], "frame_size": 0, "frame_quality": 0}
+                        "output": "text", "frame_policies": [], "frame_size": 0, "frame_quality": 0,
+                        "impairments": [], "impairment_seed": None}
 LOCK_NAME = ".lock"
 CACHE_LOG = "cache_log.jsonl"  # per cell: which replies came from the response cache
 AUDIO_DIR = "audio"  # spoken replies (--output audio), one WAV per turn
@@ -110,6 +112,9 @@ class StreamSettings:
     """`--via stream`: the simulated glasses, and the server and perception behind them."""
     staleness_ms: tuple[int, ...] = ()  # the staleness sweep: one cell per Turn 2 gap
     frame_policies: tuple[str, ...] = ()  # the frame policy sweep: one cell per policy (none: the server's)
+    impairments: tuple[str, ...] = ()  # the impairment sweep: one cell per profile (none: unimpaired)
+    impairments_file: str | None = None  # user profiles over the shipped ones
+    impairment_seed: int = 0  # each cell's draws come from this and the cell
     frame_size: int = 0  # longer side of a sent frame (0: as captured)
     frame_quality: int = 0  # JPEG quality of a sent frame (0: as captured)
     synthetic_frames: bool = False
@@ -120,6 +125,15 @@ class StreamSettings:
     speed: float | None = None  # pacing (None: as fast as the server takes it)
     server: str | None = None  # ws://HOST:PORT of a running server (None: one is started in-process)
     token: str | None = field(default=None, repr=False)  # that server's token: never recorded
+
+
+def sweep_points(stream: "StreamSettings | None") -> list[SweepPoint]:
+    """Every place on the stream's sweep axes a cell runs at: gaps x policies x profiles (one
+    point, all None, without a sweep or on the text proxy)."""
+    gaps = (stream.staleness_ms if stream else ()) or (None,)
+    policies = (stream.frame_policies if stream else ()) or (None,)
+    profiles = (stream.impairments if stream else ()) or (None,)
+    return [SweepPoint(g, p, i) for g in gaps for p in policies for i in profiles]
 
 
 @dataclass(frozen=True)
@@ -201,6 +215,8 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "speed": stream.speed,
         "staleness_ms": list(stream.staleness_ms),
         "frame_policies": list(stream.frame_policies),
+        "impairments": list(stream.impairments),
+        "impairment_seed": stream.impairment_seed if stream.impairments else None,
         "frame_size": stream.frame_size,
         "frame_quality": stream.frame_quality,
         "synthetic_frames": stream.synthetic_frames,
@@ -386,8 +402,7 @@ def _check_run_dir(run_dir: Path, manifest: dict, lock: RunDirLock) -> PreparedR
             raise RunDirError(f"cannot resume: {scanned.problems[0]}{more}; fix or delete that line, "
                               "or choose another --output-dir")
         torn = scanned.torn_tail
-        done = {(r.condition, r.scenario_id, r.trial, r.staleness_ms, r.frame_policy)
-                for r in scanned.records if not r.errored}
+        done = {(r.condition, r.scenario_id, r.trial, r.sweep) for r in scanned.records if not r.errored}
     return PreparedRun(run_dir, manifest, done, lock, torn, resuming=old is not None and has_trials)
 
 
@@ -409,6 +424,7 @@ def save_reply_audio(run_dir: Path, record: TrialRecord) -> TrialRecord:
 
     gap = "" if record.staleness_ms is None else f"-s{record.staleness_ms}"
     gap += "" if record.frame_policy is None else f"-{_file_name(record.frame_policy.replace(':', '-'))}"
+    gap += "" if record.impairment is None else f"-{_file_name(record.impairment)}"
     turns = []
     for turn in record.turns:
         reply = turn.reply
@@ -467,17 +483,15 @@ class TranscriptWriter:
 
 class CacheLogWriter:
     """`cache_log.jsonl`: one line per cell that used the response cache,
-    `{"cell": [condition, scenario, trial, staleness_ms, frame_policy], "replies": {role:
+    `{"cell": [condition, scenario, trial, staleness_ms, frame_policy, impairment], "replies": {role:
     {"from_cache": n, "requested": n}}}`; a resumed run appends (a later line
     for the same cell replaces an earlier one)."""
 
     def __init__(self, path: Path):
         self.handle = open_append(path, text=True)
 
-    def append(self, condition: str, scenario_id: str, trial: int, gap: int | None, policy: str | None,
-               replies: dict) -> None:
-        self.handle.write(json.dumps({"cell": [condition, scenario_id, trial, gap, policy],
-                                      "replies": replies}) + "\n")
+    def append(self, condition: str, scenario_id: str, trial: int, point: SweepPoint, replies: dict) -> None:
+        self.handle.write(json.dumps({"cell": [condition, scenario_id, trial, *point], "replies": replies}) + "\n")
         self.handle.flush()
 
     def close(self) -> None:
@@ -580,11 +594,10 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
     try:
         prepared.start()
         done = prepared.done
-        gaps = (settings.stream.staleness_ms if settings.stream else ()) or (None,)
-        policies = (settings.stream.frame_policies if settings.stream else ()) or (None,)
-        cells = [(c, s, t, g, p) for c in settings.conditions for s in bank.scenarios for t in range(settings.trials)
-                 for g in gaps for p in policies if (c, s.scenario_id, t, g, p) not in done]
-        total = len(settings.conditions) * len(bank.scenarios) * settings.trials * len(gaps) * len(policies)
+        points = sweep_points(settings.stream)
+        cells = [(c, s, t, p) for c in settings.conditions for s in bank.scenarios for t in range(settings.trials)
+                 for p in points if (c, s.scenario_id, t, p) not in done]
+        total = len(settings.conditions) * len(bank.scenarios) * settings.trials * len(points)
         print(f"{len(cells)} cells to run ({total - len(cells)} already finished) -> {run_dir}", file=sys.stderr)
         budget = open_budget(settings, run_dir)
         if not cells:
@@ -620,11 +633,10 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
             ranking_judge = await ranking_ctx.__aenter__() if ranking_ctx else None
             ticking = asyncio.create_task(ticker())
             try:
-                async def run_cell(condition_name: str, scenario: Scenario, trial: int, gap: int | None,
-                                   policy: str | None) -> None:
+                async def run_cell(condition_name: str, scenario: Scenario, trial: int, point: SweepPoint) -> None:
                     condition = bank.condition(condition_name)
                     cell = dict(scenario_id=scenario.scenario_id, condition=condition_name, trial=trial,
-                                staleness_ms=gap, frame_policy=policy, via=settings.via, candidate_model=settings.candidate.model_id,
+                                **point._asdict(), via=settings.via, candidate_model=settings.candidate.model_id,
                                 system_prompt=condition.system_prompt)
                     CURRENT_TRIAL.set(trial)  # this task's context: the cache keys candidate replies by trial
                     events: list = []
@@ -637,7 +649,7 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                         started = time.monotonic()
                         talk = None
                         try:
-                            talk = conversation(scenario, condition, gap, policy)
+                            talk = conversation(scenario, condition, point, trial)
                             record = (await run_trial(talk, scenario, judge, ranking_judge, meter)).replace(**cell)
                         except Exception as exc:  # recorded, excluded from metrics, counted
                             record = TrialRecord(
@@ -654,8 +666,7 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                     if budget is not None:
                         write_budget(run_dir, budget)
                     if cache_log is not None and events:
-                        cache_log.append(condition_name, scenario.scenario_id, trial, gap, policy,
-                                         summarise_log(events))
+                        cache_log.append(condition_name, scenario.scenario_id, trial, point, summarise_log(events))
                         for _, hit in events:
                             cache_totals["from_cache" if hit else "requested"] += 1
                     progress.update(record)

@@ -37,7 +37,7 @@ class StreamConversation:
                  speed: float | None = None, token: str | None = None, describer: str = "opencv",
                  silence_ms: int = 1500, media_root: Path | None = None, staleness_ms: int | None = None,
                  synthetic_frames: bool = False, output: str = "text", frame_policy: str | None = None,
-                 frame_size: int = 0, frame_quality: int = 0):
+                 frame_size: int = 0, frame_quality: int = 0, impairment=None):
         self.scenario = scenario
         self.condition = condition
         self.server_url = server_url
@@ -56,6 +56,8 @@ class StreamConversation:
         self.frame_policy = frame_policy  # None: the server's default
         self.frame_size, self.frame_quality = frame_size, frame_quality
         self.scenes: dict[int, str] = {}  # stream time -> the scene of each frame played
+        self.impairment = impairment  # a `simulator.impairment_profiles.Profile` (its seed set), or None
+        self.uplink = None  # the impaired uplink of this session, made when it opens
         self.messages: list[Message] = []
         self.client = None
         self.pacer = None
@@ -72,6 +74,8 @@ class StreamConversation:
                                  frame_size=self.frame_size, frame_quality=self.frame_quality)
         self.client = GlassesClient(self.server_url, token=self.token)
         await self.client.connect(session)
+        if self.impairment is not None and not self.impairment.uplink.is_clean:
+            self.uplink = self.impairment.new_uplink()
 
     async def send(self, turn: int) -> TurnResult:
         from simulator.media import MEDIA_ROOT
@@ -85,11 +89,11 @@ class StreamConversation:
         lead = self.staleness_ms if (turn == 2 and self.staleness_ms is not None) else LEAD_MS
         plan = plan_turn(self.scenario, turn, self.clock_ms, media_root=self.media_root or MEDIA_ROOT,
                          camera=self.camera, repair_style=self.repair_style, lead_ms=lead,
-                         synthetic_frames=self.synthetic_frames)
+                         synthetic_frames=self.synthetic_frames, profile=self.impairment)
         self.clock_ms = plan.end_ms + 200
         self.scenes.update(plan.frame_scenes())
         self.pacer = Pacer(self.speed, origin_ms=plan.items[0].t_ms)
-        await self.client.play(plan, self.pacer)
+        delivery = await self.client.play(plan, self.pacer, self.uplink)
         self.lateness += self.pacer.lateness
         events = await self.client.wait_turn(turn)
         self.messages += [Message("user", text) for text in events.input.messages()]
@@ -98,9 +102,14 @@ class StreamConversation:
         reply = Reply(events.done.text, self.backend, events.done.usage,
                       metrics.reply_done or 0.0, metrics.first_token, metrics.first_audio, events.done.heard,
                       audio=self.client.reply_audio(turn), session_lost=events.done.session_lost)
-        script = authored_turn_input(self.scenario, turn, repair_style=self.repair_style).speech
-        return TurnResult(turn, events.input, reply, metrics=metrics,
-                          glasses=GlassesFacts(plan.speech_source, plan.has_frames, plan.synthetic_frames, lead, script),
+        authored = authored_turn_input(self.scenario, turn, repair_style=self.repair_style)
+        profile = self.impairment
+        glasses = GlassesFacts(
+            plan.speech_source, plan.has_frames, plan.synthetic_frames, lead, authored.speech, authored.camera_block,
+            impairment=profile.name if profile else None, impairment_seed=profile.seed if profile else None,
+            frames_degraded=plan.frames_degraded if profile else None, audio_lost_ms=delivery.lost_audio_ms,
+            frames_lost_ms=delivery.lost_frames_ms, uplink_delay_ms=delivery.mean_delay_ms)
+        return TurnResult(turn, events.input, reply, metrics=metrics, glasses=glasses,
                           frames=self._frame_facts(events.metrics.frames, plan.scene, turn))
 
     def _frame_facts(self, data: dict, scene: str | None, turn: int) -> FrameFacts:

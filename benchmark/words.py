@@ -21,3 +21,10 @@ def word_error_rate(reference: str, hypothesis: str) -> float:
             current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (r != h)))
         previous = current
     return previous[-1] / max(len(ref), 1)
+
+
+def word_recall(reference: str, hypothesis: str) -> float | None:
+    """The share of the reference's distinct words that appear in the hypothesis; None for an
+    empty reference."""
+    ref = set(_words(reference))
+    return len(ref & set(_words(hypothesis))) / len(ref) if ref else None

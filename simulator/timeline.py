@@ -44,6 +44,7 @@ class TurnPlan:
     has_frames: bool
     synthetic_frames: bool = False  # frames drawn from the authored camera text
     scene: str | None = None  # the scene this turn's own frames show (None: no frames of its own, or live)
+    frames_degraded: int = 0  # frames an impairment profile changed
 
     def frame_scenes(self) -> dict[int, str]:
         """Stream time -> scene of every frame the turn plays."""
@@ -58,6 +59,12 @@ def stream_phase_ms(scenario_id: str) -> int:
     id. A frame policy's schedule runs on the stream clock, so its slots fall at a different
     moment of each scenario, as a real client's schedule knows nothing of the scene."""
     return int(hashlib.sha256(scenario_id.encode()).hexdigest()[:8], 16) % PHASE_SPAN_MS
+
+
+def cell_seed(seed: int, scenario_id: str, trial: int) -> int:
+    """An impairment profile's seed for one cell: the run's seed, the scenario and the trial, so
+    every cell draws its own noise and losses and a rerun draws the same."""
+    return int(hashlib.sha256(f"{seed}:{scenario_id}:{trial}".encode()).hexdigest()[:8], 16)
 
 
 def _speech_pcm(scenario: Scenario, turn: int, media_root: Path, repair_style: str) -> tuple[bytes, str]:
@@ -93,11 +100,25 @@ def _frames(scenario: Scenario, name: str, media_root: Path, synthetic: bool) ->
     return [synthetic_frame(text)], True
 
 
+def babble_clips(scenario_id: str, media_root: Path, count: int, seed: int) -> list[bytes]:
+    """`count` other scenarios' spoken lines from the media folder (the bank's own synthesized
+    speech), chosen by `seed`: the talkers of a babble noise."""
+    import random
+
+    from perception.audio import decode_audio, float_to_pcm16
+
+    files = sorted(p for p in media_root.glob("*/turn_*.wav") if p.parent.name != scenario_id)
+    chosen = random.Random(seed).sample(files, min(count, len(files)))
+    return [float_to_pcm16(decode_audio(path)) for path in chosen]
+
+
 def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path = MEDIA_ROOT,
               camera: bool = True, repair_style: str = "named", live_frames=None, lead_ms: int = LEAD_MS,
-              synthetic_frames: bool = False) -> TurnPlan:
+              synthetic_frames: bool = False, profile=None) -> TurnPlan:
     """One turn: frames from `start_ms` (the scene of the turn appears), speech
-    after `lead_ms` of silence (the staleness sweep varies it on Turn 2)."""
+    after `lead_ms` of silence (the staleness sweep varies it on Turn 2). With an
+    impairment `profile` (`simulator.impairment_profiles.Profile`) the turn's audio
+    (its silences too) and each frame are degraded as the glasses would capture them."""
     pcm, source = _speech_pcm(scenario, turn, media_root, repair_style)
     frame_name, _ = TURN_MEDIA[turn]
     frames, synthetic = None, False
@@ -116,6 +137,10 @@ def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path 
     silence = bytes(2 * 16000 * lead_ms // 1000)
     tail = bytes(2 * 16000 * TAIL_MS // 1000)
     audio = silence + pcm + tail
+    if profile is not None and not profile.audio.is_clean:
+        babble = (babble_clips(scenario.scenario_id, media_root, profile.audio.babble_talkers, profile.seed)
+                  if profile.audio.babble_snr_db is not None else ())
+        audio = profile.impair_audio(audio, index=turn, babble=babble)
     duration_ms = len(audio) // 32
     scene = None if (live_frames or not frames) else frame_name
     if frames:
@@ -126,4 +151,9 @@ def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path 
     end = t + duration_ms
     items.append(Item(end, "turn.end"))
     items.sort(key=lambda item: (item.t_ms, item.kind != "frame"))
-    return TurnPlan(turn, tuple(items), end, source, bool(frames), synthetic, scene)
+    degraded = 0
+    if profile is not None and not profile.video.is_clean:
+        items = [Item(i.t_ms, i.kind, profile.impair_frame(i.payload, index=turn * 10_000 + n), i.scene)
+                 if i.kind == "frame" else i for n, i in enumerate(items)]
+        degraded = sum(i.kind == "frame" for i in items)
+    return TurnPlan(turn, tuple(items), end, source, bool(frames), synthetic, scene, degraded)

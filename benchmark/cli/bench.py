@@ -151,6 +151,15 @@ def register(subparsers) -> None:
                    help="stream: send frames with their longer side at most PX pixels (default: as captured)")
     p.add_argument("--frame-quality", type=int, default=0, metavar="Q",
                    help="stream: send frames as JPEG at quality Q, 1-100 (default: as captured)")
+    p.add_argument("--impair", metavar="PROFILE,...",
+                   help="stream: play the glasses under these impairment profiles, one cell per profile: clean, "
+                        "street, kitchen, dim, shaky, weak-wifi (simulator/impairments.toml) or your own "
+                        "(--impairments-file); noise and reverb on the audio, blur, darkness, shake and occlusion "
+                        "on the frames, latency, loss and a bandwidth cap on the uplink")
+    p.add_argument("--impairments-file", metavar="TOML",
+                   help="stream: impairment profiles of your own, over the shipped ones (docs/impairments.md)")
+    p.add_argument("--impair-seed", type=int, default=0, metavar="N",
+                   help="stream: the seed every impairment's random draws come from, with the cell (default 0)")
     p.add_argument("--synthetic-frames", action="store_true",
                    help="stream: a turn without recorded frames gets one drawn from its authored camera text "
                         "(labelled synthetic in the record), so frame timing can be tested on every scenario")
@@ -321,13 +330,23 @@ def run(args) -> int:
             policies = tuple(p.name for p in parse_frame_policies(args.frame_policy))
         except ValueError as exc:
             return _fail(f"--frame-policy: {exc}")
+    impairments: tuple[str, ...] = ()
+    if args.impair is not None or args.impairments_file:
+        from simulator.impairment_profiles import select_profiles
+
+        try:
+            impairments = tuple(p.name for p in select_profiles(args.impair or "", args.impairments_file))
+        except (ValueError, OSError) as exc:
+            return _fail(f"--impair: {' '.join(str(exc).split())}")
+        if args.impair_seed < 0:
+            return _fail("--impair-seed must be a whole number >= 0")
     if not 0 <= args.frame_size <= 4096 or not 0 <= args.frame_quality <= 100:
         return _fail("--frame-size takes 0 to 4096 pixels and --frame-quality 0 to 100 (0: as captured)")
     if args.via != "stream" and (staleness or args.synthetic_frames or args.describer != "opencv"
                                  or args.media_root or args.asr_model or policies or args.frame_size
-                                 or args.frame_quality):
-        return _fail("--staleness, --frame-policy, --frame-size, --frame-quality, --synthetic-frames, --describer, "
-                     "--media-root and --asr-model need --via stream")
+                                 or args.frame_quality or impairments):
+        return _fail("--staleness, --frame-policy, --frame-size, --frame-quality, --impair, --synthetic-frames, "
+                     "--describer, --media-root and --asr-model need --via stream")
     if args.media_root and not Path(args.media_root).is_dir():
         return _fail(f"--media-root {args.media_root}: no such directory")
     if args.describer_base_url and args.via != "stream":
@@ -347,7 +366,9 @@ def run(args) -> int:
             print(f"response cache: candidate replies at temperature {args.temperature:g} are not cached "
                   "(--cache all caches them, one entry per trial); judge replies are", file=sys.stderr)
     stream = StreamSettings(
-        staleness_ms=staleness, frame_policies=policies, frame_size=args.frame_size,
+        staleness_ms=staleness, frame_policies=policies, frame_size=args.frame_size, impairments=impairments,
+        impairments_file=str(Path(args.impairments_file).resolve()) if args.impairments_file else None,
+        impairment_seed=args.impair_seed,
         frame_quality=args.frame_quality, synthetic_frames=args.synthetic_frames, describer=args.describer,
         describer_base_url=describer_url, media_root=str(Path(args.media_root).resolve()) if args.media_root else None,
         asr_model=args.asr_model, speed=args.speed, server=args.server,
@@ -508,11 +529,11 @@ async def conversations(settings, base_url: str | None, run_dir):
 
                 candidate = CachedCandidate(candidate, ResponseCache(settings.cache_dir), role="candidate")
             if is_realtime(chosen.model_id):  # each trial in a live conversation of its own
-                yield lambda scenario, condition, _gap, _policy: DirectConversation(
+                yield lambda scenario, condition, _point, _trial: DirectConversation(
                     scenario, condition, candidate.conversation(), config, camera=settings.camera,
                     repair_style=settings.repair_style, owns_candidate=True)
             else:
-                yield lambda scenario, condition, _gap, _policy: DirectConversation(
+                yield lambda scenario, condition, _point, _trial: DirectConversation(
                     scenario, condition, candidate, config, camera=settings.camera,
                     repair_style=settings.repair_style)
         return
@@ -532,9 +553,17 @@ async def conversations(settings, base_url: str | None, run_dir):
                                                allowed_describers=(stream.describer,)),
                                 log_path=run_dir / "logs" / "server.log")
     with server as url:
-        yield lambda scenario, condition, gap, policy: StreamConversation(
+        profiles = {}
+        if stream.impairments:
+            from simulator.impairment_profiles import select_profiles
+            from simulator.timeline import cell_seed
+
+            profiles = {p.name: p for p in select_profiles(stream.impairments, stream.impairments_file)}
+        yield lambda scenario, condition, point, trial: StreamConversation(
             scenario, condition, url, chosen.model_id, config, camera=settings.camera,
             repair_style=settings.repair_style, speed=stream.speed, token=stream.token, describer=stream.describer,
-            staleness_ms=gap, frame_policy=policy, frame_size=stream.frame_size, frame_quality=stream.frame_quality,
+            staleness_ms=point.staleness_ms, frame_policy=point.frame_policy, frame_size=stream.frame_size,
+            frame_quality=stream.frame_quality, impairment=profiles[point.impairment].with_seed(
+                cell_seed(stream.impairment_seed, scenario.scenario_id, trial)) if point.impairment else None,
             synthetic_frames=stream.synthetic_frames, output=chosen.output,
             media_root=Path(stream.media_root) if stream.media_root else None)

@@ -32,6 +32,11 @@ def register(subparsers) -> None:
     p.add_argument("--fast", action="store_true", help="no pacing at all")
     p.add_argument("--jitter-ms", type=float, default=0.0, help="random extra delay per send")
     p.add_argument("--drop-frames", type=float, default=0.0, help="probability of dropping each frame")
+    p.add_argument("--impair", metavar="PROFILE",
+                   help="play the glasses under an impairment profile: clean, street, kitchen, dim, shaky, weak-wifi "
+                        "or one of --impairments-file (docs/impairments.md)")
+    p.add_argument("--impairments-file", metavar="TOML", help="impairment profiles of your own")
+    p.add_argument("--impair-seed", type=int, default=0, metavar="N", help="the impairments' seed (default 0)")
     p.add_argument("--repair", action="store_true", help="also play the repair utterance (turn 3)")
     p.add_argument("--camera", type=int,
                    help="use frames from this cv2 camera index (a few grabbed at the start; for a live camera and "
@@ -105,6 +110,16 @@ def run(args) -> int:
     except SimulateError as exc:
         print(f"wearsim simulate: {exc}", file=sys.stderr)
         return 2
+    profile = None
+    if args.impair or args.impairments_file:
+        from simulator.impairment_profiles import select_profiles
+
+        try:
+            [profile] = select_profiles([args.impair or ""], args.impairments_file)
+            profile = profile.with_seed(args.impair_seed)
+        except (ValueError, OSError) as exc:
+            print(f"error: --impair: {' '.join(str(exc).split())}", file=sys.stderr)
+            return 2
 
     def show(event) -> None:
         from streaming import wire
@@ -136,13 +151,17 @@ def run(args) -> int:
         clock = 0
         turns = (1, 2, 3) if args.repair else (1, 2)
         played = results
+        uplink = profile.new_uplink() if profile is not None and not profile.uplink.is_clean else None
         try:
             for turn in turns:
-                plan = plan_turn(scenario, turn, clock, live_frames=live)
+                plan = plan_turn(scenario, turn, clock, live_frames=live, profile=profile)
                 clock = plan.end_ms + 1000  # a pause, then the scene change
                 pacer = Pacer(None if args.fast else args.speed, origin_ms=plan.items[0].t_ms,
                               jitter_ms=args.jitter_ms)
-                await client.play(plan, pacer)
+                delivery = await client.play(plan, pacer, uplink)
+                if delivery.lost_audio_ms or delivery.lost_frames_ms:
+                    print(f"uplink ({profile.name}): turn {turn} lost {len(delivery.lost_audio_ms)} audio chunks "
+                          f"and {len(delivery.lost_frames_ms)} frames", file=sys.stderr)
                 played.append(await client.wait_turn(turn))
         finally:
             await client.close()

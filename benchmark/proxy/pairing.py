@@ -17,7 +17,7 @@ from pathlib import Path
 
 from benchmark.compare import compare_trial_sets, paired_trials
 from benchmark.records import TrialRecord
-from benchmark.scoring import stats
+from benchmark.scoring.metrics import paired_accuracy as paired_cell
 from benchmark.scoring.summary import ranking_condition
 from benchmark.scoring.trials import LABELS, TrialSet, load_trials
 
@@ -126,33 +126,6 @@ def cell_counts(a: Run, b: Run, condition: str) -> dict:
 
 def scored_pairs(a: Run, b: Run, condition: str) -> list[tuple[TrialRecord, TrialRecord]]:
     return [(x, y) for x, y in paired_trials(a.trials, b.trials) if x.condition == condition]
-
-
-def _pooled_counts(trials: Sequence[TrialRecord]) -> list[stats.ScenarioCounts]:
-    """Per-scenario Turn 2 passes over all scored trials, as one pooled class."""
-    k: dict[str, int] = defaultdict(int)
-    n: dict[str, int] = defaultdict(int)
-    for trial in trials:
-        n[trial.scenario_id] += 1
-        k[trial.scenario_id] += int(bool(trial.passed))
-    return [stats.ScenarioCounts(sid, (k[sid],), (n[sid],)) for sid in sorted(n)]
-
-
-def paired_cell(pairs: Sequence[tuple[TrialRecord, TrialRecord]]) -> dict:
-    """Pooled Turn 2 accuracy on both sides of scored pairs, B - A with its paired interval, McNemar."""
-    n = len(pairs)
-    pass_a = sum(bool(x.passed) for x, _ in pairs)
-    pass_b = sum(bool(y.passed) for _, y in pairs)
-    only_a = sum(bool(x.passed) and not y.passed for x, y in pairs)
-    only_b = sum(bool(y.passed) and not x.passed for x, y in pairs)
-    low, high = stats.paired_bootstrap_difference(_pooled_counts([x for x, _ in pairs]),
-                                                  _pooled_counts([y for _, y in pairs]))
-    return {
-        "pairs": n, "passes_a": pass_a, "passes_b": pass_b,
-        "accuracy_a": pass_a / n if n else None, "accuracy_b": pass_b / n if n else None,
-        "difference": (pass_b - pass_a) / n if n else None, "ci_low": low, "ci_high": high,
-        "a_pass_b_fail": only_a, "a_fail_b_pass": only_b, "p_value": stats.mcnemar_exact(only_a, only_b),
-    }
 
 
 def breakdown(pairs: Sequence[tuple[TrialRecord, TrialRecord]], key: Callable[[TrialRecord], str],

@@ -395,6 +395,48 @@ def _frame_policies(summary: dict) -> list[str]:
                     ""]
 
 
+def _impairments(summary: dict) -> list[str]:
+    sweep = summary.get("by_impairment") or {}
+    if not sweep:
+        return []
+    manifest = summary["manifest"]
+    lines = ["## Real-world conditions (impairment profiles)", "",
+             "The simulated glasses played each cell under an impairment profile (simulator/impairments.toml, "
+             "docs/impairments.md): noise and reverb on the audio, blur, darkness, shake and occlusion on the "
+             f"frames, latency, loss and a bandwidth cap on the uplink; seed {manifest.get('impairment_seed', 0)}. "
+             "Word error rate: the transcript the assistant got against the line the glasses spoke (mean over "
+             "turns). Camera similarity: the share of the authored camera text's words found in the described "
+             f"camera block (mean over turns with a described frame; describer `{manifest.get('describer')}`). "
+             "Against clean: each impaired cell paired with the same clean cell (scored in both), Turn 2 "
+             "accuracy difference with a paired bootstrap interval over scenarios and an exact McNemar test.", ""]
+    if manifest.get("describer") == "authored":
+        lines += ["The `authored` describer reads a synthetic frame's text from its JPEG comment, which no "
+                  "video impairment touches: use `--describer ocr` to let blur and darkness reach the camera "
+                  "block.", ""]
+
+    def number(value, form="{:.3f}"):
+        return "n/a" if value is None else form.format(value)
+
+    for condition, rows in sweep.items():
+        body = []
+        for profile, row in rows.items():
+            against = row.get("against_clean")
+            paired = ("n/a" if not against or not against["pairs"] else
+                      f"{100 * against['difference']:+.1f} pts [{100 * against['ci_low']:+.1f}, "
+                      f"{100 * against['ci_high']:+.1f}], p = {against['p_value']:.3g}, {against['pairs']} pairs"
+                      if against["ci_low"] is not None else f"{100 * against['difference']:+.1f} pts, "
+                      f"{against['pairs']} pairs")
+            body.append([f"`{profile}`", cell_text(row["accuracy"]), number(row["word_error_rate"]),
+                         number(row["camera_similarity"]), _seconds(row["reply_done_p50_s"]),
+                         number(row["audio_chunks_lost_per_trial"], "{:.1f}"),
+                         number(row["frames_lost_per_trial"], "{:.1f}"), paired, str(row["trials"])])
+        lines += [f"### {condition}", "",
+                  *table(["profile", "Turn 2 accuracy", "word error rate", "camera similarity", "reply done p50",
+                          "audio chunks lost / trial", "frames lost / trial", "Turn 2 against clean", "trials"],
+                         body), ""]
+    return lines
+
+
 NO_FRAMES_WARNING = ("No Turn 2 of this sweep sent a camera frame, so the gap cannot change what the model saw: "
                      "differences between gaps are noise or speech timing, not staleness. Record frames "
                      "(`wearsim serve --record`) or add --synthetic-frames.")
@@ -461,7 +503,8 @@ def render_findings(summary: dict) -> str:
     lines = _headline(summary) + _conditions(summary) + _subsets(summary)
     lines += _breakdown(summary, "by_cue_type", "shift type (cue_type)")
     lines += _breakdown(summary, "by_difficulty", "difficulty tier")
-    lines += _staleness(summary) + _frame_policies(summary) + _perception(summary) + _latency(summary)
+    lines += _staleness(summary) + _frame_policies(summary) + _impairments(summary)
+    lines += _perception(summary) + _latency(summary)
     lines += cost_section(summary, table)
     lines += _confusion(summary) + _matrix(summary) + _judge_notes(summary) + _manifest(summary)
     lines += ["Plots: `plots/balanced_accuracy.png`, `plots/accuracy_by_cue_type.png`, `plots/confusion.png`.", ""]

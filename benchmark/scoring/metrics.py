@@ -150,6 +150,81 @@ def frame_row(trials: Sequence[TrialRecord]) -> dict:
             "with_frames": sum(any(turn.turn == 2 and turn.glasses.frames_sent for turn in t.turns) for t in ran)}
 
 
+def _pooled_counts(trials: Sequence[TrialRecord]) -> list[stats.ScenarioCounts]:
+    """Per-scenario Turn 2 passes over all scored trials, as one pooled class."""
+    k: dict[str, int] = defaultdict(int)
+    n: dict[str, int] = defaultdict(int)
+    for trial in trials:
+        n[trial.scenario_id] += 1
+        k[trial.scenario_id] += int(bool(trial.passed))
+    return [stats.ScenarioCounts(sid, (k[sid],), (n[sid],)) for sid in sorted(n)]
+
+
+def paired_accuracy(pairs: Sequence[tuple[TrialRecord, TrialRecord]]) -> dict:
+    """Pooled Turn 2 accuracy on both sides of scored pairs, B - A with its paired bootstrap
+    interval over scenarios, and an exact McNemar test."""
+    n = len(pairs)
+    pass_a = sum(bool(x.passed) for x, _ in pairs)
+    pass_b = sum(bool(y.passed) for _, y in pairs)
+    only_a = sum(bool(x.passed) and not y.passed for x, y in pairs)
+    only_b = sum(bool(y.passed) and not x.passed for x, y in pairs)
+    low, high = stats.paired_bootstrap_difference(_pooled_counts([x for x, _ in pairs]),
+                                                  _pooled_counts([y for _, y in pairs]))
+    return {
+        "pairs": n, "passes_a": pass_a, "passes_b": pass_b,
+        "accuracy_a": pass_a / n if n else None, "accuracy_b": pass_b / n if n else None,
+        "difference": (pass_b - pass_a) / n if n else None, "ci_low": low, "ci_high": high,
+        "a_pass_b_fail": only_a, "a_fail_b_pass": only_b, "p_value": stats.mcnemar_exact(only_a, only_b),
+    }
+
+
+BASE_PROFILE = "clean"  # the profile each impaired one is paired against
+
+
+def impairments(trials: Iterable[TrialRecord]) -> dict[str, dict]:
+    """The impairment sweep, per profile: Turn 2 accuracy; `word_error_rate`, the mean over
+    turns of the transcript against the line the glasses spoke; `camera_similarity`, the
+    mean share of the authored camera text's words found in a described camera block;
+    latency from the end of speech to the reply's end (p50, p95); audio chunks and frames
+    the uplink lost, per trial; and, paired cell by cell against `clean` when it ran,
+    the Turn 2 accuracy difference with its paired interval and McNemar."""
+    from benchmark.words import word_error_rate, word_recall
+
+    trials = [t for t in trials if t.impairment is not None]
+    out: dict[str, dict] = {}
+    base = {_unimpaired(t): t for t in trials if t.impairment == BASE_PROFILE and t.scored}
+    for profile in dict.fromkeys(t.impairment for t in trials):
+        chosen = [t for t in trials if t.impairment == profile]
+        ran = [t for t in chosen if not t.errored]
+        scored = [t for t in ran if t.scored]
+        turns = [turn for t in ran for turn in t.turns]
+        rates = [word_error_rate(turn.glasses.script, turn.input.speech) for turn in turns
+                 if turn.glasses.script and turn.input.speech_source in ("perceived", "media")]
+        similar = [word_recall(turn.glasses.camera_script, turn.input.camera_block) for turn in turns
+                   if turn.glasses.camera_script and turn.input.camera_source == "perceived"]
+        similar = [s for s in similar if s is not None]
+        done = [turn.metrics.reply_done for turn in turns if turn.metrics.reply_done is not None]
+        row = {"trials": len(chosen),
+               "accuracy": rate_cell(sum(bool(t.passed) for t in scored), len(scored)),
+               "word_error_rate": round(statistics.fmean(rates), 3) if rates else None,
+               "camera_similarity": round(statistics.fmean(similar), 3) if similar else None,
+               "reply_done_p50_s": _percentile(sorted(done), 50), "reply_done_p95_s": _percentile(sorted(done), 95),
+               "audio_chunks_lost_per_trial": round(sum(len(turn.glasses.audio_lost_ms) for turn in turns)
+                                                    / len(ran), 2) if ran else None,
+               "frames_lost_per_trial": round(sum(len(turn.glasses.frames_lost_ms) for turn in turns)
+                                              / len(ran), 2) if ran else None}
+        if profile != BASE_PROFILE and base:
+            pairs = [(base[_unimpaired(t)], t) for t in scored if _unimpaired(t) in base]
+            row["against_clean"] = paired_accuracy(pairs)
+        out[profile] = row
+    return out
+
+
+def _unimpaired(trial: TrialRecord) -> tuple:
+    """The cell without its profile: where a clean trial and an impaired one pair."""
+    return trial.scenario_id, trial.condition, trial.trial, trial.staleness_ms, trial.frame_policy
+
+
 def confusion(trials: Iterable[TrialRecord]) -> dict[str, dict[str, int]]:
     """Target context (rows) against the Turn 2 judge label (columns); `unscored` column too."""
     table = {target: {label: 0 for label in (*LABELS, "unscored")} for target in LABELS}

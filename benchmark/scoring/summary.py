@@ -35,6 +35,7 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None, budget: dic
     by_difficulty: dict[str, dict] = {}
     by_staleness: dict[str, dict] = {}
     by_frame_policy: dict[str, dict] = {}
+    by_impairment: dict[str, dict] = {}
     confusion: dict[str, dict] = {}
     for name in sorted({t.condition for t in trials}):
         chosen = [t for t in trials if t.condition == name]
@@ -54,6 +55,8 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None, budget: dic
             by_frame_policy[name] = metrics.frame_policies(chosen)
         elif any(t.staleness_ms is not None for t in chosen):
             by_staleness[name] = metrics.staleness(chosen)
+        if any(t.impairment is not None for t in chosen):
+            by_impairment[name] = metrics.impairments(chosen)
         confusion[name] = metrics.confusion(chosen)
     ranked = [t for t in trials if t.condition == ranking]
     subsets = sorted({t.subset for t in trials})
@@ -96,6 +99,7 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None, budget: dic
         "by_difficulty": by_difficulty,
         "by_staleness": by_staleness,
         "by_frame_policy": by_frame_policy,
+        "by_impairment": by_impairment,
         "by_subset": by_subset,
         "confusion": confusion,
         "scenario_matrix": metrics.scenario_matrix(trials),
