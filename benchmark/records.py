@@ -36,6 +36,10 @@ SCHEMA_VERSION = 2
 SOURCES = ("authored", "perceived", "media")
 MEDIA_CAMERA = "(the camera frame, sent as an image)"
 REPAIR_STYLES = ("named", "deictic")
+# why a cell did not give a scored Turn 2 (`TrialRecord.fault`; the rule is `benchmark.faults`): the API's
+# faults, ours, and the judge's
+FAULTS = ("rate_limited", "session_limit", "connection_lost", "refused", "empty_reply", "timeout", "provider_error",
+          "harness_error", "judge_unscored")
 
 
 def build_user_turn(camera_block: str | None, speech: str) -> str:
@@ -193,16 +197,27 @@ class TurnMetrics:
 
 @dataclass(frozen=True)
 class GlassesFacts:
-    """What the simulated glasses played on one turn (nothing on the text proxy)."""
+    """What the simulated glasses played on one turn (nothing on the text proxy). Stream times
+    are the glasses' clock (`t_ms` on the wire), so they line up with `FrameFacts.sent_ms`."""
 
     speech_media: str | None = None  # where the spoken audio came from: a recording, TTS, ...
     frames_sent: bool | None = None  # the turn had camera frames to send
     synthetic_frames: bool | None = None  # frames drawn from the authored camera text
     lead_ms: int | None = None  # silence before the speech (the staleness gap on a sweep's Turn 2)
     script: str | None = None  # the scenario's line the glasses spoke (word error rate reference)
+    start_ms: int | None = None  # stream time the turn's audio began (the speech WAV's first sample)
+    scene_ms: int | None = None  # stream time the turn's own scene appeared (its first frame)
+    speech_end_ms: int | None = None  # stream time the server heard the speech end (`transcript.final`)
+    speech_file: str | None = None  # the turn's audio as played, a WAV under RUN_DIR/audio/ (capped per run)
+    # the audio itself (PCM16 mono 16 kHz) until the runner saves it as `speech_file`; never recorded
+    speech_audio: bytes = field(default=b"", repr=False, compare=False)
+
+    KINDS: ClassVar[dict[str, type]] = {"speech_media": str, "frames_sent": bool, "synthetic_frames": bool,
+                                        "lead_ms": int, "script": str, "start_ms": int, "scene_ms": int,
+                                        "speech_end_ms": int, "speech_file": str}
 
     def to_json(self) -> dict:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__ if getattr(self, name) is not None}
+        return {name: getattr(self, name) for name in self.KINDS if getattr(self, name) is not None}
 
     @classmethod
     def from_json(cls, data: Any, where: str = "glasses") -> "GlassesFacts":
@@ -210,13 +225,12 @@ class GlassesFacts:
             return cls()
         if not isinstance(data, dict):
             raise RecordError([f"{where}: expected an object, got {type(data).__name__}"])
-        kinds = {"speech_media": str, "frames_sent": bool, "synthetic_frames": bool, "lead_ms": int, "script": str}
         problems = [f"{where}: field '{name}' must be {kind.__name__} or null, got {data[name]!r}"[:300]
-                    for name, kind in kinds.items() if data.get(name) is not None
+                    for name, kind in cls.KINDS.items() if data.get(name) is not None
                     and (not isinstance(data[name], kind) or (kind is int and isinstance(data[name], bool)))]
         if problems:
             raise RecordError(problems)
-        return cls(**{name: data.get(name) for name in kinds})
+        return cls(**{name: data.get(name) for name in cls.KINDS})
 
 
 SCENES = ("current", "earlier", "unknown")  # which scene the newest frame sent showed
@@ -237,16 +251,23 @@ class FrameFacts:
     window_ms: int | None = None  # the stream time counted: from the previous end of speech (or the first media)
     newest_ms: int | None = None  # stream time of the newest frame sent by the end of speech (any turn's)
     newest_frame_scene: str | None = None  # that frame shows the turn's own scene (`current`), an `earlier` one, or `unknown`
+    # the frames sent, kept as small JPEGs in the run dir: (stream time, file under RUN_DIR/frames/)
+    thumbnails: tuple[tuple[int, str], ...] = ()
+    # their JPEG bytes until the runner saves them as `thumbnails`; never recorded
+    pictures: tuple[tuple[int, bytes], ...] = field(default=(), repr=False, compare=False)
 
     KINDS: ClassVar[dict[str, type]] = {"policy": str, "offered": int, "sent": int, "sent_bytes": int,
                                         "sent_ms": list, "window_ms": int, "newest_ms": int,
-                                        "newest_frame_scene": str}
+                                        "newest_frame_scene": str, "thumbnails": list}
 
     def to_json(self) -> dict:
         data = {name: getattr(self, name) for name in self.KINDS if getattr(self, name) is not None}
         if self.policy is None:
             return {}
         data["sent_ms"] = list(self.sent_ms)
+        data.pop("thumbnails")
+        if self.thumbnails:
+            data["thumbnails"] = [{"t_ms": t, "file": name} for t, name in self.thumbnails]
         return data
 
     @classmethod
@@ -264,10 +285,16 @@ class FrameFacts:
         if data.get("newest_frame_scene") not in (None, *SCENES):
             problems.append(f"{where}: field 'newest_frame_scene' must be one of {', '.join(SCENES)}, "
                             f"got {data['newest_frame_scene']!r}"[:300])
+        kept = data.get("thumbnails") or []
+        if isinstance(kept, list) and not all(
+                isinstance(k, dict) and isinstance(k.get("t_ms"), int) and not isinstance(k.get("t_ms"), bool)
+                and isinstance(k.get("file"), str) for k in kept):
+            problems.append(f"{where}: field 'thumbnails' must be a list of {{t_ms: integer, file: string}}")
         if problems:
             raise RecordError(problems)
         values = {name: data.get(name) for name in cls.KINDS}
         values["sent_ms"] = tuple(times) if isinstance(times, list) else ()
+        values["thumbnails"] = tuple((k["t_ms"], k["file"]) for k in kept) if isinstance(kept, list) else ()
         return cls(**values)
 
 
@@ -436,6 +463,7 @@ class TrialRecord:
     staleness_ms: int | None = None  # staleness sweep: Turn 2 speech began this long after the scene change
     frame_policy: str | None = None  # frame policy sweep: the policy this cell ran under
     error: str | None = None
+    fault: str | None = None  # one of FAULTS when the cell errored or its Turn 2 is unscored
     wall_s: float | None = None
     schema_version: int = SCHEMA_VERSION
 
@@ -600,6 +628,14 @@ class _Reader:
             return None
         return value
 
+    def fault(self) -> str | None:
+        value = self.raw.get("fault")
+        if value is not None and value not in FAULTS:
+            self.problems.append(f"{self.where}: field 'fault' must be one of {', '.join(FAULTS)} or null, "
+                                 f"got {value!r}"[:300])
+            return None
+        return value
+
     def verdict(self, prefix: str) -> Verdict | None:
         label = self.label(f"{prefix}_label")
         reason = self.raw.get(f"{prefix}_unscored_reason")
@@ -684,7 +720,7 @@ class _Reader:
             turn_2_previous_judge_label=self.label("turn_2_previous_judge_label"),
             turn_3_previous_judge_label=self.label("turn_3_previous_judge_label"),
             staleness_ms=self.integer("staleness_ms"), frame_policy=self.text("frame_policy"),
-            error=error, wall_s=wall if isinstance(wall, (int, float)) else None,
+            error=error, fault=self.fault(), wall_s=wall if isinstance(wall, (int, float)) else None,
             schema_version=raw.get("schema_version") if isinstance(raw.get("schema_version"), int) else 0,
         )
         if self.problems:

@@ -11,12 +11,16 @@ frames; the answer keys, target and notes never do.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from pathlib import Path
 
 from benchmark.candidates.base import GenerationConfig, Message, Reply
 from benchmark.records import FrameFacts, GlassesFacts, TurnMetrics, TurnResult, authored_turn_input
 from benchmark.scenario import Condition, Scenario
+
+THUMBNAIL_PX = 160  # a kept frame's longer side (RUN_DIR/frames/, for the viewer)
+THUMBNAIL_QUALITY = 70
 
 
 def session_config(scenario: Scenario, condition: Condition, backend: str, *, camera: bool = True, **options):
@@ -37,7 +41,7 @@ class StreamConversation:
                  speed: float | None = None, token: str | None = None, describer: str = "opencv",
                  silence_ms: int = 1500, media_root: Path | None = None, staleness_ms: int | None = None,
                  synthetic_frames: bool = False, output: str = "text", frame_policy: str | None = None,
-                 frame_size: int = 0, frame_quality: int = 0):
+                 frame_size: int = 0, frame_quality: int = 0, keep_frames: bool = True):
         self.scenario = scenario
         self.condition = condition
         self.server_url = server_url
@@ -56,6 +60,8 @@ class StreamConversation:
         self.frame_policy = frame_policy  # None: the server's default
         self.frame_size, self.frame_quality = frame_size, frame_quality
         self.scenes: dict[int, str] = {}  # stream time -> the scene of each frame played
+        self.keep_frames = keep_frames  # the frames sent go out with each turn as thumbnails
+        self.played: dict[int, bytes] = {}  # stream time -> each frame played (the thumbnails' source)
         self.messages: list[Message] = []
         self.client = None
         self.pacer = None
@@ -88,6 +94,8 @@ class StreamConversation:
                          synthetic_frames=self.synthetic_frames)
         self.clock_ms = plan.end_ms + 200
         self.scenes.update(plan.frame_scenes())
+        if self.keep_frames:
+            self.played.update((item.t_ms, item.payload) for item in plan.items if item.kind == "frame")
         self.pacer = Pacer(self.speed, origin_ms=plan.items[0].t_ms)
         await self.client.play(plan, self.pacer)
         self.lateness += self.pacer.lateness
@@ -99,9 +107,33 @@ class StreamConversation:
                       metrics.reply_done or 0.0, metrics.first_token, metrics.first_audio, events.done.heard,
                       audio=self.client.reply_audio(turn), session_lost=events.done.session_lost)
         script = authored_turn_input(self.scenario, turn, repair_style=self.repair_style).speech
-        return TurnResult(turn, events.input, reply, metrics=metrics,
-                          glasses=GlassesFacts(plan.speech_source, plan.has_frames, plan.synthetic_frames, lead, script),
-                          frames=self._frame_facts(events.metrics.frames, plan.scene, turn))
+        frames = self._frame_facts(events.metrics.frames, plan.scene, turn)
+        if self.keep_frames and frames.sent_ms:
+            frames = dataclasses.replace(frames, pictures=await asyncio.to_thread(self._thumbnails, frames.sent_ms))
+        glasses = GlassesFacts(plan.speech_source, plan.has_frames, plan.synthetic_frames, lead, script,
+                               **self._timeline(plan, turn))
+        return TurnResult(turn, events.input, reply, metrics=metrics, glasses=glasses, frames=frames)
+
+    def _timeline(self, plan, turn: int) -> dict:
+        """The turn's stream times (its audio's start, its own scene's first frame, the end of speech the
+        server heard) and its audio as played, for the viewer's timeline."""
+        from streaming.wire import TranscriptFinal
+
+        audio = [item for item in plan.items if item.kind == "audio"]
+        scene = next((item.t_ms for item in plan.items if item.kind == "frame" and plan.scene
+                      and item.scene == plan.scene), None)
+        heard = [event for _, event in self.client.events if isinstance(event, TranscriptFinal) and event.turn == turn]
+        return {"start_ms": audio[0].t_ms if audio else None, "scene_ms": scene,
+                "speech_end_ms": heard[-1].end_ms if heard else None,
+                "speech_audio": b"".join(item.payload for item in audio)}
+
+    def _thumbnails(self, sent_ms: tuple[int, ...]) -> tuple[tuple[int, bytes], ...]:
+        """Each frame sent, as played, made small (`THUMBNAIL_PX` on its longer side); a frame the glasses
+        did not play (none should be) is left out."""
+        from perception.frame_policy import resize_frame
+
+        return tuple((t, resize_frame(self.played[t], THUMBNAIL_PX, THUMBNAIL_QUALITY))
+                     for t in sent_ms if t in self.played)
 
     def _frame_facts(self, data: dict, scene: str | None, turn: int) -> FrameFacts:
         """The server's frame facts, and which scene the newest frame sent shows: the glasses
