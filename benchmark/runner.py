@@ -8,6 +8,9 @@ setting that changes a result (`RESUME_KEYS`). A last line cut short (a kill,
 a full disk) is truncated on resume with a warning; an invalid line before
 it refuses the resume, naming file and line.
 
+With `--shard K/N` only the cells of one fixed share are planned and run
+(`benchmark/shards.py`); `wearsim merge` joins the shards' run dirs.
+
 One process writes a run dir at a time (`RunDirLock`: flock on
 `RUN_DIR/.lock`). `open_run_dir` locks and checks a run dir without writing
 to it, so a run that cannot start leaves nothing behind; `manifest.json` is

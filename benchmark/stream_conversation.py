@@ -7,6 +7,11 @@ the repair utterance, which the driver asks for only after judging a miss on
 its own side. Only what the glasses would capture crosses the wire, plus the
 scenario's authored camera text declared as the fallback for turns without
 frames; the answer keys, target and notes never do.
+
+Each turn also carries what the viewer shows of it: the frames the server
+says it sent (`frames.sent_ms`) as the glasses played them, made small
+(`FrameFacts.pictures`), the turn's audio and its stream times
+(`GlassesFacts`); the runner keeps them in the run dir (`kept_media.py`).
 """
 
 from __future__ import annotations
