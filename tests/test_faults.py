@@ -142,3 +142,24 @@ def test_a_stream_run_counts_a_rate_limit_a_dropped_connection_and_an_empty_repl
     assert (counted["rate_limited"], counted["connection_lost"], counted["empty_reply"]) == (2, 1, 1)
     lead = (tmp_path / "run" / "findings.md").read_text().splitlines()[2]
     assert re.search(r"2 rate_limited; 1 connection_lost; 1 empty_reply", lead), lead
+
+
+def test_a_rescore_that_labels_an_unscored_reply_clears_its_fault():
+    import asyncio
+
+    from benchmark.judges.base import Verdict
+    from benchmark.rescore import rejudge_record
+
+    class Labelling:
+        name, family = "labelling", "labelling"
+
+        async def label(self, case):
+            return Verdict("current", "names it", self.name)
+
+    scenario = BANK["sc-01"]
+    unscored = _record(turn_2_response="the one in your hand", turn_2_judge_name="lexical",
+                       turn_2_judge_unscored_reason="no signal", fault="judge_unscored")
+    rescored = asyncio.run(rejudge_record(unscored, scenario, Labelling()))
+    assert rescored.turn_2_label == "current" and rescored.fault is None
+    failed = asyncio.run(rejudge_record(_record(error="RetryableError: m: rate limited (429)"), scenario, Labelling()))
+    assert failed.fault == "rate_limited"  # an older errored record gets its category on the way
