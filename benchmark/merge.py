@@ -14,13 +14,14 @@ the records and the manifest, and both are the same.
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.kept_media import AUDIO_DIR, FRAMES_DIR
 from benchmark.records import TrialRecord
 from benchmark.runner import CACHE_LOG, LEGACY_RESUME_VALUES, RESUME_KEYS, RUN_OUTPUTS, write_manifest
-from benchmark.safe_files import UnsafePathError, inside, make_dirs, refuse_links, write_atomic
+from benchmark.safe_files import UnsafePathError, atomic_file, inside, make_dirs, refuse_links, write_atomic
 from benchmark.shards import cell_key, manifest_shard, planned_cells, shard_of
 
 AGREED = tuple(key for key in RESUME_KEYS if key != "shard") + ("prices",)  # what every shard must share
@@ -143,7 +144,8 @@ def _copy_media(shards: list[Shard], out: Path, records: list[TrialRecord]) -> i
             continue
         target = out / relative
         make_dirs(target.parent, out)
-        write_atomic(target, origin.read_bytes(), out)
+        with open(origin, "rb") as source_file, atomic_file(target, out) as copy:
+            shutil.copyfileobj(source_file, copy)  # in pieces: a file's size is not ours to trust
         copied += 1
     return copied
 

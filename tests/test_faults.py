@@ -116,6 +116,7 @@ def test_a_direct_run_counts_each_scripted_fault_exactly_and_exits_on_the_apis_f
         assert f"{n} {category}" in findings[2]
     assert findings[4].startswith("**6 of 8 cells errored**")
     assert "## Faults" in findings and any(line.startswith("| `rate_limited` | 2 |") for line in findings)
+    assert f"Turns OK: {ok} of 8 planned cells" in done.stderr  # bench says it too
     failure = [line for line in done.stderr.splitlines() if "cells errored" in line]
     assert len(failure) == 1 and "6 of 8 cells errored" in failure[0] and "2 rate_limited" in failure[0]
 

@@ -184,3 +184,14 @@ def test_the_viewer_shows_what_the_assistant_saw_and_heard(spoken_runs, tmp_path
         finally:
             browser.close()
     assert [url for url in requests if not url.startswith(("file:", "data:"))] == []
+
+
+def test_a_merged_run_dir_brings_the_kept_media_along(spoken_runs, tmp_path):
+    folder, [record], _ = spoken_runs
+    done = wearsim("merge", str(folder / "run"), "--output-dir", str(tmp_path / "merged"))
+    assert done.returncode == 0, done.stderr
+    names = [name for turn in record.turns for name in
+             (turn.reply.audio_file, turn.glasses.speech_file, *(n for _, n in turn.frames.thumbnails)) if name]
+    assert len(names) >= 8
+    for name in names:
+        assert (tmp_path / "merged" / name).read_bytes() == (folder / "run" / name).read_bytes()

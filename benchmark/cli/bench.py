@@ -438,6 +438,9 @@ def run(args) -> int:
         if counts.get("budget_line"):
             print(counts["budget_line"], file=sys.stderr)
         summary = write_report(run_dir)
+        from benchmark.report.faults import fault_lead
+
+        print(fault_lead(summary), file=sys.stderr)  # turns OK over every planned cell, and each fault
         print(headline(summary))
         from benchmark.report.cost import cost_line
 
