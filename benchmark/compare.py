@@ -1,4 +1,4 @@
-"""Compare two runs trial by trial.
+"""Compare two runs trial by trial (and more runs side by side: `compare_table`).
 
 Trials are paired by (scenario, condition, trial); a pair counts only when
 both trials are scored. Under the compared condition (default: the ranking
@@ -116,17 +116,35 @@ def only_cells(other: TrialSet, this: TrialSet) -> set:
     return {t.cell for t in this.trials} - scored
 
 
+def against_first(sets: list[TrialSet], manifests: list[dict], labels: list[str], condition: str) -> list[dict]:
+    """Each run after the first, paired with it by cell: B - A in balanced accuracy with its paired
+    bootstrap interval, and McNemar's p."""
+    rows = []
+    for label, trials, manifest in zip(labels[1:], sets[1:], manifests[1:]):
+        paired = compare_trial_sets(sets[0], trials, condition, manifests[0], manifest)
+        rows.append({"label": label, "pairs": paired["pairs"], "difference": paired["difference"],
+                     "ci_low": paired["ci_low"], "ci_high": paired["ci_high"],
+                     "p_value": paired["mcnemar"]["p_value"]})
+    return rows
+
+
 def compare_runs(run_a: str | Path, run_b: str | Path, condition: str | None = None,
                  more: tuple[str | Path, ...] = ()) -> dict:
-    """The paired comparison of A and B; with `more` runs, `points` holds every run's conditions as
-    accuracy against cost (the plot of `wearsim compare --html`)."""
+    """The paired comparison of A and B; over every run given (A, B and `more`), `runs` (one row each
+    under the compared condition, `compare_table.run_row`), `against_first` (each run paired with A) and
+    `points` (every run's conditions as accuracy against cost, the plot of `wearsim compare --html`)."""
+    from benchmark.compare_table import run_row
+
     paths = [Path(run_a), Path(run_b), *map(Path, more)]
     sets = [load_trials(path) for path in paths]
     manifests = [_manifest_of(path) for path in paths]
     result = compare_trial_sets(sets[0], sets[1], condition, manifests[0], manifests[1])
     names = [chr(ord("A") + i) if i < 26 else f"run {i + 1}" for i in range(len(paths))]
-    result["points"] = accuracy_cost_points([(f"{name}: {path.resolve().name}", trials, manifest) for name, path,
-                                             trials, manifest in zip(names, paths, sets, manifests)])
+    labels = [f"{name}: {path.resolve().name}" for name, path in zip(names, paths)]
+    result["runs"] = [run_row(label, path, trials, manifest, result["condition"])
+                      for label, path, trials, manifest in zip(labels, paths, sets, manifests)]
+    result["against_first"] = against_first(sets, manifests, labels, result["condition"])
+    result["points"] = accuracy_cost_points(list(zip(labels, sets, manifests)))
     return result
 
 
@@ -138,7 +156,11 @@ def render_comparison(result: dict) -> str:
         return "n/a" if v is None else f"{100 * v:+.1f} pts"
 
     m = result["mcnemar"]
-    lines = [
+    from benchmark.compare_table import render_runs_table
+
+    lines = [*render_runs_table(result.get("runs") or [], result.get("against_first") or []), "",
+             "A against B, in detail:"] if result.get("runs") else []
+    lines += [
         f"A: {result['run_a']}",
         f"B: {result['run_b']}",
         f"condition {result['condition']}: {result['pairs']} paired scored trials "

@@ -36,6 +36,10 @@ SCHEMA_VERSION = 2
 SOURCES = ("authored", "perceived", "media")
 MEDIA_CAMERA = "(the camera frame, sent as an image)"
 REPAIR_STYLES = ("named", "deictic")
+# why a cell did not give a scored Turn 2 (`TrialRecord.fault`; the rule is `benchmark.faults`): the API's
+# faults, ours, and the judge's
+FAULTS = ("rate_limited", "session_limit", "connection_lost", "refused", "empty_reply", "timeout", "provider_error",
+          "harness_error", "judge_unscored")
 
 
 def build_user_turn(camera_block: str | None, speech: str) -> str:
@@ -193,7 +197,8 @@ class TurnMetrics:
 
 @dataclass(frozen=True)
 class GlassesFacts:
-    """What the simulated glasses played on one turn (nothing on the text proxy)."""
+    """What the simulated glasses played on one turn (nothing on the text proxy). Stream times
+    are the glasses' clock (`t_ms` on the wire), so they line up with `FrameFacts.sent_ms`."""
 
     speech_media: str | None = None  # where the spoken audio came from: a recording, TTS, ...
     frames_sent: bool | None = None  # the turn had camera frames to send
@@ -201,17 +206,25 @@ class GlassesFacts:
     lead_ms: int | None = None  # silence before the speech (the staleness gap on a sweep's Turn 2)
     script: str | None = None  # the scenario's line the glasses spoke (word error rate reference)
     camera_script: str | None = None  # the authored camera text of the turn's scene (camera similarity reference)
+    start_ms: int | None = None  # stream time the turn's audio began (the speech WAV's first sample)
+    scene_ms: int | None = None  # stream time the turn's own scene appeared (its first frame)
+    speech_end_ms: int | None = None  # stream time the server heard the speech end (`transcript.final`)
+    speech_file: str | None = None  # the turn's audio as played, a WAV under RUN_DIR/audio/ (capped per run)
     impairment: str | None = None  # the impairment profile the turn was played under
     impairment_seed: int | None = None  # the seed of its random draws
     frames_degraded: int | None = None  # frames the profile's video impairments changed
     audio_lost_ms: tuple[int, ...] = ()  # stream times of the audio chunks the uplink lost (the server heard a gap)
     frames_lost_ms: tuple[int, ...] = ()  # stream times of the frames the uplink lost (never sent)
     uplink_delay_ms: float | None = None  # mean delay the uplink added to what it delivered
+    # the audio itself (PCM16 mono 16 kHz) until the runner saves it as `speech_file`; never recorded
+    speech_audio: bytes = field(default=b"", repr=False, compare=False)
 
     KINDS: ClassVar[dict[str, type]] = {
         "speech_media": str, "frames_sent": bool, "synthetic_frames": bool, "lead_ms": int, "script": str,
-        "camera_script": str, "impairment": str, "impairment_seed": int, "frames_degraded": int,
-        "audio_lost_ms": list, "frames_lost_ms": list, "uplink_delay_ms": float}
+        "camera_script": str, "start_ms": int, "scene_ms": int, "speech_end_ms": int, "speech_file": str,
+        "impairment": str, "impairment_seed": int, "frames_degraded": int, "audio_lost_ms": list,
+        "frames_lost_ms": list, "uplink_delay_ms": float}
+    TIMES: ClassVar[tuple[str, ...]] = ("audio_lost_ms", "frames_lost_ms")  # lists of stream times
 
     def to_json(self) -> dict:
         data = {name: getattr(self, name) for name in self.KINDS if getattr(self, name) not in (None, ())}
@@ -227,13 +240,13 @@ class GlassesFacts:
         problems = [f"{where}: field '{name}' must be {cls.KINDS[name].__name__} or null, got {data[name]!r}"[:300]
                     for name, kind in kinds.items() if data.get(name) is not None
                     and (not isinstance(data[name], kind) or (kind is not bool and isinstance(data[name], bool)))]
-        for name in ("audio_lost_ms", "frames_lost_ms"):
+        for name in cls.TIMES:
             if isinstance(data.get(name), list) and not all(isinstance(t, int) for t in data[name]):
                 problems.append(f"{where}: field '{name}' must be a list of integers (ms)")
         if problems:
             raise RecordError(problems)
         values = {name: data.get(name) for name in kinds}
-        for name in ("audio_lost_ms", "frames_lost_ms"):
+        for name in cls.TIMES:
             values[name] = tuple(values[name] or ())
         return cls(**values)
 
@@ -264,16 +277,23 @@ class FrameFacts:
     window_ms: int | None = None  # the stream time counted: from the previous end of speech (or the first media)
     newest_ms: int | None = None  # stream time of the newest frame sent by the end of speech (any turn's)
     newest_frame_scene: str | None = None  # that frame shows the turn's own scene (`current`), an `earlier` one, or `unknown`
+    # the frames sent, kept as small JPEGs in the run dir: (stream time, file under RUN_DIR/frames/)
+    thumbnails: tuple[tuple[int, str], ...] = ()
+    # their JPEG bytes until the runner saves them as `thumbnails`; never recorded
+    pictures: tuple[tuple[int, bytes], ...] = field(default=(), repr=False, compare=False)
 
     KINDS: ClassVar[dict[str, type]] = {"policy": str, "offered": int, "sent": int, "sent_bytes": int,
                                         "sent_ms": list, "window_ms": int, "newest_ms": int,
-                                        "newest_frame_scene": str}
+                                        "newest_frame_scene": str, "thumbnails": list}
 
     def to_json(self) -> dict:
         data = {name: getattr(self, name) for name in self.KINDS if getattr(self, name) is not None}
         if self.policy is None:
             return {}
         data["sent_ms"] = list(self.sent_ms)
+        data.pop("thumbnails")
+        if self.thumbnails:
+            data["thumbnails"] = [{"t_ms": t, "file": name} for t, name in self.thumbnails]
         return data
 
     @classmethod
@@ -291,10 +311,16 @@ class FrameFacts:
         if data.get("newest_frame_scene") not in (None, *SCENES):
             problems.append(f"{where}: field 'newest_frame_scene' must be one of {', '.join(SCENES)}, "
                             f"got {data['newest_frame_scene']!r}"[:300])
+        kept = data.get("thumbnails") or []
+        if isinstance(kept, list) and not all(
+                isinstance(k, dict) and isinstance(k.get("t_ms"), int) and not isinstance(k.get("t_ms"), bool)
+                and isinstance(k.get("file"), str) for k in kept):
+            problems.append(f"{where}: field 'thumbnails' must be a list of {{t_ms: integer, file: string}}")
         if problems:
             raise RecordError(problems)
         values = {name: data.get(name) for name in cls.KINDS}
         values["sent_ms"] = tuple(times) if isinstance(times, list) else ()
+        values["thumbnails"] = tuple((k["t_ms"], k["file"]) for k in kept) if isinstance(kept, list) else ()
         return cls(**values)
 
 
@@ -464,6 +490,7 @@ class TrialRecord:
     frame_policy: str | None = None  # frame policy sweep: the policy this cell ran under
     impairment: str | None = None  # impairment sweep: the profile this cell's glasses played under
     error: str | None = None
+    fault: str | None = None  # one of FAULTS when the cell errored or its Turn 2 is unscored
     wall_s: float | None = None
     schema_version: int = SCHEMA_VERSION
 
@@ -631,6 +658,14 @@ class _Reader:
             return None
         return value
 
+    def fault(self) -> str | None:
+        value = self.raw.get("fault")
+        if value is not None and value not in FAULTS:
+            self.problems.append(f"{self.where}: field 'fault' must be one of {', '.join(FAULTS)} or null, "
+                                 f"got {value!r}"[:300])
+            return None
+        return value
+
     def verdict(self, prefix: str) -> Verdict | None:
         label = self.label(f"{prefix}_label")
         reason = self.raw.get(f"{prefix}_unscored_reason")
@@ -716,7 +751,7 @@ class _Reader:
             turn_3_previous_judge_label=self.label("turn_3_previous_judge_label"),
             staleness_ms=self.integer("staleness_ms"), frame_policy=self.text("frame_policy"),
             impairment=self.text("impairment"),
-            error=error, wall_s=wall if isinstance(wall, (int, float)) else None,
+            error=error, fault=self.fault(), wall_s=wall if isinstance(wall, (int, float)) else None,
             schema_version=raw.get("schema_version") if isinstance(raw.get("schema_version"), int) else 0,
         )
         if self.problems:

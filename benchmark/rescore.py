@@ -39,6 +39,7 @@ async def rejudge_record(record: TrialRecord, scenario: Scenario, judge) -> Tria
     """The record with Turn 2 (and Turn 3, if sent) judged again on the
     conversation as it was sent; the labels before go beside the new ones. The
     repair's target comes from the bank (`Scenario.repair_target`)."""
+    from benchmark.faults import classify, fault_of
     from benchmark.judges.signals import code_signals
 
     record = record.replace(
@@ -46,15 +47,15 @@ async def rejudge_record(record: TrialRecord, scenario: Scenario, judge) -> Tria
         repair_target_context=scenario.repair_target, subset=scenario.subset,
         difficulty_tier=scenario.difficulty_tier if record.difficulty_tier == "unknown" else record.difficulty_tier)
     if record.errored:
-        return record
+        return record.replace(fault=fault_of(record))
     record = record.replace(
         turn_2_previous_judge_label=record.turn_2_label, turn_2_judge=await _judge_turn(judge, record, scenario, 2),
         turn_2_code_signals=(code_signals(record.turn_2_response, scenario.answers)
                              if record.turn_2_response is not None else record.turn_2_code_signals))
-    if not record.turn_3_repair_attempted:
-        return record
-    return record.replace(turn_3_previous_judge_label=record.turn_3_label,
-                          turn_3_judge=await _judge_turn(judge, record, scenario, 3))
+    if record.turn_3_repair_attempted:
+        record = record.replace(turn_3_previous_judge_label=record.turn_3_label,
+                                turn_3_judge=await _judge_turn(judge, record, scenario, 3))
+    return record.replace(fault=classify(record))  # the new judge's label decides judge_unscored
 
 
 def rescore(

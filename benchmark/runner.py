@@ -8,6 +8,9 @@ setting that changes a result (`RESUME_KEYS`). A last line cut short (a kill,
 a full disk) is truncated on resume with a warning; an invalid line before
 it refuses the resume, naming file and line.
 
+With `--shard K/N` only the cells of one fixed share are planned and run
+(`benchmark/shards.py`); `wearsim merge` joins the shards' run dirs.
+
 One process writes a run dir at a time (`RunDirLock`: flock on
 `RUN_DIR/.lock`). `open_run_dir` locks and checks a run dir without writing
 to it, so a run that cannot start leaves nothing behind; `manifest.json` is
@@ -32,6 +35,8 @@ from pathlib import Path
 
 from benchmark import BENCHMARK_VERSION, SCHEMA_REVISION
 from benchmark.budget import BUDGET_FILE, Budget
+from benchmark.faults import classify, with_empty_reply
+from benchmark.kept_media import FRAMES_DIR, MediaKeeper
 from benchmark.prices import PriceTable, price_table
 from benchmark.protocol import Conversation, run_trial
 from benchmark.records import TrialRecord
@@ -39,6 +44,7 @@ from benchmark.safe_files import UnsafePathError, check_target, open_append, ref
 from benchmark.records import SweepPoint
 from benchmark.scenario import Bank, Condition, Scenario
 from benchmark.scoring.trials import TornTail, scan_transcripts
+from benchmark.shards import in_shard, shard_text
 
 # (scenario, condition, the cell's place on the stream's sweep axes, trial) -> the `Conversation` of one
 # trial; `wearsim bench` makes it
@@ -51,7 +57,8 @@ RESUME_KEYS = (
     "judge_prompt_sha256", "candidate_model", "candidate_model_file", "judge_family", "judge_model",
     "ranking_judge_family", "ranking_judge_model", "temperature", "max_tokens", "camera_injection",
     "repair_style", "via", "conditions", "ranking_condition", "trials", "scenario_ids", "staleness_ms",
-    "frame_policies", "frame_size", "frame_quality", "impairments", "impairment_seed", "synthetic_frames", "describer", "speed", "media_root", "asr_model", "output",
+    "frame_policies", "frame_size", "frame_quality", "impairments", "impairment_seed", "synthetic_frames", "describer",
+    "speed", "media_root", "asr_model", "output", "shard",
 )
 # The manifest's endpoints (candidate_endpoint, judge_endpoint, ...) are recorded but may
 # change on resume: a server may move (a local one gets a new port each start) while
@@ -63,12 +70,12 @@ LEGACY_RESUME_VALUES = {"max_tokens": 300, "speed": _NOT_RECORDED, "candidate_mo
                         "candidate_endpoint": _NOT_RECORDED, "judge_endpoint": _NOT_RECORDED,
                         "ranking_judge_endpoint": _NOT_RECORDED, "describer_endpoint": _NOT_RECORDED,
                         "output": "text", "frame_policies": [], "frame_size": 0, "frame_quality": 0,
-                        "impairments": [], "impairment_seed": None}
+                        "impairments": [], "impairment_seed": None, "shard": None}
 LOCK_NAME = ".lock"
 CACHE_LOG = "cache_log.jsonl"  # per cell: which replies came from the response cache
 AUDIO_DIR = "audio"  # spoken replies (--output audio), one WAV per turn
 # what a run writes into its dir besides the report: a dir holding a link under any of these names is refused
-RUN_OUTPUTS = (LOCK_NAME, "manifest.json", "transcripts.jsonl", CACHE_LOG, AUDIO_DIR, "logs", BUDGET_FILE)
+RUN_OUTPUTS = (LOCK_NAME, "manifest.json", "transcripts.jsonl", CACHE_LOG, AUDIO_DIR, FRAMES_DIR, "logs", BUDGET_FILE)
 
 
 class RunDirError(RuntimeError):
@@ -124,6 +131,7 @@ class StreamSettings:
     asr_model: str | None = None  # the in-process server's Whisper model (None: bundled tiny.en)
     speed: float | None = None  # pacing (None: as fast as the server takes it)
     server: str | None = None  # ws://HOST:PORT of a running server (None: one is started in-process)
+    keep_frames: bool = True  # thumbnails of the frames sent kept in the run dir (`--no-frames`: none)
     token: str | None = field(default=None, repr=False)  # that server's token: never recorded
 
 
@@ -152,6 +160,7 @@ class RunSettings:
     rate_limits: dict | None = None  # as `RateLimits.describe()` gives them, for the manifest
     prices: PriceTable | None = None  # what tokens cost (None: the shipped table); recorded in the manifest
     budget_usd: float | None = None  # `--budget`: no new cell starts once the run's spend is above it
+    shard: tuple[int, int] | None = None  # `--shard K/N`: this run is the K-th of N fixed shares of the cells
 
     @property
     def via(self) -> str:
@@ -231,6 +240,8 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "prices": prices.for_manifest((candidate.model_id, judge.model, judge.ranking_model)),
         "price_source": prices.origin,
         "budget_usd": settings.budget_usd,
+        "shard": shard_text(settings.shard),
+        "keep_frames": stream.keep_frames if settings.stream else None,
         "bank_source": str(bank.source),
         "bank_format": bank.format,
         "scenario_ids": [s.scenario_id for s in bank.scenarios],
@@ -595,10 +606,12 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
         prepared.start()
         done = prepared.done
         points = sweep_points(settings.stream)
-        cells = [(c, s, t, p) for c in settings.conditions for s in bank.scenarios for t in range(settings.trials)
-                 for p in points if (c, s.scenario_id, t, p) not in done]
-        total = len(settings.conditions) * len(bank.scenarios) * settings.trials * len(points)
-        print(f"{len(cells)} cells to run ({total - len(cells)} already finished) -> {run_dir}", file=sys.stderr)
+        planned = [(c, s, t, p) for c in settings.conditions for s in bank.scenarios for t in range(settings.trials)
+                   for p in points if in_shard((c, s.scenario_id, t, *p), settings.shard)]
+        cells = [(c, s, t, p) for c, s, t, p in planned if (c, s.scenario_id, t, p) not in done]
+        total = len(planned)
+        share = "" if settings.shard is None else f"; shard {shard_text(settings.shard)}: {total} cells are its share"
+        print(f"{len(cells)} cells to run ({total - len(cells)} already finished{share}) -> {run_dir}", file=sys.stderr)
         budget = open_budget(settings, run_dir)
         if not cells:
             if budget is None:
@@ -611,6 +624,7 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
         writer = TranscriptWriter(run_dir / "transcripts.jsonl")
         progress = Progress(len(cells))
         semaphore = asyncio.Semaphore(max(1, settings.concurrency))
+        keeper = MediaKeeper(run_dir, keep_frames=settings.stream.keep_frames) if settings.stream else None
         cache = ResponseCache(settings.cache_dir) if settings.cache_dir else None
         cache_log = CacheLogWriter(run_dir / CACHE_LOG) if cache is not None else None
         cache_totals = {"from_cache": 0, "requested": 0}
@@ -659,9 +673,12 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                         finally:
                             if talk is not None:
                                 await talk.aclose()
-                        record = record.replace(wall_s=round(time.monotonic() - started, 3))
+                        record = with_empty_reply(record.replace(wall_s=round(time.monotonic() - started, 3)))
+                        record = record.replace(fault=classify(record))
                         if any(turn.reply.audio for turn in record.turns):
                             record = await asyncio.to_thread(save_reply_audio, run_dir, record)
+                        if keeper is not None and record.turns:
+                            record = await asyncio.to_thread(keeper.keep, record)
                     await writer.append(record)
                     if budget is not None:
                         write_budget(run_dir, budget)

@@ -7,16 +7,25 @@ the repair utterance, which the driver asks for only after judging a miss on
 its own side. Only what the glasses would capture crosses the wire, plus the
 scenario's authored camera text declared as the fallback for turns without
 frames; the answer keys, target and notes never do.
+
+Each turn also carries what the viewer shows of it: the frames the server
+says it sent (`frames.sent_ms`) as the glasses played them, made small
+(`FrameFacts.pictures`), the turn's audio and its stream times
+(`GlassesFacts`); the runner keeps them in the run dir (`kept_media.py`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from pathlib import Path
 
 from benchmark.candidates.base import GenerationConfig, Message, Reply
 from benchmark.records import FrameFacts, GlassesFacts, TurnMetrics, TurnResult, authored_turn_input
 from benchmark.scenario import Condition, Scenario
+
+THUMBNAIL_PX = 160  # a kept frame's longer side (RUN_DIR/frames/, for the viewer)
+THUMBNAIL_QUALITY = 70
 
 
 def session_config(scenario: Scenario, condition: Condition, backend: str, *, camera: bool = True, **options):
@@ -37,7 +46,7 @@ class StreamConversation:
                  speed: float | None = None, token: str | None = None, describer: str = "opencv",
                  silence_ms: int = 1500, media_root: Path | None = None, staleness_ms: int | None = None,
                  synthetic_frames: bool = False, output: str = "text", frame_policy: str | None = None,
-                 frame_size: int = 0, frame_quality: int = 0, impairment=None):
+                 frame_size: int = 0, frame_quality: int = 0, keep_frames: bool = True, impairment=None):
         self.scenario = scenario
         self.condition = condition
         self.server_url = server_url
@@ -58,6 +67,8 @@ class StreamConversation:
         self.scenes: dict[int, str] = {}  # stream time -> the scene of each frame played
         self.impairment = impairment  # a `simulator.impairment_profiles.Profile` (its seed set), or None
         self.uplink = None  # the impaired uplink of this session, made when it opens
+        self.keep_frames = keep_frames  # the frames sent go out with each turn as thumbnails
+        self.played: dict[int, bytes] = {}  # stream time -> each frame played (the thumbnails' source)
         self.messages: list[Message] = []
         self.client = None
         self.pacer = None
@@ -92,6 +103,8 @@ class StreamConversation:
                          synthetic_frames=self.synthetic_frames, profile=self.impairment)
         self.clock_ms = plan.end_ms + 200
         self.scenes.update(plan.frame_scenes())
+        if self.keep_frames:
+            self.played.update((item.t_ms, item.payload) for item in plan.items if item.kind == "frame")
         self.pacer = Pacer(self.speed, origin_ms=plan.items[0].t_ms)
         delivery = await self.client.play(plan, self.pacer, self.uplink)
         self.lateness += self.pacer.lateness
@@ -103,14 +116,38 @@ class StreamConversation:
                       metrics.reply_done or 0.0, metrics.first_token, metrics.first_audio, events.done.heard,
                       audio=self.client.reply_audio(turn), session_lost=events.done.session_lost)
         authored = authored_turn_input(self.scenario, turn, repair_style=self.repair_style)
+        frames = self._frame_facts(events.metrics.frames, plan.scene, turn)
+        if self.keep_frames and frames.sent_ms:
+            frames = dataclasses.replace(frames, pictures=await asyncio.to_thread(self._thumbnails, frames.sent_ms))
         profile = self.impairment
         glasses = GlassesFacts(
             plan.speech_source, plan.has_frames, plan.synthetic_frames, lead, authored.speech, authored.camera_block,
             impairment=profile.name if profile else None, impairment_seed=profile.seed if profile else None,
             frames_degraded=plan.frames_degraded if profile else None, audio_lost_ms=delivery.lost_audio_ms,
-            frames_lost_ms=delivery.lost_frames_ms, uplink_delay_ms=delivery.mean_delay_ms)
-        return TurnResult(turn, events.input, reply, metrics=metrics, glasses=glasses,
-                          frames=self._frame_facts(events.metrics.frames, plan.scene, turn))
+            frames_lost_ms=delivery.lost_frames_ms, uplink_delay_ms=delivery.mean_delay_ms,
+            **self._timeline(plan, turn))
+        return TurnResult(turn, events.input, reply, metrics=metrics, glasses=glasses, frames=frames)
+
+    def _timeline(self, plan, turn: int) -> dict:
+        """The turn's stream times (its audio's start, its own scene's first frame, the end of speech the
+        server heard) and its audio as played, for the viewer's timeline."""
+        from streaming.wire import TranscriptFinal
+
+        audio = [item for item in plan.items if item.kind == "audio"]
+        scene = next((item.t_ms for item in plan.items if item.kind == "frame" and plan.scene
+                      and item.scene == plan.scene), None)
+        heard = [event for _, event in self.client.events if isinstance(event, TranscriptFinal) and event.turn == turn]
+        return {"start_ms": audio[0].t_ms if audio else None, "scene_ms": scene,
+                "speech_end_ms": heard[-1].end_ms if heard else None,
+                "speech_audio": b"".join(item.payload for item in audio)}
+
+    def _thumbnails(self, sent_ms: tuple[int, ...]) -> tuple[tuple[int, bytes], ...]:
+        """Each frame sent, as played, made small (`THUMBNAIL_PX` on its longer side); a frame the glasses
+        did not play (none should be) is left out."""
+        from perception.frame_policy import resize_frame
+
+        return tuple((t, resize_frame(self.played[t], THUMBNAIL_PX, THUMBNAIL_QUALITY))
+                     for t in sent_ms if t in self.played)
 
     def _frame_facts(self, data: dict, scene: str | None, turn: int) -> FrameFacts:
         """The server's frame facts, and which scene the newest frame sent shows: the glasses

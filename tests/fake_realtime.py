@@ -6,7 +6,10 @@ Each records what it received and checks what the protocol requires (a
 session setup first, audio at the API's rate and format, a commit of at
 least 100 ms of audio, one kind of input per realtime message), answers
 with scripted text (or audio with its transcript), and can be told to fail:
-an error event mid-turn, a refusal of TEXT output, a dropped connection.
+an error event mid-turn, a refusal of TEXT output, a dropped connection;
+the OpenAI server also by script (`faults`): every response of a session
+that was sent a given text answered with a rate limit, an expired session,
+a refusal, a server error, a dropped connection or an empty reply.
 The Gemini server also hands out session resumption handles, resumes a
 conversation from one, and can send a `goAway` and close soon after.
 
@@ -93,13 +96,31 @@ class _ThreadedServer:
         raise NotImplementedError
 
 
+# the API's error events, as documented, for the scripted faults
+SCRIPTED_ERRORS = {
+    "rate_limit": {"type": "rate_limit_error", "code": "rate_limit_exceeded",
+                   "message": "Rate limit reached for requests per minute. Please try again in 20ms."},
+    "session_expired": {"type": "invalid_request_error", "code": "session_expired",
+                        "message": "Your session hit the maximum duration of 60 minutes."},
+    "refused": {"type": "invalid_request_error", "code": "invalid_value",
+                "message": "The request was declined by the content policy."},
+    "server_error": {"type": "server_error", "code": "server_error",
+                     "message": "The server had an error while processing your request."},
+}
+
+
 class FakeOpenAIRealtime(_ThreadedServer):
     """`/v1/realtime?model=M`: session.update, input_audio_buffer.*, conversation.item.create, response.create."""
 
     def __init__(self, *, reply="It is the one in your hand now.", error_on_response: int | None = None,
-                 drop_on_responses: tuple[int, ...] = (), speech: bytes | None = None, word_delay_s: float = 0.0):
+                 drop_on_responses: tuple[int, ...] = (), speech: bytes | None = None, word_delay_s: float = 0.0,
+                 faults: dict[str, str] | None = None):
         super().__init__()
         self.reply, self.error_on_response, self.drop_on_responses = reply, error_on_response, drop_on_responses
+        # a text a session was sent -> how every response.create of such a session is answered: "rate_limit"
+        # and "session_expired" (error events the API sends, retryable), "refused" (an invalid_request_error),
+        # "server_error", "drop" (the connection closes), "empty" (a completed response with nothing in it)
+        self.faults = dict(faults or {})
         self.speech = speech  # PCM16 24 kHz: what a spoken reply sounds like
         self.word_delay_s = word_delay_s
         self.responses = 0
@@ -180,6 +201,17 @@ class FakeOpenAIRealtime(_ThreadedServer):
                 await self._send(ws, type="conversation.item.added", item=event["item"])
             elif kind == "response.create":
                 self.responses += 1
+                scripted = self._scripted(record)
+                if scripted == "drop":
+                    await ws.close(1011, "dropped by the test")
+                    return
+                if scripted in SCRIPTED_ERRORS:
+                    await self._send(ws, type="error", error=SCRIPTED_ERRORS[scripted])
+                    continue
+                if scripted == "empty":
+                    await self._send(ws, type="response.done", response={
+                        "status": "completed", "usage": self._usage(record, 0, False)})
+                    continue
                 if self.responses in self.drop_on_responses:
                     await ws.close(1011, "dropped by the test")
                     return
@@ -211,6 +243,11 @@ class FakeOpenAIRealtime(_ThreadedServer):
                         "message": "There is no active response to cancel."})
             else:
                 self.problems.append(f"unexpected event {kind}")
+
+    def _scripted(self, record) -> str | None:
+        """The fault scripted for this session: the first of `faults` whose text it was sent."""
+        sent = " ".join(c.get("text") or "" for item in record["items"] for c in item.get("content", []))
+        return next((action for marker, action in self.faults.items() if marker in sent), None)
 
     async def _answer(self, ws, record):
         spoken = record["session"].get("output_modalities") == ["audio"]

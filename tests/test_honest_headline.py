@@ -64,8 +64,11 @@ def test_13_of_50_scored_is_not_a_measurement(tmp_path, capsys):
     run_dir = write_run(tmp_path / "run", trials, manifest())
     summary = write_report(run_dir)
     findings = (run_dir / "findings.md").read_text(encoding="utf-8").splitlines()
-    assert findings[2].startswith("**7 of 50 cells errored** (14.0%)")  # errors lead when any cell errored
-    assert findings[4].startswith("**13 of 50 scored: not a measurement** (baseline: 30 unscored, 7 errored)")
+    # turns OK over every planned cell first, with each fault category (the errors timed out)
+    assert findings[2].startswith("**Turns OK: 13 of 50 planned cells** (26.0%)")
+    assert "7 timeout; 30 judge_unscored" in findings[2]
+    assert findings[4].startswith("**7 of 50 cells errored** (14.0%)")  # then the errors, when any cell errored
+    assert findings[6].startswith("**13 of 50 scored: not a measurement** (baseline: 30 unscored, 7 errored)")
     assert "Balanced Turn 2 accuracy (baseline)" not in "\n".join(findings)
     line = report_line(run_dir, capsys)
     assert line.startswith("13 of 50 scored: not a measurement (baseline: 30 unscored, 7 errored")
@@ -84,8 +87,9 @@ def test_40_of_50_scored_leads_with_the_percentage(tmp_path, capsys):
     expected = (sum(t.passed for t in current) / len(current) + sum(t.passed for t in prior) / len(prior)) / 2
     assert summary["primary"]["balanced_accuracy"] == expected
     findings = (run_dir / "findings.md").read_text(encoding="utf-8").splitlines()
-    assert findings[2].startswith("**4 of 50 cells errored** (8.0%)")
-    assert findings[4].startswith(f"**Balanced Turn 2 accuracy (baseline): {100 * expected:.1f}%**, 95% CI [")
+    assert findings[2].startswith("**Turns OK: 40 of 50 planned cells** (80.0%)")
+    assert findings[4].startswith("**4 of 50 cells errored** (8.0%)")
+    assert findings[6].startswith(f"**Balanced Turn 2 accuracy (baseline): {100 * expected:.1f}%**, 95% CI [")
     assert "not a measurement" not in "\n".join(findings)
     line = report_line(run_dir, capsys)
     assert line.startswith(f"balanced Turn 2 accuracy (baseline): {100 * expected:.1f}% 95% CI [")
@@ -181,7 +185,8 @@ def test_a_measured_run_of_the_bundled_stand_in_says_what_its_number_is_worth():
     records = [trial(i, o) for i, o in enumerate(outcomes(20, 12, 18, 0))]
     text = render_findings(summary_of(records, {**manifest(), "candidate_model": "local"}))
     head = text[:text.index("## ")]
-    assert head.startswith("# Findings\n\n**Balanced Turn 2 accuracy (baseline)")
+    assert head.startswith("# Findings\n\n**Turns OK: 32 of 50 planned cells** (64.0%)")  # then the headline:
+    assert head.split("\n\n")[2].startswith("**Balanced Turn 2 accuracy (baseline)")
     assert "bundled 135M-parameter stand-in" in head and "not how an assistant keeps up" in head
     assert "wearsim rescore RUN_DIR" in head
     assert "stand-in" not in render_findings(summary_of(records, manifest()))  # a real candidate: no such note

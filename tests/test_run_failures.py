@@ -59,8 +59,9 @@ def test_a_run_with_too_many_errored_cells_exits_3_and_findings_lead_with_the_er
     assert len(failure) == 1
     assert "1 of 3 cells errored" in failure[0] and "--max-error-rate 5%" in failure[0] and "429" in failure[0]
     findings = (tmp_path / "run" / "findings.md").read_text(encoding="utf-8").splitlines()
-    assert findings[2].startswith("**1 of 3 cells errored** (33.3%)")
-    assert "not a measurement" in findings[4] or "Balanced Turn 2 accuracy" in findings[4]
+    assert findings[2].startswith("**Turns OK: ") and "1 rate_limited" in findings[2]  # the 429s, by category
+    assert findings[4].startswith("**1 of 3 cells errored** (33.3%)")
+    assert "not a measurement" in findings[6] or "Balanced Turn 2 accuracy" in findings[6]
 
     with FakeOpenAI(fail_first=5, retry_after="0") as server:
         tolerant = bench(tmp_path / "tolerant", "--limit", "3", "--concurrency", "1", "--max-error-rate", "0.5",
@@ -75,7 +76,7 @@ def test_a_run_without_errors_leads_with_its_headline(tmp_path):
     assert out.returncode == 0, out.stderr
     assert sorted(r.scenario_id for r in records(tmp_path / "run")) == ["sc-02", "sc-04"]
     findings = (tmp_path / "run" / "findings.md").read_text(encoding="utf-8").splitlines()
-    assert "cells errored" not in findings[2]
+    assert findings[2].startswith("**Turns OK: ") and "cells errored" not in findings[4]
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["scenario_ids"] == ["sc-02", "sc-04"] and manifest["candidate_model_file"] is None
 

@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "benchmark.cli.view",
     "benchmark.cli.rescore",
     "benchmark.cli.compare",
+    "benchmark.cli.merge",
     "benchmark.cli.proxy_report",
     "benchmark.cli.eval",
     "benchmark.cli.perceive",

@@ -22,6 +22,7 @@ EPILOG = """examples:
       --synthetic-frames --describer authored
   wearsim bench --model openai-realtime:gpt-realtime-1.5 --via stream --budget 2.50 --output-dir runs/rt
   wearsim bench --model openai:my-model --base-url URL --prices my-prices.toml --budget 1 --output-dir runs/mine
+  wearsim bench --model openai:gpt-4o-mini --shard 2/4 --output-dir runs/gpt-2of4   # then: wearsim merge
 `wearsim models` lists the model ids and which API keys are set.
 endpoints: --base-url is the candidate's only; the judges have --judge-base-url and --ranking-judge-base-url
 (default for an openai: judge: WEARSIM_JUDGE_BASE_URL, then OPENAI_BASE_URL), the stream server's describer
@@ -32,8 +33,8 @@ cost: each reply's tokens by modality are recorded and priced with benchmark/pri
 tokens per model id; --prices FILE adds entries and replaces whole ones); summary.json and findings.md give
 the cost per trial, per condition and per correct Turn 2 answer. A model with no price has an unknown cost.
 exit status: 0 done; 2 the run could not start (settings, bank, keys, price file, a --budget with a model
-that has no price, run dir in use or made with other settings); 3 more than --max-error-rate of the cells
-errored (the report is still written); 4 stopped on --budget (the report is written; rerun with a larger
+that has no price, run dir in use or made with other settings); 3 more than --max-error-rate of the planned
+cells failed by a fault of the API's or ours, never a model's miss (the report is still written); 4 stopped on --budget (the report is written; rerun with a larger
 --budget to finish); 130/143 stopped by Ctrl-C/SIGTERM (finished cells are kept: rerun with --resume)
 """
 
@@ -105,8 +106,14 @@ def register(subparsers) -> None:
                    help="cells run at once (default 4); changes speed, not results, so a resumed run may "
                         "use another value")
     p.add_argument("--max-error-rate", type=float, default=0.05, metavar="RATE",
-                   help="exit with status 3 when more than this share of the run's cells errored "
-                        "(default 0.05)")
+                   help="exit with status 3 when more than this share of the planned cells failed by a fault of "
+                        "the API's or ours (rate limited, session limit, connection lost, refused, empty reply, "
+                        "timeout, provider or harness error; never a model's miss or an unscored judgement; "
+                        "default 0.05)")
+    p.add_argument("--shard", metavar="K/N",
+                   help="run only the K-th of N fixed shares of the cells (by a hash of each cell, the same on "
+                        "every machine and on --resume), e.g. 1/4 on one machine, 2/4 on the next; `wearsim merge` "
+                        "joins the shards' run dirs into one (docs/sharding.md)")
     p.add_argument("--no-camera", action="store_true", help="strip every camera block (the camera ablation)")
     p.add_argument("--repair-style", choices=("named", "deictic"), default="named")
     p.add_argument("--scenarios", help="bank path (v1 dir, scenarios.json or JSONL; default the shipped bank)")
@@ -160,6 +167,9 @@ def register(subparsers) -> None:
                    help="stream: impairment profiles of your own, over the shipped ones (docs/impairments.md)")
     p.add_argument("--impair-seed", type=int, default=0, metavar="N",
                    help="stream: the seed every impairment's random draws come from, with the cell (default 0)")
+    p.add_argument("--no-frames", action="store_true",
+                   help="stream: keep no thumbnails of the frames sent (by default each turn's sent frames are "
+                        "kept as small JPEGs under RUN_DIR/frames/ for `wearsim view`, at most 3000 per run dir)")
     p.add_argument("--synthetic-frames", action="store_true",
                    help="stream: a turn without recorded frames gets one drawn from its authored camera text "
                         "(labelled synthetic in the record), so frame timing can be tested on every scenario")
@@ -235,6 +245,14 @@ def run(args) -> int:
             return _fail(f"{flag} must be at least {low}; got {value}")
     if not 0 <= args.max_error_rate <= 1:
         return _fail(f"--max-error-rate is a share from 0 to 1 (e.g. 0.05); got {args.max_error_rate}")
+    shard = None
+    if args.shard is not None:
+        from benchmark.shards import ShardError, parse_shard
+
+        try:
+            shard = parse_shard(args.shard)
+        except ShardError as exc:
+            return _fail(str(exc))
     if args.budget is not None and not (math.isfinite(args.budget) and args.budget >= 0):
         return _fail(f"--budget is an amount of US dollars, 0 or more (e.g. 2.50); got {args.budget}")
     from benchmark.prices import PriceFileError, price_table
@@ -344,8 +362,9 @@ def run(args) -> int:
         return _fail("--frame-size takes 0 to 4096 pixels and --frame-quality 0 to 100 (0: as captured)")
     if args.via != "stream" and (staleness or args.synthetic_frames or args.describer != "opencv"
                                  or args.media_root or args.asr_model or policies or args.frame_size
-                                 or args.frame_quality or impairments):
+                                 or args.frame_quality or impairments or args.no_frames):
         return _fail("--staleness, --frame-policy, --frame-size, --frame-quality, --impair, --synthetic-frames, "
+                     "--no-frames, "
                      "--describer, --media-root and --asr-model need --via stream")
     if args.media_root and not Path(args.media_root).is_dir():
         return _fail(f"--media-root {args.media_root}: no such directory")
@@ -371,7 +390,7 @@ def run(args) -> int:
         impairment_seed=args.impair_seed,
         frame_quality=args.frame_quality, synthetic_frames=args.synthetic_frames, describer=args.describer,
         describer_base_url=describer_url, media_root=str(Path(args.media_root).resolve()) if args.media_root else None,
-        asr_model=args.asr_model, speed=args.speed, server=args.server,
+        asr_model=args.asr_model, speed=args.speed, server=args.server, keep_frames=not args.no_frames,
         token=args.token or os.environ.get("WEARSIM_TOKEN")) if args.via == "stream" else None
     settings = RunSettings(
         candidate=CandidateSettings(model_id, temperature=args.temperature, max_tokens=args.max_tokens,
@@ -381,7 +400,7 @@ def run(args) -> int:
                             ranking_family=ranking_family, ranking_model=ranking_model, ranking_base_url=ranking_url),
         conditions=names, ranking_condition=args.ranking_condition, trials=args.trials,
         concurrency=args.concurrency, camera=not args.no_camera, repair_style=args.repair_style, stream=stream,
-        cache_dir=cache_dir, rate_limits=limits.describe(), prices=prices, budget_usd=args.budget)
+        cache_dir=cache_dir, rate_limits=limits.describe(), prices=prices, budget_usd=args.budget, shard=shard)
     try:  # locked and checked before any model starts; nothing is written yet
         prepared = open_run_dir(run_dir, build_manifest(bank, settings), resume=args.resume)
     except RunDirError as exc:
@@ -441,6 +460,9 @@ def run(args) -> int:
         if counts.get("budget_line"):
             print(counts["budget_line"], file=sys.stderr)
         summary = write_report(run_dir)
+        from benchmark.report.faults import fault_lead
+
+        print(fault_lead(summary), file=sys.stderr)  # turns OK over every planned cell, and each fault
         print(headline(summary))
         from benchmark.report.cost import cost_line
 
@@ -492,17 +514,25 @@ def judge_base_url(flag_value: str | None, family: str | None, model: str | None
 
 
 def _error_rate_status(summary: dict, run_dir, max_rate: float) -> int:
-    """3, with one line saying so, when more than `max_rate` of the run's cells errored."""
-    counts = summary["counts"]
-    errored, cells = counts["errored"], counts["trials"]
-    if not cells or errored / cells <= max_rate:
+    """3, with one line saying so, when more than `max_rate` of the planned cells failed by a fault of the
+    API's or ours (`benchmark.faults.COUNTED`; a model's miss and an unscored judgement never count)."""
+    faults = summary.get("faults")
+    if faults:
+        failed, cells = faults["counted"], faults["planned"]
+    else:  # a summary without fault counts: the errored cells over those recorded
+        failed, cells = summary["counts"]["errored"], summary["counts"]["trials"]
+    if not cells or failed / cells <= max_rate:
         return 0
+    from benchmark.faults import COUNTED, fault_of
     from benchmark.scoring import load_trials
 
-    reasons = [t.error for t in load_trials(run_dir).trials if t.errored]
-    first = f"; first error: {' '.join(reasons[0].split())[:160]}" if reasons else ""
-    print(f"error: the run failed: {errored} of {cells} cells errored ({100 * errored / cells:.1f}%, more than "
-          f"--max-error-rate {100 * max_rate:g}%){first}", file=sys.stderr)
+    failures = [t for t in load_trials(run_dir).trials if fault_of(t) in COUNTED]
+    kinds = ", ".join(f"{n} {category}" for category, n in (faults or {}).get("by_fault", {}).items()
+                      if category in COUNTED)
+    first = failures[0].error if failures else None
+    first = f"; first error: {' '.join(first.split())[:160]}" if first else ""
+    print(f"error: the run failed: {failed} of {cells} cells errored ({100 * failed / cells:.1f}%, more than "
+          f"--max-error-rate {100 * max_rate:g}%)" + (f" [{kinds}]" if kinds else "") + first, file=sys.stderr)
     return 3
 
 
@@ -565,5 +595,5 @@ async def conversations(settings, base_url: str | None, run_dir):
             staleness_ms=point.staleness_ms, frame_policy=point.frame_policy, frame_size=stream.frame_size,
             frame_quality=stream.frame_quality, impairment=profiles[point.impairment].with_seed(
                 cell_seed(stream.impairment_seed, scenario.scenario_id, trial)) if point.impairment else None,
-            synthetic_frames=stream.synthetic_frames, output=chosen.output,
+            synthetic_frames=stream.synthetic_frames, output=chosen.output, keep_frames=stream.keep_frames,
             media_root=Path(stream.media_root) if stream.media_root else None)

@@ -7,7 +7,7 @@ import argparse
 EPILOG = """examples:
   wearsim compare runs/gpt-4o runs/gemini-2.0-flash
   wearsim compare runs/a runs/b --condition baseline --json
-  wearsim compare runs/a runs/b runs/c runs/d --html runs/compared   # accuracy against cost, every run
+  wearsim compare runs/a runs/b runs/c runs/d --html runs/compared   # against latency and cost, every run
 Each run's cost is priced with the prices its manifest recorded (older runs: benchmark/prices.toml).
 """
 
@@ -15,23 +15,26 @@ Each run's cost is priced with the prices its manifest recorded (older runs: ben
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "compare",
-        help="compare two runs trial by trial",
-        description="Pair trials by (scenario, condition, trial). Reports the difference in balanced "
-        "accuracy (B - A) with a paired bootstrap CI over scenarios, an exact McNemar test on Turn 2 "
-        "pass, and the scenarios whose trials flipped.",
+        help="compare runs: side by side, each against the first, and A against B in detail",
+        description="A table of every run given (balanced Turn 2 accuracy with its interval, repair rate, "
+        "latency p50/p95, voice to voice, cost per correct answer, turns OK) and each run's paired difference "
+        "against the first; then A against B in detail: trials paired by (scenario, condition, trial), the "
+        "difference in balanced accuracy (B - A) with a paired bootstrap CI over scenarios, an exact McNemar "
+        "test on Turn 2 pass, and the scenarios whose trials flipped.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("run_a", help="run dir or transcripts file A")
     parser.add_argument("run_b", help="run dir or transcripts file B")
     parser.add_argument("more", nargs="*", metavar="RUN",
-                        help="more runs: listed and drawn with A and B on the accuracy-against-cost plot "
-                             "(the paired comparison is A against B)")
+                        help="more runs: a row each in the table, paired against A, and drawn on the plots "
+                             "(the detailed comparison is A against B)")
     parser.add_argument("--condition", help="condition to compare (default: the ranking condition of A)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument("--html", metavar="DIR",
-                        help="also write DIR/comparison.html and DIR/accuracy_cost.png: balanced Turn 2 accuracy "
-                             "against the candidate's cost per trial, one point per run and condition")
+                        help="also write DIR/comparison.html, DIR/accuracy_latency.png (balanced Turn 2 accuracy "
+                             "against first reply text p50/p95, one point per run) and DIR/accuracy_cost.png "
+                             "(against the candidate's cost per trial, one point per run and condition)")
     parser.set_defaults(run=run)
 
 
@@ -55,9 +58,10 @@ def run(args) -> int:
         from benchmark.safe_files import UnsafePathError
 
         try:
-            page = write_comparison_page(Path(args.html), text, result["points"])
+            page = write_comparison_page(Path(args.html), text, result["points"], result["runs"])
         except (OSError, UnsafePathError) as exc:
             print(f"wearsim compare: cannot write {args.html}: {exc}", file=sys.stderr)
             return 1
-        print(f"accuracy against cost: {page} (plot: {page.parent / 'accuracy_cost.png'})", file=sys.stderr)
+        print(f"accuracy against latency and cost: {page} (plots: {page.parent / 'accuracy_latency.png'}, "
+              f"{page.parent / 'accuracy_cost.png'})", file=sys.stderr)
     return 0

@@ -6,7 +6,9 @@ import re
 
 from benchmark.records import LATENCY_STAGES
 from benchmark.report.cost import budget_lead, cost_section
+from benchmark.report.faults import fault_lead, fault_section
 from benchmark.scoring.trials import LABELS
+from benchmark.shards import planned_cells
 
 LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")  # line breaks and other control characters
 
@@ -53,8 +55,9 @@ def scored_cells(summary: dict, condition: str | None = None) -> tuple[int, int]
     """(scored trials, cells) of a condition, by default the ranking condition.
 
     Cells are the trials recorded for the condition, or, when the manifest
-    planned more (scenario ids x trials), the planned cells: a run stopped
-    early has cells that were never played, and they are not scored either.
+    planned more (scenario ids x trials x the sweep's gaps and policies, a
+    shard's share of them), the planned cells: a run stopped early has cells
+    that were never played, and they are not scored either.
     """
     condition = condition or summary["primary"]["condition"]
     row = summary["counts"].get("by_condition", {}).get(condition, {})
@@ -62,7 +65,10 @@ def scored_cells(summary: dict, condition: str | None = None) -> tuple[int, int]
     manifest = summary["manifest"]
     ids, trials, names = manifest.get("scenario_ids"), manifest.get("trials"), manifest.get("conditions")
     planned = 0
-    if isinstance(ids, list) and isinstance(trials, int) and not isinstance(trials, bool) \
+    cells = planned_cells(manifest)  # a shard's own cells only
+    if cells is not None:
+        planned = sum(cell[0] == condition for cell in cells)
+    elif isinstance(ids, list) and isinstance(trials, int) and not isinstance(trials, bool) \
             and (not isinstance(names, list) or condition in names):
         planned = len(ids) * trials
     return scored, max(row.get("trials", scored), planned)
@@ -185,9 +191,11 @@ def _headline(summary: dict) -> list[str]:
     gaps = sorted({int(g) for per in (summary.get("by_staleness") or {}).values() for g in per})
     errors = error_lead(summary, markdown=True)
     stopped = budget_lead(summary, markdown=True)
+    turns_ok = fault_lead(summary, markdown=True)
     return [
         "# Findings",
         "",
+        *([turns_ok, ""] if turns_ok else []),
         *([errors, ""] if errors else []),
         *([stopped, ""] if stopped else []),
         headline(summary, markdown=True),
@@ -505,7 +513,7 @@ def render_findings(summary: dict) -> str:
     lines += _breakdown(summary, "by_difficulty", "difficulty tier")
     lines += _staleness(summary) + _frame_policies(summary) + _impairments(summary)
     lines += _perception(summary) + _latency(summary)
-    lines += cost_section(summary, table)
+    lines += cost_section(summary, table) + fault_section(summary, table)
     lines += _confusion(summary) + _matrix(summary) + _judge_notes(summary) + _manifest(summary)
     lines += ["Plots: `plots/balanced_accuracy.png`, `plots/accuracy_by_cue_type.png`, `plots/confusion.png`.", ""]
     return "\n".join(lines)

@@ -3,7 +3,12 @@
 Built from the run dir (summary.json, findings.md, plots/, the trial records),
 the bank's authored text and the scenario media. It opens from a file:// URL
 with no server and no network: the CSS and the filter script are inline, and
-plots and frames are base64 data URIs. Every text from the run is escaped.
+plots and the bank's frames are base64 data URIs; what the run kept of each
+stream turn (thumbnails of the frames sent, the glasses' speech, the spoken
+reply) is linked by relative path inside the run dir (`report/timeline.py`),
+so the folder opens from disk as it is. Every text from the run is escaped.
+Trials filter by condition, shift type, outcome, frame policy, impairment
+profile, staleness gap and fault; a plot opens full size on a click.
 """
 
 from __future__ import annotations
@@ -13,10 +18,14 @@ import json
 from html import escape
 from pathlib import Path
 
+from benchmark.faults import fault_of
 from benchmark.records import REPAIR_STYLES, TrialRecord, TurnResult
+from benchmark.report import timeline
 from benchmark.report.cost import budget_lead, per_correct, tokens_text, usd
+from benchmark.report.faults import fault_lead
 from benchmark.report.findings import headline, interval, is_measurement, pct, scored_cells
 from benchmark.report.plots import PLOT_FILES
+from benchmark.report.timeline import RunFiles, stream_turn_html
 from benchmark.safe_files import inside, refuse_links, write_atomic
 from benchmark.scenario import BankError, Scenario, load_bank
 
@@ -46,8 +55,11 @@ details.trial>summary{cursor:pointer;padding:.2rem 0} details.trial[open]{backgr
 .diff{display:grid;grid-template-columns:1fr 1fr;gap:.6rem;margin:.3rem 0}
 .diff>div{background:#fffbea;padding:.3rem .5rem}
 .frames{display:flex;gap:.6rem} .frames img{max-height:180px;border:1px solid #ccd} .note{color:#555;font-size:13px}
+.plots img{cursor:zoom-in} #zoom{position:fixed;inset:0;background:#000c;display:flex;align-items:center;
+justify-content:center;z-index:10;cursor:zoom-out}
+#zoom img{width:92vw;height:92vh;object-fit:contain;background:#fff}
 [hidden]{display:none !important}
-"""
+""" + timeline.STYLE
 
 SCRIPT = """
 const filters = Array.from(document.querySelectorAll('select[data-filter]'));
@@ -70,7 +82,14 @@ document.addEventListener('toggle', event => {  // frames load when their trial 
     if (!img.getAttribute('src')) img.src = frames[img.dataset.frame];
   });
 }, true);
-"""
+const zoom = document.getElementById('zoom');  // a plot full size on a click; a click or Escape closes it
+document.querySelectorAll('.plots img').forEach(img => img.addEventListener('click', () => {
+  zoom.querySelector('img').src = img.src;
+  zoom.hidden = false;
+}));
+zoom.addEventListener('click', () => { zoom.hidden = true; });
+document.addEventListener('keydown', event => { if (event.key === 'Escape') zoom.hidden = true; });
+""" + timeline.SCRIPT
 
 
 def data_uri(path: Path) -> str:
@@ -169,14 +188,41 @@ def plots_html(plots_dir: Path) -> str:
         "</figure>" for n in names) + "</div>"
 
 
+NONE = "none"  # a filter's value for a trial without that axis (no sweep, no profile, no fault)
+
+
+def axes(trial: TrialRecord) -> dict[str, str]:
+    """The values a trial is filtered by (data attributes of its row)."""
+    def value(v) -> str:
+        return NONE if v is None else str(v)
+
+    # a sweep's policy, else the one in force on the stream (the server's default)
+    policy = trial.frame_policy or next((t.frames.policy for t in trial.turns if t.frames.policy), None)
+    return {"condition": trial.condition, "cue": trial.cue_type, "outcome": outcome(trial),
+            "policy": value(policy), "profile": value(getattr(trial, "impairment", None)),
+            "gap": value(trial.staleness_ms), "fault": value(fault_of(trial))}
+
+
+FILTERS = (("condition", "condition"), ("shift type", "cue"), ("outcome", "outcome"), ("frame policy", "policy"),
+           ("profile", "profile"), ("gap (ms)", "gap"), ("fault", "fault"))
+
+
 def filters_html(trials: list[TrialRecord]) -> str:
     def select(label: str, key: str, values) -> str:
         options = "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in values)
         return f'<label>{label} <select data-filter="{key}"><option value="">all</option>{options}</select></label>'
 
-    return ('<div class="filters">' + select("condition", "condition", sorted({t.condition for t in trials}))
-            + select("shift type", "cue", sorted({t.cue_type for t in trials}))
-            + select("outcome", "outcome", OUTCOMES) + '<span id="shown" class="note"></span></div>')
+    found = [axes(t) for t in trials]
+
+    def values(key: str) -> list[str]:
+        if key == "outcome":
+            return list(OUTCOMES)
+        seen = {row[key] for row in found}
+        return sorted(seen - {NONE}, key=lambda v: (len(v), v) if key == "gap" else v) + (
+            [NONE] if NONE in seen else [])
+
+    return ('<div class="filters">' + "".join(select(label, key, values(key)) for label, key in FILTERS)
+            + '<span id="shown" class="note"></span></div>')
 
 
 # ---------------------------------------------------------------- one trial
@@ -270,7 +316,8 @@ def differences_html(result: TurnResult, scenario: Scenario, repair_style: str) 
     return "\n".join(out)
 
 
-def turns_html(trial: TrialRecord, scenario: Scenario | None, frames: Frames, repair_style: str) -> str:
+def turns_html(trial: TrialRecord, scenario: Scenario | None, frames: Frames, repair_style: str,
+               files: RunFiles | None = None) -> str:
     facts = {t.turn: turn_facts(t) for t in trial.turns}
     names = list(dict.fromkeys(name for per in facts.values() for name in per))
     head = "".join(f"<th>Turn {turn}</th>" for turn in facts)
@@ -286,16 +333,23 @@ def turns_html(trial: TrialRecord, scenario: Scenario | None, frames: Frames, re
             for turn in facts for name in TURN_FRAMES.get(turn, ())]
     images = "".join(f'<figure><img data-frame="{k}" alt="{escape(n)}"><figcaption>{escape(n)}'
                      "</figcaption></figure>" for n, k in keys if k)
-    return "\n".join(out + ([f'<div class="frames">{images}</div>'] if images else []))
+    streamed = [stream_turn_html(t, files) for t in trial.turns] if files is not None else []
+    streamed = [block for block in streamed if block]
+    return "\n".join(out + ([f'<div class="frames">{images}</div>'] if images else [])
+                     + (["<h3>What the assistant saw and heard</h3>", *streamed] if streamed else []))
 
 
 def trial_html(trial: TrialRecord, bank: dict[str, Scenario], frames: Frames, repair_style: str,
-               prices=None) -> str:
+               prices=None, files: RunFiles | None = None) -> str:
     result = outcome(trial)
     label = trial.turn_2_label or "unscored"
+    row = axes(trial)
+    sweep = "".join(f" · {name} {escape(row[key])}" for name, key in (("policy", "policy"), ("gap", "gap"),
+                                                                       ("profile", "profile"), ("fault", "fault"))
+                    if row[key] != NONE)
     head = (f'<span class="badge o-{result}">{result}</span>{escape(trial.scenario_id)} · {escape(trial.condition)}'
             f" · trial {trial.trial} · {escape(trial.cue_type)} · target {escape(trial.target_context)}"
-            f" · judge {escape(label)}")
+            f" · judge {escape(label)}{sweep}")
     wall = "-" if trial.wall_s is None else f"{trial.wall_s:.1f} s"
     facts = (f"difficulty {trial.difficulty_tier}, domain {trial.activity_domain or '-'}, via {trial.via or '-'}, "
              f"candidate {trial.candidate_model or '-'}, wall {wall}")
@@ -311,15 +365,15 @@ def trial_html(trial: TrialRecord, bank: dict[str, Scenario], frames: Frames, re
              signals_html(trial.turn_2_code_signals), "<h3>Messages as sent</h3>", messages_html(trial)]
     if trial.turns:
         scenario = bank.get(trial.scenario_id)
-        body += ["<h3>Turns</h3>", turns_html(trial, scenario, frames, repair_style)]
-    return (f'<details class="trial" data-condition="{escape(trial.condition)}" data-cue="{escape(trial.cue_type)}"'
-            f' data-outcome="{result}"><summary>{head}</summary>\n' + "\n".join(body) + "\n</details>")
+        body += ["<h3>Turns</h3>", turns_html(trial, scenario, frames, repair_style, files)]
+    data = "".join(f' data-{key}="{escape(value)}"' for key, value in row.items())
+    return f'<details class="trial"{data}><summary>{head}</summary>\n' + "\n".join(body) + "\n</details>"
 
 
 # ---------------------------------------------------------------- the page
 
 def render_page(summary: dict, trials: list[TrialRecord], *, title: str, findings: str, plots_dir: Path,
-                media_root: Path = MEDIA_ROOT) -> str:
+                media_root: Path = MEDIA_ROOT, files: RunFiles | None = None) -> str:
     manifest = summary["manifest"]
     bank, bank_note = open_bank(manifest)
     frames = Frames(media_root)
@@ -327,7 +381,7 @@ def render_page(summary: dict, trials: list[TrialRecord], *, title: str, finding
     from benchmark.prices import table_from_manifest
 
     prices = table_from_manifest(manifest)[0]
-    rows = [trial_html(t, bank, frames, style, prices) for t in sorted(trials, key=lambda t: t.cell)]
+    rows = [trial_html(t, bank, frames, style, prices, files) for t in sorted(trials, key=lambda t: t.cell)]
     measured = "measured" if is_measurement(summary) else "unmeasured"
     findings_block = (f"<details><summary>findings.md</summary><pre>{escape(findings)}</pre></details>"
                       if findings else "")
@@ -336,11 +390,13 @@ def render_page(summary: dict, trials: list[TrialRecord], *, title: str, finding
         f"<title>wearsim: {escape(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>wearsim run <code>{escape(title)}</code></h1>",
         f'<p class="headline {measured}" id="headline">{escape(headline(summary))}</p>',
+        *([f'<p class="note" id="turns-ok">{escape(lead)}</p>'] if (lead := fault_lead(summary)) else []),
         figures_html(summary), findings_block,
         "<h2>Plots</h2>", plots_html(plots_dir),
         "<h2>Trials</h2>",
         f'<p class="note">{escape(bank_note)}; frames from {escape(str(media_root))} when present.</p>',
         filters_html(trials), *rows,
+        '<div id="zoom" hidden><img alt="the plot, full size"></div>',
         frames.script(), f"<script>{SCRIPT}</script>", "</body></html>", ""])
 
 
@@ -363,5 +419,6 @@ def write_viewer(run_dir: Path, *, transcripts: Path | None = None, output_dir: 
     findings_path = out / "findings.md"
     findings = findings_path.read_text(encoding="utf-8") if inside(findings_path, out) else ""
     page = render_page(summary, trials, title=out.resolve().name, findings=findings, plots_dir=out / "plots",
-                       media_root=Path(media_root) if media_root is not None else MEDIA_ROOT)
+                       media_root=Path(media_root) if media_root is not None else MEDIA_ROOT,
+                       files=RunFiles(run_dir, out))
     return write_atomic(out / "index.html", page, out)

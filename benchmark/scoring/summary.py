@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from benchmark.faults import fault_summary
 from benchmark.scoring import metrics, stats
 from benchmark.scoring.cost import cost_summary
+from benchmark.shards import planned_cells
 from benchmark.records import TrialRecord
 from benchmark.scoring.trials import TrialSet
 
@@ -109,4 +111,5 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None, budget: dic
         "latency": metrics.latency(trials),
         "perception": metrics.perception(trials),
         "cost": cost_summary(trials, manifest, budget),
+        "faults": fault_summary(trials, None if (planned := planned_cells(manifest)) is None else len(planned)),
     }

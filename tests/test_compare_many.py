@@ -1,0 +1,104 @@
+"""`wearsim compare A B C`: one row per run (accuracy with its interval, repair rate, latency, voice to
+voice, cost per correct answer, turns OK), each run paired against the first, and the --html page with
+accuracy against latency and against cost. Numbers worked out by hand."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmark.candidates.base import Reply, Usage
+from benchmark.compare import compare_runs, render_comparison
+from benchmark.judges.base import Verdict
+from benchmark.records import TrialRecord, TurnInput, TurnResult
+from tests.test_compare import RUN_A, RUN_B, write_run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def spoken_run(directory: Path, outcomes: str, first_token: list[float], voice: list[float] | None = None) -> Path:
+    """Four scenarios (sc1, sc2 target current; sc3, sc4 prior), one trial each: P pass, F miss then a
+    repair that passes, U unscored, E errored. Each answered turn's first text comes `first_token` s
+    (one value per scenario) after the end of speech; `voice`: its voice-to-voice time."""
+    directory.mkdir()
+    lines = []
+    for index, mark in enumerate(outcomes):
+        sid = f"sc{index + 1}"
+        target = "current" if index < 2 else "prior"
+        other = "prior" if target == "current" else "current"
+        reply = Reply("an answer", "m", Usage(100, 10), 1.0, first_token[index],
+                      first_voice_s=None if voice is None else voice[index])
+        turns = tuple(TurnResult(t, TurnInput(t, None, "hi", None, "authored"), reply) for t in (1, 2))
+        label = {"P": target, "F": other, "U": None}.get(mark)
+        verdict = Verdict(label, "r", "lexical", unscored_reason="no signal" if mark == "U" else None)
+        record = TrialRecord(sid, "baseline", 0, target, "object_in_hand", via="stream", turns=turns,
+                             turn_2_judge=verdict if mark != "E" else None,
+                             turn_3_repair_attempted=mark == "F",
+                             turn_3_judge=Verdict(target, "r", "lexical") if mark == "F" else None,
+                             error="RetryableError: m: rate limited (429)" if mark == "E" else None)
+        lines.append(record.to_line())
+    (directory / "transcripts.jsonl").write_text("".join(lines))
+    manifest = {"ranking_condition": "baseline", "conditions": ["baseline"], "trials": 1,
+                "scenario_ids": ["sc1", "sc2", "sc3", "sc4"], "candidate_model": "m", "prices": {"m": None}}
+    (directory / "manifest.json").write_text(json.dumps(manifest))
+    return directory
+
+
+def test_three_runs_side_by_side_and_each_against_the_first(tmp_path):
+    a = write_run(tmp_path / "a", RUN_A)
+    b = write_run(tmp_path / "b", RUN_B)
+    c = write_run(tmp_path / "c", RUN_A)  # A again: no difference
+    result = compare_runs(a, b, more=(c,))
+    rows = {row["label"][0]: row for row in result["runs"]}
+    assert rows["A"]["balanced_accuracy"] == pytest.approx((2 / 7 + 3 / 4) / 2)  # every scored trial of A
+    assert rows["B"]["turns_ok"] == 10 and rows["B"]["cells"] == 11  # sc3 t3 has no label
+    first = {p["label"][0]: p for p in result["against_first"]}
+    assert first["B"]["difference"] == pytest.approx(19 / 42)  # as `wearsim compare A B` works it out
+    assert (first["B"]["ci_low"], first["B"]["ci_high"]) == (pytest.approx(1 / 3), pytest.approx(3 / 4))
+    assert first["B"]["p_value"] == pytest.approx(0.125) and first["B"]["pairs"] == 10
+    assert first["C"]["difference"] == 0 and first["C"]["p_value"] == 1.0
+    text = render_comparison(result)
+    assert text.startswith("runs, condition baseline")
+    assert "  B: b: +45.2 pts [+33.3 pts, +75.0 pts] over 10 pairs, p = 0.125" in text
+    assert "A against B, in detail:" in text and "B - A +45.2 pts" in text
+
+
+def test_the_table_gives_repair_latency_voice_to_voice_and_turns_ok(tmp_path):
+    import numpy as np
+
+    quick = spoken_run(tmp_path / "quick", "PFPE", [0.2, 0.4, 0.6, 0.8], voice=[0.5, 0.7, 0.9, 1.1])
+    slow = spoken_run(tmp_path / "slow", "PPUP", [1.0, 2.0, 3.0, 4.0])
+    result = compare_runs(quick, slow)
+    quick_row, slow_row = result["runs"]
+    # quick: sc1 pass, sc2 miss repaired, sc3 pass, sc4 errored; current 1/2, prior 1/1
+    assert quick_row["balanced_accuracy"] == pytest.approx(0.75) and quick_row["measured"]
+    assert (quick_row["repair_rate"], quick_row["repair_k"], quick_row["repair_n"]) == (1.0, 1, 1)
+    # latency over the turns of finished trials (the errored one has turns too, but is left out)
+    times = [0.2, 0.2, 0.4, 0.4, 0.6, 0.6]
+    assert quick_row["first_token_s"]["p50"] == pytest.approx(np.percentile(times, 50))
+    assert quick_row["first_token_s"]["p95"] == pytest.approx(np.percentile(times, 95))
+    assert quick_row["first_voice_s"]["p50"] == pytest.approx(np.percentile([0.5, 0.5, 0.7, 0.7, 0.9, 0.9], 50))
+    assert slow_row["first_voice_s"]["n"] == 0
+    assert (quick_row["turns_ok"], quick_row["cells"]) == (3, 4) and (slow_row["turns_ok"], slow_row["cells"]) == (3, 4)
+    text = render_comparison(result)
+    header = next(line for line in text.splitlines() if "first text p50/p95" in line)
+    assert "voice to voice p50/p95" in header and "cost per correct" in header and "turns OK" in header
+    quick_line = next(line for line in text.splitlines() if line.strip().startswith("A: quick"))
+    assert "75.0% [" in quick_line and "100.0% (1/1)" in quick_line and "0.40 / 0.60 s" in quick_line
+    assert "3 of 4" in quick_line
+
+    done = subprocess.run([sys.executable, "-m", "benchmark", "compare", str(quick), str(slow), "--html",
+                           str(tmp_path / "page")], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    from PIL import Image
+
+    for name in ("accuracy_latency.png", "accuracy_cost.png"):
+        with Image.open(tmp_path / "page" / name) as plot:
+            assert plot.size[0] >= 600
+    page = (tmp_path / "page" / "comparison.html").read_text()
+    assert "Accuracy against latency" in page and "Accuracy against cost" in page
+    assert page.count("data:image/png;base64,") == 2

@@ -1,0 +1,127 @@
+"""Sharded runs: `bench --shard K/N` runs a fixed share of the cells; `wearsim merge` joins the shards
+into one run dir whose records and summary are the unsharded run's, and refuses shards that are not
+one run, naming the field (or the cell)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmark.shards import ShardError, cell_key, in_shard, parse_shard, shard_of
+from tests.fake_openai import FakeOpenAI
+
+ROOT = Path(__file__).resolve().parents[1]
+IDS = "sc-01,sc-02,sc-03,sc-04,sc-05,sc-06,sc-07,sc-08,sc-09,sc-10"
+
+
+def wearsim(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "benchmark", *argv], capture_output=True, text=True, timeout=600,
+                          cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": ""})
+
+
+def bench(server: FakeOpenAI, run_dir: Path, *extra: str, model: str = "openai:fake") -> subprocess.CompletedProcess:
+    return wearsim("bench", "--model", model, "--base-url", server.base_url, "--judge-family", "lexical",
+                   "--conditions", "baseline,track_current_frame", "--ids", IDS, "--trials", "2", "--output-dir", str(run_dir),
+                   *extra)
+
+
+def lines(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
+
+
+def cells(run_dir: Path) -> dict[tuple, str | None]:
+    return {(r["condition"], r["scenario_id"], r["trial"]): r["turn_2_judge_label"] for r in lines(run_dir)}
+
+
+def without_timing(summary: dict) -> dict:
+    """The summary's numbers: all but the manifest (which names the shards) and the latencies (wall clock)."""
+    return {key: value for key, value in summary.items() if key not in ("manifest", "latency")}
+
+
+def test_a_shard_is_a_fixed_share_of_the_cells():
+    assert parse_shard("2/4") == (2, 4)
+    for bad in ("0/4", "5/4", "2", "a/b", "1/0"):
+        with pytest.raises(ShardError, match="--shard"):
+            parse_shard(bad)
+    runner_cells = [(c, s, t, g, p) for c in ("baseline", "explicit") for s in (f"sc-{i:02d}" for i in range(1, 41))
+                    for t in range(3) for g in (None, 250) for p in (None, "fps:1")]
+    owners = [[k for k in range(1, 5) if in_shard(cell, (k, 4))] for cell in runner_cells]
+    assert all(len(o) == 1 for o in owners)  # each cell in exactly one shard
+    sizes = [sum(o == [k] for o in owners) for k in range(1, 5)]
+    assert min(sizes) > 0.8 * len(runner_cells) / 4  # about a quarter each
+    # the key is the record's cell: an axis left unset moves nothing, and the hash does not depend on the process
+    assert cell_key(("baseline", "sc-01", 0, None, None)) == ("sc-01", "baseline", 0)
+    assert cell_key(("baseline", "sc-01", 0, None, "fps:1")) == ("sc-01", "baseline", 0, "fps:1")
+    done = subprocess.run([sys.executable, "-c", "from benchmark.shards import shard_of; "
+                                                 "print(shard_of(('sc-07', 'baseline', 1), 7))"],
+                          capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": "123"})
+    assert int(done.stdout) == shard_of(("sc-07", "baseline", 1), 7)
+
+
+def test_two_shards_merged_are_the_unsharded_run_and_a_shard_of_another_model_is_refused(tmp_path):
+    with FakeOpenAI(reply="The cross-tip screwdriver you hold now fits.") as server:
+        whole = bench(server, tmp_path / "whole")
+        first = bench(server, tmp_path / "s1", "--shard", "1/2")
+        second = bench(server, tmp_path / "s2", "--shard", "2/2")
+        other = bench(server, tmp_path / "other", "--shard", "2/2", model="openai:another")
+        # a shard's dir resumes only as the same shard
+        moved = bench(server, tmp_path / "s1", "--shard", "2/2", "--resume")
+    for done in (whole, first, second, other):
+        assert done.returncode == 0, done.stderr
+    assert moved.returncode == 2 and "shard" in moved.stderr
+    one, two, everything = cells(tmp_path / "s1"), cells(tmp_path / "s2"), cells(tmp_path / "whole")
+    assert len(everything) == 40 and one and two and not set(one) & set(two) and {**one, **two} == everything
+    shard_summary = json.loads((tmp_path / "s1" / "summary.json").read_text())
+    assert shard_summary["manifest"]["shard"] == "1/2"
+    assert shard_summary["faults"]["planned"] == len(one)  # a shard's denominator is its own share
+
+    merged = wearsim("merge", str(tmp_path / "s1"), str(tmp_path / "s2"), "--output-dir", str(tmp_path / "merged"))
+    assert merged.returncode == 0, merged.stderr
+    assert cells(tmp_path / "merged") == everything
+    # in the order the run planned its cells (condition, scenario, trial), whichever shard ran them
+    assert [(r["condition"], r["scenario_id"], r["trial"]) for r in lines(tmp_path / "merged")] == \
+        [(c, s, t) for c in ("baseline", "track_current_frame") for s in IDS.split(",") for t in (0, 1)]
+    summary = json.loads((tmp_path / "merged" / "summary.json").read_text())
+    unsharded = json.loads((tmp_path / "whole" / "summary.json").read_text())
+    assert without_timing(summary) == without_timing(unsharded)
+    assert summary["manifest"]["shard"] is None
+    assert [m["shard"] for m in summary["manifest"]["merged_from"]] == ["1/2", "2/2"]
+    findings = (tmp_path / "merged" / "findings.md").read_text().splitlines()
+    assert findings[2] == (tmp_path / "whole" / "findings.md").read_text().splitlines()[2]  # turns OK, same cells
+
+    refused = wearsim("merge", str(tmp_path / "s1"), str(tmp_path / "other"), "--output-dir", str(tmp_path / "bad"))
+    assert refused.returncode == 2
+    assert "candidate_model" in refused.stderr and '"openai:another"' in refused.stderr
+    assert not (tmp_path / "bad" / "transcripts.jsonl").exists()
+    shutil.copytree(tmp_path / "s1", tmp_path / "s1-again")
+    overlap = wearsim("merge", str(tmp_path / "s1"), str(tmp_path / "s1-again"), "--output-dir", str(tmp_path / "o"))
+    assert overlap.returncode == 2 and "both shard 1/2" in overlap.stderr
+    partial = wearsim("merge", str(tmp_path / "s2"), "--output-dir", str(tmp_path / "half"))
+    assert partial.returncode == 0 and "shard 1/2 not given" in partial.stderr
+    half = json.loads((tmp_path / "half" / "summary.json").read_text())
+    assert half["faults"]["planned"] == 40 and half["faults"]["not_run"] == len(one)
+
+
+def test_merge_refuses_a_cell_recorded_outside_its_shard(tmp_path):
+    from benchmark.merge import MergeError, merge_runs
+    from benchmark.records import TrialRecord
+
+    manifest = {"conditions": ["baseline"], "scenario_ids": ["sc-01", "sc-02", "sc-03", "sc-04"], "trials": 1,
+                "candidate_model": "openai:fake"}
+    dirs = []
+    for k in (1, 2):
+        run = tmp_path / f"s{k}"
+        run.mkdir()
+        (run / "manifest.json").write_text(json.dumps({**manifest, "shard": f"{k}/2"}))
+        dirs.append(run)
+    stray = next(s for s in manifest["scenario_ids"] if shard_of((s, "baseline", 0), 2) == 2)
+    record = TrialRecord(stray, "baseline", 0, "current", "object_in_hand")
+    (dirs[0] / "transcripts.jsonl").write_text(record.to_line())
+    with pytest.raises(MergeError, match=f"cell {stray} / baseline / 0 is not in shard 1/2"):
+        merge_runs(dirs, tmp_path / "out")
