@@ -106,6 +106,20 @@ def decode_jpeg(jpeg: bytes) -> np.ndarray:
     return image
 
 
+def jpeg_comments(jpeg: bytes) -> list[bytes]:
+    """The COM segments of a JPEG, read from its header segments (a synthetic frame's authored text
+    is in one; `simulator.synthetic.with_comment` writes them)."""
+    comments, i = [], 2
+    while i + 4 <= len(jpeg) and jpeg[i] == 0xFF:
+        marker, length = jpeg[i + 1], int.from_bytes(jpeg[i + 2:i + 4], "big")
+        if marker == 0xDA:  # start of scan: no more header segments
+            break
+        if marker == 0xFE:
+            comments.append(jpeg[i + 4:i + 2 + length])
+        i += 2 + length
+    return comments
+
+
 def encode_jpeg(image: np.ndarray, quality: int = 85) -> bytes:
     ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
     if not ok:
