@@ -155,3 +155,35 @@ def test_make_describer_knows_ocr():
     assert isinstance(make_describer("ocr"), OCRDescriber)
     with pytest.raises(ValueError, match="ocr"):
         make_describer("nonsense")
+
+
+def test_serve_offers_ocr_only_when_named(serve_without_listening):
+    serve, seen = serve_without_listening
+    assert serve([]) == 0 and serve(["--describer", "ocr"]) == 0
+    assert "ocr" not in seen[0].app.state.settings.allowed_describers  # CPU-heavy: opt in
+    assert seen[1].app.state.settings.allowed_describers == ("opencv", "authored", "ocr")
+
+
+def test_a_stream_bench_with_synthetic_frames_tells_the_candidate_what_ocr_read(tmp_path):
+    """The whole stream path: the glasses send synthetic frames, the server's ocr describer reads them,
+    and the turn's camera block (perceived) quotes the frame's drawn text."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.fake_openai import FakeOpenAI
+
+    run_dir = tmp_path / "run"
+    with FakeOpenAI(reply="The driver in your hand now.") as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmark", "bench", "--model", "openai:fake", "--base-url", server.base_url,
+             "--judge-family", "lexical", "--conditions", "baseline", "--limit", "1", "--output-dir", str(run_dir),
+             "--via", "stream", "--synthetic-frames", "--describer", "ocr"],
+            capture_output=True, text=True, timeout=600, env={**os.environ, "OPENAI_API_KEY": ""})
+    assert done.returncode == 0, done.stderr
+    (record,) = [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
+    assert record["error"] is None
+    turn_2 = record["turns"][1]["input"]
+    assert turn_2["camera_source"] == "perceived"
+    assert ocr.text_in_description(turn_2["camera_block"]) == bank_text("sc-01", "turn_2_image")
