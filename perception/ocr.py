@@ -73,13 +73,14 @@ class Word:
 
 @dataclass(frozen=True)
 class TextLine:
-    """One line of text in reading order, with its box in frame pixels."""
+    """One line of text in reading order, with its box in frame pixels and its words."""
     text: str
     confidence: float  # the mean of its words' confidences
     left: float
     top: float
     right: float
     bottom: float
+    words: tuple[Word, ...] = ()  # the words kept, with their confidences
 
     @property
     def height(self) -> float:
@@ -191,8 +192,8 @@ def _words(text: str, columns: list[int], probabilities: list[float], width: flo
     return words
 
 
-def _reading_order(boxes: list[tuple[float, float, float, float, str, float]]) -> list[TextLine]:
-    """(left, top, right, bottom, text, confidence) boxes grouped into lines: top to bottom, left to right."""
+def _reading_order(boxes: list[tuple[float, float, float, float, list[Word]]]) -> list[TextLine]:
+    """(left, top, right, bottom, words) boxes grouped into lines: top to bottom, left to right."""
     lines: list[list] = []
     for box in sorted(boxes, key=lambda b: (b[1] + b[3]) / 2):
         centre = (box[1] + box[3]) / 2
@@ -206,10 +207,11 @@ def _reading_order(boxes: list[tuple[float, float, float, float, str, float]]) -
     result = []
     for line in sorted(lines, key=lambda members: min(b[1] for b in members)):
         line.sort(key=lambda b: b[0])
-        text = " ".join(b[4] for b in line)
-        confidence = float(np.mean([b[5] for b in line]))
+        words = tuple(w for b in line for w in b[4])
+        text = " ".join(w.text for w in words)
+        confidence = float(np.mean([w.confidence for w in words]))
         result.append(TextLine(text, confidence, min(b[0] for b in line), min(b[1] for b in line),
-                               max(b[2] for b in line), max(b[3] for b in line)))
+                               max(b[2] for b in line), max(b[3] for b in line), words))
     return result
 
 
@@ -260,8 +262,7 @@ def read_text(image: np.ndarray, *, min_confidence: float = MIN_CONFIDENCE, keep
         if not kept:
             continue
         xs, ys = quad[:, 0] / scale, quad[:, 1] / scale
-        boxes.append((float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()),
-                      " ".join(w.text for w in kept), float(np.mean([w.confidence for w in kept]))))
+        boxes.append((float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()), kept))
     lines = _reading_order(boxes)
     if not keep_header:
         lines = [line for line in lines if not is_header(line.text)]
