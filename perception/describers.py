@@ -202,7 +202,8 @@ def describe_text_and_layout(jpeg: bytes, previous: bytes | None = None) -> str:
 
 class OCRDescriber:
     """Reads the text in a frame's pixels (never its JPEG comment) and adds it to the opencv layout.
-    The OCR engine is loaded once per process on first use; reading runs in a worker thread."""
+    The OCR engine is loaded once per process on first use; decoding, the layout and the reading run
+    on the process's one OCR thread (`ocr.in_reader_thread`)."""
 
     name = "ocr"
     model = ocr.ENGINE
@@ -213,7 +214,7 @@ class OCRDescriber:
             refusal = pixel_refusal(frame) if frame is not None else None
             if refusal:
                 raise ValueError(refusal)
-        text = await asyncio.to_thread(describe_text_and_layout, jpeg, previous)
+        text = await ocr.in_reader_thread(describe_text_and_layout, jpeg, previous)
         return Description(text, self.name, self.model, False, time.monotonic() - started)
 
 

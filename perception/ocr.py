@@ -3,10 +3,12 @@
 `rapidocr-onnxruntime` (Apache-2.0) ships the PP-OCRv4 detection and
 recognition models and the text-direction classifier inside its wheel, so
 this runs with no network. The engine is built once per process, on first
-use, behind a lock; reading is CPU work that callers on an event loop run in
-a worker thread (the `ocr` describer in `perception/describers.py` does).
-Calls are serialised: the engine keeps per-call state, and on two cores a
-second concurrent read would only halve the speed of the first.
+use, behind a lock. Reads are serialised (the engine keeps per-call state,
+and on two cores a second concurrent read would only halve the speed of the
+first); callers on an event loop use `in_reader_thread`, which runs the work
+on the process's one OCR thread, so reads queue there and never hold the
+loop's default executor threads that speech recognition and frame selection
+need.
 
 Only pixels are read. A synthetic frame's JPEG comment (the authored text
 the `authored` describer reads back) is never looked at, so blur, darkness
@@ -25,10 +27,10 @@ How a frame is read:
    (each character's position comes from its CTC column).
 3. Each word keeps the mean probability of its characters; a word under
    `MIN_CONFIDENCE` (0.6) is dropped. On the bank's clean synthetic frames
-   no word scores under 0.7, so the threshold costs nothing there; it drops
-   the fragments the recogniser itself doubts (a few per cent of the words
-   on a `dim` frame). It is no misreading filter: most words a dark or
-   blurred frame gets wrong still score above 0.7.
+   no word scores under it, so the threshold costs nothing there; it drops
+   the fragments the recogniser itself doubts (figures in docs/perception.md).
+   It is no misreading filter: most words a dark frame gets wrong score
+   above it.
 4. Boxes are put in reading order: grouped into lines by vertical overlap,
    lines top to bottom, boxes in a line left to right. Lines that continue
    one another (the same left edge, at most a line height apart) form one
@@ -38,9 +40,12 @@ How a frame is read:
 
 from __future__ import annotations
 
+import asyncio
 import difflib
+import functools
 import re
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import cv2
@@ -63,6 +68,7 @@ INSTALL_HINT = ("the ocr describer needs the rapidocr-onnxruntime package (Pytho
 _engine = None
 _engine_lock = threading.Lock()  # building the engine
 _read_lock = threading.Lock()  # one read at a time: the engine keeps per-call state
+_reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wearsim-ocr")  # starts its thread on first use
 
 
 @dataclass(frozen=True)
@@ -118,6 +124,12 @@ def engine():
                     raise RuntimeError(INSTALL_HINT) from exc
                 _engine = RapidOCR(print_verbose=False)
     return _engine
+
+
+async def in_reader_thread(function, *args):
+    """`function(*args)` on the process's OCR thread: reads wait their turn there, not in the event
+    loop's default executor."""
+    return await asyncio.get_running_loop().run_in_executor(_reader, functools.partial(function, *args))
 
 
 def is_header(text: str) -> bool:

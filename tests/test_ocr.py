@@ -187,3 +187,20 @@ def test_a_stream_bench_with_synthetic_frames_tells_the_candidate_what_ocr_read(
     turn_2 = record["turns"][1]["input"]
     assert turn_2["camera_source"] == "perceived"
     assert ocr.text_in_description(turn_2["camera_block"]) == bank_text("sc-01", "turn_2_image")
+
+
+async def test_describing_runs_on_the_one_ocr_thread_not_the_default_executor(monkeypatch):
+    import asyncio
+
+    from perception import describers
+
+    threads = []
+
+    def record(jpeg, previous):
+        threads.append(threading.current_thread().name)
+        return "described"
+
+    monkeypatch.setattr(describers, "describe_text_and_layout", record)
+    results = await asyncio.gather(*(OCRDescriber().describe(synthetic_frame("a")) for _ in range(5)))
+    assert [r.text for r in results] == ["described"] * 5
+    assert len(set(threads)) == 1 and threads[0].startswith("wearsim-ocr")
