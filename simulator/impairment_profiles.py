@@ -79,7 +79,7 @@ UPLINK = {
     "jitter_ms": Field(float, 0, 2000, meaning="half-normal jitter scale (ms)"),
     "loss": Field(float, 0, 0.5, meaning="probability that a send is lost"),
     "bandwidth_kbps": Field(float, 0, 1_000_000, meaning="link rate cap (kbit/s); 0 = none, else at least 300"),
-    "max_queue_ms": Field(float, 0, 10_000, meaning="a frame later than this behind the cap is dropped"),
+    "max_queue_ms": Field(float, 0, 10_000, meaning="a frame not through the capped link in this long is dropped"),
 }
 SECTIONS = {"audio": AUDIO, "video": VIDEO, "uplink": UPLINK}
 MIN_BANDWIDTH_KBPS = 300  # the 16 kHz PCM16 audio alone is 256 kbit/s

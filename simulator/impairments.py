@@ -299,9 +299,10 @@ class Uplink:
     - each send is lost with probability `loss` (a lost audio chunk leaves a gap,
       a lost frame is never sent), independently, drawn per kind and per send;
     - with a `bandwidth_kbps` cap (0 = none) sends go over one link in order,
-      each taking size * 8 / bandwidth ms; a frame that would wait so long that
-      it arrives more than `max_queue_ms` after it was sent is dropped and
-      takes no time on the link (audio is never dropped by the cap, only late);
+      each taking size * 8 / bandwidth ms; a frame that would not be through
+      the link (queue and transmission) within `max_queue_ms` of being sent is
+      dropped and takes no link time (audio is never dropped by the cap, only
+      late);
     - then `latency_ms` plus a half-normal jitter of scale `jitter_ms`; one
       WebSocket keeps its order, so nothing arrives before an earlier send.
     """
