@@ -4,6 +4,10 @@
   alone: dominant colours in plain words, the main shapes with size, position
   and shape words, brightness, blur, and motion against the previous frame.
   It knows no object names, so it follows the authoring rule by construction.
+- `ocr` (offline): the text in the frame's pixels, read with OCR
+  (`perception/ocr.py`, PP-OCRv4), after the opencv layout of colours and
+  shapes. It never reads a synthetic frame's JPEG comment, so an impaired
+  frame changes what it says.
 - `openai:MODEL` (any OpenAI-compatible vision endpoint, image as a data URI)
   and `gemini:MODEL` (inline bytes), asked through the candidate adapters
   (the caller opens the model once per run: one client, the endpoint's rate
@@ -29,7 +33,8 @@ import cv2
 import numpy as np
 
 from benchmark.candidates.base import Candidate, GenerationConfig, Image, Message
-from perception.frames import decode_jpeg, synthetic_text
+from perception import ocr
+from perception.frames import decode_jpeg, pixel_refusal, synthetic_text
 
 PROMPT_VERSION = "1"
 RULES_PROMPT = (
@@ -188,6 +193,31 @@ class OpenCVDescriber:
         return Description(text, self.name, self.model, False, time.monotonic() - started)
 
 
+def describe_text_and_layout(jpeg: bytes, previous: bytes | None = None) -> str:
+    """The opencv layout of `jpeg`, then the text OCR reads in its pixels (`ocr.with_text`)."""
+    image = decode_jpeg(jpeg)
+    layout = describe_pixels(image, decode_jpeg(previous) if previous is not None else None)
+    return ocr.with_text(layout, ocr.read_text(image))
+
+
+class OCRDescriber:
+    """Reads the text in a frame's pixels (never its JPEG comment) and adds it to the opencv layout.
+    The OCR engine is loaded once per process on first use; decoding, the layout and the reading run
+    on the process's one OCR thread (`ocr.in_reader_thread`)."""
+
+    name = "ocr"
+    model = ocr.ENGINE
+
+    async def describe(self, jpeg: bytes, previous: bytes | None = None) -> Description:
+        started = time.monotonic()
+        for frame in (jpeg, previous):
+            refusal = pixel_refusal(frame) if frame is not None else None
+            if refusal:
+                raise ValueError(refusal)
+        text = await ocr.in_reader_thread(describe_text_and_layout, jpeg, previous)
+        return Description(text, self.name, self.model, False, time.monotonic() - started)
+
+
 class DiskCache:
     def __init__(self, directory: Path | None = None):
         base = os.environ.get("WEARSIM_CACHE_DIR")
@@ -269,15 +299,17 @@ def needs_model(spec: str) -> bool:
 
 def make_describer(spec: str = "opencv", *, model: Candidate | None = None, style: str = "rules",
                    cache_dir: Path | None = None) -> SceneDescriber:
-    """`opencv`, `authored`, or a vision model (`openai:MODEL`, `gemini:MODEL`) given as `model`,
+    """`opencv`, `authored`, `ocr`, or a vision model (`openai:MODEL`, `gemini:MODEL`) given as `model`,
     the candidate the caller opened for `spec`."""
     if spec == "opencv":
         return OpenCVDescriber()
     if spec == "authored":
         return AuthoredDescriber()
+    if spec == "ocr":
+        return OCRDescriber()
     if needs_model(spec):
         if model is None:
             raise ValueError(f"describer {spec!r} is a vision model: open it with open_candidate({spec!r}) "
                              "and pass it as model=")
         return ModelDescriber(model, style=style, cache_dir=cache_dir)
-    raise ValueError(f"unknown describer {spec!r}: use opencv, authored, openai:MODEL or gemini:MODEL")
+    raise ValueError(f"unknown describer {spec!r}: use opencv, authored, ocr, openai:MODEL or gemini:MODEL")

@@ -33,6 +33,9 @@ log = logging.getLogger("wearsim.server")
 
 SECRET_VARIABLES = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY", "WEARSIM_TOKEN")
 LOCAL_DESCRIBERS = ("opencv", "authored")
+# describers that run here and spend nothing but CPU, offered only when the operator names them
+# (`wearsim serve --describer ocr`): OCR takes about 0.7 s of CPU a frame
+OPT_IN_DESCRIBERS = ("ocr",)
 PATH_PROVIDERS = ("local", "replay")  # with a model part (local:PATH, replay:PATH) these open server files
 ANY_HOSTED = ("local, or openai:MODEL, gemini:MODEL, anthropic:MODEL, openai-realtime:MODEL, gemini-live:MODEL "
               "(never local:PATH or replay:PATH)")

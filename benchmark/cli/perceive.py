@@ -7,6 +7,7 @@ import argparse
 EPILOG = """examples:
   wearsim perceive audio media/sc-01/turn_1.wav --json
   wearsim perceive frame photo.jpg                       # opencv describer, offline
+  wearsim perceive frame screen.jpg --describer ocr       # the text in it too (OCR), offline
   wearsim perceive frame photo.jpg --describer openai:gpt-4o-mini --json
   wearsim perceive frame photo.jpg --describer openai:llava --base-url http://127.0.0.1:8000/v1
 """
@@ -25,7 +26,7 @@ def register(subparsers) -> None:
     frame = kinds.add_parser("frame", help="describe one frame as a camera block", epilog=EPILOG,
                              formatter_class=argparse.RawDescriptionHelpFormatter)
     frame.add_argument("image")
-    frame.add_argument("--describer", default="opencv", help="opencv | openai:MODEL | gemini:MODEL")
+    frame.add_argument("--describer", default="opencv", help="opencv | ocr | authored | openai:MODEL | gemini:MODEL")
     frame.add_argument("--base-url")
     frame.add_argument("--describe-style", choices=("rules", "natural"), default="rules")
     frame.add_argument("--previous", help="the previous frame, for motion words")

@@ -13,8 +13,9 @@ then: wearsim simulate sc-01 --server ws://127.0.0.1:8765
 A client names its backend in the hello; the server accepts only the ids
 given with --backend (exactly, after stripping spaces), so a client can never
 make the server open a file (local:PATH, replay:PATH are for the operator).
-Describers likewise: opencv and authored always, a model describer only when
-given with --describer, so a client cannot spend the server's keys on one.
+Describers likewise: opencv and authored always; ocr (offline, but about
+0.7 s of CPU a frame) and a model describer only when given with --describer,
+so a client cannot spend the server's keys or its CPU on one.
 
 Only the server's own pages (and origins given with --allow-origin) may open
 a session or save a recording: a page on any other origin, another port on
@@ -36,8 +37,9 @@ def register(subparsers) -> None:
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for openai:* backends")
     p.add_argument("--describer-base-url", help="OpenAI-compatible endpoint for openai:* describers")
     p.add_argument("--describer", action="append", metavar="ID",
-                   help="a model describer clients may ask for, e.g. openai:gpt-4o-mini (repeatable; opencv and "
-                        "authored are always offered; a model describer spends this server's key)")
+                   help="a describer clients may ask for: ocr (reads text offline), or a model describer, e.g. "
+                        "openai:gpt-4o-mini (repeatable; opencv and authored are always offered; a model "
+                        "describer spends this server's key)")
     p.add_argument("--backend", action="append", metavar="ID",
                    help="a backend id clients may ask for (repeatable). The ids given replace the default, "
                         "local: add --backend local to offer it as well")
@@ -65,7 +67,7 @@ def run(args) -> int:
 
     import uvicorn
 
-    from streaming.app import LOCAL_DESCRIBERS, ServerSettings
+    from streaming.app import LOCAL_DESCRIBERS, OPT_IN_DESCRIBERS, ServerSettings
     from streaming.local_server import server_config
 
     token = args.token or os.environ.get("WEARSIM_TOKEN")
@@ -95,7 +97,7 @@ def run(args) -> int:
 
     missing = []
     for flag, ids, base_url, url_flag in (("--backend", backends, args.base_url, "--base-url"),
-                                          ("--describer", [d for d in args.describer or () if d not in LOCAL_DESCRIBERS], args.describer_base_url,
+                                          ("--describer", [d for d in args.describer or () if d not in LOCAL_DESCRIBERS + OPT_IN_DESCRIBERS], args.describer_base_url,
                                            "--describer-base-url")):
         for model_id in ids:
             try:

@@ -43,7 +43,8 @@ def register(subparsers) -> None:
                         "microphone, use the browser page: wearsim serve, then http://127.0.0.1:8765/)")
     p.add_argument("--describer", default="opencv",
                    help="the server's scene describer: opencv (default; colours and shapes, no names), authored "
-                        "(reads synthetic frames back), or a vision model the server offers (openai:MODEL)")
+                        "(reads synthetic frames back from their JPEG comment), ocr (reads the text in the pixels, offline), "
+                        "or a vision model the server offers (openai:MODEL)")
     p.add_argument("--json", action="store_true", help="print every server event as one JSON line, in full")
     p.add_argument("--output", choices=("text", "audio"), default="text",
                    help="audio: spoken replies (a realtime --model: openai-realtime:, gemini-live:)")
