@@ -212,6 +212,7 @@ class GlassesFacts:
     speech_file: str | None = None  # the turn's audio as played, a WAV under RUN_DIR/audio/ (capped per run)
     impairment: str | None = None  # the impairment profile the turn was played under
     impairment_seed: int | None = None  # the seed of its random draws
+    frames_played: int | None = None  # the turn's camera frames, before the uplink lost any
     frames_degraded: int | None = None  # frames the profile's video impairments changed
     audio_lost_ms: tuple[int, ...] = ()  # stream times of the audio chunks the uplink lost (the server heard a gap)
     frames_lost_ms: tuple[int, ...] = ()  # stream times of the frames the uplink lost (never sent)
@@ -222,7 +223,7 @@ class GlassesFacts:
     KINDS: ClassVar[dict[str, type]] = {
         "speech_media": str, "frames_sent": bool, "synthetic_frames": bool, "lead_ms": int, "script": str,
         "camera_script": str, "start_ms": int, "scene_ms": int, "speech_end_ms": int, "speech_file": str,
-        "impairment": str, "impairment_seed": int, "frames_degraded": int, "audio_lost_ms": list,
+        "impairment": str, "impairment_seed": int, "frames_played": int, "frames_degraded": int, "audio_lost_ms": list,
         "frames_lost_ms": list, "uplink_delay_ms": float}
     TIMES: ClassVar[tuple[str, ...]] = ("audio_lost_ms", "frames_lost_ms")  # lists of stream times
 

@@ -123,6 +123,7 @@ class StreamConversation:
         glasses = GlassesFacts(
             plan.speech_source, plan.has_frames, plan.synthetic_frames, lead, authored.speech, authored.camera_block,
             impairment=profile.name if profile else None, impairment_seed=profile.seed if profile else None,
+            frames_played=delivery.frames_played if profile else None,
             frames_degraded=plan.frames_degraded if profile else None, audio_lost_ms=delivery.lost_audio_ms,
             frames_lost_ms=delivery.lost_frames_ms, uplink_delay_ms=delivery.mean_delay_ms,
             **self._timeline(plan, turn))

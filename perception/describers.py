@@ -130,6 +130,7 @@ def describe_pixels(image: np.ndarray, previous: np.ndarray | None = None, *, ma
     small = cv2.resize(image, (160, int(160 * height / width) or 1), interpolation=cv2.INTER_AREA)
     pixels = small.reshape(-1, 3).astype(np.float32)
     k = 4
+    cv2.setRNGSeed(0)  # k-means++ draws its first centres from this thread's generator: the same frame, the same words
     _, labels, centres = cv2.kmeans(pixels, k, None, (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 1.0),
                                     3, cv2.KMEANS_PP_CENTERS)
     shares = np.bincount(labels.reshape(-1), minlength=k) / len(labels)

@@ -57,6 +57,7 @@ class Delivery:
     lost_audio_ms: tuple[int, ...] = ()
     lost_frames_ms: tuple[int, ...] = ()
     mean_delay_ms: float | None = None
+    frames_played: int = 0  # the turn's frames, lost ones included
 
 
 @dataclass(frozen=True)
@@ -165,8 +166,8 @@ class GlassesClient:
             else:
                 await self._audio_rate.take(len(item.payload))
                 await self._ws.send(wire.encode_media(wire.KIND_AUDIO, item.t_ms, item.payload))
-        return Delivery(tuple(lost_audio), tuple(lost_frames),
-                        round(sum(delays) / len(delays), 1) if delays else None)
+        return Delivery(tuple(lost_audio), tuple(lost_frames), round(sum(delays) / len(delays), 1) if delays else None,
+                        sum(item.kind == "frame" for item in plan.items))
 
     async def wait_turn(self, turn: int, timeout: float = 600.0) -> TurnEvents:
         """The turn's input, reply and metrics (the last of each), once its metrics arrived."""

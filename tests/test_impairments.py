@@ -354,3 +354,82 @@ def test_parse_profiles_takes_text_with_a_source_name():
     assert profiles["a"] == Profile(name="a", video=profiles["a"].video, source="inline")
     assert len(imp.jpeg_quality(FRAME, 30)) == len(profiles["a"].impair_frame(FRAME))
     assert Path(SHIPPED).name == "impairments.toml"
+
+
+# ---- the impairment sweep through `wearsim bench`
+
+def _impaired_bench(run_dir, model, base_url, env, *extra):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmark", "bench", "--model", model, "--base-url", base_url, "--judge-family",
+         "lexical", "--conditions", "baseline", "--output-dir", str(run_dir), "--via", "stream",
+         "--synthetic-frames", *extra], capture_output=True, text=True, timeout=600, env={**os.environ, **env})
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
+
+
+def test_frames_a_weak_uplink_loses_never_reach_a_realtime_api_and_its_audio_gaps_are_recorded(tmp_path):
+    from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
+
+    profiles = tmp_path / "mine.toml"
+    profiles.write_text('[lossy]\ndescription = "a third of every send lost"\n[lossy.uplink]\nloss = 0.3\n'
+                        'latency_ms = 40.0\njitter_ms = 10.0\n')
+    with FakeOpenAIRealtime() as server:
+        records = _impaired_bench(tmp_path / "rt", "openai-realtime:gpt-realtime", server.base_url,
+                                  {"OPENAI_API_KEY": TEST_KEY}, "--impair", "weak-wifi,lossy",
+                                  "--impairments-file", str(profiles), "--frame-policy", "fps:10",
+                                  "--ids", "sc-01,sc-05")
+        images = sum(1 for s in server.sessions for item in s["items"] for part in item["content"]
+                     if part["type"] == "input_image")
+    assert len(records) == 4 and all(r["error"] is None for r in records)
+    turns = [turn for r in records for turn in r["turns"]]
+    lost = [t for turn in turns for t in turn["glasses"].get("frames_lost_ms", [])]
+    # the server was offered exactly the frames played but not lost, and the API got exactly those sent
+    assert sum(turn["frames"]["offered"] for turn in turns) == sum(
+        turn["glasses"]["frames_played"] for turn in turns) - len(lost) and lost
+    assert images == sum(turn["frames"]["sent"] for turn in turns) > 0
+    for record in records:  # a lost frame is never among a session's frames sent
+        assert not ({t for turn in record["turns"] for t in turn["glasses"].get("frames_lost_ms", [])}
+                    & {t for turn in record["turns"] for t in turn["frames"]["sent_ms"]})
+    lossy = [turn for r in records if r["impairment"] == "lossy" for turn in r["turns"]]
+    assert all(turn["glasses"]["audio_lost_ms"] for turn in lossy)  # the gaps the server heard, in the record
+    assert all(turn["glasses"]["impairment"] == "lossy" and turn["glasses"]["uplink_delay_ms"] >= 40
+               for turn in lossy)
+
+
+def test_an_impairment_sweep_reports_each_profile_against_clean_and_repeats_from_its_seed(tmp_path):
+    import json
+
+    from tests.fake_openai import FakeOpenAI
+
+    with FakeOpenAI(reply="The one in your hand now.") as server:
+        records = _impaired_bench(tmp_path / "sweep", "openai:fake", server.base_url, {"OPENAI_API_KEY": ""},
+                                  "--impair", "clean,dim,street", "--describer", "ocr", "--ids", "sc-02")
+        again = _impaired_bench(tmp_path / "again", "openai:fake", server.base_url, {"OPENAI_API_KEY": ""},
+                                "--impair", "dim", "--describer", "ocr", "--ids", "sc-02")
+    assert sorted(r["impairment"] for r in records) == ["clean", "dim", "street"]
+    by_cell = {(r["scenario_id"], r["impairment"]): r for r in records}
+    for record in records:
+        for turn in record["turns"]:
+            glasses = turn["glasses"]
+            assert glasses["impairment"] == record["impairment"] and isinstance(glasses["impairment_seed"], int)
+        assert record["turns"][0]["glasses"]["frames_degraded"] == (
+            0 if record["impairment"] == "clean" else record["turns"][0]["glasses"]["frames_played"])
+    # a profile's draws come from the run's seed and the cell: the same cell hears and reads the same
+    for rerun in again:
+        first = by_cell[(rerun["scenario_id"], rerun["impairment"])]
+        assert [t["input"]["speech"] for t in rerun["turns"]] == [t["input"]["speech"] for t in first["turns"]]
+        assert [t["input"]["camera_block"] for t in rerun["turns"]] == [
+            t["input"]["camera_block"] for t in first["turns"]]
+    rows = json.loads((tmp_path / "sweep" / "summary.json").read_text())["by_impairment"]["baseline"]
+    assert set(rows) == {"clean", "dim", "street"}
+    # the dark frames are read worse than the clean ones; the street's babble is heard worse
+    assert rows["dim"]["camera_similarity"] < rows["clean"]["camera_similarity"]
+    assert rows["street"]["word_error_rate"] > rows["clean"]["word_error_rate"]
+    assert "against_clean" not in rows["clean"] and rows["dim"]["against_clean"]["pairs"] <= 1
+    findings = (tmp_path / "sweep" / "findings.md").read_text()
+    assert "## Real-world conditions (impairment profiles)" in findings and "| `dim` |" in findings

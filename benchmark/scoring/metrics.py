@@ -193,6 +193,7 @@ def impairments(trials: Iterable[TrialRecord]) -> dict[str, dict]:
     trials = [t for t in trials if t.impairment is not None]
     out: dict[str, dict] = {}
     base = {_unimpaired(t): t for t in trials if t.impairment == BASE_PROFILE and t.scored}
+    paired = any(t.impairment == BASE_PROFILE for t in trials)
     for profile in dict.fromkeys(t.impairment for t in trials):
         chosen = [t for t in trials if t.impairment == profile]
         ran = [t for t in chosen if not t.errored]
@@ -213,7 +214,7 @@ def impairments(trials: Iterable[TrialRecord]) -> dict[str, dict]:
                                                     / len(ran), 2) if ran else None,
                "frames_lost_per_trial": round(sum(len(turn.glasses.frames_lost_ms) for turn in turns)
                                               / len(ran), 2) if ran else None}
-        if profile != BASE_PROFILE and base:
+        if profile != BASE_PROFILE and paired:
             pairs = [(base[_unimpaired(t)], t) for t in scored if _unimpaired(t) in base]
             row["against_clean"] = paired_accuracy(pairs)
         out[profile] = row
