@@ -55,6 +55,8 @@ class Field:
         return None
 
 
+# espeak-ng's English voices: speech variety (accents); a line is then spoken afresh, not taken from media/
+SPEECH_VOICES = ("en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-gb-x-gbclan", "en-gb-x-gbcwmd", "en-029")
 AUDIO = {
     "white_snr_db": Field(float, -10, 60, meaning="white noise at this signal-to-noise ratio (dB)"),
     "babble_snr_db": Field(float, -10, 60, meaning="babble (several talkers) at this SNR (dB)"),
@@ -64,6 +66,8 @@ AUDIO = {
     "reverb_rt60_s": Field(float, 0, 3, meaning="room reverberation time: seconds to decay by 60 dB"),
     "reverb_drr_db": Field(float, -20, 20, meaning="direct-to-reverberant energy ratio (dB)"),
     "gain_db": Field(float, -40, 20, meaning="level change (dB), clipped to the PCM16 range"),
+    "voice": Field(str, choices=SPEECH_VOICES, meaning="the espeak-ng voice that speaks the lines instead"),
+    "speech_rate_wpm": Field(int, 80, 320, meaning="the speaking rate of that voice (words a minute)"),
 }
 VIDEO = {
     "occlusion": Field(float, 0, imp.MAX_OCCLUSION, meaning="share of the frame under a dark blob"),
@@ -95,11 +99,23 @@ class AudioImpairment:
     reverb_rt60_s: float = 0.0
     reverb_drr_db: float = 0.0
     gain_db: float = 0.0
+    voice: str | None = None  # another speaker: the line synthesized with this espeak-ng voice
+    speech_rate_wpm: int | None = None  # and at this rate
 
     @property
     def is_clean(self) -> bool:
-        return (self.white_snr_db is None and self.babble_snr_db is None and self.hum_snr_db is None
-                and self.reverb_rt60_s == 0 and self.gain_db == 0)
+        return not self.degrades and not self.respeaks
+
+    @property
+    def degrades(self) -> bool:
+        """The profile changes the captured audio (noise, reverb, level)."""
+        return not (self.white_snr_db is None and self.babble_snr_db is None and self.hum_snr_db is None
+                    and self.reverb_rt60_s == 0 and self.gain_db == 0)
+
+    @property
+    def respeaks(self) -> bool:
+        """The profile changes who speaks (voice or rate), so lines are synthesized afresh."""
+        return self.voice is not None or self.speech_rate_wpm is not None
 
 
 @dataclass(frozen=True)

@@ -67,21 +67,28 @@ def cell_seed(seed: int, scenario_id: str, trial: int) -> int:
     return int(hashlib.sha256(f"{seed}:{scenario_id}:{trial}".encode()).hexdigest()[:8], 16)
 
 
-def _speech_pcm(scenario: Scenario, turn: int, media_root: Path, repair_style: str) -> tuple[bytes, str]:
+def _speech_pcm(scenario: Scenario, turn: int, media_root: Path, repair_style: str, *, voice: str | None = None,
+                rate: int | None = None) -> tuple[bytes, str]:
+    """The turn's speech: its media file, else espeak-ng TTS (cached by text, voice and rate). A voice
+    or rate (an impairment profile's speech variety) always speaks the line afresh."""
     from perception.audio import decode_audio, float_to_pcm16
     from benchmark.records import authored_turn_input
 
     _, speech_name = TURN_MEDIA[turn]
     path = turn_speech(media_root, scenario.scenario_id, speech_name)
     text = authored_turn_input(scenario, turn, repair_style=repair_style).speech
-    if path is not None and not (turn == 3 and repair_style == "deictic" and scenario.turn_3_repair_anchor_deictic):
+    respoken = voice is not None or rate is not None
+    if path is not None and not respoken and not (
+            turn == 3 and repair_style == "deictic" and scenario.turn_3_repair_anchor_deictic):
         return float_to_pcm16(decode_audio(path)), "media"
     from simulator.tts import synthesize
 
     cache = Path(os.environ.get("WEARSIM_CACHE_DIR", Path.home() / ".cache" / "wearsim")) / "tts"
-    target = cache / (hashlib.sha256(text.encode()).hexdigest()[:24] + ".wav")
+    voice, rate = voice or "en-us", rate or 150
+    key = text if (voice, rate) == ("en-us", 150) else f"{voice}:{rate}:{text}"
+    target = cache / (hashlib.sha256(key.encode()).hexdigest()[:24] + ".wav")
     if not target.exists():
-        synthesize(text, target)
+        synthesize(text, target, voice=voice, rate=rate)
     return float_to_pcm16(decode_audio(target)), "tts"
 
 
@@ -119,7 +126,9 @@ def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path 
     after `lead_ms` of silence (the staleness sweep varies it on Turn 2). With an
     impairment `profile` (`simulator.impairment_profiles.Profile`) the turn's audio
     (its silences too) and each frame are degraded as the glasses would capture them."""
-    pcm, source = _speech_pcm(scenario, turn, media_root, repair_style)
+    speaker = profile.audio if profile is not None else None
+    pcm, source = _speech_pcm(scenario, turn, media_root, repair_style, voice=speaker and speaker.voice,
+                              rate=speaker and speaker.speech_rate_wpm)
     frame_name, _ = TURN_MEDIA[turn]
     frames, synthetic = None, False
     if camera and frame_name:
@@ -137,7 +146,7 @@ def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path 
     silence = bytes(2 * 16000 * lead_ms // 1000)
     tail = bytes(2 * 16000 * TAIL_MS // 1000)
     audio = silence + pcm + tail
-    if profile is not None and not profile.audio.is_clean:
+    if profile is not None and profile.audio.degrades:
         babble = (babble_clips(scenario.scenario_id, media_root, profile.audio.babble_talkers, profile.seed)
                   if profile.audio.babble_snr_db is not None else ())
         audio = profile.impair_audio(audio, index=turn, babble=babble)

@@ -253,7 +253,7 @@ def test_uplink_refuses_bad_settings_and_kinds():
 
 def test_the_shipped_profiles_are_there_documented_and_do_something():
     profiles = load_profiles()
-    assert list(profiles) == ["clean", "street", "kitchen", "dim", "shaky", "weak-wifi"]
+    assert list(profiles) == ["clean", "street", "kitchen", "dim", "shaky", "accent", "weak-wifi"]
     assert all(p.description and p.source == str(SHIPPED) for p in profiles.values())
     assert profiles["clean"].is_clean and not any(p.is_clean for n, p in profiles.items() if n != "clean")
     text = SHIPPED.read_text()
@@ -339,7 +339,7 @@ def test_an_unknown_profile_or_an_unreadable_file_is_named(tmp_path):
     with pytest.raises(ValueError) as refused:
         select_profiles("clean,stormy")
     assert str(SHIPPED) in str(refused.value) and "'stormy'" in str(refused.value)
-    assert "known: clean, dim, kitchen, shaky, street, weak-wifi" in str(refused.value)
+    assert "known: accent, clean, dim, kitchen, shaky, street, weak-wifi" in str(refused.value)
     with pytest.raises(ValueError, match="no impairment profile 'x'.*mine.toml|mine.toml.*'x'"):
         (tmp_path / "mine.toml").write_text("")
         select_profiles(["x"], tmp_path / "mine.toml")
@@ -433,3 +433,20 @@ def test_an_impairment_sweep_reports_each_profile_against_clean_and_repeats_from
     assert "against_clean" not in rows["clean"] and rows["dim"]["against_clean"]["pairs"] <= 1
     findings = (tmp_path / "sweep" / "findings.md").read_text()
     assert "## Real-world conditions (impairment profiles)" in findings and "| `dim` |" in findings
+
+
+def test_speech_variety_speaks_the_line_afresh_in_another_voice_and_rate():
+    from benchmark.scenario import load_bank
+    from simulator.impairment_profiles import select_profiles
+    from simulator.timeline import plan_turn
+
+    scenario = load_bank().get("sc-05")  # its lines are recorded: media/sc-05/turn_1.wav
+    [accent] = select_profiles("accent")
+    plain, spoken = plan_turn(scenario, 1, 0), plan_turn(scenario, 1, 0, profile=accent)
+    assert plain.speech_source == "media" and spoken.speech_source == "tts"
+    audio = lambda plan: b"".join(i.payload for i in plan.items if i.kind == "audio")  # noqa: E731
+    assert len(audio(spoken)) < len(audio(plain))  # 200 words a minute against 150
+    assert audio(plan_turn(scenario, 1, 0, profile=accent)) == audio(spoken)  # the same voice, the same speech
+    with pytest.raises(ValueError) as caught:
+        parse_profiles('[x]\n[x.audio]\nvoice = "klingon"\n', "mine.toml")
+    assert "mine.toml: profile 'x': field 'audio.voice'" in str(caught.value)

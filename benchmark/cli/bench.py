@@ -160,7 +160,7 @@ def register(subparsers) -> None:
                    help="stream: send frames as JPEG at quality Q, 1-100 (default: as captured)")
     p.add_argument("--impair", metavar="PROFILE,...",
                    help="stream: play the glasses under these impairment profiles, one cell per profile: clean, "
-                        "street, kitchen, dim, shaky, weak-wifi (simulator/impairments.toml) or your own "
+                        "street, kitchen, dim, shaky, accent, weak-wifi (simulator/impairments.toml) or your own "
                         "(--impairments-file); noise and reverb on the audio, blur, darkness, shake and occlusion "
                         "on the frames, latency, loss and a bandwidth cap on the uplink")
     p.add_argument("--impairments-file", metavar="TOML",

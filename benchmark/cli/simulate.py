@@ -33,7 +33,7 @@ def register(subparsers) -> None:
     p.add_argument("--jitter-ms", type=float, default=0.0, help="random extra delay per send")
     p.add_argument("--drop-frames", type=float, default=0.0, help="probability of dropping each frame")
     p.add_argument("--impair", metavar="PROFILE",
-                   help="play the glasses under an impairment profile: clean, street, kitchen, dim, shaky, weak-wifi "
+                   help="play the glasses under an impairment profile: clean, street, kitchen, dim, shaky, accent, weak-wifi "
                         "or one of --impairments-file (docs/impairments.md)")
     p.add_argument("--impairments-file", metavar="TOML", help="impairment profiles of your own")
     p.add_argument("--impair-seed", type=int, default=0, metavar="N", help="the impairments' seed (default 0)")
