@@ -89,6 +89,20 @@ class ServerSettings:
             raise ValueError(f"frame_bytes_per_session must hold one frame ({wire.MAX_FRAME_BYTES} bytes)")
 
 
+def camera_conditions(name: str | None):
+    """The shipped impairment profile a hello's `camera_conditions` names (its video impairments
+    degrade the frames the server gets), or None; an unknown name is `bad_hello`."""
+    if not name:
+        return None
+    from simulator.impairment_profiles import load_profiles
+
+    profiles = load_profiles()
+    if name not in profiles:
+        raise wire.WireError("bad_hello", f"camera_conditions must name a shipped impairment profile "
+                                          f"({', '.join(profiles)}), got {name[:40]!r}")
+    return profiles[name]
+
+
 def scrub(text: str, settings: ServerSettings | None = None) -> str:
     """`text` with every configured secret (provider keys, the server token) replaced."""
     values = {os.environ.get(name) or "" for name in SECRET_VARIABLES}
@@ -438,4 +452,5 @@ class Connection:
         frames = FrameBuffer(max_bytes=settings.frame_bytes_per_session, budget=state["frame_budget"])
         policy = config.frame_policy or settings.frame_policy  # neither: the backend's default
         return Session(config, segmenter, describer, backend, self.send, frames=frames,
-                       policy=parse_frame_policy(policy) if policy else None)
+                       policy=parse_frame_policy(policy) if policy else None,
+                       camera_profile=camera_conditions(config.camera_conditions))

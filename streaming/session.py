@@ -96,7 +96,8 @@ class ReplyCut:
 class Session:
     def __init__(self, config: SessionConfig, segmenter: SpeechSegmenter, describer: SceneDescriber,
                  backend: Backend, send: Send, *, frames: FrameBuffer | None = None,
-                 policy: FramePolicy | None = None, max_pending_audio: int = wire.MAX_PENDING_AUDIO_BYTES):
+                 policy: FramePolicy | None = None, camera_profile=None,
+                 max_pending_audio: int = wire.MAX_PENDING_AUDIO_BYTES):
         self.config = config
         self.segmenter = segmenter
         self.describer = describer
@@ -104,6 +105,7 @@ class Session:
         self.send = send
         self.frames = frames if frames is not None else FrameBuffer()  # as the camera offered them
         self.policy = policy or default_policy(backend)
+        self.camera_profile = camera_profile  # the hello's camera conditions: an impairment profile, or None
         self.gate = FrameGate(self.policy)
         self.sent = FrameBuffer(max_frames=120, max_bytes=self.frames.max_bytes // 2, budget=self.frames.budget)
         self._gated_ms: float = float("-inf")  # frames up to this stream time have met the policy
@@ -266,14 +268,16 @@ class Session:
             entry = [frame.t_ms, None]
             self._frame_log.append(entry)
             if passed:
-                jpeg = await self._as_sent(frame.jpeg)
+                jpeg = await self._as_sent(frame.t_ms, frame.jpeg)
                 entry[1] = len(jpeg)
                 self.sent.add(frame.t_ms, jpeg)
                 if self.backend.streams_frames:
                     await self._to_backend(Media(wire.KIND_FRAME, frame.t_ms, jpeg))
 
-    async def _as_sent(self, jpeg: bytes) -> bytes:
-        """The frame at the session's size and JPEG quality."""
+    async def _as_sent(self, t_ms: int, jpeg: bytes) -> bytes:
+        """The frame under the session's camera conditions, at its size and JPEG quality."""
+        if self.camera_profile is not None and not self.camera_profile.video.is_clean:
+            jpeg = await asyncio.to_thread(self.camera_profile.impair_frame, jpeg, t_ms)
         if not (self.config.frame_size or self.config.frame_quality):
             return jpeg
         return await asyncio.to_thread(resize_frame, jpeg, self.config.frame_size, self.config.frame_quality)
@@ -290,7 +294,7 @@ class Session:
         Returns them as sent."""
         sent = []
         for frame in frames:
-            jpeg = await self._as_sent(frame.jpeg)
+            jpeg = await self._as_sent(frame.t_ms, frame.jpeg)
             sent.append(jpeg)
             entry = next((e for e in reversed(window) if e[0] == frame.t_ms), None)
             if entry is None:

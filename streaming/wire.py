@@ -86,6 +86,9 @@ class SessionConfig:
     frame_policy: str | None = None  # which frames reach the assistant (perception.frame_policy); None: the server's
     frame_size: int = 0  # longer side of a sent frame in pixels; 0: as captured
     frame_quality: int = 0  # JPEG quality of a sent frame, 1-100; 0: as captured
+    # a shipped impairment profile whose video impairments the server applies to the frames it gets
+    # (the live page's demo of a dim room or a shaky head on a laptop camera); None: none
+    camera_conditions: str | None = None
 
     @classmethod
     def from_dict(cls, data: dict) -> "SessionConfig":
@@ -129,6 +132,8 @@ class SessionConfig:
             _integer(values["frame_size"], "frame_size", 0, 4096)
         if "frame_quality" in values:
             _integer(values["frame_quality"], "frame_quality", 0, 100)
+        if values.get("camera_conditions") is not None:  # the server checks the name (streaming.app)
+            _text(values["camera_conditions"], "camera_conditions", 40)
         if values.get("frame_selection", "end") not in ("end", "sharpest"):
             raise WireError("bad_hello", "frame_selection must be 'end' or 'sharpest'")
         fallback = values.get("fallback_camera", {})

@@ -323,3 +323,28 @@ def test_a_hello_with_a_malformed_policy_is_bad_hello_and_serve_refuses_one_at_s
     done = subprocess.run([sys.executable, "-m", "benchmark", "serve", "--frame-policy", "fps:99", "--port", "9"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.startswith("error: --frame-policy: frame policy 'fps:99'")
+
+
+def test_camera_conditions_degrade_the_frames_a_session_sends_and_an_unknown_name_is_bad_hello():
+    from streaming.app import camera_conditions
+
+    dim = camera_conditions("dim")
+    with pytest.raises(wire.WireError) as caught:
+        camera_conditions("foggy")
+    assert caught.value.code == "bad_hello" and "dim" in caught.value.message
+
+    async def go(profile):
+        backend = FrameLog()
+        session = Session(wire.SessionConfig(camera=True), Speech(), None, backend, send=lambda e: asyncio.sleep(0),
+                          policy=parse_frame_policy("fps:1"), camera_profile=profile)
+        bright = encode_jpeg(np.full((48, 64, 3), 200, np.uint8))
+        worker = asyncio.create_task(session.run())
+        await session.on_media(wire.Media(wire.KIND_FRAME, 0, bright))
+        await session.on_media(wire.Media(wire.KIND_AUDIO, 0, b"x"))
+        while session.busy:
+            await asyncio.sleep(0.01)
+        worker.cancel()
+        return [frame.jpeg for frame in session.sent.frames]
+
+    [plain], [darkened] = asyncio.run(go(None)), asyncio.run(go(dim))
+    assert decode_jpeg(darkened).mean() < 0.3 * decode_jpeg(plain).mean()

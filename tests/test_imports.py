@@ -115,6 +115,7 @@ EXCEPTIONS = {
     ("benchmark.runner", "perception.audio"),  # a spoken reply saved as a WAV
     ("benchmark.runner", "perception.speech"),  # its voice onset, by the one voice activity model
     ("streaming.web_routes", "simulator.media_library"),  # the studio saves into the media layout
+    ("streaming.app", "simulator.impairment_profiles"),  # the live page's camera conditions: the glasses' profiles
 }
 
 

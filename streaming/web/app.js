@@ -220,6 +220,7 @@ async function connect(submitEvent) {
   };
   if ($("spoken").checked) config.output = "audio";
   if ($("frame-policy").value) config.frame_policy = $("frame-policy").value;
+  if ($("camera-conditions").value) config.camera_conditions = $("camera-conditions").value;
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${scheme}://${location.host}/v1/session`);
   ws.binaryType = "arraybuffer";
