@@ -67,13 +67,21 @@ async function startAudio(send) {
   await context.audioWorklet.addModule("/web/pcm-worklet.js");
   const source = context.createMediaStreamSource(state.stream);
   const node = new AudioWorkletNode(context, "pcm16-downsampler");
+  // Audio is stamped on the microphone's own clock (samples so far, 16 a millisecond) from the
+  // first chunk: chunks reach this thread in bursts, and the server reads a jump in the stamps as
+  // audio lost on the way, which it fills with silence.
+  let first = null;
+  let samplesSoFar = 0;
   node.port.onmessage = (event) => {
     const samples = new Int16Array(event.data);
+    if (first === null) first = clock();
+    const t = first + samplesSoFar / 16;
+    samplesSoFar += samples.length;
     let peak = 0;
     for (const s of samples) peak = Math.max(peak, Math.abs(s));
     $("level").style.width = `${Math.min(100, (peak / 32767) * 300)}%`;
     const handsFree = $("mode").value === "hands-free";
-    if (handsFree || state.talking) send(wire.encodeMedia(wire.KIND_AUDIO, clock(), new Uint8Array(event.data)));
+    if (handsFree || state.talking) send(wire.encodeMedia(wire.KIND_AUDIO, t, new Uint8Array(event.data)));
   };
   source.connect(node);
   state.audio = { context, node, source };
