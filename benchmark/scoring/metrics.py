@@ -114,11 +114,6 @@ def frame_policies(trials: Iterable[TrialRecord]) -> dict[str, dict]:
     return out
 
 
-def _percentile(values: Sequence[float], q: float) -> float | None:
-    return round(float(statistics.quantiles(values, n=100, method="inclusive")[q - 1]), 3) if len(values) > 1 \
-        else (round(values[0], 3) if values else None)
-
-
 def frame_row(trials: Sequence[TrialRecord]) -> dict:
     """What a set of stream trials' assistant saw of the camera, and how Turn 2 went:
     Turn 2 accuracy (target contexts pooled); `earlier_scene`, the scored replies judged
@@ -134,15 +129,15 @@ def frame_row(trials: Sequence[TrialRecord]) -> dict:
     turn_2 = [turn for t in ran for turn in t.turns if turn.turn == 2]
     framed = [turn for turn in turn_2 if turn.glasses.frames_sent]
     counted = [turn for turn in framed if turn.frames.newest_frame_scene is not None]
-    ages = sorted(turn.metrics.last_frame_age_s for turn in turn_2 if turn.metrics.last_frame_age_s is not None)
+    ages = _percentiles([turn.metrics.last_frame_age_s for turn in turn_2 if turn.metrics.last_frame_age_s is not None])
     camera = [turn.frames for t in ran for turn in t.turns if turn.turn <= 2 and turn.frames.policy is not None]
     window_ms = sum(f.window_ms or 0 for f in camera)
     return {"accuracy": rate_cell(sum(bool(t.passed) for t in scored), len(scored)),
             "earlier_scene": rate_cell(sum(t.turn_2_label == "prior" for t in not_prior), len(not_prior)),
             "stale_frame_rate": rate_cell(sum(f.frames.newest_frame_scene == "earlier" for f in counted),
                                           len(counted)) if counted else None,
-            "frame_age_p50_s": _percentile(ages, 50),
-            "frame_age_p95_s": _percentile(ages, 95),
+            "frame_age_p50_s": ages["p50"],
+            "frame_age_p95_s": ages["p95"],
             "frames_sent_per_turn": round(sum(f.sent or 0 for f in camera) / len(camera), 3) if camera else None,
             "bytes_sent_per_turn": round(sum(f.sent_bytes or 0 for f in camera) / len(camera)) if camera else None,
             "frames_per_minute": round(sum(f.sent or 0 for f in camera) * 60_000 / window_ms, 2) if window_ms else None,
@@ -188,7 +183,7 @@ def impairments(trials: Iterable[TrialRecord]) -> dict[str, dict]:
     latency from the end of speech to the reply's end (p50, p95); audio chunks and frames
     the uplink lost, per trial; and, paired cell by cell against `clean` when it ran,
     the Turn 2 accuracy difference with its paired interval and McNemar."""
-    from benchmark.words import word_error_rate, word_recall
+    from benchmark.words import word_recall
 
     trials = [t for t in trials if t.impairment is not None]
     out: dict[str, dict] = {}
@@ -199,17 +194,16 @@ def impairments(trials: Iterable[TrialRecord]) -> dict[str, dict]:
         ran = [t for t in chosen if not t.errored]
         scored = [t for t in ran if t.scored]
         turns = [turn for t in ran for turn in t.turns]
-        rates = [word_error_rate(turn.glasses.script, turn.input.speech) for turn in turns
-                 if turn.glasses.script and turn.input.speech_source in ("perceived", "media")]
+        rates = speech_error_rates(turns)
         similar = [word_recall(turn.glasses.camera_script, turn.input.camera_block) for turn in turns
                    if turn.glasses.camera_script and turn.input.camera_source == "perceived"]
         similar = [s for s in similar if s is not None]
-        done = [turn.metrics.reply_done for turn in turns if turn.metrics.reply_done is not None]
+        done = _percentiles([turn.metrics.reply_done for turn in turns if turn.metrics.reply_done is not None])
         row = {"trials": len(chosen),
                "accuracy": rate_cell(sum(bool(t.passed) for t in scored), len(scored)),
                "word_error_rate": round(statistics.fmean(rates), 3) if rates else None,
                "camera_similarity": round(statistics.fmean(similar), 3) if similar else None,
-               "reply_done_p50_s": _percentile(sorted(done), 50), "reply_done_p95_s": _percentile(sorted(done), 95),
+               "reply_done_p50_s": done["p50"], "reply_done_p95_s": done["p95"],
                "audio_chunks_lost_per_trial": round(sum(len(turn.glasses.audio_lost_ms) for turn in turns)
                                                     / len(ran), 2) if ran else None,
                "frames_lost_per_trial": round(sum(len(turn.glasses.frames_lost_ms) for turn in turns)
@@ -366,6 +360,14 @@ def latency(trials: Iterable[TrialRecord]) -> dict:
     }
 
 
+def speech_error_rates(turns) -> list[float]:
+    """Word error rate of each heard turn's transcript against the line the glasses spoke."""
+    from benchmark.words import word_error_rate
+
+    return [word_error_rate(t.glasses.script, t.input.speech) for t in turns
+            if t.glasses.script and t.input.speech_source in ("perceived", "media")]
+
+
 def perception(trials: Iterable[TrialRecord]) -> dict | None:
     """Simulated-glasses runs: where each channel's content came from, per turn
     played, the latency of each stage from the end of speech (p50/p95), and
@@ -385,10 +387,7 @@ def perception(trials: Iterable[TrialRecord]) -> dict | None:
               for stage in LATENCY_STAGES}
     stages["asr_decode_s"] = _percentiles([t.input.timings["asr_decode_s"] for t in turns
                                            if t.input.timings.get("asr_decode_s") is not None])
-    from benchmark.words import word_error_rate
-
-    rates = [word_error_rate(t.glasses.script, t.input.speech) for t in turns
-             if t.glasses.script and t.input.speech_source in ("perceived", "media")]
+    rates = speech_error_rates(turns)
     wer = {"mean": round(statistics.fmean(rates), 3), "median": round(statistics.median(rates), 3),
            "n": len(rates)} if rates else None
     return {"turns": len(turns), "sources": channels, "stages_s": stages, "speech_wer": wer}
