@@ -52,7 +52,7 @@ RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("connection_lost", ("connection lost", "connection closed", "connectionclosed", "cannot connect",
                          "session ended during the reply", "gave no resumption handle", "cannot resume",
                          "was lost mid-conversation", "disconnect")),
-    ("refused", ("invalid_request", "not_found", "not found", "content_policy", "policy_violation", "safety",
+    ("refused", ("invalid_request", "not_found", "not found", "does not exist", "content_policy", "policy_violation", "safety",
                  "blocked", "declined", "refus", "not supported", "permission", "forbidden", "unauthorized",
                  "invalid_api_key", "http 400", "http 401", "http 403", "http 404", "http 422")),
 )

@@ -349,7 +349,7 @@ class TurnResult:
                       "first_audio_s": None if reply.first_audio_s is None else round(reply.first_audio_s, 4),
                       "first_voice_s": None if reply.first_voice_s is None else round(reply.first_voice_s, 4),
                       "audio_file": reply.audio_file, "heard": reply.heard, "cached": reply.cached,
-                      "session_lost": reply.session_lost},
+                      "session_lost": reply.session_lost, "incomplete": reply.incomplete},
             "metrics": self.metrics.to_json(),
             "glasses": self.glasses.to_json(),
             "frames": self.frames.to_json(),
@@ -402,7 +402,7 @@ def _reply(data: dict, text: str, model: str, where: str = "reply") -> Reply:
     reply = Reply(text, model, usage, seconds("latency_s", 0.0), seconds("first_token_s"),
                   seconds("first_audio_s"), words("heard"), audio_file=words("audio_file"),
                   first_voice_s=seconds("first_voice_s"), cached=data.get("cached") is True,
-                  session_lost=words("session_lost"))
+                  session_lost=words("session_lost"), incomplete=words("incomplete"))
     if problems:
         raise RecordError(problems)
     return reply

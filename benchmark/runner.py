@@ -35,6 +35,7 @@ from pathlib import Path
 
 from benchmark import BENCHMARK_VERSION, SCHEMA_REVISION
 from benchmark.budget import BUDGET_FILE, Budget
+from benchmark.candidates.realtime_base import MODEL_MISSING
 from benchmark.faults import classify, with_empty_reply
 from benchmark.kept_media import FRAMES_DIR, MediaKeeper
 from benchmark.prices import PriceTable, price_table
@@ -88,6 +89,22 @@ class RunDirBusy(RunDirError):
 
 class TranscriptWriteError(RunDirError):
     """transcripts.jsonl could not be written (e.g. the disk is full); the run stopped."""
+
+
+class ModelMissing(RuntimeError):
+    """The provider says the model under test does not exist: every cell could only fail the
+    same way, so the run stops (no record is written for the cell that found it out)."""
+
+    @classmethod
+    def from_error(cls, error: BaseException) -> "ModelMissing | None":
+        """The error a cell raised, when it is the provider's "no such model" (the adapter's
+        `ModelNotFoundError`, directly or as the streaming server's error event's text)."""
+        text = str(error)
+        at = text.find(MODEL_MISSING)
+        if at < 0:
+            return None
+        start = text.rfind(" ", 0, max(text.rfind(":", 0, at), 0)) + 1  # back to the model id before ": the provider"
+        return cls(text[start:].strip() + "; nothing more was run")
 
 
 @dataclass(frozen=True)
@@ -666,6 +683,8 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                             talk = conversation(scenario, condition, point, trial)
                             record = (await run_trial(talk, scenario, judge, ranking_judge, meter)).replace(**cell)
                         except Exception as exc:  # recorded, excluded from metrics, counted
+                            if missing := ModelMissing.from_error(exc):
+                                raise missing from None
                             record = TrialRecord(
                                 target_context=scenario.target_context, cue_type=scenario.cue_type,
                                 difficulty_tier=scenario.difficulty_tier, activity_domain=scenario.activity_domain,

@@ -328,7 +328,8 @@ class AssistantDone:
     usage: Usage = Usage()  # the reply's tokens by modality, as the backend's API counted them
     heard: str | None = None  # a realtime API's own transcript of the user's speech
     interrupted: bool = False  # cut short by the user's speech (`barge_in`); sent only when true
-    session_lost: str | None = None  # a realtime API's sessions lost and replaced meanwhile; sent only when set
+    session_lost: str | None = None  # a realtime API's session mended meanwhile, and why; sent only when set
+    incomplete: str | None = None  # the realtime API cut the reply short, and why; sent only when set
 
 
 @dataclass(frozen=True)
@@ -366,8 +367,9 @@ def encode_event(event: ServerEvent) -> str:
         data["usage"] = event.usage.to_json()
         if not event.interrupted:  # a client that never asked for barge-in sees the event it always had
             del data["interrupted"]
-        if event.session_lost is None:
-            del data["session_lost"]
+        for optional in ("session_lost", "incomplete"):
+            if data[optional] is None:
+                del data[optional]
     return json.dumps(data, ensure_ascii=False)
 
 

@@ -96,7 +96,8 @@ class _ThreadedServer:
         raise NotImplementedError
 
 
-# the API's error events, as documented, for the scripted faults
+# the API's error objects, as documented (openai-python's realtime types; a model_not_found as the
+# API sent it in a failed response.done, quoted in openai-realtime-console issue 561), for the scripted faults
 SCRIPTED_ERRORS = {
     "rate_limit": {"type": "rate_limit_error", "code": "rate_limit_exceeded",
                    "message": "Rate limit reached for requests per minute. Please try again in 20ms."},
@@ -106,6 +107,16 @@ SCRIPTED_ERRORS = {
                 "message": "The request was declined by the content policy."},
     "server_error": {"type": "server_error", "code": "server_error",
                      "message": "The server had an error while processing your request."},
+    "model_not_found": {"type": "invalid_request_error", "code": "model_not_found",
+                        "message": "The model `{model}` does not exist or you do not have access to it."},
+    "insufficient_quota": {"type": "insufficient_quota", "code": "insufficient_quota",
+                           "message": "You exceeded your current quota, please check your plan and billing details."},
+}
+TRANSCRIBE_USAGE = {  # the two documented shapes of a transcription event's `usage`
+    "tokens": lambda ms: {"type": "tokens", "input_tokens": ms // 100 + 4, "output_tokens": ms // 400 + 2,
+                          "total_tokens": ms // 100 + ms // 400 + 6,
+                          "input_token_details": {"audio_tokens": ms // 100, "text_tokens": 4}},
+    "duration": lambda ms: {"type": "duration", "seconds": round(ms / 1000, 3)},
 }
 
 
@@ -114,8 +125,22 @@ class FakeOpenAIRealtime(_ThreadedServer):
 
     def __init__(self, *, reply="It is the one in your hand now.", error_on_response: int | None = None,
                  drop_on_responses: tuple[int, ...] = (), speech: bytes | None = None, word_delay_s: float = 0.0,
-                 faults: dict[str, str] | None = None):
+                 faults: dict[str, str] | None = None, transcripts: str = "before", transcript_delay_s: float = 0.3,
+                 transcription_usage: str = "tokens", fail_every: int | None = None,
+                 fail_with: str = "rate_limit", incomplete_on: tuple[int, ...] = (),
+                 models: tuple[str, ...] | None = None):
         super().__init__()
+        # the documented behaviour beyond the happy path, as switches:
+        # `transcripts`: when a committed item's input transcript comes: "before" the response events,
+        # "late" (`transcript_delay_s` after response.done: the API defines no order), or "never";
+        # `fail_every`: every Nth response.create (counted over the server) ends in a response.done with
+        # status "failed" and `status_details.error` from SCRIPTED_ERRORS[`fail_with`];
+        # `incomplete_on`: those responses end "incomplete" (reason max_output_tokens) after two words;
+        # `models`: the models that exist; a session for any other gets model_not_found failures
+        self.transcripts, self.transcript_delay_s = transcripts, transcript_delay_s
+        self.transcription_usage = transcription_usage
+        self.fail_every, self.fail_with, self.incomplete_on, self.models = fail_every, fail_with, incomplete_on, models
+        self.failed = 0  # responses failed by `fail_every`
         self.reply, self.error_on_response, self.drop_on_responses = reply, error_on_response, drop_on_responses
         # a text a session was sent -> how every response.create of such a session is answered: "rate_limit"
         # and "session_expired" (error events the API sends, retryable), "refused" (an invalid_request_error),
@@ -159,11 +184,35 @@ class FakeOpenAIRealtime(_ThreadedServer):
     async def _send(self, ws, **event):
         await ws.send(json.dumps(event))
 
+    def _transcript(self, item: str, ms: int) -> dict:
+        """A committed item's input transcript event, with its usage in the chosen documented shape."""
+        return {"type": "conversation.item.input_audio_transcription.completed", "event_id": f"event_{item}",
+                "item_id": item, "content_index": 0, "transcript": f"heard {ms} ms of audio",
+                "usage": TRANSCRIBE_USAGE[self.transcription_usage](ms)}
+
+    async def _send_late(self, ws, record) -> None:
+        """The input transcripts held back by `transcripts="late"`, a little after the response ended."""
+        late, record["late"] = record["late"], []
+        if late:
+            await asyncio.sleep(self.transcript_delay_s)
+            for event in late:
+                await self._send(ws, **event)
+
+    async def _fail(self, ws, record, scripted: str) -> None:
+        """A response that ends `failed`, as the API reports rate limits, quota and server errors."""
+        error = dict(SCRIPTED_ERRORS[scripted])
+        error["message"] = error["message"].replace("{model}", record["model"])
+        await self._send(ws, type="response.created", response={"status": "in_progress", "output": []})
+        await self._send(ws, type="response.done", response={
+            "status": "failed", "status_details": {"type": "failed", "error": error}, "output": [],
+            "usage": {"total_tokens": 0, "input_tokens": 0, "output_tokens": 0}})
+        asyncio.create_task(_until_closed(self._send_late(ws, record)))
     async def _handle(self, ws):
         request = ws.request
         record = {"path": request.path, "auth": request.headers.get("Authorization"), "events": [],
                   "commits": [], "items": [], "session": None, "answering": None, "cancel": False,
-                  "truncations": [], "reply_items": []}
+                  "truncations": [], "reply_items": [], "last_item": None, "late": [], "sent": []}
+        record["model"] = request.path.partition("model=")[2]
         self.sessions.append(record)
         if not (record["auth"] or "").startswith("Bearer "):
             self.problems.append("no bearer token")
@@ -192,15 +241,31 @@ class FakeOpenAIRealtime(_ThreadedServer):
                         "message": "buffer too small"})
                     continue
                 record["commits"].append(len(buffer))
-                await self._send(ws, type="input_audio_buffer.committed", item_id=f"item_{len(record['commits'])}")
-                await self._send(ws, type="conversation.item.input_audio_transcription.completed",
-                                 transcript=f"heard {len(buffer) * 1000 // (2 * OPENAI_RATE)} ms of audio")
+                item = f"item_audio_{len(self.sessions)}_{len(record['commits'])}"
+                await self._send(ws, type="input_audio_buffer.committed", item_id=item,
+                                 previous_item_id=record["last_item"])
+                record["last_item"] = item
+                heard = self._transcript(item, len(buffer) * 1000 // (2 * OPENAI_RATE))
+                if self.transcripts == "before":
+                    await self._send(ws, **heard)
+                elif self.transcripts == "late":
+                    record["late"].append(heard)
                 buffer = b""
             elif kind == "conversation.item.create":
                 record["items"].append(event["item"])
                 await self._send(ws, type="conversation.item.added", item=event["item"])
             elif kind == "response.create":
                 self.responses += 1
+                await self._send(ws, type="rate_limits.updated", rate_limits=[
+                    {"name": "requests", "limit": 1000, "remaining": 999, "reset_seconds": 0.06},
+                    {"name": "tokens", "limit": 40000, "remaining": 39000, "reset_seconds": 1.5}])
+                if self.models is not None and record["model"] not in self.models:
+                    await self._fail(ws, record, "model_not_found")
+                    continue
+                if self.fail_every and self.responses % self.fail_every == 0:
+                    self.failed += 1
+                    await self._fail(ws, record, self.fail_with)
+                    continue
                 scripted = self._scripted(record)
                 if scripted == "drop":
                     await ws.close(1011, "dropped by the test")
@@ -217,8 +282,8 @@ class FakeOpenAIRealtime(_ThreadedServer):
                     return
                 if self.error_on_response == self.responses:
                     await self._send(ws, type="error", error={
-                        "type": "invalid_request_error", "code": "model_not_found",
-                        "message": "The model does not exist."})
+                        "type": "invalid_request_error", "code": "invalid_value",
+                        "message": "Invalid value: 'x'. Supported values are: 'text' and 'audio'."})
                     continue
                 if self.word_delay_s:  # answered while the server goes on reading
                     record["cancel"] = False
@@ -252,6 +317,9 @@ class FakeOpenAIRealtime(_ThreadedServer):
     async def _answer(self, ws, record):
         spoken = record["session"].get("output_modalities") == ["audio"]
         words = self.reply.split(" ")
+        cut = self.responses in self.incomplete_on
+        if cut:
+            words = words[:2]
         audio = spoken_pieces(self.speech, len(words))
         record["reply_items"].append(f"item_reply_{self.responses}")
         await self._send(ws, type="response.output_item.added", item={
@@ -269,7 +337,10 @@ class FakeOpenAIRealtime(_ThreadedServer):
                 await self._send(ws, type="response.output_text.delta", delta=piece)
             await asyncio.sleep(self.word_delay_s)
         await self._send(ws, type="response.done", response={
-            "status": "completed", "usage": self._usage(record, len(words), spoken)})
+            "status": "incomplete" if cut else "completed",
+            **({"status_details": {"type": "incomplete", "reason": "max_output_tokens"}} if cut else {}),
+            "usage": self._usage(record, len(words), spoken)})
+        asyncio.create_task(_until_closed(self._send_late(ws, record)))
 
 
 def self_signed_certificate(directory: Path) -> Path:

@@ -69,7 +69,7 @@ def test_an_error_event_fails_the_turn_with_the_apis_message_and_no_key(monkeypa
     with FakeOpenAIRealtime(error_on_response=1) as server:
         with pytest.raises(RealtimeError) as info:
             asyncio.run(_two_turns("openai-realtime:gpt-realtime", server.base_url))
-    assert "model_not_found: The model does not exist." in str(info.value)
+    assert "invalid_value: Invalid value: 'x'." in str(info.value)
     assert SECRET not in str(info.value)
 
 
@@ -213,7 +213,7 @@ def test_bench_via_stream_records_an_api_error_event_against_the_cell(tmp_path):
     with FakeOpenAIRealtime(error_on_response=1) as server:
         records = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "run",
                          {"OPENAI_API_KEY": SECRET}, "--via", "stream", "--limit", "1", status=3)  # 1 of 1 errored
-    assert "model_not_found: The model does not exist." in records[0]["error"]
+    assert "invalid_value: Invalid value: 'x'." in records[0]["error"]
     assert SECRET not in json.dumps(records)
 
 

@@ -148,7 +148,8 @@ class Reply:
     first_voice_s: float | None = None  # first audible speech of the saved audio (voice to voice)
     cached: bool = False  # served from the response cache, not asked of the model
     interrupted: bool = False  # cut short by the user's speech (a live session's barge-in)
-    session_lost: str | None = None  # a live API's sessions lost and replaced during the turn: their causes
+    session_lost: str | None = None  # a live API's session mended during the turn (replaced, or asked again): why
+    incomplete: str | None = None  # a live API cut the reply short, and why (e.g. `max_output_tokens`)
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,43 @@ def candidate_family(model_id: str) -> str:
 
 
 REALTIME_PROVIDERS = ("openai-realtime", "gemini-live")
+
+# Realtime model ids the providers list as current, with where and when that was checked. The providers
+# rename these often: check the source before relying on one, and update this table (and prices.toml).
+CHECKED = "2026-11-25"
+REALTIME_MODELS = (
+    ("openai-realtime:gpt-realtime-2", "OpenAI's most capable realtime voice model (reasoning)",
+     "https://developers.openai.com/api/docs/models/gpt-realtime-2"),
+    ("openai-realtime:gpt-realtime-2.1-mini", "OpenAI's smaller, cheaper realtime reasoning model",
+     "https://developers.openai.com/api/docs/models/gpt-realtime-2.1-mini"),
+    ("openai-realtime:gpt-realtime-1.5", "OpenAI's earlier flagship realtime voice model",
+     "https://developers.openai.com/api/docs/models/gpt-realtime-1.5"),
+    ("gemini-live:gemini-3.8-live", "Google's default stable Live model; replies in audio (read through its "
+     "output transcription)", "https://ai.google.dev/gemini-api/docs/models/gemini-3.8-live"),
+    ("gemini-live:gemini-3.1-flash-live-preview", "Google's previous-generation Live preview",
+     "https://ai.google.dev/gemini-api/docs/models/gemini-3.1-flash-live-preview"),
+)
+# model ids the provider has shut down: (model id, the date, where it says so)
+RETIRED = (
+    ("gemini-live:gemini-live-2.5-flash-preview", "2025-12-09", "https://ai.google.dev/gemini-api/docs/deprecations"),
+    ("gemini-live:gemini-2.0-flash-live-001", "2025-12-09", "https://ai.google.dev/gemini-api/docs/deprecations"),
+    ("gemini-live:gemini-2.0-flash-live-preview-04-09", "2025-12-09",
+     "https://ai.google.dev/gemini-api/docs/deprecations"),
+)
+
+
+def retired_problem(model_id: str) -> str | None:
+    """One line when the provider has shut `model_id` down (its requests could only fail), else None."""
+    try:
+        provider, model = parse_model_id(model_id)
+    except ValueError:
+        return None
+    for retired, when, source in RETIRED:
+        if f"{provider}:{model}" == retired:
+            current = ", ".join(m for m, _, _ in REALTIME_MODELS if m.startswith(provider + ":"))
+            return (f"{model_id} was shut down by the provider on {when} ({source}); current ids: {current} "
+                    f"(wearsim models)")
+    return None
 OUTPUTS = ("text", "audio")  # what a candidate replies with; audio only from a realtime API
 
 

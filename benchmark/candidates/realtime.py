@@ -13,7 +13,10 @@ that takes:
   it; a session lost on the way (a send failed, or the reply raised
   `RetryableError`) is replaced by a new one told the answered turns and
   sent this turn's frames and audio again, with backoff, up to `ATTEMPTS`
-  sessions per turn; the causes go out with the reply (`session_lost`);
+  sessions per turn; a reply the API failed while keeping the conversation
+  (a rate limit, a server error: `RetryableError.same_session`) is asked
+  again on the same session after the backoff; the causes of both go out
+  with the reply (`session_lost`);
 - `aclose()` closes the session.
 
 Its two users are thin: `RealtimeCandidate.conversation()` (the text proxy,
@@ -137,17 +140,24 @@ class LiveConversation:
         sessions; then the last failure is raised."""
         if self.lost is not None and not self._replayable:
             raise RetryableError(f"{self.model_id}: the live session was lost mid-conversation ({self.lost})")
+        unsent = parts
         for attempt in range(1, ATTEMPTS + 1):
             try:
                 if self.session is None or self.lost is not None:
                     await self._replace()
-                for part in parts:
+                    unsent = parts
+                for part in unsent:
                     await self.session.send_user(part.text, part.images)
+                unsent = ()
                 reply = await self.session.respond(audio_turn=audio_turn, on_delta=on_delta, on_audio=on_audio)
                 break
             except RetryableError as exc:
-                self._lose(str(exc))
-                if attempt == ATTEMPTS or not self._replayable:
+                if exc.same_session:  # the API failed the reply but kept the conversation: ask again on it
+                    self._causes.append(f"asked again after: {exc}")
+                    log.info("%s: reply failed, asking again: %s", self.model_id, exc)
+                else:
+                    self._lose(str(exc))
+                if attempt == ATTEMPTS or not (exc.same_session or self._replayable):
                     raise
                 await asyncio.sleep(backoff_delay(attempt - 1, retry_after=exc.retry_after))
         if self._replayable:
@@ -236,7 +246,8 @@ class RealtimeConversation:
         started = time.monotonic()
         reply = await self.live.answer(parts, audio_turn=False, on_delta=on_delta)
         return Reply(reply.text, self.model_id, reply.usage, time.monotonic() - started, reply.first_text_s,
-                     reply.first_audio_s, audio=reply.audio, session_lost=reply.session_lost)
+                     reply.first_audio_s, audio=reply.audio, session_lost=reply.session_lost,
+                     incomplete=reply.incomplete)
 
     async def aclose(self) -> None:
         if self.live is not None:

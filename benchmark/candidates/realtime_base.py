@@ -38,18 +38,31 @@ class RealtimeError(RuntimeError):
     """An error the API sent as an event, or a session it closed."""
 
 
+MODEL_MISSING = "the provider says this model does not exist"  # in every ModelNotFoundError's message
+
+
+class ModelNotFoundError(RealtimeError):
+    """The API says the model named does not exist (or the key may not use it): a
+    user error that no retry mends. Its message names the model id."""
+
+    def __init__(self, model_id: str, detail: str):
+        super().__init__(f"{model_id}: {MODEL_MISSING} ({detail[:200]}); `wearsim models` lists current ids")
+        self.model_id = model_id
+
+
 @dataclass(frozen=True)
 class RealtimeReply:
     text: str  # the reply text, or the transcript of the spoken reply
     audio: bytes = b""  # PCM16 mono at REPLY_AUDIO_RATE when audio output was asked for
-    heard: str | None = None  # the API's own transcript of the user's audio
+    heard: str | None = None  # the API's own transcript of this turn's audio; None when none came in time
     first_text_s: float | None = None  # seconds from the end of the user's turn
     first_audio_s: float | None = None
     done_s: float = 0.0
     usage: Usage = Usage()
     interrupted: bool = False  # `interrupt()` ended it early: `text` and `audio` are what came before
     item: str | None = None  # the API's id of a spoken reply, for `truncate` (OpenAI Realtime)
-    session_lost: str | None = None  # why live sessions were lost and replaced while it was answered
+    session_lost: str | None = None  # why live sessions were replaced, or the reply asked again, while it was answered
+    incomplete: str | None = None  # the API cut the reply short, and why (e.g. OpenAI's `max_output_tokens`)
 
 
 @dataclass(frozen=True)

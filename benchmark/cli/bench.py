@@ -217,11 +217,11 @@ def run(args) -> int:
 
     from benchmark.candidates.factory import model_file
     from benchmark.candidates.model_ids import (candidate_family, default_model_id, is_realtime, missing_credentials,
-                                                output_problem)
+                                                output_problem, retired_problem)
     from benchmark.candidates.ratelimit import build_limits, configure
     from benchmark.judges import JudgeFamilyError, judge_model_id, resolve_judge_family
-    from benchmark.runner import (CandidateSettings, JudgeSettings, RunDirError, RunSettings, StreamSettings,
-                                  TranscriptWriteError, build_manifest, open_run_dir, run_bench)
+    from benchmark.runner import (CandidateSettings, JudgeSettings, ModelMissing, RunDirError, RunSettings,
+                                  StreamSettings, TranscriptWriteError, build_manifest, open_run_dir, run_bench)
     from benchmark.scenario import BankError, load_bank
 
     try:
@@ -290,6 +290,8 @@ def run(args) -> int:
         return _fail(str(exc))
     except (ValueError, RuntimeError) as exc:
         return _fail(str(exc))
+    if retired := retired_problem(model_id):
+        return _fail(f"--model: {retired}; nothing was written")
     if args.budget is not None:  # a budget that cannot be kept is refused, not ignored
         unpriced = [f"{m} ({flag})" for flag, m in (("--model", model_id), ("--judge-model", judge_model),
                                                     ("--ranking-judge-model", ranking_model))
@@ -444,6 +446,8 @@ def run(args) -> int:
             return 128 + signum
         except TranscriptWriteError as exc:
             return _fail(str(exc), 1)
+        except ModelMissing as exc:
+            return _fail(str(exc))
         except (RunDirError, KeyError) as exc:
             return _fail(str(exc.args[0] if isinstance(exc, KeyError) else exc))
         outcome = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("pass", "miss", "unscored", "error"))

@@ -9,6 +9,7 @@ EPILOG = """examples:
   wearsim models --json
   wearsim bench --model openai:gpt-4o-mini            # needs OPENAI_API_KEY
   wearsim bench --model local:/models/qwen2.5-0.5b.gguf
+  wearsim probe openai-realtime:gpt-realtime-2         # one short live session against a real key
 Key values are never printed: only whether each variable is set.
 """
 
@@ -35,7 +36,7 @@ def run(args) -> int:
     import json
     import os
 
-    from benchmark.candidates.model_ids import MODEL_ID_FORMS, default_model_id
+    from benchmark.candidates.model_ids import CHECKED, MODEL_ID_FORMS, REALTIME_MODELS, RETIRED, default_model_id
 
     try:
         from benchmark.candidates.local import bundled_gguf
@@ -46,6 +47,9 @@ def run(args) -> int:
     keys = {name: bool(os.environ.get(name, "").strip()) for name, _ in VARIABLES}
     if args.json:
         print(json.dumps({"model_id_forms": [{"form": f, "what": w} for f, w in MODEL_ID_FORMS],
+                          "realtime_models": {"checked": CHECKED, "current": [
+                              {"model_id": m, "what": w, "source": src} for m, w, src in REALTIME_MODELS],
+                              "retired": [{"model_id": m, "shut_down": d, "source": src} for m, d, src in RETIRED]},
                           "default_model": default_model_id(), "embedded_model_file": embedded,
                           "variables_set": keys}, indent=2))
         return 0
@@ -54,6 +58,11 @@ def run(args) -> int:
     for form, what in MODEL_ID_FORMS:
         print(f"  {form:<{width}}  {what}")
     print("  (bare ids work too: gpt-*, o1*/o3*/o4*, gemini-*, claude-*)")
+    print(f"\nrealtime models the providers list as current (checked {CHECKED}; they change often):")
+    width = max(len(m) for m, _, _ in REALTIME_MODELS)
+    for model, what, source in REALTIME_MODELS:
+        print(f"  {model:<{width}}  {what}\n  {'':<{width}}  {source}")
+    print("shut down (a run naming one stops at once): " + ", ".join(f"{m} ({d})" for m, d, _ in RETIRED))
     print(f"\ndefault model with the keys set now: {default_model_id()}")
     print(f"embedded model file (local): {embedded}")
     print("\nAPI key variables (values are never shown):")
