@@ -108,9 +108,10 @@ def server_url(backend):
 
 @pytest.fixture
 def gemini_env(monkeypatch, tmp_path):
-    """`start(**options)`: a Gemini Live conformance server (tests/fake_realtime.py), with the
+    """`start(**options)`: a Gemini Live conformance server (tests/fake_gemini_live.py), with the
     test key set and its self-signed certificate trusted by the SDK."""
-    from tests.fake_realtime import TEST_KEY, FakeGeminiLive
+    from tests.fake_gemini_live import FakeGeminiLive
+    from tests.fake_realtime import TEST_KEY
 
     def start(**options):
         server = FakeGeminiLive(tmp_path, **options)

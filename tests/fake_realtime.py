@@ -1,27 +1,27 @@
-"""Local conformance servers for the two streaming APIs, speaking their
-documented event protocols (../shared/notes/streaming-apis.md), driven in
-tests through the real SDK clients.
+"""A local conformance server for OpenAI Realtime, speaking its documented
+event protocol (../shared/notes/streaming-apis.md, openai-python's realtime
+types), driven in tests through the real SDK client; the Gemini Live one is
+tests/fake_gemini_live.py. Both share the threaded server here.
 
-Each records what it received and checks what the protocol requires (a
+It records what it received and checks what the protocol requires (a
 session setup first, audio at the API's rate and format, a commit of at
-least 100 ms of audio, one kind of input per realtime message), answers
-with scripted text (or audio with its transcript), and can be told to fail:
-an error event mid-turn, a refusal of TEXT output, a dropped connection;
-the OpenAI server also by script (`faults`): every response of a session
-that was sent a given text answered with a rate limit, an expired session,
-a refusal, a server error, a dropped connection or an empty reply.
-The Gemini server also hands out session resumption handles, resumes a
-conversation from one, and can send a `goAway` and close soon after.
+least 100 ms of audio), answers with scripted text (or audio with its
+transcript), and can be told to fail: an error event mid-turn, a dropped
+connection, and by script (`faults`): every response of a session that was
+sent a given text answered with a rate limit, an expired session, a
+refusal, a server error, a dropped connection or an empty reply. The
+documented behaviour beyond the happy path is switched on by name: input
+transcripts that come after the reply or never (`transcripts`), responses
+that end `failed` (`fail_every`, `fail_with`) or `incomplete`
+(`incomplete_on`), models that do not exist (`models`).
 
 With `word_delay_s` a reply takes that long per word and goes on while the
-server reads: OpenAI's `response.cancel` then ends it with status
-`cancelled` (a cancel with no response running gets the API's
-`response_cancel_not_active` error), and Gemini's `activityStart` cuts it
-off with `interrupted` and then `turnComplete`, without `generationComplete`.
-The OpenAI server names each reply's item (`response.output_item.added`) and
-takes `conversation.item.truncate` for any of them; an item id it never gave
-gets an error carrying the client's `event_id`. Each `response.done` carries
-a usage block in the API's shape (`input_token_details` with
+server reads: `response.cancel` then ends it with status `cancelled` (a
+cancel with no response running gets the API's `response_cancel_not_active`
+error). The server names each reply's item (`response.output_item.added`)
+and takes `conversation.item.truncate` for any of them; an item id it never
+gave gets an error carrying the client's `event_id`. Each `response.done`
+carries a usage block in the API's shape (`input_token_details` with
 `cached_tokens_details`, `output_token_details`) whose counts grow with what
 the session was sent (text, images, committed audio) and with the part of
 it an earlier response already saw (cached); every block sent is kept in
@@ -34,16 +34,13 @@ import asyncio
 import base64
 import json
 import ssl
-import subprocess
 import threading
-from pathlib import Path
 
 from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosed
 
 OPENAI_RATE = 24000
 TEST_KEY = "sk-test-never-in-a-record-42"  # the API key tests give the SDKs; it must appear in no output
-GEMINI_RATE = 16000
 
 
 SILENT_PIECE = b"\x10\x00" * 480  # 20 ms of near silence at 24 kHz
@@ -341,162 +338,3 @@ class FakeOpenAIRealtime(_ThreadedServer):
             **({"status_details": {"type": "incomplete", "reason": "max_output_tokens"}} if cut else {}),
             "usage": self._usage(record, len(words), spoken)})
         asyncio.create_task(_until_closed(self._send_late(ws, record)))
-
-
-def self_signed_certificate(directory: Path) -> Path:
-    """cert.pem and key.pem for 127.0.0.1 (the Gemini SDK always speaks TLS)."""
-    cert, key = directory / "cert.pem", directory / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
-                    "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
-    return cert
-
-
-class FakeGeminiLive(_ThreadedServer):
-    """`/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent` over TLS."""
-
-    PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
-
-    def __init__(self, cert_dir: Path, *, reply="It is the one in your hand now.", refuse_text=False,
-                 drop_on_turn: int | None = None, speech: bytes | None = None, go_away_on_turn: int | None = None,
-                 word_delay_s: float = 0.0):
-        cert = self_signed_certificate(cert_dir)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(cert, cert_dir / "key.pem")
-        super().__init__(context)
-        self.cert = cert
-        self.reply, self.refuse_text, self.drop_on_turn = reply, refuse_text, drop_on_turn
-        self.speech = speech  # PCM16 24 kHz: what a spoken reply sounds like
-        self.go_away_on_turn = go_away_on_turn  # that turn's reply carries a goAway; the close follows
-        self.word_delay_s = word_delay_s
-        self.turns = 0
-        self.handles: dict[str, list] = {}  # resumption handle -> the turns answered up to it
-        self.usages: list[dict] = []  # every usageMetadata sent
-
-    def _usage(self, record: dict, words: int, spoken: bool) -> dict:
-        """usageMetadata in the API's shape for what the connection was sent: text about four characters a
-        token, 32 tokens a second of audio, 258 a frame (reported as VIDEO); the reply's words as text or,
-        spoken, 25 audio tokens a word."""
-        told = [p.get("text") or "" for turns in record["client_turns"] for turn in turns or []
-                for p in turn.get("parts", [])]
-        text = 12 + sum(len(t) for t in record["texts"] + told) // 4
-        audio = record["audio_bytes"] * 32 // (2 * GEMINI_RATE)
-        video = 258 * record["frames"]
-        out = 25 * words if spoken else words + 1
-        given = [{"modality": m, "tokenCount": n} for m, n in (("TEXT", text), ("AUDIO", audio), ("VIDEO", video)) if n]
-        usage = {"promptTokenCount": text + audio + video, "responseTokenCount": out,
-                 "totalTokenCount": text + audio + video + out, "promptTokensDetails": given,
-                 "responseTokensDetails": [{"modality": "AUDIO" if spoken else "TEXT", "tokenCount": out}]}
-        self.usages.append(usage)
-        return usage
-
-    @property
-    def base_url(self) -> str:
-        return f"https://127.0.0.1:{self.port}"
-
-    async def _send(self, ws, message: dict):
-        await ws.send(json.dumps(message))
-
-    async def _handle(self, ws):
-        request = ws.request
-        record = {"path": request.path, "key": request.headers.get("x-goog-api-key"), "setup": None,
-                  "audio_bytes": 0, "turn_audio_bytes": 0, "audio_mime": set(), "frames": 0, "texts": [], "activity": [],
-                  "client_turns": [], "history": [], "resumed_from": None, "answering": None, "interrupt": False}
-        self.sessions.append(record)
-        if not request.path.startswith(self.PATH):
-            self.problems.append(f"wrong path {request.path}")
-        setup = json.loads(await ws.recv()).get("setup")
-        record["setup"] = setup
-        if setup is None:
-            self.problems.append("first message is not a setup")
-            return
-        modalities = (setup.get("generationConfig") or {}).get("responseModalities")
-        if self.refuse_text and modalities == ["TEXT"]:
-            await ws.close(1007, "The combination of response modalities (TEXT) is not supported.")
-            return
-        handle = (setup.get("sessionResumption") or {}).get("handle")
-        if handle is not None:
-            if handle not in self.handles:
-                self.problems.append(f"resumed from an unknown handle {handle}")
-                await ws.close(1008, "invalid session resumption handle")
-                return
-            record["resumed_from"], record["history"] = handle, list(self.handles[handle])
-        await self._send(ws, {"setupComplete": {}})
-        async for raw in ws:
-            message = json.loads(raw)
-            if "realtime_input" in message or "realtimeInput" in message:
-                body = message.get("realtime_input") or message.get("realtimeInput")
-                if len(body) != 1:
-                    self.problems.append(f"realtime_input with {len(body)} kinds in one message")
-                await self._realtime(ws, record, body, modalities)
-            elif "client_content" in message or "clientContent" in message:
-                body = message.get("client_content") or message.get("clientContent")
-                record["client_turns"].append(body.get("turns"))
-                if body.get("turnComplete") or body.get("turn_complete"):
-                    await self._answer(ws, record, modalities)
-            else:
-                self.problems.append(f"unexpected message {sorted(message)}")
-
-    async def _realtime(self, ws, record, body, modalities):
-        if "audio" in body:
-            record["audio_mime"].add(body["audio"].get("mime_type") or body["audio"].get("mimeType"))
-            size = len(base64.urlsafe_b64decode(body["audio"]["data"]))
-            record["audio_bytes"] += size
-            record["turn_audio_bytes"] += size
-        elif "video" in body:
-            data = base64.urlsafe_b64decode(body["video"]["data"])
-            if not data.startswith(b"\xff\xd8"):
-                self.problems.append("video part is not a JPEG")
-            record["frames"] += 1
-        elif "text" in body:
-            record["texts"].append(body["text"])
-        elif "activityStart" in body or "activity_start" in body:
-            record["activity"].append("start")
-            if record["answering"] is not None and not record["answering"].done():
-                record["interrupt"] = True  # the default activity handling: the start cuts the reply off
-        elif "activityEnd" in body or "activity_end" in body:
-            record["activity"].append("end")
-            await self._send(ws, {"serverContent": {"inputTranscription": {
-                "text": f"heard {record['turn_audio_bytes'] * 1000 // (2 * GEMINI_RATE)} ms of audio"}}})
-            record["turn_audio_bytes"] = 0
-            if self.word_delay_s:  # answered while the server goes on reading
-                record["interrupt"] = False
-                record["answering"] = asyncio.create_task(_until_closed(self._answer(ws, record, modalities)))
-            else:
-                await self._answer(ws, record, modalities)
-        else:
-            self.problems.append(f"unexpected realtime input {sorted(body)}")
-
-    async def _answer(self, ws, record, modalities):
-        self.turns += 1
-        if self.drop_on_turn == self.turns:
-            await ws.close(1011, "dropped by the test")
-            return
-        record["history"].append(self.turns)
-        if self.go_away_on_turn == self.turns:  # the connection ends a little after this reply
-            await self._send(ws, {"goAway": {"timeLeft": "0.3s"}})
-            asyncio.get_running_loop().call_later(0.3, lambda: asyncio.ensure_future(ws.close(1000, "go away")))
-        words = self.reply.split(" ")
-        pieces = spoken_pieces(self.speech, len(words))
-        for i, word in enumerate(words):
-            if i:
-                await asyncio.sleep(self.word_delay_s)
-            if record["interrupt"]:
-                await self._send(ws, {"serverContent": {"interrupted": True}})
-                await self._send(ws, {"serverContent": {"turnComplete": True}})
-                return
-            piece = word if i == 0 else " " + word
-            if modalities == ["AUDIO"]:
-                audio = base64.b64encode(pieces[i]).decode()
-                await self._send(ws, {"serverContent": {
-                    "modelTurn": {"parts": [{"inlineData": {"mimeType": "audio/pcm;rate=24000", "data": audio}}]},
-                    "outputTranscription": {"text": piece}}})
-            else:
-                await self._send(ws, {"serverContent": {"modelTurn": {"parts": [{"text": piece}]}}})
-        await self._send(ws, {"serverContent": {"generationComplete": True}})
-        if "sessionResumption" in record["setup"]:  # the conversation so far can be resumed from here
-            handle = f"handle-{len(self.handles) + 1}"
-            self.handles[handle] = list(record["history"])
-            await self._send(ws, {"sessionResumptionUpdate": {"newHandle": handle, "resumable": True}})
-        await self._send(ws, {"serverContent": {"turnComplete": True},
-                              "usageMetadata": self._usage(record, len(words), modalities == ["AUDIO"])})
