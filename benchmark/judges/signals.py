@@ -44,7 +44,7 @@ _PAST = re.compile(
 _NOW = re.compile(r"\b(?:now|currently|at the moment|this time)\b", re.IGNORECASE)
 # "not the X from before", "instead of X", "rather than X", "no longer X": X is rejected.
 _REJECT = re.compile(
-    r"\b(?:not (?:the|that|your|this)|instead of|rather than|no longer)\b(?P<rejected>(?:[^.?!;,\u2014-]|-(?=\w))*)",
+    r"\b(?:not (?:the|that|your|this)|instead of|rather than|no longer)\b(?P<rejected>(?:[^.?!;:,\u2014-]|-(?=\w))*)",
     re.IGNORECASE,
 )
 _NOT_ANYMORE = re.compile(r"(?:\bnot\b|n't\b)(?P<rejected>[^.?!;]*?)\bany ?more\b", re.IGNORECASE)
@@ -213,12 +213,14 @@ def _contrast_candidates(response: str):
                 rejected = _REJECT.search(present)
                 if rejected:  # "now X, not the Y": the rejected part is not the present side
                     present = present[:rejected.start()]
-                yield (
-                    "earlier ... now",
-                    response[start:now_sentence_end].strip(),
-                    response[start:now.start()],
-                    present,
-                )
+                if present[len(now.group()):].strip(" .,;:!?") or not _REJECT.search(response, start, now.start()):
+                    yield (
+                        "earlier ... now",
+                        response[start:now_sentence_end].strip(),
+                        response[start:now.start()],
+                        present,
+                    )
+                # else "about X earlier rather than Y now.": nothing after "now"; the rejection reads it
         # "X now, not the Y from before" / "X instead of Y" / "no longer Y"
         for pattern in (_REJECT, _NOT_ANYMORE):
             for match in pattern.finditer(sentence):
