@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from benchmark.judges.base import JudgeCase, Verdict
 from benchmark.judges.mentions import commits_anyway, dismissed_spans, hedged_decline, outside, passing_spans
-from benchmark.judges.signals import code_signals, word_boundary_hits
+from benchmark.judges.signals import code_signals, word_boundary_hits, word_spans
 from benchmark.scenario import AnswerKey
 
 LEXICAL_JUDGE_NAME = "lexical"
@@ -64,6 +65,8 @@ _DECLINE_PATTERN = re.compile(
     r"|(?:isn't|is not|wasn't|was not) (?:shown|captured|recorded|legible|readable))",
     re.IGNORECASE,
 )
+# every decline pattern holds one of these (a cheap test before the pattern itself)
+_DECLINE_KEYS = ("n't", "not", "never", "unable", "out of", "no way", "no idea", "no longer", "too ")
 # where a decline's object ends: "I can't see the ear from here, so ..." -> "the ear from here"
 _CLAUSE_END = re.compile(r"[,;:.?!\u2014]| - |\b(?:so|but|and|because|though|although|which)\b", re.IGNORECASE)
 # a sentence that only says where to look next ("ask a vet", "the manual should list it")
@@ -91,7 +94,7 @@ which while will with would your yours it's that's there's you're it'll don't is
 hold holds held sits lies rests stands shows sets takes gives moves turns still well good fine need want
 going think sure okay yeah time ready wait once what's looking fingers finger
 """.split())
-_QUESTION = re.compile(r"[^.?!]*\?")
+_SENTENCE_PIECE = re.compile(r"[^.?!]+[.?!]*")
 _CAMERA_PREFIX = "[Camera: "
 SCORED_LISTS = ("current_answers", "prior_answers", "clarify_indicators", "abstain_indicators")
 
@@ -171,22 +174,9 @@ class LexicalEvidence:
     dismissed_only: str | None = None  # the one list named, and only in clauses that set it aside
 
 
-def _first_position(response: str, signals: dict, name: str) -> int | None:
-    lowered = response.lower()
-    positions = []
-    for token in signals["word_boundary"][name]:
-        match = re.search(r"\b" + re.escape(token) + r"\b", response, re.IGNORECASE)
-        if match:
-            positions.append(match.start())
-    for hit in signals["fuzzy"][name]:
-        where = lowered.find(hit["matched"])
-        if where >= 0:
-            positions.append(where)
-    return min(positions) if positions else None
-
-
-def _sentences(response: str) -> list[str]:
-    return [s.strip() for s in re.findall(r"[^.?!]+[.?!]*", response) if s.strip(" .?!")]
+@lru_cache(maxsize=64)
+def _sentences(response: str) -> tuple[str, ...]:
+    return tuple(s.strip() for s in _SENTENCE_PIECE.findall(response) if s.strip(" .?!"))
 
 
 def _only_questions(response: str) -> bool:
@@ -219,7 +209,7 @@ def _answer_spans(response: str, signals: dict) -> list[tuple[int, int]]:
     spans = []
     for name in ("current_answers", "prior_answers"):
         for token in signals["word_boundary"][name]:
-            spans += [m.span() for m in re.finditer(r"\b" + re.escape(token) + r"\b", response, re.IGNORECASE)]
+            spans += word_spans(response, token)
         lowered = response.lower()
         for hit in signals["fuzzy"][name]:
             where = lowered.find(hit["matched"])
@@ -253,7 +243,7 @@ def _token_spans(response: str, signals: dict, name: str) -> dict[str, list[tupl
     lowered = response.lower()
     spans = {}
     for token in signals["word_boundary"][name]:
-        spans[token] = [m.span() for m in re.finditer(r"\b" + re.escape(token) + r"\b", response, re.IGNORECASE)]
+        spans[token] = word_spans(response, token, lowered)
     for hit in signals["fuzzy"][name]:
         where = lowered.find(hit["matched"])
         spans.setdefault(hit["token"], []).extend([(where, where + len(hit["matched"]))] if where >= 0 else [])
@@ -262,7 +252,9 @@ def _token_spans(response: str, signals: dict, name: str) -> dict[str, list[tupl
 
 def _declines(response: str, signals: dict) -> bool:
     """A decline pattern or an abstain indicator that the reply does not go on to answer past."""
-    ends = [m.end() for m in _DECLINE_PATTERN.finditer(response)]
+    lowered = response.lower()
+    ends = ([m.end() for m in _DECLINE_PATTERN.finditer(response)]
+            if any(key in lowered for key in _DECLINE_KEYS) else [])
     ends += [b for spans in _token_spans(response, signals, "abstain_indicators").values() for _, b in spans]
     return bool(ends) and not hedged_decline(response, max(ends))
 
@@ -295,7 +287,7 @@ def gather_evidence(response: str, signals: dict, copied: dict[str, set[str]] | 
         if len(named) == 1 and all(not outside(s, dismissed) for t in found[named[0]] for s in spans[named[0]][t]):
             dismissed_only = named[0]  # "Let me know if you meant the X instead": X is set aside, nothing else named
         own = {name: found[name] for name in spans}
-    questions = _QUESTION.findall(response)
+    questions = [s for s in _sentences(response) if "?" in s]
     clarify_hits = len(found["clarify_indicators"])
     clarifying = any(_CLARIFY_PATTERN.search(q) for q in questions) or bool(questions and clarify_hits)
     declines = _declines(response, signals)
@@ -306,8 +298,8 @@ def gather_evidence(response: str, signals: dict, copied: dict[str, set[str]] | 
         abstain=len(found["abstain_indicators"]) if declines else 0,
         clarifying_question=clarifying,
         declines=declines,
-        first_current=_first_position(response, signals, "current_answers"),
-        first_prior=_first_position(response, signals, "prior_answers"),
+        first_current=min((a for t in spans["current_answers"].values() for a, _ in t), default=None),
+        first_prior=min((a for t in spans["prior_answers"].values() for a, _ in t), default=None),
         copied=dropped,
         answer_current=len(own["current_answers"]),
         answer_prior=len(own["prior_answers"]),
@@ -335,7 +327,7 @@ def _count_strength(winner: int, loser: int) -> float:
     """A count decision: one list alone 2 + its hits (at most 4); otherwise the margin, 0.5 for a tie."""
     if loser == 0:
         return 2.0 + min(winner, 2)
-    return max(winner - loser, 0.5)
+    return float(max(winner - loser, 0.5))
 
 
 def lexical_label(response: str, answers: AnswerKey, signals: dict | None = None, *,

@@ -32,9 +32,13 @@ _DISMISS = re.compile(
     r"|(?:doesn't|does not|don't|do not) (?:carry over|apply)|unlike|compared (?:with|to)|(?:isn't|is not|not) like"
     r"|(?:if|in case) you meant|did you mean|were you (?:thinking|asking|talking)"
     r"|earlier (?:it was|you had|you were|there was)"
-    r"|(?:you've|you have|you) (?:got|picked up|switched to|moved to) .{0,40}\b(?:there|now)\b)",
+    r"|(?:you've|you have|you) (?:got|picked up|switched to|moved to) [^,;:.?!\n\u2014]{0,40}\b(?:there|now)\b)",
     re.IGNORECASE,
 )
+# every _DISMISS match holds one of these (a cheap test before the pattern itself)
+_DISMISS_KEYS = ("aside", "put ", "set ", "out of the way", "move", "done with", "past", "swap", "switched",
+                 "different", "carry over", "apply", "unlike", "compared", "like", "you meant", "did you mean",
+                 "were you", "earlier", "got", "picked up")
 _CLAUSE = re.compile(r"[^,;:.?!\n\u2014]+[,;:.?!\n\u2014]*")
 _SENTENCE = re.compile(r"[^.?!\n]+[.?!\n]*")
 _BUT = re.compile(r",? \bbut\b", re.IGNORECASE)
@@ -69,7 +73,13 @@ def commits_anyway(response: str) -> bool:
 
 def dismissed_spans(response: str) -> list[tuple[int, int]]:
     """Clauses that set a frame aside ("setting X aside", "unlike X", "if you meant X instead")."""
-    return [m.span() for m in _CLAUSE.finditer(response) if _DISMISS.search(m.group())]
+    lowered = response.lower()
+    if not any(key in lowered for key in _DISMISS_KEYS):
+        return []
+    starts = [m.start() for m in _DISMISS.finditer(response)]  # one scan; a match never crosses a clause end
+    if not starts:
+        return []
+    return [m.span() for m in _CLAUSE.finditer(response) if any(m.start() <= at < m.end() for at in starts)]
 
 
 def passing_spans(response: str, spans_of: dict[str, list[tuple[int, int]]]) -> list[tuple[int, int]]:
