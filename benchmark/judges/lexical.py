@@ -250,6 +250,13 @@ def _token_spans(response: str, signals: dict, name: str) -> dict[str, list[tupl
     return spans
 
 
+def _first(spans: dict[str, list[tuple[int, int]]], tokens: list[str], regions: list[tuple[int, int]]) -> int | None:
+    """Where the first of `tokens` occurs outside the passing mentions (anywhere, when all are in passing)."""
+    places = [s for t in tokens for s in spans.get(t, [])]
+    own = [a for a, b in places if outside((a, b), regions)] or [a for a, _ in places]
+    return min(own, default=None)
+
+
 def _declines(response: str, signals: dict) -> bool:
     """A decline pattern or an abstain indicator that the reply does not go on to answer past."""
     lowered = response.lower()
@@ -298,8 +305,8 @@ def gather_evidence(response: str, signals: dict, copied: dict[str, set[str]] | 
         abstain=len(found["abstain_indicators"]) if declines else 0,
         clarifying_question=clarifying,
         declines=declines,
-        first_current=min((a for t in spans["current_answers"].values() for a, _ in t), default=None),
-        first_prior=min((a for t in spans["prior_answers"].values() for a, _ in t), default=None),
+        first_current=_first(spans["current_answers"], own["current_answers"], regions),
+        first_prior=_first(spans["prior_answers"], own["prior_answers"], regions),
         copied=dropped,
         answer_current=len(own["current_answers"]),
         answer_prior=len(own["prior_answers"]),

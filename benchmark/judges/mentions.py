@@ -26,19 +26,22 @@ from __future__ import annotations
 import re
 
 _DISMISS = re.compile(
-    r"\b(?:aside|put (?:away|down)|set (?:it |that |this )?(?:down|aside)|out of the way|moved? on from|done with"
-    r"|(?:we're|you're|we are|you are) past|swapp?(?:ed|ing)|switched (?:from|over|to)"
+    r"\b(?:aside|(?:put|set|laid|placed) (?:it |that |this |them )?(?:away|down|aside)|(?:is|are|'s|'re) (?:down|away)"
+    r"|out of the way|moved? on from|done with"
+    r"|(?:we're|you're|we are|you are) past|switched (?:from|over)"
     r"|(?:a )?different (?:story|case|cases|question|questions|matter|thing|things|job|jobs)"
     r"|(?:doesn't|does not|don't|do not) (?:carry over|apply)|unlike|compared (?:with|to)|(?:isn't|is not|not) like"
     r"|(?:if|in case) you meant|did you mean|were you (?:thinking|asking|talking)"
-    r"|earlier (?:it was|you had|you were|there was)"
-    r"|(?:you've|you have|you) (?:got|picked up|switched to|moved to) [^,;:.?!\n\u2014]{0,40}\b(?:there|now)\b)",
+    r"|earlier (?:it was|you had|you were|there was))",
     re.IGNORECASE,
 )
 # every _DISMISS match holds one of these (a cheap test before the pattern itself)
-_DISMISS_KEYS = ("aside", "put ", "set ", "out of the way", "move", "done with", "past", "swap", "switched",
+_DISMISS_KEYS = ("aside", "put ", "set ", "laid ", "placed ", " down", " away", "out of the way", "move", "done with", "past", "switched",
                  "different", "carry over", "apply", "unlike", "compared", "like", "you meant", "did you mean",
-                 "were you", "earlier", "got", "picked up")
+                 "were you", "earlier")
+# "swapped X for Y", "traded X for Y": only X is set aside
+_SWAP = re.compile(r"\b(?:swapp?(?:ed|ing)|traded|exchanged)\b(?: out)?(?P<old>[^,;:.?!\n\u2014]*?)\b(?:for|with)\b",
+                   re.IGNORECASE)
 _CLAUSE = re.compile(r"[^,;:.?!\n\u2014]+[,;:.?!\n\u2014]*")
 _SENTENCE = re.compile(r"[^.?!\n]+[.?!\n]*")
 _BUT = re.compile(r",? \bbut\b", re.IGNORECASE)
@@ -86,7 +89,7 @@ def passing_spans(response: str, spans_of: dict[str, list[tuple[int, int]]]) -> 
     """Spans of the reply where a frame is named in passing. `spans_of` maps each scored answer
     list to where its hits are; a "but" turns a clause into a passing one only when what
     follows it in the sentence names a list the clause does not."""
-    passing = dismissed_spans(response)
+    passing = dismissed_spans(response) + [m.span("old") for m in _SWAP.finditer(response)]
     all_hits = [(name, s) for name, spans in spans_of.items() for s in spans]
     for sentence in _SENTENCE.finditer(response):
         start, end = sentence.span()
