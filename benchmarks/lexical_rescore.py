@@ -14,7 +14,7 @@ scenario's camera block, as a record of a real run does. Then it times
 best of `--repeat` runs each, in wall-clock and in CPU seconds of this process (the machine is
 shared: CPU time is what other processes inflate least), and writes `benchmarks/results/lexical_rescore.json`.
 
-    .venv/bin/python benchmarks/lexical_rescore.py --records 3300 --joined 3
+    .venv/bin/python benchmarks/lexical_rescore.py --records 3300 --joined 8
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      epilog="Example: .venv/bin/python benchmarks/lexical_rescore.py --records 3300")
     parser.add_argument("--records", type=int, default=3300)
-    parser.add_argument("--joined", type=int, default=3, help="development replies run together per record")
+    parser.add_argument("--joined", type=int, default=8, help="development replies run together per record")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", action="store_true", help="print the judge's 25 costliest calls")
     parser.add_argument("--label", default="", help="a note stored with the figures (e.g. before/after)")
