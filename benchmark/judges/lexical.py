@@ -9,15 +9,28 @@ them with the agreement figure on the hand-labelled set):
 2. clarify: the response asks the user a clarifying question (a sentence
    ending in "?" that holds a clarifying pattern such as "which one" or "do
    you mean", or a clarify indicator) and does not commit to exactly one of
-   the current and prior lists (it names both, or neither).
+   the current and prior lists (it names both, or neither); or it opens by
+   asking or offering which of two things is meant. Not when it says it
+   answers anyway ("Assuming so: ...", "I'll assume X.").
 3. abstain: the response declines (a decline pattern such as "I can't see"
-   or an abstain indicator) and names nothing from the current list.
+   or an abstain indicator, not followed by an answer: "I can't be sure, but
+   ..." is a hedge) and names nothing from the current list.
 4. A contrastive phrase decides between current and prior: the list on its
    present side wins; without a present side, the list it rejects loses.
 5. Otherwise the list with more hits (word-boundary plus fuzzy) wins; a tie
-   with hits on both goes to the list mentioned first in the response.
+   with hits on both goes to the list mentioned first in the response. Hits
+   named only in passing (`benchmark.judges.mentions`: "setting X aside",
+   "unlike X", "or did you mean X?", the part before a "but" that turns to
+   the other frame) are left out. Both lists named within one hit of each
+   other while the frame descriptions side with the other list: unscored,
+   "mixed: names both scenes" (never a guess).
 6. No current or prior hits: a clarify indicator gives clarify.
-7. Nothing at all: unscored with reason "no signal" (never a guessed label).
+7. No answer words: the words only one frame's description holds decide.
+8. Nothing at all: unscored with reason "no signal" (never a guessed label).
+
+Each decision has a strength (`LexicalDecision.strength`); decisions weaker
+than `min_strength` (default `MIN_STRENGTH`, the operating point chosen on
+the development set: docs/judging.md) are unscored.
 
 Copied camera words: a reply can repeat the camera description it was given
 (small models echo their input). An answer-list token that also appears in
