@@ -80,8 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plot", type=Path, default=RESULTS / "judge_coverage.png")
     args = parser.parse_args(argv)
     bank = load_bank()
-    halves = {half: judge_replies(load_development_half(half, bank=bank)) for half in ("tuning", "locked")}
-    curves = {f"development, {half} half": curve_rows(judged) for half, judged in halves.items()}
+    halves = {half: judge_replies(load_development_half(half, bank=bank)) for half in ("tuning", "locked", "fresh")}
+    curves = {f"development, {half} half": curve_rows(judged) for half, judged in halves.items() if half != "fresh"}
+    curves["fresh replies (written freely)"] = curve_rows(halves["fresh"])
     curves["291 hand-labelled responses"] = curve_rows(judged_hand_set())
     result = {"operating_point": MIN_STRENGTH, "curves": curves, "at_operating_point": {}}
     for half, judged in halves.items():
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         result["at_operating_point"][half] = {"coverage": round(at.coverage, 4), "agreement": round(at.agreement, 4),
                                               "kappa": None if at.kappa is None else round(at.kappa, 4),
                                               "scored": at.scored, "agreed": at.agreed, "total": at.total}
-        print(f"{half} half at the operating point (min strength {MIN_STRENGTH}): {at.line()}")
+        print(f"{half} at the operating point (min strength {MIN_STRENGTH}): {at.line()}")
         unscored = [j for j in judged if j.label is None]
         for j in unscored:
             print(f"  unscored {j.reply.reply_id} ({j.reply.human_label}): {j.rule}")

@@ -131,3 +131,5 @@ def test_the_locked_half_meets_the_issue_35_bar_and_the_docs_say_so():
         result = figures(judge_replies(load_development_half(half, bank=bank)), MIN_STRENGTH)
         assert result.coverage >= 0.75 and result.kappa >= 0.80, half
         assert f"{half} half: {result.line()}" in docs
+    fresh = figures(judge_replies(load_development_half("fresh", bank=bank)), MIN_STRENGTH)
+    assert f"fresh: {fresh.line()}" in docs

@@ -5,6 +5,9 @@ the shipped bank's scenarios, each labelled by the rubric with a one-line
 reason, split once at random into `tuning.jsonl` (the rules were decided
 looking at these) and `locked.jsonl` (measured only, never tuned on).
 `scripts/write_development_set.py` wrote both from hand-written parts.
+`fresh.jsonl` holds 60 more replies written freely by hand, not from the
+templates, after the rules were frozen: a check on phrasing the templates do
+not have, measured and never tuned on.
 
 The figures here are those of the independent check in issue 35: coverage is
 the share of replies the judge labels; agreement and Cohen's kappa are taken
@@ -26,6 +29,7 @@ from benchmark.scoring.stats import cohen_kappa
 
 DEVELOPMENT_DIR = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "judging" / "development"
 HALVES = ("tuning", "locked")
+FRESH = "fresh"  # 60 replies written freely by hand after the rules froze: measured, never tuned on
 
 
 @dataclass(frozen=True)
@@ -68,9 +72,9 @@ class DevelopmentFigures:
 
 
 def load_development_half(half: str, directory: Path = DEVELOPMENT_DIR, bank=None) -> list[DevelopmentReply]:
-    """The replies of one half ("tuning" or "locked"), joined to the shipped bank."""
-    if half not in HALVES:
-        raise ValueError(f"half must be one of {', '.join(HALVES)}, not {half!r}")
+    """The replies of one half ("tuning" or "locked", or the `FRESH` check), joined to the shipped bank."""
+    if half not in (*HALVES, FRESH):
+        raise ValueError(f"half must be one of {', '.join((*HALVES, FRESH))}, not {half!r}")
     path = directory / f"{half}.jsonl"
     bank = bank or load_bank()
     replies = []
