@@ -72,7 +72,8 @@ def build_records(count: int, joined: int) -> list[dict]:
             "difficulty_tier": scenario.difficulty_tier, "activity_domain": scenario.activity_domain,
             "via": "direct", "messages": messages, "turn_1_response": "Turn one answer.", "turn_2_response": text,
             "turn_2_judge_label": "current", "turn_2_judge_rationale": "recorded", "turn_2_passed": False,
-            "turn_3_repair_attempted": repair, "turn_3_response": f"{pool[(start + 1) % len(pool)]} #{number}" if repair else None,
+            "turn_3_repair_attempted": repair,
+            "turn_3_response": f"{pool[(start + 1) % len(pool)]} #{number}" if repair else None,
             "turn_3_judge_label": "current" if repair else None, "turn_3_repair_passed": None, "turns": [],
             "error": None,
         })

@@ -36,7 +36,8 @@ _DISMISS = re.compile(
     re.IGNORECASE,
 )
 # every _DISMISS match holds one of these (a cheap test before the pattern itself)
-_DISMISS_KEYS = ("aside", "put ", "set ", "laid ", "placed ", " down", " away", "out of the way", "move", "done with", "past", "switched",
+_DISMISS_KEYS = ("aside", "put ", "set ", "laid ", "placed ", " down", " away", "out of the way", "move", "done with",
+                 "past", "switched",
                  "different", "carry over", "apply", "unlike", "compared", "like", "you meant", "did you mean",
                  "were you", "earlier")
 # "swapped X for Y", "traded X for Y": only X is set aside
