@@ -278,7 +278,10 @@ def code_signals(response: str, answers: AnswerKey) -> dict:
     signals) and the judge reads each scenario's camera block on every case.
     Each call returns its own copy.
     """
-    word_boundary, fuzzy, contrast = _signals(response or "", answers)
+    try:
+        word_boundary, fuzzy, contrast = _signals(response or "", answers)
+    except TypeError:  # an answer key built with lists is not hashable: computed, not kept
+        word_boundary, fuzzy, contrast = _signals.__wrapped__(response or "", answers)
     return {
         "word_boundary": {name: list(tokens) for name, tokens in word_boundary},
         "fuzzy": {name: [dict(hit) for hit in hits] for name, hits in fuzzy},
