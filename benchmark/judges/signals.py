@@ -44,7 +44,7 @@ _PAST = re.compile(
 _NOW = re.compile(r"\b(?:now|currently|at the moment|this time)\b", re.IGNORECASE)
 # "not the X from before", "instead of X", "rather than X", "no longer X": X is rejected.
 _REJECT = re.compile(
-    r"\b(?:not (?:the|that|your|this)|instead of|rather than|no longer)\b(?P<rejected>(?:[^.?!;,\u2014-]|-(?=\w))*)",
+    r"\b(?:not (?:the|that|your|this)|instead of|rather than|no longer)\b(?P<rejected>(?:[^.?!;:,\u2014-]|-(?=\w))*)",
     re.IGNORECASE,
 )
 _NOT_ANYMORE = re.compile(r"(?:\bnot\b|n't\b)(?P<rejected>[^.?!;]*?)\bany ?more\b", re.IGNORECASE)
@@ -83,6 +83,22 @@ def _occurs_as_word(folded: str, needle: str) -> bool:
             return True
         start = folded.find(needle, start + 1)
     return False
+
+
+def word_spans(response: str, token: str, folded: str | None = None) -> list[tuple[int, int]]:
+    """Every (start, end) where `token` occurs in `response` as a whole word, case-insensitive;
+    the spans of `re.finditer(r'\b' + re.escape(token) + r'\b', response, re.IGNORECASE)`.
+    `folded`: `response.lower()`, when the caller has it."""
+    folded, needle = folded if folded is not None else response.lower(), token.lower()
+    if len(folded) != len(response) or len(needle) != len(token) or not needle:
+        return [m.span() for m in re.finditer(r"\b" + re.escape(token) + r"\b", response, re.IGNORECASE)]
+    spans = []
+    start = folded.find(needle)
+    while start != -1:
+        if _boundary(folded, start) and _boundary(folded, start + len(needle)):
+            spans.append((start, start + len(needle)))
+        start = folded.find(needle, start + 1)
+    return spans
 
 
 def word_boundary_hits(response: str, tokens: tuple[str, ...] | list[str]) -> list[str]:
@@ -141,7 +157,7 @@ class _Grams:
     def of(self, size: int) -> tuple[set, list]:
         if size not in self._by_size:
             words = self.words
-            grams = {" ".join(words[i:i + size]) for i in range(len(words) - size + 1)}
+            grams = set(words) if size == 1 else {" ".join(run) for run in zip(*(words[i:] for i in range(size)))}
             self._by_size[size] = (grams, sorted(grams))
         return self._by_size[size]
 
@@ -213,12 +229,14 @@ def _contrast_candidates(response: str):
                 rejected = _REJECT.search(present)
                 if rejected:  # "now X, not the Y": the rejected part is not the present side
                     present = present[:rejected.start()]
-                yield (
-                    "earlier ... now",
-                    response[start:now_sentence_end].strip(),
-                    response[start:now.start()],
-                    present,
-                )
+                if present[len(now.group()):].strip(" .,;:!?") or not _REJECT.search(response, start, now.start()):
+                    yield (
+                        "earlier ... now",
+                        response[start:now_sentence_end].strip(),
+                        response[start:now.start()],
+                        present,
+                    )
+                # else "about X earlier rather than Y now.": nothing after "now"; the rejection reads it
         # "X now, not the Y from before" / "X instead of Y" / "no longer Y"
         for pattern in (_REJECT, _NOT_ANYMORE):
             for match in pattern.finditer(sentence):
@@ -254,8 +272,25 @@ def code_signals(response: str, answers: AnswerKey) -> dict:
     Shape: `{"word_boundary": {list: [tokens]}, "fuzzy": {list: [{token,
     matched, ratio, kind}]}, "contrastive": {pattern, phrase, against, toward}
     or None}`.
+
+    The signals of the last few hundred (text, answer key) pairs are kept: a
+    rescore reads each reply twice (the judge, then the record's stored
+    signals) and the judge reads each scenario's camera block on every case.
+    Each call returns its own copy.
     """
-    response = response or ""
+    try:
+        word_boundary, fuzzy, contrast = _signals(response or "", answers)
+    except TypeError:  # an answer key built with lists is not hashable: computed, not kept
+        word_boundary, fuzzy, contrast = _signals.__wrapped__(response or "", answers)
+    return {
+        "word_boundary": {name: list(tokens) for name, tokens in word_boundary},
+        "fuzzy": {name: [dict(hit) for hit in hits] for name, hits in fuzzy},
+        "contrastive": dict(contrast) if contrast else None,
+    }
+
+
+@lru_cache(maxsize=512)
+def _signals(response: str, answers: AnswerKey) -> tuple:
     word_boundary = {name: word_boundary_hits(response, getattr(answers, name)) for name in ANSWER_LISTS}
     grams = _Grams(response)
     fuzzy = {
@@ -263,8 +298,6 @@ def code_signals(response: str, answers: AnswerKey) -> dict:
         for name in ANSWER_LISTS
     }
     contrast = find_contrast(response, answers)
-    return {
-        "word_boundary": word_boundary,
-        "fuzzy": fuzzy,
-        "contrastive": asdict(contrast) if contrast else None,
-    }
+    return (tuple((name, tuple(tokens)) for name, tokens in word_boundary.items()),
+            tuple((name, tuple(hits)) for name, hits in fuzzy.items()),
+            asdict(contrast) if contrast else None)
