@@ -214,6 +214,12 @@ class FakeOpenAIRealtime(_ThreadedServer):
         if not (record["auth"] or "").startswith("Bearer "):
             self.problems.append("no bearer token")
         await self._send(ws, type="session.created", session={"type": "realtime"})
+        try:
+            await self._serve(ws, record)
+        except ConnectionClosed:
+            pass  # the client left while an answer was going out
+
+    async def _serve(self, ws, record) -> None:
         buffer = b""
         async for raw in ws:
             event = json.loads(raw)

@@ -111,7 +111,7 @@ class GeminiLiveSession:
 
     @classmethod
     async def open(cls, model: str, model_id: str, system: str, *, base_url: str | None, output: str,
-                   streaming_input: bool, config: GenerationConfig) -> "GeminiLiveSession":
+                   streaming_input: bool, config: GenerationConfig, trace=None) -> "GeminiLiveSession":
         from google import genai
         from google.genai import types
 
@@ -135,6 +135,9 @@ class GeminiLiveSession:
                 context_window_compression=types.ContextWindowCompressionConfig(
                     sliding_window=types.SlidingWindow()),
                 session_resumption=types.SessionResumptionConfig(handle=handle))
+            if trace is not None:
+                trace("sent", {"setup (as configured)": {"model": model, **live_config.model_dump(
+                    mode="json", exclude_none=True)}})
             manager = client.aio.live.connect(model=model, config=live_config)
             return await manager.__aenter__(), manager
 
@@ -149,6 +152,7 @@ class GeminiLiveSession:
                     raise ModelNotFoundError(model_id, str(exc)) from None
                 raise RetryableError(f"{model_id}: cannot connect: {type(exc).__name__}: {str(exc)[:200]}") from None
             live = cls(connect, model_id, spoken=modalities == ["AUDIO"], streaming_input=streaming_input)
+            live.trace = trace
             live._attach(session, manager)
             return live
 

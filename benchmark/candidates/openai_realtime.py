@@ -74,7 +74,7 @@ class OpenAIRealtimeSession:
 
     @classmethod
     async def open(cls, model: str, model_id: str, system: str, *, base_url: str | None, output: str,
-                   config: GenerationConfig) -> "OpenAIRealtimeSession":
+                   config: GenerationConfig, trace=None) -> "OpenAIRealtimeSession":
         try:
             from openai import AsyncOpenAI
         except ImportError:  # pragma: no cover - openai is a required dependency
@@ -92,7 +92,8 @@ class OpenAIRealtimeSession:
         except Exception as exc:
             raise RetryableError(f"{model_id}: cannot connect: {type(exc).__name__}") from None
         session = cls(connection, manager, model_id, output)
-        await connection.send({"type": "session.update", "session": {
+        session.trace = trace
+        await session._send_event({"type": "session.update", "session": {
             "type": "realtime", "output_modalities": [output], "instructions": system,
             "max_output_tokens": config.max_tokens,
             "audio": {"input": {"format": {"type": "audio/pcm", "rate": INPUT_RATE}, "turn_detection": None,

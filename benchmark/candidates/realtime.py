@@ -47,9 +47,12 @@ RESEND_AUDIO_S = 120  # and at most its last two minutes of audio
 
 async def open_realtime_session(model_id: str, system: str, *, base_url: str | None = None,
                                 output: str = "text", streaming_input: bool = False,
-                                config: GenerationConfig | None = None) -> RealtimeSession:
+                                config: GenerationConfig | None = None,
+                                trace: Callable[[str, dict], None] | None = None) -> RealtimeSession:
     """A connected session. `streaming_input`: the turn comes as audio and frames
-    (Gemini then uses realtime input with manual activity; OpenAI needs no switch)."""
+    (Gemini then uses realtime input with manual activity; OpenAI needs no switch).
+    `trace(direction, message)` sees every message sent and received, the setup
+    included (`wearsim probe`)."""
     provider, model = parse_model_id(model_id)
     if output not in OUTPUTS:
         raise ValueError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
@@ -58,12 +61,12 @@ async def open_realtime_session(model_id: str, system: str, *, base_url: str | N
         from benchmark.candidates.openai_realtime import OpenAIRealtimeSession
 
         return await OpenAIRealtimeSession.open(model, model_id, system, base_url=base_url, output=output,
-                                                config=config)
+                                                config=config, trace=trace)
     if provider == "gemini-live":
         from benchmark.candidates.gemini_live import GeminiLiveSession
 
         return await GeminiLiveSession.open(model, model_id, system, base_url=base_url, output=output,
-                                            streaming_input=streaming_input, config=config)
+                                            streaming_input=streaming_input, config=config, trace=trace)
     raise ValueError(f"{model_id!r} is not a realtime model id (openai-realtime:MODEL or gemini-live:MODEL)")
 
 

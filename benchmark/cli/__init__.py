@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "benchmark.cli.serve",
     "benchmark.cli.simulate",
     "benchmark.cli.models",
+    "benchmark.cli.probe",
     "benchmark.cli.cache",
 )
 

@@ -1,0 +1,218 @@
+"""`wearsim probe MODEL`: one short live session against a realtime API, to see
+which of the behaviours the adapters rely on (docs/protocol.md, "Provider
+behaviour") the real service shows today.
+
+The session is the glasses' in miniature: a camera frame of a bank scenario,
+its Turn 1 question spoken by espeak-ng and streamed at the pace of speech,
+the reply read to its end; then the Turn 2 question, talked over as soon as
+the reply starts (barge-in), and for a spoken OpenAI reply the heard part
+truncated. What was seen is printed as checks, and every message sent and
+received goes to a trace file to attach to a bug report: media as its size,
+never its bytes, and no API key anywhere in it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchmark.candidates.base import GenerationConfig, Usage
+from benchmark.candidates.model_ids import PROVIDER_KEYS, parse_model_id
+from benchmark.candidates.realtime import open_realtime_session
+from benchmark.candidates.realtime_base import RealtimeReply
+from benchmark.safe_files import write_atomic
+from benchmark.scenario import Scenario
+
+SYSTEM = "You are a wearable assistant. The user's camera frames come as images. Answer in one short sentence."
+CHUNK_MS = 20
+REPLY_TIMEOUT_S = 60.0
+SECRET_NAMES = tuple(sorted({name for names in PROVIDER_KEYS.values() for name in names}))
+
+
+@dataclass
+class Trace:
+    """Every message of the session, as (seconds since the start, direction, redacted message)."""
+    started: float = field(default_factory=time.monotonic)
+    lines: list[dict] = field(default_factory=list)
+
+    def __call__(self, direction: str, message: dict) -> None:
+        self.lines.append({"t": round(time.monotonic() - self.started, 3), "direction": direction,
+                           "message": redact(message)})
+
+    def write(self, path: Path) -> Path:
+        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in self.lines)
+        for name in SECRET_NAMES:  # a key can only get in by a provider echoing it: never let it out
+            value = os.environ.get(name, "").strip()
+            if len(value) >= 8:
+                text = text.replace(value, f"[{name}]")
+        return write_atomic(path, text)
+
+    def received(self) -> list[tuple[float, str]]:
+        """(time, kind) of each message received: an event's type, or a Gemini message's parts."""
+        return [(line["t"], kind_of(line["message"])) for line in self.lines if line["direction"] == "received"]
+
+
+def redact(value, key: str | None = None):
+    """A message with its media replaced by their size: long base64 strings, bytes."""
+    if isinstance(value, dict):
+        return {k: redact(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v, key) for v in value]
+    if isinstance(value, (bytes, bytearray)):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, str) and len(value) > 80 and " " not in value:
+        return f"<{len(value)} characters of {'an image' if value.startswith('data:image') else 'media'}>"
+    return value
+
+
+def kind_of(message: dict) -> str:
+    if "type" in message:
+        return str(message["type"])
+    content = message.get("server_content") or {}
+    parts = [k for k in message if k != "server_content" and message[k] not in (None, {}, [])]
+    return "+".join([*(f"server_content.{k}" for k in content), *parts]) or "(empty)"
+
+
+@dataclass
+class Check:
+    ok: bool | None  # None: seen, neither good nor bad
+    what: str
+
+    def line(self) -> str:
+        return f"  {'ok ' if self.ok else '-- ' if self.ok is None else 'NO '} {self.what}"
+
+
+def spoken(text: str, rate: int) -> bytes:
+    """`text` spoken by espeak-ng, PCM16 mono at `rate`."""
+    from perception.audio import decode_audio, float_to_pcm16, resample_pcm16
+    from simulator.tts import synthesize
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = synthesize(text, Path(tmp) / "line.wav", root=Path(tmp))
+        return resample_pcm16(float_to_pcm16(decode_audio(path)), 16000, rate)
+
+
+async def _speak(session, pcm16: bytes) -> None:
+    """Stream speech at its own pace, as glasses would, with half a second of silence after it."""
+    size = session.input_rate * 2 * CHUNK_MS // 1000
+    audio = pcm16 + b"\x00\x00" * (session.input_rate // 2)
+    deadline = time.monotonic()
+    for start in range(0, len(audio), size):
+        await session.send_audio(audio[start:start + size])
+        deadline += CHUNK_MS / 1000
+        await asyncio.sleep(max(0.0, deadline - time.monotonic()))
+
+
+async def run_probe(model_id: str, scenario: Scenario, *, base_url: str | None, output: str,
+                    say: Callable[[str], None]) -> tuple[list[Check], Trace]:
+    """The probe session; `say` gets progress lines. Raises what opening the session raises."""
+    from simulator.synthetic import synthetic_frame
+
+    trace = Trace()
+    session = await open_realtime_session(model_id, SYSTEM, base_url=base_url, output=output, streaming_input=True,
+                                          config=GenerationConfig(max_tokens=300), trace=trace)
+    checks: list[Check] = []
+    try:
+        say(f"connected; Turn 1 of {scenario.scenario_id}: a camera frame, then {scenario.turn_1_user!r} spoken")
+        await session.send_user(None, (synthetic_frame(scenario.turn_1_image or scenario.turn_1_user),))
+        await _speak(session, spoken(scenario.turn_1_user, session.input_rate))
+        first = await asyncio.wait_for(session.respond(audio_turn=True), REPLY_TIMEOUT_S)
+        checks += _first_reply(first, output, trace)
+        say(f"Turn 2: {scenario.turn_2_user!r} spoken, then talked over when the reply starts")
+        second, truncated = await _barge_in(session, spoken(scenario.turn_2_user, session.input_rate))
+        checks.append(Check(second.interrupted, "barge-in: the reply was cut off when the user talked over it"
+                            if second.interrupted else "barge-in: the reply ran to its end although cut"))
+        if truncated is not None:
+            checks.append(Check(None, f"truncation sent for the spoken reply at {truncated} ms"))
+    finally:
+        await session.aclose()
+    return checks + _session_facts(trace), trace
+
+
+async def _barge_in(session, speech: bytes) -> tuple[RealtimeReply, int | None]:
+    await _speak(session, speech)
+    started = asyncio.Event()
+    answer = asyncio.create_task(session.respond(audio_turn=True, on_delta=lambda _: started.set(),
+                                                 on_audio=lambda _: started.set()))
+    waiting = asyncio.create_task(started.wait())
+    await asyncio.wait({answer, waiting}, timeout=REPLY_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    if not answer.done():
+        await session.interrupt()
+    reply = await asyncio.wait_for(answer, REPLY_TIMEOUT_S)
+    if reply.item is None or not reply.audio:
+        return reply, None
+    heard_ms = min(300, len(reply.audio) * 1000 // (2 * 24000))
+    await session.truncate(reply.item, heard_ms)
+    return reply, heard_ms
+
+
+def _first_reply(reply: RealtimeReply, output: str, trace: Trace) -> list[Check]:
+    checks = [Check(bool(reply.text), f"reply to the spoken question: {reply.text[:100]!r}"
+                    + (f" (first text {reply.first_text_s:.2f} s after the turn ended)"
+                       if reply.first_text_s is not None else ""))]
+    if output == "audio":
+        checks.append(Check(bool(reply.audio), f"spoken reply: {len(reply.audio) / 48000:.1f} s of audio"
+                            + (f", first audio {reply.first_audio_s:.2f} s after the turn ended"
+                               if reply.first_audio_s is not None else "")))
+    checks.append(Check(reply.heard is not None, _transcript_timing(reply, trace)))
+    if reply.incomplete:
+        checks.append(Check(False, f"the reply was cut short: {reply.incomplete}"))
+    checks.append(Check(reply.usage.input_tokens > 0, "usage by modality: " + _usage_line(reply.usage)))
+    return checks
+
+
+def _transcript_timing(reply: RealtimeReply, trace: Trace) -> str:
+    if reply.heard is None:
+        return "input transcript: none came for this turn"
+    seen = trace.received()
+    heard = [t for t, kind in seen if "input_audio_transcription.completed" in kind or "input_transcription" in kind]
+    done = [t for t, kind in seen if kind == "response.done" or "turn_complete" in kind]
+    when = ""
+    if heard and done:
+        gap = heard[0] - done[0]
+        when = f", {abs(gap):.2f} s {'after' if gap > 0 else 'before'} the reply's end"
+    return f"input transcript: {reply.heard[:80]!r}{when}"
+
+
+def _usage_line(usage: Usage) -> str:
+    parts = {"in text": usage.input_text_tokens, "in audio": usage.input_audio_tokens,
+             "in image": usage.input_image_tokens, "cached": usage.cached_input_tokens,
+             "out text": usage.output_text_tokens, "out audio": usage.output_audio_tokens}
+    return ", ".join(f"{name} {'unknown' if count is None else count}" for name, count in parts.items())
+
+
+def _session_facts(trace: Trace) -> list[Check]:
+    """What the message order shows: the kinds of events in order, errors, and for Gemini
+    compression, resumption and goAway."""
+    kinds = [kind for _, kind in trace.received()]
+    counts = dict.fromkeys(kinds, 0)  # in the order each kind first came
+    for kind in kinds:
+        counts[kind] += 1
+    checks = [Check(None, "events received (in the order each first came): "
+                    + ", ".join(kind + (f" x{n}" if n > 1 else "") for kind, n in counts.items()))]
+    errors = [line["message"] for line in trace.lines if line["direction"] == "received" and (
+        line["message"].get("type") == "error"
+        or (line["message"].get("response") or {}).get("status") == "failed")]
+    checks.append(Check(not errors, f"error events or failed responses: {len(errors)}"
+                        + (f" (first: {json.dumps(errors[0])[:200]})" if errors else "")))
+    setups = [line["message"]["setup (as configured)"] for line in trace.lines
+              if "setup (as configured)" in line["message"]]
+    if setups:
+        checks.append(Check(all("context_window_compression" in s for s in setups),
+                             "every setup asked for context window compression"))
+        checks.append(Check(None, f"resumption handles given: {sum('session_resumption_update' in k for k in kinds)}"
+                                  f"; goAway: {sum('go_away' in k for k in kinds)}"))
+    return checks
+
+
+def trace_path(model_id: str) -> Path:
+    provider, model = parse_model_id(model_id)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return Path(f"probe-{provider}-{model.replace('/', '_')}-{stamp}.jsonl")
