@@ -286,7 +286,9 @@ def test_a_gemini_stream_dropped_mid_turn_resends_the_turns_audio_on_the_resumed
                          {"SSL_CERT_FILE": str(server.cert)}, "--via", "stream", "--ids", "sc-05")
     assert server.problems == [] and records[0]["error"] is None
     first, resumed = server.sessions
-    assert resumed["resumed_from"] == "handle-1" and resumed["history"] == [1, 3]
+    # resumed from Turn 1's handle, Turn 2 asked again next (a last turn may follow: the stream's trailing
+    # activity, ended when the session closes)
+    assert resumed["resumed_from"] == "handle-1" and resumed["history"][:2] == [1, 3]
     assert resumed["activity"][:2] == ["start", "end"] and resumed["audio_bytes"] > 16000  # Turn 2's speech again
     assert resumed["frames"] >= 1  # and its frame
 

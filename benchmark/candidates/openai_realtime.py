@@ -84,8 +84,10 @@ class OpenAIRealtimeSession:
         api_key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
         if not api_key:
             raise RuntimeError(f"{model_id}: set OPENAI_API_KEY, or --base-url for a local endpoint")
-        # the SDK turns an http(s) base URL into ws(s) and appends /realtime?model=...
-        client = AsyncOpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+        # the socket's URL is ours to give (older SDKs always used wss): http(s) becomes ws(s); the SDK
+        # appends /realtime?model=...
+        socket_url = ("ws" + base_url[4:] if base_url.startswith("http") else base_url) if base_url else None
+        client = AsyncOpenAI(api_key=api_key, base_url=base_url, websocket_base_url=socket_url, max_retries=0)
         manager = client.realtime.connect(model=model)
         try:
             connection = await manager.__aenter__()
