@@ -475,17 +475,19 @@ def render_scene(scene: Scene) -> Image.Image:
     held = {hand.holds: hand.side for hand in scene.hands if hand.holds}
     placed: dict[str, tuple] = {}
     crowd: dict[str, int] = {}
-    for obj in sorted(scene.objects, key=_row_order):
+    for obj in sorted(scene.objects, key=_row_order):  # stable: one place's objects in the spec's order
         x, y, scale = placement(obj)
-        n = crowd.get(obj.place, 0)
-        crowd[obj.place] = n + 1
+        # two things of one size at one place stand side by side; a smaller one sits on (or in) a larger one
+        key = (obj.place, obj.size)
+        n = crowd.get(key, 0)
+        crowd[key] = n + 1
         px = SIZE_PX[obj.size] * scale
-        x += (n % 2 * 2 - 1) * (n > 0) * px * 0.42 * ((n + 1) // 2)
+        x += (n % 2 * 2 - 1) * (n > 0) * px * 0.55 * ((n + 1) // 2)
         y += (n > 0) * px * 0.12
         image = _picture(obj, int(px), rng)
         box = (x - image.width / 2, y - image.height / 2, x + image.width / 2, y + image.height / 2)
         placed[obj.id] = (image, box)
-    order = [o for o in sorted(scene.objects, key=_row_order) if o.id not in held]
+    order = [o for o in sorted(scene.objects, key=lambda o: (_row_order(o), -SIZE_PX[o.size])) if o.id not in held]
     for obj in order:
         image, box = placed[obj.id]
         if obj.picture not in ("band", "panel", "patch") and obj.place not in ("top edge",):

@@ -37,7 +37,7 @@ PICTURES: dict[str, str] = {
     "nail": "\U0001F4CC", "pin": "\U0001F4CD", "safety pin": "\U0001F9F7", "chain": "\u26D3",
     "gear": "\u2699", "plug": "\U0001F50C", "battery": "\U0001F50B", "low battery": "\U0001FAAB",
     "bulb": "\U0001F4A1", "flashlight": "\U0001F526", "candle": "\U0001F56F", "knobs": "\U0001F39B",
-    "thermometer": "\U0001F321", "timer": "\u23F2", "stopwatch": "\u23F1", "pager": "\U0001F4DF",
+    "thermometer": "\U0001F321", "timer": "\u23F2", "stopwatch": "\u23F1",
     "plunger": "\U0001FAA0", "bucket": "\U0001FAA3", "broom": "\U0001F9F9", "sponge": "\U0001F9FD",
     "soap": "\U0001F9FC", "spray bottle": "\U0001F9F4", "roll of paper": "\U0001F9FB", "basket": "\U0001F9FA",
     "paintbrush": "\U0001F58C", "palette": "\U0001F3A8", "crayon": "\U0001F58D", "pen": "\U0001F58A",
@@ -69,7 +69,7 @@ PICTURES: dict[str, str] = {
     "television": "\U0001F4FA", "radio": "\U0001F4FB", "satellite dish": "\U0001F4E1",
     # paper
     "page": "\U0001F4C4", "notepad": "\U0001F5D2", "memo": "\U0001F4DD", "clipboard": "\U0001F4CB",
-    "bar chart": "\U0001F4CA", "chart": "\U0001F4C8", "calendar": "\U0001F4C5", "book": "\U0001F4D6",
+    "bar chart": "\U0001F4CA", "chart": "\U0001F4C8", "book": "\U0001F4D6",
     "musical score": "\U0001F3BC", "card index": "\U0001F4C7", "folder": "\U0001F4C1",
     # music, sport
     "guitar": "\U0001F3B8", "violin": "\U0001F3BB", "piano": "\U0001F3B9", "drum": "\U0001F941",
@@ -98,7 +98,7 @@ PICTURES: dict[str, str] = {
     "splash": "\U0001F4A6", "fire": "\U0001F525", "steam": "\U0001F4A8", "wave": "\U0001F30A",
     "mountain": "\u26F0", "snow mountain": "\U0001F3D4", "beach umbrella": "\U0001F3D6", "waterfall": "\U0001F3DE",
     "lightning": "\u26A1", "sparkles": "\u2728", "warning": "\u26A0", "heart": "\u2764", "footprints": "\U0001F463",
-    "sparkle": "\u2747",
+    "sparkle": "\u2747", "black circle": "\u26AB", "red circle": "\U0001F534", "bomb": "\U0001F4A3",
 }
 
 # things drawn as shapes, with the spec's `colour`
