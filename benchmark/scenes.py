@@ -127,6 +127,29 @@ def load_scene_specs(bank: Bank, *, required: bool = False) -> dict[str, SceneSp
     return specs
 
 
+def scene_spec_in(directory: str | Path, scenario: Scenario) -> SceneSpec:
+    """One scenario's spec from a scenes folder; a `SceneError` when it is missing or invalid."""
+    problems: list[str] = []
+    path = Path(directory) / f"{scenario.scenario_id}.json"
+    spec = read_scene_spec(path, scenario, problems) if path.is_file() else None
+    if spec is None:
+        raise SceneError(problems or [f"{path}: {scenario.scenario_id}: no scene spec"])
+    return spec
+
+
+def scenes_sha256(bank: Bank) -> str | None:
+    """One hash over the scene spec files of the bank's scenarios (None: none has one), for a run's manifest."""
+    import hashlib
+
+    digest, found = hashlib.sha256(), False
+    for scenario in sorted(bank.scenarios, key=lambda s: s.scenario_id):
+        path = scene_file(bank, scenario.scenario_id)
+        if path.is_file():
+            found = True
+            digest.update(scenario.scenario_id.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest() if found else None
+
+
 def read_scene_spec(path: Path, scenario: Scenario, problems: list[str]) -> SceneSpec | None:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
