@@ -607,11 +607,13 @@ def check_lockfile(directory: Path, *, required: bool = False) -> CheckResult:
 
 
 def validate_bank(bank: Bank) -> list[CheckResult]:
+    from benchmark.validate_scenes import check_scene_specs
+
     shipped = is_shipped(bank)
     checks = [check_token_leakage(bank), check_object_names(bank, shipped=shipped),
               check_camera_blocks(bank, shipped=shipped), check_answer_lists(bank, shipped=shipped),
               check_repair_anchors(bank, shipped=shipped), check_structure(bank, shipped=shipped),
-              check_near_duplicates(bank)]
+              check_near_duplicates(bank), check_scene_specs(bank, shipped=shipped)]
     if bank.format == "v1":
         checks.append(check_lockfile(Path(bank.source), required=shipped))
     else:
