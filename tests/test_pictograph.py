@@ -163,3 +163,18 @@ def test_pictograph_frames_need_the_stream_and_exclude_synthetic_frames(tmp_path
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "choose one" in done.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_the_proxy_report_pairs_a_text_proxy_run_with_a_pictograph_run(tmp_path):
+    from benchmark.proxy.render import render_markdown
+    from benchmark.proxy.report import build_proxy_report
+    from tests.test_proxy_report import record, turn, write_run
+
+    ids = ("sc-01", "sc-02", "sc-03")
+    text = write_run(tmp_path / "text", [record(s, True, "direct", [turn(s, 1), turn(s, 2)]) for s in ids], "direct")
+    picto = write_run(tmp_path / "picto", [record(s, s != "sc-02", "stream", [turn(s, 1), turn(s, 2)]) for s in ids],
+                      "stream", pictograph_frames=True, scenes_sha256="0" * 64)
+    report = build_proxy_report(text, picto)
+    assert report["runs"]["A"]["frames"] is None and report["runs"]["B"]["frames"] == "pictograph"
+    assert report["cells"]["scored_both"] == 3
+    assert "frames without a recording were pictographs" in render_markdown(report, {})
