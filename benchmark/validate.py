@@ -606,9 +606,15 @@ def check_lockfile(directory: Path, *, required: bool = False) -> CheckResult:
     return result
 
 
-def validate_bank(bank: Bank) -> list[CheckResult]:
-    from benchmark.validate_scenes import check_scene_specs
+def check_scene_specs(bank: Bank, *, shipped: bool = False) -> CheckResult:
+    """The scene specs (`benchmark.validate_scenes`): answer-key objects in view, nothing carried over unsaid."""
+    from benchmark.validate_scenes import scene_spec_findings
 
+    problems, warnings = scene_spec_findings(bank, mentions, shipped=shipped)
+    return CheckResult("scene_specs", problems, warnings)
+
+
+def validate_bank(bank: Bank) -> list[CheckResult]:
     shipped = is_shipped(bank)
     checks = [check_token_leakage(bank), check_object_names(bank, shipped=shipped),
               check_camera_blocks(bank, shipped=shipped), check_answer_lists(bank, shipped=shipped),

@@ -35,33 +35,29 @@ def key_scenes(scenario: Scenario, answer_list: str) -> tuple[str, ...]:
     return ("context",) if recall else ("turn_1",)
 
 
-def check_scene_specs(bank: Bank, *, shipped: bool = False):
-    from benchmark.validate import CheckResult
-
-    result = CheckResult("scene_specs")
+def scene_spec_findings(bank: Bank, mentions, *, shipped: bool = False) -> tuple[list[str], list[str]]:
+    """(problems, warnings) of the bank's scene specs. `mentions(text, token)` is the validator's
+    word-bounded match (`benchmark.validate.mentions`), which `check_scene_specs` there passes in."""
+    problems: list[str] = []
+    warnings: list[str] = []
     folder = scene_dir(bank)
     if not folder.is_dir():
         if shipped:
-            result.problems.append(f"{folder}: no scene specs (every shipped scenario has one)")
-        return result
+            problems.append(f"{folder}: no scene specs (every shipped scenario has one)")
+        return problems, warnings
     for scenario in bank.scenarios:
         path = folder / f"{scenario.scenario_id}.json"
         if not path.is_file():
-            (result.problems if shipped else result.warnings).append(
-                f"{scenario.scenario_id}: no scene spec ({path})")
+            (problems if shipped else warnings).append(f"{scenario.scenario_id}: no scene spec ({path})")
             continue
-        problems: list[str] = []
         spec = read_scene_spec(path, scenario, problems)
-        result.problems += problems
         if spec is not None:
-            result.problems += spec_problems(scenario, spec)
-    return result
+            problems += spec_problems(scenario, spec, mentions)
+    return problems, warnings
 
 
-def spec_problems(scenario: Scenario, spec: SceneSpec) -> list[str]:
+def spec_problems(scenario: Scenario, spec: SceneSpec, mentions) -> list[str]:
     """Every way `spec` disagrees with `scenario`, one line each: scenario, scene, field."""
-    from benchmark.validate import mentions
-
     sid = scenario.scenario_id
     out: list[str] = []
     for name in SCENE_NAMES:

@@ -68,7 +68,7 @@ SETTINGS: dict[str, tuple[str, str, float, str, str]] = {
     "beach": ("#8cc4ec", "#ead9ae", 0.4, "speckle", "sea"),
     "yard": ("#a6cdea", "#74a54f", 0.42, "grass", "fence"),
     "shop counter": ("#e6e8ea", "#9a9da2", 0.42, "plain", "shelves"),
-    "windowsill": ("#bcd9ef", "#f3f1ec", 0.55, "plain", "window"),
+    "windowsill": ("#9cc4e4", "#ecebe6", 0.55, "plain", "window"),
     "hallway ceiling": ("#f4f3ef", "#f4f3ef", 1.0, "plain", "plain"),
     "laundry room": ("#e6e9ec", "#bfc3c6", 0.5, "tiles", "plain"),
     "sewing table": ("#e8e0d6", "#7aa37a", 0.3, "grid", "plain"),
@@ -81,7 +81,7 @@ SETTINGS: dict[str, tuple[str, str, float, str, str]] = {
     "road": ("#9fb9cf", "#2b2b2e", 0.62, "dashboard", "roadview"),
     "bike stand": ("#d4d2cc", "#8e8b86", 0.45, "speckle", "pegboard"),
 }
-LIGHT = {"normal": 1.0, "dim": 0.42, "bright": 1.18}
+LIGHT = {"normal": 1.0, "dim": 0.42, "bright": 1.1}
 
 
 def _rgb(colour: str) -> tuple[int, int, int]:
@@ -505,13 +505,14 @@ def render_scene(scene: Scene) -> Image.Image:
             continue
         image, box = placed[target]
         cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-        if hand.holds:
-            grip = (cx, cy + (box[3] - box[1]) * 0.18)
+        if hand.holds:  # the fist closes on the lower end, so most of what it holds stays in view
+            height = box[3] - box[1]
+            grip = (cx, box[3] - min(height * 0.12, 14))
             _arm(canvas, side, grip, arm_width)
             obj = scene.object(target)
             _states_under(canvas, obj, box, rng)
             canvas.alpha_composite(image, (int(box[0]), int(box[1])))
-            _grip(canvas, grip, arm_width, side)
+            _grip(canvas, grip, arm_width * 0.85, side)
             _states_over(canvas, obj, box, rng)
         else:
             reach = (cx + (30 if side == "right" else -30), min(HEIGHT - 20, box[3] + 40))

@@ -127,6 +127,13 @@ def known(picture: str) -> bool:
     return picture in PICTURES or picture in SHAPES
 
 
+def unknown_pictures(specs: dict) -> list[str]:
+    """One line per object whose picture is neither in the set nor a shape: scenario, scene, object."""
+    return [f"{sid}: {name}: object {o.id!r}: picture {o.picture!r} is not in the picture set"
+            for sid, spec in sorted(specs.items()) for name, scene in spec.scenes.items()
+            for o in scene.objects if not known(o.picture)]
+
+
 @lru_cache(maxsize=1)
 def _font():
     from PIL import ImageFont

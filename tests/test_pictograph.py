@@ -28,11 +28,13 @@ def content_words(text: str) -> set[str]:
 
 
 def test_every_picture_a_spec_names_is_in_the_picture_set():
-    from simulator.pictures import known
+    from simulator.pictures import unknown_pictures
 
-    unknown = sorted({(sid, o.picture) for sid, spec in SPECS.items() for scene in spec.scenes.values()
-                      for o in scene.objects if not known(o.picture)})
-    assert unknown == []
+    assert unknown_pictures(SPECS) == []
+    assert unknown_pictures({"x": type(SPECS["sc-01"])("x", {"turn_1": __import__("dataclasses").replace(
+        SPECS["sc-01"].scenes["turn_1"], objects=(__import__("dataclasses").replace(
+            SPECS["sc-01"].scenes["turn_1"].objects[0], picture="unicorn"),))}, {})}) == [
+        "x: turn_1: object 'strip': picture 'unicorn' is not in the picture set"]
 
 
 def test_every_turn_of_the_bank_renders_a_camera_sized_frame_with_no_comment_and_the_same_bytes_twice():

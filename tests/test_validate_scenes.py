@@ -11,8 +11,8 @@ import pytest
 
 from benchmark.scenario import load_bank
 from benchmark.scenes import SceneError, load_scene_specs, parse_scene
-from benchmark.validate import validate_bank
-from benchmark.validate_scenes import check_scene_specs, key_scenes
+from benchmark.validate import check_scene_specs, validate_bank
+from benchmark.validate_scenes import key_scenes
 
 
 def _bank_copy(tmp_path, edit=None, scenario="sc-01"):

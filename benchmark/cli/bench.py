@@ -209,19 +209,20 @@ def pictograph_problem(bank, synthetic: bool) -> str | None:
     """Why `--pictograph-frames` cannot run on this bank (None: it can): the picture set is not
     installed, or a selected scenario has no valid scene spec."""
     from benchmark.scenes import SceneError, load_scene_specs
-    from simulator.pictures import PictureSetMissing, font_path
+    from simulator.pictures import PictureSetMissing, font_path, unknown_pictures
 
     if synthetic:
         return "--pictograph-frames and --synthetic-frames both draw the frames no recording has: choose one"
     try:
         font_path()
-        load_scene_specs(bank, required=True)
+        unknown = unknown_pictures(load_scene_specs(bank, required=True))
     except PictureSetMissing as exc:
         return str(exc)
     except SceneError as exc:
         more = f" (and {len(exc.problems) - 3} more)" if len(exc.problems) > 3 else ""
         return "--pictograph-frames: scene specs missing or invalid: " + "; ".join(exc.problems[:3]) + more
-    return None
+    return f"--pictograph-frames: {unknown[0]}" + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "") \
+        if unknown else None
 
 
 def duplicate_ids(bank) -> list[str]:
