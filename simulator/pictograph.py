@@ -487,14 +487,22 @@ def render_scene(scene: Scene) -> Image.Image:
         image = _picture(obj, int(px), rng)
         box = (x - image.width / 2, y - image.height / 2, x + image.width / 2, y + image.height / 2)
         placed[obj.id] = (image, box)
-    order = [o for o in sorted(scene.objects, key=lambda o: (_row_order(o), -SIZE_PX[o.size])) if o.id not in held]
-    for obj in order:
+    # a smaller thing at a held thing's place sits on it (cookies on the sheet the mitt holds): drawn after it
+    carried_on = {o.id: held[h.id] for h in scene.objects if h.id in held for o in scene.objects
+                  if o.id not in held and o.place == h.place and SIZE_PX[o.size] < SIZE_PX[h.size]}
+    order = [o for o in sorted(scene.objects, key=lambda o: (_row_order(o), -SIZE_PX[o.size]))
+             if o.id not in held and o.id not in carried_on]
+
+    def draw(obj: SceneObject, shadow: bool = True) -> None:
         image, box = placed[obj.id]
-        if obj.picture not in ("band", "panel", "patch") and obj.place not in ("top edge",):
+        if shadow and obj.picture not in ("band", "panel", "patch") and obj.place not in ("top edge",):
             _shadow(canvas, (box[0] + box[2]) / 2, box[3], box[2] - box[0])
         _states_under(canvas, obj, box, rng)
         canvas.alpha_composite(image, (int(box[0]), int(box[1])))
         _states_over(canvas, obj, box, rng)
+
+    for obj in order:
+        draw(obj)
     arm_width = 112
     for side, hand in sorted(hands.items()):
         target = hand.holds or hand.touches
@@ -509,11 +517,11 @@ def render_scene(scene: Scene) -> Image.Image:
             height = box[3] - box[1]
             grip = (cx, box[3] - min(height * 0.12, 14))
             _arm(canvas, side, grip, arm_width)
-            obj = scene.object(target)
-            _states_under(canvas, obj, box, rng)
-            canvas.alpha_composite(image, (int(box[0]), int(box[1])))
+            draw(scene.object(target), shadow=False)
+            for object_id, holder in carried_on.items():
+                if holder == side:
+                    draw(scene.object(object_id), shadow=False)
             _grip(canvas, grip, arm_width * 0.85, side)
-            _states_over(canvas, obj, box, rng)
         else:
             reach = (cx + (30 if side == "right" else -30), min(HEIGHT - 20, box[3] + 40))
             _arm(canvas, side, reach, arm_width)
