@@ -180,3 +180,10 @@ def test_the_proxy_report_pairs_a_text_proxy_run_with_a_pictograph_run(tmp_path)
     assert report["runs"]["A"]["frames"] is None and report["runs"]["B"]["frames"] == "pictograph"
     assert report["cells"]["scored_both"] == 3
     assert "frames without a recording were pictographs" in render_markdown(report, {})
+
+
+def test_the_renderer_draws_every_setting_a_spec_may_name():
+    from benchmark.scenes import SETTINGS
+    from simulator.pictograph_settings import SETTINGS as DRAWN
+
+    assert set(SETTINGS) == set(DRAWN)
