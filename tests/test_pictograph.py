@@ -52,7 +52,7 @@ def test_every_turn_of_the_bank_renders_a_camera_sized_frame_with_no_comment_and
 
 def test_the_ocr_describer_reads_back_under_5_percent_of_the_camera_texts_content_words():
     """Pictures, not text: what the OCR describer reads in every pictograph recovers under 5% of the
-    content words of the scenario's camera text over the bank (measured: 5 of 4,400, 0.1%, all of them
+    content words of the scenario's camera text over the bank (measured: 4 of 4,400, 0.1%, all of them
     a screen's own figures). In each scenario's frames, the words read beyond the text the scene itself
     shows (`screen_content`: a watch's "172") are under 5% too; with it, one screen item (ct-16, whose
     panel shows "2:05 /500M" and "165") comes to 2 of 39 words."""
