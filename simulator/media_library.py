@@ -232,6 +232,38 @@ def synth_bank(bank: Bank, root: Path = MEDIA_ROOT, *, voice: str = "en-us", rat
     return len(made)
 
 
+def synth_pictographs(bank: Bank, specs: dict, root: Path = MEDIA_ROOT, *, progress=None) -> int:
+    """A pictograph still (`<scene>.jpg`, index source `pictograph`) for every scene of every scenario
+    in `specs` (scenario id -> `benchmark.scenes.SceneSpec`) that has no frame file of another source
+    (a recording is never replaced; an earlier pictograph is drawn again, so a changed spec shows)."""
+    from simulator.media import STILL, VIDEO, sources
+    from simulator.pictograph import pictograph_frame
+
+    try:
+        known = load_index(root)["files"]
+    except MediaIndexError:
+        known = {}
+    made = {}
+    jobs = [(s, name, scene) for s in bank.scenarios if s.scenario_id in specs
+            for name, scene in specs[s.scenario_id].scenes.items()]
+    for done, (scenario, name, scene) in enumerate(jobs, start=1):
+        path = Path(root) / scenario.scenario_id / f"{name}.jpg"
+        others = [p for p in sources(root, scenario.scenario_id, name, STILL + VIDEO)
+                  if (known.get(p.relative_to(root).as_posix()) or {}).get("source") != "pictograph"]
+        if others:
+            continue
+        make_dirs(path.parent, root)
+        with atomic_file(path, root) as out:
+            out.write(pictograph_frame(scene))
+        made[path.relative_to(root).as_posix()] = entry_for(
+            path, "pictograph", f"drawn from the scene spec scenes/{scenario.scenario_id}.json ({name})")
+        if progress:
+            progress(done, len(jobs), path)
+    with changing_index(root) as index:
+        index["files"].update(made)
+    return len(made)
+
+
 def import_recording(root: Path, scenario_id: str, turn: str, source: Path, *, start: float | None = None,
                      end: float | None = None) -> list[Path]:
     """Copy a real recording into the layout, trimmed; a video's audio track becomes the turn's WAV."""

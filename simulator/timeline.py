@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.scenario import Scenario
-from simulator.media import FPS, MEDIA_ROOT, turn_frames, turn_speech
+from simulator.media import FPS, MEDIA_ROOT, frame_source, turn_frames, turn_speech
 
 CHUNK_MS = 20
 CHUNK_BYTES = 16000 * CHUNK_MS // 1000 * 2
@@ -45,6 +45,7 @@ class TurnPlan:
     synthetic_frames: bool = False  # frames drawn from the authored camera text
     scene: str | None = None  # the scene this turn's own frames show (None: no frames of its own, or live)
     frames_degraded: int = 0  # frames an impairment profile changed
+    frames_source: str | None = None  # "recording", "synthetic" or "pictograph" (None: no frames of its own)
 
     def frame_scenes(self) -> dict[int, str]:
         """Stream time -> scene of every frame the turn plays."""
@@ -92,19 +93,27 @@ def _speech_pcm(scenario: Scenario, turn: int, media_root: Path, repair_style: s
     return float_to_pcm16(decode_audio(target)), "tts"
 
 
-def _frames(scenario: Scenario, name: str, media_root: Path, synthetic: bool) -> tuple[list[bytes] | None, bool]:
-    """A turn's (or the context's) frames from media; else, when asked, one
-    synthetic frame drawn from the authored camera text. (frames, synthetic?)"""
+def _frames(scenario: Scenario, name: str, media_root: Path, synthetic: bool,
+            scenes=None) -> tuple[list[bytes] | None, str | None]:
+    """A turn's (or the context's) frames from media; else, when asked, one frame drawn from its
+    scene spec (`scenes`, a `benchmark.scenes.SceneSpec`: a pictograph) or from its authored camera
+    text (`synthetic`). (frames, their source: "recording", "pictograph", "synthetic" or None)"""
     frames = turn_frames(media_root, scenario.scenario_id, name)
-    if frames or not synthetic:
-        return frames, False
+    if frames:
+        return frames, frame_source(media_root, scenario.scenario_id, name)
     text = {"context": scenario.context_image, "turn_1": scenario.turn_1_image,
             "turn_2": scenario.turn_2_image}.get(name)
     if not text:
-        return None, False
+        return None, None
+    if scenes is not None and name in scenes.scenes:
+        from simulator.pictograph import pictograph_frame
+
+        return [pictograph_frame(scenes.scenes[name])], "pictograph"
+    if not synthetic:
+        return None, None
     from simulator.synthetic import synthetic_frame
 
-    return [synthetic_frame(text)], True
+    return [synthetic_frame(text)], "synthetic"
 
 
 def babble_clips(scenario_id: str, media_root: Path, count: int, seed: int) -> list[bytes]:
@@ -121,24 +130,28 @@ def babble_clips(scenario_id: str, media_root: Path, count: int, seed: int) -> l
 
 def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path = MEDIA_ROOT,
               camera: bool = True, repair_style: str = "named", live_frames=None, lead_ms: int = LEAD_MS,
-              synthetic_frames: bool = False, profile=None) -> TurnPlan:
+              synthetic_frames: bool = False, profile=None, scenes=None) -> TurnPlan:
     """One turn: frames from `start_ms` (the scene of the turn appears), speech
-    after `lead_ms` of silence (the staleness sweep varies it on Turn 2). With an
+    after `lead_ms` of silence (the staleness sweep varies it on Turn 2). A turn without
+    recorded frames gets a pictograph drawn from `scenes` (the scenario's `SceneSpec`) when
+    given, else a synthetic frame of its camera text with `synthetic_frames`. With an
     impairment `profile` (`simulator.impairment_profiles.Profile`) the turn's audio
     (its silences too) and each frame are degraded as the glasses would capture them."""
     speaker = profile.audio if profile is not None else None
     pcm, source = _speech_pcm(scenario, turn, media_root, repair_style, voice=speaker and speaker.voice,
                               rate=speaker and speaker.speech_rate_wpm)
     frame_name, _ = TURN_MEDIA[turn]
-    frames, synthetic = None, False
+    frames, origin = None, None
     if camera and frame_name:
-        frames, synthetic = (live_frames, False) if live_frames else _frames(
-            scenario, frame_name, media_root, synthetic_frames)
+        frames, origin = (live_frames, None) if live_frames else _frames(
+            scenario, frame_name, media_root, synthetic_frames, scenes)
+    synthetic = origin == "synthetic"
     items: list[Item] = []
     t = start_ms
     if camera and turn == 1:
-        context, context_synthetic = _frames(scenario, "context", media_root, synthetic_frames)
-        synthetic = synthetic or context_synthetic
+        context, context_origin = _frames(scenario, "context", media_root, synthetic_frames, scenes)
+        synthetic = synthetic or context_origin == "synthetic"
+        origin = origin or context_origin
         if context:
             for i in range(CONTEXT_MS * FPS // 1000):
                 items.append(Item(t + i * 1000 // FPS, "frame", context[i % len(context)], "context"))
@@ -165,4 +178,4 @@ def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path 
         items = [Item(i.t_ms, i.kind, profile.impair_frame(i.payload, index=turn * 10_000 + n), i.scene)
                  if i.kind == "frame" else i for n, i in enumerate(items)]
         degraded = sum(i.kind == "frame" for i in items)
-    return TurnPlan(turn, tuple(items), end, source, bool(frames), synthetic, scene, degraded)
+    return TurnPlan(turn, tuple(items), end, source, bool(frames), synthetic, scene, degraded, origin)

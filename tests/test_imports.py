@@ -103,7 +103,7 @@ def test_a_cycle_is_found_when_one_is_added():
 ALLOWED = {
     "perception": {"benchmark.scenario", "benchmark.records", "benchmark.nouns", "benchmark.words",
                    "benchmark.candidates.base", "benchmark.safe_files"},
-    "simulator": {"streaming.wire", "benchmark.scenario", "benchmark.records", "perception.audio",
+    "simulator": {"streaming.wire", "benchmark.scenario", "benchmark.scenes", "benchmark.records", "perception.audio",
                   "perception.frames", "perception.quality", "benchmark.safe_files"},
     "streaming": {"perception", "benchmark.candidates", "benchmark.records", "benchmark.scenario",
                   "benchmark.safe_files"},

@@ -173,6 +173,10 @@ def register(subparsers) -> None:
     p.add_argument("--synthetic-frames", action="store_true",
                    help="stream: a turn without recorded frames gets one drawn from its authored camera text "
                         "(labelled synthetic in the record), so frame timing can be tested on every scenario")
+    p.add_argument("--pictograph-frames", action="store_true",
+                   help="stream: a turn without recorded frames gets its scene spec (benchmark/v1/scenes/) drawn as "
+                        "pictures: objects, hands, setting, no caption (labelled pictograph in the record), so a "
+                        "model must look at the frame instead of reading it; needs fonts-noto-color-emoji")
     p.set_defaults(run=run)
 
 
@@ -199,6 +203,26 @@ def select_scenarios(bank, ids: str | None, subset: str | None, limit: int | Non
     elif subset is None and not ids:
         subset = "bank"  # the primary score is the bank subset's
     return bank.select(subset, limit)
+
+
+def pictograph_problem(bank, synthetic: bool) -> str | None:
+    """Why `--pictograph-frames` cannot run on this bank (None: it can): the picture set is not
+    installed, or a selected scenario has no valid scene spec."""
+    from benchmark.scenes import SceneError, load_scene_specs
+    from simulator.pictures import PictureSetMissing, font_path, unknown_pictures
+
+    if synthetic:
+        return "--pictograph-frames and --synthetic-frames both draw the frames no recording has: choose one"
+    try:
+        font_path()
+        unknown = unknown_pictures(load_scene_specs(bank, required=True))
+    except PictureSetMissing as exc:
+        return str(exc)
+    except SceneError as exc:
+        more = f" (and {len(exc.problems) - 3} more)" if len(exc.problems) > 3 else ""
+        return "--pictograph-frames: scene specs missing or invalid: " + "; ".join(exc.problems[:3]) + more
+    return f"--pictograph-frames: {unknown[0]}" + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "") \
+        if unknown else None
 
 
 def duplicate_ids(bank) -> list[str]:
@@ -362,14 +386,17 @@ def run(args) -> int:
             return _fail("--impair-seed must be a whole number >= 0")
     if not 0 <= args.frame_size <= 4096 or not 0 <= args.frame_quality <= 100:
         return _fail("--frame-size takes 0 to 4096 pixels and --frame-quality 0 to 100 (0: as captured)")
-    if args.via != "stream" and (staleness or args.synthetic_frames or args.describer != "opencv"
+    if args.via != "stream" and (staleness or args.synthetic_frames or args.pictograph_frames
+                                 or args.describer != "opencv"
                                  or args.media_root or args.asr_model or policies or args.frame_size
                                  or args.frame_quality or impairments or args.no_frames):
         return _fail("--staleness, --frame-policy, --frame-size, --frame-quality, --impair, --synthetic-frames, "
-                     "--no-frames, "
+                     "--pictograph-frames, --no-frames, "
                      "--describer, --media-root and --asr-model need --via stream")
     if args.media_root and not Path(args.media_root).is_dir():
         return _fail(f"--media-root {args.media_root}: no such directory")
+    if args.pictograph_frames and (problem := pictograph_problem(bank, args.synthetic_frames)):
+        return _fail(problem)
     if args.describer_base_url and args.via != "stream":
         return _fail("--describer-base-url needs --via stream")
     problem = output_problem(model_id, args.output)
@@ -386,11 +413,14 @@ def run(args) -> int:
         if args.via == "direct" and not cache_candidate and not is_realtime(model_id):
             print(f"response cache: candidate replies at temperature {args.temperature:g} are not cached "
                   "(--cache all caches them, one entry per trial); judge replies are", file=sys.stderr)
+    from benchmark.scenes import scene_dir
+
     stream = StreamSettings(
         staleness_ms=staleness, frame_policies=policies, frame_size=args.frame_size, impairments=impairments,
         impairments_file=str(Path(args.impairments_file).resolve()) if args.impairments_file else None,
         impairment_seed=args.impair_seed,
         frame_quality=args.frame_quality, synthetic_frames=args.synthetic_frames, describer=args.describer,
+        pictograph_frames=args.pictograph_frames, scene_dir=str(scene_dir(bank)) if args.pictograph_frames else None,
         describer_base_url=describer_url, media_root=str(Path(args.media_root).resolve()) if args.media_root else None,
         asr_model=args.asr_model, speed=args.speed, server=args.server, keep_frames=not args.no_frames,
         token=args.token or os.environ.get("WEARSIM_TOKEN")) if args.via == "stream" else None
@@ -571,6 +601,7 @@ async def conversations(settings, base_url: str | None, run_dir):
                     scenario, condition, candidate, config, camera=settings.camera,
                     repair_style=settings.repair_style)
         return
+    from benchmark.scenes import scene_spec_in
     from benchmark.stream_conversation import StreamConversation
 
     stream = settings.stream
@@ -600,4 +631,5 @@ async def conversations(settings, base_url: str | None, run_dir):
             frame_quality=stream.frame_quality, impairment=profiles[point.impairment].with_seed(
                 cell_seed(stream.impairment_seed, scenario.scenario_id, trial)) if point.impairment else None,
             synthetic_frames=stream.synthetic_frames, output=chosen.output, keep_frames=stream.keep_frames,
-            media_root=Path(stream.media_root) if stream.media_root else None)
+            media_root=Path(stream.media_root) if stream.media_root else None,
+            scenes=scene_spec_in(stream.scene_dir, scenario) if stream.pictograph_frames else None)

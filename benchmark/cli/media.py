@@ -7,6 +7,7 @@ import argparse
 EPILOG = """examples:
   wearsim media synth                              # espeak-ng speech for every scenario turn
   wearsim media synth --voice en-gb --rate 140 --overwrite
+  wearsim media synth --pictograph-frames --contact-sheet sheet.jpg --ids sc-01,sc-13  # draw the scene specs
   wearsim media import sc-01 turn_2 clip.mp4 --start 3.5 --end 7
   wearsim media verify
   wearsim media reindex --media-root media-new     # rebuild index.json from the files on disk
@@ -24,6 +25,12 @@ def register(subparsers) -> None:
     synth.add_argument("--overwrite", action="store_true", help="remake existing synthesized files")
     synth.add_argument("--scenarios", help="bank path (default: the shipped bank)")
     synth.add_argument("--media-root", help="default: the repo's media/")
+    synth.add_argument("--pictograph-frames", action="store_true",
+                       help="also draw every scene spec (benchmark/v1/scenes/) as a still (<scene>.jpg, index source "
+                            "pictograph) where no recorded frame exists; bench and simulate then send it")
+    synth.add_argument("--contact-sheet", metavar="FILE",
+                       help="with --pictograph-frames: a sheet of the drawn frames (one row per scenario)")
+    synth.add_argument("--ids", help="with --contact-sheet: the scenarios on the sheet, comma separated")
     synth.set_defaults(run=run_synth)
     imp = actions.add_parser("import", help="copy a real recording into the layout", epilog=EPILOG,
                              formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -64,9 +71,38 @@ def run_synth(args) -> int:
     except BankError as exc:
         print(f"unreadable bank:\n{exc}", file=sys.stderr)
         return 2
+    if args.contact_sheet and not args.pictograph_frames:
+        print("--contact-sheet needs --pictograph-frames", file=sys.stderr)
+        return 2
+    specs = None
+    if args.pictograph_frames:
+        from benchmark.scenes import SceneError, load_scene_specs
+        from simulator.pictures import PictureSetMissing, font_path
+
+        try:
+            font_path()
+            specs = load_scene_specs(bank, required=True)
+        except (PictureSetMissing, SceneError) as exc:
+            print(f"--pictograph-frames: {exc}", file=sys.stderr)
+            return 2
     made = synth_bank(bank, _root(args), voice=args.voice, rate=args.rate, overwrite=args.overwrite,
                       progress=lambda i, n, p: print(f"\r{i}/{n} {p.parent.name}/{p.name}", end="", file=sys.stderr))
     print(f"\nsynthesized {made} files into {_root(args)}", file=sys.stderr)
+    if specs is not None:
+        from simulator.media_library import synth_pictographs
+
+        drawn = synth_pictographs(bank, specs, _root(args), progress=lambda i, n, p: print(
+            f"\r{i}/{n} {p.parent.name}/{p.name}", end="", file=sys.stderr))
+        print(f"\ndrew {drawn} pictograph frames into {_root(args)}", file=sys.stderr)
+        if args.contact_sheet:
+            from simulator.pictograph_sheet import write_contact_sheet
+
+            ids = [i.strip() for i in args.ids.split(",") if i.strip()] if args.ids else None
+            unknown = sorted(set(ids or ()) - set(specs))
+            if unknown:
+                print(f"--ids: no scene spec for {', '.join(unknown)}", file=sys.stderr)
+                return 2
+            print(f"contact sheet: {write_contact_sheet(args.contact_sheet, specs, ids=ids)}", file=sys.stderr)
     return 0
 
 

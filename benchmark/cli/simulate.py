@@ -45,6 +45,8 @@ def register(subparsers) -> None:
                    help="the server's scene describer: opencv (default; colours and shapes, no names), authored "
                         "(reads synthetic frames back from their JPEG comment), ocr (reads the text in the pixels, offline), "
                         "or a vision model the server offers (openai:MODEL)")
+    p.add_argument("--pictograph-frames", action="store_true",
+                   help="turns without recorded frames get their scene spec drawn as pictures (benchmark/v1/scenes/)")
     p.add_argument("--json", action="store_true", help="print every server event as one JSON line, in full")
     p.add_argument("--output", choices=("text", "audio"), default="text",
                    help="audio: spoken replies (a realtime --model: openai-realtime:, gemini-live:)")
@@ -111,6 +113,17 @@ def run(args) -> int:
     except SimulateError as exc:
         print(f"wearsim simulate: {exc}", file=sys.stderr)
         return 2
+    scenes = None
+    if args.pictograph_frames:
+        from benchmark.scenes import SceneError, scene_dir, scene_spec_in
+        from simulator.pictures import PictureSetMissing, font_path
+
+        try:
+            font_path()
+            scenes = scene_spec_in(scene_dir(bank), scenario)
+        except (PictureSetMissing, SceneError) as exc:
+            print(f"error: --pictograph-frames: {' '.join(str(exc).split())}", file=sys.stderr)
+            return 2
     profile = None
     if args.impair or args.impairments_file:
         from simulator.impairment_profiles import select_profiles
@@ -155,7 +168,7 @@ def run(args) -> int:
         uplink = profile.new_uplink() if profile is not None and not profile.uplink.is_clean else None
         try:
             for turn in turns:
-                plan = plan_turn(scenario, turn, clock, live_frames=live, profile=profile)
+                plan = plan_turn(scenario, turn, clock, live_frames=live, profile=profile, scenes=scenes)
                 clock = plan.end_ms + 1000  # a pause, then the scene change
                 pacer = Pacer(None if args.fast else args.speed, origin_ms=plan.items[0].t_ms,
                               jitter_ms=args.jitter_ms)

@@ -49,7 +49,16 @@ class Run:
 
     def describe(self) -> dict:
         return {"label": self.label, "path": str(self.path), "via": self.via, "candidate_model": self.model,
-                "trials": len(self.trials.trials), "judge_model": self.manifest.get("judge_model")}
+                "trials": len(self.trials.trials), "judge_model": self.manifest.get("judge_model"),
+                "frames": frames_drawn(self.manifest)}
+
+
+def frames_drawn(manifest: dict) -> str | None:
+    """What the glasses sent where no recording exists: "pictograph" (scene specs drawn as pictures),
+    "synthetic" (the camera text drawn), or None (recordings only, or the text proxy)."""
+    if manifest.get("pictograph_frames"):
+        return "pictograph"
+    return "synthetic" if manifest.get("synthetic_frames") else None
 
 
 def _one_line(exc: Exception) -> str:

@@ -19,6 +19,11 @@ VIA = {"direct": "the text proxy (authored camera descriptions and utterances se
                  "authored text where a channel has no media)"}
 
 
+# what a stream run's glasses sent where no recording exists (`pairing.frames_drawn`)
+FRAMES_DRAWN = {"pictograph": "; frames without a recording were pictographs (each turn's scene spec drawn as "
+                              "pictures: objects, hands, setting, no caption)",
+                "synthetic": "; frames without a recording were synthetic (the authored camera text drawn)"}
+
 def pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
@@ -44,8 +49,9 @@ def _runs(report: dict) -> list[Block]:
     items = []
     for label, run in report["runs"].items():
         what = VIA.get(run["via"], f"a run made via {run['via']}")
+        drawn = FRAMES_DRAWN.get(run.get("frames"), "")
         items.append(f"Run {label}: {run['path']}, {what}; candidate {run['candidate_model']}, "
-                     f"judge {run['judge_model'] or 'unknown'}, {run['trials']} trials.")
+                     f"judge {run['judge_model'] or 'unknown'}, {run['trials']} trials{drawn}.")
     out.append(("list", items))
     out.append(("p", "Each scenario is a two-turn conversation: at Turn 2 the user's situation has changed, and "
                      "the judge labels the Turn 2 answer as being about the current scene, the prior one, a "

@@ -323,6 +323,9 @@ def _seconds(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f} s"
 
 
+PICTOGRAPH_NOTE = ("Frames without a recording were pictographs: each turn's scene spec drawn as pictures (objects, "
+                   "hands, setting; no caption), so the assistant had to see what changed, not read it.")
+
 def _staleness(summary: dict) -> list[str]:
     sweep = summary.get("by_staleness") or {}
     if not sweep:
@@ -337,6 +340,8 @@ def _staleness(summary: dict) -> list[str]:
                   f"(describer `{manifest.get('describer')}`). With the `authored` describer the assistant sees "
                   "the text proxy, so only frame timing can move these numbers; a vision model reading drawn "
                   "text measures plumbing and timing, not perception.", ""]
+    elif manifest.get("pictograph_frames"):
+        lines += [PICTOGRAPH_NOTE, ""]
     if staleness_without_frames(summary):
         lines += [f"**{NO_FRAMES_WARNING}**", ""]
     for condition, gaps in sweep.items():
@@ -379,6 +384,8 @@ def _frame_policies(summary: dict) -> list[str]:
         lines += ["Frames without a recording were synthetic (the authored camera text drawn on a plain frame, "
                   f"describer `{summary['manifest'].get('describer')}`): only which frame arrived, and when, "
                   "can move these numbers.", ""]
+    elif summary["manifest"].get("pictograph_frames"):
+        lines += [PICTOGRAPH_NOTE, ""]
     header = ["policy", "Turn 2 accuracy", "answered from the earlier scene", "stale frame", "frame age p50",
               "frame age p95", "frames / turn", "KB / turn", "frames / min", "trials"]
 
