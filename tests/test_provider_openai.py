@@ -55,10 +55,11 @@ def test_a_transcript_that_never_comes_is_recorded_as_missing_not_as_another_tur
     assert [t["reply"]["heard"] for t in records[0]["turns"]] == [None] * len(records[0]["turns"])
 
 
-def test_with_every_third_response_rate_limited_a_stream_run_loses_no_cell(tmp_path):
+@pytest.mark.parametrize("via", ["stream", "direct"])
+def test_with_every_third_response_rate_limited_a_run_loses_no_cell(tmp_path, via):
     with FakeOpenAIRealtime(fail_every=3, fail_with="rate_limit") as server:
         records, _ = _bench("openai-realtime:gpt-realtime-2", server.base_url, tmp_path / "run",
-                            "--via", "stream", "--limit", "3")
+                            "--via", via, "--limit", "3")
     assert server.problems == [] and server.failed >= 2
     assert [r["error"] for r in records] == [None] * 3  # every cell answered (the lexical judge may not label it)
     retried = [t["reply"]["session_lost"] for r in records for t in r["turns"] if t["reply"]["session_lost"]]
