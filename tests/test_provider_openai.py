@@ -134,3 +134,10 @@ def test_a_retired_model_id_stops_bench_before_anything_is_written(tmp_path):
     assert done.returncode == 2
     assert "gemini-live-2.5-flash-preview was shut down by the provider on 2025-12-09" in done.stderr
     assert "gemini-live:gemini-3.8-live" in done.stderr and not (tmp_path / "run").exists()
+
+
+def test_serve_refuses_to_offer_a_retired_model():
+    done = subprocess.run([sys.executable, "-m", "benchmark", "serve", "--backend",
+                           "gemini-live:gemini-live-2.5-flash-preview", "--port", "0"],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "GEMINI_API_KEY": SECRET})
+    assert done.returncode == 2 and "was shut down by the provider on 2025-12-09" in done.stderr

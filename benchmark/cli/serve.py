@@ -6,7 +6,7 @@ import argparse
 
 EPILOG = """examples:
   wearsim serve                                  # 127.0.0.1:8765, backend `local` only, no token on loopback
-  wearsim serve --backend local --backend openai:gpt-4o-mini --backend openai-realtime:gpt-realtime
+  wearsim serve --backend local --backend openai:gpt-4o-mini --backend openai-realtime:gpt-realtime-2
   wearsim serve --host 0.0.0.0 --token "$WEARSIM_TOKEN" --max-sessions 8 --idle-timeout 120
 then: wearsim simulate sc-01 --server ws://127.0.0.1:8765
 
@@ -93,7 +93,7 @@ def run(args) -> int:
     if not backends:
         print("error: --backend needs a model id", file=sys.stderr)
         return 2
-    from benchmark.candidates.model_ids import missing_credentials
+    from benchmark.candidates.model_ids import missing_credentials, retired_problem
 
     missing = []
     for flag, ids, base_url, url_flag in (("--backend", backends, args.base_url, "--base-url"),
@@ -101,7 +101,8 @@ def run(args) -> int:
                                            "--describer-base-url")):
         for model_id in ids:
             try:
-                problem = missing_credentials(model_id, base_url=base_url, base_url_flag=url_flag)
+                problem = retired_problem(model_id) or missing_credentials(model_id, base_url=base_url,
+                                                                           base_url_flag=url_flag)
             except ValueError as exc:
                 problem = str(exc)
             if problem:
