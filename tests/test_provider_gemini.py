@@ -71,7 +71,7 @@ def test_the_limit_switch_ends_a_session_that_did_not_ask_for_compression(gemini
 @pytest.mark.parametrize("via", ["stream", "direct"])
 def test_connections_announced_to_end_are_left_in_time_and_no_cell_is_lost(gemini_env, tmp_path, via):
     extra = ("--synthetic-frames",) if via == "stream" else ()
-    reset = (2.5, 0.8) if via == "stream" else (0.3, 0.1)  # a text-proxy trial lasts about a second
+    reset = (2.5, 0.8) if via == "stream" else (0.5, 0.15)  # a text-proxy trial lasts about a second
     with gemini_env(models=(MODEL,), reset_after_s=reset[0], go_away_left_s=reset[1], word_delay_s=0.05) as server:
         records, _ = _bench(server, tmp_path / via, "--via", via, *extra, "--limit", "3")
     assert server.problems == [] and [r["error"] for r in records] == [None] * 3
@@ -80,7 +80,9 @@ def test_connections_announced_to_end_are_left_in_time_and_no_cell_is_lost(gemin
         assert all(t["reply"]["text"] for t in record["turns"])
         assert via == "direct" or all(t["reply"]["heard"] for t in record["turns"])
     finals = server.final_states()
-    assert len(finals) == 3
+    # one conversation per cell; on the text proxy a session that kept closing may also have been replaced
+    # by a new one told the turns so far, which leaves the old conversation behind
+    assert len(finals) == 3 if via == "stream" else len(finals) >= 3
     for state in finals:  # each conversation, across its connections, as the API holds it
         assert state["activity"].count("start") == state["activity"].count("end")
         assert len(state["history"]) == len(set(state["history"]))  # no turn asked twice

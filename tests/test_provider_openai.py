@@ -63,8 +63,9 @@ def test_with_every_third_response_rate_limited_a_run_loses_no_cell(tmp_path, vi
     assert server.problems == [] and server.failed >= 2
     assert [r["error"] for r in records] == [None] * 3  # every cell answered (the lexical judge may not label it)
     retried = [t["reply"]["session_lost"] for r in records for t in r["turns"] if t["reply"]["session_lost"]]
-    assert len(retried) == server.failed and all("asked again after" in s and "rate_limit_exceeded" in s
-                                                 for s in retried)
+    # every failed response asked again, each named (one turn may have needed two)
+    assert sum(s.count("asked again after") for s in retried) == server.failed
+    assert all("rate_limit_exceeded" in s for s in retried)
     assert len(server.sessions) == 3  # asked again on the same session: none was replaced
     answered = sum(len(r["turns"]) for r in records)
     assert server.responses == answered + server.failed
