@@ -125,3 +125,22 @@ def test_merge_refuses_a_cell_recorded_outside_its_shard(tmp_path):
     (dirs[0] / "transcripts.jsonl").write_text(record.to_line())
     with pytest.raises(MergeError, match=f"cell {stray} / baseline / 0 is not in shard 1/2"):
         merge_runs(dirs, tmp_path / "out")
+
+
+def test_a_shard_that_holds_no_cell_exits_0_says_so_and_merges(tmp_path):
+    """Issue 34, item 1: `--limit 1 --shard 1/2` and `--shard 2/2` both exit 0; the empty one says it holds
+    nothing (no crash on a transcripts.jsonl it never wrote) and `merge` takes it with the other."""
+    with FakeOpenAI(reply="The cross-tip screwdriver you hold now fits.") as server:
+        done = {k: wearsim("bench", "--model", "openai:fake", "--base-url", server.base_url, "--judge-family",
+                           "lexical", "--conditions", "baseline", "--limit", "1", "--shard", f"{k}/2",
+                           "--output-dir", str(tmp_path / f"s{k}")) for k in (1, 2)}
+    for result in done.values():
+        assert result.returncode == 0, result.stderr
+    empty = [k for k in (1, 2) if not (tmp_path / f"s{k}" / "transcripts.jsonl").exists()]
+    assert len(empty) == 1
+    said = done[empty[0]].stdout + done[empty[0]].stderr
+    assert f"shard {empty[0]}/2 holds none of this run's 1 cells" in said
+    assert "no such file" not in said and "Traceback" not in said
+    merged = wearsim("merge", str(tmp_path / "s1"), str(tmp_path / "s2"), "--output-dir", str(tmp_path / "all"))
+    assert merged.returncode == 0, merged.stderr
+    assert len(lines(tmp_path / "all")) == 1

@@ -480,6 +480,9 @@ def run(args) -> int:
             return _fail(str(exc))
         except (RunDirError, KeyError) as exc:
             return _fail(str(exc.args[0] if isinstance(exc, KeyError) else exc))
+        if counts.get("empty_shard"):
+            print(counts["empty_shard"], file=sys.stderr)
+            return 0
         outcome = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("pass", "miss", "unscored", "error"))
         skipped = f" ({counts['skipped']} finished earlier, skipped)" if counts.get("skipped") else ""
         print(f"finished in {time.monotonic() - started:.0f} s: {counts.get('ran', 0)} cells ran{skipped}; "
