@@ -11,7 +11,7 @@ from benchmark.cli import report as report_cli
 from benchmark.judges.base import Verdict
 from benchmark.records import TrialRecord
 from benchmark.report import write_report
-from benchmark.report.findings import headline, is_measurement
+from benchmark.report.findings import headline, is_measurement, render_findings
 from benchmark.report.viewer import write_viewer
 from benchmark.scoring import build_summary
 from benchmark.scoring.trials import TrialSet
@@ -190,3 +190,40 @@ def test_a_measured_run_of_the_bundled_stand_in_says_what_its_number_is_worth():
     assert "bundled 135M-parameter stand-in" in head and "not how an assistant keeps up" in head
     assert "wearsim rescore RUN_DIR" in head
     assert "stand-in" not in render_findings(summary_of(records, manifest()))  # a real candidate: no such note
+
+
+def test_few_scenarios_never_show_a_zero_width_interval(tmp_path, capsys):
+    """Issue 34, item 2: three scored trials that all pass (and seven that all miss) resample to a
+    zero-width bootstrap; the interval falls back to the per-class Wilson bounds, whose low end is below
+    100% (high end above 0%), in summary.json, findings.md (saying how it was made) and `wearsim compare`."""
+    from benchmark.cli import compare as compare_cli
+    from benchmark.scoring.stats import wilson_interval
+
+    passing = write_run(tmp_path / "three", [trial(i, "pass") for i in range(3)], manifest(ids=IDS[:3]))
+    summary = write_report(passing)
+    primary = summary["primary"]
+    assert primary["balanced_accuracy"] == 1.0
+    assert primary["ci_high"] == 1.0 and primary["ci_low"] < 1.0
+    assert primary["interval_method"] == "wilson"
+    # the mean over the classes of each class's Wilson bounds: current 1/1, prior 2/2
+    assert abs(primary["ci_low"] - (wilson_interval(1, 1)[0] + wilson_interval(2, 2)[0]) / 2) < 1e-9
+    assert summary["conditions"]["baseline"]["ci_low"] == primary["ci_low"]
+    findings = (passing / "findings.md").read_text()
+    assert "[100.0%, 100.0%]" not in findings
+    assert "Wilson" in findings and "3 scenarios" in findings
+    missing = summary_of([trial(i, "miss") for i in range(7)], manifest(ids=IDS[:7]))["primary"]
+    assert missing["ci_low"] == 0.0 and missing["ci_high"] > 0.0
+    # many scenarios, a spread of outcomes: still the bootstrap
+    spread = summary_of([trial(i, "pass" if i % 3 else "miss") for i in range(50)], manifest())
+    assert spread["primary"]["interval_method"] == "bootstrap"
+    said = render_findings(spread)
+    assert "resamples scenarios" in said and "10,000 draws" in said and "seed 20240607" in said
+
+    other = write_run(tmp_path / "other", [trial(i, "pass") for i in range(3)], manifest(ids=IDS[:3]))
+    write_report(other)
+    parser = argparse.ArgumentParser(prog="wearsim")
+    compare_cli.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["compare", str(passing), str(other)])
+    args.run(args)
+    out = capsys.readouterr().out
+    assert "100.0% [100.0%" not in out and "100.0% [" in out

@@ -7,6 +7,7 @@ import re
 from benchmark.records import LATENCY_STAGES
 from benchmark.report.cost import budget_lead, cost_section
 from benchmark.report.faults import fault_lead, fault_section
+from benchmark.report.interval_text import interval_sentence
 from benchmark.scoring.trials import LABELS
 from benchmark.shards import planned_cells
 
@@ -187,7 +188,6 @@ def _lead(summary: dict) -> list[str]:
 
 
 def _headline(summary: dict) -> list[str]:
-    boot = summary["primary"]["bootstrap"]
     gaps = sorted({int(g) for per in (summary.get("by_staleness") or {}).values() for g in per})
     errors = error_lead(summary, markdown=True)
     stopped = budget_lead(summary, markdown=True)
@@ -201,9 +201,7 @@ def _headline(summary: dict) -> list[str]:
         headline(summary, markdown=True),
         "",
         *_lead(summary),
-        f"The interval is a bootstrap that resamples {boot['resamples']} (the trials of one scenario are "
-        f"not independent), {boot['draws']:,} draws, seed {boot['seed']}, {boot['interval']}. "
-        f"Rule: {summary['primary']['rule']}.",
+        interval_sentence(summary["primary"]),
         "",
         *([f"This run is a staleness sweep: the figure above pools its {len(gaps)} Turn 2 gaps "
            f"({', '.join(f'{g} ms' for g in gaps)}); the Staleness section has each gap on its own."
