@@ -220,3 +220,15 @@ def test_an_unknown_describer_exits_2_before_any_cell_and_the_help_lists_ocr(tmp
         cli.main(["bench", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "ocr (reads text in the frame" in out
+
+
+def test_serve_on_a_busy_port_is_one_line_naming_port_without_announcing_the_page():
+    """Issue 34, item 5: the server printed its page's URL, then "address already in use", exit 3."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = wearsim("serve", "--port", str(port), timeout=120)
+    assert done.returncode not in (0, None)
+    line = assert_one_line(done.stderr, f"--port {port}", "in use")
+    assert "http://" not in done.stderr and "live page" not in done.stderr, line
