@@ -140,7 +140,8 @@ def no_pairs_reason(a: TrialSet, b: TrialSet, condition: str, names: tuple[str, 
     scored_a = {t.cell for t in a.trials if t.scored}
     scored_b = {t.cell for t in b.trials if t.scored}
     if not shared & scored_a & scored_b:
-        return f"{len(shared)} cells are in both runs, but none is scored in both"
+        return (f"{len(shared)} {'cell is' if len(shared) == 1 else 'cells are'} in both runs, "
+                "but none is scored in both")
     return None
 
 
