@@ -166,7 +166,7 @@ def test_an_unmeasured_run_leads_with_what_happened_why_and_the_next_command():
     text = render_findings(summary_of(records, run_manifest))
     head = text[:text.index("## ")]  # everything before the first section
     assert "24 of 50 scored: not a measurement" in head
-    assert "What happened: 50 of the 50 scenario runs" in head and "labelled 24 of the Turn 2 replies" in head
+    assert "What happened: 50 of the 50 cells" in head and "labelled 24 of the Turn 2 replies" in head
     assert "Why 26 replies have no label (26 no signal)" in head and "bundled 135M-parameter stand-in" in head
     assert "wearsim rescore RUN_DIR --judge-family openai" in head and "--base-url" in head
     assert text.index("## Conditions") < text.index("## Manifest")  # the results first, the settings last
@@ -227,3 +227,18 @@ def test_few_scenarios_never_show_a_zero_width_interval(tmp_path, capsys):
     args.run(args)
     out = capsys.readouterr().out
     assert "100.0% [100.0%" not in out and "100.0% [" in out
+
+
+def test_the_turns_ok_sentence_says_unscored_cells_are_not_ok_and_cells_are_called_cells(tmp_path):
+    """Issue 34, item 11: "Turns OK: 28 of 50" counted judge-unscored cells as not OK without saying so in
+    that sentence; "50 of the 50 scenario runs" meant cells."""
+    from benchmark.report.faults import fault_lead
+
+    trials = [trial(i, o) for i, o in enumerate(outcomes(13, 2, 30, 5))]
+    summary = write_report(write_run(tmp_path / "run", trials, manifest()))
+    findings = (tmp_path / "run" / "findings.md").read_text()
+    turns_ok = findings.splitlines()[2]
+    assert turns_ok.startswith("**Turns OK: 15 of 50 planned cells**")
+    assert "unscored" in turns_ok.split("The others")[0] and "not OK" in turns_ok
+    assert "unscored" in fault_lead(summary).split("); ")[0]  # the line `wearsim bench` prints too
+    assert "scenario runs" not in findings and "of the 50 cells" in findings

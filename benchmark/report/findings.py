@@ -109,7 +109,7 @@ def headline(summary: dict, *, markdown: bool = False) -> str:
     if markdown:
         aside = (f"; over the scored trials alone the balanced Turn 2 accuracy would be {accuracy}, 95% CI {ci}"
                  if known else "")
-        return (f"**{lead}** ({why}). Fewer than half the scenario runs of the `{condition}` prompt (the one "
+        return (f"**{lead}** ({why}). Fewer than half the cells of the `{condition}` prompt (the one "
                 f"the headline ranks on) have a label for their Turn 2 reply, so no accuracy is reported{aside}.")
     aside = f"; balanced Turn 2 accuracy over the scored trials alone {accuracy}" if known else ""
     return f"{lead} ({why}{aside})"
@@ -145,7 +145,7 @@ def _lead(summary: dict) -> list[str]:
     ran, errored, unscored = row.get("trials", 0), row.get("errored", 0), row.get("unscored", 0)
     reasons = row.get("unscored_reasons") or {}
     judge = manifest.get("judge_model") or manifest.get("judge_family") or "the judge"
-    lines = [f"What happened: {ran} of the {cells} scenario runs of the `{condition}` prompt played all their "
+    lines = [f"What happened: {ran} of the {cells} cells of the `{condition}` prompt played all their "
              f"turns" + (f" and {errored} failed with an error (their reasons are in transcripts.jsonl)"
                          if errored else " without an error") + f"; the judge (`{judge}`) labelled {scored} of the "
              "Turn 2 replies (current, prior, clarify or abstain)"
