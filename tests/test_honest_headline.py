@@ -242,3 +242,15 @@ def test_the_turns_ok_sentence_says_unscored_cells_are_not_ok_and_cells_are_call
     assert "unscored" in turns_ok.split("The others")[0] and "not OK" in turns_ok
     assert "unscored" in fault_lead(summary).split("); ")[0]  # the line `wearsim bench` prints too
     assert "scenario runs" not in findings and "of the 50 cells" in findings
+
+
+def test_the_scenario_table_and_the_repair_table_name_an_unjudged_repair_alike():
+    """Issue 34, item 11: the repair table said "no repair recorded 0" where the scenario table said
+    "1 repair missing" for the same trial (its Turn 3 was sent, and the judge left it unscored)."""
+    miss = trial(2, "miss").replace(turn_3_repair_attempted=True,
+                                    turn_3_judge=Verdict(None, "no signal", "lexical", unscored_reason="no signal"))
+    findings = render_findings(summary_of([trial(0, "pass"), miss], manifest(ids=IDS[:3])))
+    assert "repair missing" not in findings and "no repair recorded" not in findings
+    assert "1 fail->repair-unjudged" in findings
+    repair = next(line for line in findings.splitlines() if "Turn 3 unscored" in line and "|" in line)
+    assert "repair not sent" in repair

@@ -53,7 +53,8 @@ def fault_section(summary: dict, table) -> list[str]:
              f"{faults['counted']}, {_share(faults['counted'], faults['planned'])} of the planned cells), never a "
              "model's miss or an unscored judgement.", ""]
     if rows:
-        lines += table(["category", "cells", "of planned", "what happened", "counted", "first seen"], rows) + [""]
+        lines += table(["category", "cells", "of planned", "what happened", "counted",
+                        "example: the first cell's error, or why the judge gave no label"], rows) + [""]
     reasons = faults.get("judge_unscored_reasons") or {}
     if reasons:
         lines += ["Why the judge gave no label: " + ", ".join(f"{n} {reason}" for reason, n in reasons.items()) + ".",

@@ -241,7 +241,7 @@ def _conditions(summary: dict) -> list[str]:
         rows.append([name, pct(r["rate"]), f"{r['k']}/{r['n']}", interval(r["ci_low"], r["ci_high"]),
                      str(r["turn_2_misses"]), str(r["turn_3_unscored"]), str(r["not_attempted"])])
     lines += table(["condition", "repair rate", "k/n", "95% Wilson", "Turn 2 misses", "Turn 3 unscored",
-                    "no repair recorded"], rows)
+                    "repair not sent"], rows)
     return lines + [""]
 
 
@@ -276,12 +276,13 @@ def _matrix(summary: dict) -> list[str]:
                 cells.append("-")
                 continue
             parts = [f"{c['pass']} pass", f"{c['repair_pass']} fail->repair-pass", f"{c['repair_fail']} fail->repair-fail"]
-            parts += [f"{c[k]} {k.replace('_', ' ')}" for k in ("repair_missing", "unscored", "errored") if c[k]]
+            parts += [f"{c[k]} {name}" for k, name in (("repair_missing", "fail->repair-unjudged"),
+                                                       ("unscored", "unscored"), ("errored", "errored")) if c[k]]
             cells.append(", ".join(parts))
         rows.append([sid, row["target_context"], row["cue_type"], *cells])
     return ["## Scenario by condition", "",
-            "Trials per outcome: pass; fail->repair-pass; fail->repair-fail (and any not repaired, unscored "
-            "or errored).", "", *table(["scenario", "target", "shift type", *names], rows), ""]
+            "Trials per outcome: pass; fail->repair-pass; fail->repair-fail (and any fail->repair-unjudged: "
+            "its Turn 3 unscored or not sent, the Repair table's last two columns; unscored; errored).", "", *table(["scenario", "target", "shift type", *names], rows), ""]
 
 
 def _judge_notes(summary: dict) -> list[str]:
