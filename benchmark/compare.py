@@ -68,6 +68,11 @@ def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None, m
     counts_b = {c.scenario_id: c for c in metrics.scenario_counts(second)}
     counts_b = [counts_b[c.scenario_id] for c in counts_a]
     low, high = stats.paired_bootstrap_difference(counts_a, counts_b)
+    note = None
+    if low is not None and low == high:  # every resample gives one value: no interval, and say why
+        low = high = None
+        note = (f"no interval: every resample of the {len(counts_a)} scenarios gives the same difference "
+                "(too few scenarios, or none where the runs differ)")
     only_a = sum(x.passed and not y.passed for x, y in chosen)
     only_b = sum(y.passed and not x.passed for x, y in chosen)
     flips: dict[str, dict] = {}
@@ -93,6 +98,7 @@ def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None, m
         "difference": None if ba_a is None or ba_b is None else ba_b - ba_a,
         "ci_low": low,
         "ci_high": high,
+        "interval_note": note,
         "bootstrap": {"resamples": "scenarios, paired", "draws": stats.BOOTSTRAP_DRAWS, "seed": stats.BOOTSTRAP_SEED},
         "mcnemar": {"a_pass_b_fail": only_a, "a_fail_b_pass": only_b,
                     "p_value": stats.mcnemar_exact(only_a, only_b), "test": "exact, two-sided"},
@@ -161,7 +167,8 @@ def against_first(sets: list[TrialSet], manifests: list[dict], labels: list[str]
                                                               (labels[0].partition(":")[0], label.partition(":")[0]))
         rows.append({"label": label, "pairs": paired["pairs"], "difference": paired["difference"],
                      "ci_low": paired["ci_low"], "ci_high": paired["ci_high"],
-                     "p_value": paired["mcnemar"]["p_value"], "reason": reason})
+                     "p_value": paired["mcnemar"]["p_value"], "reason": reason,
+                     "interval_note": paired["interval_note"]})
     return rows
 
 
@@ -207,8 +214,10 @@ def render_comparison(result: dict) -> str:
         f"({result['pairs_all_conditions']} over all conditions; {result['unpaired_cells']} cells in only one run)"
         + (f"; no pairs: {result['no_pairs_reason']}" if result.get("no_pairs_reason") else ""),
         f"balanced accuracy A {pct(result['balanced_accuracy_a'])}, B {pct(result['balanced_accuracy_b'])}, "
-        f"B - A {signed(result['difference'])}, 95% CI [{signed(result['ci_low'])}, {signed(result['ci_high'])}] "
-        f"(paired bootstrap over scenarios, {result['bootstrap']['draws']:,} draws, seed {result['bootstrap']['seed']})",
+        f"B - A {signed(result['difference'])}, "
+        + (f"{result['interval_note']}" if result.get("interval_note") else
+           f"95% CI [{signed(result['ci_low'])}, {signed(result['ci_high'])}] "
+           f"(paired bootstrap over scenarios, {result['bootstrap']['draws']:,} draws, seed {result['bootstrap']['seed']})"),
         f"McNemar exact on Turn 2 pass: A-only passes {m['a_pass_b_fail']}, B-only passes {m['a_fail_b_pass']}, "
         f"p = {m['p_value']:.4g}",
     ]

@@ -84,6 +84,8 @@ def render_runs_table(rows: list[dict], pairs: list[dict]) -> list[str]:
         first = rows[0]["label"]
         lines.append(f"against {first} (paired by cell, scored in both; bootstrap over scenarios, McNemar exact):")
         lines += [f"  {p['label']}: no pairs: {p['reason']}" if not p["pairs"] and p.get("reason") else
-                  f"  {p['label']}: {_points(p['difference'])} [{_points(p['ci_low'])}, {_points(p['ci_high'])}] "
-                  f"over {p['pairs']} pairs, p = {p['p_value']:.4g}" for p in pairs]
+                  f"  {p['label']}: {_points(p['difference'])} "
+                  + (f"({p['interval_note']})" if p.get("interval_note")
+                     else f"[{_points(p['ci_low'])}, {_points(p['ci_high'])}]")
+                  + f" over {p['pairs']} pairs, p = {p['p_value']:.4g}" for p in pairs]
     return lines

@@ -151,3 +151,15 @@ def test_compare_html_is_a_sortable_table_of_runs_and_pairs_and_says_why_nothing
         order = view.evaluate(first_column)
         assert order[0].startswith("B:") and order[-1].startswith("A:"), order
         browser.close()
+
+
+def test_a_paired_difference_never_shows_a_zero_width_interval(tmp_path):
+    """Issue 34, item 2, in compare: two runs that agree on three scenarios resample to [+0.0, +0.0]."""
+    first = spoken_run(tmp_path / "first", "PPPP", [0.5] * 4)
+    second = spoken_run(tmp_path / "second", "PPPP", [0.5] * 4)
+    result = compare_runs(first, second)
+    assert result["difference"] == 0 and result["ci_low"] is None and result["ci_high"] is None
+    assert "4 scenarios" in result["interval_note"]
+    text = render_comparison(result)
+    assert "+0.0 pts, +0.0 pts" not in text and "no interval" in text
+    assert result["against_first"][0]["ci_low"] is None

@@ -141,10 +141,11 @@ def pairs_table(pairs: list[dict], first: str) -> str:
                         f'<td colspan="3" class="warn">no pairs: {escape(p.get("reason") or "none scored in both")}'
                         "</td></tr>")
             continue
-        interval = f"[{_signed(p['ci_low'])}, {_signed(p['ci_high'])}]" if p["ci_low"] is not None else "n/a"
+        interval = (f"[{_signed(p['ci_low'])}, {_signed(p['ci_high'])}]" if p["ci_low"] is not None
+                    else p.get("interval_note") or "n/a")
         body.append(f"<tr>{_cell(p['label'], number=False)}{_cell(str(p['pairs']), p['pairs'])}"
                     f"{_cell(_signed(p['difference']), '' if p['difference'] is None else p['difference'])}"
-                    f"{_cell(interval, number=True)}{_cell(format(p['p_value'], '.4g'), p['p_value'])}</tr>")
+                    f"{_cell(interval, number=p['ci_low'] is not None)}{_cell(format(p['p_value'], '.4g'), p['p_value'])}</tr>")
     head = ["run", "pairs scored in both", f"difference (run - {first})", "95% interval (paired bootstrap)",
             "McNemar exact p"]
     return ('<table id="pairs" class="sortable"><thead><tr>' + "".join(f"<th>{escape(h)}</th>" for h in head)
