@@ -68,6 +68,11 @@ def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None, m
     counts_b = {c.scenario_id: c for c in metrics.scenario_counts(second)}
     counts_b = [counts_b[c.scenario_id] for c in counts_a]
     low, high = stats.paired_bootstrap_difference(counts_a, counts_b)
+    note = None
+    if low is not None and low == high:  # every resample gives one value: no interval, and say why
+        low = high = None
+        note = (f"no interval: every resample of the {len(counts_a)} scenarios gives the same difference "
+                "(too few scenarios, or none where the runs differ)")
     only_a = sum(x.passed and not y.passed for x, y in chosen)
     only_b = sum(y.passed and not x.passed for x, y in chosen)
     flips: dict[str, dict] = {}
@@ -85,6 +90,7 @@ def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None, m
         "run_b": str(b.source),
         "condition": condition,
         "pairs": len(chosen),
+        "no_pairs_reason": no_pairs_reason(a, b, condition) if not chosen else None,
         "pairs_all_conditions": len(pairs),
         "unpaired_cells": unpaired,
         "balanced_accuracy_a": ba_a,
@@ -92,6 +98,7 @@ def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None, m
         "difference": None if ba_a is None or ba_b is None else ba_b - ba_a,
         "ci_low": low,
         "ci_high": high,
+        "interval_note": note,
         "bootstrap": {"resamples": "scenarios, paired", "draws": stats.BOOTSTRAP_DRAWS, "seed": stats.BOOTSTRAP_SEED},
         "mcnemar": {"a_pass_b_fail": only_a, "a_fail_b_pass": only_b,
                     "p_value": stats.mcnemar_exact(only_a, only_b), "test": "exact, two-sided"},
@@ -110,6 +117,40 @@ def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None, m
     }
 
 
+SWEEP_AXES = ("staleness_ms", "frame_policy", "impairment")  # what a cell carries beyond scenario, condition, trial
+
+
+def _axes(trials: TrialSet, condition: str) -> str:
+    names = sorted({axis for t in trials.trials if t.condition == condition for axis, value in
+                    zip(SWEEP_AXES, t.sweep) if value is not None})
+    return " and ".join(names) if names else "no sweep axis"
+
+
+def no_pairs_reason(a: TrialSet, b: TrialSet, condition: str, names: tuple[str, str] = ("A", "B")) -> str | None:
+    """Why no trial of `condition` pairs between the runs (None when some do): a cell pairs only when
+    scenario, condition, trial and every sweep axis match, and counts only when scored in both."""
+    first, second = names
+    cells_a = {t.cell for t in a.trials if t.condition == condition}
+    cells_b = {t.cell for t in b.trials if t.condition == condition}
+    for name, cells in ((first, cells_a), (second, cells_b)):
+        if not cells:
+            return f"{name} has no trial of condition {condition}"
+    shared = cells_a & cells_b
+    if not shared:
+        axes_a, axes_b = _axes(a, condition), _axes(b, condition)
+        if axes_a != axes_b:
+            return (f"no cell is in both runs: a cell is (scenario, condition, trial) plus the sweep axes a run "
+                    f"sets, and {first}'s cells carry {axes_a}, {second}'s {axes_b} (e.g. a text-proxy run "
+                    "against a stream sweep)")
+        return "no cell is in both runs: they ran other scenarios or trials"
+    scored_a = {t.cell for t in a.trials if t.scored}
+    scored_b = {t.cell for t in b.trials if t.scored}
+    if not shared & scored_a & scored_b:
+        return (f"{len(shared)} {'cell is' if len(shared) == 1 else 'cells are'} in both runs, "
+                "but none is scored in both")
+    return None
+
+
 def only_cells(other: TrialSet, this: TrialSet) -> set:
     """Cells of `this` that `other` did not score (or does not have)."""
     scored = {t.cell for t in other.trials if t.scored}
@@ -122,9 +163,12 @@ def against_first(sets: list[TrialSet], manifests: list[dict], labels: list[str]
     rows = []
     for label, trials, manifest in zip(labels[1:], sets[1:], manifests[1:]):
         paired = compare_trial_sets(sets[0], trials, condition, manifests[0], manifest)
+        reason = None if paired["pairs"] else no_pairs_reason(sets[0], trials, condition,
+                                                              (labels[0].partition(":")[0], label.partition(":")[0]))
         rows.append({"label": label, "pairs": paired["pairs"], "difference": paired["difference"],
                      "ci_low": paired["ci_low"], "ci_high": paired["ci_high"],
-                     "p_value": paired["mcnemar"]["p_value"]})
+                     "p_value": paired["mcnemar"]["p_value"], "reason": reason,
+                     "interval_note": paired["interval_note"]})
     return rows
 
 
@@ -144,6 +188,9 @@ def compare_runs(run_a: str | Path, run_b: str | Path, condition: str | None = N
     result["runs"] = [run_row(label, path, trials, manifest, result["condition"])
                       for label, path, trials, manifest in zip(labels, paths, sets, manifests)]
     result["against_first"] = against_first(sets, manifests, labels, result["condition"])
+    result["leaderboard"] = [run_row(label, path, trials, manifest, condition)  # every run and condition
+                             for label, path, trials, manifest in zip(labels, paths, sets, manifests)
+                             for condition in sorted({t.condition for t in trials.trials})]
     result["points"] = accuracy_cost_points(list(zip(labels, sets, manifests)))
     return result
 
@@ -164,10 +211,13 @@ def render_comparison(result: dict) -> str:
         f"A: {result['run_a']}",
         f"B: {result['run_b']}",
         f"condition {result['condition']}: {result['pairs']} paired scored trials "
-        f"({result['pairs_all_conditions']} over all conditions; {result['unpaired_cells']} cells in only one run)",
+        f"({result['pairs_all_conditions']} over all conditions; {result['unpaired_cells']} cells in only one run)"
+        + (f"; no pairs: {result['no_pairs_reason']}" if result.get("no_pairs_reason") else ""),
         f"balanced accuracy A {pct(result['balanced_accuracy_a'])}, B {pct(result['balanced_accuracy_b'])}, "
-        f"B - A {signed(result['difference'])}, 95% CI [{signed(result['ci_low'])}, {signed(result['ci_high'])}] "
-        f"(paired bootstrap over scenarios, {result['bootstrap']['draws']:,} draws, seed {result['bootstrap']['seed']})",
+        f"B - A {signed(result['difference'])}, "
+        + (f"{result['interval_note']}" if result.get("interval_note") else
+           f"95% CI [{signed(result['ci_low'])}, {signed(result['ci_high'])}] "
+           f"(paired bootstrap over scenarios, {result['bootstrap']['draws']:,} draws, seed {result['bootstrap']['seed']})"),
         f"McNemar exact on Turn 2 pass: A-only passes {m['a_pass_b_fail']}, B-only passes {m['a_fail_b_pass']}, "
         f"p = {m['p_value']:.4g}",
     ]

@@ -28,7 +28,7 @@ def run_row(label: str, path: Path, trials: TrialSet, manifest: dict, condition:
 
     chosen = [t for t in trials.trials if t.condition == condition]
     classes = metrics.per_class(chosen)
-    low, high = stats.bootstrap_balanced_accuracy(metrics.scenario_counts(chosen))
+    low, high, method = stats.balanced_interval(metrics.scenario_counts(chosen))
     planned = planned_cells(manifest)
     cells = max(len(chosen), sum(cell[0] == condition for cell in planned) if planned else 0)
     scored = sum(t.scored for t in chosen)
@@ -37,6 +37,7 @@ def run_row(label: str, path: Path, trials: TrialSet, manifest: dict, condition:
     cost = group_cost(chosen, table_from_manifest(manifest or {})[0])
     return {"label": label, "run": str(path), "model": manifest.get("candidate_model"), "condition": condition,
             "balanced_accuracy": metrics.balanced_accuracy(classes), "ci_low": low, "ci_high": high,
+            "ci_method": method,
             "measured": cells > 0 and 2 * scored >= cells, "scored": scored, "cells": cells,
             "repair_rate": repair["rate"], "repair_k": repair["k"], "repair_n": repair["n"],
             "first_token_s": latency["first_token_s"], "first_voice_s": latency["first_voice_s"],
@@ -82,6 +83,9 @@ def render_runs_table(rows: list[dict], pairs: list[dict]) -> list[str]:
     if pairs:
         first = rows[0]["label"]
         lines.append(f"against {first} (paired by cell, scored in both; bootstrap over scenarios, McNemar exact):")
-        lines += [f"  {p['label']}: {_points(p['difference'])} [{_points(p['ci_low'])}, {_points(p['ci_high'])}] "
-                  f"over {p['pairs']} pairs, p = {p['p_value']:.4g}" for p in pairs]
+        lines += [f"  {p['label']}: no pairs: {p['reason']}" if not p["pairs"] and p.get("reason") else
+                  f"  {p['label']}: {_points(p['difference'])} "
+                  + (f"({p['interval_note']})" if p.get("interval_note")
+                     else f"[{_points(p['ci_low'])}, {_points(p['ci_high'])}]")
+                  + f" over {p['pairs']} pairs, p = {p['p_value']:.4g}" for p in pairs]
     return lines

@@ -14,14 +14,14 @@ the records and the manifest, and both are the same.
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.kept_media import AUDIO_DIR, FRAMES_DIR
+from benchmark.merge_media import copy_kept, read_kept
 from benchmark.records import TrialRecord
 from benchmark.runner import CACHE_LOG, LEGACY_RESUME_VALUES, RESUME_KEYS, RUN_OUTPUTS, write_manifest
-from benchmark.safe_files import UnsafePathError, atomic_file, inside, make_dirs, refuse_links, write_atomic
+from benchmark.safe_files import UnsafePathError, refuse_links, write_atomic
 from benchmark.shards import cell_key, manifest_shard, planned_cells, shard_of
 
 AGREED = tuple(key for key in RESUME_KEYS if key != "shard") + ("prices",)  # what every shard must share
@@ -125,29 +125,28 @@ def ordered_records(shards: list[Shard], manifest: dict) -> list[TrialRecord]:
     return sorted(records.values(), key=lambda r: (order.get(r.cell, len(order)), json.dumps(list(r.cell))))
 
 
-def _copy_media(shards: list[Shard], out: Path, records: list[TrialRecord]) -> int:
+def _copy_media(shards: list[Shard], out: Path, records: list[TrialRecord]) -> tuple[int, list[str]]:
     """The kept frames and speech and the spoken replies the records name, copied from the shard that
-    wrote them (only regular files inside it). Returns how many."""
+    wrote them when each is what a kept frame or WAV can be (`merge_media.read_kept`). Returns how many
+    were copied and each refusal ("SHARD/NAME: why")."""
     wanted = set()
     for record in records:
         for turn in record.turns:
             names = [turn.reply.audio_file, turn.glasses.speech_file, *(name for _, name in turn.frames.thumbnails)]
             wanted.update((record.cell, name) for name in names if name)
     source = {record.cell: shard.path for shard in shards for record in shard.records}
-    copied = 0
+    copied, refused = 0, []
     for cell, name in sorted(wanted, key=lambda pair: pair[1]):
         relative = Path(name)
         if relative.is_absolute() or ".." in relative.parts or relative.parts[0] not in (AUDIO_DIR, FRAMES_DIR):
+            refused.append(f"{source[cell]}: {name!r}: not a name under {AUDIO_DIR}/ or {FRAMES_DIR}/")
             continue
-        origin = source[cell] / relative
-        if not inside(origin, source[cell]):
-            continue
-        target = out / relative
-        make_dirs(target.parent, out)
-        with open(origin, "rb") as source_file, atomic_file(target, out) as copy:
-            shutil.copyfileobj(source_file, copy)  # in pieces: a file's size is not ours to trust
-        copied += 1
-    return copied
+        problem = copy_kept(source[cell] / relative, source[cell], out / relative, out)
+        if problem:
+            refused.append(f"{source[cell] / relative}: {problem}")
+        else:
+            copied += 1
+    return copied, refused
 
 
 def merge_runs(paths: list[Path], out: Path) -> dict:
@@ -170,14 +169,22 @@ def merge_runs(paths: list[Path], out: Path) -> dict:
         raise MergeError(str(exc)) from None
     manifest = merged_manifest(shards)
     records = ordered_records(shards, manifest)
-    copied = _copy_media(shards, out, records)
+    copied, refused = _copy_media(shards, out, records)
     write_atomic(out / "transcripts.jsonl", "".join(record.to_line() for record in records), out, sync=True)
-    logs = [s.path / CACHE_LOG for s in shards if inside(s.path / CACHE_LOG, s.path)]
+    logs = []
+    for shard in shards:  # the response-cache logs, each bounded as the media are
+        if (shard.path / CACHE_LOG).exists() or (shard.path / CACHE_LOG).is_symlink():
+            data, problem = read_kept(shard.path / CACHE_LOG, shard.path)
+            if data is None:
+                refused.append(f"{shard.path / CACHE_LOG}: {problem}")
+            else:
+                logs.append(data.decode("utf-8", "replace"))
     if logs:
-        write_atomic(out / CACHE_LOG, "".join(log.read_text(encoding="utf-8") for log in logs), out)
+        write_atomic(out / CACHE_LOG, "".join(logs), out)
     write_manifest(out / "manifest.json", manifest)
     summary = write_report(out)
-    return {"shards": len(shards), "records": len(records), "media_files": copied, "missing": missing_shards(shards),
+    return {"shards": len(shards), "records": len(records), "media_files": copied, "refused": refused,
+            "missing": missing_shards(shards),
             "summary": summary}
 
 

@@ -46,7 +46,7 @@ from benchmark.records import SweepPoint
 from benchmark.scenario import Bank, Condition, Scenario
 from benchmark.scenes import scenes_sha256
 from benchmark.scoring.trials import TornTail, scan_transcripts
-from benchmark.shards import in_shard, shard_text
+from benchmark.shards import empty_shard_line, in_shard, shard_text
 
 # (scenario, condition, the cell's place on the stream's sweep axes, trial) -> the `Conversation` of one
 # trial; `wearsim bench` makes it
@@ -629,13 +629,16 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
         prepared.start()
         done = prepared.done
         points = sweep_points(settings.stream)
-        planned = [(c, s, t, p) for c in settings.conditions for s in bank.scenarios for t in range(settings.trials)
-                   for p in points if in_shard((c, s.scenario_id, t, *p), settings.shard)]
+        every = [(c, s, t, p) for c in settings.conditions for s in bank.scenarios for t in range(settings.trials)
+                 for p in points]
+        planned = [(c, s, t, p) for c, s, t, p in every if in_shard((c, s.scenario_id, t, *p), settings.shard)]
         cells = [(c, s, t, p) for c, s, t, p in planned if (c, s.scenario_id, t, p) not in done]
         total = len(planned)
         share = "" if settings.shard is None else f"; shard {shard_text(settings.shard)}: {total} cells are its share"
         print(f"{len(cells)} cells to run ({total - len(cells)} already finished{share}) -> {run_dir}", file=sys.stderr)
         budget = open_budget(settings, run_dir)
+        if not planned and settings.shard is not None:  # a small run split many ways: this share is empty
+            return {"ran": 0, "skipped": 0, "empty_shard": empty_shard_line(settings.shard, len(every))}
         if not cells:
             if budget is None:
                 return {"ran": 0, "skipped": total}

@@ -35,6 +35,13 @@ def shard_text(shard: tuple[int, int] | None) -> str | None:
     return None if shard is None else f"{shard[0]}/{shard[1]}"
 
 
+def empty_shard_line(shard: tuple[int, int], cells: int) -> str:
+    """What `wearsim bench` says of a shard that holds no cell (a small run split many ways: the hash
+    split is even only over many cells). It exits 0: the dir is a valid shard that `merge` takes."""
+    return (f"shard {shard_text(shard)} holds none of this run's {cells} cells: nothing to run, no report "
+            f"written; give this dir to `wearsim merge` with the other shards as usual (it adds no record)")
+
+
 def cell_key(cell: tuple) -> tuple:
     """A runner's cell (condition, scenario id, trial, sweep axes...) as `TrialRecord.cell` spells it:
     (scenario id, condition, trial) and the axes that are set, so a record is placed in the same shard

@@ -34,6 +34,7 @@ import numpy as np
 
 from benchmark.candidates.base import Candidate, GenerationConfig, Image, Message
 from perception import ocr
+from perception.describer_spec import MODEL_DESCRIBERS, describer_problem, needs_model  # noqa: F401 (re-exported)
 from perception.frames import decode_jpeg, pixel_refusal, synthetic_text
 
 PROMPT_VERSION = "1"
@@ -289,15 +290,6 @@ class AuthoredDescriber:
         return await self.fallback.describe(jpeg, previous)
 
 
-MODEL_DESCRIBERS = ("openai", "gemini")  # describers that are a vision model: `PROVIDER:MODEL`
-
-
-def needs_model(spec: str) -> bool:
-    """The describer is a vision model, which the caller opens as a candidate (`open_candidate(spec)`)."""
-    provider, _, model = spec.partition(":")
-    return provider in MODEL_DESCRIBERS and bool(model)
-
-
 def make_describer(spec: str = "opencv", *, model: Candidate | None = None, style: str = "rules",
                    cache_dir: Path | None = None) -> SceneDescriber:
     """`opencv`, `authored`, `ocr`, or a vision model (`openai:MODEL`, `gemini:MODEL`) given as `model`,
@@ -313,4 +305,4 @@ def make_describer(spec: str = "opencv", *, model: Candidate | None = None, styl
             raise ValueError(f"describer {spec!r} is a vision model: open it with open_candidate({spec!r}) "
                              "and pass it as model=")
         return ModelDescriber(model, style=style, cache_dir=cache_dir)
-    raise ValueError(f"unknown describer {spec!r}: use opencv, authored, ocr, openai:MODEL or gemini:MODEL")
+    raise ValueError(describer_problem(spec))

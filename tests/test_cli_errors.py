@@ -206,3 +206,29 @@ def test_bench_help_examples_keep_their_line_breaks(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert not any("8000/v1   " in line for line in lines)  # no gap mid-line where the backslash was eaten
     assert any(line.rstrip().endswith("\\") for line in lines)
+
+
+def test_an_unknown_describer_exits_2_before_any_cell_and_the_help_lists_ocr(tmp_path, capsys):
+    """Issue 34, item 6: `--describer nosuch` used to start the run and fail every cell as a fault of ours."""
+    for bad in ("nosuch", "openai:", "claude:some-model"):
+        done = wearsim("bench", "--via", "stream", "--conditions", "baseline", "--limit", "1", "--describer", bad,
+                       "--output-dir", str(tmp_path / "run"), timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert_one_line(done.stderr, f"--describer {bad}", "opencv", "authored", "ocr", "openai:MODEL")
+        assert not (tmp_path / "run").exists()
+    with pytest.raises(SystemExit):
+        cli.main(["bench", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "ocr (reads text in the frame" in out
+
+
+def test_serve_on_a_busy_port_is_one_line_naming_port_without_announcing_the_page():
+    """Issue 34, item 5: the server printed its page's URL, then "address already in use", exit 3."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = wearsim("serve", "--port", str(port), timeout=120)
+    assert done.returncode not in (0, None)
+    line = assert_one_line(done.stderr, f"--port {port}", "in use")
+    assert "http://" not in done.stderr and "live page" not in done.stderr, line

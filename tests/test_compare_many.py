@@ -102,3 +102,64 @@ def test_the_table_gives_repair_latency_voice_to_voice_and_turns_ok(tmp_path):
     page = (tmp_path / "page" / "comparison.html").read_text()
     assert "Accuracy against latency" in page and "Accuracy against cost" in page
     assert page.count("data:image/png;base64,") == 2
+
+
+def sweep_run(directory: Path, policy: str = "fps:1") -> Path:
+    """`spoken_run`'s four scenarios, every cell a frame policy sweep's: its cells carry `frame_policy`."""
+    spoken_run(directory, "PPPP", [0.5, 0.5, 0.5, 0.5])
+    path = directory / "transcripts.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps({**r, "frame_policy": policy}) + "\n" for r in records))
+    return directory
+
+
+def test_compare_html_is_a_sortable_table_of_runs_and_pairs_and_says_why_nothing_pairs(tmp_path):
+    """Issue 34, item 7: the page was the text inside <pre>; now a <table> per run and condition (accuracy
+    with its interval, turns OK, latency, cost), sortable, the paired differences as a second table, and
+    the reason when nothing pairs (a text-proxy run against a stream sweep)."""
+    quick = spoken_run(tmp_path / "quick", "PFPE", [0.2, 0.4, 0.6, 0.8], voice=[0.5, 0.7, 0.9, 1.1])
+    slow = spoken_run(tmp_path / "slow", "PPUP", [1.0, 2.0, 3.0, 4.0])
+    sweep = sweep_run(tmp_path / "sweep")
+    done = subprocess.run([sys.executable, "-m", "benchmark", "compare", str(quick), str(slow), str(sweep), "--html",
+                           str(tmp_path / "page")], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "C: sweep: no pairs: no cell is in both runs" in done.stdout  # the text says why too
+    page = (tmp_path / "page" / "comparison.html").read_text()
+    runs_table = page[page.index('<table id="runs"'):]
+    runs_table = runs_table[:runs_table.index("</table>")]
+    for column in ("balanced Turn 2 accuracy", "95% interval", "turns OK", "first text p50", "cost per correct"):
+        assert f">{column}" in runs_table, column
+    assert runs_table.count('<tr class="run"') == 3 and "3 of 4" in runs_table and "75.0%" in runs_table
+    pairs_table = page[page.index('<table id="pairs"'):]
+    assert "+" in pairs_table[:pairs_table.index("</table>")]
+    assert "frame_policy" in pairs_table[:pairs_table.index("</table>")]  # why the sweep pairs with nothing
+    assert "<script>" in page and "http://" not in page and "https://" not in page
+    assert "Accuracy against latency" in page and page.count("data:image/png;base64,") == 2
+
+    from playwright.sync_api import sync_playwright
+
+    from tests.test_viewer import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        view = browser.new_page(viewport={"width": 1200, "height": 900})
+        view.goto((tmp_path / "page" / "comparison.html").as_uri())
+        first_column = 'Array.from(document.querySelectorAll("#runs tbody tr")).map(r => r.cells[0].textContent)'
+        assert view.evaluate(first_column)[0].startswith("A:")
+        view.click('#runs th:has-text("first text p50")')  # fastest first: A (0.4 s) before C, then B
+        view.click('#runs th:has-text("first text p50")')  # again: slowest first
+        order = view.evaluate(first_column)
+        assert order[0].startswith("B:") and order[-1].startswith("A:"), order
+        browser.close()
+
+
+def test_a_paired_difference_never_shows_a_zero_width_interval(tmp_path):
+    """Issue 34, item 2, in compare: two runs that agree on three scenarios resample to [+0.0, +0.0]."""
+    first = spoken_run(tmp_path / "first", "PPPP", [0.5] * 4)
+    second = spoken_run(tmp_path / "second", "PPPP", [0.5] * 4)
+    result = compare_runs(first, second)
+    assert result["difference"] == 0 and result["ci_low"] is None and result["ci_high"] is None
+    assert "4 scenarios" in result["interval_note"]
+    text = render_comparison(result)
+    assert "+0.0 pts, +0.0 pts" not in text and "no interval" in text
+    assert result["against_first"][0]["ci_low"] is None

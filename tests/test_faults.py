@@ -164,3 +164,15 @@ def test_a_rescore_that_labels_an_unscored_reply_clears_its_fault():
     assert rescored.turn_2_label == "current" and rescored.fault is None
     failed = asyncio.run(rejudge_record(_record(error="RetryableError: m: rate limited (429)"), scenario, Labelling()))
     assert failed.fault == "rate_limited"  # an older errored record gets its category on the way
+
+
+def test_the_faults_table_says_what_its_example_column_holds():
+    """Issue 34, item 11: the Faults table's "first seen" column showed "no signal" (the judge's reason)."""
+    from benchmark.report.faults import fault_section
+    from benchmark.report.findings import table
+
+    faults = {"planned": 2, "ok": 1, "recorded": 2, "not_run": 0, "counted": 0, "by_fault": {"judge_unscored": 1},
+              "examples": {"judge_unscored": "no signal"}}
+    lines = fault_section({"faults": faults}, table)
+    header = next(line for line in lines if line.startswith("| category"))
+    assert "first seen" not in header and "the first cell's error, or why the judge gave no label" in header

@@ -11,7 +11,7 @@ from benchmark.cli import report as report_cli
 from benchmark.judges.base import Verdict
 from benchmark.records import TrialRecord
 from benchmark.report import write_report
-from benchmark.report.findings import headline, is_measurement
+from benchmark.report.findings import headline, is_measurement, render_findings
 from benchmark.report.viewer import write_viewer
 from benchmark.scoring import build_summary
 from benchmark.scoring.trials import TrialSet
@@ -166,7 +166,7 @@ def test_an_unmeasured_run_leads_with_what_happened_why_and_the_next_command():
     text = render_findings(summary_of(records, run_manifest))
     head = text[:text.index("## ")]  # everything before the first section
     assert "24 of 50 scored: not a measurement" in head
-    assert "What happened: 50 of the 50 scenario runs" in head and "labelled 24 of the Turn 2 replies" in head
+    assert "What happened: 50 of the 50 cells" in head and "labelled 24 of the Turn 2 replies" in head
     assert "Why 26 replies have no label (26 no signal)" in head and "bundled 135M-parameter stand-in" in head
     assert "wearsim rescore RUN_DIR --judge-family openai" in head and "--base-url" in head
     assert text.index("## Conditions") < text.index("## Manifest")  # the results first, the settings last
@@ -190,3 +190,67 @@ def test_a_measured_run_of_the_bundled_stand_in_says_what_its_number_is_worth():
     assert "bundled 135M-parameter stand-in" in head and "not how an assistant keeps up" in head
     assert "wearsim rescore RUN_DIR" in head
     assert "stand-in" not in render_findings(summary_of(records, manifest()))  # a real candidate: no such note
+
+
+def test_few_scenarios_never_show_a_zero_width_interval(tmp_path, capsys):
+    """Issue 34, item 2: three scored trials that all pass (and seven that all miss) resample to a
+    zero-width bootstrap; the interval falls back to the per-class Wilson bounds, whose low end is below
+    100% (high end above 0%), in summary.json, findings.md (saying how it was made) and `wearsim compare`."""
+    from benchmark.cli import compare as compare_cli
+    from benchmark.scoring.stats import wilson_interval
+
+    passing = write_run(tmp_path / "three", [trial(i, "pass") for i in range(3)], manifest(ids=IDS[:3]))
+    summary = write_report(passing)
+    primary = summary["primary"]
+    assert primary["balanced_accuracy"] == 1.0
+    assert primary["ci_high"] == 1.0 and primary["ci_low"] < 1.0
+    assert primary["interval_method"] == "wilson"
+    # the mean over the classes of each class's Wilson bounds: current 1/1, prior 2/2
+    assert abs(primary["ci_low"] - (wilson_interval(1, 1)[0] + wilson_interval(2, 2)[0]) / 2) < 1e-9
+    assert summary["conditions"]["baseline"]["ci_low"] == primary["ci_low"]
+    findings = (passing / "findings.md").read_text()
+    assert "[100.0%, 100.0%]" not in findings
+    assert "Wilson" in findings and "3 scenarios" in findings
+    missing = summary_of([trial(i, "miss") for i in range(7)], manifest(ids=IDS[:7]))["primary"]
+    assert missing["ci_low"] == 0.0 and missing["ci_high"] > 0.0
+    # many scenarios, a spread of outcomes: still the bootstrap
+    spread = summary_of([trial(i, "pass" if i % 3 else "miss") for i in range(50)], manifest())
+    assert spread["primary"]["interval_method"] == "bootstrap"
+    said = render_findings(spread)
+    assert "resamples scenarios" in said and "10,000 draws" in said and "seed 20240607" in said
+
+    other = write_run(tmp_path / "other", [trial(i, "pass") for i in range(3)], manifest(ids=IDS[:3]))
+    write_report(other)
+    parser = argparse.ArgumentParser(prog="wearsim")
+    compare_cli.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["compare", str(passing), str(other)])
+    args.run(args)
+    out = capsys.readouterr().out
+    assert "100.0% [100.0%" not in out and "100.0% [" in out
+
+
+def test_the_turns_ok_sentence_says_unscored_cells_are_not_ok_and_cells_are_called_cells(tmp_path):
+    """Issue 34, item 11: "Turns OK: 28 of 50" counted judge-unscored cells as not OK without saying so in
+    that sentence; "50 of the 50 scenario runs" meant cells."""
+    from benchmark.report.faults import fault_lead
+
+    trials = [trial(i, o) for i, o in enumerate(outcomes(13, 2, 30, 5))]
+    summary = write_report(write_run(tmp_path / "run", trials, manifest()))
+    findings = (tmp_path / "run" / "findings.md").read_text()
+    turns_ok = findings.splitlines()[2]
+    assert turns_ok.startswith("**Turns OK: 15 of 50 planned cells**")
+    assert "unscored" in turns_ok.split("The others")[0] and "not OK" in turns_ok
+    assert "unscored" in fault_lead(summary).split("); ")[0]  # the line `wearsim bench` prints too
+    assert "scenario runs" not in findings and "of the 50 cells" in findings
+
+
+def test_the_scenario_table_and_the_repair_table_name_an_unjudged_repair_alike():
+    """Issue 34, item 11: the repair table said "no repair recorded 0" where the scenario table said
+    "1 repair missing" for the same trial (its Turn 3 was sent, and the judge left it unscored)."""
+    miss = trial(2, "miss").replace(turn_3_repair_attempted=True,
+                                    turn_3_judge=Verdict(None, "no signal", "lexical", unscored_reason="no signal"))
+    findings = render_findings(summary_of([trial(0, "pass"), miss], manifest(ids=IDS[:3])))
+    assert "repair missing" not in findings and "no repair recorded" not in findings
+    assert "1 fail->repair-unjudged" in findings
+    repair = next(line for line in findings.splitlines() if "Turn 3 unscored" in line and "|" in line)
+    assert "repair not sent" in repair

@@ -43,8 +43,10 @@ def test_report_writes_summary_findings_and_plots(tmp_path):
 def test_findings_content(tmp_path):
     summary = write_report(FIXTURES / "ours_small", output_dir=tmp_path)
     findings = (tmp_path / "findings.md").read_text()
-    assert "Balanced Turn 2 accuracy (baseline): 87.5%**, 95% CI [66.7%, 100.0%]" in findings
-    assert "resamples scenarios" in findings and "10,000 draws" in findings and "seed 20240607" in findings
+    # three scenarios: the per-class Wilson bounds combined, not a bootstrap over them (issue 34)
+    assert "Balanced Turn 2 accuracy (baseline): 87.5%**, 95% CI [32.2%, 97.7%]" in findings
+    assert "The interval is not a bootstrap: resampling only 3 scenarios (fewer than 10)" in findings
+    assert "Wilson score bounds combined" in findings
     assert "a class with no trials is left out, not counted as 0" in findings
     assert "| abstain | auxiliary | n/a (0/0) n/a | n/a (0/0) n/a |" in findings
     assert "| baseline | 50.0% | 1/2 |" in findings  # repair table

@@ -125,3 +125,81 @@ def test_merge_refuses_a_cell_recorded_outside_its_shard(tmp_path):
     (dirs[0] / "transcripts.jsonl").write_text(record.to_line())
     with pytest.raises(MergeError, match=f"cell {stray} / baseline / 0 is not in shard 1/2"):
         merge_runs(dirs, tmp_path / "out")
+
+
+def test_a_shard_that_holds_no_cell_exits_0_says_so_and_merges(tmp_path):
+    """Issue 34, item 1: `--limit 1 --shard 1/2` and `--shard 2/2` both exit 0; the empty one says it holds
+    nothing (no crash on a transcripts.jsonl it never wrote) and `merge` takes it with the other."""
+    with FakeOpenAI(reply="The cross-tip screwdriver you hold now fits.") as server:
+        done = {k: wearsim("bench", "--model", "openai:fake", "--base-url", server.base_url, "--judge-family",
+                           "lexical", "--conditions", "baseline", "--limit", "1", "--shard", f"{k}/2",
+                           "--output-dir", str(tmp_path / f"s{k}")) for k in (1, 2)}
+    for result in done.values():
+        assert result.returncode == 0, result.stderr
+    empty = [k for k in (1, 2) if not (tmp_path / f"s{k}" / "transcripts.jsonl").exists()]
+    assert len(empty) == 1
+    said = done[empty[0]].stdout + done[empty[0]].stderr
+    assert f"shard {empty[0]}/2 holds none of this run's 1 cells" in said
+    assert "no such file" not in said and "Traceback" not in said
+    merged = wearsim("merge", str(tmp_path / "s1"), str(tmp_path / "s2"), "--output-dir", str(tmp_path / "all"))
+    assert merged.returncode == 0, merged.stderr
+    assert len(lines(tmp_path / "all")) == 1
+
+
+def test_merge_copies_only_what_a_kept_frame_or_wav_can_be_and_names_each_refusal(tmp_path):
+    """Issue 34, item 13: merge copied whatever regular file a record named (a 3 GB sparse "thumbnail"
+    wrote 3 GB; a hard link to a file outside the shard was copied with its content)."""
+    import io
+    import wave
+
+    from PIL import Image
+
+    from benchmark.candidates.base import Reply
+    from benchmark.records import FrameFacts, GlassesFacts, TrialRecord, TurnInput, TurnResult
+
+    shard = tmp_path / "s1"
+    manifest = {"conditions": ["baseline"], "scenario_ids": ["sc-01", "sc-02", "sc-03", "sc-04"], "trials": 1,
+                "candidate_model": "openai:fake", "shard": "1/1"}
+    shard.mkdir()
+    (shard / "manifest.json").write_text(json.dumps(manifest))
+    frames, audio = shard / "frames" / "baseline", shard / "audio" / "baseline"
+    frames.mkdir(parents=True)
+    audio.mkdir(parents=True)
+    picture = io.BytesIO()
+    Image.new("RGB", (160, 120), "teal").save(picture, "JPEG")
+    (frames / "good.jpg").write_bytes(picture.getvalue())
+    sound = io.BytesIO()
+    with wave.open(sound, "wb") as out:
+        out.setnchannels(1), out.setsampwidth(2), out.setframerate(16000), out.writeframes(b"\0\0" * 1600)
+    (audio / "good.wav").write_bytes(sound.getvalue())
+    with open(frames / "giant.jpg", "wb") as giant:  # a 3 GB sparse file that starts like a JPEG
+        giant.write(picture.getvalue()[:64])
+        giant.truncate(3 * 1024 ** 3)
+    (frames / "text.jpg").write_text("not a picture at all")
+    outside = tmp_path / "secret.wav"
+    outside.write_bytes(sound.getvalue())
+    os.link(outside, audio / "linked.wav")  # a hard link to a file out of the shard
+    names = ["frames/baseline/good.jpg", "frames/baseline/giant.jpg", "frames/baseline/text.jpg"]
+    reply = Reply("an answer", "m", latency_s=1.0)
+    turn = TurnResult(2, TurnInput(2, None, "hi", None, "authored"), reply,
+                      glasses=GlassesFacts(speech_file="audio/baseline/linked.wav"),
+                      frames=FrameFacts(policy="fps:1", thumbnails=tuple((n * 100, name) for n, name in enumerate(names))))
+    good_turn = TurnResult(1, TurnInput(1, None, "hi", None, "authored"), reply,
+                           glasses=GlassesFacts(speech_file="audio/baseline/good.wav"))
+    record = TrialRecord("sc-01", "baseline", 0, "current", "object_in_hand", turns=(good_turn, turn))
+    (shard / "transcripts.jsonl").write_text(record.to_line())
+
+    done = wearsim("merge", str(shard), "--output-dir", str(tmp_path / "out"))
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "out"
+    written = sum(os.lstat(p).st_blocks * 512 for p in out.rglob("*") if p.is_file())
+    assert written < 200 * 1024 ** 2
+    assert (out / "frames/baseline/good.jpg").read_bytes() == picture.getvalue()
+    assert (out / "audio/baseline/good.wav").read_bytes() == sound.getvalue()
+    for refused in ("giant.jpg", "text.jpg", "linked.wav"):
+        assert not (out / ("audio" if refused.endswith("wav") else "frames") / "baseline" / refused).exists()
+    said = done.stderr
+    assert "refused 3 media files" in said
+    assert "frames/baseline/giant.jpg" in said and "larger than" in said
+    assert "frames/baseline/text.jpg" in said and "not a JPEG" in said
+    assert "audio/baseline/linked.wav" in said and "hard link" in said

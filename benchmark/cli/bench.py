@@ -141,7 +141,7 @@ def register(subparsers) -> None:
                         "default the bundled tiny.en)")
     p.add_argument("--describer", default="opencv",
                    help="stream: the server's scene describer: opencv (default), authored (reads synthetic "
-                        "frames back), openai:MODEL, gemini:MODEL")
+                        "frames back), ocr (reads text in the frame offline), openai:MODEL, gemini:MODEL")
     p.add_argument("--describer-base-url", metavar="URL",
                    help="stream: the describer model's endpoint (default WEARSIM_DESCRIBER_BASE_URL, then "
                         "OPENAI_BASE_URL for openai:*)")
@@ -247,6 +247,7 @@ def run(args) -> int:
     from benchmark.runner import (CandidateSettings, JudgeSettings, ModelMissing, RunDirError, RunSettings,
                                   StreamSettings, TranscriptWriteError, build_manifest, open_run_dir, run_bench)
     from benchmark.scenario import BankError, load_bank
+    from perception.describer_spec import describer_problem
 
     try:
         full = load_bank(args.scenarios)
@@ -267,6 +268,8 @@ def run(args) -> int:
                              ("--max-tokens", args.max_tokens, 1)):
         if value < low:
             return _fail(f"{flag} must be at least {low}; got {value}")
+    if args.via == "stream" and (problem := describer_problem(args.describer)):
+        return _fail(f"--describer {args.describer}: {problem}")
     if not 0 <= args.max_error_rate <= 1:
         return _fail(f"--max-error-rate is a share from 0 to 1 (e.g. 0.05); got {args.max_error_rate}")
     shard = None
@@ -480,6 +483,9 @@ def run(args) -> int:
             return _fail(str(exc))
         except (RunDirError, KeyError) as exc:
             return _fail(str(exc.args[0] if isinstance(exc, KeyError) else exc))
+        if counts.get("empty_shard"):
+            print(counts["empty_shard"], file=sys.stderr)
+            return 0
         outcome = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("pass", "miss", "unscored", "error"))
         skipped = f" ({counts['skipped']} finished earlier, skipped)" if counts.get("skipped") else ""
         print(f"finished in {time.monotonic() - started:.0f} s: {counts.get('ran', 0)} cells ran{skipped}; "

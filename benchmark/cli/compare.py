@@ -32,7 +32,8 @@ def register(subparsers) -> None:
     parser.add_argument("--condition", help="condition to compare (default: the ranking condition of A)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument("--html", metavar="DIR",
-                        help="also write DIR/comparison.html, DIR/accuracy_latency.png (balanced Turn 2 accuracy "
+                        help="also write DIR/comparison.html (the runs as a sortable table, one row per run "
+                             "and condition, and each against the first), DIR/accuracy_latency.png (balanced Turn 2 accuracy "
                              "against first reply text p50/p95, one point per run) and DIR/accuracy_cost.png "
                              "(against the candidate's cost per trial, one point per run and condition)")
     parser.set_defaults(run=run)
@@ -54,11 +55,11 @@ def run(args) -> int:
     text = render_comparison(result)
     print(json.dumps(result, indent=2) if args.json else text)
     if args.html:
-        from benchmark.report.cost_plot import write_comparison_page
+        from benchmark.report.compare_page import write_comparison_page
         from benchmark.safe_files import UnsafePathError
 
         try:
-            page = write_comparison_page(Path(args.html), text, result["points"], result["runs"])
+            page = write_comparison_page(Path(args.html), text, result)
         except (OSError, UnsafePathError) as exc:
             print(f"wearsim compare: cannot write {args.html}: {exc}", file=sys.stderr)
             return 1

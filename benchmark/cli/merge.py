@@ -40,6 +40,11 @@ def run(args) -> int:
         return 2
     print(f"merged {merged['shards']} shards: {merged['records']} records, {merged['media_files']} media files "
           f"-> {args.output_dir}", file=sys.stderr)
+    if merged["refused"]:  # the records still name them; the viewer shows them as missing
+        shown = merged["refused"][:20]
+        print(f"refused {len(merged['refused'])} media files (not copied; what a kept frame or WAV cannot be):\n  "
+              + "\n  ".join(shown) + (f"\n  ... and {len(merged['refused']) - 20} more" if len(merged["refused"]) > 20
+                                       else ""), file=sys.stderr)
     if merged["missing"]:
         print(f"note: shard {', '.join(merged['missing'])} not given: its cells count as not run", file=sys.stderr)
     print(headline(merged["summary"]))

@@ -60,6 +60,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    import errno
     import ipaddress
     import os
     import sys
@@ -126,10 +127,35 @@ def run(args) -> int:
     except ValueError as exc:
         print(f"error: --allow-origin: {exc}", file=sys.stderr)
         return 2
+    try:  # bound before anything is announced: a busy port is one line, not a URL and then a failure
+        listening = bind_port(args.host, args.port)
+    except OSError as exc:
+        print(f"error: --port {args.port}: cannot listen on {args.host}:{args.port} "
+              f"({'already in use: choose another --port' if exc.errno == errno.EADDRINUSE else exc.strerror or exc})",
+              file=sys.stderr)
+        return 2
     print(f"wearsim streaming server on ws://{args.host}:{args.port}/v1/session; the live page at "
           f"http://{args.host}:{args.port}/ (token {'required' if token else 'not required'}; backends: "
           f"{', '.join(backends)}; describers: {', '.join(settings.allowed_describers)}"
           f"{'; recording into ' + str(settings.record_dir) if settings.record_dir else ''})",
           file=sys.stderr)
-    uvicorn.Server(server_config(settings, args.host, args.port)).run()
+    uvicorn.Server(server_config(settings, args.host, args.port)).run(sockets=[listening])
     return 0
+
+
+def bind_port(host: str, port: int):
+    """A listening socket on host:port, as uvicorn would bind it (SO_REUSEADDR, IPv6 for an IPv6 host);
+    OSError (EADDRINUSE: another process listens there) before the server announces anything."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+        sock.set_inheritable(True)
+    except OSError:
+        sock.close()
+        raise
+    return sock

@@ -33,9 +33,10 @@ def fault_lead(summary: dict, *, markdown: bool = False) -> str | None:
     rest = "; ".join(parts) if parts else "no faults"
     lead = f"Turns OK: {ok} of {planned} planned cells"
     if markdown:
-        return (f"**{lead}** ({_share(ok, planned)}): every turn answered and the judge labelled Turn 2. "
+        return (f"**{lead}** ({_share(ok, planned)}): every turn answered and the judge labelled Turn 2; a cell "
+                "whose Turn 2 the judge left unscored is not OK, nor is one that errored or did not run. "
                 f"The others: {rest} (the Faults section says what each means).")
-    return f"{lead} ({_share(ok, planned)}); {rest}"
+    return f"{lead} ({_share(ok, planned)}; an unscored, errored or unrun cell is not OK); {rest}"
 
 
 def fault_section(summary: dict, table) -> list[str]:
@@ -52,7 +53,8 @@ def fault_section(summary: dict, table) -> list[str]:
              f"{faults['counted']}, {_share(faults['counted'], faults['planned'])} of the planned cells), never a "
              "model's miss or an unscored judgement.", ""]
     if rows:
-        lines += table(["category", "cells", "of planned", "what happened", "counted", "first seen"], rows) + [""]
+        lines += table(["category", "cells", "of planned", "what happened", "counted",
+                        "example: the first cell's error, or why the judge gave no label"], rows) + [""]
     reasons = faults.get("judge_unscored_reasons") or {}
     if reasons:
         lines += ["Why the judge gave no label: " + ", ".join(f"{n} {reason}" for reason, n in reasons.items()) + ".",

@@ -7,6 +7,7 @@ import re
 from benchmark.records import LATENCY_STAGES
 from benchmark.report.cost import budget_lead, cost_section
 from benchmark.report.faults import fault_lead, fault_section
+from benchmark.report.interval_text import interval_sentence
 from benchmark.scoring.trials import LABELS
 from benchmark.shards import planned_cells
 
@@ -108,7 +109,7 @@ def headline(summary: dict, *, markdown: bool = False) -> str:
     if markdown:
         aside = (f"; over the scored trials alone the balanced Turn 2 accuracy would be {accuracy}, 95% CI {ci}"
                  if known else "")
-        return (f"**{lead}** ({why}). Fewer than half the scenario runs of the `{condition}` prompt (the one "
+        return (f"**{lead}** ({why}). Fewer than half the cells of the `{condition}` prompt (the one "
                 f"the headline ranks on) have a label for their Turn 2 reply, so no accuracy is reported{aside}.")
     aside = f"; balanced Turn 2 accuracy over the scored trials alone {accuracy}" if known else ""
     return f"{lead} ({why}{aside})"
@@ -144,7 +145,7 @@ def _lead(summary: dict) -> list[str]:
     ran, errored, unscored = row.get("trials", 0), row.get("errored", 0), row.get("unscored", 0)
     reasons = row.get("unscored_reasons") or {}
     judge = manifest.get("judge_model") or manifest.get("judge_family") or "the judge"
-    lines = [f"What happened: {ran} of the {cells} scenario runs of the `{condition}` prompt played all their "
+    lines = [f"What happened: {ran} of the {cells} cells of the `{condition}` prompt played all their "
              f"turns" + (f" and {errored} failed with an error (their reasons are in transcripts.jsonl)"
                          if errored else " without an error") + f"; the judge (`{judge}`) labelled {scored} of the "
              "Turn 2 replies (current, prior, clarify or abstain)"
@@ -187,7 +188,6 @@ def _lead(summary: dict) -> list[str]:
 
 
 def _headline(summary: dict) -> list[str]:
-    boot = summary["primary"]["bootstrap"]
     gaps = sorted({int(g) for per in (summary.get("by_staleness") or {}).values() for g in per})
     errors = error_lead(summary, markdown=True)
     stopped = budget_lead(summary, markdown=True)
@@ -201,9 +201,7 @@ def _headline(summary: dict) -> list[str]:
         headline(summary, markdown=True),
         "",
         *_lead(summary),
-        f"The interval is a bootstrap that resamples {boot['resamples']} (the trials of one scenario are "
-        f"not independent), {boot['draws']:,} draws, seed {boot['seed']}, {boot['interval']}. "
-        f"Rule: {summary['primary']['rule']}.",
+        interval_sentence(summary["primary"]),
         "",
         *([f"This run is a staleness sweep: the figure above pools its {len(gaps)} Turn 2 gaps "
            f"({', '.join(f'{g} ms' for g in gaps)}); the Staleness section has each gap on its own."
@@ -243,7 +241,7 @@ def _conditions(summary: dict) -> list[str]:
         rows.append([name, pct(r["rate"]), f"{r['k']}/{r['n']}", interval(r["ci_low"], r["ci_high"]),
                      str(r["turn_2_misses"]), str(r["turn_3_unscored"]), str(r["not_attempted"])])
     lines += table(["condition", "repair rate", "k/n", "95% Wilson", "Turn 2 misses", "Turn 3 unscored",
-                    "no repair recorded"], rows)
+                    "repair not sent"], rows)
     return lines + [""]
 
 
@@ -278,12 +276,13 @@ def _matrix(summary: dict) -> list[str]:
                 cells.append("-")
                 continue
             parts = [f"{c['pass']} pass", f"{c['repair_pass']} fail->repair-pass", f"{c['repair_fail']} fail->repair-fail"]
-            parts += [f"{c[k]} {k.replace('_', ' ')}" for k in ("repair_missing", "unscored", "errored") if c[k]]
+            parts += [f"{c[k]} {name}" for k, name in (("repair_missing", "fail->repair-unjudged"),
+                                                       ("unscored", "unscored"), ("errored", "errored")) if c[k]]
             cells.append(", ".join(parts))
         rows.append([sid, row["target_context"], row["cue_type"], *cells])
     return ["## Scenario by condition", "",
-            "Trials per outcome: pass; fail->repair-pass; fail->repair-fail (and any not repaired, unscored "
-            "or errored).", "", *table(["scenario", "target", "shift type", *names], rows), ""]
+            "Trials per outcome: pass; fail->repair-pass; fail->repair-fail (and any fail->repair-unjudged: "
+            "its Turn 3 unscored or not sent, the Repair table's last two columns; unscored; errored).", "", *table(["scenario", "target", "shift type", *names], rows), ""]
 
 
 def _judge_notes(summary: dict) -> list[str]:

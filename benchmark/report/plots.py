@@ -36,7 +36,9 @@ def plot_balanced_accuracy(summary: dict, path: Path) -> None:
     top = 58 + (18 if warning else 0)
     fig = Figure(max(600, 140 * len(names) + 200), round(440 + bottom - 60 + top - 58),
                  "Balanced accuracy (current, prior) per condition\n"
-                 "95% CI: bootstrap over scenarios, 10,000 draws" + warning, title_colour=WARN if warning else INK)
+                 + ("95% CI: bootstrap over scenarios, 10,000 draws"
+                    if all(summary["conditions"][n].get("ci_method", "bootstrap") == "bootstrap" for n in names)
+                    else "95% CI: per-class Wilson bounds combined where scenarios are few (findings.md)") + warning, title_colour=WARN if warning else INK)
     ax = fig.axes(70, top, 20, bottom, x=(-0.6, len(names) - 0.4), y=(0, 1.12))
     for x, name in enumerate(names):
         cell = summary["conditions"][name]

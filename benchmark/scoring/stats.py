@@ -29,7 +29,8 @@ def wilson_interval(k: int, n: int, z: float = Z_95) -> tuple[float | None, floa
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # exact at the ends: 0 of n has a low bound of 0, n of n a high bound of 1 (not a rounding away)
+    return 0.0 if k == 0 else max(0.0, centre - half), 1.0 if k == n else min(1.0, centre + half)
 
 
 def balanced_from_counts(passes: Sequence[int], totals: Sequence[int]) -> float | None:
@@ -108,6 +109,37 @@ def bootstrap_balanced_accuracy(
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, len(scenarios), size=(draws, len(scenarios)))
     return _interval(_balanced_rows(*_draw_sums(picks, scenarios)))
+
+
+MIN_BOOTSTRAP_SCENARIOS = 10  # below this a scenario bootstrap is too narrow to trust (and often zero-width)
+
+
+def wilson_balanced(scenarios: Sequence[ScenarioCounts]) -> tuple[float | None, float | None]:
+    """The per-class 95% Wilson bounds combined: the mean, over the classes with trials, of each class's
+    low bound and of its high bound. Conservative (each class at its worst at once) and honest at small n:
+    3 of 3 passes never gives a low end of 100%, 0 of 7 never a high end of 0%."""
+    if not scenarios:
+        return None, None
+    classes = len(scenarios[0].totals)
+    bounds = [wilson_interval(sum(s.passes[c] for s in scenarios), total)
+              for c in range(classes) if (total := sum(s.totals[c] for s in scenarios)) > 0]
+    if not bounds:
+        return None, None
+    return sum(low for low, _ in bounds) / len(bounds), sum(high for _, high in bounds) / len(bounds)
+
+
+def balanced_interval(scenarios: Sequence[ScenarioCounts]) -> tuple[float | None, float | None, str | None]:
+    """The 95% interval of balanced accuracy and how it was made: `bootstrap` (scenarios resampled) over
+    at least MIN_BOOTSTRAP_SCENARIOS scenarios when it has width; else `wilson` (`wilson_balanced`): a
+    bootstrap over a handful of scenarios is degenerate ("[100.0%, 100.0%]" over 3 trials that passed).
+    (None, None, None) with no scored trial."""
+    low, high = bootstrap_balanced_accuracy(scenarios)
+    if low is None or high is None:
+        return None, None, None
+    if len(scenarios) >= MIN_BOOTSTRAP_SCENARIOS and high > low:
+        return low, high, "bootstrap"
+    low, high = wilson_balanced(scenarios)
+    return low, high, "wilson"
 
 
 def paired_bootstrap_difference(

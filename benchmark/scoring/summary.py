@@ -42,11 +42,12 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None, budget: dic
     for name in sorted({t.condition for t in trials}):
         chosen = [t for t in trials if t.condition == name]
         classes = metrics.per_class(chosen)
-        low, high = stats.bootstrap_balanced_accuracy(metrics.scenario_counts(chosen))
+        low, high, method = stats.balanced_interval(metrics.scenario_counts(chosen))
         conditions[name] = {
             "balanced_accuracy": metrics.balanced_accuracy(classes),
             "ci_low": low,
             "ci_high": high,
+            "ci_method": method,
             "per_class": classes,
             "repair_rate": metrics.repair_rate(chosen),
             "scored": sum(t.scored for t in chosen),
@@ -66,9 +67,10 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None, budget: dic
     if len(subsets) > 1:  # the headline is the bank subset's; each subset gets its own row
         for subset in subsets:
             chosen = [t for t in ranked if t.subset == subset]
-            low, high = stats.bootstrap_balanced_accuracy(metrics.scenario_counts(chosen))
+            low, high, method = stats.balanced_interval(metrics.scenario_counts(chosen))
             by_subset[subset] = {"balanced_accuracy": metrics.balanced_accuracy(metrics.per_class(chosen)),
-                                 "ci_low": low, "ci_high": high, "scored": sum(t.scored for t in chosen),
+                                 "ci_low": low, "ci_high": high, "ci_method": method,
+                                 "scored": sum(t.scored for t in chosen),
                                  "trials": len(chosen), "scenarios": len({t.scenario_id for t in chosen})}
         if "bank" in subsets:
             ranked = [t for t in ranked if t.subset == "bank"]
@@ -78,6 +80,9 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None, budget: dic
         "balanced_accuracy": headline.get("balanced_accuracy"),
         "ci_low": headline.get("ci_low"),
         "ci_high": headline.get("ci_high"),
+        # `bootstrap` (below), or `wilson`: the per-class Wilson bounds combined, when the scenarios are too
+        # few for a bootstrap (`stats.MIN_BOOTSTRAP_SCENARIOS`) or it has no width; null with nothing scored
+        "interval_method": headline.get("ci_method"),
         "subset": "bank" if "bank" in by_subset else None,
         "condition": ranking,
         "condition_reason": why,
