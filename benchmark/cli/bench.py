@@ -380,9 +380,14 @@ def run(args) -> int:
     run_dir = Path(args.output_dir or f"runs/bench-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
     cache_dir, cache_candidate = None, False
     if args.cache != "off":
-        from benchmark.candidates.cache import default_cache_dir
+        from benchmark.candidates.cache import ResponseCache, default_cache_dir
+        from benchmark.safe_files import UnsafePathError
 
         cache_dir = str(Path(args.cache_dir).expanduser().resolve() if args.cache_dir else default_cache_dir())
+        try:
+            ResponseCache(cache_dir).check()  # a store or journal that is a link: refused before anything is written
+        except UnsafePathError as exc:
+            return _fail(f"--cache-dir: {exc}; nothing was written")
         cache_candidate = args.via == "direct" and not is_realtime(model_id) and (
             args.cache == "all" or args.temperature == 0)
         if args.via == "direct" and not cache_candidate and not is_realtime(model_id):
