@@ -233,7 +233,8 @@ def test_every_reply_cut_short_on_a_busy_page_reaches_the_api(fake_devices, tmp_
         page.click("#connect")
         page.wait_for_function(f"window.wearsimPlayback.cuts.length >= {CUTS}", timeout=300_000, polling=500)
         cuts, shown = page.evaluate("""() => [window.wearsimPlayback.cuts.slice(),
-            Array.from(document.querySelectorAll('#turns li .voice.interrupted'), (v) => Number(v.parentNode.dataset.turn))]""")
+            Array.from(document.querySelectorAll('#turns li .voice.interrupted'),
+                       (v) => Number(v.parentNode.dataset.turn))]""")
         truncations = until_truncated(api, len(cuts))
         page.screenshot(path=str(tmp_path / "barge-in-busy.png"), full_page=True)
         ARTIFACTS.mkdir(exist_ok=True)

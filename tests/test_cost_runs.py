@@ -97,7 +97,8 @@ def test_a_realtime_stream_run_costs_what_the_server_reported_times_the_price_fi
     assert len(replies) == len(sent)
     # each turn's transcription recorded beside its reply's usage, as the server sent it
     kept = [t["reply"]["transcription"] for r in records for t in r["turns"] if t["reply"]["transcription"]]
-    assert len(kept) == len(transcribed) == len(replies) and all(k["model"] == TRANSCRIBE and k["reported"] for k in kept)
+    assert len(kept) == len(transcribed) == len(replies)
+    assert all(k["model"] == TRANSCRIBE and k["reported"] for k in kept)
     if shape == "duration":
         assert sum(k["seconds"] for k in kept) == pytest.approx(sum(u["seconds"] for u in transcribed))
     else:
@@ -113,7 +114,8 @@ def test_a_realtime_stream_run_costs_what_the_server_reported_times_the_price_fi
     assert {k: v for k, v in manifest["prices"][TRANSCRIBE].items() if k in TRANSCRIBE_PRICES} == TRANSCRIBE_PRICES
     findings = (run_dir / "findings.md").read_text()
     assert "## Cost" in findings and "cost (baseline): candidate $" in done.stdout
-    assert "Input transcription" in findings and f"Transcribed: `{TRANSCRIBE}` over {len(transcribed)} turns" in findings
+    assert "Input transcription" in findings
+    assert f"Transcribed: `{TRANSCRIBE}` over {len(transcribed)} turns" in findings
     assert "input transcription $" in done.stdout
 
 

@@ -190,7 +190,8 @@ class TranscriptionUsage:
             else:
                 values[name] = value
         seconds = data.get("seconds", 0.0)
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds <= MAX_SECONDS_COUNTED:
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
+                or not 0 <= seconds <= MAX_SECONDS_COUNTED:
             problems.append(f"field 'seconds' must be a number of seconds, 0 or more, got {seconds!r}"[:200])
         if not isinstance(data.get("reported", True), bool):
             problems.append("field 'reported' must be true or false")
