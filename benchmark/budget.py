@@ -3,7 +3,9 @@ rule that starts no new cell once it is passed.
 
 The budget is the run dir's: a resumed run starts from what the run spent
 before (`budget.json`, else the recorded replies priced again). Candidate
-and judge replies count as they arrive (`protocol.run_trial` reports each);
+and judge replies, and a realtime API's input transcriptions (billed apart
+from its replies, priced by the transcription model's entry), count as they
+arrive (`protocol.run_trial` reports each);
 replies served from the response cache cost nothing again. Once the spend
 is above the budget, or a reply's cost cannot be known (a kind of token
 with no price), no new cell starts; cells already running finish, so with
@@ -97,6 +99,8 @@ def spent_before(run_dir: Path, table: PriceTable, records) -> float:
     for record in records:
         for turn in record.turns:
             spend.add(record.candidate_model or turn.reply.model, turn.reply.usage, turn.reply.cached)
+            if turn.reply.transcription is not None:  # the input transcription, billed apart
+                spend.add(turn.reply.transcription.model, turn.reply.transcription, turn.reply.cached)
         for verdict in (record.turn_2_judge, record.turn_2_ranking_judge, record.turn_3_judge):
             if verdict is not None and verdict.usage is not None:
                 spend.add(verdict.judge, verdict.usage, verdict.cached)

@@ -1,8 +1,10 @@
 """What a run costs: the price table and the one rule that prices a reply.
 
-The table is TOML, one table per model id (as given to `--model`, or a
-judge's model id), holding USD per million tokens under `PRICE_KEYS` plus
-the entry's `date` and `source`. `benchmark/prices.toml` ships with the
+The table is TOML, one table per model id (as given to `--model`, a
+judge's model id, or a realtime API's transcription model), holding USD per
+million tokens under `TOKEN_KEYS`, USD per minute of audio under
+`MINUTE_KEYS` (a transcription model billed by the second), and the
+entry's `date` and `source`. `benchmark/prices.toml` ships with the
 package; `wearsim bench --prices FILE` adds entries and replaces whole
 entries of it. A key left out means that kind of token has no price.
 
@@ -22,6 +24,12 @@ The pricing rule (`reply_cost`), for one reply's `Usage`:
 - a reply whose usage was not reported has an unknown cost, unless every
   one of the model's prices is 0.
 
+A realtime API's input transcription (`transcription_cost`, for one turn's
+`TranscriptionUsage`) is priced by the transcription model's own entry:
+its audio and text input tokens and its text output tokens at their keys
+(the same rule), and seconds of audio at `audio_minute` / 60. A
+transcription whose usage never came has an unknown cost.
+
 Unknown is never 0: `Cost.usd` is None and `Cost.why` says why.
 """
 
@@ -35,11 +43,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from benchmark.candidates.base import Usage
+from benchmark.candidates.base import TranscriptionUsage, Usage
 from benchmark.candidates.model_ids import parse_model_id
 
-PRICE_KEYS = ("text_input", "text_cached_input", "text_output", "audio_input", "audio_cached_input",
-              "audio_output", "image_input", "image_cached_input")
+TOKEN_KEYS = ("text_input", "text_cached_input", "text_output", "audio_input", "audio_cached_input",
+              "audio_output", "image_input", "image_cached_input")  # USD per million tokens
+MINUTE_KEYS = ("audio_minute",)  # USD per minute of audio (a transcription billed by duration)
+PRICE_KEYS = TOKEN_KEYS + MINUTE_KEYS
 INFO_KEYS = ("date", "source")
 SHIPPED = Path(__file__).with_name("prices.toml")
 MAX_PRICE_FILE_BYTES = 1_000_000
@@ -71,8 +81,9 @@ class Price:
 
     @property
     def free(self) -> bool:
-        """Every kind of token priced at 0 (a local model)."""
-        return all(self.rates.get(key) == 0 for key in PRICE_KEYS)
+        """Every kind of token priced at 0, and audio by the minute too where it is priced (a local model)."""
+        return all(self.rates.get(key) == 0 for key in TOKEN_KEYS) and \
+            all(self.rates.get(key, 0) == 0 for key in MINUTE_KEYS)
 
     def to_json(self) -> dict:
         return {**{key: self.rates[key] for key in PRICE_KEYS if key in self.rates},
@@ -115,7 +126,8 @@ def _entry(path: str, name: Any, data: Any) -> Price:
             raise PriceFileError(path, name, str(key)[:60],
                                  f"unknown key; the keys are {', '.join(PRICE_KEYS + INFO_KEYS)}")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise PriceFileError(path, name, key, f"must be a number of USD per million tokens, got "
+            unit = "minute of audio" if key in MINUTE_KEYS else "million tokens"
+            raise PriceFileError(path, name, key, f"must be a number of USD per {unit}, got "
                                                   f"{str(value)[:40]!r}")
         if not math.isfinite(value) or value < 0:
             raise PriceFileError(path, name, key, f"must be a finite price, 0 or more, got {value}")
@@ -279,19 +291,49 @@ def reply_cost(usage: Usage | None, price: Price | None, model: str) -> Cost:
                            u.output_tokens, price.rates, "output", model)
 
 
+def transcription_cost(usage: TranscriptionUsage | None, price: Price | None, model: str) -> Cost:
+    """What one turn's input transcription cost under `price` (the transcription model's entry;
+    None: no price). No transcription costs nothing."""
+    if usage is None:
+        return NOTHING
+    if price is None:
+        return Cost(None, (f"no price for {model} (the realtime API's input transcription)",))
+    if price.free:
+        return NOTHING
+    if not usage.reported:
+        return Cost(None, (f"{model}: an input transcription's usage was not reported",))
+    cost = NOTHING
+    if usage.input_tokens or usage.output_tokens:
+        cost += _priced([(usage.input_audio_tokens, "audio_input"), (usage.input_text_tokens, "text_input")],
+                        usage.input_tokens, price.rates, "input", model)
+        cost += _priced([(usage.output_tokens, "text_output")], usage.output_tokens, price.rates, "output", model)
+    if usage.seconds:
+        if "audio_minute" not in price.rates:
+            return cost + Cost(None, (f"{model}: audio by the minute (audio minute) has no price",))
+        cost += Cost(usage.seconds / 60 * price.rates["audio_minute"])
+    return cost
+
+
+def usage_cost(usage: Usage | TranscriptionUsage | None, price: Price | None, model: str) -> Cost:
+    """A reply's or a transcription's cost: the rule that fits what was counted."""
+    if isinstance(usage, TranscriptionUsage):
+        return transcription_cost(usage, price, model)
+    return reply_cost(usage, price, model)
+
+
 @dataclass
 class Spend:
-    """Spend added up as replies arrive (`wearsim bench --budget`): cached replies cost nothing
-    again. `unknown` holds why a reply's cost could not be known."""
+    """Spend added up as replies (and input transcriptions) arrive (`wearsim bench --budget`):
+    cached replies cost nothing again. `unknown` holds why a cost could not be known."""
 
     table: PriceTable
     usd: float = 0.0
     unknown: list[str] = field(default_factory=list)
 
-    def add(self, model: str, usage: Usage | None, cached: bool = False) -> None:
+    def add(self, model: str, usage: Usage | TranscriptionUsage | None, cached: bool = False) -> None:
         if cached:
             return
-        cost = reply_cost(usage, self.table.get(model), model)
+        cost = usage_cost(usage, self.table.get(model), model)
         if cost.usd is None:
             self.unknown += [why for why in cost.why if why not in self.unknown]
         else:

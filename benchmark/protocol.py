@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from benchmark.candidates.base import Candidate, GenerationConfig, Message, Usage
+from benchmark.candidates.base import Candidate, GenerationConfig, Message, TranscriptionUsage, Usage
 from benchmark.judges.base import Judge, Verdict
 from benchmark.records import TrialRecord, TurnResult, authored_turn_input, judge_case
 from benchmark.scenario import Condition, Scenario
@@ -57,8 +57,9 @@ class DirectConversation:
             await self.candidate.aclose()
 
 
-# told of each reply as it arrives: (role "candidate" or "judge", model id, usage, served from the cache)
-ReplyMeter = Callable[[str, str, "Usage | None", bool], None]
+# told of each reply as it arrives: (role "candidate" or "judge", model id, usage, served from the cache); a
+# realtime API's input transcription, billed apart, comes as role "transcription" with its own model
+ReplyMeter = Callable[[str, str, "Usage | TranscriptionUsage | None", bool], None]
 
 
 async def run_trial(conversation: Conversation, scenario: Scenario, judge: Judge,
@@ -79,6 +80,8 @@ async def run_trial(conversation: Conversation, scenario: Scenario, judge: Judge
     async def send(turn: int) -> TurnResult:
         result = await conversation.send(turn)
         meter("candidate", result.reply.model, result.reply.usage, result.reply.cached)
+        if result.reply.transcription is not None:
+            meter("transcription", result.reply.transcription.model, result.reply.transcription, result.reply.cached)
         return result
 
     async def label(by: Judge, case) -> Verdict:

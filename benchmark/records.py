@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar, Mapping, NamedTuple
 
-from benchmark.candidates.base import Message, Reply, Usage, UsageError
+from benchmark.candidates.base import Message, Reply, TranscriptionUsage, Usage, UsageError
 from benchmark.judges.base import LABELS, JudgeCase, Verdict
 from benchmark.scenario import JSONL_CUE_RENAMES, InputProblems, Scenario
 
@@ -352,7 +352,8 @@ class TurnResult:
                       "first_audio_s": None if reply.first_audio_s is None else round(reply.first_audio_s, 4),
                       "first_voice_s": None if reply.first_voice_s is None else round(reply.first_voice_s, 4),
                       "audio_file": reply.audio_file, "heard": reply.heard, "cached": reply.cached,
-                      "session_lost": reply.session_lost, "incomplete": reply.incomplete},
+                      "session_lost": reply.session_lost, "incomplete": reply.incomplete,
+                      "transcription": None if reply.transcription is None else reply.transcription.to_json()},
             "metrics": self.metrics.to_json(),
             "glasses": self.glasses.to_json(),
             "frames": self.frames.to_json(),
@@ -402,10 +403,16 @@ def _reply(data: dict, text: str, model: str, where: str = "reply") -> Reply:
         return value
 
     usage = _usage(data.get("usage"), f"{where}: field 'reply.usage", problems) or Usage()
+    transcription = None
+    if data.get("transcription") is not None:
+        try:
+            transcription = TranscriptionUsage.from_json(data["transcription"])
+        except UsageError as exc:
+            problems += [f"{where}: field 'reply.transcription': {problem}" for problem in exc.problems]
     reply = Reply(text, model, usage, seconds("latency_s", 0.0), seconds("first_token_s"),
                   seconds("first_audio_s"), words("heard"), audio_file=words("audio_file"),
                   first_voice_s=seconds("first_voice_s"), cached=data.get("cached") is True,
-                  session_lost=words("session_lost"), incomplete=words("incomplete"))
+                  session_lost=words("session_lost"), incomplete=words("incomplete"), transcription=transcription)
     if problems:
         raise RecordError(problems)
     return reply

@@ -210,6 +210,7 @@ def git_commit() -> str:
 
 
 def build_manifest(bank: Bank, settings: RunSettings) -> dict:
+    from benchmark.candidates.model_ids import transcription_model
     from benchmark.judges.prompt import JUDGE_PROMPT_VERSION, judge_prompt_sha256
 
     candidate, judge, stream = settings.candidate, settings.judge, settings.stream or StreamSettings()
@@ -260,7 +261,8 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
                             "log": CACHE_LOG} if settings.cache_dir else None),
         "rate_limits": settings.rate_limits,
         # what each model's tokens cost in this run (null: no price), so a report can be recomputed
-        "prices": prices.for_manifest((candidate.model_id, judge.model, judge.ranking_model)),
+        "prices": prices.for_manifest((candidate.model_id, transcription_model(candidate.model_id), judge.model,
+                                       judge.ranking_model)),
         "price_source": prices.origin,
         "budget_usd": settings.budget_usd,
         "shard": shard_text(settings.shard),
@@ -660,7 +662,7 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                 await asyncio.sleep(1.0)
                 progress.tick()
 
-        def meter(role: str, model: str, usage, cached: bool) -> None:  # each reply as it arrives
+        def meter(role: str, model: str, usage, cached: bool) -> None:  # each reply (and transcription) as it arrives
             if budget is not None:
                 budget.add(settings.candidate.model_id if role == "candidate" else model, usage, cached)
 

@@ -117,7 +117,7 @@ class StreamConversation:
         reply = Reply(events.done.text, self.backend, events.done.usage,
                       metrics.reply_done or 0.0, metrics.first_token, metrics.first_audio, events.done.heard,
                       audio=self.client.reply_audio(turn), session_lost=events.done.session_lost,
-                      incomplete=events.done.incomplete)
+                      incomplete=events.done.incomplete, transcription=events.done.transcription)
         authored = authored_turn_input(self.scenario, turn, repair_style=self.repair_style)
         frames = self._frame_facts(events.metrics.frames, plan.scene, turn)
         if self.keep_frames and frames.sent_ms:

@@ -33,6 +33,7 @@ import cv2
 import numpy as np
 
 from benchmark.candidates.base import Candidate, GenerationConfig, Image, Message
+from benchmark.safe_files import inside, make_dirs, write_atomic
 from perception import ocr
 from perception.describer_spec import MODEL_DESCRIBERS, describer_problem, needs_model  # noqa: F401 (re-exported)
 from perception.frames import decode_jpeg, pixel_refusal, synthetic_text
@@ -221,9 +222,17 @@ class OCRDescriber:
 
 
 class DiskCache:
+    """Descriptions by key, one JSON file each in `CACHE/describe/`, written as the run dir's files are
+    (`benchmark.safe_files`: a temp file renamed over the entry, never through a link; the folder made
+    with `make_dirs`, refused when it leads out of the cache folder). An entry that is a link, not a
+    regular file, too large or unreadable is a miss."""
+
+    MAX_ENTRY_BYTES = 100_000
+
     def __init__(self, directory: Path | None = None):
         base = os.environ.get("WEARSIM_CACHE_DIR")
-        self.directory = Path(directory or (Path(base) if base else Path.home() / ".cache" / "wearsim")) / "describe"
+        self.root = Path(directory or (Path(base) if base else Path.home() / ".cache" / "wearsim"))
+        self.directory = self.root / "describe"
 
     def key(self, jpeg: bytes, describer: str, model: str, style: str) -> str:
         digest = hashlib.sha256(jpeg)
@@ -233,13 +242,18 @@ class DiskCache:
 
     def get(self, key: str) -> str | None:
         path = self.directory / f"{key}.json"
-        return json.loads(path.read_text())["text"] if path.exists() else None
+        if not inside(path, self.root) or path.is_symlink():
+            return None
+        try:
+            with path.open("rb") as handle:
+                text = json.loads(handle.read(self.MAX_ENTRY_BYTES + 1).decode("utf-8"))["text"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return text if isinstance(text, str) else None
 
     def put(self, key: str, text: str) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        tmp = self.directory / f"{key}.tmp"
-        tmp.write_text(json.dumps({"text": text}))
-        tmp.replace(self.directory / f"{key}.json")
+        make_dirs(self.directory, self.root)
+        write_atomic(self.directory / f"{key}.json", json.dumps({"text": text}), self.root)
 
 
 class ModelDescriber:

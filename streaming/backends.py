@@ -153,7 +153,8 @@ class RealtimeBackend:
             self.spoken[turn_input.turn] = (reply.item, len(reply.audio) * 1000 // (2 * REPLY_AUDIO_RATE))
         return Reply(reply.text, self.model_id, reply.usage, reply.done_s, reply.first_text_s,
                      reply.first_audio_s, reply.heard, interrupted=reply.interrupted,
-                     session_lost=reply.session_lost, incomplete=reply.incomplete)
+                     session_lost=reply.session_lost, incomplete=reply.incomplete,
+                     transcription=reply.transcription)
 
     async def interrupt(self) -> None:
         await self.live.interrupt()

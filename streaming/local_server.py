@@ -95,12 +95,16 @@ def server_config(settings: ServerSettings | None, host: str, port: int) -> uvic
 
 @contextlib.contextmanager
 def _server_log(path: Path | None):
-    """While the server runs, its own and uvicorn's log lines also go to `path`."""
+    """While the server runs, its own and uvicorn's log lines also go to `path` (appended, never
+    through a link: `benchmark.safe_files.open_append`)."""
     if path is None:
         yield
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(path, encoding="utf-8")
+    from benchmark.safe_files import make_dirs, open_append
+
+    make_dirs(path.parent)
+    stream = open_append(path, text=True)
+    handler = logging.StreamHandler(stream)
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     loggers = [logging.getLogger(name) for name in ("wearsim.server", "uvicorn.error")]
     for logger in loggers:
@@ -112,6 +116,7 @@ def _server_log(path: Path | None):
         for logger in loggers:
             logger.removeHandler(handler)
         handler.close()
+        stream.close()
 
 
 @contextlib.contextmanager

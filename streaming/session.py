@@ -411,7 +411,7 @@ class Session:
             await forwarder
         done_at = time.monotonic()
         await self.send(wire.AssistantDone(turn, reply.text, reply.usage, reply.heard, reply.interrupted,
-                                           reply.session_lost, reply.incomplete))
+                                           reply.session_lost, reply.incomplete, reply.transcription))
         first = first_token[0] if first_token else done_at
         since_speech_end = final.decode_seconds - heard_at  # add a monotonic time: seconds since speech ended
         await self.send(wire.Metrics(turn, TurnMetrics(

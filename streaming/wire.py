@@ -17,7 +17,7 @@ import struct
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, Union
 
-from benchmark.candidates.base import USAGE_FIELDS, Usage, UsageError
+from benchmark.candidates.base import USAGE_FIELDS, TranscriptionUsage, Usage, UsageError
 from benchmark.candidates.model_ids import OUTPUTS
 from benchmark.records import RecordError, TurnInput
 from perception.frame_policy import parse_frame_policy
@@ -330,6 +330,7 @@ class AssistantDone:
     interrupted: bool = False  # cut short by the user's speech (`barge_in`); sent only when true
     session_lost: str | None = None  # a realtime API's session mended meanwhile, and why; sent only when set
     incomplete: str | None = None  # the realtime API cut the reply short, and why; sent only when set
+    transcription: TranscriptionUsage | None = None  # the speech transcribed, billed apart; sent only when set
 
 
 @dataclass(frozen=True)
@@ -365,9 +366,11 @@ def encode_event(event: ServerEvent) -> str:
         data["context_message"] = event.input.context_message
     elif isinstance(event, AssistantDone):
         data["usage"] = event.usage.to_json()
+        if event.transcription is not None:
+            data["transcription"] = event.transcription.to_json()
         if not event.interrupted:  # a client that never asked for barge-in sees the event it always had
             del data["interrupted"]
-        for optional in ("session_lost", "incomplete"):
+        for optional in ("session_lost", "incomplete", "transcription"):
             if data[optional] is None:
                 del data[optional]
     return json.dumps(data, ensure_ascii=False)
@@ -397,6 +400,11 @@ def decode_event(text: str) -> ServerEvent:
             data["usage"] = Usage.from_json(usage)
         except UsageError as exc:
             raise WireError("bad_message", f"assistant.done event: usage {exc}") from None
+        try:
+            if data.get("transcription") is not None:
+                data["transcription"] = TranscriptionUsage.from_json(data["transcription"])
+        except UsageError as exc:
+            raise WireError("bad_message", f"assistant.done event: transcription {exc}") from None
     names = {f.name for f in fields(cls)}
     required = {f.name for f in fields(cls) if f.default is dataclasses.MISSING}
     unknown, missing = sorted(set(data) - names), sorted(required - set(data))
@@ -409,7 +417,7 @@ def decode_event(text: str) -> ServerEvent:
 
 
 _FIELD_TYPES = {"int": (int,), "str": (str,), "dict": (dict,), "bool": (bool,), "TurnInput": (TurnInput,),
-                "Usage": (Usage,), "None": (type(None),)}
+                "Usage": (Usage,), "TranscriptionUsage": (TranscriptionUsage,), "None": (type(None),)}
 
 
 def _of_type(value: Any, annotation: str) -> bool:

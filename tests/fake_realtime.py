@@ -25,7 +25,9 @@ carries a usage block in the API's shape (`input_token_details` with
 `cached_tokens_details`, `output_token_details`) whose counts grow with what
 the session was sent (text, images, committed audio) and with the part of
 it an earlier response already saw (cached); every block sent is kept in
-`usages`, so a test can price the run on its own.
+`usages`, so a test can price the run on its own; each input transcription
+carries its own `usage` (`transcription_usage`: "tokens" or "duration", the
+two documented shapes), kept in `transcription_usages`.
 """
 
 from __future__ import annotations
@@ -147,6 +149,7 @@ class FakeOpenAIRealtime(_ThreadedServer):
         self.word_delay_s = word_delay_s
         self.responses = 0
         self.usages: list[dict] = []  # every response.done's usage, as sent
+        self.transcription_usages: list[dict] = []  # every input transcription's usage, as sent (or to be sent)
 
     @property
     def base_url(self) -> str:
@@ -183,9 +186,11 @@ class FakeOpenAIRealtime(_ThreadedServer):
 
     def _transcript(self, item: str, ms: int) -> dict:
         """A committed item's input transcript event, with its usage in the chosen documented shape."""
+        usage = TRANSCRIBE_USAGE[self.transcription_usage](ms)
+        if self.transcripts != "never":
+            self.transcription_usages.append(usage)
         return {"type": "conversation.item.input_audio_transcription.completed", "event_id": f"event_{item}",
-                "item_id": item, "content_index": 0, "transcript": f"heard {ms} ms of audio",
-                "usage": TRANSCRIBE_USAGE[self.transcription_usage](ms)}
+                "item_id": item, "content_index": 0, "transcript": f"heard {ms} ms of audio", "usage": usage}
 
     async def _send_late(self, ws, record) -> None:
         """The input transcripts held back by `transcripts="late"`, a little after the response ended."""

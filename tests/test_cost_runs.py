@@ -44,15 +44,36 @@ REALTIME_PRICES = {"text_input": 4.5, "text_cached_input": 0.45, "text_output": 
                    "audio_cached_input": 0.35, "audio_output": 65.0, "image_input": 5.5, "image_cached_input": 0.55}
 
 
-def test_a_realtime_stream_run_costs_what_the_server_reported_times_the_price_file(tmp_path):
+TRANSCRIBE = "openai:gpt-4o-mini-transcribe"  # the model OpenAI Realtime transcribes the user's speech with
+TRANSCRIBE_PRICES = {"text_input": 1.5, "text_output": 5.5, "audio_input": 3.5, "audio_minute": 0.004}
+
+
+def transcription_usage_cost(usage: dict, p: dict) -> float:
+    """One input transcription's `usage`, in either documented shape, priced by hand."""
+    if usage["type"] == "duration":
+        return usage["seconds"] / 60 * p["audio_minute"]
+    given = usage["input_token_details"]
+    return (given["audio_tokens"] * p["audio_input"] + given["text_tokens"] * p["text_input"]
+            + usage["output_tokens"] * p["text_output"]) / MILLION
+
+
+@pytest.mark.parametrize("shape", ["tokens", "duration"])
+def test_a_realtime_stream_run_costs_what_the_server_reported_times_the_price_file(tmp_path, shape):
+    """The responses and, billed apart, the input transcriptions (tokens, or seconds of audio)."""
     prices = write_prices(tmp_path / "prices.toml", "openai-realtime:gpt-realtime-x", REALTIME_PRICES)
+    prices.write_text(prices.read_text() + "\n" + write_prices(tmp_path / "t.toml", TRANSCRIBE,
+                                                               TRANSCRIBE_PRICES).read_text())
     run_dir = tmp_path / "run"
-    with FakeOpenAIRealtime(reply="It is the one in your hand now.") as server:
+    with FakeOpenAIRealtime(reply="It is the one in your hand now.", transcription_usage=shape) as server:
         done = bench("--model", "openai-realtime:gpt-realtime-x", "--base-url", server.base_url, "--via", "stream",
                      "--limit", "3", "--synthetic-frames", "--output", "audio", "--prices", str(prices),
-                     "--output-dir", str(run_dir), env={"OPENAI_API_KEY": TEST_KEY})
+                     "--budget", "1000", "--output-dir", str(run_dir), env={"OPENAI_API_KEY": TEST_KEY})
     assert done.returncode == 0, done.stderr
     assert server.problems == []
+    transcribed = server.transcription_usages
+    assert {u["type"] for u in transcribed} == {shape}
+    transcription = sum(transcription_usage_cost(u, TRANSCRIBE_PRICES) for u in transcribed)
+    assert transcription > 0
     sent = server.usages
     # the run exercised every kind of token: text, audio and images in, each partly cached; text and audio out
     details = [u["input_token_details"] for u in sent]
@@ -60,16 +81,29 @@ def test_a_realtime_stream_run_costs_what_the_server_reported_times_the_price_fi
         assert any(d[f"{kind}_tokens"] for d in details) and any(d["cached_tokens_details"][f"{kind}_tokens"]
                                                                 for d in details), kind
     assert any(u["output_token_details"]["audio_tokens"] for u in sent)
-    expected = sum(realtime_usage_cost(u, REALTIME_PRICES) for u in sent)
+    expected = sum(realtime_usage_cost(u, REALTIME_PRICES) for u in sent) + transcription
     summary = json.loads((run_dir / "summary.json").read_text())
     cost = summary["cost"]["conditions"]["baseline"]
     assert cost["candidate_usd"] == pytest.approx(expected, rel=1e-9)
+    assert cost["transcription_usd"] == pytest.approx(transcription, rel=1e-9)  # shown apart, part of the above
     assert cost["judge_usd"] == 0 and cost["trials"] == 3 and cost["unknown"] == []
     assert summary["cost"]["run"]["candidate_usd"] == pytest.approx(expected, rel=1e-9)
+    assert summary["cost"]["run"]["transcription"][TRANSCRIBE]["turns"] == len(transcribed)
+    # --budget counted the same spend as it arrived
+    assert json.loads((run_dir / "budget.json").read_text())["spent_usd"] == pytest.approx(expected, rel=1e-6)
     # every response the server sent is a recorded reply, with its split as sent
     records = [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
     replies = [t["reply"]["usage"] for r in records for t in r["turns"]]
     assert len(replies) == len(sent)
+    # each turn's transcription recorded beside its reply's usage, as the server sent it
+    kept = [t["reply"]["transcription"] for r in records for t in r["turns"] if t["reply"]["transcription"]]
+    assert len(kept) == len(transcribed) == len(replies)
+    assert all(k["model"] == TRANSCRIBE and k["reported"] for k in kept)
+    if shape == "duration":
+        assert sum(k["seconds"] for k in kept) == pytest.approx(sum(u["seconds"] for u in transcribed))
+    else:
+        assert sum(k["input_audio_tokens"] for k in kept) == sum(
+            u["input_token_details"]["audio_tokens"] for u in transcribed)
     assert sum(r["input_audio_tokens"] for r in replies) == sum(d["audio_tokens"] for d in details)
     assert sum(r["cached_image_tokens"] for r in replies) == sum(
         d["cached_tokens_details"]["image_tokens"] for d in details)
@@ -77,8 +111,12 @@ def test_a_realtime_stream_run_costs_what_the_server_reported_times_the_price_fi
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert {k: v for k, v in manifest["prices"]["openai-realtime:gpt-realtime-x"].items()
             if k in REALTIME_PRICES} == REALTIME_PRICES
+    assert {k: v for k, v in manifest["prices"][TRANSCRIBE].items() if k in TRANSCRIBE_PRICES} == TRANSCRIBE_PRICES
     findings = (run_dir / "findings.md").read_text()
     assert "## Cost" in findings and "cost (baseline): candidate $" in done.stdout
+    assert "Input transcription" in findings
+    assert f"Transcribed: `{TRANSCRIBE}` over {len(transcribed)} turns" in findings
+    assert "input transcription $" in done.stdout
 
 
 FLAT = {"text_input": 3000.0, "text_cached_input": 750.0, "text_output": 9000.0}  # dollars that add up quickly

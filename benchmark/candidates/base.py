@@ -134,6 +134,72 @@ class UsageError(ValueError):
         self.problems = problems
 
 
+TRANSCRIPTION_FIELDS = ("model", "input_tokens", "output_tokens", "input_audio_tokens", "input_text_tokens",
+                        "seconds", "reported")
+MAX_SECONDS_COUNTED = 10**9  # a transcription longer than this in a record or on the wire is not one
+
+
+@dataclass(frozen=True)
+class TranscriptionUsage:
+    """The user's speech as a realtime API transcribed it apart from the reply, and billed it
+    apart (OpenAI Realtime's input transcription): tokens for the gpt-4o transcribe models,
+    seconds of audio for whisper-1, as the transcription event's `usage` said.
+
+    `model` is the transcription model's id in the price table's form
+    (`openai:gpt-4o-mini-transcribe`). `input_audio_tokens` and `input_text_tokens` split
+    `input_tokens` (None: the API did not say); the output is text. `reported` is False when
+    a transcription was asked for but its usage never came (it failed, or came too late): its
+    cost is unknown. `+` adds a turn's transcriptions (one per session that heard the audio)."""
+
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    input_audio_tokens: int | None = 0
+    input_text_tokens: int | None = 0
+    seconds: float = 0.0
+    reported: bool = True
+
+    def __add__(self, other: "TranscriptionUsage") -> "TranscriptionUsage":
+        def plus(a, b):
+            return None if a is None or b is None else a + b
+        return TranscriptionUsage(self.model if self.model == other.model else f"{self.model}+{other.model}",
+                                  self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+                                  plus(self.input_audio_tokens, other.input_audio_tokens),
+                                  plus(self.input_text_tokens, other.input_text_tokens),
+                                  round(self.seconds + other.seconds, 6), self.reported and other.reported)
+
+    def to_json(self) -> dict:
+        return {name: getattr(self, name) for name in TRANSCRIPTION_FIELDS}
+
+    @classmethod
+    def from_json(cls, data) -> "TranscriptionUsage":
+        """Read the JSON form (`to_json`'s keys). Raises `UsageError` naming each field that is wrong."""
+        if not isinstance(data, dict):
+            raise UsageError([f"'transcription' must be an object, got {type(data).__name__}"])
+        problems = [f"unknown field '{str(name)[:40]}'" for name in data if name not in TRANSCRIPTION_FIELDS][:5]
+        model = data.get("model")
+        if not isinstance(model, str) or not model.strip() or len(model) > 300:
+            problems.append("field 'model' must be the transcription model's id")
+        values = {}
+        for name in ("input_tokens", "output_tokens", "input_audio_tokens", "input_text_tokens"):
+            value = data.get(name, 0)
+            if value is None and name in ("input_audio_tokens", "input_text_tokens"):
+                values[name] = None
+            elif isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS_COUNTED:
+                problems.append(f"field '{name}' must be a whole number of tokens, got {value!r}"[:200])
+            else:
+                values[name] = value
+        seconds = data.get("seconds", 0.0)
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
+                or not 0 <= seconds <= MAX_SECONDS_COUNTED:
+            problems.append(f"field 'seconds' must be a number of seconds, 0 or more, got {seconds!r}"[:200])
+        if not isinstance(data.get("reported", True), bool):
+            problems.append("field 'reported' must be true or false")
+        if problems:
+            raise UsageError(problems)
+        return cls(model.strip(), **values, seconds=float(seconds), reported=data.get("reported", True))
+
+
 @dataclass(frozen=True)
 class Reply:
     text: str
@@ -150,6 +216,7 @@ class Reply:
     interrupted: bool = False  # cut short by the user's speech (a live session's barge-in)
     session_lost: str | None = None  # a live API's session mended during the turn (replaced, or asked again): why
     incomplete: str | None = None  # a live API cut the reply short, and why (e.g. `max_output_tokens`)
+    transcription: TranscriptionUsage | None = None  # the turn's speech transcribed and billed apart (realtime)
 
 
 @dataclass(frozen=True)

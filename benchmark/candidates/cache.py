@@ -16,7 +16,12 @@ trials of one cell stay separate requests.
 The store is one SQLite file, `responses.sqlite3`, in `WEARSIM_CACHE_DIR`
 (default `$XDG_CACHE_HOME/wearsim`, i.e. `~/.cache/wearsim`); several
 processes may share it. Only successful replies are stored; errors are
-never cached.
+never cached. SQLite writes its file in place (its journal keeps a write
+whole), so the folder's rule is `benchmark.safe_files`' own: the folder is
+made with `make_dirs`, the database is created by us with O_NOFOLLOW before
+SQLite opens it, and a database or journal (`-wal`, `-shm`, `-journal`)
+that is a symbolic link or not a regular file is refused
+(`UnsafePathError`, naming it) before anything is written.
 
 Which replies of a run came from the cache is logged per cell through
 `cell_log()` (the runner writes it to `RUN_DIR/cache_log.jsonl`).
@@ -36,8 +41,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.candidates.base import GenerationConfig, Message, Reply, Usage, UsageError
+from benchmark.safe_files import check_target, make_dirs, open_append
 
 CACHE_FILE = "responses.sqlite3"
+JOURNALS = ("-wal", "-shm", "-journal")  # the files SQLite writes beside the database
 KEY_VERSION = 1
 
 # the trial index of the cell a task is running (set by the runner), and the
@@ -104,10 +111,18 @@ class ResponseCache:
         self.hits = 0
         self.misses = 0
 
+    def check(self) -> None:
+        """`UnsafePathError` when the store or one of its journals is a link or not a regular file
+        (a cache folder that came from someone else): call before a run writes anything."""
+        for path in (self.path, *(self.path.with_name(CACHE_FILE + suffix) for suffix in JOURNALS)):
+            check_target(path, self.directory)
+
     def _db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            make_dirs(self.directory)
+            self.check()
+            open_append(self.path, self.directory).close()  # created by us, never through a link
             db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")

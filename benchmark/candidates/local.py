@@ -26,6 +26,8 @@ import time
 import weakref
 from pathlib import Path
 
+from benchmark.safe_files import make_dirs, open_append
+
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
@@ -103,9 +105,9 @@ class LocalLlamaServer:
             if self._stopping:
                 raise RuntimeError("llama.cpp server stopped before it started")
             self.port = free_port()
-            if self.log_dir is not None:
-                self.log_dir.mkdir(parents=True, exist_ok=True)
-                self._log = open(self.log_dir / self.log_name, "ab")
+            if self.log_dir is not None:  # appended, never through a link (a run dir's logs/)
+                make_dirs(self.log_dir)
+                self._log = open_append(self.log_dir / self.log_name)
             command = [sys.executable, "-c", _BOOT, str(os.getpid()),
                        "--model", str(self.model_path),
                        "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),

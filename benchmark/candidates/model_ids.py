@@ -114,6 +114,20 @@ def retired_problem(model_id: str) -> str | None:
 OUTPUTS = ("text", "audio")  # what a candidate replies with; audio only from a realtime API
 
 
+# a realtime API that transcribes the user's speech with a model of its own, billed apart from the reply:
+# provider -> that model's id as the price table names it (openai_realtime.TRANSCRIBE_MODEL; a test keeps
+# the two in step)
+TRANSCRIPTION_MODELS = {"openai-realtime": "openai:gpt-4o-mini-transcribe"}
+
+
+def transcription_model(model_id: str | None) -> str | None:
+    """The model that transcribes `model_id`'s audio input and bills apart, or None (no such model)."""
+    try:
+        return TRANSCRIPTION_MODELS.get(parse_model_id(model_id)[0]) if model_id else None
+    except ValueError:
+        return None
+
+
 def is_realtime(model_id: str) -> bool:
     """A streaming multimodal API (OpenAI Realtime, Gemini Live)."""
     return parse_model_id(model_id)[0] in REALTIME_PROVIDERS

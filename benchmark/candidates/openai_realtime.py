@@ -18,7 +18,11 @@ behaviour"):
   both are read into the retry policy (`_api_error`), and a rate-limited or
   server-failed response is asked again on the same session;
 - `rate_limits.updated` says when a spent limit resets, the wait used when a
-  rate-limited response names none.
+  rate-limited response names none;
+- the input transcription is billed apart from the response: its event's
+  `usage` (tokens, or seconds of audio) is kept by item and goes with the
+  turn's reply (`RealtimeReply.transcription`), priced by the transcription
+  model's entry (`openai:` + `TRANSCRIBE_MODEL`).
 """
 
 from __future__ import annotations
@@ -32,15 +36,16 @@ import re
 import time
 from collections.abc import Callable
 
-from benchmark.candidates.base import GenerationConfig
+from benchmark.candidates.base import GenerationConfig, TranscriptionUsage
 from benchmark.candidates.realtime_base import ModelNotFoundError, RealtimeError, RealtimeReply
 from benchmark.candidates.retry import RetryableError
-from benchmark.candidates.usage import openai_realtime_usage
+from benchmark.candidates.usage import openai_realtime_usage, openai_transcription_usage
 
 log = logging.getLogger(__name__)
 
 INPUT_RATE = 24000
 TRANSCRIBE_MODEL = "gpt-4o-mini-transcribe"
+TRANSCRIBE_MODEL_ID = f"openai:{TRANSCRIBE_MODEL}"  # as the price table names it
 TEXT_DELTAS = ("response.output_text.delta", "response.text.delta")
 AUDIO_DELTAS = ("response.output_audio.delta", "response.audio.delta")
 AUDIO_TRANSCRIPT_DELTAS = ("response.output_audio_transcript.delta", "response.audio_transcript.delta")
@@ -69,6 +74,8 @@ class OpenAIRealtimeSession:
         self._committed: str | None = None  # the item id of this turn's committed audio, once the API names it
         self._awaiting_commit = False  # a commit was sent and its `input_audio_buffer.committed` not read yet
         self._transcripts: dict[str, str | None] = {}  # item id -> its transcript (None: transcription failed)
+        self._transcribed: dict[str, TranscriptionUsage] = {}  # item id -> what its transcription was billed
+        self._commit_sent = False  # this turn committed audio: a transcription was asked for
         self._limit_reset_s: float | None = None  # when a spent rate limit resets (`rate_limits.updated`)
         self.trace: Callable[[str, dict], None] | None = None  # `wearsim probe`: every event sent and received
 
@@ -138,6 +145,7 @@ class OpenAIRealtimeSession:
             await self._send_event({"type": "input_audio_buffer.commit"})
             self._audio_sent = False
             self._committed, self._awaiting_commit = None, True
+            self._commit_sent = True
         await self._send_event({"type": "response.create"})
         self._responding = True
         try:
@@ -182,6 +190,9 @@ class OpenAIRealtimeSession:
             self._committed, self._awaiting_commit = event.get("item_id"), False
         elif kind in (TRANSCRIPT_DONE, TRANSCRIPT_FAILED) and event.get("item_id"):
             self._transcripts[event["item_id"]] = event.get("transcript") if kind == TRANSCRIPT_DONE else None
+            if kind == TRANSCRIPT_DONE:
+                self._transcribed[event["item_id"]] = openai_transcription_usage(event.get("usage"),
+                                                                                 TRANSCRIBE_MODEL_ID)
         elif kind == "rate_limits.updated":
             spent = [limit.get("reset_seconds") for limit in event.get("rate_limits") or []
                      if isinstance(limit, dict) and limit.get("remaining") == 0]
@@ -239,11 +250,12 @@ class OpenAIRealtimeSession:
                 if status == "failed":
                     raise self._api_error(details.get("error") or {"type": details.get("type")}, "response failed: ")
                 done_s = time.monotonic() - started
-                return RealtimeReply("".join(text), b"".join(audio), await self._heard(), first_text, first_audio,
+                heard = await self._heard()
+                return RealtimeReply("".join(text), b"".join(audio), heard, first_text, first_audio,
                                      done_s, openai_realtime_usage(response.get("usage")),
                                      interrupted=status == "cancelled", item=item_id if audio else None,
                                      incomplete=(details.get("reason") or "incomplete") if status == "incomplete"
-                                     else None)
+                                     else None, transcription=self._transcription())
 
     async def _heard(self) -> str | None:
         """This turn's input transcript, by its committed item: waited for at most TRANSCRIPT_WAIT_S
@@ -258,6 +270,16 @@ class OpenAIRealtimeSession:
                 return None
             self._note(event)
         return self._transcripts.get(self._committed) if self._committed is not None else None
+
+    def _transcription(self) -> TranscriptionUsage | None:
+        """What this turn's input transcription was billed (after `_heard`): None when no audio was
+        committed; not reported when it failed or did not come in time (its cost is then unknown)."""
+        if not self._commit_sent:
+            return None
+        self._commit_sent = False
+        if self._committed is not None and self._committed in self._transcribed:
+            return self._transcribed[self._committed]
+        return TranscriptionUsage(TRANSCRIBE_MODEL_ID, reported=False)
 
     async def aclose(self) -> None:
         try:

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from benchmark.candidates.base import Usage
+from benchmark.candidates.base import TranscriptionUsage, Usage
 
 
 class RealtimeError(RuntimeError):
@@ -63,6 +63,7 @@ class RealtimeReply:
     item: str | None = None  # the API's id of a spoken reply, for `truncate` (OpenAI Realtime)
     session_lost: str | None = None  # why live sessions were replaced, or the reply asked again, while it was answered
     incomplete: str | None = None  # the API cut the reply short, and why (e.g. OpenAI's `max_output_tokens`)
+    transcription: TranscriptionUsage | None = None  # this turn's audio transcribed, billed apart (OpenAI)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,10 @@ What each provider says, and how it is read (docs/schema.md, "Usage"):
   `image_tokens`, `cached_tokens`, `cached_tokens_details` {`text_tokens`,
   `audio_tokens`, `image_tokens`}} and `output_token_details`
   {`text_tokens`, `audio_tokens`}.
+- OpenAI Realtime's input transcription (`conversation.item.input_audio_transcription.completed`
+  -> `usage`), billed apart from the response: `{type: "tokens", input_tokens, output_tokens,
+  total_tokens, input_token_details: {audio_tokens, text_tokens}}` for the gpt-4o transcribe
+  models, `{type: "duration", seconds}` for whisper-1 (`TranscriptionUsage`).
 - Gemini and Gemini Live: `usage_metadata` (`usageMetadata` on the wire):
   `prompt_token_count` (+ `tool_use_prompt_token_count`),
   `cached_content_token_count`, `candidates_token_count` (Live:
@@ -36,7 +40,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from benchmark.candidates.base import Usage
+from benchmark.candidates.base import TranscriptionUsage, Usage
 
 MODALITY_KINDS = {"TEXT": "text", "AUDIO": "audio", "IMAGE": "image", "VIDEO": "image"}
 
@@ -84,6 +88,28 @@ def openai_realtime_usage(data: Any) -> Usage:
         cached_image_tokens=_count(cached.get("image_tokens")),
         output_text_tokens=_count(out.get("text_tokens")), output_audio_tokens=_count(out.get("audio_tokens")),
     ).completed()
+
+
+def openai_transcription_usage(data: Any, model: str) -> TranscriptionUsage:
+    """An input transcription event's `usage`, in either documented shape; anything else (no
+    usage, a shape not documented) is a transcription whose usage was not reported."""
+    if not isinstance(data, dict):
+        return TranscriptionUsage(model, reported=False)
+    if data.get("type") == "duration" or ("seconds" in data and "input_tokens" not in data):
+        seconds = data.get("seconds")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < 10**9:
+            return TranscriptionUsage(model, reported=False)
+        return TranscriptionUsage(model, seconds=float(seconds))
+    given, out = _count(data.get("input_tokens")), _count(data.get("output_tokens"))
+    if given is None or out is None:
+        return TranscriptionUsage(model, reported=False)
+    details = _details(data.get("input_token_details"))
+    audio, text = _count(details.get("audio_tokens")), _count(details.get("text_tokens"))
+    if audio is not None and text is None and audio <= given:
+        text = given - audio
+    elif text is not None and audio is None and text <= given:
+        audio = given - text
+    return TranscriptionUsage(model, given, out, audio, text)
 
 
 def _snake(data: Any) -> Any:

@@ -241,7 +241,7 @@ def run(args) -> int:
 
     from benchmark.candidates.factory import model_file
     from benchmark.candidates.model_ids import (candidate_family, default_model_id, is_realtime, missing_credentials,
-                                                output_problem, retired_problem)
+                                                output_problem, retired_problem, transcription_model)
     from benchmark.candidates.ratelimit import build_limits, configure
     from benchmark.judges import JudgeFamilyError, judge_model_id, resolve_judge_family
     from benchmark.runner import (CandidateSettings, JudgeSettings, ModelMissing, RunDirError, RunSettings,
@@ -320,8 +320,10 @@ def run(args) -> int:
     if retired := retired_problem(model_id):
         return _fail(f"--model: {retired}; nothing was written")
     if args.budget is not None:  # a budget that cannot be kept is refused, not ignored
+        transcribed = transcription_model(model_id) if args.via == "stream" else None  # billed apart from --model
         unpriced = [f"{m} ({flag})" for flag, m in (("--model", model_id), ("--judge-model", judge_model),
-                                                    ("--ranking-judge-model", ranking_model))
+                                                    ("--ranking-judge-model", ranking_model),
+                                                    ("the input transcription of --model", transcribed))
                     if m and prices.get(m) is None]
         if unpriced:
             return _fail(f"--budget needs a price for every model the run asks: no price for {', '.join(unpriced)} "
@@ -408,9 +410,14 @@ def run(args) -> int:
     run_dir = Path(args.output_dir or f"runs/bench-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
     cache_dir, cache_candidate = None, False
     if args.cache != "off":
-        from benchmark.candidates.cache import default_cache_dir
+        from benchmark.candidates.cache import ResponseCache, default_cache_dir
+        from benchmark.safe_files import UnsafePathError
 
         cache_dir = str(Path(args.cache_dir).expanduser().resolve() if args.cache_dir else default_cache_dir())
+        try:
+            ResponseCache(cache_dir).check()  # a store or journal that is a link: refused before anything is written
+        except UnsafePathError as exc:
+            return _fail(f"--cache-dir: {exc}; nothing was written")
         cache_candidate = args.via == "direct" and not is_realtime(model_id) and (
             args.cache == "all" or args.temperature == 0)
         if args.via == "direct" and not cache_candidate and not is_realtime(model_id):

@@ -10,7 +10,8 @@ EPILOG = """examples:
   wearsim simulate sc-13 --server ws://127.0.0.1:8765 --speed 2 --jitter-ms 30 --drop-frames 0.1
   wearsim simulate sc-05 --camera 0              # frames from the laptop camera instead of media
   wearsim simulate sc-05 --model openai-realtime:gpt-realtime --output audio   # spoken replies, saved as WAV
-The session log (every event) is saved as JSON (--log, default runs/simulate/SCENARIO-TIME.json); with
+The session log (every event) is saved as JSON (--log, default runs/simulate/SCENARIO-TIME.json; written by temp file
+and rename, and a --log that is a symbolic link is refused before the session starts); with
 --output audio each turn's spoken reply is saved next to it (SCENARIO-TIME-turnN.wav).
 """
 
@@ -98,6 +99,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from benchmark.candidates import default_model_id
+    from benchmark.safe_files import UnsafePathError, check_target, make_dirs, write_atomic
     from benchmark.scenario import load_bank
 
     bank = load_bank()
@@ -108,6 +110,13 @@ def run(args) -> int:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 2
     model = args.model or default_model_id()
+    log = Path(args.log or f"runs/simulate/{scenario.scenario_id}-{time.strftime('%Y%m%d-%H%M%S')}.json")
+    try:  # the log (and the spoken replies beside it) is written as a run dir's files: never through a link
+        for path in (log, *(log.with_name(f"{log.stem}-turn{turn}.wav") for turn in (1, 2, 3))):
+            check_target(path)
+    except UnsafePathError as exc:
+        print(f"wearsim simulate: --log: {exc}; nothing was run", file=sys.stderr)
+        return 2
     try:
         live = _camera_frames(args.camera) if args.camera is not None else None
     except SimulateError as exc:
@@ -197,9 +206,9 @@ def run(args) -> int:
             raise
         print(f"wearsim simulate: {exc}", file=sys.stderr)
         return 2
-    log = Path(args.log or f"runs/simulate/{scenario.scenario_id}-{time.strftime('%Y%m%d-%H%M%S')}.json")
-    log.parent.mkdir(parents=True, exist_ok=True)
-    log.write_text(json.dumps({"scenario_id": scenario.scenario_id, "backend": model, "events": events}, indent=2))
+    make_dirs(log.parent)
+    write_atomic(log, json.dumps({"scenario_id": scenario.scenario_id, "backend": model, "events": events}, indent=2),
+                 log.parent)
     print(f"session log: {log}", file=sys.stderr)
     from benchmark.candidates.base import REPLY_AUDIO_RATE
     from perception.audio import write_wav

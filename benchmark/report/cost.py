@@ -49,8 +49,10 @@ def cost_line(summary: dict) -> str:
     row = (block.get("conditions") or {}).get(condition)
     if not row:
         return "cost: no finished trials"
-    text = (f"cost ({condition}): candidate {usd(row['candidate_usd'])}, judge {usd(row['judge_usd'])} over "
-            f"{row['trials']} trials; per correct Turn 2 answer {per_correct(row)}")
+    transcribed = (f" (input transcription {usd(row.get('transcription_usd'))} of it)"
+                   if row.get("transcription") else "")
+    text = (f"cost ({condition}): candidate {usd(row['candidate_usd'])}{transcribed}, judge "
+            f"{usd(row['judge_usd'])} over {row['trials']} trials; per correct Turn 2 answer {per_correct(row)}")
     if row["unknown"]:
         text += f" (unknown: {'; '.join(row['unknown'][:3])})"
     return text
@@ -68,6 +70,39 @@ def tokens_text(tokens: dict | None) -> str:
     return (f"in {tokens['input_tokens']:,} (text {part('input_text_tokens')}, audio {part('input_audio_tokens')}, "
             f"image {part('input_image_tokens')}; cached {part('cached_input_tokens')}), out "
             f"{tokens['output_tokens']:,} (text {part('output_text_tokens')}, audio {part('output_audio_tokens')})")
+
+
+def transcription_text(model: str, usage: dict) -> str:
+    """One transcription model's usage (summary.json's `transcription` entry) in words."""
+    parts = []
+    if usage.get("input_tokens") or usage.get("output_tokens"):
+        def part(name: str) -> str:
+            value = usage.get(name)
+            return "?" if value is None else f"{value:,}"
+        parts.append(f"in {usage['input_tokens']:,} tokens (audio {part('input_audio_tokens')}, text "
+                     f"{part('input_text_tokens')}), out {usage['output_tokens']:,}")
+    if usage.get("seconds"):
+        parts.append(f"{usage['seconds']:,.1f} s of audio billed by the minute")
+    if not usage.get("reported", True):
+        parts.append("some usage not reported")
+    return f"`{model}` over {usage.get('turns', '?')} turns: {'; '.join(parts) or 'nothing billed'}"
+
+
+def _transcription_lines(block: dict, table) -> list[str]:
+    """The input transcription, apart: what it cost per condition and what was billed."""
+    rows = {name: r for name, r in (block.get("conditions") or {}).items() if r.get("transcription")}
+    if not rows:
+        return []
+    lines = ["", "Input transcription: the realtime API transcribes the user's speech with a model of its own and "
+                 "bills it apart from the reply, by tokens or by the second, priced by that model's entry. It is "
+                 "part of the candidate's spend above.", ""]
+    lines += table(["condition", "input transcription", "share of the candidate's spend"],
+                   [[name, usd(r.get("transcription_usd")),
+                     f"{r['transcription_usd'] / r['candidate_usd']:.1%}" if r.get("transcription_usd") is not None
+                     and r.get("candidate_usd") else "n/a"] for name, r in rows.items()])
+    run = (block.get("run") or {}).get("transcription") or {}
+    lines += ["", *(f"Transcribed: {transcription_text(model, usage)}." for model, usage in run.items())]
+    return lines
 
 
 def cost_section(summary: dict, table) -> list[str]:
@@ -97,6 +132,7 @@ def cost_section(summary: dict, table) -> list[str]:
         lines += table(["policy", "candidate", "per trial", "per correct Turn 2", "correct / trials"],
                        [[f"`{policy}`", usd(r["candidate_usd"]), usd(r["candidate_usd_per_trial"]), per_correct(r),
                          f"{r['correct_turn2']} / {r['trials']}"] for policy, r in policies.items()])
+    lines += _transcription_lines(block, table)
     run = block.get("run") or {}
     lines += ["", f"Tokens of the candidate: {tokens_text(run.get('candidate_tokens'))}.",
               f"Tokens of the judges: {tokens_text(run.get('judge_tokens'))}. (`?`: the provider did not say.)"]

@@ -2,7 +2,10 @@
 
 Per condition: the candidate's and the judges' spend over its trials (errored
 trials left out: their replies are not recorded), per trial, and the
-candidate's spend per correct Turn 2 answer. Replies served from the
+candidate's spend per correct Turn 2 answer. The candidate's spend includes
+a realtime API's input transcription, billed apart from its replies and
+priced by the transcription model's entry; `transcription_usd` is that part
+of it, shown apart. Replies served from the
 response cache are priced like the rest: the cost of a trial does not depend
 on whether the cache was warm. A cost that cannot be known (a model with no
 price, a kind of token with none, usage not reported) is null with the
@@ -13,17 +16,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from benchmark.candidates.base import Usage
+from benchmark.candidates.base import TranscriptionUsage, Usage
 from benchmark.judges.base import Verdict
-from benchmark.prices import NOTHING, Cost, PriceTable, reply_cost, table_from_manifest
+from benchmark.prices import NOTHING, Cost, PriceTable, reply_cost, table_from_manifest, transcription_cost
 from benchmark.records import TrialRecord
 
 
 def candidate_cost(trial: TrialRecord, table: PriceTable) -> Cost:
+    """The candidate's replies and their input transcriptions."""
     total = NOTHING
     for turn in trial.turns:
         model = trial.candidate_model or turn.reply.model
         total += reply_cost(turn.reply.usage, table.get(model), model)
+    return total + transcriptions_cost(trial, table)
+
+
+def transcriptions_cost(trial: TrialRecord, table: PriceTable) -> Cost:
+    """What transcribing the trial's speech cost, apart from the replies (a realtime API's input transcription)."""
+    total = NOTHING
+    for turn in trial.turns:
+        usage = turn.reply.transcription
+        if usage is not None:
+            total += transcription_cost(usage, table.get(usage.model), usage.model)
     return total
 
 
@@ -52,6 +66,19 @@ def _tokens(usages: Iterable[Usage]) -> dict | None:
     return None if total is None else total.to_json()
 
 
+def _transcribed(trials: list[TrialRecord]) -> dict | None:
+    """The transcriptions' usage summed, by model (None: nothing was transcribed apart)."""
+    by_model: dict[str, TranscriptionUsage] = {}
+    turns: dict[str, int] = {}
+    for trial in trials:
+        for turn in trial.turns:
+            usage = turn.reply.transcription
+            if usage is not None:
+                by_model[usage.model] = usage if usage.model not in by_model else by_model[usage.model] + usage
+                turns[usage.model] = turns.get(usage.model, 0) + 1
+    return {model: {**usage.to_json(), "turns": turns[model]} for model, usage in by_model.items()} or None
+
+
 def _share(cost: Cost, count: int) -> float | None:
     return None if cost.usd is None or not count else cost.usd / count
 
@@ -59,15 +86,17 @@ def _share(cost: Cost, count: int) -> float | None:
 def group_cost(trials: list[TrialRecord], table: PriceTable) -> dict:
     """The cost block of a group of trials (a condition, a whole run)."""
     finished = [t for t in trials if not t.errored]
-    candidate, judge = NOTHING, NOTHING
+    candidate, judge, transcribed = NOTHING, NOTHING, NOTHING
     for trial in finished:
         candidate += candidate_cost(trial, table)
         judge += judge_cost(trial, table)
+        transcribed += transcriptions_cost(trial, table)
     correct = sum(t.passed is True for t in finished)
     verdicts = [v for t in finished for v in (t.turn_2_judge, t.turn_2_ranking_judge, t.turn_3_judge)
                 if v is not None and v.usage is not None]
     return {
         "candidate_usd": candidate.usd,
+        "transcription_usd": transcribed.usd,
         "judge_usd": judge.usd,
         "total_usd": (candidate + judge).usd,
         "trials": len(finished),
@@ -79,6 +108,7 @@ def group_cost(trials: list[TrialRecord], table: PriceTable) -> dict:
         "unknown": list((candidate + judge).why),
         "candidate_tokens": _tokens(turn.reply.usage for t in finished for turn in t.turns),
         "judge_tokens": _tokens(v.usage for v in verdicts),
+        "transcription": _transcribed(finished),
     }
 
 

@@ -5,7 +5,8 @@ import { setupStudio } from "./studio.js";
 import { ReplyPlayer } from "./playback.js";
 
 const $ = (id) => document.getElementById(id);
-const state = { info: null, ws: null, stream: null, audio: null, frameTimer: null, t0: 0, talking: false, turns: {} };
+const state = { info: null, ws: null, stream: null, audio: null, frameTimer: null, t0: 0, talking: false, turns: {},
+  asked: 0, bargeIn: false };
 // backends that can speak their replies (output "audio")
 const REALTIME_PREFIXES = ["openai-realtime:", "gemini-live:"];
 
@@ -149,8 +150,9 @@ function showVoice(turn, status) {
   voice.innerHTML = `${SPEAKER_ICON}<span>${VOICE_LABELS[status]}</span>`;
 }
 
+// The player works out how much of a reply was heard and sends the cut before it shows the reply
+// cut short; the API's conversation then keeps only what was heard (OpenAI Realtime truncates the reply).
 const player = new ReplyPlayer(showVoice, (turn, playedMs) => {
-  // the API's conversation keeps only what was heard (OpenAI Realtime truncates the reply)
   if (state.ws && state.ws.readyState === WebSocket.OPEN) state.ws.send(wire.replyCut(turn, playedMs));
 });
 
@@ -160,7 +162,10 @@ function onEvent(event) {
       setStatus(`connected: ${event.backend}`);
       break;
     case "speech.started":
-      player.stop(); // barge-in: the user talks over the reply
+      // the user talks over the reply: with barge-in the replies to every turn asked so far are over
+      // (the server cancels them), their audio still on its way too; without it what plays stops
+      if (state.bargeIn) player.bargeIn(state.asked);
+      else player.stop();
       $("speech").textContent = "speech started";
       $("speech").classList.add("active");
       break;
@@ -168,6 +173,7 @@ function onEvent(event) {
       $("partial").textContent = event.text;
       break;
     case "transcript.final": {
+      state.asked = Math.max(state.asked, event.turn);
       $("speech").textContent = "waiting for speech";
       $("speech").classList.remove("active");
       $("partial").textContent = "";
@@ -234,6 +240,9 @@ async function connect(submitEvent) {
   ws.binaryType = "arraybuffer";
   state.ws = ws;
   state.turns = {};
+  state.asked = 0; // the newest turn asked (its final transcript came)
+  state.bargeIn = config.barge_in;
+  player.reset();
   $("turns").replaceChildren();
   setStatus("connecting");
   const send = (data) => { if (ws.readyState === WebSocket.OPEN) ws.send(data); };

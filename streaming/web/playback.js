@@ -1,8 +1,19 @@
 // Spoken replies: the assistant.audio pieces (base64 PCM16 little-endian
 // mono at the event's rate) played as they arrive, back to back on one
-// AudioContext timeline: no gap and no overlap between pieces. A new turn's
-// audio, or the user starting to speak (barge-in), stops what still plays,
-// and onCut(turn, playedMs) says how much of that reply was heard.
+// AudioContext timeline: no gap and no overlap between pieces.
+//
+// The player is the one place that knows how much of a reply was heard, and
+// the one place that says so: when a reply stops before its end (a new
+// turn's audio, the user starting to speak, a disconnect) it works out the
+// position on the audio clock, calls sendCut(turn, playedMs) (the page sends
+// `reply.cut`), and only then shows the reply as cut short. A page that shows
+// a reply cut short has therefore always sent its cut first.
+//
+// Barge-in (bargeIn(asked)): the user speaking ends the replies to every turn
+// asked so far, also those whose audio has not come yet (a busy server can
+// send `speech.started` before the reply's first piece). Their audio that
+// comes later is not played; the cut says what was heard of it (nothing,
+// when none of it had played).
 
 const LEAD_S = 0.05; // when nothing is queued, start this far ahead of now
 
@@ -17,17 +28,23 @@ export function pcm16ToFloat32(base64) {
 
 export class ReplyPlayer {
   // onStatus(turn, status): status is "speaking", "spoken" or "interrupted"
-  // onCut(turn, playedMs): a reply was stopped before its end, after playedMs of it
-  constructor(onStatus, onCut = () => {}) {
+  // sendCut(turn, playedMs): a reply was stopped before its end, after playedMs of it
+  constructor(onStatus, sendCut = () => {}) {
     this.onStatus = onStatus;
-    this.onCut = onCut;
+    this.sendCut = sendCut;
     this.context = null;
-    this.sources = []; // scheduled and not yet ended
-    this.endAt = 0; // where the next piece starts on the context's clock
+    this.reset();
+  }
+
+  // A new session: nothing queued, no turn yet (a disconnect already stopped what played).
+  reset() {
+    this.silence();
     this.turn = null; // the turn whose audio is queued
     this.turnSeconds = 0; // the turn's audio scheduled so far
-    // what was scheduled so far, for the page's tests
-    this.counts = window.wearsimPlayback = { pieces: 0, samples: 0, seconds: 0 };
+    this.over = 0; // replies to turns up to this one are over (the user spoke): their audio is not played
+    this.lastCut = 0; // the newest turn a cut was sent for: one cut a turn
+    // what was scheduled and cut so far, for the page's tests
+    this.counts = window.wearsimPlayback = { pieces: 0, samples: 0, seconds: 0, cuts: [] };
   }
 
   // Call from a user gesture (Connect): browsers only let audio start after one.
@@ -37,6 +54,10 @@ export class ReplyPlayer {
   }
 
   play(event) {
+    if (event.turn <= this.over || (this.turn !== null && event.turn < this.turn)) {
+      this.cutUnheard(event.turn); // the user spoke over this reply: it is over
+      return;
+    }
     this.unlock();
     if (event.turn !== this.turn) {
       this.stop(); // a new turn: the previous reply is over
@@ -67,15 +88,44 @@ export class ReplyPlayer {
     this.onStatus(turn, "speaking");
   }
 
-  // Silence what is still queued (barge-in, a new turn, a disconnect).
+  // The user spoke (`speech.started`): what plays stops, and the replies to the turns asked so far
+  // (up to `asked`, the newest final transcript's turn) are over, their later audio too.
+  bargeIn(asked) {
+    this.stop();
+    this.over = Math.max(this.over, asked);
+  }
+
+  // Stop what is still queued (barge-in, a new turn, a disconnect) and say how much of it was heard.
   stop() {
-    if (this.sources.length) {
-      this.onStatus(this.turn, "interrupted");
-      // what is still queued plays back to back up to endAt: the rest was heard
-      const unplayed = Math.max(0, this.endAt - this.context.currentTime);
-      this.onCut(this.turn, Math.max(0, Math.round(1000 * (this.turnSeconds - unplayed))));
+    if (!this.sources.length) return;
+    // what is still queued plays back to back up to endAt: the rest was heard
+    const unplayed = Math.max(0, this.endAt - this.context.currentTime);
+    const turn = this.turn;
+    this.silence();
+    if (unplayed > 0) {
+      this.cut(turn, 1000 * (this.turnSeconds - unplayed));
+    } else {
+      this.onStatus(turn, "spoken"); // it had all played; its end was not reported yet
     }
-    for (const source of this.sources) {
+  }
+
+  // Audio of a reply that is over: not played; the first of it sends the turn's cut (what had played).
+  cutUnheard(turn) {
+    if (turn > this.lastCut) this.cut(turn, turn === this.turn ? 1000 * this.turnSeconds : 0);
+  }
+
+  // The one place a cut is sent, then shown: in that order.
+  cut(turn, playedMs) {
+    const ms = Math.max(0, Math.round(playedMs));
+    this.lastCut = Math.max(this.lastCut, turn);
+    this.counts.cuts.push([turn, ms]);
+    this.sendCut(turn, ms);
+    this.onStatus(turn, "interrupted");
+  }
+
+  // Every queued source stopped, nothing reported.
+  silence() {
+    for (const source of this.sources || []) {
       source.onended = null;
       source.stop();
     }
