@@ -123,8 +123,8 @@ def gemini_env(monkeypatch, tmp_path):
 
 @pytest.fixture
 def serve_without_listening(monkeypatch):
-    """`wearsim serve ARGS` run to the point of starting uvicorn, which is replaced: returns
-    (serve(argv) -> exit status, the uvicorn configs it was given)."""
+    """`wearsim serve ARGS` run to the point of starting uvicorn, which is replaced (and its port
+    bound as a free one): returns (serve(argv) -> exit status, the uvicorn configs it was given)."""
     import argparse
 
     from benchmark.cli import serve
@@ -135,10 +135,14 @@ def serve_without_listening(monkeypatch):
         def __init__(self, config):
             seen.append(config)
 
-        def run(self):
-            pass
+        def run(self, sockets=()):
+            for sock in sockets:
+                sock.close()
 
     monkeypatch.setattr("uvicorn.Server", Server)
+    # the port named is not bound (parallel workers, or a real server, may hold it): a free one stands in
+    real_bind = serve.bind_port
+    monkeypatch.setattr(serve, "bind_port", lambda host, port: real_bind(host, 0))
     parser = argparse.ArgumentParser()
     serve.register(parser.add_subparsers())
     return (lambda argv: serve.run(parser.parse_args(["serve", *argv]))), seen
