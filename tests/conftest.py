@@ -135,7 +135,7 @@ def serve_without_listening(monkeypatch):
         def __init__(self, config):
             seen.append(config)
 
-        def run(self):
+        def run(self, sockets=None):
             pass
 
     monkeypatch.setattr("uvicorn.Server", Server)
