@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from benchmark.records import LATENCY_STAGES
+from benchmark.report.camera_text import camera_text_note
 from benchmark.report.cost import budget_lead, cost_section
 from benchmark.report.faults import fault_lead, fault_section
 from benchmark.report.interval_text import interval_sentence
@@ -198,7 +199,7 @@ def _headline(summary: dict) -> list[str]:
         *([turns_ok, ""] if turns_ok else []),
         *([errors, ""] if errors else []),
         *([stopped, ""] if stopped else []),
-        headline(summary, markdown=True),
+        " ".join(filter(None, (headline(summary, markdown=True), camera_text_note(summary)))),
         "",
         *_lead(summary),
         interval_sentence(summary["primary"]),
