@@ -136,9 +136,12 @@ def serve_without_listening(monkeypatch):
             seen.append(config)
 
         def run(self, sockets=None):
-            pass
+            for sock in sockets or ():
+                sock.close()
 
     monkeypatch.setattr("uvicorn.Server", Server)
+    real_bind = serve.bind_port  # bound for real, on a free port: another process may hold --port's
+    monkeypatch.setattr(serve, "bind_port", lambda host, port: real_bind(host, 0))
     parser = argparse.ArgumentParser()
     serve.register(parser.add_subparsers())
     return (lambda argv: serve.run(parser.parse_args(["serve", *argv]))), seen
