@@ -17,11 +17,13 @@ normal spoken turn, then runs each attack in turn:
   transcript takes from its end of speech;
 - slow clients: `--slow-clients` connections that each finish a request and
   send one byte of the next, and 8 that send the headers of a POST to
-  `/v1/record` and a trickle of its body; meanwhile `/`, `/v1/info` and
-  `/v1/record` are asked.
+  `/v1/record` and a trickle of its body (from 127.0.0.3); meanwhile `/`,
+  `/v1/info` and `/v1/record` are asked from 127.0.0.2 (one address holds
+  at most 64 plain HTTP connections, so past that the attack's own are
+  refused as they open).
 
-A sampler reads the server's RSS from /proc and times a `GET /healthz` every
-0.25 s throughout. Writes benchmarks/results/hostile_load.json: per phase
+A sampler reads the server's RSS from /proc and times a `GET /healthz` (from
+127.0.0.2) every 0.25 s throughout. Writes benchmarks/results/hostile_load.json: per phase
 the peak RSS above the warmed-up baseline, the server's CPU seconds, the
 healthz answer times (max, p50) and failures, and what each attack got back.
 """
@@ -51,6 +53,10 @@ sys.path.insert(0, str(ROOT))
 from streaming import wire  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402  (a tiny chat endpoint: the replies do not matter here)
 
+# the sampler's /healthz and the slow-clients phase's other requests come from another loopback address: the
+# attack's own address holds at most 64 plain HTTP connections (streaming.local_server.MAX_HTTP_PER_CLIENT)
+BYSTANDER = "127.0.0.2"
+SLOW_BODIES = "127.0.0.3"
 SPEECH_TEXT = ("the drill bit goes in the chuck and then you tighten it with the key and check that it runs true "
                "before you start on the board and keep the speed low for the first few holes ")
 
@@ -78,7 +84,7 @@ class Sampler(threading.Thread):
         self.stop = threading.Event()
 
     def run(self):
-        with httpx.Client(timeout=10.0) as client:
+        with httpx.Client(timeout=10.0, transport=httpx.HTTPTransport(local_address=BYSTANDER)) as client:
             while not self.stop.is_set():
                 started = time.monotonic()
                 try:
@@ -256,25 +262,33 @@ def slow_clients(http: str, count: int) -> dict:
     stalled, refused = [], 0
     for _ in range(count):
         sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        reply = sock.recv(4096)
-        if not reply.startswith(b"HTTP/1.1 200"):
+        try:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            reply = sock.recv(4096)
+        except OSError:
+            reply = b""
+        if not reply.startswith(b"HTTP/1.1 200"):  # past the address's 64: 503 as it opens, then closed
             refused += 1
+            sock.close()
+            continue
         sock.sendall(b"G")
         stalled.append(sock)
     bodies = []
-    for _ in range(8):
-        sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    for _ in range(8):  # from a third address: the first holds its 64 already
+        sock = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(SLOW_BODIES, 0))
         sock.sendall(b"POST /v1/record?scenario=sc-01&step=turn_1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                      b"Content-Type: video/webm\r\nContent-Length: 1000000\r\n\r\nx")
         bodies.append(sock)
     answers = {}
+    bystander = httpx.Client(timeout=30, transport=httpx.HTTPTransport(local_address=BYSTANDER))
     for path in ("/", "/v1/info"):
         started = time.monotonic()
-        answers[path] = [httpx.get(http + path, timeout=30).status_code, round(time.monotonic() - started, 3)]
+        answers[path] = [bystander.get(http + path).status_code, round(time.monotonic() - started, 3)]
     started = time.monotonic()
-    answers["/v1/record"] = [httpx.post(f"{http}/v1/record?scenario=sc-01&step=turn_1", content=b"", timeout=30,
-                                        headers={"Origin": http}).status_code, round(time.monotonic() - started, 3)]
+    answers["/v1/record"] = [bystander.post(f"{http}/v1/record?scenario=sc-01&step=turn_1", content=b"",
+                                            headers={"Origin": http}).status_code,
+                             round(time.monotonic() - started, 3)]
+    bystander.close()
     dropped_by = {}
     deadline = time.monotonic() + 180
     for name, group in (("stalled", stalled), ("slow_bodies", bodies)):

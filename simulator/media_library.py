@@ -37,6 +37,10 @@ MAX_IMPORT_SECONDS = 60.0
 MIN_SAMPLE_RATE, MAX_SAMPLE_RATE, MAX_CHANNELS = 8_000, 192_000, 8
 MAX_VIDEO_PIXELS = 1920 * 1080
 MAX_VIDEO_FRAMES = int(MAX_IMPORT_SECONDS * 30)
+# what an imported video is stored as: within 640x480 and at most 10 frames a second (the glasses play 5), so
+# a step's stored media (the MPEG-4 video and the 16 kHz WAV) stays under MAX_STORED_BYTES_PER_S of recording
+STORED_VIDEO_BOX, STORED_FPS = (640, 480), 10.0
+MAX_STORED_BYTES_PER_S = 512 * 1024
 SPEECH_TURNS = {"turn_1": "turn_1_user", "turn_2": "turn_2_user", "turn_3_repair": "turn_3_repair_anchor"}
 FRAME_TURNS = ("context", "turn_1", "turn_2")
 log = logging.getLogger("wearsim.media")
@@ -336,8 +340,12 @@ def _trim_video(source: Path, target: Path, start: float | None, end: float | No
     if width * height > MAX_VIDEO_PIXELS:
         capture.release()
         raise MediaLimit(f"{source.name}: video of {width}x{height}; at most {MAX_VIDEO_PIXELS:,} pixels")
-    writer = cv2.VideoWriter(str(target), cv2.VideoWriter_fourcc(*"mp4v"), fps, (width, height))
-    index = 0
+    scale = min(1.0, STORED_VIDEO_BOX[0] / max(width, height, 1), STORED_VIDEO_BOX[1] / max(min(width, height), 1))
+    size = (max(2, round(width * scale) // 2 * 2), max(2, round(height * scale) // 2 * 2))
+    stored_fps = min(fps, STORED_FPS)
+    writer = cv2.VideoWriter(str(target), cv2.VideoWriter_fourcc(*"mp4v"), stored_fps, size)
+    index = kept = 0
+    due = None  # the stream time of the next frame kept
     while True:
         ok, frame = capture.read()
         if not ok:
@@ -349,10 +357,16 @@ def _trim_video(source: Path, target: Path, start: float | None, end: float | No
             writer.release()
             raise MediaLimit(f"{source.name}: more than {MAX_VIDEO_FRAMES} video frames; a recording may "
                                   f"be at most {MAX_IMPORT_SECONDS:.0f} s")
-        if (start is None or t >= start) and (end is None or t <= end):
-            writer.write(frame)
+        if (start is None or t >= start) and (end is None or t <= end) and (due is None or t >= due - 1e-6):
+            kept += 1  # at most STORED_FPS frames a second are kept
+            due = (t if due is None else due) + 1 / stored_fps
+            writer.write(frame if size == (width, height) else cv2.resize(frame, size, interpolation=cv2.INTER_AREA))
     capture.release()
     writer.release()
+    seconds = max(kept / stored_fps, 1.0)
+    if target.stat().st_size > MAX_STORED_BYTES_PER_S * seconds:  # the encoder's rate control failed us
+        raise MediaLimit(f"{source.name}: the stored video would be {target.stat().st_size:,} bytes for "
+                         f"{seconds:.0f} s; at most {MAX_STORED_BYTES_PER_S:,} bytes a second are kept")
 
 
 def two_sources(root: Path = MEDIA_ROOT) -> list[str]:

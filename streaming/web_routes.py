@@ -12,7 +12,11 @@
   (`RECORD_BODY_TIMEOUT_S`, pauses of at most `RECORD_GAP_TIMEOUT_S`: 408);
   the recording is probed before it is decoded and refused over a step's
   limits (`simulator.media_library.probe_recording`: 413); nothing
-  half-written stays behind.
+  half-written stays behind. Imports run on the studio's own small pool
+  (`streaming.import_pool`, `IMPORT_WORKERS` threads at the lowest CPU
+  priority, at most `IMPORT_WAITING` queued), never on the default executor
+  that Whisper and the sessions' frame steps share; past the queue, 503
+  "busy, try again".
 """
 
 from __future__ import annotations
@@ -29,12 +33,15 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from perception.audio import MediaLimit
+from streaming.import_pool import ImportBusy, ImportPool
 
 WEB_ROOT = Path(__file__).with_name("web")
 MAX_RECORDING_BYTES = 64 * 1024 * 1024
 RECORD_BODY_TIMEOUT_S = 120.0  # the whole body of POST /v1/record (64 MB: about 0.5 MB/s at the least)
 RECORD_GAP_TIMEOUT_S = 10.0  # and no pause between its pieces longer than this
 STEPS = ("context", "turn_1", "turn_2", "turn_3_repair")
+IMPORT_WORKERS = 1  # studio imports decoding at once (each on a thread of its own, at nice 19)
+IMPORT_WAITING = 24  # more queued behind them; past that 503 "busy, try again"
 
 
 def _steps(scenario) -> list[dict]:
@@ -57,6 +64,7 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
     from benchmark.scenario import load_bank
 
     bank = load_bank()
+    imports = ImportPool(IMPORT_WORKERS, IMPORT_WAITING)
     app.mount("/web", StaticFiles(directory=WEB_ROOT), name="web")
 
     @app.get("/", include_in_schema=False)
@@ -81,6 +89,11 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
         def refuse(status: int, message: str):
             return JSONResponse({"error": message}, status_code=status)
 
+        def busy():
+            return JSONResponse({"error": f"busy, try again: the studio is importing {imports.held} recordings "
+                                          f"(at most {imports.workers + imports.waiting} at once)"},
+                                status_code=503, headers={"Retry-After": "30"})
+
         if record_dir is None:
             return refuse(403, "recording is off: start the server with wearsim serve --record DIR")
         if not _token_ok(request.headers.get("x-wearsim-token"), token):
@@ -89,6 +102,8 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
             return refuse(400, f"unknown scenario {scenario[:40]!r}")
         if step not in STEPS:
             return refuse(400, f"step must be one of {', '.join(STEPS)}")
+        if imports.held >= imports.workers + imports.waiting:  # before the upload is read
+            return busy()
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > MAX_RECORDING_BYTES:
             return refuse(413, f"a recording may be at most {MAX_RECORDING_BYTES // 2**20} MB")
@@ -120,7 +135,14 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
                     handle.write(chunk)
             if not size:
                 return refuse(400, "the recording is empty")
-            files = await asyncio.to_thread(_import, Path(record_dir), stage, scenario, step, upload)
+            try:
+                imports.reserve()
+            except ImportBusy:
+                return busy()
+            try:
+                files = await imports.run(_import, Path(record_dir), stage, scenario, step, upload)
+            finally:
+                imports.release()
         except MediaLimit as exc:  # probed from the header (or counted while decoding): nothing big decoded
             return refuse(413, f"the recording is over a step's limits: {_relative(str(exc), Path(record_dir))}")
         except ValueError as exc:

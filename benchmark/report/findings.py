@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import re
-
 from benchmark.records import LATENCY_STAGES
+from benchmark.report.camera_text import camera_text_note
 from benchmark.report.cost import budget_lead, cost_section
 from benchmark.report.faults import fault_lead, fault_section
 from benchmark.report.interval_text import interval_sentence
+from benchmark.report.text_format import (  # noqa: F401 (other modules import them from here too)
+    LINE_BREAKS, cell_text, interval, one_line, pct, table)
 from benchmark.scoring.trials import LABELS
 from benchmark.shards import planned_cells
-
-LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")  # line breaks and other control characters
 
 MANIFEST_ORDER = (
     "benchmark_version", "schema_revision", "camera_injection", "scenarios_sha256",
@@ -19,37 +18,6 @@ MANIFEST_ORDER = (
     "candidate_model", "candidate_model_file", "judge_model", "judge_family", "judge_family_resolution", "ranking_judge",
     "trials", "temperature", "ranking_condition", "timestamp_utc", "runner_git_commit",
 )
-
-
-def pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
-
-
-def interval(low: float | None, high: float | None) -> str:
-    return "n/a" if low is None or high is None else f"[{100 * low:.1f}%, {100 * high:.1f}%]"
-
-
-def cell_text(cell: dict) -> str:
-    return f"{pct(cell['accuracy'])} ({cell['k']}/{cell['n']}) {interval(cell['ci_low'], cell['ci_high'])}"
-
-
-def one_line(value):
-    """`value` (a string, or a dict or list holding strings) with every run of line breaks and other
-    control characters in its strings made one space: a value from a run dir (a cue type, a condition
-    name, a scenario id) can never start a line of its own in a markdown file."""
-    if isinstance(value, str):
-        return LINE_BREAKS.sub(" ", value)
-    if isinstance(value, dict):
-        return {one_line(k): one_line(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [one_line(v) for v in value]
-    return value
-
-
-def table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
-    return lines
 
 
 def scored_cells(summary: dict, condition: str | None = None) -> tuple[int, int]:
@@ -198,7 +166,7 @@ def _headline(summary: dict) -> list[str]:
         *([turns_ok, ""] if turns_ok else []),
         *([errors, ""] if errors else []),
         *([stopped, ""] if stopped else []),
-        headline(summary, markdown=True),
+        " ".join(filter(None, (headline(summary, markdown=True), camera_text_note(summary)))),
         "",
         *_lead(summary),
         interval_sentence(summary["primary"]),

@@ -5,7 +5,8 @@
   a band; marks for the scene change (the turn's own first frame), the end
   of speech the server heard, the first reply text and the reply's end (those
   two are the server's latencies from the end of speech, seconds of wall
-  clock: on a run paced in real time they fall on the stream clock too);
+  clock: on a run paced in real time they fall on the stream clock too),
+  each mark's label on a line of its own (marks close together stay readable);
 - the glasses' speech and the spoken reply, playable (`<audio>` of the WAVs
   in the run dir: the page stays one folder that opens from disk), a playhead
   following the speech on the strip;
@@ -105,11 +106,15 @@ def timeline_html(result: TurnResult, files: RunFiles) -> str:
         parts.append(f'<img class="thumb" loading="lazy" src="{escape(link)}" data-t-ms="{t_ms}" '
                      f'style="left:{left(t_ms)};top:{4 + 50 * (n % 2)}px" alt="frame sent at {t_ms} ms" '
                      f'title="frame sent at {(t_ms - low) / 1000:.2f} s">')
+    labels = []  # after every mark, so no mark's line crosses another's label
     for key, name in MARKS:
         if key in marks:
             flip = " flip" if share(marks[key]) > 0.7 else ""  # its label on the left, inside the strip
-            parts.append(f'<span class="mark mark-{key}{flip}" style="left:{left(marks[key])}" data-t-ms="{marks[key]}">'
-                         f'<span class="mark-label">{escape(name)} {(marks[key] - low) / 1000:.2f} s</span></span>')
+            parts.append(f'<span class="mark mark-{key}" style="left:{left(marks[key])}" data-t-ms="{marks[key]}">'
+                         '</span>')
+            labels.append(f'<span class="mark-label label-{key}{flip}" style="left:{left(marks[key])}">'
+                          f'{escape(name)} {(marks[key] - low) / 1000:.2f} s</span>')
+    parts += labels
     start = glasses.start_ms if glasses.start_ms is not None else low
     parts.append(f'<span class="playhead" hidden data-start-ms="{start}"></span>')
     sent = result.frames.sent or 0
@@ -156,16 +161,20 @@ def stream_turn_html(result: TurnResult, files: RunFiles) -> str:
 
 STYLE = """
 .stream-turn{margin:.6rem 0 1rem}
-.timeline{position:relative;height:150px;background:#f6f8fb;border:1px solid #ccd;border-radius:4px;
+.timeline{position:relative;height:180px;background:#f6f8fb;border:1px solid #ccd;border-radius:4px;
 margin:.3rem 0} .timeline .track{position:absolute;left:48px;right:48px;top:0;bottom:0}
 .timeline .thumb{position:absolute;width:80px;transform:translateX(-40px);border:1px solid #556;z-index:1}
-.timeline .thumb:hover{width:160px;transform:translateX(-80px);z-index:3}
+.timeline .thumb:hover{width:160px;transform:translateX(-80px);z-index:5}
 .band-speech{position:absolute;bottom:0;height:12px;background:#90b4d8}
 .mark{position:absolute;top:0;bottom:0;width:0;border-left:2px solid #333;z-index:2}
-.mark-label{position:absolute;bottom:14px;left:3px;font-size:11px;white-space:nowrap;background:#fffc;padding:0 2px}
 .mark-scene{border-color:#2f855a} .mark-speech-end{border-color:#2b6cb0} .mark-first-token{border-color:#b7791f}
-.mark-reply-end{border-color:#c53030} .mark-first-token .mark-label{bottom:30px} .mark-reply-end .mark-label{bottom:46px}
-.mark.flip .mark-label{left:auto;right:3px}
+.mark-reply-end{border-color:#c53030}
+/* each mark's label on a line of its own and above every mark's line, so close marks never print over
+   each other; right of its mark, or left of it (flip) in the last 30% of the strip */
+.mark-label{position:absolute;bottom:14px;margin-left:4px;font-size:11px;line-height:15px;white-space:nowrap;
+background:#fffe;padding:0 2px;z-index:3}
+.label-speech-end{bottom:31px} .label-first-token{bottom:48px} .label-reply-end{bottom:65px}
+.mark-label.flip{transform:translateX(-100%);margin-left:-2px}
 .playhead{position:absolute;top:0;bottom:0;width:0;border-left:2px dashed #000;z-index:4}
 .players{display:flex;gap:1rem;flex-wrap:wrap;align-items:center} .player{font-size:13px}
 """
