@@ -255,12 +255,14 @@ def test_the_studio_answers_a_recording_over_the_limits_with_413_and_no_server_p
 # ---- slow HTTP clients ------------------------------------------------------------------
 
 def _open_then_stall(port: int, count: int) -> list:
-    """`count` connections that each finish one request, then send one byte of the next and stop."""
+    """`count` connections that each finish one request, then send one byte of the next and stop,
+    from two loopback addresses in turn (each address stays under its own share of connections,
+    `MAX_HTTP_PER_CLIENT`, so what is tested is the server's total and its deadlines)."""
     import socket
 
     sockets = []
-    for _ in range(count):
-        sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    for i in range(count):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(f"127.0.0.{2 + i % 2}", 0))
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         reply = b""
         while not reply.rstrip().endswith(b"}"):
