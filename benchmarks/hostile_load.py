@@ -319,6 +319,34 @@ def summarise(samples: list[dict], baseline: int, phase: str | None = None) -> d
             "healthz_over_1s": sum(s["healthz_s"] > 1.0 for s in chosen)}
 
 
+def start_serve(port: int, fake_base_url: str, studio: Path) -> subprocess.Popen:
+    """`wearsim serve` in its own process on `port`, a fake chat backend behind it and the studio
+    recording into `studio`; returned once `/healthz` answers."""
+    env = dict(os.environ, OPENAI_API_KEY="sk-load-script-fake")
+    server = subprocess.Popen([sys.executable, "-c", "import sys; from benchmark.cli import main; "
+                               "sys.exit(main(sys.argv[1:]))", "serve", "--port", str(port),
+                               "--backend", "openai:fake", "--base-url", fake_base_url,
+                               "--record", str(studio)], cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
+    for _ in range(600):
+        if server.poll() is not None:
+            raise RuntimeError("wearsim serve stopped while starting")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    stop_serve(server)
+    raise RuntimeError("wearsim serve did not answer /healthz within two minutes")
+
+
+def stop_serve(server: subprocess.Popen) -> None:
+    server.terminate()
+    try:
+        server.wait(30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--speech-s", type=float, default=180.0)
@@ -337,22 +365,9 @@ def main() -> int:
     result: dict = {"command": "benchmarks/hostile_load.py " + " ".join(sys.argv[1:]),
                     "media_bytes": {k: p.stat().st_size for k, p in media.items()}}
     with FakeOpenAI(reply="Fine.") as fake:
-        env = dict(os.environ, OPENAI_API_KEY="sk-hostile-load-fake")
-        server = subprocess.Popen([sys.executable, "-c", "import sys; from benchmark.cli import main; "
-                                   "sys.exit(main(sys.argv[1:]))", "serve", "--port", str(port),
-                                   "--backend", "openai:fake", "--base-url", fake.base_url,
-                                   "--record", str(work / "studio")],
-                                  cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
+        server = start_serve(port, fake.base_url, work / "studio")
         sampler = None
         try:
-            for _ in range(600):
-                if server.poll() is not None:
-                    raise RuntimeError("wearsim serve stopped while starting")
-                try:
-                    if httpx.get(http + "/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    time.sleep(0.2)
             print("warming up ...", flush=True)
             result["warm_up_turn"] = asyncio.run(one_turn(url, line_pcm))
             baseline = rss_bytes(server.pid)
@@ -386,11 +401,7 @@ def main() -> int:
         finally:
             if sampler is not None:
                 sampler.stop.set()
-            server.terminate()
-            try:
-                server.wait(30)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            stop_serve(server)
             shutil.rmtree(work, ignore_errors=True)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(result, indent=2) + "\n")

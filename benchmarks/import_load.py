@@ -27,7 +27,6 @@ import asyncio
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -40,7 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.hostile_load import cpu_seconds, open_session, speech_pcm  # noqa: E402
+from benchmarks.hostile_load import cpu_seconds, open_session, speech_pcm, start_serve, stop_serve  # noqa: E402
 from streaming import wire  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 
@@ -138,20 +137,8 @@ def main() -> int:
                     "webm_bytes": webm.stat().st_size, "webm_seconds": args.seconds, "cores": os.cpu_count()}
     studio = work / "studio"
     with FakeOpenAI(reply="Fine.") as fake:
-        env = dict(os.environ, OPENAI_API_KEY="sk-import-load-fake")
-        server = subprocess.Popen([sys.executable, "-c", "import sys; from benchmark.cli import main; "
-                                   "sys.exit(main(sys.argv[1:]))", "serve", "--port", str(port),
-                                   "--backend", "openai:fake", "--base-url", fake.base_url,
-                                   "--record", str(studio)], cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
+        server = start_serve(port, fake.base_url, studio)
         try:
-            for _ in range(600):
-                if server.poll() is not None:
-                    raise RuntimeError("wearsim serve stopped while starting")
-                try:
-                    if httpx.get(http + "/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    time.sleep(0.2)
             print("warming up ...", flush=True)
             asyncio.run(timed_turn(url, line_pcm))
             print("alone ...", flush=True)
@@ -187,11 +174,7 @@ def main() -> int:
                 "stored_bytes_per_s_of_recording": round(stored / args.seconds) if imported else None,
             })
         finally:
-            server.terminate()
-            try:
-                server.wait(30)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            stop_serve(server)
             shutil.rmtree(work, ignore_errors=True)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(result, indent=2) + "\n")
