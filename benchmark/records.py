@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Mapping, NamedTuple
 from benchmark.candidates.base import Message, Reply, TranscriptionUsage, Usage, UsageError
 from benchmark.judges.base import LABELS, JudgeCase, Verdict
 from benchmark.scenario import JSONL_CUE_RENAMES, InputProblems, Scenario
+from benchmark.watching import SILENCE_MARKER, Watching, WatchingError
 
 SCHEMA_VERSION = 2
 # where a channel's content came from: the scenario's authored text, perception
@@ -34,6 +35,7 @@ SCHEMA_VERSION = 2
 # multimodal API (the record then holds Whisper's transcript and MEDIA_CAMERA
 # in place of the audio and the image)
 SOURCES = ("authored", "perceived", "media")
+PROACTIVE_TARGETS = ("speak_up", "stay_quiet")  # a proactive trial's target: an event scenario's, a quiet control's
 MEDIA_CAMERA = "(the camera frame, sent as an image)"
 REPAIR_STYLES = ("named", "deictic")
 # why a cell did not give a scored Turn 2 (`TrialRecord.fault`; the rule is `benchmark.faults`): the API's
@@ -48,6 +50,22 @@ def build_user_turn(camera_block: str | None, speech: str) -> str:
 
 def build_context_message(camera_block: str) -> str:
     return f"[Camera: {camera_block}]"
+
+
+# appended to the system prompt of a proactive session: when to speak unasked, and the silence marker
+PROACTIVE_INSTRUCTION = (
+    "You see through the user's glasses. Messages that hold only a camera view are not questions: nobody "
+    "spoke. Answer one of them with a single short sentence only when the user needs to hear something now "
+    "(a danger, a mistake in what they are doing, something they are about to miss or leave behind, or "
+    f"what they asked you to watch for); otherwise answer exactly {SILENCE_MARKER} and nothing else.")
+# a realtime API has the frames already: a probe names none
+PROBE_CUE = "(camera view, nobody spoke)"
+
+
+def build_probe_message(camera_block: str | None) -> str:
+    """A probe's user message: the described view for a chat model; the cue alone for a realtime API,
+    which was sent the frames themselves."""
+    return build_context_message(camera_block) if camera_block else PROBE_CUE
 
 
 class RecordError(InputProblems):
@@ -261,6 +279,7 @@ class SweepPoint(NamedTuple):
     staleness_ms: int | None = None
     frame_policy: str | None = None
     impairment: str | None = None
+    proactive: str | None = None  # a proactive trial's strategy (`change`, `every:N`, `native`)
 
 
 SCENES = ("current", "earlier", "unknown")  # which scene the newest frame sent showed
@@ -500,6 +519,8 @@ class TrialRecord:
     staleness_ms: int | None = None  # staleness sweep: Turn 2 speech began this long after the scene change
     frame_policy: str | None = None  # frame policy sweep: the policy this cell ran under
     impairment: str | None = None  # impairment sweep: the profile this cell's glasses played under
+    proactive: str | None = None  # a proactive trial's strategy (a sweep axis: `--proactive change,every:5`)
+    watching: Watching | None = None  # a proactive trial's stream, event, probes and remarks
     error: str | None = None
     fault: str | None = None  # one of FAULTS when the cell errored or its Turn 2 is unscored
     wall_s: float | None = None
@@ -514,7 +535,7 @@ class TrialRecord:
 
     @property
     def sweep(self) -> SweepPoint:
-        return SweepPoint(self.staleness_ms, self.frame_policy, self.impairment)
+        return SweepPoint(self.staleness_ms, self.frame_policy, self.impairment, self.proactive)
 
     @property
     def errored(self) -> bool:
@@ -588,6 +609,8 @@ class TrialRecord:
                 out["messages"] = [{"role": m.role, "text": m.text} for m in value]
             elif f.name == "turns":
                 out["turns"] = [t.to_json() for t in value]
+            elif f.name == "watching":
+                out["watching"] = None if value is None else value.to_json()
             else:
                 out[f.name] = value
             if f.name == "turn_2_judge":
@@ -723,15 +746,24 @@ class _Reader:
                 self.problems.extend(exc.problems)
         return tuple(out)
 
+    def watching(self) -> Watching | None:
+        if self.raw.get("watching") is None:
+            return None
+        try:
+            return Watching.from_json(self.raw["watching"], f"{self.where}: field 'watching'")
+        except WatchingError as exc:
+            self.problems.extend(exc.problems)
+            return None
+
     def record(self) -> TrialRecord:
         raw, where = self.raw, self.where
         index = raw.get("trial")
         if isinstance(index, bool) or not isinstance(index, int):
             self.problems.append(f"{where}: field 'trial' must be an integer, got {index!r}")
         target = self.text("target_context", True)
-        if target is not None and target not in LABELS:
-            self.problems.append(f"{where}: field 'target_context' must be one of {', '.join(LABELS)}, "
-                                 f"got {target!r}")
+        if target is not None and target not in (*LABELS, *PROACTIVE_TARGETS):
+            self.problems.append(f"{where}: field 'target_context' must be one of "
+                                 f"{', '.join((*LABELS, *PROACTIVE_TARGETS))}, got {target!r}")
         cue = self.text("cue_type", True)
         error = raw.get("error")
         if error is not None and not isinstance(error, str):
@@ -761,7 +793,7 @@ class _Reader:
             turn_2_previous_judge_label=self.label("turn_2_previous_judge_label"),
             turn_3_previous_judge_label=self.label("turn_3_previous_judge_label"),
             staleness_ms=self.integer("staleness_ms"), frame_policy=self.text("frame_policy"),
-            impairment=self.text("impairment"),
+            impairment=self.text("impairment"), proactive=self.text("proactive"), watching=self.watching(),
             error=error, fault=self.fault(), wall_s=wall if isinstance(wall, (int, float)) else None,
             schema_version=raw.get("schema_version") if isinstance(raw.get("schema_version"), int) else 0,
         )

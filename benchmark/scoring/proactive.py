@@ -1,0 +1,227 @@
+"""Scoring proactive trials: did the assistant speak up inside the event's
+window, and stay quiet when nothing needed saying?
+
+The rule, per trial (docs/proactive.md says it in prose):
+- In a quiet control every remark is a false alarm.
+- In an event scenario, remarks are taken in the order they were heard
+  (`spoke_ms`). A remark made before the event (the newest frame the
+  assistant had showed an earlier scene; an unprompted remark: it came
+  before the onset) is a false alarm. Otherwise the judge decides whether it
+  conveys the event (label `current` against the event's expected keys):
+  one that does not is a false alarm; one the judge cannot tell is
+  unscored; the first that does inside the window is the hit, later ones
+  are duplicates; one that does after the window, before any hit, is late
+  (the event still counts as missed).
+- The event is a hit or a miss.
+
+Per condition and grid cell (strategy x frame policy x impairment),
+`proactive_summary` gives recall (hits over events) and precision (hits over
+hits plus false alarms), each with k, n and a 95% interval by bootstrap over
+scenarios (the Wilson interval when there are fewer than
+`stats.MIN_BOOTSTRAP_SCENARIOS` scenarios or the bootstrap has no width),
+false alarms per minute of stream, the time from the onset to a hit's first
+text or audio (p50, p95), duplicates, late remarks, and what the candidate
+cost per hour of watching.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+
+from benchmark.judges.base import Judge, JudgeCase, Verdict
+from benchmark.records import TrialRecord
+from benchmark.scoring import stats
+from benchmark.watching import Probe, Watching
+
+RULE = ("A remark inside the event's window that conveys the event is a hit (the first per event; later ones "
+        "are duplicates). A remark made before the event, one that does not convey it, or any remark in a "
+        "quiet control is a false alarm. An event without a hit in its window is a miss; a remark that conveys "
+        "it after the window is recorded as late.")
+
+
+def before_event(probe: Probe, onset_ms: int) -> bool:
+    """The remark was made before the event: the newest frame the assistant had (for an unprompted
+    remark: the moment it came) is earlier than the onset."""
+    at = probe.frame_ms if probe.asked_ms is not None and probe.frame_ms is not None else probe.spoke_ms
+    return at is None or at < onset_ms
+
+
+def needs_judging(watching: Watching) -> list[Probe]:
+    """The remarks a judge must read: an event scenario's remarks made from the event on."""
+    if watching.kind != "event" or watching.onset_ms is None:
+        return []
+    return [p for p in watching.remarks if not before_event(p, watching.onset_ms)]
+
+
+def decide(watching: Watching, verdicts: dict[int, Verdict | None]) -> Watching:
+    """Each probe's outcome and the event's, from the judge's verdicts on the remarks that
+    `needs_judging` names (by probe number)."""
+    if watching.kind == "quiet":
+        probes = tuple(replace(p, outcome="false_alarm" if p.remark else None) for p in watching.probes)
+        return watching.replace(probes=probes, outcome=None)
+    onset, end = watching.onset_ms, watching.window_end_ms
+    hit = late = False
+    decided: dict[int, tuple[str | None, Verdict | None]] = {}
+    for probe in sorted(watching.remarks, key=lambda p: (p.spoke_ms if p.spoke_ms is not None else 1 << 62, p.n)):
+        verdict = verdicts.get(probe.n)
+        if before_event(probe, onset):
+            outcome = "false_alarm"
+        elif verdict is None or verdict.label is None:
+            outcome = "unscored"
+        elif verdict.label != "current":
+            outcome = "false_alarm"
+        elif hit or late:
+            outcome = "duplicate"
+        elif probe.spoke_ms is not None and probe.spoke_ms <= end:
+            outcome, hit = "hit", True
+        else:
+            outcome, late = "late", True
+        decided[probe.n] = (outcome, verdict)
+    probes = tuple(replace(p, outcome=decided[p.n][0], verdict=decided[p.n][1]) if p.n in decided
+                   else replace(p, outcome=None) for p in watching.probes)
+    return watching.replace(probes=probes, outcome="hit" if hit else "miss")
+
+
+async def judge_watching(scenario, watching: Watching, judge: Judge,
+                         label: Callable[[Judge, JudgeCase], Awaitable[Verdict]] | None = None) -> Watching:
+    """The trial's outcomes: the remarks that need it judged against the event (`scenario` a
+    `ProactiveScenario`), then `decide`. `label` asks the judge (the runner's, which meters it)."""
+    ask = label or (lambda by, case: by.label(case))
+    verdicts: dict[int, Verdict | None] = {}
+    judged = needs_judging(watching)
+    if judged:
+        case_scenario = scenario.judge_scenario()
+        for probe in judged:
+            case = JudgeCase(case_scenario, 2, probe_message(watching, probe, scenario), probe.text,
+                             turn_1_speech=scenario.opening_user or "", context_sent=False)
+            verdicts[probe.n] = await ask(judge, case)
+    return decide(watching, verdicts)
+
+
+def probe_message(watching: Watching, probe: Probe, scenario) -> str:
+    """The user message the judge sees for a remark: the event scene's camera block as the probe
+    would carry it (the judge reads the camera block to set copied words aside)."""
+    from benchmark.records import build_probe_message
+
+    shown = scenario.scenes[probe.scene].camera if probe.scene is not None else None
+    return build_probe_message(shown)
+
+
+# ---------------------------------------------------------------- the summary
+
+def _ratio(k: int, n: int, per_scenario: list[tuple[int, int]]) -> dict:
+    """k of n with a 95% interval: a bootstrap over scenarios, or Wilson when too few or no width."""
+    rate = round(k / n, 4) if n else None
+    low = high = None
+    method = None
+    if n:
+        rows = [(a, b) for a, b in per_scenario if b]
+        if len(rows) >= stats.MIN_BOOTSTRAP_SCENARIOS:
+            low, high = _bootstrap_ratio(rows)
+            method = "bootstrap"
+        if low is None or high is None or high - low <= 0:
+            low, high = stats.wilson_interval(k, n)
+            method = "wilson"
+        low, high = round(low, 4), round(high, 4)
+    return {"rate": rate, "k": k, "n": n, "ci_low": low, "ci_high": high, "ci_method": method}
+
+
+def _bootstrap_ratio(rows: Sequence[tuple[int, int]]) -> tuple[float | None, float | None]:
+    import numpy as np
+
+    rng = np.random.default_rng(stats.BOOTSTRAP_SEED)
+    k = np.array([a for a, _ in rows], dtype=float)
+    n = np.array([b for _, b in rows], dtype=float)
+    picks = rng.integers(0, len(rows), size=(stats.BOOTSTRAP_DRAWS, len(rows)))
+    kk, nn = k[picks].sum(axis=1), n[picks].sum(axis=1)
+    values = kk[nn > 0] / nn[nn > 0]
+    if not len(values):
+        return None, None
+    return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    import numpy as np
+
+    return round(float(np.percentile(values, q)), 3) if values else None
+
+
+def cell_name(record: TrialRecord) -> str:
+    """A grid cell's name: the strategy, and the frame policy and impairment profile when swept."""
+    parts = [record.proactive or "?"]
+    if record.frame_policy:
+        parts.append(record.frame_policy)
+    if record.impairment:
+        parts.append(record.impairment)
+    return " ".join(parts)
+
+
+def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknown: list[str]) -> dict:
+    """One grid cell's block (`records`: its finished proactive trials; `cost_usd`: the candidate's spend on
+    them, None when unknown with the reasons in `cost_unknown`)."""
+    watched = [r.watching for r in records if r.watching is not None]
+    by_scenario: dict[str, list[Watching]] = {}
+    for record in records:
+        if record.watching is not None:
+            by_scenario.setdefault(record.scenario_id, []).append(record.watching)
+    events = [w for w in watched if w.kind == "event"]
+    hits = sum(w.outcome == "hit" for w in events)
+    false_alarms = sum(w.count("false_alarm") for w in watched)
+    minutes = sum(w.stream_ms for w in watched) / 60_000
+    recall_rows = [(sum(w.outcome == "hit" for w in ws), sum(w.kind == "event" for w in ws))
+                   for ws in by_scenario.values()]
+    precision_rows = [(sum(w.count("hit") for w in ws), sum(w.count("hit") + w.count("false_alarm") for w in ws))
+                      for ws in by_scenario.values()]
+    to_speak = [(p.spoke_ms - w.onset_ms) / 1000 for w in events for p in w.probes if p.outcome == "hit"]
+    hours = minutes / 60
+    return {
+        "strategy": records[0].proactive if records else None,
+        "frame_policy": records[0].frame_policy if records else None,
+        "impairment": records[0].impairment if records else None,
+        "trials": len(watched),
+        "events": len(events),
+        "quiet_controls": len(watched) - len(events),
+        "hits": hits,
+        "misses": len(events) - hits,
+        "late": sum(w.count("late") for w in watched),
+        "duplicates": sum(w.count("duplicate") for w in watched),
+        "false_alarms": false_alarms,
+        "false_alarms_in_quiet_controls": sum(w.count("false_alarm") for w in watched if w.kind == "quiet"),
+        "unscored_remarks": sum(w.count("unscored") for w in watched),
+        "probes": sum(w.asked for w in watched),
+        "silent_probes": sum(p.silent for w in watched for p in w.probes),
+        "remarks": sum(len(w.remarks) for w in watched),
+        "recall": _ratio(hits, len(events), recall_rows),
+        "precision": _ratio(sum(k for k, _ in precision_rows), sum(n for _, n in precision_rows), precision_rows),
+        "false_alarms_per_min": round(false_alarms / minutes, 3) if minutes else None,
+        "time_to_speak_p50_s": _percentile(to_speak, 50),
+        "time_to_speak_p95_s": _percentile(to_speak, 95),
+        "stream_minutes": round(minutes, 3),
+        "cost_per_hour_usd": round(cost_usd / hours, 4) if cost_usd is not None and hours else None,
+        "cost_unknown": cost_unknown if cost_usd is None else [],
+    }
+
+
+def proactive_summary(trials: Sequence[TrialRecord], cost_of: Callable[[TrialRecord], tuple[float | None, list[str]]]
+                      ) -> dict:
+    """condition -> grid cell name -> `cell_metrics`, over the finished proactive trials; `cost_of` gives a
+    trial's candidate spend (None and why when unknown)."""
+    out: dict[str, dict] = {}
+    for record in trials:
+        if record.watching is None or record.errored:
+            continue
+        out.setdefault(record.condition, {}).setdefault(cell_name(record), []).append(record)
+    summary: dict[str, dict] = {}
+    for condition, cells in sorted(out.items()):
+        summary[condition] = {}
+        for name, records in sorted(cells.items()):
+            total, unknown = 0.0, []
+            for record in records:
+                usd, why = cost_of(record)
+                if usd is None:
+                    unknown += [w for w in why if w not in unknown]
+                else:
+                    total += usd
+            summary[condition][name] = cell_metrics(records, None if unknown else total, unknown)
+    return summary
