@@ -107,6 +107,8 @@ def classify(record: TrialRecord) -> str | None:
     """The category of a record as it stands (None: every turn answered and Turn 2 has a label)."""
     if record.errored:
         return fault_of_error(record.error)
+    if record.watching is not None:  # a proactive trial: its remarks are scored one by one, not Turn 2
+        return None
     if record.turn_2_label is None:
         return "empty_reply" if unscored_reason(record) == "empty response" and empty_turn(record) else \
             "judge_unscored"

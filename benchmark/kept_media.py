@@ -96,7 +96,18 @@ class MediaKeeper:
                     speech_file = name.as_posix()
             turns.append(replace(turn, frames=replace(frames, thumbnails=tuple(kept) or frames.thumbnails, pictures=()),
                                  glasses=replace(glasses, speech_file=speech_file, speech_audio=b"")))
-        return record.replace(turns=tuple(turns))
+        record = record.replace(turns=tuple(turns))
+        if record.watching is not None and record.watching.pictures:
+            kept = []
+            for t_ms, jpeg in record.watching.pictures if self.keep_frames else ():
+                if self.frames >= MAX_FRAMES:
+                    break
+                name = Path(FRAMES_DIR) / condition / stem / f"watch-{t_ms}.jpg"
+                if self._write(name, jpeg):
+                    self.frames += 1
+                    kept.append((t_ms, name.as_posix()))
+            record = record.replace(watching=record.watching.replace(thumbnails=tuple(kept), pictures=()))
+        return record
 
     def _write(self, name: Path, data: bytes) -> bool:
         """Write one file; a failure (a full disk, a link in the way) says so once and keeps nothing more:

@@ -39,6 +39,8 @@ from benchmark.candidates.realtime_base import MODEL_MISSING
 from benchmark.faults import classify, with_empty_reply
 from benchmark.kept_media import FRAMES_DIR, MediaKeeper
 from benchmark.prices import PriceTable, price_table
+from benchmark.proactive import ProactiveScenario
+from benchmark.proactive_trial import run_proactive_trial
 from benchmark.protocol import Conversation, run_trial
 from benchmark.records import TrialRecord
 from benchmark.safe_files import UnsafePathError, check_target, open_append, refuse_links, write_atomic
@@ -61,6 +63,7 @@ RESUME_KEYS = (
     "repair_style", "via", "conditions", "ranking_condition", "trials", "scenario_ids", "staleness_ms",
     "frame_policies", "frame_size", "frame_quality", "impairments", "impairment_seed", "synthetic_frames", "describer",
     "pictograph_frames", "scenes_sha256", "speed", "media_root", "asr_model", "output", "shard",
+    "proactive", "proactive_sha256",
 )
 # The manifest's endpoints (candidate_endpoint, judge_endpoint, ...) are recorded but may
 # change on resume: a server may move (a local one gets a new port each start) while
@@ -73,7 +76,8 @@ LEGACY_RESUME_VALUES = {"max_tokens": 300, "speed": _NOT_RECORDED, "candidate_mo
                         "ranking_judge_endpoint": _NOT_RECORDED, "describer_endpoint": _NOT_RECORDED,
                         "output": "text", "frame_policies": [], "frame_size": 0, "frame_quality": 0,
                         "impairments": [], "impairment_seed": None, "shard": None,
-                        "pictograph_frames": False, "scenes_sha256": None}
+                        "pictograph_frames": False, "scenes_sha256": None, "proactive": [],
+                        "proactive_sha256": None}
 LOCK_NAME = ".lock"
 CACHE_LOG = "cache_log.jsonl"  # per cell: which replies came from the response cache
 AUDIO_DIR = "audio"  # spoken replies (--output audio), one WAV per turn
@@ -141,6 +145,7 @@ class StreamSettings:
     impairments: tuple[str, ...] = ()  # the impairment sweep: one cell per profile (none: unimpaired)
     impairments_file: str | None = None  # user profiles over the shipped ones
     impairment_seed: int = 0  # each cell's draws come from this and the cell
+    proactive: tuple[str, ...] = ()  # proactive trials: one cell per strategy (`change`, `every:N`, `native`)
     frame_size: int = 0  # longer side of a sent frame (0: as captured)
     frame_quality: int = 0  # JPEG quality of a sent frame (0: as captured)
     synthetic_frames: bool = False
@@ -157,12 +162,13 @@ class StreamSettings:
 
 
 def sweep_points(stream: "StreamSettings | None") -> list[SweepPoint]:
-    """Every place on the stream's sweep axes a cell runs at: gaps x policies x profiles (one
-    point, all None, without a sweep or on the text proxy)."""
+    """Every place on the stream's sweep axes a cell runs at: gaps x policies x profiles x proactive
+    strategies (one point, all None, without a sweep or on the text proxy)."""
     gaps = (stream.staleness_ms if stream else ()) or (None,)
     policies = (stream.frame_policies if stream else ()) or (None,)
     profiles = (stream.impairments if stream else ()) or (None,)
-    return [SweepPoint(g, p, i) for g in gaps for p in policies for i in profiles]
+    strategies = (stream.proactive if stream else ()) or (None,)
+    return [SweepPoint(g, p, i, a) for g in gaps for p in policies for i in profiles for a in strategies]
 
 
 @dataclass(frozen=True)
@@ -253,6 +259,8 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "synthetic_frames": stream.synthetic_frames,
         "pictograph_frames": stream.pictograph_frames,
         "scenes_sha256": scenes_sha256(bank) if stream.pictograph_frames else None,
+        "proactive": list(stream.proactive),
+        "proactive_sha256": sha256_file(bank.files.get("proactive")) if stream.proactive else None,
         "describer": stream.describer if settings.stream else None,
         "media_root": stream.media_root,
         "asr_model": stream.asr_model,
@@ -461,6 +469,9 @@ def save_reply_audio(run_dir: Path, record: TrialRecord) -> TrialRecord:
     gap = "" if record.staleness_ms is None else f"-s{record.staleness_ms}"
     gap += "" if record.frame_policy is None else f"-{_file_name(record.frame_policy.replace(':', '-'))}"
     gap += "" if record.impairment is None else f"-{_file_name(record.impairment)}"
+    gap += "" if record.proactive is None else f"-{_file_name(record.proactive.replace(':', '-'))}"
+    if record.watching is not None and record.watching.audio:
+        record = record.replace(watching=save_remark_audio(run_dir, record, gap))
     turns = []
     for turn in record.turns:
         reply = turn.reply
@@ -478,6 +489,29 @@ def save_reply_audio(run_dir: Path, record: TrialRecord) -> TrialRecord:
             reply = replace(reply, audio=b"", audio_file=name.as_posix(), first_voice_s=voice)
         turns.append(replace(turn, reply=reply))
     return record.replace(turns=tuple(turns))
+
+
+def save_remark_audio(run_dir: Path, record: TrialRecord, gap: str):
+    """The proactive record's spoken remarks saved as WAVs under RUN_DIR/audio/; each probe then
+    names its file. Returns the new `Watching`."""
+    from dataclasses import replace
+
+    from benchmark.candidates.base import REPLY_AUDIO_RATE
+    from perception.audio import write_wav
+
+    files = {}
+    for n, pcm in record.watching.audio:
+        name = (Path(AUDIO_DIR) / _file_name(record.condition)
+                / f"{_file_name(record.scenario_id)}-t{record.trial}{gap}-remark{n}.wav")
+        try:
+            write_wav(run_dir / name, pcm, REPLY_AUDIO_RATE, root=run_dir)
+        except OSError as exc:
+            raise TranscriptWriteError(
+                f"cannot write {run_dir / name}: {exc.strerror or exc}; the trials recorded so far are kept; "
+                "free the space and rerun with --resume") from None
+        files[n] = name.as_posix()
+    probes = tuple(replace(p, audio_file=files.get(p.n, p.audio_file)) for p in record.watching.probes)
+    return record.watching.replace(probes=probes, audio=())
 
 
 class TranscriptWriter:
@@ -552,6 +586,8 @@ class Progress:
         self.done += 1
         if record.errored:
             self.counts["error"] += 1
+        elif record.watching is not None:
+            self.counts["pass" if record.watching.passed else "miss"] += 1
         elif record.passed is None:
             self.counts["unscored"] += 1
         else:
@@ -692,7 +728,11 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                         talk = None
                         try:
                             talk = conversation(scenario, condition, point, trial)
-                            record = (await run_trial(talk, scenario, judge, ranking_judge, meter)).replace(**cell)
+                            if isinstance(scenario, ProactiveScenario):
+                                record = await run_proactive_trial(talk, scenario, judge, meter)
+                            else:
+                                record = await run_trial(talk, scenario, judge, ranking_judge, meter)
+                            record = record.replace(**cell)
                         except Exception as exc:  # recorded, excluded from metrics, counted
                             if missing := ModelMissing.from_error(exc):
                                 raise missing from None
@@ -705,9 +745,10 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
                                 await talk.aclose()
                         record = with_empty_reply(record.replace(wall_s=round(time.monotonic() - started, 3)))
                         record = record.replace(fault=classify(record))
-                        if any(turn.reply.audio for turn in record.turns):
+                        if any(turn.reply.audio for turn in record.turns) or (
+                                record.watching is not None and record.watching.audio):
                             record = await asyncio.to_thread(save_reply_audio, run_dir, record)
-                        if keeper is not None and record.turns:
+                        if keeper is not None and (record.turns or record.watching is not None):
                             record = await asyncio.to_thread(keeper.keep, record)
                     await writer.append(record)
                     if budget is not None:

@@ -73,7 +73,8 @@ def manifest_shard(manifest: dict) -> tuple[int, int] | None:
 
 
 def planned_cells(manifest: dict) -> list[tuple] | None:
-    """Every cell the manifest planned, (condition, scenario id, trial, gap, policy, profile), in run order,
+    """Every cell the manifest planned, (condition, scenario id, trial, gap, policy, profile, proactive
+    strategy), in run order,
     its shard's only; None when the manifest does not say (a transcript from elsewhere)."""
     conditions, ids, trials = manifest.get("conditions"), manifest.get("scenario_ids"), manifest.get("trials")
     if not (isinstance(conditions, list) and isinstance(ids, list) and isinstance(trials, int)
@@ -82,6 +83,8 @@ def planned_cells(manifest: dict) -> list[tuple] | None:
     gaps = manifest.get("staleness_ms") or [None]
     policies = manifest.get("frame_policies") or [None]
     profiles = manifest.get("impairments") or [None]
+    strategies = manifest.get("proactive") or [None]
     shard = manifest_shard(manifest)
-    return [cell for cell in ((c, s, t, g, p, i) for c in conditions for s in ids for t in range(trials)
-                              for g in gaps for p in policies for i in profiles) if in_shard(cell, shard)]
+    return [cell for cell in ((c, s, t, g, p, i, a) for c in conditions for s in ids for t in range(trials)
+                              for g in gaps for p in policies for i in profiles for a in strategies)
+            if in_shard(cell, shard)]

@@ -125,10 +125,16 @@ class Watching:
     frames_sent_ms: tuple[int, ...] = ()  # stream times of the frames that reached the assistant
     thumbnails: tuple[tuple[int, str], ...] = ()  # (stream time, file in the run dir) of each frame sent
     pictures: tuple[tuple[int, bytes], ...] = ()  # their bytes until the runner writes them; never recorded
+    audio: tuple[tuple[int, bytes], ...] = ()  # (probe, spoken remark PCM16) until the runner writes it; never recorded
 
     @property
     def remarks(self) -> tuple[Probe, ...]:
         return tuple(p for p in self.probes if p.remark)
+
+    @property
+    def passed(self) -> bool:
+        """The event caught on time, or a quiet control left quiet (false alarms aside in an event)."""
+        return self.outcome == "hit" if self.kind == "event" else not self.remarks
 
     @property
     def asked(self) -> int:

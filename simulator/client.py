@@ -82,6 +82,7 @@ class GlassesClient:
         self.random = random.Random(seed)
         self.events: list[tuple[float, wire.ServerEvent]] = []  # (arrival time, event), for the session log
         self._turn_done: dict[int, asyncio.Event] = {}
+        self._watch_done = asyncio.Event()  # a proactive session's `watch.done` came (or the connection ended)
         self._ws = None
         self._reader: asyncio.Task | None = None
         self._failure: str | None = None
@@ -129,6 +130,8 @@ class GlassesClient:
                 self._record(event)
                 if isinstance(event, wire.Metrics):
                     self._turn_done.setdefault(event.turn, asyncio.Event()).set()
+                elif isinstance(event, wire.WatchDone):
+                    self._watch_done.set()
         except websockets.ConnectionClosed as exc:
             self._failure = f"connection closed ({exc.rcvd.code if exc.rcvd else 1006})"
         except wire.WireError as exc:
@@ -137,6 +140,7 @@ class GlassesClient:
             self._failure = self._failure or "connection closed"
             for done in self._turn_done.values():
                 done.set()
+            self._watch_done.set()
 
     async def play(self, plan: TurnPlan, pacer: Pacer, uplink=None) -> Delivery:
         """Send the turn's timeline, each item when `pacer` reaches its time. With an `uplink`
@@ -182,6 +186,26 @@ class GlassesClient:
             detail = f"{errors[-1].code}: {errors[-1].message}" if errors else self._failure
             raise ServerError(f"turn {turn} did not complete: {detail}")
         return TurnEvents(by_type[wire.TurnInputEvent].input, by_type[wire.AssistantDone], by_type[wire.Metrics])
+
+    def remark_audio(self, probe: int) -> bytes:
+        """A proactive remark's spoken pieces joined (PCM16 mono at the rate the events give)."""
+        return b"".join(base64.b64decode(e.audio) for _, e in self.events
+                        if isinstance(e, wire.RemarkAudio) and e.probe == probe)
+
+    async def end_watch(self, timeout: float = 600.0) -> tuple[wire.WatchDone, list[wire.ProbeDone]]:
+        """A proactive stream is over: `watch.end`, then the server's `watch.done` once every frame and
+        probe before it is handled; with every probe's `probe.done`, in order."""
+        await self._ws.send(wire.encode_message("watch.end"))
+        try:
+            await asyncio.wait_for(self._watch_done.wait(), timeout)
+        except asyncio.TimeoutError:
+            raise ServerError(f"no watch.done within {timeout:.0f} s") from None
+        done = [e for _, e in self.events if isinstance(e, wire.WatchDone)]
+        if not done:
+            errors = [e for _, e in self.events if isinstance(e, wire.Error)]
+            detail = f"{errors[-1].code}: {errors[-1].message}" if errors else self._failure
+            raise ServerError(f"the proactive stream did not complete: {detail}")
+        return done[-1], [e for _, e in self.events if isinstance(e, wire.ProbeDone)]
 
     async def close(self) -> None:
         if self._ws is not None:

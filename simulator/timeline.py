@@ -82,6 +82,12 @@ def _speech_pcm(scenario: Scenario, turn: int, media_root: Path, repair_style: s
     if path is not None and not respoken and not (
             turn == 3 and repair_style == "deictic" and scenario.turn_3_repair_anchor_deictic):
         return float_to_pcm16(decode_audio(path)), "media"
+    return spoken_pcm(text, voice=voice, rate=rate), "tts"
+
+
+def spoken_pcm(text: str, *, voice: str | None = None, rate: int | None = None) -> bytes:
+    """A line spoken by espeak-ng TTS, PCM16 mono 16 kHz (cached by text, voice and rate)."""
+    from perception.audio import decode_audio, float_to_pcm16
     from simulator.tts import synthesize
 
     cache = Path(os.environ.get("WEARSIM_CACHE_DIR", Path.home() / ".cache" / "wearsim")) / "tts"
@@ -90,7 +96,7 @@ def _speech_pcm(scenario: Scenario, turn: int, media_root: Path, repair_style: s
     target = cache / (hashlib.sha256(key.encode()).hexdigest()[:24] + ".wav")
     if not target.exists():
         synthesize(text, target, voice=voice, rate=rate)
-    return float_to_pcm16(decode_audio(target)), "tts"
+    return float_to_pcm16(decode_audio(target))
 
 
 def _frames(scenario: Scenario, name: str, media_root: Path, synthetic: bool,

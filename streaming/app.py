@@ -402,7 +402,7 @@ class Connection:
                     await session.on_media(media)
                 else:
                     control = wire.decode_message(message.get("text") or "",
-                                                  allowed=("turn.end", "reply.cut", "session.end"))
+                                                  allowed=("turn.end", "reply.cut", "watch.end", "session.end"))
                     if control["type"] == "session.end":
                         with contextlib.suppress(Exception):
                             await asyncio.wait_for(self.websocket.close(code=wire.CLOSE_NORMAL),
@@ -410,6 +410,8 @@ class Connection:
                         return
                     if control["type"] == "reply.cut":
                         await session.on_reply_cut(*wire.read_reply_cut(control))
+                    elif control["type"] == "watch.end":
+                        await session.on_watch_end()
                     else:
                         await session.on_turn_end()
             except wire.WireError as exc:
@@ -444,11 +446,16 @@ class Connection:
         problem = output_problem(config.backend, config.output)
         if problem:
             raise wire.WireError("bad_hello", f"output {config.output!r} {problem}")
+        system = config.system_prompt
+        if config.proactive:  # when to speak unasked, and the silence marker
+            from benchmark.records import PROACTIVE_INSTRUCTION
+
+            system = f"{system}\n\n{PROACTIVE_INSTRUCTION}".strip()
         if is_realtime(config.backend):  # one live API session per glasses session
-            backend = await RealtimeBackend.open(config.backend, config.system_prompt, generation,
+            backend = await RealtimeBackend.open(config.backend, system, generation,
                                                  base_url=settings.backend_base_url, output=config.output)
         else:  # one chat candidate shared by every session
-            backend = ChatBackend(await state["backends"].get(config.backend), config.system_prompt, generation)
+            backend = ChatBackend(await state["backends"].get(config.backend), system, generation)
         frames = FrameBuffer(max_bytes=settings.frame_bytes_per_session, budget=state["frame_budget"])
         policy = config.frame_policy or settings.frame_policy  # neither: the backend's default
         return Session(config, segmenter, describer, backend, self.send, frames=frames,

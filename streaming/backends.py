@@ -33,7 +33,7 @@ from typing import Protocol
 from benchmark.candidates.base import REPLY_AUDIO_RATE, Candidate, GenerationConfig, Message, Reply
 from benchmark.candidates.realtime import LiveConversation, open_realtime_session
 from benchmark.candidates.realtime_base import UserPart
-from benchmark.records import TurnInput, build_context_message
+from benchmark.records import TurnInput, build_context_message, build_probe_message
 from perception.audio import SAMPLE_RATE, resample_pcm16
 
 
@@ -53,6 +53,12 @@ class Backend(Protocol):
     async def answer(self, turn_input: TurnInput, on_delta: Callable[[str], None],
                      on_audio: Callable[[bytes], None]) -> Reply:
         """The user's turn ended: reply, passing text and audio pieces on as they come."""
+
+    async def probe(self, camera_block: str | None, on_delta: Callable[[str], None],
+                    on_audio: Callable[[bytes], None]) -> Reply:
+        """Nobody spoke: does something in view need saying? (a proactive session). `camera_block`: the
+        newest frame sent, described, for a backend without `streams_frames` (None otherwise). The
+        reply is a remark or the silence marker."""
 
     async def interrupt(self) -> None:
         """The user talks over the reply `answer` is producing: end it early."""
@@ -79,7 +85,15 @@ class ChatBackend:
 
     async def answer(self, turn_input: TurnInput, on_delta: Callable[[str], None],
                      on_audio: Callable[[bytes], None]) -> Reply:
-        self.messages += [Message("user", text) for text in turn_input.messages()]
+        return await self._ask(turn_input.messages(), on_delta)
+
+    async def probe(self, camera_block: str | None, on_delta: Callable[[str], None],
+                    on_audio: Callable[[bytes], None]) -> Reply:
+        return await self._ask([build_probe_message(camera_block)], on_delta)
+
+    async def _ask(self, texts: list[str], on_delta: Callable[[str], None]) -> Reply:
+        """The user messages added to the conversation, and the model's reply to it all."""
+        self.messages += [Message("user", text) for text in texts]
         pieces: list[str] = []
 
         def keep(piece: str) -> None:
@@ -155,6 +169,14 @@ class RealtimeBackend:
                      reply.first_audio_s, reply.heard, interrupted=reply.interrupted,
                      session_lost=reply.session_lost, incomplete=reply.incomplete,
                      transcription=reply.transcription)
+
+    async def probe(self, camera_block: str | None, on_delta: Callable[[str], None],
+                    on_audio: Callable[[bytes], None]) -> Reply:
+        """The API has the frames: the probe is the cue alone, a text turn of its own."""
+        cue = (UserPart(build_probe_message(None)),)
+        reply = await self.live.answer(cue, audio_turn=False, on_delta=on_delta, on_audio=on_audio)
+        return Reply(reply.text, self.model_id, reply.usage, reply.done_s, reply.first_text_s, reply.first_audio_s,
+                     interrupted=reply.interrupted, session_lost=reply.session_lost, incomplete=reply.incomplete)
 
     async def interrupt(self) -> None:
         await self.live.interrupt()

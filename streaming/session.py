@@ -70,20 +70,24 @@ from perception.speech import FinalTranscript, PartialTranscript, SpeechSegmente
 from perception.turn_input import assemble_turn_input
 from streaming import wire
 from streaming.backends import Backend
+from streaming.proactive import ProbeSchedule, SilenceFilter, parse_strategy
 from streaming.wire import KIND_AUDIO, Media, SessionConfig
 
 Send = Callable[[wire.ServerEvent], Awaitable[None]]
 TURN_END = "turn.end"
+WATCH_END = "watch.end"
+MAX_WATCH_FRAMES = 20_000  # stream times of sent frames a proactive session reports at `watch.end`
 BYTES_PER_MS = 32  # PCM16 mono at 16 kHz
 MIN_AUDIO_GAP_MS = 30  # a jump in the audio's stream times this long or longer is filled with silence
 MAX_AUDIO_GAP_MS = 5000  # a longer jump is a new stretch of audio (a paused microphone), not a loss
 MAX_HELD_FRAMES = 64  # sent frames waiting for a reply to end before they go to a realtime API
 
 
-def default_policy(backend: Backend) -> FramePolicy:
+def default_policy(backend: Backend, proactive: bool = False) -> FramePolicy:
     """The frame policy of a session that names none: `end` for a chat backend (the frame at
-    the end of speech, described), one frame a second for a realtime API."""
-    return FramePolicy("fps", rate=1.0) if backend.streams_frames else FramePolicy("end")
+    the end of speech, described), one frame a second for a realtime API or a proactive
+    session (which needs frames while nobody speaks)."""
+    return FramePolicy("fps", rate=1.0) if (backend.streams_frames or proactive) else FramePolicy("end")
 
 
 @dataclass(frozen=True)
@@ -104,7 +108,18 @@ class Session:
         self.backend = backend
         self.send = send
         self.frames = frames if frames is not None else FrameBuffer()  # as the camera offered them
-        self.policy = policy or default_policy(backend)
+        self.strategy = parse_strategy(config.proactive) if config.proactive else None
+        self.policy = policy or default_policy(backend, self.strategy is not None)
+        if self.strategy is not None and self.strategy.probes and self.policy.kind == "end":
+            raise wire.WireError("bad_hello", "frame policy 'end' sends no frame until the user speaks; a proactive "
+                                              "session needs one that streams (fps:1, speech:1/0.5, change:0.02)")
+        if self.strategy is not None and self.strategy.kind == "native" and not backend.streams_frames:
+            raise wire.WireError("bad_hello", "proactive 'native' needs a realtime API: a chat model never speaks "
+                                              "unasked (use change or every:N)")
+        self.schedule = ProbeSchedule(self.strategy) if self.strategy and self.strategy.probes else None
+        self.probes = 0  # probes asked
+        self._newest_sent: tuple[int, bytes, object] | None = None  # (t_ms, jpeg as sent, thumbnail or None)
+        self._watch_sent: list[int] = []  # stream times of every frame sent, for `watch.done`
         self.camera_profile = camera_profile  # the hello's camera conditions: an impairment profile, or None
         self.gate = FrameGate(self.policy)
         self.sent = FrameBuffer(max_frames=120, max_bytes=self.frames.max_bytes // 2, budget=self.frames.budget)
@@ -140,6 +155,9 @@ class Session:
 
     async def on_turn_end(self) -> None:
         self._put(TURN_END)
+
+    async def on_watch_end(self) -> None:
+        self._put(WATCH_END)
 
     async def on_reply_cut(self, turn: int, played_ms: int) -> None:
         self._put(ReplyCut(turn, played_ms))
@@ -177,6 +195,10 @@ class Session:
                     await self._gate_frames(float("inf"))
                     for event in await self.segmenter.end_turn():
                         await self._on_speech(event)
+                elif item == WATCH_END:
+                    await self._gate_frames(float("inf"))
+                    await self._end_reply()
+                    await self.send(wire.WatchDone(self.probes, {"sent_ms": self._watch_sent}))
                 elif isinstance(item, ReplyCut):
                     await self._to_backend(item)
                 else:
@@ -191,6 +213,7 @@ class Session:
                         await self._to_backend(chunk)
                         for event in await self.segmenter.feed(chunk.payload, chunk.t_ms):
                             await self._on_speech(event)
+                    await self._maybe_probe()
             finally:
                 self._working = False
 
@@ -271,6 +294,8 @@ class Session:
                 jpeg = await self._as_sent(frame.t_ms, frame.jpeg)
                 entry[1] = len(jpeg)
                 self.sent.add(frame.t_ms, jpeg)
+                if self.strategy is not None:
+                    await self._watched(frame.t_ms, jpeg)
                 if self.backend.streams_frames:
                     await self._to_backend(Media(wire.KIND_FRAME, frame.t_ms, jpeg))
 
@@ -281,6 +306,76 @@ class Session:
         if not (self.config.frame_size or self.config.frame_quality):
             return jpeg
         return await asyncio.to_thread(resize_frame, jpeg, self.config.frame_size, self.config.frame_quality)
+
+    # ---- proactive probes (streaming.proactive)
+
+    async def _watched(self, t_ms: int, jpeg: bytes) -> None:
+        """A frame the policy sent in a proactive session: the newest one a probe would use."""
+        thumb = None
+        if self.schedule is not None and self.strategy.kind == "change":
+            from perception.frame_policy import thumbnail
+
+            thumb = await asyncio.to_thread(thumbnail, jpeg)
+            self.schedule.sent(thumb)
+        self._newest_sent = (t_ms, jpeg, thumb)
+        if len(self._watch_sent) < MAX_WATCH_FRAMES:
+            self._watch_sent.append(t_ms)
+
+    async def _maybe_probe(self) -> None:
+        """Start a probe when one is due, nobody speaks and nothing is being answered."""
+        if (self.schedule is None or self._reply is not None or self._newest_sent is None
+                or self.segmenter.in_speech or self._audio_end_ms is None):
+            return
+        clock = self._audio_end_ms
+        if not self.schedule.due(clock):
+            return
+        t_ms, jpeg, thumb = self._newest_sent
+        self.schedule.asked(clock, thumb)
+        self.probes += 1
+        self._reply = asyncio.create_task(self._run_probe(self.probes, clock, t_ms, jpeg), name=f"probe {self.probes}")
+        self._reply.add_done_callback(lambda _: self._queued.set())
+
+    async def _run_probe(self, n: int, asked_ms: int, frame_ms: int, jpeg: bytes) -> None:
+        """Ask the backend whether something needs saying; pass a remark on as it comes, send
+        nothing of a silent answer, then `probe.done`."""
+        asked_at = time.monotonic()
+        camera = None if self.backend.streams_frames else (await self.describer.describe(jpeg)).text
+        quiet = SilenceFilter()
+        first: list[float] = []
+        queue: asyncio.Queue[wire.ServerEvent | None] = asyncio.Queue()
+
+        def release(texts: list[str], audio: list[bytes]) -> None:
+            for piece in texts:
+                queue.put_nowait(wire.RemarkDelta(n, piece))
+            for pcm in audio:
+                queue.put_nowait(wire.RemarkAudio(n, base64.b64encode(pcm).decode("ascii"), REPLY_AUDIO_RATE))
+
+        def on_delta(piece: str) -> None:
+            first[:] = first or [time.monotonic()]
+            release(*quiet.on_text(piece))
+
+        def on_audio(pcm16: bytes) -> None:
+            first[:] = first or [time.monotonic()]
+            release([], quiet.on_audio(pcm16))
+
+        async def forward() -> None:
+            while (event := await queue.get()) is not None:
+                await self.send(event)
+
+        forwarder = asyncio.create_task(forward())
+        try:
+            reply = await self.backend.probe(camera, on_delta, on_audio)
+            if not quiet.text and reply.text:  # a backend that did not stream its text
+                release(*quiet.on_text(reply.text))
+            release(*quiet.finish())
+        finally:
+            queue.put_nowait(None)
+            await forwarder
+        done_s = round(time.monotonic() - asked_at, 3)
+        silent = quiet.silent
+        first_s = None if silent else round((first[0] if first else time.monotonic()) - asked_at, 3)
+        await self.send(wire.ProbeDone(n, asked_ms, frame_ms, reply.text, silent, first_s, done_s, reply.usage,
+                                       reply.incomplete, reply.session_lost))
 
     def _unsend(self, t_ms: int) -> None:
         for entry in reversed(self._frame_log):

@@ -50,7 +50,7 @@ CLOSE_BAD_HELLO = 4002  # also `backend_not_allowed` and `backend_unavailable`
 CLOSE_LIMITS = 4008
 CLOSE_IDLE = 4010  # `idle_timeout`: nothing from the client, and nothing in flight, for the idle timeout
 
-CLIENT_TYPES = ("hello", "turn.end", "reply.cut", "session.end")
+CLIENT_TYPES = ("hello", "turn.end", "reply.cut", "watch.end", "session.end")
 
 
 class WireError(ValueError):
@@ -89,6 +89,9 @@ class SessionConfig:
     # a shipped impairment profile whose video impairments the server applies to the frames it gets
     # (the live page's demo of a dim room or a shaky head on a laptop camera); None: none
     camera_conditions: str | None = None
+    # a proactive session: when the assistant is asked, unprompted, whether something needs saying
+    # (`change`, `every:N`, `native`: streaming.proactive); None: only when the user speaks
+    proactive: str | None = None
 
     @classmethod
     def from_dict(cls, data: dict) -> "SessionConfig":
@@ -134,6 +137,13 @@ class SessionConfig:
             _integer(values["frame_quality"], "frame_quality", 0, 100)
         if values.get("camera_conditions") is not None:  # the server checks the name (streaming.app)
             _text(values["camera_conditions"], "camera_conditions", 40)
+        if values.get("proactive") is not None:
+            from streaming.proactive import parse_strategy
+
+            try:
+                values["proactive"] = parse_strategy(_text(values["proactive"], "proactive", 40)).name
+            except ValueError as exc:
+                raise WireError("bad_hello", str(exc)) from None
         if values.get("frame_selection", "end") not in ("end", "sharpest"):
             raise WireError("bad_hello", "frame_selection must be 'end' or 'sharpest'")
         fallback = values.get("fallback_camera", {})
@@ -342,6 +352,52 @@ class Metrics:
 
 
 @dataclass(frozen=True)
+class RemarkDelta:
+    """A piece of a proactive remark's text (never the silence marker)."""
+
+    type: ClassVar[str] = "remark.delta"
+    probe: int
+    text: str
+
+
+@dataclass(frozen=True)
+class RemarkAudio:
+    """A piece of a spoken proactive remark: base64 PCM16 mono little-endian at `rate`."""
+
+    type: ClassVar[str] = "remark.audio"
+    probe: int
+    audio: str
+    rate: int
+
+
+@dataclass(frozen=True)
+class ProbeDone:
+    """A probe answered: asked at stream time `asked_ms` with the newest frame sent then
+    (`frame_ms`); `silent` when the answer was the silence marker (then nothing was sent)."""
+
+    type: ClassVar[str] = "probe.done"
+    probe: int
+    asked_ms: int
+    frame_ms: int | None
+    text: str
+    silent: bool
+    first_s: float | None = None  # seconds from asking to the first text or audio
+    done_s: float | None = None
+    usage: Usage = Usage()
+    incomplete: str | None = None
+    session_lost: str | None = None
+
+
+@dataclass(frozen=True)
+class WatchDone:
+    """The answer to `watch.end`: every frame and probe before it is handled."""
+
+    type: ClassVar[str] = "watch.done"
+    probes: int
+    frames: dict = field(default_factory=dict)  # {"sent_ms": [...]}: every frame the policy sent
+
+
+@dataclass(frozen=True)
 class Error:
     type: ClassVar[str] = "error"
     code: str
@@ -349,7 +405,8 @@ class Error:
 
 
 ServerEvent = Union[Ready, SpeechStarted, TranscriptPartial, TranscriptFinal, CameraBlock, TurnInputEvent,
-                    AssistantDelta, AssistantAudio, AssistantDone, Metrics, Error]
+                    AssistantDelta, AssistantAudio, AssistantDone, Metrics, RemarkDelta, RemarkAudio, ProbeDone,
+                    WatchDone, Error]
 EVENT_TYPES: dict[str, type] = {cls.type: cls for cls in ServerEvent.__args__}
 SERVER_TYPES = tuple(EVENT_TYPES)
 
@@ -364,6 +421,8 @@ def encode_event(event: ServerEvent) -> str:
         data["input"] = event.input.to_json()
         data["user_message"] = event.input.user_message
         data["context_message"] = event.input.context_message
+    elif isinstance(event, ProbeDone):
+        data["usage"] = event.usage.to_json()
     elif isinstance(event, AssistantDone):
         data["usage"] = event.usage.to_json()
         if event.transcription is not None:
@@ -389,17 +448,18 @@ def decode_event(text: str) -> ServerEvent:
             data["input"] = TurnInput.from_json(data.get("input"), "turn.input event")
         except RecordError as exc:
             raise WireError("bad_message", str(exc)) from None
-    elif cls is AssistantDone:
+    if cls in (AssistantDone, ProbeDone):
         usage = data.pop("usage", None) or {}
         if not isinstance(usage, dict):
-            raise WireError("bad_message", "assistant.done event: 'usage' must be an object")
+            raise WireError("bad_message", f"{kind} event: 'usage' must be an object")
         unknown = sorted(str(k)[:40] for k in set(usage) - set(USAGE_FIELDS))
         if unknown:
-            raise WireError("bad_message", f"assistant.done event: unknown usage field(s) {unknown[:5]}")
+            raise WireError("bad_message", f"{kind} event: unknown usage field(s) {unknown[:5]}")
         try:
             data["usage"] = Usage.from_json(usage)
         except UsageError as exc:
-            raise WireError("bad_message", f"assistant.done event: usage {exc}") from None
+            raise WireError("bad_message", f"{kind} event: usage {exc}") from None
+    if cls is AssistantDone:
         try:
             if data.get("transcription") is not None:
                 data["transcription"] = TranscriptionUsage.from_json(data["transcription"])
@@ -416,7 +476,7 @@ def decode_event(text: str) -> ServerEvent:
     return cls(**data)
 
 
-_FIELD_TYPES = {"int": (int,), "str": (str,), "dict": (dict,), "bool": (bool,), "TurnInput": (TurnInput,),
+_FIELD_TYPES = {"int": (int,), "float": (int, float), "str": (str,), "dict": (dict,), "bool": (bool,), "TurnInput": (TurnInput,),
                 "Usage": (Usage,), "TranscriptionUsage": (TranscriptionUsage,), "None": (type(None),)}
 
 

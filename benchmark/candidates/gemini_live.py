@@ -272,6 +272,9 @@ class GeminiLiveSession:
             for image in images:
                 await self._send("send_realtime_input", video=types.Blob(data=image, mime_type="image/jpeg"))
             if text:
+                if not self._activity_open:  # a text turn of its own (a proactive probe) is an activity too
+                    await self._send("send_realtime_input", activity_start=self.types.ActivityStart())
+                    self._activity_open = True
                 await self._send("send_realtime_input", text=text)
             return
         parts = [types.Part.from_bytes(data=image, mime_type="image/jpeg") for image in images]

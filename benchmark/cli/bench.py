@@ -118,8 +118,15 @@ def register(subparsers) -> None:
     p.add_argument("--repair-style", choices=("named", "deictic"), default="named")
     p.add_argument("--scenarios", help="bank path (v1 dir, scenarios.json or JSONL; default the shipped bank)")
     p.add_argument("--ids", metavar="ID,...", help="run only these scenario ids, e.g. sc-05,sc-12")
-    p.add_argument("--subset", help="bank (default; the primary score), contrast, or all (both, each reported "
-                                    "on its own row); --ids without --subset runs the ids given, whatever subset")
+    p.add_argument("--subset", help="bank (default; the primary score), contrast, all (both, each reported "
+                                    "on its own row), or proactive (the scene changes and nobody asks: needs "
+                                    "--via stream; docs/proactive.md); --ids without --subset runs the ids given, "
+                                    "whatever subset")
+    p.add_argument("--proactive", metavar="STRATEGY,...",
+                   help="with --subset proactive: when the assistant is asked whether something needs saying: "
+                        "change (on each sent frame after the picture changed; the default), every:N (every N "
+                        "seconds), native (never: what a realtime API says on its own); several, comma-separated, "
+                        "run one cell per strategy (and per --frame-policy)")
     p.add_argument("--limit", type=int, help="keep the first N scenarios")
     p.add_argument("--output-dir", help="run dir (default runs/bench-TIMESTAMP)")
     p.add_argument("--resume", action="store_true", help="continue the run in --output-dir")
@@ -259,9 +266,18 @@ def run(args) -> int:
         return _fail(f"the bank {full.source} repeats scenario ids: {', '.join(duplicates)}; every scenario_id "
                      "must be unique (wearsim validate rejects this bank too)")
     try:
-        bank = select_scenarios(full, args.ids, args.subset, args.limit)
+        if args.subset == "proactive":
+            from benchmark.cli.proactive_checks import proactive_bank
+
+            ids = [i.strip() for i in args.ids.split(",") if i.strip()] if args.ids else None
+            bank = proactive_bank(full, ids, args.limit)
+        else:
+            bank = select_scenarios(full, args.ids, args.subset, args.limit)
     except KeyError as exc:
         return _fail(exc.args[0])
+    except BankError as exc:
+        print(f"cannot read the bank's proactive scenarios:\n{exc}", file=sys.stderr)
+        return 2
     if not bank.scenarios:
         return _fail("no scenarios selected (check --ids, --subset and --limit)")
     for flag, value, low in (("--trials", args.trials, 1), ("--concurrency", args.concurrency, 1),
@@ -389,6 +405,11 @@ def run(args) -> int:
             return _fail(f"--impair: {' '.join(str(exc).split())}")
         if args.impair_seed < 0:
             return _fail("--impair-seed must be a whole number >= 0")
+    from benchmark.cli.proactive_checks import proactive_strategies
+
+    strategies, problem = proactive_strategies(args, model_id, policies, staleness, impairments)
+    if problem:
+        return _fail(problem)
     if not 0 <= args.frame_size <= 4096 or not 0 <= args.frame_quality <= 100:
         return _fail("--frame-size takes 0 to 4096 pixels and --frame-quality 0 to 100 (0: as captured)")
     if args.via != "stream" and (staleness or args.synthetic_frames or args.pictograph_frames
@@ -433,6 +454,7 @@ def run(args) -> int:
         pictograph_frames=args.pictograph_frames, scene_dir=str(scene_dir(bank)) if args.pictograph_frames else None,
         describer_base_url=describer_url, media_root=str(Path(args.media_root).resolve()) if args.media_root else None,
         asr_model=args.asr_model, speed=args.speed, server=args.server, keep_frames=not args.no_frames,
+        proactive=strategies,
         token=args.token or os.environ.get("WEARSIM_TOKEN")) if args.via == "stream" else None
     settings = RunSettings(
         candidate=CandidateSettings(model_id, temperature=args.temperature, max_tokens=args.max_tokens,
@@ -631,13 +653,23 @@ async def conversations(settings, base_url: str | None, run_dir):
                                                allowed_describers=(stream.describer,)),
                                 log_path=run_dir / "logs" / "server.log")
     with server as url:
+        from benchmark.proactive import ProactiveScenario
+        from benchmark.watch_conversation import WatchConversation
+
+        def watch(scenario, condition, point):
+            return WatchConversation(scenario, condition, url, chosen.model_id, config, strategy=point.proactive,
+                                     token=stream.token, describer=stream.describer, frame_policy=point.frame_policy,
+                                     frame_size=stream.frame_size, frame_quality=stream.frame_quality,
+                                     output=chosen.output, keep_frames=stream.keep_frames)
+
         profiles = {}
         if stream.impairments:
             from simulator.impairment_profiles import select_profiles
             from simulator.timeline import cell_seed
 
             profiles = {p.name: p for p in select_profiles(stream.impairments, stream.impairments_file)}
-        yield lambda scenario, condition, point, trial: StreamConversation(
+        yield lambda scenario, condition, point, trial: watch(scenario, condition, point) if isinstance(
+            scenario, ProactiveScenario) else StreamConversation(
             scenario, condition, url, chosen.model_id, config, camera=settings.camera,
             repair_style=settings.repair_style, speed=stream.speed, token=stream.token, describer=stream.describer,
             staleness_ms=point.staleness_ms, frame_policy=point.frame_policy, frame_size=stream.frame_size,

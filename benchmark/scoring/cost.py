@@ -28,6 +28,10 @@ def candidate_cost(trial: TrialRecord, table: PriceTable) -> Cost:
     for turn in trial.turns:
         model = trial.candidate_model or turn.reply.model
         total += reply_cost(turn.reply.usage, table.get(model), model)
+    for probe in trial.watching.probes if trial.watching is not None else ():  # a proactive trial's probes
+        model = trial.candidate_model or "?"
+        total += reply_cost(probe.usage, table.get(model), model) if probe.usage is not None else Cost(
+            None, (f"{model}: a probe's usage was not recorded",))
     return total + transcriptions_cost(trial, table)
 
 
@@ -54,7 +58,8 @@ def verdict_cost(verdict: Verdict | None, table: PriceTable) -> Cost:
 
 def judge_cost(trial: TrialRecord, table: PriceTable) -> Cost:
     total = NOTHING
-    for verdict in (trial.turn_2_judge, trial.turn_2_ranking_judge, trial.turn_3_judge):
+    remarks = tuple(p.verdict for p in trial.watching.probes) if trial.watching is not None else ()
+    for verdict in (trial.turn_2_judge, trial.turn_2_ranking_judge, trial.turn_3_judge, *remarks):
         total += verdict_cost(verdict, table)
     return total
 
@@ -106,7 +111,8 @@ def group_cost(trials: list[TrialRecord], table: PriceTable) -> dict:
         "judge_usd_per_trial": _share(judge, len(finished)),
         "per_correct_turn2_usd": _share(candidate, correct),
         "unknown": list((candidate + judge).why),
-        "candidate_tokens": _tokens(turn.reply.usage for t in finished for turn in t.turns),
+        "candidate_tokens": _tokens([*(turn.reply.usage for t in finished for turn in t.turns),
+                                     *(p.usage for t in finished if t.watching for p in t.watching.probes if p.usage)]),
         "judge_tokens": _tokens(v.usage for v in verdicts),
         "transcription": _transcribed(finished),
     }

@@ -6,7 +6,7 @@ from benchmark.faults import fault_summary
 from benchmark.scoring import metrics, stats
 from benchmark.scoring.cost import cost_summary
 from benchmark.shards import planned_cells
-from benchmark.records import TrialRecord
+from benchmark.records import PROACTIVE_TARGETS, TrialRecord
 from benchmark.scoring.trials import TrialSet
 
 SUMMARY_SCHEMA = 1
@@ -28,10 +28,23 @@ def ranking_condition(trials: tuple[TrialRecord, ...], manifest: dict) -> tuple[
 
 
 def build_summary(trial_set: TrialSet, manifest: dict | None = None, budget: dict | None = None) -> dict:
-    """`budget`: the run dir's budget.json as `benchmark.budget.read_budget` reads it (a `--budget` run)."""
+    """`budget`: the run dir's budget.json as `benchmark.budget.read_budget` reads it (a `--budget` run).
+    Proactive trials are scored in their own block (`proactive`); every other block reads the
+    question-and-answer trials."""
+    from benchmark.prices import table_from_manifest
+    from benchmark.scoring.cost import candidate_cost
+    from benchmark.scoring.proactive import RULE, proactive_summary
+
     manifest = dict(manifest or {})
-    trials = trial_set.trials
-    ranking, why = ranking_condition(trials, manifest)
+    watched = tuple(t for t in trial_set.trials if t.watching is not None or t.target_context in PROACTIVE_TARGETS)
+    trials = tuple(t for t in trial_set.trials if t not in watched)
+    table = table_from_manifest(manifest)[0]
+
+    def cost_of(record: TrialRecord) -> tuple[float | None, list[str]]:
+        cost = candidate_cost(record, table)
+        return cost.usd, list(cost.why)
+
+    ranking, why = ranking_condition(trials or watched, manifest)
     conditions: dict[str, dict] = {}
     by_cue: dict[str, dict] = {}
     by_difficulty: dict[str, dict] = {}
@@ -115,6 +128,9 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None, budget: dic
         "counts": metrics.counts(trials, trial_set.superseded),
         "latency": metrics.latency(trials),
         "perception": metrics.perception(trials),
-        "cost": cost_summary(trials, manifest, budget),
-        "faults": fault_summary(trials, None if (planned := planned_cells(manifest)) is None else len(planned)),
+        "proactive": proactive_summary(watched, cost_of),
+        "proactive_rule": RULE if watched else None,
+        "cost": cost_summary(trial_set.trials, manifest, budget),
+        "faults": fault_summary(trial_set.trials, None if (planned := planned_cells(manifest)) is None
+                                else len(planned)),
     }

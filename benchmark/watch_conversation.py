@@ -1,0 +1,115 @@
+"""`WatchConversation`: a proactive scenario played through simulated glasses.
+
+One session per trial, its hello naming the proactive strategy. The glasses
+play the whole timeline in real time (`simulator.watch_timeline`: the scenes
+as synthetic frames, the opening line if there is one, silence otherwise),
+then send `watch.end` and collect what the server did: the opening turn's
+reply (turn 1), and each probe with its answer. Only what the glasses would
+capture crosses the wire; the event, its window and its expected keys never
+do. Stream times in the record count from the first scene's start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from benchmark.candidates.base import GenerationConfig, Message, Reply
+from benchmark.proactive import ProactiveScenario
+from benchmark.records import TurnMetrics, TurnResult
+from benchmark.scenario import Condition
+from benchmark.watching import Probe, Watching
+
+THUMBNAIL_PX = 160
+
+
+@dataclass(frozen=True)
+class Watched:
+    """What one proactive trial's stream gave: the opening turn (if any), the probes, the messages."""
+
+    turns: tuple[TurnResult, ...]
+    watching: Watching
+    messages: tuple[Message, ...]
+    model: str
+
+
+class WatchConversation:
+    def __init__(self, scenario: ProactiveScenario, condition: Condition, server_url: str, backend: str,
+                 config: GenerationConfig, *, strategy: str, token: str | None = None, describer: str = "authored",
+                 silence_ms: int = 1500, speed: float | None = 1.0, frame_policy: str | None = None,
+                 frame_size: int = 0, frame_quality: int = 0, output: str = "text", keep_frames: bool = True):
+        self.scenario, self.condition = scenario, condition
+        self.server_url, self.backend, self.config = server_url, backend, config
+        self.strategy, self.token, self.describer, self.silence_ms = strategy, token, describer, silence_ms
+        self.speed = speed or 1.0  # timing is what a proactive trial measures: never unpaced
+        self.frame_policy, self.frame_size, self.frame_quality = frame_policy, frame_size, frame_quality
+        self.output, self.keep_frames = output, keep_frames
+        self.client = None
+
+    async def watch(self) -> Watched:
+        from simulator.client import GlassesClient
+        from simulator.pacing import Pacer
+        from simulator.timeline import stream_phase_ms
+        from simulator.watch_timeline import plan_watch
+        from streaming.wire import SessionConfig
+
+        scenario = self.scenario
+        session = SessionConfig(backend=self.backend, system_prompt=self.condition.system_prompt,
+                                describer=self.describer, silence_ms=self.silence_ms, camera=True,
+                                max_tokens=self.config.max_tokens, temperature=self.config.temperature,
+                                output=self.output, frame_policy=self.frame_policy, frame_size=self.frame_size,
+                                frame_quality=self.frame_quality, proactive=self.strategy)
+        self.client = GlassesClient(self.server_url, token=self.token)
+        await self.client.connect(session)
+        plan = await asyncio.to_thread(plan_watch, scenario, stream_phase_ms(scenario.scenario_id))
+        await self.client.play(plan, Pacer(self.speed, origin_ms=plan.start_ms))
+        done, probes = await self.client.end_watch()
+        turns, messages = (), ()
+        if plan.opening:
+            events = await self.client.wait_turn(1)
+            metrics = TurnMetrics.from_json(events.metrics.latency_s, "metrics event of turn 1")
+            reply = Reply(events.done.text, self.backend, events.done.usage, metrics.reply_done or 0.0,
+                          metrics.first_token, metrics.first_audio, events.done.heard,
+                          audio=self.client.reply_audio(1), session_lost=events.done.session_lost,
+                          incomplete=events.done.incomplete, transcription=events.done.transcription)
+            turns = (TurnResult(1, events.input, reply, metrics=metrics),)
+            messages = (*(Message("user", text) for text in events.input.messages()),
+                        Message("assistant", events.done.text))
+        origin = plan.start_ms
+        recorded = []
+        for event in probes:
+            spoke = None if event.silent or event.first_s is None else event.asked_ms - origin + round(
+                event.first_s * 1000)
+            recorded.append(Probe(event.probe, event.asked_ms - origin,
+                                  None if event.frame_ms is None else event.frame_ms - origin, event.text,
+                                  event.silent, spoke, event.done_s, event.usage,
+                                  None if event.frame_ms is None else plan.scene_at(event.frame_ms)))
+        sent = [t for t in done.frames.get("sent_ms", []) if isinstance(t, int)]
+        watching = Watching(
+            strategy=self.strategy, kind=scenario.kind, stream_ms=scenario.stream_ms,
+            scene_starts_ms=scenario.scene_starts_ms, onset_ms=scenario.onset_ms,
+            window_end_ms=scenario.window_end_ms, expected=scenario.event.expected if scenario.event else (),
+            probes=tuple(recorded), frames_sent_ms=tuple(t - origin for t in sent),
+            pictures=await asyncio.to_thread(self._pictures, plan, sent, origin) if self.keep_frames else (),
+            audio=tuple((p.probe, pcm) for p in probes if not p.silent and (pcm := self.client.remark_audio(p.probe))))
+        return Watched(turns, watching, messages, self.backend)
+
+    def _pictures(self, plan, sent: list[int], origin: int) -> tuple[tuple[int, bytes], ...]:
+        """A thumbnail of each sent frame whose picture differs from the sent frame before it (the
+        scene changes the assistant was shown), at its stream time from the start."""
+        from perception.frame_policy import resize_frame
+
+        played = {item.t_ms: item.payload for item in plan.items if item.kind == "frame"}
+        pictures, previous = [], None
+        for t in sent:
+            payload = played.get(t)
+            if payload is None or payload is previous:
+                continue
+            previous = payload
+            pictures.append((t - origin, resize_frame(payload, THUMBNAIL_PX, 70)))
+        return tuple(pictures)
+
+    async def aclose(self) -> None:
+        if self.client is not None:
+            await self.client.close()
+            self.client = None

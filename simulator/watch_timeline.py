@@ -1,0 +1,60 @@
+"""The timeline the glasses play for a proactive scenario.
+
+The scenes stream one after another for their durations: frames at the
+glasses' five a second (each scene's camera text drawn as a synthetic frame:
+no recording exists for these scenarios), and audio the whole time, silent
+except for the opening user line when the scenario has one (spoken by TTS
+after `LEAD_MS`, then the `turn.end` hint after its silence tail). Nobody
+speaks at the event. Stream times start at `start_ms` (the scenario's phase
+on the stream clock, `timeline.stream_phase_ms`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from benchmark.proactive import ProactiveScenario
+from simulator.media import FPS
+from simulator.timeline import CHUNK_BYTES, LEAD_MS, TAIL_MS, Item
+
+BYTES_PER_MS = 32  # PCM16 mono at 16 kHz
+
+
+@dataclass(frozen=True)
+class WatchPlan:
+    items: tuple[Item, ...]
+    start_ms: int  # stream time of the first scene's start
+    end_ms: int
+    scene_starts_ms: tuple[int, ...]  # stream times
+    opening: bool  # the opening line is spoken (and answered as turn 1)
+
+    def scene_at(self, t_ms: int) -> int | None:
+        """The scene (index) showing at stream time `t_ms`."""
+        if t_ms < self.start_ms or t_ms >= self.end_ms:
+            return None
+        return max(i for i, start in enumerate(self.scene_starts_ms) if start <= t_ms)
+
+
+def plan_watch(scenario: ProactiveScenario, start_ms: int) -> WatchPlan:
+    from simulator.synthetic import synthetic_frame
+    from simulator.timeline import spoken_pcm
+
+    starts = tuple(start_ms + t for t in scenario.scene_starts_ms)
+    end = start_ms + scenario.stream_ms
+    items: list[Item] = []
+    for index, scene in enumerate(scenario.scenes):
+        jpeg = synthetic_frame(scene.camera)
+        scene_end = starts[index + 1] if index + 1 < len(starts) else end
+        for t in range(starts[index], scene_end, 1000 // FPS):
+            items.append(Item(t, "frame", jpeg, str(index)))
+    audio = bytearray(scenario.stream_ms * BYTES_PER_MS)
+    if scenario.opening_user:
+        speech = spoken_pcm(scenario.opening_user)
+        lead = LEAD_MS * BYTES_PER_MS
+        spoken = speech[:max(0, len(audio) - lead)]
+        audio[lead:lead + len(spoken)] = spoken
+        items.append(Item(start_ms + LEAD_MS + len(spoken) // BYTES_PER_MS + TAIL_MS, "turn.end"))
+    for offset in range(0, len(audio), CHUNK_BYTES):
+        items.append(Item(start_ms + offset // BYTES_PER_MS, "audio", bytes(audio[offset:offset + CHUNK_BYTES])))
+    items.sort(key=lambda item: (item.t_ms, item.kind != "frame"))
+    return WatchPlan(tuple(items), start_ms, end, starts, bool(scenario.opening_user))
