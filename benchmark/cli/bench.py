@@ -532,6 +532,12 @@ def run(args) -> int:
         from benchmark.report.faults import fault_lead
 
         print(fault_lead(summary), file=sys.stderr)  # turns OK over every planned cell, and each fault
+        from benchmark.report.proactive_findings import is_proactive, proactive_headline
+
+        if is_proactive(summary):
+            print(proactive_headline(summary))
+            print(f"report: {run_dir / 'findings.md'}")
+            return _error_rate_status(summary, run_dir, args.max_error_rate)
         print(headline(summary))
         from benchmark.report.cost import cost_line
 

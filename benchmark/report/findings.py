@@ -481,6 +481,10 @@ def _perception(summary: dict) -> list[str]:
 
 
 def render_findings(summary: dict) -> str:
+    from benchmark.report.proactive_findings import is_proactive, render_proactive_findings
+
+    if is_proactive(summary):
+        return render_proactive_findings(summary)
     summary = one_line(summary)
     lines = _headline(summary) + _conditions(summary) + _subsets(summary)
     lines += _breakdown(summary, "by_cue_type", "shift type (cue_type)")

@@ -200,7 +200,22 @@ def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknow
         "stream_minutes": round(minutes, 3),
         "cost_per_hour_usd": round(cost_usd / hours, 4) if cost_usd is not None and hours else None,
         "cost_unknown": cost_unknown if cost_usd is None else [],
+        "scenarios": [_scenario_row(r) for r in sorted(records, key=lambda r: (r.scenario_id, r.trial))
+                      if r.watching is not None],
     }
+
+
+def _scenario_row(record: TrialRecord) -> dict:
+    """One trial as the findings' table shows it: outcome, and each remark's time and outcome."""
+    w = record.watching
+    hit = next((p for p in w.probes if p.outcome == "hit"), None)
+    return {"scenario_id": record.scenario_id, "trial": record.trial, "kind": w.kind, "outcome": w.outcome,
+            "onset_s": None if w.onset_ms is None else w.onset_ms / 1000,
+            "window_end_s": None if w.window_end_ms is None else w.window_end_ms / 1000,
+            "probes": w.asked, "false_alarms": w.count("false_alarm"),
+            "time_to_speak_s": None if hit is None else round((hit.spoke_ms - w.onset_ms) / 1000, 3),
+            "remarks": [{"at_s": None if p.spoke_ms is None else p.spoke_ms / 1000, "outcome": p.outcome,
+                         "text": p.text[:160]} for p in w.remarks]}
 
 
 def proactive_summary(trials: Sequence[TrialRecord], cost_of: Callable[[TrialRecord], tuple[float | None, list[str]]]

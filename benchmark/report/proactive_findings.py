@@ -1,0 +1,101 @@
+"""findings.md of a proactive run (`wearsim bench --subset proactive`), from summary.json alone.
+
+It leads with the two numbers a user weighs: events caught on time and
+false alarms per minute of stream, for each condition and grid cell
+(strategy x frame policy), then states the scoring rule, then the grid,
+then every trial's remarks.
+"""
+
+from __future__ import annotations
+
+from benchmark.report.text_format import interval, one_line, pct, table
+
+
+def is_proactive(summary: dict) -> bool:
+    """The run's trials are proactive ones (and none of them is a question-and-answer trial)."""
+    return bool(summary.get("proactive")) and not summary.get("conditions")
+
+
+def _cells(summary: dict):
+    for condition, cells in summary["proactive"].items():
+        for name, cell in cells.items():
+            yield condition, name, cell
+
+
+def _rate(block: dict) -> str:
+    if not block["n"]:
+        return "n/a (none)"
+    method = "" if block["ci_method"] in (None, "bootstrap") else f", {block['ci_method']}"
+    return f"{pct(block['rate'])} ({block['k']}/{block['n']}), 95% CI {interval(block['ci_low'], block['ci_high'])}{method}"
+
+
+def _per_min(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def _seconds(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f} s"
+
+
+def cell_line(condition: str, name: str, cell: dict, *, markdown: bool = False) -> str:
+    """One cell's two numbers in a sentence."""
+    bold = "**" if markdown else ""
+    quiet = cell["quiet_controls"]
+    return (f"{bold}Events caught on time ({condition}, {name}): {cell['hits']} of {cell['events']}{bold} "
+            f"(recall {_rate(cell['recall'])}); {bold}false alarms: {_per_min(cell['false_alarms_per_min'])} per "
+            f"minute{bold} of stream ({cell['false_alarms']} in {cell['stream_minutes']:.1f} min, "
+            f"{cell['false_alarms_in_quiet_controls']} of them in {quiet} quiet control{'s' * (quiet != 1)}).")
+
+
+def proactive_headline(summary: dict) -> str:
+    """The CLI's closing lines: one per condition and cell."""
+    return "\n".join(cell_line(c, n, cell) for c, n, cell in _cells(summary))
+
+
+def render_proactive_findings(summary: dict) -> str:
+    summary = one_line(summary)
+    manifest = summary["manifest"]
+    lines = ["# Findings: proactive trials", ""]
+    for c, n, cell in _cells(summary):
+        lines += [cell_line(c, n, cell, markdown=True), ""]
+    lines += [f"How it is scored: {summary.get('proactive_rule') or ''} Recall is hits over events; precision "
+              "is hits over hits plus false alarms; false alarms per minute count every minute streamed, quiet "
+              "controls and event scenarios alike; the time to speak runs from the event's onset to the first text "
+              "or audio of the remark that hit. Intervals are a bootstrap over scenarios, or the Wilson interval "
+              "when there are fewer than 10 scenarios (docs/proactive.md).", ""]
+    if manifest.get("candidate_model") == "local":
+        lines += ["The candidate is `local`, the bundled 135M-parameter stand-in model: it shows the pipeline runs, "
+                  "not how an assistant watches; it rarely answers with the silence marker, so expect a false "
+                  "alarm on most probes.", ""]
+    if manifest.get("judge_family") == "lexical":
+        lines += ["The judge is `lexical`: a remark conveys the event when it names one of the event's expected "
+                  "keys in words of its own; a remark it cannot decide is unscored (neither hit nor false alarm).",
+                  ""]
+    rows = [[c, n, _rate(cell["recall"]), _rate(cell["precision"]), _per_min(cell["false_alarms_per_min"]),
+             f"{_seconds(cell['time_to_speak_p50_s'])} / {_seconds(cell['time_to_speak_p95_s'])}",
+             str(cell["late"]), str(cell["duplicates"]), str(cell["unscored_remarks"]),
+             f"{cell['probes']} ({cell['silent_probes']} silent)",
+             "unknown" if cell["cost_per_hour_usd"] is None else f"${cell['cost_per_hour_usd']:.4f}"]
+            for c, n, cell in _cells(summary)]
+    lines += ["## Grid", "", "One row per condition and cell (strategy, and frame policy when swept).", ""]
+    lines += table(["condition", "cell", "recall", "precision", "false alarms / min", "time to speak p50 / p95",
+                    "late", "duplicates", "unscored", "probes", "cost / hour watched"], rows)
+    unknown = sorted({why for _, _, cell in _cells(summary) for why in cell["cost_unknown"]})
+    if unknown:
+        lines += ["", "Cost unknown: " + "; ".join(unknown[:5])]
+    lines += ["", "## Trials", "", "Each trial's outcome and remarks (stream seconds; the event's window in "
+              "brackets).", ""]
+    rows = []
+    for c, n, cell in _cells(summary):
+        for row in cell["scenarios"]:
+            window = "quiet" if row["kind"] == "quiet" else f"[{row['onset_s']:.0f}, {row['window_end_s']:.0f}]"
+            remarks = "; ".join(f"{r['at_s']:.1f} s {r['outcome'] or '?'}: {r['text'][:80]}" for r in row["remarks"]
+                                if r["at_s"] is not None) or "none"
+            rows.append([c, n, f"{row['scenario_id']} t{row['trial']}", window, row["outcome"] or "-",
+                         f"{row['probes']}", remarks])
+    lines += table(["condition", "cell", "trial", "window", "event", "probes", "remarks"], rows)
+    lines += ["", "## Manifest", "", f"candidate `{manifest.get('candidate_model')}`, judge "
+              f"`{manifest.get('judge_model')}`, strategies {manifest.get('proactive')}, frame policies "
+              f"{manifest.get('frame_policies') or 'the server default (fps:1)'}, describer "
+              f"`{manifest.get('describer')}`; every field is in summary.json.", ""]
+    return "\n".join(lines)
