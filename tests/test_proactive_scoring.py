@@ -1,0 +1,188 @@
+"""The proactive scoring rule on scripted remark timelines, the silence marker's filter, the probe
+schedule, and the record's watching block."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmark.judges.base import Verdict
+from benchmark.judges.lexical import LexicalJudge
+from benchmark.proactive import load_proactive
+from benchmark.records import RecordError, TrialRecord
+from benchmark.scoring.proactive import cell_metrics, decide, judge_watching
+from benchmark.watching import Probe, Watching, is_silent
+from streaming.proactive import ProbeSchedule, SilenceFilter, parse_strategies, parse_strategy
+
+ONSET, END = 14_000, 26_000
+CONVEYS = Verdict("current", "names the event", "test")
+OTHER = Verdict("prior", "talks of the earlier scene", "test")
+UNSURE = Verdict(None, "", "test", unscored_reason="no signal")
+
+
+def event(*probes: Probe) -> Watching:
+    return Watching("change", "event", 36_000, (0, ONSET), ONSET, END, ("boiling",), probes)
+
+
+def remark(n: int, frame_ms: int, spoke_ms: int, text: str = "The water is boiling.") -> Probe:
+    return Probe(n, frame_ms + 20, frame_ms, text, False, spoke_ms)
+
+
+def outcomes(watching: Watching) -> list[str | None]:
+    return [p.outcome for p in watching.probes]
+
+
+def test_a_remark_inside_the_window_that_conveys_the_event_is_the_hit():
+    scored = decide(event(remark(1, 14_400, 15_500)), {1: CONVEYS})
+    assert outcomes(scored) == ["hit"] and scored.outcome == "hit"
+
+
+def test_a_remark_made_before_the_event_is_a_false_alarm_even_when_it_names_the_event():
+    # asked with a frame of the scene before the onset: it could not have seen the boil
+    scored = decide(event(remark(1, 13_000, 14_500)), {1: CONVEYS})
+    assert outcomes(scored) == ["false_alarm"] and scored.outcome == "miss"
+
+
+def test_a_remark_that_conveys_the_event_after_the_window_is_late_and_the_event_missed():
+    scored = decide(event(remark(1, 27_000, 27_900)), {1: CONVEYS})
+    assert outcomes(scored) == ["late"] and scored.outcome == "miss"
+
+
+def test_later_remarks_that_convey_the_event_are_duplicates():
+    scored = decide(event(remark(1, 14_400, 15_000), remark(2, 20_000, 21_000), remark(3, 30_000, 30_500)),
+                    {1: CONVEYS, 2: CONVEYS, 3: CONVEYS})
+    assert outcomes(scored) == ["hit", "duplicate", "duplicate"]
+
+
+def test_a_remark_that_does_not_convey_the_event_is_a_false_alarm_and_one_the_judge_cannot_tell_is_unscored():
+    scored = decide(event(remark(1, 14_400, 15_000), remark(2, 16_000, 17_000), remark(3, 18_000, 19_000)),
+                    {1: OTHER, 2: UNSURE, 3: CONVEYS})
+    assert outcomes(scored) == ["false_alarm", "unscored", "hit"] and scored.outcome == "hit"
+
+
+def test_silent_probes_have_no_outcome_and_an_event_with_only_silence_is_missed():
+    silent = Probe(1, 15_000, 14_800, "[silent]", True)
+    scored = decide(event(silent), {})
+    assert outcomes(scored) == [None] and scored.outcome == "miss"
+
+
+def test_every_remark_in_a_quiet_control_is_a_false_alarm():
+    quiet = Watching("every:5", "quiet", 34_000, (0, 16_000), None, None, (),
+                     (remark(1, 5_000, 6_000, "Nice desk."), Probe(2, 10_020, 10_000, "[silent]", True),
+                      remark(3, 16_000, 17_000, "You moved the mug.")))
+    scored = decide(quiet, {})
+    assert outcomes(scored) == ["false_alarm", None, "false_alarm"] and scored.outcome is None
+
+
+def test_remarks_are_taken_in_the_order_they_were_heard():
+    # probe 2 was heard first (inside the window); probe 1's answer came later
+    scored = decide(event(remark(1, 14_200, 22_000), remark(2, 16_000, 17_000)), {1: CONVEYS, 2: CONVEYS})
+    assert outcomes(scored) == ["duplicate", "hit"]
+
+
+def _record(scenario_id: str, watching: Watching) -> TrialRecord:
+    target = "speak_up" if watching.kind == "event" else "stay_quiet"
+    return TrialRecord(scenario_id, "baseline", 0, target, "x", subset="proactive", proactive=watching.strategy,
+                       watching=watching)
+
+
+def test_a_cell_adds_up_hits_and_misses_to_events_and_counts_false_alarms_in_quiet_controls():
+    hit = decide(event(remark(1, 14_400, 15_500)), {1: CONVEYS})
+    missed = decide(event(remark(1, 2_000, 3_000, "Nice pot.")), {})
+    quiet = decide(Watching("change", "quiet", 30_000, (0, 15_000), None, None, (),
+                            (remark(1, 1_000, 2_000, "A desk."),)), {})
+    cell = cell_metrics([_record("a", hit), _record("b", missed), _record("q", quiet)], 0.01, [])
+    assert cell["hits"] + cell["misses"] == cell["events"] == 2
+    assert cell["false_alarms"] == 2 and cell["false_alarms_in_quiet_controls"] == 1
+    assert cell["recall"]["k"] == 1 and cell["recall"]["n"] == 2
+    assert cell["precision"]["k"] == 1 and cell["precision"]["n"] == 3
+    assert cell["false_alarms_per_min"] == pytest.approx(2 / ((36 + 36 + 30) / 60), abs=1e-3)
+    assert cell["time_to_speak_p50_s"] == pytest.approx(1.5)
+    # three scenarios are too few for a bootstrap: the Wilson interval, never a zero-width one
+    assert cell["recall"]["ci_method"] == "wilson" and cell["recall"]["ci_low"] < 0.5 < cell["recall"]["ci_high"]
+    assert cell["cost_per_hour_usd"] == pytest.approx(0.01 / ((36 + 36 + 30) / 3600), rel=1e-3)
+
+
+def test_the_lexical_judge_hears_a_remark_that_names_the_event_in_its_own_words():
+    scenario = load_proactive(Path("benchmark/v1/proactive.json"))[0]  # pa-01: the pot comes to the boil
+    watching = Watching("change", "event", scenario.stream_ms, scenario.scene_starts_ms, scenario.onset_ms,
+                        scenario.window_end_ms, scenario.event.expected,
+                        (Probe(1, 14_600, 14_400, "Your water is boiling now, add the pasta.", False, 15_400, scene=1),
+                         Probe(2, 20_000, 19_800, "Nice onions.", False, 20_700, scene=1)))
+    scored = asyncio.run(judge_watching(scenario, watching, LexicalJudge()))
+    assert outcomes(scored)[0] == "hit" and scored.probes[0].verdict.label == "current"
+    assert outcomes(scored)[1] in ("false_alarm", "unscored")
+
+
+def test_the_watching_block_survives_a_round_trip_and_a_bad_one_is_named():
+    watching = decide(event(remark(1, 14_400, 15_500), Probe(2, 20_000, 19_800, "[silent]", True)), {1: CONVEYS})
+    record = _record("pa-01", watching)
+    again = TrialRecord.from_json(json.loads(record.to_line()))
+    assert again.watching == watching and again.sweep.proactive == "change"
+    broken = json.loads(record.to_line())
+    broken["watching"]["probes"][0]["outcome"] = "great"
+    with pytest.raises(RecordError, match=r"watching.*probes\[0\].*outcome"):
+        TrialRecord.from_json(broken, "transcripts.jsonl line 1")
+
+
+@pytest.mark.parametrize("pieces, silent, shown", [
+    (["[sil", "ent]"], True, ""),
+    (["[", "silent", "]."], True, ""),
+    (["  [Silent]"], True, ""),
+    (["[s", "ure, the pot"], False, "[sure, the pot"),
+    (["Careful", ", the blade"], False, "Careful, the blade"),
+    ([], True, ""),
+])
+def test_the_silence_filter_shows_nothing_of_the_marker_and_everything_of_a_remark(pieces, silent, shown):
+    quiet = SilenceFilter()
+    out = []
+    for piece in pieces:
+        out += quiet.on_text(piece)[0]
+    out += quiet.finish()[0]
+    assert quiet.silent is silent and "".join(out) == shown
+
+
+def test_a_spoken_marker_is_never_played_but_a_spoken_remark_is():
+    quiet = SilenceFilter()
+    assert quiet.on_audio(b"\x01\x00") == [] and quiet.on_text("[silent]") == ([], [])
+    assert quiet.finish() == ([], []) and quiet.silent
+    loud = SilenceFilter()
+    loud.on_audio(b"\x01\x00")
+    assert loud.on_text("Stop") == (["Stop"], [b"\x01\x00"])
+    assert is_silent(" [silent] ") and not is_silent("silently the pot boils")
+
+
+def test_strategies_parse_and_bad_ones_say_what_is_allowed():
+    assert parse_strategy("every:5").name == "every:5" and parse_strategy("change").probes
+    assert not parse_strategy("native").probes
+    assert [s.name for s in parse_strategies("change, every:2.5")] == ["change", "every:2.5"]
+    for bad, words in (("every:0", "from 1 to 60"), ("sometimes", "change, every:5, native"),
+                       ("change:3", "change, every:5, native")):
+        with pytest.raises(ValueError, match=words):
+            parse_strategy(bad)
+    with pytest.raises(ValueError, match="twice"):
+        parse_strategies("change,change")
+
+
+def test_change_probes_once_per_new_picture_and_every_n_keeps_its_slots():
+    import numpy as np
+
+    a, b = np.zeros((48, 64), np.uint8), np.full((48, 64), 200, np.uint8)
+    change = ProbeSchedule(parse_strategy("change"))
+    change.sent(a)
+    assert change.due(0)  # the first frame is a change
+    change.asked(0, a)
+    change.sent(a)
+    assert not change.due(1000)
+    change.sent(b)
+    assert change.due(2000)
+    every = ProbeSchedule(parse_strategy("every:5"))
+    assert not every.due(1000)  # the first slot is 5 s after the first look
+    assert every.due(6000)
+    every.asked(6000, None)
+    assert not every.due(8000) and every.due(11_000)
+    every.asked(23_000, None)  # slots missed while busy are skipped, not made up
+    assert not every.due(24_000) and every.due(26_000)
