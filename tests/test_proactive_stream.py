@@ -1,0 +1,99 @@
+"""Proactive trials end to end: `wearsim bench --via stream --subset proactive` through the
+in-process server, on the bundled local model (the real llama.cpp server, Whisper for the
+opening line) and against the OpenAI Realtime and Gemini Live conformance servers, which
+answer every request with a remark."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
+
+IDS = "pa-01,pq-01"  # an event with an opening line, and a quiet control
+
+
+def _bench(run_dir, *extra, env=None):
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--subset", "proactive", "--ids", IDS,
+         "--synthetic-frames", "--describer", "authored", "--judge-family", "lexical", "--conditions", "baseline",
+         "--output-dir", str(run_dir), *extra],
+        capture_output=True, text=True, timeout=900, env={**os.environ, **(env or {})})
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
+    return records, json.loads((run_dir / "summary.json").read_text()), done
+
+
+def _check_block(records, summary, strategy="change"):
+    assert [r["error"] for r in records] == [None] * len(records)
+    cell = summary["proactive"]["baseline"][strategy]
+    for field in ("precision", "recall"):
+        assert set(cell[field]) >= {"rate", "k", "n", "ci_low", "ci_high"}
+    for field in ("false_alarms_per_min", "time_to_speak_p50_s", "time_to_speak_p95_s", "duplicates",
+                  "cost_per_hour_usd"):
+        assert field in cell
+    assert cell["hits"] + cell["misses"] == cell["events"] == 1 and cell["quiet_controls"] == 1
+    watched = {r["scenario_id"]: r["watching"] for r in records}
+    # every record lists its probes (asked on the stream, each with the scene its newest frame showed)
+    for watching in watched.values():
+        assert watching["probes"] and all(p["asked_ms"] is not None and p["scene"] is not None
+                                          for p in watching["probes"])
+        assert watching["frames_sent_ms"] and watching["scene_starts_ms"][0] == 0
+    assert watched["pa-01"]["onset_ms"] == 14_000 and watched["pa-01"]["window_end_ms"] == 26_000
+    quiet = watched["pq-01"]
+    assert cell["false_alarms_in_quiet_controls"] == sum(not p["silent"] for p in quiet["probes"])
+    return cell, watched
+
+
+def test_a_local_model_watches_and_every_record_lists_its_probes_and_remarks(tmp_path):
+    records, summary, done = _bench(tmp_path / "run")
+    cell, watched = _check_block(records, summary)
+    # the opening line was heard by Whisper and answered as turn 1, before any probe
+    opening = next(r for r in records if r["scenario_id"] == "pa-01")
+    assert opening["turns"][0]["input"]["speech_source"] == "perceived"
+    first_probe = watched["pa-01"]["probes"][0]["asked_ms"]
+    assert first_probe > 0
+    # a probe after the change was asked with a frame of the event's scene
+    assert any(p["scene"] == 1 and p["frame_ms"] >= 14_000 for p in watched["pa-01"]["probes"])
+    assert "Events caught on time (baseline, change)" in done.stdout
+    findings = (tmp_path / "run" / "findings.md").read_text()
+    assert findings.startswith("# Findings: proactive trials") and "false alarms:" in findings
+
+
+def test_openai_realtime_answers_every_probe_and_a_server_that_always_talks_fails_every_quiet_probe(tmp_path):
+    with FakeOpenAIRealtime() as server:
+        records, summary, _ = _bench(tmp_path / "run", "--model", "openai-realtime:gpt-realtime-2", "--base-url",
+                                     server.base_url, env={"OPENAI_API_KEY": TEST_KEY})
+    assert server.problems == []
+    cell, watched = _check_block(records, summary)
+    probes = sum(len(w["probes"]) for w in watched.values())
+    openings = sum(bool(r["turns"]) for r in records)
+    assert server.responses == probes + openings  # one response per probe, and one for the opening line
+    quiet = watched["pq-01"]["probes"]
+    assert quiet and all(p["outcome"] == "false_alarm" for p in quiet)
+
+
+def test_gemini_live_answers_every_probe_and_a_server_that_always_talks_fails_every_quiet_probe(gemini_env, tmp_path):
+    with gemini_env(models=("gemini-3.8-live",)) as server:
+        records, summary, _ = _bench(tmp_path / "run", "--model", "gemini-live:gemini-3.8-live", "--base-url",
+                                     server.base_url, "--proactive", "every:6")
+    assert server.problems == []
+    cell, watched = _check_block(records, summary, "every:6")
+    probes = sum(len(w["probes"]) for w in watched.values())
+    openings = sum(bool(r["turns"]) for r in records)
+    assert server.turns == probes + openings
+    quiet = watched["pq-01"]["probes"]
+    assert len(quiet) >= 4 and all(p["outcome"] == "false_alarm" for p in quiet)  # 34 s, a probe every 6 s
+
+
+def test_native_on_a_chat_model_and_proactive_without_the_stream_are_refused_before_anything_starts(tmp_path):
+    for extra, words in ((["--via", "stream", "--proactive", "native"], "needs a realtime API"),
+                         (["--via", "direct"], "needs --via stream"),
+                         (["--via", "stream", "--frame-policy", "end"], "sends no frame until the user speaks")):
+        done = subprocess.run([sys.executable, "-m", "benchmark", "bench", "--subset", "proactive",
+                               "--output-dir", str(tmp_path / "x"), *extra], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 2 and words in done.stderr, done.stderr
+        assert not (tmp_path / "x").exists()
