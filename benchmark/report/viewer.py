@@ -25,6 +25,7 @@ from benchmark.report.cost import budget_lead, per_correct, tokens_text, usd
 from benchmark.report.faults import fault_lead
 from benchmark.report.findings import headline, interval, is_measurement, pct, scored_cells
 from benchmark.report.plots import PLOT_FILES
+from benchmark.report import watch_view
 from benchmark.report.timeline import RunFiles, stream_turn_html
 from benchmark.safe_files import inside, refuse_links, write_atomic
 from benchmark.scenario import BankError, Scenario, load_bank
@@ -59,7 +60,7 @@ details.trial>summary{cursor:pointer;padding:.2rem 0} details.trial[open]{backgr
 justify-content:center;z-index:10;cursor:zoom-out}
 #zoom img{width:92vw;height:92vh;object-fit:contain;background:#fff}
 [hidden]{display:none !important}
-""" + timeline.STYLE
+""" + timeline.STYLE + watch_view.STYLE
 
 SCRIPT = """
 const filters = Array.from(document.querySelectorAll('select[data-filter]'));
@@ -99,6 +100,8 @@ def data_uri(path: Path) -> str:
 def outcome(trial: TrialRecord) -> str:
     if trial.errored:
         return "error"
+    if trial.watching is not None:  # a proactive trial: the event caught, or a quiet control left quiet
+        return "pass" if trial.watching.passed else "miss"
     if not trial.scored:
         return "unscored"
     return "pass" if trial.passed else "miss"
@@ -325,7 +328,7 @@ def turns_html(trial: TrialRecord, scenario: Scenario | None, frames: Frames, re
                    + "".join(f"<td>{escape(per.get(name, '-'))}</td>" for per in facts.values()) + "</tr>"
                    for name in names)
     out = [f"<table><tr><th></th>{head}</tr>{rows}</table>"]
-    if scenario is None:
+    if scenario is None and trial.watching is None:  # a proactive scenario has no authored turn text to compare
         out.append('<p class="note">Scenario not in the bank: authored text not shown.</p>')
     else:
         out += [differences_html(t, scenario, repair_style) for t in trial.turns]
@@ -343,6 +346,8 @@ def trial_html(trial: TrialRecord, bank: dict[str, Scenario], frames: Frames, re
                prices=None, files: RunFiles | None = None) -> str:
     result = outcome(trial)
     label = trial.turn_2_label or "unscored"
+    if trial.watching is not None:
+        label = f"{len(trial.watching.remarks)} remark(s), {trial.watching.count('false_alarm')} false alarm(s)"
     row = axes(trial)
     sweep = "".join(f" · {name} {escape(row[key])}" for name, key in (("policy", "policy"), ("gap", "gap"),
                                                                        ("profile", "profile"), ("fault", "fault"))
@@ -361,8 +366,12 @@ def trial_html(trial: TrialRecord, bank: dict[str, Scenario], frames: Frames, re
     body = [f'<p class="note">{escape(facts)}</p>']
     if trial.error:
         body.append(f'<p class="o-error"><b>error:</b> {escape(trial.error)}</p>')
-    body += ["<h3>Judges</h3>", verdicts_html(trial), "<h3>Code signals (Turn 2)</h3>",
-             signals_html(trial.turn_2_code_signals), "<h3>Messages as sent</h3>", messages_html(trial)]
+    if trial.watching is not None:
+        body += ["<h3>What the assistant watched</h3>", watch_view.watching_html(trial.watching, files)]
+    else:
+        body += ["<h3>Judges</h3>", verdicts_html(trial), "<h3>Code signals (Turn 2)</h3>",
+                 signals_html(trial.turn_2_code_signals)]
+    body += ["<h3>Messages as sent</h3>", messages_html(trial)]
     if trial.turns:
         scenario = bank.get(trial.scenario_id)
         body += ["<h3>Turns</h3>", turns_html(trial, scenario, frames, repair_style, files)]
@@ -371,6 +380,12 @@ def trial_html(trial: TrialRecord, bank: dict[str, Scenario], frames: Frames, re
 
 
 # ---------------------------------------------------------------- the page
+
+def page_headline(summary: dict) -> str:
+    from benchmark.report.proactive_findings import is_proactive, proactive_headline
+
+    return proactive_headline(summary) if is_proactive(summary) else headline(summary)
+
 
 def render_page(summary: dict, trials: list[TrialRecord], *, title: str, findings: str, plots_dir: Path,
                 media_root: Path = MEDIA_ROOT, files: RunFiles | None = None) -> str:
@@ -389,7 +404,7 @@ def render_page(summary: dict, trials: list[TrialRecord], *, title: str, finding
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f"<title>wearsim: {escape(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>wearsim run <code>{escape(title)}</code></h1>",
-        f'<p class="headline {measured}" id="headline">{escape(headline(summary))}</p>',
+        f'<p class="headline {measured}" id="headline">{escape(page_headline(summary))}</p>',
         *([f'<p class="note" id="turns-ok">{escape(lead)}</p>'] if (lead := fault_lead(summary)) else []),
         figures_html(summary), findings_block,
         "<h2>Plots</h2>", plots_html(plots_dir),
