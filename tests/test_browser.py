@@ -390,3 +390,26 @@ def test_the_studio_records_a_turn_into_the_media_layout(fake_devices, tmp_path)
     assert index["sc-01/turn_1.wav"]["duration_s"] > 1.0
     assert verify(record_dir) == []  # hashes match; nothing half-written or stray
     assert not any((record_dir / ".incoming").iterdir())
+
+
+@pytest.mark.parametrize("says", [REPLY, "[silent]"])
+def test_speak_up_on_the_live_page_shows_a_remark_nobody_asked_for_and_nothing_of_a_silent_look(
+        one_question_devices, tmp_path, monkeypatch, says):
+    with realtime_page(one_question_devices, tmp_path, monkeypatch, reply=says) as (api, page):
+        page.check("#speak-up")
+        page.click("#connect")
+        # the first frame sent is a change: the assistant is asked, unprompted, before any question
+        page.wait_for_function("document.querySelector('#watching').textContent.includes('looked')", timeout=60_000)
+        looks = page.inner_text("#watching")
+        remarks = page.locator("li.remark")
+        if says == REPLY:
+            page.wait_for_selector("li.remark .reply", timeout=30_000)
+            assert remarks.first.inner_text().startswith("unasked") and REPLY in remarks.first.inner_text()
+            assert "spoke up 1" in looks or "spoke up 2" in looks
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "live_speak_up.png"), full_page=True)
+        else:
+            assert remarks.count() == 0 and "spoke up 0" in looks  # the marker is never shown
+            assert "[silent]" not in page.inner_text("#turns")
+        assert api.sessions and all("[silent]" in (s["session"].get("instructions") or "") for s in api.sessions)
+        page.click("#disconnect")

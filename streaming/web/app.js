@@ -2,7 +2,7 @@
 // over one WebSocket, and what the assistant heard, saw and said, live.
 import * as wire from "./wire.js";
 import { setupStudio } from "./studio.js";
-import { ReplyPlayer } from "./playback.js";
+import { ReplyPlayer, pcm16ToFloat32 } from "./playback.js";
 
 const $ = (id) => document.getElementById(id);
 const state = { info: null, ws: null, stream: null, audio: null, frameTimer: null, t0: 0, talking: false, turns: {},
@@ -128,6 +128,42 @@ function turnCard(turn) {
   return state.turns[turn];
 }
 
+// A proactive remark (speak up): the assistant spoke without being asked.
+function remarkCard(probe) {
+  const key = `remark-${probe}`;
+  if (!state.turns[key]) {
+    const li = document.createElement("li");
+    li.className = "remark";
+    li.dataset.probe = probe;
+    li.innerHTML = `<div class="heard">unasked: the assistant spoke up</div><div class="reply"></div>`;
+    $("turns").prepend(li);
+    state.turns[key] = li;
+  }
+  return state.turns[key];
+}
+
+// a spoken remark's pieces, back to back on the reply player's audio clock
+function playRemark(event) {
+  const context = player.context;
+  if (!context) return;
+  const samples = pcm16ToFloat32(event.audio);
+  const buffer = context.createBuffer(1, samples.length, event.rate);
+  buffer.copyToChannel(samples, 0);
+  const source = context.createBufferSource();
+  source.buffer = buffer;
+  source.connect(context.destination);
+  state.remarkAt = Math.max(state.remarkAt || 0, context.currentTime + 0.05);
+  source.start(state.remarkAt);
+  state.remarkAt += buffer.duration;
+}
+
+function showWatching() {
+  const looks = state.looks;
+  $("watching").hidden = false;
+  $("watching").textContent = `speaking up: the assistant looked ${looks.asked} time${looks.asked === 1 ? "" : "s"}, ` +
+    `stayed quiet ${looks.silent}, spoke up ${looks.asked - looks.silent}`;
+}
+
 function badge(source) {
   const span = document.createElement("span");
   span.className = `badge ${source || "none"}`;
@@ -206,6 +242,18 @@ function onEvent(event) {
         `reply done ${s(l.speech_end_to_reply_done)}`;
       break;
     }
+    case "remark.delta":
+      remarkCard(event.probe).querySelector(".reply").textContent += event.text;
+      break;
+    case "remark.audio":
+      playRemark(event);
+      break;
+    case "probe.done":
+      state.looks.asked += 1;
+      if (event.silent) state.looks.silent += 1;
+      else remarkCard(event.probe).querySelector(".reply").textContent = event.text;
+      showWatching();
+      break;
     case "error":
       showError(`The server says ${event.code}: ${event.message}`);
       break;
@@ -217,6 +265,10 @@ function onEvent(event) {
 async function connect(submitEvent) {
   submitEvent.preventDefault();
   showError("");
+  if ($("speak-up").checked && $("frame-policy").value === "end") {
+    showError("Speak up needs frames while you are quiet: choose a frame policy other than end.");
+    return;
+  }
   if ($("spoken").checked) player.unlock(); // now, while the click still counts as a user gesture
   try {
     await startMedia();
@@ -235,6 +287,7 @@ async function connect(submitEvent) {
   if ($("spoken").checked) config.output = "audio";
   if ($("frame-policy").value) config.frame_policy = $("frame-policy").value;
   if ($("camera-conditions").value) config.camera_conditions = $("camera-conditions").value;
+  if ($("speak-up").checked) config.proactive = "change";
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${scheme}://${location.host}/v1/session`);
   ws.binaryType = "arraybuffer";
@@ -242,6 +295,8 @@ async function connect(submitEvent) {
   state.turns = {};
   state.asked = 0; // the newest turn asked (its final transcript came)
   state.bargeIn = config.barge_in;
+  state.looks = { asked: 0, silent: 0 };
+  $("watching").hidden = true;
   player.reset();
   $("turns").replaceChildren();
   setStatus("connecting");

@@ -19,6 +19,10 @@ export const SERVER_EVENTS = {
   "assistant.audio": ["turn", "audio", "rate"],
   "assistant.done": ["turn", "text", "usage"],
   "metrics": ["turn", "latency_s"],
+  "remark.delta": ["probe", "text"],
+  "remark.audio": ["probe", "audio", "rate"],
+  "probe.done": ["probe", "asked_ms", "frame_ms", "text", "silent"],
+  "watch.done": ["probes", "frames"],
   "error": ["code", "message"],
 };
 
