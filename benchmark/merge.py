@@ -134,6 +134,9 @@ def _copy_media(shards: list[Shard], out: Path, records: list[TrialRecord]) -> t
         for turn in record.turns:
             names = [turn.reply.audio_file, turn.glasses.speech_file, *(name for _, name in turn.frames.thumbnails)]
             wanted.update((record.cell, name) for name in names if name)
+        if record.watching is not None:  # a proactive trial's frames and spoken remarks
+            names = [*(name for _, name in record.watching.thumbnails), *(p.audio_file for p in record.watching.probes)]
+            wanted.update((record.cell, name) for name in names if name)
     source = {record.cell: shard.path for shard in shards for record in shard.records}
     copied, refused = 0, []
     for cell, name in sorted(wanted, key=lambda pair: pair[1]):

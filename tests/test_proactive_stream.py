@@ -97,3 +97,32 @@ def test_native_on_a_chat_model_and_proactive_without_the_stream_are_refused_bef
                               timeout=120)
         assert done.returncode == 2 and words in done.stderr, done.stderr
         assert not (tmp_path / "x").exists()
+
+
+def test_a_grid_of_strategies_and_frame_policies_runs_one_cell_per_pair_and_its_shards_merge(tmp_path):
+    grid = ("--proactive", "change,every:5", "--frame-policy", "fps:1,change:0.02", "--ids", "pq-01")
+    with FakeOpenAIRealtime() as server:
+        for k in (1, 2):
+            done = subprocess.run(
+                [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--subset", "proactive",
+                 "--model", "openai-realtime:gpt-realtime-2", "--base-url", server.base_url,
+                 "--judge-family", "lexical", "--conditions", "baseline", *grid, "--shard", f"{k}/2",
+                 "--output-dir", str(tmp_path / f"shard{k}")],
+                capture_output=True, text=True, timeout=900, env={**os.environ, "OPENAI_API_KEY": TEST_KEY})
+            assert done.returncode == 0, done.stderr
+    merged = subprocess.run([sys.executable, "-m", "benchmark", "merge", str(tmp_path / "shard1"),
+                             str(tmp_path / "shard2"), "--output-dir", str(tmp_path / "all")],
+                            capture_output=True, text=True, timeout=300)
+    assert merged.returncode == 0, merged.stderr
+    summary = json.loads((tmp_path / "all" / "summary.json").read_text())
+    cells = summary["proactive"]["baseline"]
+    assert sorted(cells) == ["change change:0.02/2", "change fps:1", "every:5 change:0.02/2", "every:5 fps:1"]
+    assert all(cell["trials"] == 1 and cell["quiet_controls"] == 1 for cell in cells.values())
+    records = [json.loads(line) for line in (tmp_path / "all" / "transcripts.jsonl").read_text().splitlines()]
+    assert sorted((r["proactive"], r["frame_policy"]) for r in records) == sorted(
+        (s, p) for s in ("change", "every:5") for p in ("fps:1", "change:0.02/2"))
+    for record in records:  # the kept frames came along with the records that name them
+        for _, name in record["watching"]["thumbnails"]:
+            assert (tmp_path / "all" / name).is_file()
+    # what a probe costs shows in the cost of watching
+    assert all(cell["cost_per_hour_usd"] and cell["cost_per_hour_usd"] > 0 for cell in cells.values())
