@@ -85,6 +85,11 @@ def _ratio(a: list[str], b: list[str]) -> float:
     return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() if a or b else 1.0
 
 
+def _by_count(values: Iterable[str]) -> dict[str, int]:
+    """Each value's count, the most common first (ties by name)."""
+    return dict(sorted(Counter(values).items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def proactive_counts(scenarios: Iterable[ProactiveScenario]) -> dict:
     """Tallies of a proactive set: kinds, event types, domains (events and quiet controls apart), opening
     lines, stream lengths."""
@@ -96,8 +101,8 @@ def proactive_counts(scenarios: Iterable[ProactiveScenario]) -> dict:
         "scenarios": len(scenarios),
         "kind": {"event": len(events), "quiet": len(quiet)},
         "event_type": {t: sum(s.event_type == t for s in events) for t in EVENT_TYPES},
-        "event_domains": dict(sorted(Counter(s.activity_domain for s in events).items(), key=lambda kv: (-kv[1], kv[0]))),
-        "quiet_domains": dict(sorted(Counter(s.activity_domain for s in quiet).items(), key=lambda kv: (-kv[1], kv[0]))),
+        "event_domains": _by_count(s.activity_domain for s in events),
+        "quiet_domains": _by_count(s.activity_domain for s in quiet),
         "events_with_opening_user": sum(s.opening_user is not None for s in events),
         "quiet_with_opening_user": sum(s.opening_user is not None for s in quiet),
         "stream_s": {"min": min(streams, default=0), "max": max(streams, default=0),
