@@ -12,7 +12,8 @@ scenarios"), a rule that keeps the trial fair fails on any set: unique ids
 that no three-turn item uses, no expected key in any camera text, the
 event's onset at least `MIN_ONSET_S` into the stream and at least
 `MIN_TAIL_S` of stream after its window, consecutive scenes that differ.
-The authoring rules (camera text of 1-3 sentences that names no listed
+A camera text holding a near spelling of a key that the lexical judge would
+match fails too. The authoring rules (camera text of 1-3 sentences that names no listed
 object and narrates no absence, 3-8 lower-case expected keys, a `notes`
 sentence, the window and stream lengths, the bank's domain names, ids
 `pa-NN` / `pq-NN`) fail on the shipped set and are warnings elsewhere; the
@@ -75,6 +76,17 @@ def leaked_key(text: str, key: str) -> bool:
     from benchmark.validate import mentions
 
     return any(mentions(text, form) for form in key_forms(key))
+
+
+def judge_matches(text: str, keys: Iterable[str]) -> list[tuple[str, str]]:
+    """(key, words of `text`) for each key the lexical judge finds in `text` (on word boundaries or as a near
+    spelling, `benchmark.judges.signals`); the judge treats such a key in a remark as copied from the camera."""
+    from benchmark.judges.signals import code_signals
+    from benchmark.scenario import AnswerKey
+
+    signals = code_signals(text, AnswerKey(tuple(keys), (), (), ()))
+    found = [(key, key) for key in signals["word_boundary"]["current_answers"]]
+    return found + [(hit["token"], hit["matched"]) for hit in signals["fuzzy"]["current_answers"]]
 
 
 def _words(text: str) -> list[str]:
@@ -176,10 +188,14 @@ def _check_scenes(s: ProactiveScenario, where: str, problems: list[str], flag) -
         if match:
             flag(f"{at} narrates an absence ({match.group(0)!r}); describe what the camera shows")
         if s.event is not None:
-            for key in s.event.expected:
-                if leaked_key(scene.camera, key):
-                    problems.append(f"{at} contains expected key {key!r} (in some form): the remark's words "
-                                    "must be inferred, not read off the camera")
+            leaked = [key for key in s.event.expected if leaked_key(scene.camera, key)]
+            for key in leaked:
+                problems.append(f"{at} contains expected key {key!r} (in some form): the remark's words "
+                                "must be inferred, not read off the camera")
+            for key, matched in judge_matches(scene.camera, s.event.expected):
+                if key not in leaked:
+                    problems.append(f"{at} contains {matched!r}, which the lexical judge matches to expected key "
+                                    f"{key!r}: it would set that key aside in a remark as copied from the camera")
         if index:
             ratio = _ratio(_words(s.scenes[index - 1].camera), _words(scene.camera))
             if ratio >= SCENE_SIMILARITY:

@@ -109,6 +109,15 @@ def test_an_expected_key_in_a_camera_text_fails_in_any_form(tmp_path):
     assert mentions("two grapes", "grape")  # plural and singular are benchmark.validate.mentions's own
 
 
+def test_a_near_spelling_of_a_key_the_judge_would_match_fails(tmp_path):
+    def near(s):
+        s["scenes"][1]["camera"] += " A sign on the wall says 'Be carefull'."
+    problems, _ = findings(tmp_path, edited("pa-02", near), shipped=False)
+    assert only(problems, "pa-02") == [
+        f"{tmp_path / PROACTIVE_FILE}: pa-02: scenes[1] field 'camera' contains 'carefull', which the lexical judge "
+        "matches to expected key 'careful': it would set that key aside in a remark as copied from the camera"]
+
+
 def test_an_onset_too_early_fails(tmp_path):
     def early(s):
         s["scenes"][0]["duration_s"], s["scenes"][1]["duration_s"] = 6, 28
