@@ -48,6 +48,12 @@ SHIPPED_MINIMUMS = {"event": 28, "quiet": 14, "event_domains": 7, "per_event_typ
 SHIPPED_OPENING_SHARE = (0.25, 0.45)
 
 _WORD = re.compile(r"[a-z0-9']+")
+# words a remark can use about any scene change ("I notice the view changed"): the lexical judge's frame rule
+# (a reply with no answer word is about the frame whose description shares more of its words) would credit such
+# a remark as conveying the event if the event's scene brought one of them in
+NARRATION = ("view", "glance", "glanced", "gaze", "move", "moved", "moving", "turn", "head", "walk", "leave",
+             "leaves", "leaving", "appear", "notice", "noticed", "show", "showing", "change", "changed", "changes",
+             "scene", "scenes", "moment", "something", "frame", "frames")
 
 
 def key_forms(key: str) -> set[str]:
@@ -87,6 +93,13 @@ def judge_matches(text: str, keys: Iterable[str]) -> list[tuple[str, str]]:
     signals = code_signals(text, AnswerKey(tuple(keys), (), (), ()))
     found = [(key, key) for key in signals["word_boundary"]["current_answers"]]
     return found + [(hit["token"], hit["matched"]) for hit in signals["fuzzy"]["current_answers"]]
+
+
+def narration_brought_in(before: str, after: str) -> list[str]:
+    """The `NARRATION` words (as the lexical judge stems them) that `after` holds and `before` does not."""
+    from benchmark.judges.lexical import content_stems
+
+    return sorted((content_stems(after) - content_stems(before)) & content_stems(" ".join(NARRATION)))
 
 
 def _words(text: str) -> list[str]:
@@ -196,6 +209,11 @@ def _check_scenes(s: ProactiveScenario, where: str, problems: list[str], flag) -
                 if key not in leaked:
                     problems.append(f"{at} contains {matched!r}, which the lexical judge matches to expected key "
                                     f"{key!r}: it would set that key aside in a remark as copied from the camera")
+        if index and s.event is not None and index == s.event.scene:
+            brought = narration_brought_in(s.scenes[index - 1].camera, scene.camera)
+            if brought:
+                flag(f"{at} brings in narration words the scene before lacks ({', '.join(brought)}): the lexical "
+                     "judge would credit a remark that only narrates the change; drop them or use them in both scenes")
         if index:
             ratio = _ratio(_words(s.scenes[index - 1].camera), _words(scene.camera))
             if ratio >= SCENE_SIMILARITY:

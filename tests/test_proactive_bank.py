@@ -25,6 +25,159 @@ BANK_IDS = {s.scenario_id for s in BANK.scenarios}
 BANK_DOMAINS = {s.activity_domain for s in BANK.scenarios}
 
 
+# one-sentence remarks a person would make at each event, written for this test: the lexical judge must find
+# each conveys the event (it hits an expected key), and remarks that only narrate a change must not
+NATURAL_REMARKS = {
+    'pa-01': [
+        "The water's boiling now, you can add the pasta.",
+        'Your pasta water is at a rolling boil.',
+        'Heads up, the big pot is ready for the pasta.',
+    ],
+    'pa-02': [
+        "Stop, the saw's lower guard is taped up, that's dangerous.",
+        'Careful, the blade guard is pinned open with tape.',
+        "That blade is fully exposed, please don't cut like that.",
+    ],
+    'pa-03': [
+        'Watch out, the toddler is reaching for the pan handle!',
+        'Turn that handle in, the little one can grab it.',
+        'Careful, your kid could pull the hot pan down.',
+    ],
+    'pa-04': [
+        "Stop! Don't mix bleach with that ammonia cleaner, it makes toxic gas.",
+        'Careful, bleach and ammonia together give off poisonous fumes.',
+        "That will release chlorine gas, please don't pour it in.",
+    ],
+    'pa-05': [
+        'Look out, that car door is opening!',
+        'Watch out, door opening ahead on the right.',
+        "Brake, someone's opening their door into the lane.",
+    ],
+    'pa-06': [
+        'That ladder looks unstable, the foot is on loose wood.',
+        'Careful, your ladder is wobbly, come down and reset it.',
+        "The ladder isn't on level ground, it could tip and you could fall.",
+    ],
+    'pa-07': [
+        'Your soldering iron is resting on its cable and melting it.',
+        'Careful, the iron is burning through the cord.',
+        "There's smoke, the hot tip is on the power cable.",
+    ],
+    'pa-08': [
+        'Stop the dog, grapes are toxic to dogs!',
+        "Don't let him eat those grapes.",
+        "Your dog's going for the grapes, they're poisonous for him.",
+    ],
+    'pa-09': [
+        'You said a double batch, so that should be 500 g of flour, not 250.',
+        "That's only the single amount of flour, you need twice as much.",
+        'For a double batch you need 500 grams.',
+    ],
+    'pa-10': [
+        'That side panel is on backwards, the white side should face in.',
+        "Hold on, you've put that panel the wrong way round.",
+        'The finished side should be on the inside, flip it.',
+    ],
+    'pa-11': [
+        "There's a red sock in with the whites, it'll turn them pink.",
+        'Take the red sock out before it dyes everything.',
+        'Wait, a red sock went in with that white load.',
+    ],
+    'pa-12': [
+        "The recipe says 180, but you've set it to 250, that's too hot.",
+        'You set the oven to 250, you wanted 180 degrees.',
+        'That temperature is too high, turn it down to 180.',
+    ],
+    'pa-13': [
+        'Your quick release is still open, close it before you ride.',
+        "The front wheel lever isn't closed, the wheel could come off.",
+        "Don't forget to close the skewer on the front wheel.",
+    ],
+    'pa-14': [
+        "Don't put ice on a burn, keep it under cool running water.",
+        'Ice can damage the skin, go back to cool water.',
+        'Better to keep cooling it under running water than use ice.',
+    ],
+    'pa-15': [
+        'That feed needs diluting, it says 10 ml in 5 litres of water.',
+        "You're pouring it neat, mix it with water first or it can burn the roots.",
+        "That's undiluted, it's too strong for the plants.",
+    ],
+    'pa-16': [
+        "Wait, that's going to the whole company, not just Dana.",
+        "Careful, you picked the company-wide list, that's 412 people.",
+        'That will send the salaries to everyone.',
+    ],
+    'pa-17': [
+        'Your bus is here, the 38 just pulled in.',
+        'The 38 is arriving now.',
+        "There's your bus, time to get on.",
+    ],
+    'pa-18': [
+        'Your flight is boarding now, head to gate B12.',
+        'TP1351 has started boarding, you should go now.',
+        'Hurry, your Lisbon flight is boarding.',
+    ],
+    'pa-19': [
+        "The loaf looks golden now, it's ready to come out.",
+        'Your bread looks done, take it out.',
+        "The crust has browned nicely, it's ready.",
+    ],
+    'pa-20': [
+        "That's a minute, you can stop.",
+        "Time's up, you've done your minute.",
+        "You've hit 60 seconds, well done.",
+    ],
+    'pa-21': [
+        "Your design review meeting has started, it's 11.",
+        "You should join your 11 o'clock call now.",
+        "You're running late for the design review with Priya and Tom.",
+    ],
+    'pa-22': [
+        "Your dough has doubled, it's ready to shape.",
+        'The dough has risen to twice the size.',
+        'Looks like the dough is proofed now.',
+    ],
+    'pa-23': [
+        'You left your passport in the tray!',
+        'Go back, your passport is still at security.',
+        "Don't forget your passport, it's in the bin behind you.",
+    ],
+    'pa-24': [
+        'You forgot your water bottle.',
+        'You left your bottle on the bench.',
+        'Your drink is still on the bench, go back for it.',
+    ],
+    'pa-25': [
+        'You left your badge on the copier.',
+        'Your ID card is still in the copier.',
+        "Don't forget your lanyard, it's on the copier.",
+    ],
+    'pa-26': [
+        'You left the tap running.',
+        'The hose is still on, turn it off.',
+        "Turn off the outside tap, it's flooding the patio.",
+    ],
+    'pa-27': [
+        'You left the hob on.',
+        'The burner is still on with nothing on it.',
+        'Turn off the stove, the gas is still lit.',
+    ],
+    'pa-28': [
+        'You left your pump on the kerb!',
+        'Your pump is behind you on the road.',
+        'Go back, you forgot your pump.',
+    ],
+    'pa-29': [
+        'You left your other load in the dryer.',
+        'Your clothes are still in the other machine.',
+        'You forgot your jeans and towels in the dryer.',
+    ],
+}
+NARRATING = ("I can see your hands moving.", "I notice the view changed.", "Looks like you moved to a new spot.",
+             "Something just changed in the scene.", "I see you are heading somewhere.", "You turned around.")
+
+
 def wearsim(*args):
     return subprocess.run([sys.executable, "-m", "benchmark", *args], capture_output=True, text=True, timeout=120)
 
@@ -90,6 +243,26 @@ def test_the_judge_scenario_of_each_event_is_built():
         assert judged.answers.current_answers == s.event.expected
 
 
+def _lexical(scenario, remark):
+    from benchmark.judges.base import JudgeCase
+    from benchmark.judges.lexical import LexicalJudge
+    from benchmark.records import build_probe_message
+
+    case = JudgeCase(scenario.judge_scenario(), 2, build_probe_message(scenario.scenes[scenario.event.scene].camera),
+                     remark, turn_1_speech=scenario.opening_user or "", context_sent=False)
+    return LexicalJudge().label_now(case).label
+
+
+def test_natural_remarks_convey_each_event_and_narration_does_not():
+    events = {s.scenario_id: s for s in load_proactive(SHIPPED) if s.kind == "event"}
+    assert set(NATURAL_REMARKS) == set(events)
+    missed = [(sid, r) for sid, remarks in NATURAL_REMARKS.items() for r in remarks
+              if _lexical(events[sid], r) != "current"]
+    assert missed == []
+    credited = [(sid, r) for sid, s in events.items() for r in NARRATING if _lexical(s, r) == "current"]
+    assert credited == []
+
+
 # each check fails on a crafted bad scenario
 
 def test_an_expected_key_in_a_camera_text_fails_in_any_form(tmp_path):
@@ -116,6 +289,17 @@ def test_a_near_spelling_of_a_key_the_judge_would_match_fails(tmp_path):
     assert only(problems, "pa-02") == [
         f"{tmp_path / PROACTIVE_FILE}: pa-02: scenes[1] field 'camera' contains 'carefull', which the lexical judge "
         "matches to expected key 'careful': it would set that key aside in a remark as copied from the camera"]
+
+
+def test_an_event_scene_that_brings_in_narration_words_fails(tmp_path):
+    def narrated(s):
+        s["scenes"][1]["camera"] = "The view moves on: " + s["scenes"][1]["camera"]
+    problems, warnings = findings(tmp_path, edited("pa-24", narrated))
+    assert only(problems, "pa-24") == [
+        f"{tmp_path / PROACTIVE_FILE}: pa-24: scenes[1] field 'camera' brings in narration words the scene before "
+        "lacks (view): the lexical judge would credit a remark that only narrates the change; drop them or "
+        "use them in both scenes"]
+    assert findings(tmp_path, edited("pa-24", narrated), shipped=False)[0] == []
 
 
 def test_an_onset_too_early_fails(tmp_path):
