@@ -14,7 +14,8 @@ event's onset at least `MIN_ONSET_S` into the stream and at least
 `MIN_TAIL_S` of stream after its window, consecutive scenes that differ.
 A camera text holding a near spelling of a key that the lexical judge would
 match fails too. The authoring rules (camera text of 1-3 sentences that names no listed
-object and narrates no absence, 3-8 lower-case expected keys, a `notes`
+object and narrates no absence, 3-8 lower-case expected keys none of them
+a generic word of the bank's stoplist or a bare number, a `notes`
 sentence, the window and stream lengths, the bank's domain names, ids
 `pa-NN` / `pq-NN`) fail on the shipped set and are warnings elsewhere; the
 shipped set's counts (`SHIPPED_MINIMUMS`) are checked on it alone.
@@ -249,7 +250,12 @@ def _check_expected(s: ProactiveScenario, where: str, problems: list[str], flag)
     for key, n in Counter(k.lower() for k in keys).items():
         if n > 1:
             flag(f"{where}: field 'event.expected' lists {key!r} {n} times")
+    from benchmark.validate import is_generic
+
     for key in keys:
+        if is_generic(key):
+            flag(f"{where}: field 'event.expected' key {key!r} is a generic word or a bare number that fires on "
+                 "unrelated remarks (the bank's stoplist); write the phrase a warning uses (\"it's ready\")")
         if key != key.lower():
             flag(f"{where}: field 'event.expected' key {key!r} must be lower-case")
         if len(key) > 80:

@@ -414,7 +414,7 @@ def test_camera_sentences_absences_and_near_identical_scenes(tmp_path):
 
 def test_expected_keys_notes_and_domains_are_authoring_rules(tmp_path):
     def sloppy(s):
-        s["event"]["expected"] = ["Guard", "guard"]
+        s["event"]["expected"] = ["Guard", "guard", "ready"]
         s["notes"] = ""
         s["activity_domain"] = "tree surgery"
     problems, _ = findings(tmp_path, edited("pa-02", sloppy))
@@ -424,9 +424,10 @@ def test_expected_keys_notes_and_domains_are_authoring_rules(tmp_path):
         f"({', '.join(sorted(BANK_DOMAINS))})",
         f"{where}: field 'notes' is empty; say in one sentence what a correct remark says (or why nothing needs "
         "saying)",
-        f"{where}: field 'event.expected' has 2 keys; an event has 3 to 8",
         f"{where}: field 'event.expected' lists 'guard' 2 times",
-        f"{where}: field 'event.expected' key 'Guard' must be lower-case"]
+        f"{where}: field 'event.expected' key 'Guard' must be lower-case",
+        f"{where}: field 'event.expected' key 'ready' is a generic word or a bare number that fires on unrelated "
+        "remarks (the bank's stoplist); write the phrase a warning uses (\"it's ready\")"]
 
 
 def test_near_copies_across_scenarios_fail(tmp_path):
