@@ -469,6 +469,11 @@ def test_wearsim_validate_subset_proactive():
     text = wearsim("validate", "--subset", "proactive")
     assert text.returncode == 0
     assert f"{len(RAW)} proactive scenarios" in text.stdout and "ok   proactive" in text.stdout
+    whole = json.loads(wearsim("validate", "--json").stdout)
+    assert whole["ok"] and whole["proactive_counts"]["kind"] == report["counts"]["kind"]
+    jsonl = wearsim("validate", "--subset", "proactive", str(Path(__file__).parent / "fixtures" / "banks" /
+                                                           "external.jsonl"))
+    assert jsonl.returncode == 2 and "needs a v1 bank directory" in jsonl.stderr
     bad = wearsim("validate", "--subset", "nonsense")
     assert bad.returncode == 2 and "known subsets are bank, contrast, proactive" in bad.stderr
 

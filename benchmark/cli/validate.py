@@ -108,6 +108,10 @@ def run(args) -> int:
     for key, tally in c.items():
         if isinstance(tally, dict):
             print(f"  {key}: " + ", ".join(f"{value} {n}" for value, n in sorted(tally.items(), key=lambda kv: -kv[1])))
+    if proactive and args.subset != PROACTIVE:
+        print(f"  proactive: {proactive['kind']['event']} events ("
+              + ", ".join(f"{t} {n}" for t, n in proactive["event_type"].items())
+              + f"), {proactive['kind']['quiet']} quiet controls (--subset proactive for more)")
     for check in checks:
         failed = not check.ok or (args.strict and check.warnings)
         notes = [_plural(len(check.problems), "problem")] if check.problems else []
