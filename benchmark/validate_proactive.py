@@ -9,16 +9,18 @@ gives its problems here and nothing else is checked.
 
 As for the three-turn bank (docs/scenario_authoring_rules.md, "Proactive
 scenarios"), a rule that keeps the trial fair fails on any set: unique ids
-that no three-turn item uses, no expected key in any camera text, the
-event's onset at least `MIN_ONSET_S` into the stream and at least
-`MIN_TAIL_S` of stream after its window, consecutive scenes that differ.
-A camera text holding a near spelling of a key that the lexical judge would
-match fails too. The authoring rules (camera text of 1-3 sentences that names no listed
-object and narrates no absence, 3-8 lower-case expected keys none of them
-a generic word of the bank's stoplist or a bare number, a `notes`
-sentence, the window and stream lengths, the bank's domain names, ids
-`pa-NN` / `pq-NN`) fail on the shipped set and are warnings elsewhere; the
-shipped set's counts (`SHIPPED_MINIMUMS`) are checked on it alone.
+that no three-turn item uses; no expected key in any camera text, in any
+form, nor a near spelling the lexical judge would match; the event's onset
+at least `MIN_ONSET_S` into the stream and at least `MIN_TAIL_S` of stream
+after its window; consecutive scenes that differ and scenarios that are not
+near copies. The authoring rules fail on the shipped set and are warnings
+elsewhere: camera text of 1-3 sentences that names no listed object and
+narrates no absence, an event scene that brings in no `NARRATION` word;
+3-8 lower-case expected keys, none a generic word of the bank's stoplist or
+a bare number; a `notes` sentence; the window and stream lengths; the
+bank's domain names; ids `pa-NN` / `pq-NN`. The shipped set's counts
+(`SHIPPED_MINIMUMS`, the share of events with an opening line) are checked
+on it alone.
 """
 
 from __future__ import annotations
