@@ -628,9 +628,16 @@ def check_proactive(bank: Bank, *, shipped: bool = False) -> CheckResult:
         except BankError:
             pass
     problems, warnings = proactive_findings(
-        Path(bank.source), shipped=shipped, bank_ids={s.scenario_id for s in whole.scenarios},
+        Path(bank.source), proactive_rules(), shipped=shipped, bank_ids={s.scenario_id for s in whole.scenarios},
         bank_domains={s.activity_domain for s in whole.scenarios})
     return CheckResult("proactive", problems, warnings)
+
+
+def proactive_rules():
+    """The bank's text rules the proactive checks reuse (`benchmark.validate_proactive.TextRules`)."""
+    from benchmark.validate_proactive import TextRules
+
+    return TextRules(mentions=mentions, sentences=sentences, absence=ABSENCE, is_generic=is_generic)
 
 
 def has_proactive(bank: Bank) -> bool:

@@ -28,7 +28,8 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.nouns import object_nouns_in
@@ -59,6 +60,17 @@ NARRATION = ("view", "glance", "glanced", "gaze", "move", "moved", "moving", "tu
              "scene", "scenes", "moment", "something", "frame", "frames")
 
 
+@dataclass(frozen=True)
+class TextRules:
+    """The three-turn bank's text rules these checks reuse. `benchmark.validate` passes its own
+    (`proactive_rules()`), as it passes `mentions` to the scene-spec checks: this module does not import it."""
+
+    mentions: Callable[[str, str], bool]  # a token, or its plural or singular, as whole words
+    sentences: Callable[[str], list[str]]  # a camera text's sentences
+    absence: re.Pattern  # a camera text narrating what is not there
+    is_generic: Callable[[str], bool]  # a stoplisted answer token or a bare number
+
+
 def key_forms(key: str) -> set[str]:
     """A one-word key and its regular verb forms ("boil": "boils", "boiling", "boiled"; "boiling": "boil" ...),
     so a camera text cannot say the key in another form. Plural and singular are `mentions`'s own."""
@@ -80,10 +92,8 @@ def key_forms(key: str) -> set[str]:
     return {f for f in forms if len(f) >= 3} | {key}
 
 
-def leaked_key(text: str, key: str) -> bool:
-    """The key, in any of its forms, occurs in `text` as whole words (`benchmark.validate.mentions`)."""
-    from benchmark.validate import mentions
-
+def leaked_key(text: str, key: str, mentions: Callable[[str, str], bool]) -> bool:
+    """The key, in any of its forms, occurs in `text` as whole words (`mentions`: `benchmark.validate.mentions`)."""
     return any(mentions(text, form) for form in key_forms(key))
 
 
@@ -139,11 +149,12 @@ def proactive_counts(scenarios: Iterable[ProactiveScenario]) -> dict:
     }
 
 
-def proactive_findings(directory: Path, *, shipped: bool = False, bank_ids: Iterable[str] = (),
+def proactive_findings(directory: Path, rules: TextRules, *, shipped: bool = False, bank_ids: Iterable[str] = (),
                        bank_domains: Iterable[str] = ()) -> tuple[list[str], list[str]]:
-    """(problems, warnings) of `directory`'s proactive.json. `bank_ids`: the three-turn bank's scenario ids
-    (a proactive id must not reuse one); `bank_domains`: its activity domains (a proactive scenario's domain
-    should be one of them)."""
+    """(problems, warnings) of `directory`'s proactive.json. `rules`: the bank's text rules
+    (`benchmark.validate.proactive_rules()`); `bank_ids`: the three-turn bank's scenario ids (a proactive id
+    must not reuse one); `bank_domains`: its activity domains (a proactive scenario's domain should be one of
+    them)."""
     path = Path(directory) / PROACTIVE_FILE
     problems: list[str] = []
     warnings: list[str] = []
@@ -176,35 +187,33 @@ def proactive_findings(directory: Path, *, shipped: bool = False, bank_ids: Iter
             if len(value) > MAX_TEXT_CHARS:
                 problems.append(f"{where}: field '{name}' is {len(value):,} characters; the limit is "
                                 f"{MAX_TEXT_CHARS:,}")
-        _check_scenes(s, where, problems, flag)
+        _check_scenes(s, where, rules, problems, flag)
         _check_timing(s, where, problems, flag)
         if s.event is not None:
-            _check_expected(s, where, problems, flag)
+            _check_expected(s, where, rules, problems, flag)
     _check_copies(scenarios, path, problems)
     if shipped:
         _check_shipped_counts(scenarios, path, problems)
     return problems, warnings
 
 
-def _check_scenes(s: ProactiveScenario, where: str, problems: list[str], flag) -> None:
-    from benchmark.validate import ABSENCE, sentences
-
+def _check_scenes(s: ProactiveScenario, where: str, rules: TextRules, problems: list[str], flag) -> None:
     low, high = CAMERA_SENTENCES
     for index, scene in enumerate(s.scenes):
         at = f"{where}: scenes[{index}] field 'camera'"
         if len(scene.camera) > MAX_TEXT_CHARS:
             problems.append(f"{at} is {len(scene.camera):,} characters; the limit is {MAX_TEXT_CHARS:,}")
             continue
-        n = len(sentences(scene.camera))
+        n = len(rules.sentences(scene.camera))
         if not low <= n <= high:
             flag(f"{at} has {n} sentence{'s' if n != 1 else ''}; a scene's camera text has {low} to {high}")
         for noun in object_nouns_in(scene.camera):
             flag(f"{at} names an object: {noun!r} (describe its shape, material, colour and place)")
-        match = ABSENCE.search(scene.camera)
+        match = rules.absence.search(scene.camera)
         if match:
             flag(f"{at} narrates an absence ({match.group(0)!r}); describe what the camera shows")
         if s.event is not None:
-            leaked = [key for key in s.event.expected if leaked_key(scene.camera, key)]
+            leaked = [key for key in s.event.expected if leaked_key(scene.camera, key, rules.mentions)]
             for key in leaked:
                 problems.append(f"{at} contains expected key {key!r} (in some form): the remark's words "
                                 "must be inferred, not read off the camera")
@@ -244,7 +253,7 @@ def _check_timing(s: ProactiveScenario, where: str, problems: list[str], flag) -
              f"{whigh:g} s")
 
 
-def _check_expected(s: ProactiveScenario, where: str, problems: list[str], flag) -> None:
+def _check_expected(s: ProactiveScenario, where: str, rules: TextRules, problems: list[str], flag) -> None:
     keys = s.event.expected
     low, high = EXPECTED_KEYS
     if not low <= len(keys) <= high:
@@ -252,10 +261,8 @@ def _check_expected(s: ProactiveScenario, where: str, problems: list[str], flag)
     for key, n in Counter(k.lower() for k in keys).items():
         if n > 1:
             flag(f"{where}: field 'event.expected' lists {key!r} {n} times")
-    from benchmark.validate import is_generic
-
     for key in keys:
-        if is_generic(key):
+        if rules.is_generic(key):
             flag(f"{where}: field 'event.expected' key {key!r} is a generic word or a bare number that fires on "
                  "unrelated remarks (the bank's stoplist); write the phrase a warning uses (\"it's ready\")")
         if key != key.lower():

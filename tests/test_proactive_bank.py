@@ -13,16 +13,24 @@ from pathlib import Path
 
 from benchmark.proactive import EVENT_TYPES, PROACTIVE_FILE, load_proactive
 from benchmark.scenario import SHIPPED_BANK, load_bank
-from benchmark.validate import LOCK_FILES, check_lockfile, check_proactive, mentions, validate_bank, write_lock
-from benchmark.validate_proactive import (
-    SHIPPED_MINIMUMS, key_forms, leaked_key, proactive_counts, proactive_findings,
+from benchmark.validate import (
+    LOCK_FILES, check_lockfile, check_proactive, mentions, proactive_rules, validate_bank, write_lock,
 )
+from benchmark.validate_proactive import (
+    SHIPPED_MINIMUMS, key_forms, proactive_counts, proactive_findings,
+)
+from benchmark.validate_proactive import leaked_key as _leaked_key
 
 SHIPPED = SHIPPED_BANK / PROACTIVE_FILE
 RAW = json.loads(SHIPPED.read_text(encoding="utf-8"))
 BANK = load_bank()
 BANK_IDS = {s.scenario_id for s in BANK.scenarios}
 BANK_DOMAINS = {s.activity_domain for s in BANK.scenarios}
+RULES = proactive_rules()
+
+
+def leaked_key(text, key):
+    return _leaked_key(text, key, mentions)
 
 
 # one-sentence remarks a person would make at each event, written for this test: the lexical judge must find
@@ -185,7 +193,7 @@ def wearsim(*args):
 def findings(tmp_path, scenarios, *, shipped=True):
     """(problems, warnings) of a proactive.json holding `scenarios`, checked as the shipped set (or not)."""
     (tmp_path / PROACTIVE_FILE).write_text(json.dumps(scenarios), encoding="utf-8")
-    return proactive_findings(tmp_path, shipped=shipped, bank_ids=BANK_IDS, bank_domains=BANK_DOMAINS)
+    return proactive_findings(tmp_path, RULES, shipped=shipped, bank_ids=BANK_IDS, bank_domains=BANK_DOMAINS)
 
 
 def edited(scenario_id, change):
@@ -204,7 +212,8 @@ def only(problems, scenario_id):
 def test_the_shipped_set_loads_and_passes_every_check():
     scenarios = load_proactive(SHIPPED)
     assert len(scenarios) == len(RAW)
-    problems, warnings = proactive_findings(SHIPPED_BANK, shipped=True, bank_ids=BANK_IDS, bank_domains=BANK_DOMAINS)
+    problems, warnings = proactive_findings(SHIPPED_BANK, RULES, shipped=True, bank_ids=BANK_IDS,
+                                            bank_domains=BANK_DOMAINS)
     assert problems == [] and warnings == []
     checks = {c.name: c for c in validate_bank(BANK)}
     assert checks["proactive"].ok and checks["proactive"].warnings == []
