@@ -29,7 +29,7 @@ from benchmark import BENCHMARK_VERSION
 from benchmark.nouns import as_object_noun, object_nouns_in
 from benchmark.scenario import (
     COGNITIVE_LOADS, CUE_TYPES, DIFFICULTY_TIERS, JSONL_RENAMES, SHIPPED_BANK, SUBSETS, TARGET_CONTEXTS,
-    TIME_GAP_BUCKETS, Bank, Scenario,
+    TIME_GAP_BUCKETS, Bank, BankError, Scenario, load_bank,
 )
 
 SPEECH_FIELDS = ("turn_1_user", "turn_2_user", "turn_3_repair_anchor_deictic")
@@ -109,6 +109,7 @@ LOCK_FILES = {
     "scenarios_sha256": "scenarios.json",
     "expected_answers_sha256": "expected_answers.json",
     "interventions_sha256": "interventions.json",
+    "proactive_sha256": "proactive.json",  # the proactive subset (benchmark.proactive)
 }
 JUDGE_TEMPLATE = Path(__file__).parent / "judges" / "judge_prompt.md"
 
@@ -614,12 +615,53 @@ def check_scene_specs(bank: Bank, *, shipped: bool = False) -> CheckResult:
     return CheckResult("scene_specs", problems, warnings)
 
 
+def check_proactive(bank: Bank, *, shipped: bool = False) -> CheckResult:
+    """The proactive subset's authoring checks (`benchmark.validate_proactive`) on the bank directory's
+    proactive.json, its ids and domains held against the three-turn bank's (all of it, even when `bank` was
+    narrowed to a subset)."""
+    from benchmark.validate_proactive import proactive_findings
+
+    whole = bank
+    if bank.subset is not None:
+        try:
+            whole = load_bank(bank.source)
+        except BankError:
+            pass
+    problems, warnings = proactive_findings(
+        Path(bank.source), proactive_rules(), shipped=shipped, bank_ids={s.scenario_id for s in whole.scenarios},
+        bank_domains={s.activity_domain for s in whole.scenarios})
+    return CheckResult("proactive", problems, warnings)
+
+
+def proactive_rules():
+    """The bank's text rules the proactive checks reuse (`benchmark.validate_proactive.TextRules`)."""
+    from benchmark.validate_proactive import TextRules
+
+    return TextRules(mentions=mentions, sentences=sentences, absence=ABSENCE, is_generic=is_generic)
+
+
+def has_proactive(bank: Bank) -> bool:
+    """The bank's proactive set is checked: the shipped bank's (required), or a v1 bank directory's
+    proactive.json where there is one; not when the bank was narrowed to another subset."""
+    from benchmark.proactive import PROACTIVE_FILE, SUBSET
+
+    if bank.format != "v1" or bank.subset not in (None, SUBSET):
+        return False
+    return is_shipped(bank) or (Path(bank.source) / PROACTIVE_FILE).exists()
+
+
 def validate_bank(bank: Bank) -> list[CheckResult]:
+    """Every check of the bank; a bank narrowed to the proactive subset (`--subset proactive`) gets the
+    proactive check and the lockfile only (its three-turn scenarios were all left out)."""
     shipped = is_shipped(bank)
     checks = [check_token_leakage(bank), check_object_names(bank, shipped=shipped),
               check_camera_blocks(bank, shipped=shipped), check_answer_lists(bank, shipped=shipped),
               check_repair_anchors(bank, shipped=shipped), check_structure(bank, shipped=shipped),
               check_near_duplicates(bank), check_scene_specs(bank, shipped=shipped)]
+    if bank.subset == "proactive":
+        checks = []
+    if has_proactive(bank):
+        checks.append(check_proactive(bank, shipped=shipped))
     if bank.format == "v1":
         checks.append(check_lockfile(Path(bank.source), required=shipped))
     else:

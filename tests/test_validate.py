@@ -51,7 +51,7 @@ def test_shipped_bank_passes_with_exact_counts():
         "absent_referent": 2, "screen_content": 3, "pre_conversation_recall": 2}
     assert {c["name"] for c in report["checks"]} == {
         "token_leakage", "object_names", "camera_blocks", "answer_lists", "repair_anchors", "schema_and_structure",
-        "near_duplicates", "scene_specs", "lockfile"}
+        "near_duplicates", "scene_specs", "proactive", "lockfile"}
     # the shipped bank follows every authoring rule: not even a warning
     assert [w for c in report["checks"] for w in c["warnings"]] == []
 

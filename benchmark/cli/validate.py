@@ -9,6 +9,7 @@ EPILOG = """examples:
   wearsim validate path/to/bank         # another bank: v1 dir, its scenarios.json, or a JSONL file
   wearsim validate --json               # machine-readable report
   wearsim validate --scenarios bank.jsonl --subset contrast
+  wearsim validate --subset proactive   # only the proactive scenarios (proactive.json) and the lock
   wearsim validate path/to/bank --strict   # warnings (e.g. no lockfile) fail too
   wearsim validate --write-lock         # rewrite benchmark/v1/MANIFEST.lock.json after an intended change
   wearsim validate --semantic --model openai:gpt-4o-mini   # checks 4 and 5
@@ -23,7 +24,8 @@ def register(subparsers) -> None:
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("bank", nargs="?", help="bank path (same as --scenarios)")
     p.add_argument("--scenarios", help="bank path: v1 dir, its scenarios.json, or a JSONL file (default: shipped bank)")
-    p.add_argument("--subset", help="validate only scenarios of this subset (bank or contrast)")
+    p.add_argument("--subset", help="validate only scenarios of this subset (bank, contrast, or proactive: the "
+                   "proactive.json beside a v1 bank's scenarios.json)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--strict", action="store_true",
                    help="treat warnings as failures (a missing lockfile, object nouns that are not answer tokens)")
@@ -40,8 +42,9 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from benchmark.scenario import BankError, load_bank
-    from benchmark.validate import counts, is_shipped, validate_bank, write_lock
+    from benchmark.proactive import SUBSET as PROACTIVE
+    from benchmark.scenario import SUBSETS, BankError, load_bank
+    from benchmark.validate import counts, has_proactive, is_shipped, validate_bank, write_lock
 
     if args.bank and args.scenarios:
         print("give the bank path once: positionally or with --scenarios", file=sys.stderr)
@@ -53,6 +56,13 @@ def run(args) -> int:
             print(json.dumps({"ok": False, "error": "unreadable input", "problems": exc.problems}, indent=2))
         else:
             print("unreadable bank:\n" + "\n".join(f"  {p}" for p in exc.problems), file=sys.stderr)
+        return 2
+    if args.subset and args.subset not in (*SUBSETS, PROACTIVE):
+        print(f"wearsim validate: --subset {args.subset!r}: known subsets are {', '.join((*SUBSETS, PROACTIVE))}",
+              file=sys.stderr)
+        return 2
+    if args.subset == PROACTIVE and bank.format != "v1":
+        print("wearsim validate: --subset proactive needs a v1 bank directory (its proactive.json)", file=sys.stderr)
         return 2
     if args.subset:
         bank = bank.select(args.subset)
@@ -80,16 +90,28 @@ def run(args) -> int:
         checks += asyncio.run(_semantic(bank, args.model, args.base_url))
     ok = all(c.ok for c in checks) and not (args.strict and any(c.warnings for c in checks))
     shipped = is_shipped(bank)
-    c = counts(bank)
+    proactive = _proactive_counts(bank) if has_proactive(bank) else None
+    c = proactive if args.subset == PROACTIVE else counts(bank)
     if args.json:
-        print(json.dumps({"ok": ok, "shipped": shipped, "strict": args.strict, "counts": c,
-                          "checks": [check.to_dict() for check in checks]}, indent=2))
+        report = {"ok": ok, "shipped": shipped, "strict": args.strict, "counts": c,
+                  "checks": [check.to_dict() for check in checks]}
+        if proactive is not None and args.subset != PROACTIVE:
+            report["proactive_counts"] = proactive
+        print(json.dumps(report, indent=2))
         return 0 if ok else 1
     rule = "shipped distributions enforced" if shipped else "not the shipped bank: counts reported, not enforced"
-    print(f"{bank.source}: {c['scenarios']} scenarios, {c['activity_domains']} activity domains ({rule})")
+    if args.subset == PROACTIVE:
+        domains = len(set(c.get("event_domains", {})) | set(c.get("quiet_domains", {})))
+        print(f"{bank.source}: {c.get('scenarios', 0)} proactive scenarios, {domains} activity domains ({rule})")
+    else:
+        print(f"{bank.source}: {c['scenarios']} scenarios, {c['activity_domains']} activity domains ({rule})")
     for key, tally in c.items():
         if isinstance(tally, dict):
             print(f"  {key}: " + ", ".join(f"{value} {n}" for value, n in sorted(tally.items(), key=lambda kv: -kv[1])))
+    if proactive and args.subset != PROACTIVE:
+        print(f"  proactive: {proactive['kind']['event']} events ("
+              + ", ".join(f"{t} {n}" for t, n in proactive["event_type"].items())
+              + f"), {proactive['kind']['quiet']} quiet controls (--subset proactive for more)")
     for check in checks:
         failed = not check.ok or (args.strict and check.warnings)
         notes = [_plural(len(check.problems), "problem")] if check.problems else []
@@ -100,6 +122,20 @@ def run(args) -> int:
         for warning in check.warnings:
             print(f"       warning: {warning}")
     return 0 if ok else 1
+
+
+def _proactive_counts(bank) -> dict:
+    """The proactive set's tallies, or {} when it does not load (the check `proactive` says why)."""
+    from pathlib import Path
+
+    from benchmark.proactive import PROACTIVE_FILE, load_proactive
+    from benchmark.scenario import BankError
+    from benchmark.validate_proactive import proactive_counts
+
+    try:
+        return proactive_counts(load_proactive(Path(bank.source) / PROACTIVE_FILE))
+    except BankError:
+        return {}
 
 
 def _plural(n: int, word: str) -> str:
