@@ -63,6 +63,11 @@ def test_every_server_event_round_trips_typed():
         wire.AssistantDone(1, "A disc.", Usage(12, 3, input_text_tokens=10, input_image_tokens=2,
                                                output_text_tokens=3)),
         wire.Metrics(1, {"speech_end_to_reply_done": 1.5}), wire.Error("bad_json", "message is not JSON"),
+        wire.RemarkDelta(2, "Careful"), wire.RemarkAudio(2, "EAAQAA==", 24000),
+        wire.ProbeDone(2, 15_020, 15_000, "Careful, the guard is taped up.", False, 0.84, 1.2,
+                       Usage(40, 9, input_text_tokens=40, output_text_tokens=9)),
+        wire.ProbeDone(3, 20_020, 20_000, "[silent]", True),
+        wire.WatchDone(3, {"sent_ms": [1000, 2000]}),
     ]
     assert {e.type for e in events} == set(wire.SERVER_TYPES)
     for event in events:
