@@ -135,7 +135,9 @@ def load_proactive(path: Path) -> tuple[ProactiveScenario, ...]:
             where = f"{path}: {item['scenario_id'][:80]!r}" if not SAFE_ID.fullmatch(item["scenario_id"]) \
                 else f"{path}: {item['scenario_id']}"
         scenario = _build(item, where, problems)
-        if scenario is not None:
+        if scenario is not None and any(s.scenario_id == scenario.scenario_id for s in scenarios):
+            problems.append(f"{where}: field 'scenario_id' is used twice; every scenario_id must be unique")
+        elif scenario is not None:
             scenarios.append(scenario)
     if problems:
         raise BankError(problems)

@@ -108,10 +108,12 @@ def test_a_cell_adds_up_hits_and_misses_to_events_and_counts_false_alarms_in_qui
 
 def test_the_lexical_judge_hears_a_remark_that_names_the_event_in_its_own_words():
     scenario = load_proactive(Path("benchmark/v1/proactive.json"))[0]  # pa-01: the pot comes to the boil
+    onset, scene = scenario.onset_ms, scenario.event.scene
     watching = Watching("change", "event", scenario.stream_ms, scenario.scene_starts_ms, scenario.onset_ms,
                         scenario.window_end_ms, scenario.event.expected,
-                        (Probe(1, 14_600, 14_400, "Your water is boiling now, add the pasta.", False, 15_400, scene=1),
-                         Probe(2, 20_000, 19_800, "Nice onions.", False, 20_700, scene=1)))
+                        (Probe(1, onset + 600, onset + 400, "Your water is boiling now, add the pasta.", False,
+                               onset + 1400, scene=scene),
+                         Probe(2, onset + 6000, onset + 5800, "Nice onions.", False, onset + 6700, scene=scene)))
     scored = asyncio.run(judge_watching(scenario, watching, LexicalJudge()))
     assert outcomes(scored)[0] == "hit" and scored.probes[0].verdict.label == "current"
     assert outcomes(scored)[1] in ("false_alarm", "unscored")

@@ -10,7 +10,12 @@ import os
 import subprocess
 import sys
 
+from pathlib import Path
+
+from benchmark.proactive import load_proactive
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
+
+EVENT = {s.scenario_id: s for s in load_proactive(Path(__file__).parents[1] / "benchmark/v1/proactive.json")}["pa-01"]
 
 IDS = "pa-01,pq-01"  # an event with an opening line, and a quiet control
 
@@ -41,7 +46,7 @@ def _check_block(records, summary, strategy="change"):
         assert watching["probes"] and all(p["asked_ms"] is not None and p["scene"] is not None
                                           for p in watching["probes"])
         assert watching["frames_sent_ms"] and watching["scene_starts_ms"][0] == 0
-    assert watched["pa-01"]["onset_ms"] == 14_000 and watched["pa-01"]["window_end_ms"] == 26_000
+    assert watched["pa-01"]["onset_ms"] == EVENT.onset_ms and watched["pa-01"]["window_end_ms"] == EVENT.window_end_ms
     quiet = watched["pq-01"]
     assert cell["false_alarms_in_quiet_controls"] == sum(not p["silent"] for p in quiet["probes"])
     return cell, watched
@@ -56,7 +61,7 @@ def test_a_local_model_watches_and_every_record_lists_its_probes_and_remarks(tmp
     first_probe = watched["pa-01"]["probes"][0]["asked_ms"]
     assert first_probe > 0
     # a probe after the change was asked with a frame of the event's scene
-    assert any(p["scene"] == 1 and p["frame_ms"] >= 14_000 for p in watched["pa-01"]["probes"])
+    assert any(p["scene"] == EVENT.event.scene and p["frame_ms"] >= EVENT.onset_ms for p in watched["pa-01"]["probes"])
     assert "Events caught on time (baseline, change)" in done.stdout
     findings = (tmp_path / "run" / "findings.md").read_text()
     assert findings.startswith("# Findings: proactive trials") and "false alarms:" in findings

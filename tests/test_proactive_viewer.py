@@ -53,8 +53,9 @@ def test_the_viewer_draws_a_proactive_trial_and_plays_its_remarks(tmp_path):
             strip = row.locator(".w-strip")
             assert strip.count() == 1
             # the scene change and the window start at the onset; the window ends where the record says
-            change = strip.locator(".w-change")
-            assert change.count() == 1 and int(change.get_attribute("data-t-ms")) == watching.onset_ms
+            changes = strip.locator(".w-change")
+            assert [int(c.get_attribute("data-t-ms")) for c in changes.all()] == list(watching.scene_starts_ms[1:])
+            assert watching.onset_ms in watching.scene_starts_ms
             window = strip.locator(".w-window").bounding_box()
             track = strip.locator(".w-track").bounding_box()
             span = int(strip.get_attribute("data-span-ms"))
@@ -76,7 +77,7 @@ def test_the_viewer_draws_a_proactive_trial_and_plays_its_remarks(tmp_path):
                 assert alarm.bounding_box()["x"] < window["x"]
             # the frames that showed a new picture, loaded from the run dir
             thumbs = strip.locator("img.w-thumb")
-            assert thumbs.count() == len(watching.thumbnails) == 2
+            assert thumbs.count() == len(watching.thumbnails) == len(watching.scene_starts_ms)
             thumbs.last.scroll_into_view_if_needed()
             page.wait_for_function("els => els.every(img => img.complete && img.naturalWidth > 0)",
                                    arg=thumbs.element_handles())

@@ -328,8 +328,9 @@ def turns_html(trial: TrialRecord, scenario: Scenario | None, frames: Frames, re
                    + "".join(f"<td>{escape(per.get(name, '-'))}</td>" for per in facts.values()) + "</tr>"
                    for name in names)
     out = [f"<table><tr><th></th>{head}</tr>{rows}</table>"]
-    if scenario is None and trial.watching is None:  # a proactive scenario has no authored turn text to compare
-        out.append('<p class="note">Scenario not in the bank: authored text not shown.</p>')
+    if scenario is None:
+        if trial.watching is None:  # a proactive scenario has no authored turn text to compare
+            out.append('<p class="note">Scenario not in the bank: authored text not shown.</p>')
     else:
         out += [differences_html(t, scenario, repair_style) for t in trial.turns]
     keys = [("context frame" if name == "context" else f"Turn {turn} frame", frames.key(trial.scenario_id, name))

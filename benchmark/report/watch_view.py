@@ -106,7 +106,7 @@ STYLE = """
 .w-scene{position:absolute;bottom:0;height:14px} .w-scene-0{background:#c9d7e8} .w-scene-1{background:#a9bfd9}
 .w-change{position:absolute;top:0;bottom:0;width:0;border-left:2px solid #2f855a;z-index:2}
 .w-window{position:absolute;top:0;bottom:14px;background:#f6e05e55;border-left:1px dashed #b7791f;
-border-right:1px dashed #b7791f} .w-window-label{position:absolute;top:2px;left:4px;font-size:11px;color:#744210}
+border-right:1px dashed #b7791f} .w-window-label{position:absolute;top:2px;right:4px;font-size:11px;color:#744210}
 .w-thumb{position:absolute;width:72px;transform:translateX(-36px);border:1px solid #556;z-index:1}
 .w-thumb:hover{width:160px;transform:translateX(-80px);z-index:6}
 .w-probe{position:absolute;bottom:14px;height:10px;width:0;border-left:2px solid #333;z-index:3}
