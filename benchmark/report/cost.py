@@ -67,9 +67,9 @@ def tokens_text(tokens: dict | None) -> str:
         value = tokens.get(name)
         return "?" if value is None else f"{value:,}"
 
-    return (f"in {tokens['input_tokens']:,} (text {part('input_text_tokens')}, audio {part('input_audio_tokens')}, "
+    return (f"in {part('input_tokens')} (text {part('input_text_tokens')}, audio {part('input_audio_tokens')}, "
             f"image {part('input_image_tokens')}; cached {part('cached_input_tokens')}), out "
-            f"{tokens['output_tokens']:,} (text {part('output_text_tokens')}, audio {part('output_audio_tokens')})")
+            f"{part('output_tokens')} (text {part('output_text_tokens')}, audio {part('output_audio_tokens')})")
 
 
 def transcription_text(model: str, usage: dict) -> str:

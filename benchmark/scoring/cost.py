@@ -60,10 +60,15 @@ def judge_cost(trial: TrialRecord, table: PriceTable) -> Cost:
 
 
 def _tokens(usages: Iterable[Usage]) -> dict | None:
-    total = None
+    """The replies' usage summed (None: no reply); the totals are null when a reply's usage was not
+    reported, as every part left unknown by any reply is."""
+    total, unreported = None, False
     for usage in usages:
+        unreported = unreported or not usage.reported
         total = usage if total is None else total + usage
-    return None if total is None else total.to_json()
+    if total is None:
+        return None
+    return {**total.to_json(), **({"input_tokens": None, "output_tokens": None} if unreported else {})}
 
 
 def _transcribed(trials: list[TrialRecord]) -> dict | None:
