@@ -111,6 +111,7 @@ def group_cost(trials: list[TrialRecord], table: PriceTable) -> dict:
         "judge_usd_per_trial": _share(judge, len(finished)),
         "per_correct_turn2_usd": _share(candidate, correct),
         "unknown": list((candidate + judge).why),
+        "upper_bound": list((candidate + judge).notes),  # how a figure is at most what was spent
         "candidate_tokens": _tokens(turn.reply.usage for t in finished for turn in t.turns),
         "judge_tokens": _tokens(v.usage for v in verdicts),
         "transcription": _transcribed(finished),
