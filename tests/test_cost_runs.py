@@ -186,12 +186,12 @@ def test_the_documented_price_example_keeps_a_budget_with_a_provider_that_does_n
     with FakeOpenAI(reply="The cordless drill in your hand now.") as server:  # usage: the two totals only
         done = bench("--model", "openai:fake", "--base-url", server.base_url, "--limit", "2", "--concurrency", "1",
                      "--prices", str(prices), "--budget", "1", "--output-dir", str(run_dir))
-        usages = [r for r in server.requests]
+        requests = list(server.requests)
     assert done.returncode == 0, done.stderr[-2000:]
     assert not json.loads((run_dir / "budget.json").read_text())["stopped_on_budget"]
     cost = json.loads((run_dir / "summary.json").read_text())["cost"]["run"]
     replies = sum(len(json.loads(line)["turns"]) for line in (run_dir / "transcripts.jsonl").read_text().splitlines())
-    assert replies == len(usages) >= 4
+    assert replies == len(requests) >= 4
     outputs = sum(turn["reply"]["usage"]["output_tokens"] for line in (run_dir / "transcripts.jsonl").read_text()
                   .splitlines() for turn in json.loads(line)["turns"])
     assert cost["candidate_usd"] == pytest.approx((11 * replies * 0.5 + outputs * 1.5) / MILLION)

@@ -56,7 +56,8 @@ def test_a_local_stream_run_records_each_turns_tokens_and_a_price_for_local_is_k
     run = tmp_path / "run"
     done = subprocess.run(
         [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--model", "local", "--judge-family",
-         "lexical", "--conditions", "baseline", "--limit", "2", "--prices", str(prices), "--budget", "1",
+         "lexical", "--conditions", "baseline", "--limit", "2", "--concurrency", "1", "--prices", str(prices),
+         "--budget", "1",
          "--output-dir", str(run)], capture_output=True, text=True, timeout=600, cwd=ROOT, env=dict(os.environ))
     assert done.returncode == 0, done.stderr[-2000:]
     lines = (run / "transcripts.jsonl").read_text().splitlines()
