@@ -82,10 +82,12 @@ class Budget:
         """One line for the terminal."""
         if self.cells_remaining == 0:
             return f"spend ${self.spend.usd:.4f} of the ${self.limit:g} budget"
-        why = (f"the cost of a reply is unknown ({'; '.join(self.spend.unknown)})" if self.spend.unknown
-               else f"${self.spend.usd:.4f} spent of the ${self.limit:g} budget")
-        return (f"stopped on the budget: {why}; {self.cells_remaining} cells remain (rerun the same command with "
-                "a larger --budget to finish them)")
+        if self.spend.unknown:  # no budget is kept without knowing the cost: a larger one changes nothing
+            return (f"stopped on the budget: the cost of a reply is unknown ({'; '.join(self.spend.unknown)}); "
+                    f"{self.cells_remaining} cells remain: change what the reason says, then rerun the same "
+                    "command to finish them (a larger --budget alone does not help)")
+        return (f"stopped on the budget: ${self.spend.usd:.4f} spent of the ${self.limit:g} budget; "
+                f"{self.cells_remaining} cells remain (rerun the same command with a larger --budget to finish them)")
 
 
 def spent_before(run_dir: Path, table: PriceTable, records) -> float:

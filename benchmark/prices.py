@@ -17,10 +17,17 @@ The pricing rule (`reply_cost`), for one reply's `Usage`:
 - each input token is text, audio or image, and cached or not; each output
   token text or audio. Tokens of a known kind are priced at their key's
   price; a kind used with no price makes the cost unknown;
-- tokens whose kind (or whether they were cached) the provider did not say
-  are priced only when every price they could fall under is the same (for
+- tokens whose kind the provider did not say (text or image, say) are
+  priced only when every price they could fall under is the same (for
   example a model whose text and image input cost alike); otherwise the
   cost is unknown;
+- a provider that reports no cached count at all (llama.cpp, vLLM and most
+  OpenAI-compatible servers leave `cached_tokens` out) has its input priced
+  as not cached: the most it can have cost, as no cached price is above its
+  input price. The cost then carries a note (`Cost.notes`) that it is an
+  upper bound, which findings repeat. Where a kind's cached price is above
+  its input price that is no bound, and the cost is unknown. A reported
+  cached total whose split by kind is missing follows the rule above;
 - a reply whose usage was not reported has an unknown cost, unless every
   one of the model's prices is 0.
 
@@ -30,7 +37,8 @@ its audio and text input tokens and its text output tokens at their keys
 (the same rule), and seconds of audio at `audio_minute` / 60. A
 transcription whose usage never came has an unknown cost.
 
-Unknown is never 0: `Cost.usd` is None and `Cost.why` says why.
+Unknown is never 0: `Cost.usd` is None and `Cost.why` says why, and what to
+change in the `--prices` file where a price would settle it.
 """
 
 from __future__ import annotations
@@ -39,7 +47,7 @@ import datetime
 import math
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -92,16 +100,18 @@ class Price:
 
 @dataclass(frozen=True)
 class Cost:
-    """USD, or None (unknown) with the reasons."""
+    """USD, or None (unknown) with the reasons; `notes`: how a known figure is no more than a bound."""
 
     usd: float | None
     why: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     def __add__(self, other: "Cost") -> "Cost":
         why = tuple(dict.fromkeys(self.why + other.why))
+        notes = tuple(dict.fromkeys(self.notes + other.notes))
         if self.usd is None or other.usd is None:
-            return Cost(None, why)
-        return Cost(self.usd + other.usd, why)
+            return Cost(None, why, notes)
+        return Cost(self.usd + other.usd, why, notes)
 
 
 NOTHING = Cost(0.0)
@@ -254,7 +264,8 @@ def _priced(cells: list[tuple[int | None, str]], total: int, rates: dict[str, fl
         known += count
         if count:
             if key not in rates:
-                return Cost(None, (f"{model}: {key.replace('_', ' ')} tokens have no price",))
+                return Cost(None, (f"{model}: {key.replace('_', ' ')} tokens have no price (add {key} to its "
+                                   "entry in the --prices file)",))
             usd += count * rates[key]
     rest = total - known
     if rest < 0:
@@ -262,8 +273,9 @@ def _priced(cells: list[tuple[int | None, str]], total: int, rates: dict[str, fl
     if rest and open_keys:
         prices = {rates.get(key) for key in open_keys}
         if len(prices) != 1 or None in prices:
-            return Cost(None, (f"{model}: {direction} tokens of an unknown kind, and "
-                               f"{' / '.join(k.replace('_', ' ') for k in open_keys)} prices differ or are missing",))
+            return Cost(None, (f"{model}: {direction} tokens of an unknown kind (the provider did not split "
+                               f"them), and the {' / '.join(open_keys)} prices differ or are missing (give "
+                               "them one price in the --prices file to price such replies)",))
         usd += rest * prices.pop()
     elif rest:  # every part known but they do not make the total
         return Cost(None, (f"{model}: the reply's {direction} token counts do not add up",))
@@ -277,8 +289,20 @@ def reply_cost(usage: Usage | None, price: Price | None, model: str) -> Cost:
     if price.free:
         return NOTHING
     if usage is None or not usage.reported:
-        return Cost(None, (f"{model}: a reply's usage was not reported",))
+        return Cost(None, (f"{model}: a reply's usage was not reported (the provider gave no token counts, "
+                           "so no price file can price it: run without --budget)",))
     u = usage.completed()
+    notes: tuple[str, ...] = ()
+    if u.cached_input_tokens is None and u.input_tokens:  # the provider said nothing of a cache
+        dearer = [kind for kind in KINDS if price.rates.get(f"{kind}_cached_input", 0.0)
+                  > price.rates.get(f"{kind}_input", math.inf) and getattr(u, f"input_{kind}_tokens") != 0]
+        if dearer:
+            return Cost(None, (f"{model}: the provider did not say which input was cached, and its "
+                               f"{dearer[0]}_cached_input price is above its {dearer[0]}_input price, so pricing "
+                               "it as not cached is no upper bound (fix the entry in the --prices file)",))
+        u = replace(u, cached_input_tokens=0).completed()
+        notes = (f"{model}: the provider did not say which input was cached; priced as not cached, "
+                 "an upper bound",)
     cells: list[tuple[int | None, str]] = []
     for kind in KINDS:
         given, cached = getattr(u, f"input_{kind}_tokens"), getattr(u, f"cached_{kind}_tokens")
@@ -287,8 +311,9 @@ def reply_cost(usage: Usage | None, price: Price | None, model: str) -> Cost:
     if any(count is not None and count < 0 for count, _ in cells):
         return Cost(None, (f"{model}: the reply's cached tokens exceed its input tokens",))
     spent = _priced(cells, u.input_tokens, price.rates, "input", model)
-    return spent + _priced([(u.output_text_tokens, "text_output"), (u.output_audio_tokens, "audio_output")],
-                           u.output_tokens, price.rates, "output", model)
+    spent += _priced([(u.output_text_tokens, "text_output"), (u.output_audio_tokens, "audio_output")],
+                     u.output_tokens, price.rates, "output", model)
+    return Cost(spent.usd, spent.why, notes)
 
 
 def transcription_cost(usage: TranscriptionUsage | None, price: Price | None, model: str) -> Cost:

@@ -9,6 +9,7 @@ costs tokens whatever it answers) and every judge model's verdict goes to
 
 from __future__ import annotations
 
+from benchmark.candidates.base import Usage
 from benchmark.judges.base import Judge, JudgeCase, Verdict
 from benchmark.proactive import ProactiveScenario
 from benchmark.protocol import ReplyMeter
@@ -27,7 +28,7 @@ async def run_proactive_trial(conversation, scenario: ProactiveScenario, judge: 
         if turn.reply.transcription is not None:
             meter("transcription", turn.reply.transcription.model, turn.reply.transcription, False)
     for probe in watched.watching.probes:
-        meter("candidate", watched.model, probe.usage, False)
+        meter("candidate", watched.model, probe.usage or Usage(), False)  # no usage: unknown to the budget
 
     async def label(by: Judge, case: JudgeCase) -> Verdict:
         verdict = await by.label(case)

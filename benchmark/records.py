@@ -365,7 +365,7 @@ class TurnResult:
             "turn": self.turn,
             "input": self.input.to_json(),
             "reply": {"text": reply.text, "model": reply.model,
-                      "usage": reply.usage.to_json(),
+                      "usage": reply.usage.to_json() if reply.usage.reported else None,  # unknown, never 0
                       "latency_s": round(reply.latency_s, 4),
                       "first_token_s": None if reply.first_token_s is None else round(reply.first_token_s, 4),
                       "first_audio_s": None if reply.first_audio_s is None else round(reply.first_audio_s, 4),

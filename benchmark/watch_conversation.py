@@ -82,7 +82,7 @@ class WatchConversation:
                 event.first_s * 1000)
             recorded.append(Probe(event.probe, event.asked_ms - origin,
                                   None if event.frame_ms is None else event.frame_ms - origin, event.text,
-                                  event.silent, spoke, event.done_s, event.usage,
+                                  event.silent, spoke, event.done_s, event.usage if event.usage.reported else None,
                                   None if event.frame_ms is None else plan.scene_at(event.frame_ms)))
         sent = [t for t in done.frames.get("sent_ms", []) if isinstance(t, int)]
         watching = Watching(

@@ -28,6 +28,7 @@ from pathlib import Path
 from fastapi import FastAPI, WebSocket
 
 from streaming import wire
+from streaming.memory import Trimmer, fix_mmap_threshold
 
 log = logging.getLogger("wearsim.server")
 
@@ -203,9 +204,12 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         state["backends"] = Backends(settings.backend_base_url, max_open)
         # vision-model describers, each opened once for the server's life and shared by every session
         state["describer_models"] = Backends(settings.describer_base_url, max(1, len(settings.allowed_describers)))
+        fix_mmap_threshold()  # a large frame's memory is unmapped when freed, not kept in an arena
+        state["trimmer"] = Trimmer()  # and what arenas kept goes back to the system after sessions close
         try:
             yield
         finally:
+            state["trimmer"].cancel()
             try:
                 await state["backends"].close()
             finally:
@@ -285,6 +289,8 @@ class Connection:
             await self._run(config)
         finally:
             state["sessions"] -= 1
+            if "trimmer" in state:
+                state["trimmer"].session_closed()
 
     async def _hello(self) -> wire.SessionConfig | None:
         """The checked session config, or None after refusing the hello (error event and close)."""

@@ -422,9 +422,9 @@ def encode_event(event: ServerEvent) -> str:
         data["user_message"] = event.input.user_message
         data["context_message"] = event.input.context_message
     elif isinstance(event, ProbeDone):
-        data["usage"] = event.usage.to_json()
+        data["usage"] = event.usage.to_json() if event.usage.reported else None  # unknown, never 0
     elif isinstance(event, AssistantDone):
-        data["usage"] = event.usage.to_json()
+        data["usage"] = event.usage.to_json() if event.usage.reported else None  # unknown, never 0
         if event.transcription is not None:
             data["transcription"] = event.transcription.to_json()
         if not event.interrupted:  # a client that never asked for barge-in sees the event it always had

@@ -150,6 +150,65 @@ def test_the_live_page_hears_sees_and_answers(fake_devices, tmp_path):
         chrome.close()
 
 
+LINES_OF = """(selector) => {  // how many lines an element's text takes
+    const range = document.createRange();
+    range.selectNodeContents(document.querySelector(selector));
+    return new Set(Array.from(range.getClientRects(), (r) => Math.round(r.top))).size;
+}"""
+
+
+def test_the_live_page_says_what_it_is_doing_before_connect_while_connecting_and_while_talking(
+        fake_devices, tmp_path):
+    """Before Connect it says it is not connected (not "waiting for speech"); Connect shows its steps
+    as they pass (the first session waits for the server to start the local model); the push-to-talk
+    button fits on one line and shows that it is held while it is."""
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with running_server(ServerSettings()) as url, sync_playwright() as p:
+        chrome = browser(p, fake_devices, tmp_path)
+        page = chrome.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(url.replace("ws://", "http://") + "/")
+        page.wait_for_function("document.querySelector('#backend').options.length > 0")
+        assert "waiting for speech" not in page.inner_text("#speech")
+        assert "not connected" in page.inner_text("#speech").lower()
+        page.select_option("#mode", "push-to-talk")
+        assert page.is_visible("#talk") and page.evaluate(LINES_OF, "#talk") == 1
+        page.evaluate("""() => {
+            window.seenSteps = [];
+            const progress = document.querySelector('#progress');
+            new MutationObserver(() => window.seenSteps.push(progress.hidden ? '' : progress.textContent))
+                .observe(progress, { childList: true, characterData: true, subtree: true, attributes: true });
+        }""")
+        page.click("#connect")
+        # while the server loads, the talk button waits for the session to be ready
+        page.wait_for_function("document.querySelector('#progress').textContent.includes('loading') && "
+                               "document.querySelector('#talk').disabled", timeout=60_000)
+        page.screenshot(path=str(ARTIFACTS / "connecting.png"), full_page=True)
+        page.wait_for_function("document.querySelector('#status').textContent.startsWith('connected: local')",
+                               timeout=120_000)
+        steps = page.evaluate("window.seenSteps")
+        assert any("connecting to the server" in s for s in steps), steps
+        assert any("loading" in s for s in steps), steps
+        assert page.is_hidden("#progress")
+        assert "hold" in page.inner_text("#speech").lower()
+        assert page.evaluate(LINES_OF, "#talk") == 1
+        box = page.locator("#talk").bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        assert page.get_attribute("#talk", "aria-pressed") == "true"
+        assert "release" in page.inner_text("#talk").lower() and page.evaluate(LINES_OF, "#talk") == 1
+        assert "listening" in page.inner_text("#speech").lower()
+        page.screenshot(path=str(ARTIFACTS / "push-to-talk-held.png"), full_page=True)
+        page.mouse.up()
+        assert page.get_attribute("#talk", "aria-pressed") == "false"
+        assert page.inner_text("#talk") == "Hold to talk"
+        page.click("#disconnect")
+        page.wait_for_function("document.querySelector('#status').textContent.startsWith('not connected')")
+        assert "not connected" in page.inner_text("#speech").lower()
+        chrome.close()
+
+
 def test_talking_over_a_reply_cuts_it_short_on_the_live_page(fake_devices, tmp_path, monkeypatch):
     """The fake microphone asks again 1.8 s after each question; the API takes 8 s to
     answer, so the next question starts during the reply and (barge-in is on) stops it."""

@@ -173,3 +173,27 @@ def test_a_budget_stops_within_one_cells_spend_and_a_larger_one_finishes_the_run
     correct = cost["correct_turn2"]
     assert cost["per_correct_turn2_usd"] == (pytest.approx(sum(all_cells) / correct, rel=1e-9) if correct else None)
     assert "stopped on its budget" not in (run_dir / "findings.md").read_text()
+
+
+def test_the_documented_price_example_keeps_a_budget_with_a_provider_that_does_not_split_cached_tokens(tmp_path):
+    """docs/usage.md's `--prices` entry (cached text priced apart) for an endpoint whose usage has no cached
+    split: the run is priced as not cached (an upper bound, said in findings) instead of stopping at once."""
+    from tests.test_prices import documented_example
+
+    prices = tmp_path / "prices.toml"
+    prices.write_text(documented_example().replace('["openai:my-model"]', '["openai:fake"]'))
+    run_dir = tmp_path / "run"
+    with FakeOpenAI(reply="The cordless drill in your hand now.") as server:  # usage: the two totals only
+        done = bench("--model", "openai:fake", "--base-url", server.base_url, "--limit", "2", "--concurrency", "1",
+                     "--prices", str(prices), "--budget", "1", "--output-dir", str(run_dir))
+        requests = list(server.requests)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not json.loads((run_dir / "budget.json").read_text())["stopped_on_budget"]
+    cost = json.loads((run_dir / "summary.json").read_text())["cost"]["run"]
+    replies = sum(len(json.loads(line)["turns"]) for line in (run_dir / "transcripts.jsonl").read_text().splitlines())
+    assert replies == len(requests) >= 4
+    outputs = sum(turn["reply"]["usage"]["output_tokens"] for line in (run_dir / "transcripts.jsonl").read_text()
+                  .splitlines() for turn in json.loads(line)["turns"])
+    assert cost["candidate_usd"] == pytest.approx((11 * replies * 0.5 + outputs * 1.5) / MILLION)
+    assert cost["upper_bound"] and "not cached" in cost["upper_bound"][0]
+    assert "upper bound" in (run_dir / "findings.md").read_text()

@@ -71,13 +71,14 @@ def test_unknown_is_never_zero():
     assert reply_cost(Usage(10, 1, 10, 0, 0, 0, 0, 0, 0, 1, 0), None, "openai:x").why == ("no price for openai:x",)
     # a provider that did not split its input: text, audio and image input cost differently here
     unsplit = reply_cost(Usage(100, 10, output_text_tokens=10, output_audio_tokens=0), price, "m")
-    assert unsplit.usd is None and "unknown kind" in unsplit.why[0]
+    assert unsplit.usd is None and "unknown kind" in unsplit.why[0] and "--prices" in unsplit.why[0]
     # usage not reported at all
     assert reply_cost(Usage(), price, "m").usd is None
     # a kind of token the entry has no price for
     text_only = price_table().get("openai:gpt-4o-mini")
     spoken = reply_cost(Usage(10, 5, 10, 0, 0, 0, 0, 0, 0, 0, 5), text_only, "openai:gpt-4o-mini")
-    assert spoken.usd is None and spoken.why == ("openai:gpt-4o-mini: audio output tokens have no price",)
+    assert spoken.usd is None and spoken.why[0].startswith("openai:gpt-4o-mini: audio output tokens have no price")
+    assert "audio_output" in spoken.why[0]  # the key to add
 
 
 def test_an_unknown_split_is_priced_when_every_price_it_could_fall_under_is_the_same(tmp_path):
@@ -87,13 +88,62 @@ def test_an_unknown_split_is_priced_when_every_price_it_could_fall_under_is_the_
     # a text-only endpoint that does not say how much was cached: cached and fresh text cost alike here
     usage = Usage(1000, 100, 1000, 0, 0, None, None, 0, 0, 100, 0)
     assert reply_cost(usage, flat, "openai:flat").usd == pytest.approx((1000 * 2.0 + 100 * 6.0) / PER_MILLION)
-    # with a discount for cached text, the same usage has an unknown cost
+    # with a discount for cached text, the same usage is priced as not cached: the most it can have cost
     discounted = price_table().get("openai:gpt-4o-mini")
-    assert reply_cost(usage, discounted, "openai:gpt-4o-mini").usd is None
+    bound = reply_cost(usage, discounted, "openai:gpt-4o-mini")
+    assert bound.usd == pytest.approx((1000 * 0.15 + 100 * 0.6) / PER_MILLION) and bound.notes
     # chat models bill an image's tokens at the text rate: an unsplit text-and-image prompt is still priced
     with_image = Usage(1000, 100, None, 0, None, 0, None, 0, None, 100, 0)
     assert reply_cost(with_image, discounted, "openai:gpt-4o-mini").usd == pytest.approx(
         (1000 * 0.15 + 100 * 0.6) / PER_MILLION)
+
+
+def documented_example() -> str:
+    """The `--prices` example in docs/usage.md, as written there."""
+    lines = (ROOT / "docs" / "usage.md").read_text().splitlines()
+    start = lines.index('    ["openai:my-model"]')
+    block = []
+    for line in lines[start:]:
+        if not line.startswith("    "):
+            break
+        block.append(line[4:])
+    return "\n".join(block) + "\n"
+
+
+def test_the_documented_example_prices_a_provider_that_does_not_say_what_was_cached(tmp_path):
+    """The docs' own entry prices cached text apart; an endpoint that reports no cached split (llama.cpp,
+    vLLM, most OpenAI-compatible servers) is priced as not cached, the most it can have cost, and says so."""
+    from benchmark.candidates.usage import openai_chat_usage
+
+    path = tmp_path / "prices.toml"
+    path.write_text(documented_example())
+    price = price_table(path).get("openai:my-model")
+    assert price.rates["text_cached_input"] < price.rates["text_input"]
+    plain = openai_chat_usage({"prompt_tokens": 1000, "completion_tokens": 100}, images_sent=False)
+    cost = reply_cost(plain, price, "openai:my-model")
+    assert cost.usd == pytest.approx((1000 * 0.5 + 100 * 1.5) / PER_MILLION)
+    assert cost.why == () and "not cached" in cost.notes[0] and "upper bound" in cost.notes[0]
+    # a provider that does say what was cached is priced exactly, with no note
+    split = openai_chat_usage({"prompt_tokens": 1000, "completion_tokens": 100,
+                               "prompt_tokens_details": {"cached_tokens": 400}}, images_sent=False)
+    exact = reply_cost(split, price, "openai:my-model")
+    assert exact.usd == pytest.approx((600 * 0.5 + 400 * 0.25 + 100 * 1.5) / PER_MILLION) and exact.notes == ()
+    # a cached price above the input price makes "as not cached" no bound: unknown, naming what to change
+    path.write_text(entry("openai:odd", {"text_input": 0.5, "text_cached_input": 0.75, "text_output": 1.5}))
+    odd = reply_cost(plain, price_table(path).get("openai:odd"), "openai:odd")
+    assert odd.usd is None and "--prices" in odd.why[0]
+
+
+def test_a_budget_stopped_by_an_unknown_cost_says_what_to_change_not_a_larger_budget():
+    from benchmark.budget import Budget
+
+    budget = Budget(10.0, price_table())
+    budget.add("openai:gpt-4o-mini", Usage())  # the provider reported no usage at all
+    assert budget.passed
+    budget.skip()
+    line = budget.describe()
+    assert "usage was not reported" in line and "without --budget" in line
+    assert "a larger --budget" in line and "does not help" in line
 
 
 # ---------------------------------------------------------------- bad price files through `wearsim bench`

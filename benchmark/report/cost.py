@@ -37,8 +37,11 @@ def budget_lead(summary: dict, *, markdown: bool = False) -> str | None:
            f"{usd(budget.get('spent_usd'))} spent of the {usd(budget.get('budget_usd'))} budget")
     lead = f"The run stopped on its budget: {budget.get('cells_remaining')} cells remain"
     if markdown:
+        finish = ("Once what the reason names is changed, the same `wearsim bench` command finishes the run (a "
+                  "larger `--budget` alone does not help)." if budget.get("unknown") else
+                  "The same `wearsim bench` command with a larger `--budget` finishes the run.")
         return (f"**{lead}** ({why}). No new cell started once the budget was passed; the numbers below cover "
-                "the cells that ran. The same `wearsim bench` command with a larger `--budget` finishes the run.")
+                f"the cells that ran. {finish}")
     return f"{lead} ({why})"
 
 
@@ -67,9 +70,9 @@ def tokens_text(tokens: dict | None) -> str:
         value = tokens.get(name)
         return "?" if value is None else f"{value:,}"
 
-    return (f"in {tokens['input_tokens']:,} (text {part('input_text_tokens')}, audio {part('input_audio_tokens')}, "
+    return (f"in {part('input_tokens')} (text {part('input_text_tokens')}, audio {part('input_audio_tokens')}, "
             f"image {part('input_image_tokens')}; cached {part('cached_input_tokens')}), out "
-            f"{tokens['output_tokens']:,} (text {part('output_text_tokens')}, audio {part('output_audio_tokens')})")
+            f"{part('output_tokens')} (text {part('output_text_tokens')}, audio {part('output_audio_tokens')})")
 
 
 def transcription_text(model: str, usage: dict) -> str:
@@ -139,6 +142,9 @@ def cost_section(summary: dict, table) -> list[str]:
     unknown = run.get("unknown") or []
     if unknown:
         lines += ["", "Why a cost is unknown:", "", *(f"- {why}" for why in unknown[:10])]
+    bounds = run.get("upper_bound") or []
+    if bounds:
+        lines += ["", "Where a figure is an upper bound:", "", *(f"- {note}" for note in bounds[:10])]
     for problem in block.get("price_problems") or []:
         lines += ["", f"- a recorded price could not be read: {problem}"]
     budget = block.get("budget")

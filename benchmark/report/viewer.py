@@ -296,8 +296,10 @@ def turn_facts(result: TurnResult) -> dict[str, str]:
     facts = {"camera source": i.camera_source or "none", "speech source": i.speech_source or "none",
              "context source": i.context_source or "none", "reply latency": f"{reply.latency_s:.2f} s",
              "first token": "-" if reply.first_token_s is None else f"{reply.first_token_s:.2f} s",
-             "tokens in/out": f"{reply.usage.input_tokens}/{reply.usage.output_tokens}",
-             "tokens by modality": tokens_text(reply.usage.to_json())}
+             "tokens in/out": f"{reply.usage.input_tokens}/{reply.usage.output_tokens}"
+             if reply.usage.reported else "unknown",
+             "tokens by modality": tokens_text(reply.usage.to_json()) if reply.usage.reported
+             else "unknown (the provider did not report usage)"}
     facts.update({k: "-" if v is None else f"{v:.3f} s" if isinstance(v, float) else str(v)
                   for k, v in result.metrics.to_json().items()})
     facts.update({k: str(v) for k, v in result.glasses.to_json().items()})

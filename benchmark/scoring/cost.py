@@ -30,8 +30,7 @@ def candidate_cost(trial: TrialRecord, table: PriceTable) -> Cost:
         total += reply_cost(turn.reply.usage, table.get(model), model)
     for probe in trial.watching.probes if trial.watching is not None else ():  # a proactive trial's probes
         model = trial.candidate_model or "?"
-        total += reply_cost(probe.usage, table.get(model), model) if probe.usage is not None else Cost(
-            None, (f"{model}: a probe's usage was not recorded",))
+        total += reply_cost(probe.usage or Usage(), table.get(model), model)  # no usage: unknown, never 0
     return total + transcriptions_cost(trial, table)
 
 
@@ -65,10 +64,15 @@ def judge_cost(trial: TrialRecord, table: PriceTable) -> Cost:
 
 
 def _tokens(usages: Iterable[Usage]) -> dict | None:
-    total = None
+    """The replies' usage summed (None: no reply); the totals are null when a reply's usage was not
+    reported, as every part left unknown by any reply is."""
+    total, unreported = None, False
     for usage in usages:
+        unreported = unreported or not usage.reported
         total = usage if total is None else total + usage
-    return None if total is None else total.to_json()
+    if total is None:
+        return None
+    return {**total.to_json(), **({"input_tokens": None, "output_tokens": None} if unreported else {})}
 
 
 def _transcribed(trials: list[TrialRecord]) -> dict | None:
@@ -111,8 +115,9 @@ def group_cost(trials: list[TrialRecord], table: PriceTable) -> dict:
         "judge_usd_per_trial": _share(judge, len(finished)),
         "per_correct_turn2_usd": _share(candidate, correct),
         "unknown": list((candidate + judge).why),
+        "upper_bound": list((candidate + judge).notes),  # how a figure is at most what was spent
         "candidate_tokens": _tokens([*(turn.reply.usage for t in finished for turn in t.turns),
-                                     *(p.usage for t in finished if t.watching for p in t.watching.probes if p.usage)]),
+                                     *(p.usage or Usage() for t in finished if t.watching for p in t.watching.probes)]),
         "judge_tokens": _tokens(v.usage for v in verdicts),
         "transcription": _transcribed(finished),
     }

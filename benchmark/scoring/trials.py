@@ -72,43 +72,70 @@ def transcripts_path(path: str | Path) -> Path:
     return path
 
 
+# A record line longer than this is refused before it is decoded: each text field of a record is read up to
+# records.TEXT_LIMIT (1,000,000) characters, and the longest line this benchmark writes is tens of KB. Decoding
+# a line costs about four times its size (bytes, text, parsed JSON), so a huge one is skipped, never held.
+MAX_LINE_BYTES = 16 * 2**20
+SKIP_CHUNK = 2**20  # the rest of a line over the cap is read past this much at a time
+
+
+def _lines(path: Path):
+    """(line number, byte offset, the line without its newline or None when over MAX_LINE_BYTES, its
+    size in bytes) for each line, read a line at a time: a line over the cap is read past, never kept."""
+    with path.open("rb") as handle:
+        number, offset = 0, 0
+        while True:
+            raw = handle.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            number += 1
+            ended = raw.endswith(b"\n")
+            size = len(raw) - ended
+            if size > MAX_LINE_BYTES:
+                while not ended:
+                    rest = handle.readline(SKIP_CHUNK)
+                    if not rest:
+                        break
+                    ended = rest.endswith(b"\n")
+                    size += len(rest) - ended
+                raw = None
+            elif ended:
+                raw = raw[:-1]
+            yield number, offset, raw, size
+            offset += size + ended
+
+
 def scan_transcripts(path: Path) -> ScannedTranscripts:
     """Parse every line of a transcripts file; a last line that is not valid
-    JSON is reported as `torn_tail`, not as a problem."""
-    data = path.read_bytes()
-    spans: list[tuple[int, int, bytes]] = []  # (line number, byte offset, raw line)
-    offset = 0
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        spans.append((number, offset, raw))
-        offset += len(raw) + 1
-    last = max((i for i, (_, _, raw) in enumerate(spans) if raw.strip()), default=-1)
+    JSON is reported as `torn_tail`, not as a problem. A line over
+    `MAX_LINE_BYTES` is a problem, read past without being decoded."""
     records: list[TrialRecord] = []
     problems: list[str] = []
-    torn = None
-    for index, (number, start, raw) in enumerate(spans):
-        if not raw.strip():
+    pending: tuple[TornTail, str] | None = None  # the newest line that did not parse: torn if it is the last
+    for number, start, raw, size in _lines(path):
+        if raw is not None and not raw.strip():
             continue
+        if pending is not None:
+            problems.append(pending[1])
+            pending = None
         where = f"{path}: line {number}"
+        if raw is None:
+            problems.append(f"{where}: {size:,} bytes, over the {MAX_LINE_BYTES:,} a record line may hold; "
+                            "not read")
+            continue
         try:
-            text = raw.decode("utf-8")
-            data_json = json.loads(text)
+            data_json = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
-            if index == last:
-                torn = TornTail(path, number, start, len(raw))
-            else:
-                problems.append(f"{where}: not UTF-8 text ({exc.reason})")
+            pending = TornTail(path, number, start, size), f"{where}: not UTF-8 text ({exc.reason})"
             continue
         except json.JSONDecodeError as exc:
-            if index == last:
-                torn = TornTail(path, number, start, len(raw))
-            else:
-                problems.append(f"{where}: invalid JSON: {exc.msg} (column {exc.colno})")
+            pending = TornTail(path, number, start, size), f"{where}: invalid JSON: {exc.msg} (column {exc.colno})"
             continue
         try:
             records.append(TrialRecord.from_json(data_json, where))
         except RecordError as exc:
             problems.extend(exc.problems)
-    return ScannedTranscripts(tuple(records), tuple(problems), torn)
+    return ScannedTranscripts(tuple(records), tuple(problems), pending[0] if pending is not None else None)
 
 
 def load_trials(path: str | Path) -> TrialSet:

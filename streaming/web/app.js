@@ -6,7 +6,7 @@ import { ReplyPlayer, pcm16ToFloat32 } from "./playback.js";
 
 const $ = (id) => document.getElementById(id);
 const state = { info: null, ws: null, stream: null, audio: null, frameTimer: null, t0: 0, talking: false, turns: {},
-  asked: 0, bargeIn: false };
+  asked: 0, bargeIn: false, stepTimer: null, ready: false };
 // backends that can speak their replies (output "audio")
 const REALTIME_PREFIXES = ["openai-realtime:", "gemini-live:"];
 
@@ -17,6 +17,41 @@ function showError(text) {
 
 function setStatus(text) {
   $("status").textContent = text;
+}
+
+// Connect's steps, shown as they pass with the seconds spent on each: the first session can take
+// several seconds while the server starts the backend (the local model's servers) and its models.
+const CONNECT_STEPS = ["asking for the camera and microphone", "connecting to the server",
+  "the server is loading the backend and speech models (the first session takes longest)"];
+
+function showStep(index) {
+  clearInterval(state.stepTimer);
+  const started = performance.now();
+  const draw = () => {
+    const seconds = Math.floor((performance.now() - started) / 1000);
+    $("progress").textContent = `Connecting, step ${index + 1} of ${CONNECT_STEPS.length}: ` +
+      `${CONNECT_STEPS[index]}${seconds ? ` (${seconds} s)` : ""}`;
+  };
+  draw();
+  $("progress").hidden = false;
+  $("speech").textContent = "connecting: the steps are shown above";
+  $("speech").classList.remove("active");
+  state.stepTimer = setInterval(draw, 500);
+}
+
+function endSteps() {
+  clearInterval(state.stepTimer);
+  state.stepTimer = null;
+  $("progress").hidden = true;
+}
+
+// The line under the settings when nobody is speaking: what the page waits for.
+function showIdle() {
+  const line = $("speech");
+  line.classList.remove("active");
+  if (!state.ready) line.textContent = "not connected: choose the settings and press Connect";
+  else if ($("mode").value === "push-to-talk") line.textContent = "connected: hold the talk button while you speak";
+  else line.textContent = "connected: listening, speak when you are ready";
 }
 
 function clock() {
@@ -195,7 +230,11 @@ const player = new ReplyPlayer(showVoice, (turn, playedMs) => {
 function onEvent(event) {
   switch (event.type) {
     case "ready":
+      endSteps();
+      state.ready = true;
+      $("talk").disabled = false; // push to talk once the session is ready to hear
       setStatus(`connected: ${event.backend}`);
+      showIdle();
       break;
     case "speech.started":
       // the user talks over the reply: with barge-in the replies to every turn asked so far are over
@@ -210,8 +249,7 @@ function onEvent(event) {
       break;
     case "transcript.final": {
       state.asked = Math.max(state.asked, event.turn);
-      $("speech").textContent = "waiting for speech";
-      $("speech").classList.remove("active");
+      showIdle();
       $("partial").textContent = "";
       turnCard(event.turn).querySelector(".heard").textContent = `Turn ${event.turn}, heard: ${event.text}`;
       break;
@@ -270,9 +308,13 @@ async function connect(submitEvent) {
     return;
   }
   if ($("spoken").checked) player.unlock(); // now, while the click still counts as a user gesture
+  $("connect").disabled = true;
+  showStep(0);
   try {
     await startMedia();
   } catch (err) {
+    endSteps();
+    $("connect").disabled = false;
     showError(`Camera or microphone unavailable: ${err.message}`);
     return;
   }
@@ -300,16 +342,16 @@ async function connect(submitEvent) {
   player.reset();
   $("turns").replaceChildren();
   setStatus("connecting");
+  showStep(1);
   const send = (data) => { if (ws.readyState === WebSocket.OPEN) ws.send(data); };
   ws.onopen = async () => {
     state.t0 = performance.now();
     ws.send(wire.hello($("token").value, config));
+    showStep(2); // the server answers `ready` once the backend and models are up
     await startAudio(send);
     startFrames(send);
-    $("connect").disabled = true;
     $("disconnect").disabled = false;
     $("talk").hidden = $("mode").value !== "push-to-talk";
-    $("talk").disabled = false;
   };
   ws.onmessage = (message) => {
     try {
@@ -321,6 +363,10 @@ async function connect(submitEvent) {
   ws.onclose = (close) => {
     stopStreaming();
     player.stop();
+    endSteps();
+    state.ready = false;
+    releaseTalk();
+    showIdle();
     const why = wire.CLOSE_REASONS[close.code] || `close code ${close.code}`;
     setStatus(`not connected (${why})`);
     if (close.code !== 1000) showError(`The connection closed: ${why}${close.reason ? `: ${close.reason}` : ""}. Press Connect to try again.`);
@@ -330,18 +376,46 @@ async function connect(submitEvent) {
   };
 }
 
+// The push-to-talk button: while held it is green and pressed, says to release it, and the line
+// under the settings says the microphone is on; released, the turn ends.
+function releaseTalk() {
+  const talk = $("talk");
+  state.talking = false;
+  talk.classList.remove("held");
+  talk.setAttribute("aria-pressed", "false");
+  talk.textContent = "Hold to talk";
+}
+
 function setupTalkButton() {
   const talk = $("talk");
-  const start = () => { state.talking = true; talk.textContent = "Talking..."; };
+  const start = (event) => {
+    if (talk.disabled) return;
+    if (event.pointerId !== undefined) talk.setPointerCapture(event.pointerId);
+    state.talking = true;
+    talk.classList.add("held");
+    talk.setAttribute("aria-pressed", "true");
+    talk.textContent = "Talking: release to send";
+    $("speech").textContent = "listening while you hold the button";
+    $("speech").classList.add("active");
+  };
   const stop = () => {
     if (!state.talking) return;
-    state.talking = false;
-    talk.textContent = "Hold to talk";
-    if (state.ws && state.ws.readyState === WebSocket.OPEN) state.ws.send(wire.turnEnd(clock()));
+    releaseTalk();
+    if (state.ws && state.ws.readyState === WebSocket.OPEN) {
+      state.ws.send(wire.turnEnd(clock()));
+      $("speech").textContent = "sent: waiting for the transcript";
+      $("speech").classList.remove("active");
+    }
   };
   talk.addEventListener("pointerdown", start);
   talk.addEventListener("pointerup", stop);
-  talk.addEventListener("pointerleave", stop);
+  talk.addEventListener("pointercancel", stop);
+  talk.addEventListener("lostpointercapture", stop);
+  $("mode").addEventListener("change", () => {
+    talk.hidden = $("mode").value !== "push-to-talk";
+    if (talk.hidden) stop();
+    if (!state.talking) showIdle();
+  });
 }
 
 function setupTabs() {
