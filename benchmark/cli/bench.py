@@ -517,8 +517,10 @@ def run(args) -> int:
             return 0
         outcome = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("pass", "miss", "unscored", "error"))
         skipped = f" ({counts['skipped']} finished earlier, skipped)" if counts.get("skipped") else ""
+        judged = ("proactive (pass: the event caught on time, or a quiet control left quiet)"
+                  if args.subset == "proactive" else "Turn 2")
         print(f"finished in {time.monotonic() - started:.0f} s: {counts.get('ran', 0)} cells ran{skipped}; "
-              f"Turn 2: {outcome}", file=sys.stderr)
+              f"{judged}: {outcome}", file=sys.stderr)
         if cache_dir:
             print(f"response cache {cache_dir}: {counts.get('cache_hits', 0)} replies from the cache, "
                   f"{counts.get('cache_misses', 0)} requested (per cell: {run_dir / 'cache_log.jsonl'})",
