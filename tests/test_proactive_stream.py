@@ -131,3 +131,20 @@ def test_a_grid_of_strategies_and_frame_policies_runs_one_cell_per_pair_and_its_
             assert (tmp_path / "all" / name).is_file()
     # what a probe costs shows in the cost of watching
     assert all(cell["cost_per_hour_usd"] and cell["cost_per_hour_usd"] > 0 for cell in cells.values())
+
+
+def test_native_asks_nothing_and_records_what_the_api_says_unasked(tmp_path):
+    # neither adapter turns the API's own turn detection on: nothing comes unasked, and nothing is made up
+    with FakeOpenAIRealtime() as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--subset", "proactive", "--ids", "pq-01",
+             "--model", "openai-realtime:gpt-realtime-2", "--base-url", server.base_url, "--judge-family", "lexical",
+             "--conditions", "baseline", "--proactive", "native", "--output-dir", str(tmp_path / "run")],
+            capture_output=True, text=True, timeout=600, env={**os.environ, "OPENAI_API_KEY": TEST_KEY})
+    assert done.returncode == 0, done.stderr
+    [record] = [json.loads(line) for line in (tmp_path / "run" / "transcripts.jsonl").read_text().splitlines()]
+    assert record["proactive"] == "native" and record["watching"]["probes"] == []
+    assert record["watching"]["frames_sent_ms"]  # the API was sent the frames all along
+    assert server.responses == 0
+    cell = json.loads((tmp_path / "run" / "summary.json").read_text())["proactive"]["baseline"]["native"]
+    assert cell["probes"] == 0 and cell["false_alarms"] == 0 and cell["quiet_controls"] == 1
