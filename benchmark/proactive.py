@@ -99,9 +99,11 @@ class ProactiveScenario:
         return None if self.event is None else self.onset_ms + round(self.event.window_s * 1000)
 
     def judge_scenario(self) -> Scenario:
-        """The scenario a Turn 2 judge is asked about a remark with: the scene before the event as
-        Turn 1's camera, the event's scene as Turn 2's, and the event's expected keys as the current
-        answers. A remark labelled `current` conveys the event."""
+        """The scenario a Turn 2 judge is asked about a remark with: the event's expected keys as the
+        current answers; a remark labelled `current` conveys the event. The event's scene reaches the
+        judge as the judged message's camera block, never as the scenario's Turn 2 camera: a remark
+        that only describes the new scene (a lexical judge would side it with that scene's words)
+        has not conveyed the danger, the mistake or what is left behind."""
         event = self.event
         if event is None:
             raise ValueError(f"{self.scenario_id}: a quiet control has no event to judge a remark against")
@@ -109,8 +111,8 @@ class ProactiveScenario:
             scenario_id=self.scenario_id, target_context="current", cue_type="object_state",
             activity_domain=self.activity_domain, cognitive_load="low", difficulty_tier="medium",
             time_gap_bucket="seconds", context_image=None,
-            turn_1_image=self.scenes[event.scene - 1].camera, turn_1_user=self.opening_user or "",
-            turn_2_image=self.scenes[event.scene].camera, turn_2_user="",
+            turn_1_image=None, turn_1_user=self.opening_user or "",
+            turn_2_image=None, turn_2_user="",
             turn_3_repair_anchor="", turn_3_repair_anchor_deictic=None, notes=self.notes,
             answers=AnswerKey(tuple(event.expected), (), (), ()), subset=SUBSET)
 

@@ -35,13 +35,22 @@ async def _judge_turn(judge, record: TrialRecord, scenario: Scenario, turn: int)
     return await judge.label(record.judge_case(scenario, turn))
 
 
-async def rejudge_record(record: TrialRecord, scenario: Scenario, judge) -> TrialRecord:
+async def rejudge_record(record: TrialRecord, scenario, judge) -> TrialRecord:
     """The record with Turn 2 (and Turn 3, if sent) judged again on the
     conversation as it was sent; the labels before go beside the new ones. The
-    repair's target comes from the bank (`Scenario.repair_target`)."""
+    repair's target comes from the bank (`Scenario.repair_target`). A proactive
+    trial (`scenario` a `ProactiveScenario`) has its remarks judged again and
+    their outcomes decided again (`benchmark.scoring.proactive`)."""
     from benchmark.faults import classify, fault_of
     from benchmark.judges.signals import code_signals
 
+    if record.watching is not None:
+        from benchmark.scoring.proactive import judge_watching
+
+        if record.errored:
+            return record
+        return record.replace(schema_version=SCHEMA_VERSION,
+                              watching=await judge_watching(scenario, record.watching, judge), fault=None)
     record = record.replace(
         schema_version=SCHEMA_VERSION, activity_domain=record.activity_domain or scenario.activity_domain,
         repair_target_context=scenario.repair_target, subset=scenario.subset,
@@ -76,6 +85,10 @@ def rescore(
     trial_set = load_trials(source)
     bank = load_bank(scenarios)
     known = {s.scenario_id: s for s in bank.scenarios}
+    if any(t.watching is not None for t in trial_set.trials):  # proactive trials: the bank's proactive.json
+        from benchmark.proactive import PROACTIVE_FILE, load_proactive
+
+        known.update((s.scenario_id, s) for s in load_proactive(Path(bank.source) / PROACTIVE_FILE))
     missing = sorted({t.scenario_id for t in trial_set.trials} - set(known))
     if missing:
         raise RescoreError(f"{transcripts_path(source)}: scenario ids not in the bank {bank.source}: "
@@ -122,8 +135,9 @@ def rescore(
                 for number, trial in enumerate(trial_set.trials, start=1):
                     record = await rejudge_record(trial, known[trial.scenario_id], judge)
                     handle.write(record.to_line().encode("utf-8"))
+                    verdict = record.turn_2_label if record.watching is None else record.watching.outcome or "quiet"
                     progress(f"rescored {number}/{total}: {trial.scenario_id} [{trial.condition}] trial {trial.trial}"
-                             f" -> {record.turn_2_label}")
+                             f" -> {verdict}")
             return updated
 
     asyncio.run(run())

@@ -166,10 +166,7 @@ def proactive_findings(directory: Path, rules: TextRules, *, shipped: bool = Fal
         scenarios = load_proactive(path)
     except BankError as exc:
         return list(exc.problems), warnings
-    bank_ids, bank_domains = set(bank_ids), set(bank_domains)
-    for sid, n in Counter(s.scenario_id for s in scenarios).items():
-        if n > 1:
-            problems.append(f"{path}: {sid}: field 'scenario_id' used {n} times")
+    bank_ids, bank_domains = set(bank_ids), set(bank_domains)  # a repeated id: the loader refused the file
     for s in scenarios:
         where = f"{path}: {s.scenario_id}"
         if s.scenario_id in bank_ids:

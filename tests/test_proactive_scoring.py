@@ -188,3 +188,35 @@ def test_change_probes_once_per_new_picture_and_every_n_keeps_its_slots():
     assert not every.due(8000) and every.due(11_000)
     every.asked(23_000, None)  # slots missed while busy are skipped, not made up
     assert not every.due(24_000) and every.due(26_000)
+
+
+def _scenario(scenario_id: str):
+    return {s.scenario_id: s for s in load_proactive(Path("benchmark/v1/proactive.json"))}[scenario_id]
+
+
+def test_a_remark_that_only_describes_the_new_scene_has_not_conveyed_the_event():
+    scenario = _scenario("pa-08")  # grapes spill and the dog is about to eat them
+    onset, scene = scenario.onset_ms, scenario.event.scene
+    echo = scenario.scenes[scene].camera.split(";")[0].split(".")[0]  # the scene's own words, no warning
+    warning = "Stop, grapes are toxic for him!"
+    watching = Watching("change", "event", scenario.stream_ms, scenario.scene_starts_ms, onset,
+                        scenario.window_end_ms, scenario.event.expected,
+                        (Probe(1, onset + 500, onset + 400, f"The camera sees: {echo}.", False, onset + 1200, scene=scene),
+                         Probe(2, onset + 3000, onset + 2800, warning, False, onset + 3600, scene=scene)))
+    scored = asyncio.run(judge_watching(scenario, watching, LexicalJudge()))
+    assert outcomes(scored) == ["unscored", "hit"], [p.verdict.rationale for p in scored.probes]
+
+
+def test_rescore_judges_a_proactive_trials_remarks_again(tmp_path):
+    from benchmark.rescore import rejudge_record
+
+    scenario = _scenario("pa-01")
+    onset = scenario.onset_ms
+    watching = Watching("every:5", "event", scenario.stream_ms, scenario.scene_starts_ms, onset,
+                        scenario.window_end_ms, scenario.event.expected,
+                        (Probe(1, onset + 600, onset + 400, "The water is boiling, add the pasta.", False, onset + 900,
+                               scene=scenario.event.scene, outcome="false_alarm"),))
+    record = _record("pa-01", watching).replace(watching=watching.replace(outcome="miss"))
+    again = asyncio.run(rejudge_record(record, scenario, LexicalJudge()))
+    assert again.watching.outcome == "hit" and again.watching.probes[0].outcome == "hit"
+    assert again.watching.probes[0].verdict.judge == "lexical"

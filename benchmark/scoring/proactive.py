@@ -100,12 +100,13 @@ async def judge_watching(scenario, watching: Watching, judge: Judge,
 
 
 def probe_message(watching: Watching, probe: Probe, scenario) -> str:
-    """The user message the judge sees for a remark: the event scene's camera block as the probe
-    would carry it (the judge reads the camera block to set copied words aside)."""
+    """The user message the judge sees for a remark: the camera block of the scene the probe's newest
+    frame showed (the event's, when unknown), as a probe carries it; the judge reads the scene there
+    and sets the words the remark copied from it aside."""
     from benchmark.records import build_probe_message
 
-    shown = scenario.scenes[probe.scene].camera if probe.scene is not None else None
-    return build_probe_message(shown)
+    index = probe.scene if probe.scene is not None and 0 <= probe.scene < len(scenario.scenes) else scenario.event.scene
+    return build_probe_message(scenario.scenes[index].camera)
 
 
 # ---------------------------------------------------------------- the summary
