@@ -53,6 +53,7 @@ from benchmark.judges.signals import code_signals, word_boundary_hits, word_span
 from benchmark.scenario import AnswerKey
 
 LEXICAL_JUDGE_NAME = "lexical"
+NO_SIGNAL = "no signal"  # rule 8: the reply names nothing of any list and no frame's words
 
 _CLARIFY_PATTERN = re.compile(
     r"\b(?:which (?:one|of|do you|are you|item|thing)|do you mean|did you mean|are you (?:asking|referring|talking)"
@@ -438,7 +439,7 @@ def _decide(response, answers, signals, camera, frames) -> LexicalDecision:
             label = "current" if now > earlier else "prior"
             return LexicalDecision(label, f"rule 7: no answer words; {now} words of the current frame's description "
                                    f"vs {earlier} of the earlier one's" + note, 0.5 * abs(now - earlier))
-    return LexicalDecision(None, "no signal" + note)
+    return LexicalDecision(None, NO_SIGNAL + note)
 
 
 def scenario_frames(scenario) -> tuple[str | None, str | None]:

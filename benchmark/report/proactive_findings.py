@@ -69,8 +69,8 @@ def render_proactive_findings(summary: dict) -> str:
                   "alarm on most probes.", ""]
     if manifest.get("judge_family") == "lexical":
         lines += ["The judge is `lexical`: a remark conveys the event when it names one of the event's expected "
-                  "keys in words of its own; a remark it cannot decide is unscored (neither hit nor false alarm).",
-                  ""]
+                  "keys in words of its own (not words copied from the camera block); one that names none does not "
+                  "(a false alarm); one it cannot decide is unscored (neither hit nor false alarm).", ""]
     rows = [[c, n, _rate(cell["recall"]), _rate(cell["precision"]), _per_min(cell["false_alarms_per_min"]),
              f"{_seconds(cell['time_to_speak_p50_s'])} / {_seconds(cell['time_to_speak_p95_s'])}",
              str(cell["late"]), str(cell["duplicates"]), str(cell["unscored_remarks"]),

@@ -8,10 +8,11 @@ The rule, per trial (docs/proactive.md says it in prose):
   assistant had showed an earlier scene; an unprompted remark: it came
   before the onset) is a false alarm. Otherwise the judge decides whether it
   conveys the event (label `current` against the event's expected keys):
-  one that does not is a false alarm; one the judge cannot tell is
-  unscored; the first that does inside the window is the hit, later ones
-  are duplicates; one that does after the window, before any hit, is late
-  (the event still counts as missed).
+  one that does not is a false alarm (for the lexical judge: one that names
+  none of the keys); one the judge cannot tell is unscored; the first that
+  does inside the window is the hit, later ones are duplicates; one that
+  does after the window, before any hit, is late (the event still counts as
+  missed).
 - The event is a hit or a miss.
 
 Per condition and grid cell (strategy x frame policy x impairment),
@@ -47,6 +48,16 @@ def before_event(probe: Probe, onset_ms: int) -> bool:
     return at is None or at < onset_ms
 
 
+def names_nothing(verdict: Verdict) -> bool:
+    """The lexical judge found none of the event's keys (nor anything else) in the remark: it does not
+    convey the event. (Its other unscored verdicts, a remark naming the event and something else in one
+    breath, stay unscored.)"""
+    from benchmark.judges.lexical import LEXICAL_JUDGE_NAME, NO_SIGNAL
+
+    return verdict.label is None and verdict.judge == LEXICAL_JUDGE_NAME and (
+        verdict.unscored_reason or "").startswith(NO_SIGNAL)
+
+
 def needs_judging(watching: Watching) -> list[Probe]:
     """The remarks a judge must read: an event scenario's remarks made from the event on."""
     if watching.kind != "event" or watching.onset_ms is None:
@@ -66,6 +77,8 @@ def decide(watching: Watching, verdicts: dict[int, Verdict | None]) -> Watching:
     for probe in sorted(watching.remarks, key=lambda p: (p.spoke_ms if p.spoke_ms is not None else 1 << 62, p.n)):
         verdict = verdicts.get(probe.n)
         if before_event(probe, onset):
+            outcome = "false_alarm"
+        elif verdict is not None and names_nothing(verdict):
             outcome = "false_alarm"
         elif verdict is None or verdict.label is None:
             outcome = "unscored"
