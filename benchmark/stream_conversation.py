@@ -21,7 +21,7 @@ import dataclasses
 from pathlib import Path
 
 from benchmark.candidates.base import GenerationConfig, Message, Reply
-from benchmark.records import FrameFacts, GlassesFacts, TurnMetrics, TurnResult, authored_turn_input
+from benchmark.records import FrameFacts, GlassesFacts, TurnEnd, TurnMetrics, TurnResult, authored_turn_input
 from benchmark.scenario import Condition, Scenario
 
 THUMBNAIL_PX = 160  # a kept frame's longer side (RUN_DIR/frames/, for the viewer)
@@ -131,7 +131,8 @@ class StreamConversation:
             frames_degraded=plan.frames_degraded if profile else None, audio_lost_ms=delivery.lost_audio_ms,
             frames_lost_ms=delivery.lost_frames_ms, uplink_delay_ms=delivery.mean_delay_ms,
             **self._timeline(plan, turn))
-        return TurnResult(turn, events.input, reply, metrics=metrics, glasses=glasses, frames=frames)
+        turn_end = TurnEnd.from_json(events.metrics.turn_end, f"metrics event of turn {turn}: turn_end")
+        return TurnResult(turn, events.input, reply, metrics=metrics, glasses=glasses, frames=frames, turn_end=turn_end)
 
     def _timeline(self, plan, turn: int) -> dict:
         """The turn's stream times (its audio's start, its own scene's first frame, the end of speech the

@@ -62,7 +62,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from benchmark.candidates.base import REPLY_AUDIO_RATE
-from benchmark.records import MEDIA_CAMERA, FrameFacts, TurnInput, TurnMetrics
+from benchmark.records import MEDIA_CAMERA, FrameFacts, TurnEnd, TurnInput, TurnMetrics
 from perception.describers import SceneDescriber
 from perception.frame_policy import FrameGate, FramePolicy, resize_frame
 from perception.frames import Frame, FrameBuffer, pick_context_frame, select_frame
@@ -132,7 +132,7 @@ class Session:
         self.turn = 0
         self.max_pending_audio = max_pending_audio
         self.pending_audio = 0  # bytes of audio queued for the worker
-        self._queue: deque[Media | ReplyCut | str] = deque()
+        self._queue: deque[tuple[Media | ReplyCut | str, float]] = deque()  # each item with its arrival time
         self._queued = asyncio.Event()  # the worker has something to do
         self._drained = asyncio.Event()  # the queue's audio is under the cap
         self._drained.set()
@@ -173,7 +173,7 @@ class Session:
         return self._working or bool(self._queue) or self._reply is not None
 
     def _put(self, item: Media | ReplyCut | str) -> None:
-        self._queue.append(item)
+        self._queue.append((item, time.monotonic()))
         self._queued.set()
 
     # ---- the worker
@@ -190,7 +190,7 @@ class Session:
                 if self._reply_finished:
                     await self._end_reply()
                     continue
-                item = self._queue.popleft()
+                item, arrived = self._queue.popleft()
                 if item == TURN_END:
                     await self._gate_frames(float("inf"))
                     for event in await self.segmenter.end_turn():
@@ -211,7 +211,7 @@ class Session:
                     await self._gate_frames(item.t_ms)
                     for chunk in self._with_gap(item):
                         await self._to_backend(chunk)
-                        for event in await self.segmenter.feed(chunk.payload, chunk.t_ms):
+                        for event in await self.segmenter.feed(chunk.payload, chunk.t_ms, arrived):
                             await self._on_speech(event)
                     await self._maybe_probe()
             finally:
@@ -508,13 +508,16 @@ class Session:
         await self.send(wire.AssistantDone(turn, reply.text, reply.usage, reply.heard, reply.interrupted,
                                            reply.session_lost, reply.incomplete, reply.transcription))
         first = first_token[0] if first_token else done_at
-        since_speech_end = final.decode_seconds - heard_at  # add a monotonic time: seconds since speech ended
+        ended_at = final.ended_at if final.ended_at is not None else heard_at - final.decode_seconds
+        speech_end_at = final.speech_end_at if final.speech_end_at is not None else ended_at
+        since_speech_end = -speech_end_at  # add a monotonic time: seconds since the end of speech arrived
         await self.send(wire.Metrics(turn, TurnMetrics(
             transcript_final=transcript_at + since_speech_end, camera_block=camera_at + since_speech_end,
             first_token=first + since_speech_end,
             first_audio=None if reply.first_audio_s is None else asked_at + reply.first_audio_s + since_speech_end,
             reply_done=done_at + since_speech_end, turn_end_to_first_token=first - asked_at,
-            last_frame_age_s=frame_age_s).to_json(), frames.to_json()))
+            last_frame_age_s=frame_age_s).to_json(), frames.to_json(),
+            TurnEnd(final.ended_by, final.silence_ms / 1000, ended_at + since_speech_end, final.probability).to_json()))
 
     async def aclose(self) -> None:
         if self._reply is not None:
