@@ -76,9 +76,10 @@ class SessionConfig:
     system_prompt: str = ""
     describer: str = "opencv"
     silence_ms: int = 600  # the fixed silence that ends a turn (the fallback under `end_of_turn` "model")
-    # "model": after a short silence the end-of-turn model (perception.turn_end) may end the turn sooner;
-    # "silence": only the fixed silence (and `turn.end`) ends it
-    end_of_turn: str = "model"
+    # "silence": only the fixed silence (and `turn.end`) ends a turn; "model": after a short silence the
+    # end-of-turn model (perception.turn_end) may end it sooner. Not the default: on the bank's lines spoken
+    # with pauses it ended 53 points more turns early than the fixed silence (docs/performance.md)
+    end_of_turn: str = "silence"
     partials: bool = False
     frame_selection: str = "end"
     camera: bool = True  # false: no camera blocks at all (the camera ablation)
@@ -122,7 +123,7 @@ class SessionConfig:
                 raise WireError("bad_hello", f"{name} must be true or false")
         if "silence_ms" in values:
             _integer(values["silence_ms"], "silence_ms", 100, 10_000)
-        if values.get("end_of_turn", "model") not in END_OF_TURN:
+        if values.get("end_of_turn", "silence") not in END_OF_TURN:
             raise WireError("bad_hello", f"end_of_turn must be one of {', '.join(END_OF_TURN)}")
         if "max_tokens" in values:
             _integer(values["max_tokens"], "max_tokens", 1, 32_768)

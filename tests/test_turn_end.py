@@ -131,8 +131,8 @@ def test_turn_end_facts_round_trip_and_older_records_read():
 def test_the_hello_names_the_end_of_turn_rule():
     from streaming import wire
 
-    assert wire.SessionConfig.from_dict({}).end_of_turn == "model"
-    assert wire.SessionConfig.from_dict({"end_of_turn": "silence"}).end_of_turn == "silence"
+    assert wire.SessionConfig.from_dict({}).end_of_turn == "silence"  # the model failed the premature-end check
+    assert wire.SessionConfig.from_dict({"end_of_turn": "model"}).end_of_turn == "model"
     with pytest.raises(wire.WireError, match="end_of_turn"):
         wire.SessionConfig.from_dict({"end_of_turn": "vibes"})
 
@@ -147,7 +147,8 @@ def test_the_in_process_server_has_room_for_the_run():
     assert "with_room_for(settings.concurrency" in source
 
 
-def test_a_stream_turn_records_the_rule_that_ended_it(server_url):
+@pytest.mark.parametrize("end_of_turn", ["model", "silence"])
+def test_a_stream_turn_records_the_rule_that_ended_it(server_url, end_of_turn):
     """Through the server and the glasses: the metrics event carries the turn's end, the
     record keeps it, and latencies count from the end of speech (the silence included)."""
     from benchmark.candidates.base import GenerationConfig
@@ -158,14 +159,14 @@ def test_a_stream_turn_records_the_rule_that_ended_it(server_url):
 
     async def go():
         conversation = StreamConversation(bank.get("sc-01"), bank.condition("baseline"), server_url, "openai:fake",
-                                          GenerationConfig(), silence_ms=600, speed=1.0)
+                                          GenerationConfig(), silence_ms=600, speed=1.0, end_of_turn=end_of_turn)
         try:
             return await conversation.send(1)
         finally:
             await conversation.aclose()
     result = asyncio.run(go())
     end = result.turn_end
-    assert end.rule in ("model", "silence") and end.silence_s >= 0.2
-    assert end.after_speech_s >= end.silence_s - 0.1 and end.probability is not None
+    assert end.rule in (("model", "silence") if end_of_turn == "model" else ("silence",)) and end.silence_s >= 0.2
+    assert end.after_speech_s >= end.silence_s - 0.1 and (end.probability is not None) == (end_of_turn == "model")
     assert result.metrics.transcript_final >= end.after_speech_s
     assert result.to_json()["turn_end"]["rule"] == end.rule
