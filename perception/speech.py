@@ -16,9 +16,10 @@ model hears the utterance so far; when it says the speaker sounds finished
 the turn ends there (rule `model`), else the fixed `silence_ms` still ends
 it (rule `silence`). A final transcript says which rule ended its turn
 (`model`, `silence`, `hint` for `turn.end`, `cap` for `max_utterance_s`),
-the silence heard after the last speech when it ended, and the wall time
-the end of speech arrived (`feed`'s `arrived`), so latencies can count from
-the end of speech itself.
+the silence heard after the last speech when it ended, and the stream time
+the speech ended (`speech_end_ms`: the end of its last speech window), so the
+caller, who knows when each chunk arrived, can count latencies from the end
+of speech itself.
 
 Partial transcripts (when asked for) are bounded: at most one every
 `partial_every_ms` of stream time and every `PARTIAL_MIN_INTERVAL_S` of
@@ -81,7 +82,7 @@ class FinalTranscript:
     audio: np.ndarray = field(repr=False, compare=False)
     ended_by: str = "silence"  # one of TURN_END_RULES
     silence_ms: int = 0  # silence heard after the last speech when the turn ended (stream time)
-    speech_end_at: float | None = None  # monotonic wall time the end of speech arrived
+    speech_end_ms: int | None = None  # stream time the last speech window ended
     ended_at: float | None = None  # monotonic wall time the turn was ended (before decoding)
     probability: float | None = None  # the end-of-turn model's last score in this pause (None: not asked)
 
@@ -139,7 +140,6 @@ class SpeechSegmenter:
         self.model_every_ms = model_every_ms
         self._next_check_ms = model_silence_ms  # silence at which the model is next asked in this pause
         self._probability: float | None = None
-        self._speech_end_at: float | None = None  # wall time the newest speech window arrived
         self.threshold = threshold
         self.partials = partials
         self.partial_every_ms = partial_every_ms
@@ -161,10 +161,8 @@ class SpeechSegmenter:
     def _ms(self, sample: int) -> int:
         return self._origin_ms + int(sample * 1000 / SAMPLE_RATE)
 
-    async def feed(self, chunk: bytes, t_ms: int, arrived: float | None = None) -> list[SpeechEvent]:
-        """Add one PCM16 mono 16 kHz chunk whose first sample is at `t_ms` and which
-        reached the server at monotonic time `arrived` (default: now)."""
-        arrived = time.monotonic() if arrived is None else arrived
+    async def feed(self, chunk: bytes, t_ms: int) -> list[SpeechEvent]:
+        """Add one PCM16 mono 16 kHz chunk whose first sample is at `t_ms`."""
         loop = asyncio.get_running_loop()
         probabilities = await loop.run_in_executor(vad_pool(), self._append_and_score, chunk, t_ms)
         events: list[SpeechEvent] = []
@@ -178,7 +176,6 @@ class SpeechSegmenter:
                         self._speech_start = end - WINDOW
                         events.append(SpeechStarted(self._ms(self._speech_start)))
                     self._last_speech_end = end
-                    self._speech_end_at = arrived
                     self._next_check_ms, self._probability = self.model_silence_ms, None
                 if self._speech_start is not None:
                     rule = await self._rule(end)
@@ -250,7 +247,7 @@ class SpeechSegmenter:
         audio = self._utterance_audio(end)
         start_ms, end_ms = self._ms(self._speech_start), self._ms(end)
         silence_ms = max(0, int((heard_to - self._last_speech_end) * 1000 / SAMPLE_RATE))
-        speech_end_at, probability = self._speech_end_at, self._probability
+        speech_end_ms, probability = self._ms(self._last_speech_end), self._probability
         transcript = await self.transcriber.transcribe(audio)
         # keep only what follows the utterance
         self._origin_ms = self._ms(end)
@@ -258,9 +255,9 @@ class SpeechSegmenter:
         self._scored -= end
         self._speech_start = None
         self._last_speech_end = 0
-        self._next_check_ms, self._probability, self._speech_end_at = self.model_silence_ms, None, None
+        self._next_check_ms, self._probability = self.model_silence_ms, None
         return FinalTranscript(transcript.text, start_ms, end_ms, transcript.decode_seconds, audio, rule,
-                               silence_ms, speech_end_at, ended_at, probability)
+                               silence_ms, speech_end_ms, ended_at, probability)
 
     def _trim_idle(self) -> None:
         keep = int(PRE_ROLL_MS * SAMPLE_RATE / 1000) + HISTORY_WINDOWS * WINDOW

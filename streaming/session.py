@@ -80,6 +80,7 @@ MAX_WATCH_FRAMES = 20_000  # stream times of sent frames a proactive session rep
 BYTES_PER_MS = 32  # PCM16 mono at 16 kHz
 MIN_AUDIO_GAP_MS = 30  # a jump in the audio's stream times this long or longer is filled with silence
 MAX_AUDIO_GAP_MS = 5000  # a longer jump is a new stretch of audio (a paused microphone), not a loss
+MAX_ARRIVALS = 3000  # audio chunks whose arrival times are kept: a minute of 20 ms chunks
 MAX_HELD_FRAMES = 64  # sent frames waiting for a reply to end before they go to a realtime API
 
 
@@ -140,6 +141,8 @@ class Session:
         self._reply: asyncio.Task | None = None  # the turn whose reply is being generated
         self._held: list[Media | ReplyCut] = []  # for the backend, waiting for that reply
         self._held_audio = 0
+        # (stream time a chunk of audio ends, wall time it arrived): when the end of speech reached the server
+        self._arrivals: deque[tuple[int, float]] = deque(maxlen=MAX_ARRIVALS)
 
     # ---- the reader's side: never waits, except for flow control
 
@@ -211,7 +214,8 @@ class Session:
                     await self._gate_frames(item.t_ms)
                     for chunk in self._with_gap(item):
                         await self._to_backend(chunk)
-                        for event in await self.segmenter.feed(chunk.payload, chunk.t_ms, arrived):
+                        self._arrivals.append((chunk.t_ms + len(chunk.payload) // BYTES_PER_MS, arrived))
+                        for event in await self.segmenter.feed(chunk.payload, chunk.t_ms):
                             await self._on_speech(event)
                     await self._maybe_probe()
             finally:
@@ -509,7 +513,7 @@ class Session:
                                            reply.session_lost, reply.incomplete, reply.transcription))
         first = first_token[0] if first_token else done_at
         ended_at = final.ended_at if final.ended_at is not None else heard_at - final.decode_seconds
-        speech_end_at = final.speech_end_at if final.speech_end_at is not None else ended_at
+        speech_end_at = self._arrival(final.speech_end_ms, ended_at)
         since_speech_end = -speech_end_at  # add a monotonic time: seconds since the end of speech arrived
         await self.send(wire.Metrics(turn, TurnMetrics(
             transcript_final=transcript_at + since_speech_end, camera_block=camera_at + since_speech_end,
@@ -518,6 +522,14 @@ class Session:
             reply_done=done_at + since_speech_end, turn_end_to_first_token=first - asked_at,
             last_frame_age_s=frame_age_s).to_json(), frames.to_json(),
             TurnEnd(final.ended_by, final.silence_ms / 1000, ended_at + since_speech_end, final.probability).to_json()))
+
+    def _arrival(self, t_ms: int | None, default: float) -> float:
+        """Wall time the audio at stream time `t_ms` reached the server (the chunk holding it), else `default`."""
+        if t_ms is not None:
+            for end_ms, arrived in self._arrivals:
+                if end_ms >= t_ms:
+                    return arrived
+        return default
 
     async def aclose(self) -> None:
         if self._reply is not None:
