@@ -1,7 +1,7 @@
 """Speech recognition for many sessions: the plain decode against the shared,
 batched decode queue (issue 36).
 
-    .venv/bin/python benchmarks/asr_batch.py [--lines 16] [--together 1,4,8,16]
+    .venv/bin/python benchmarks/asr_batch.py [--lines 16] [--together 1,4,8,16] [--max-batch 4]
 
 The bank's first lines are spoken by espeak-ng. Per clip: `transcribe_sync`
 (faster-whisper's own transcribe, 30 s window; the path before issue 36) and
@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmark.scenario import load_bank  # noqa: E402
 from benchmark.words import word_error_rate  # noqa: E402
+from perception import asr  # noqa: E402
 from perception.asr import Transcriber  # noqa: E402
 from perception.audio import decode_audio  # noqa: E402
 from simulator.tts import synthesize  # noqa: E402
@@ -37,8 +38,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lines", type=int, default=16)
     parser.add_argument("--together", default="1,4,8,16")
+    parser.add_argument("--max-batch", type=int, default=asr.MAX_BATCH, help="clips in one pass (perception.asr)")
     parser.add_argument("--output", default="benchmarks/results/asr_batch.json")
     args = parser.parse_args()
+    asr.MAX_BATCH = args.max_batch
     bank = load_bank().select("bank")
     texts = [t for s in bank.scenarios for t in (s.turn_1_user, s.turn_2_user)][:args.lines]
     with tempfile.TemporaryDirectory() as tmp:
@@ -66,7 +69,8 @@ def main() -> int:
         together.append({"clips": n, "wall_s": round(wall, 3), "per_clip_s": round(wall / n, 3),
                          "mean_wer": round(float(np.mean([word_error_rate(t, r.text)
                                                           for (t, _), r in zip(picked, transcripts)])), 3)})
-    out = {"command": f"python benchmarks/asr_batch.py --lines {args.lines} --together {args.together}",
+    out = {"command": f"python benchmarks/asr_batch.py --lines {args.lines} --together {args.together} "
+                      f"--max-batch {args.max_batch}", "max_batch": args.max_batch,
            "cores": os.cpu_count(), "clips": len(clips),
            "clip_seconds_mean": round(float(np.mean([len(c) / 16000 for c in clips])), 2),
            "plain_30s_window": {"p50_s": round(float(np.median(plain)), 3), "mean_wer": round(float(np.mean(plain_wer)), 3)},

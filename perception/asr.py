@@ -34,7 +34,7 @@ import numpy as np
 
 from perception.audio import SAMPLE_RATE
 
-MAX_BATCH = 4  # utterances decoded in one pass of the model (8 at once was slower than two fours)
+MAX_BATCH = 4  # utterances decoded in one pass of the model (8 or 16 were no faster: docs/performance.md)
 WINDOW_FRAMES = 3000  # Whisper's 30 s window, in 10 ms feature frames
 # a batch whose clips all fit in 10 s is encoded in a 10 s window: a third of the encoder's work, and
 # on the bank's espeak-ng lines the same word error rate (docs/performance.md, "Speech recognition")
