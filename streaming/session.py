@@ -48,6 +48,14 @@ the last one ended by 30 ms to 5 s (the glasses' uplink lost a chunk), the
 gap is filled with silence before it, for voice activity and for a realtime
 API alike, and kept in `audio_gaps_ms`.
 
+A turn ends when the segmenter says so: after the session's fixed silence,
+on `turn.end`, or (a hello with `end_of_turn: "model"`) when the end-of-turn
+model hears a finished utterance after a short silence; for a realtime API
+that is when its turn is committed and answered, as for a chat backend. The
+worker keeps the arrival time of each audio chunk, so a turn's latencies
+count from the moment its end of speech reached the server (the silence
+waited included), and its metrics carry which rule ended it (`TurnEnd`).
+
 Turns are numbered by final transcripts: the first utterance is turn 1, the
 second turn 2, the third (the repair) turn 3.
 """
