@@ -348,6 +348,51 @@ class FrameFacts:
 
 
 @dataclass(frozen=True)
+class TurnEnd:
+    """How a stream turn was ended (empty on the text proxy and in records made before the
+    end-of-turn model): the rule (`model`: the end-of-turn model heard a finished utterance
+    after a short silence; `silence`: the fixed silence ran out; `hint`: the client's
+    `turn.end`; `cap`: the longest utterance), the silence heard after the speech when it
+    ended (stream seconds), the wall seconds from the end of speech reaching the server to
+    the decision, and the model's last score in that pause (None: it was not asked)."""
+
+    rule: str | None = None
+    silence_s: float | None = None
+    after_speech_s: float | None = None
+    probability: float | None = None
+
+    RULES: ClassVar[tuple[str, ...]] = ("model", "silence", "hint", "cap")
+    # field -> its key in a record's `turn_end` and in the `metrics` event's
+    KEYS: ClassVar[dict[str, str]] = {"rule": "rule", "silence_s": "silence_waited_s",
+                                      "after_speech_s": "speech_end_to_turn_end", "probability": "model_probability"}
+
+    def to_json(self) -> dict:
+        if self.rule is None:
+            return {}
+        return {key: getattr(self, name) if name == "rule" or getattr(self, name) is None
+                else round(getattr(self, name), 4) for name, key in self.KEYS.items()}
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "turn_end") -> "TurnEnd":
+        if not data:
+            return cls()
+        if not isinstance(data, dict):
+            raise RecordError([f"{where}: expected an object, got {type(data).__name__}"])
+        values, problems = {}, []
+        for name, key in cls.KEYS.items():
+            value = data.get(key)
+            if name == "rule":
+                if value not in cls.RULES:
+                    problems.append(f"{where}: field '{key}' must be one of {', '.join(cls.RULES)}, got {value!r}"[:300])
+            elif value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                problems.append(f"{where}: field '{key}' must be a number or null, got {value!r}"[:300])
+            values[name] = value
+        if problems:
+            raise RecordError(problems)
+        return cls(**values)
+
+
+@dataclass(frozen=True)
 class TurnResult:
     """One turn as played: its input, the reply, and (simulated glasses) what was
     played and how long each stage took."""
@@ -358,6 +403,7 @@ class TurnResult:
     metrics: TurnMetrics = TurnMetrics()  # stream: latencies from the end of speech
     glasses: GlassesFacts = GlassesFacts()  # stream: what the glasses played
     frames: FrameFacts = FrameFacts()  # stream: which frames reached the assistant
+    turn_end: TurnEnd = TurnEnd()  # stream: which rule ended the turn, after how much silence
 
     def to_json(self) -> dict:
         reply = self.reply
@@ -376,6 +422,7 @@ class TurnResult:
             "metrics": self.metrics.to_json(),
             "glasses": self.glasses.to_json(),
             "frames": self.frames.to_json(),
+            "turn_end": self.turn_end.to_json(),
         }
 
     @classmethod
@@ -387,7 +434,8 @@ class TurnResult:
         if not isinstance(reply.get("text"), str):
             raise RecordError([f"{where}: field 'reply.text' must be a string"])
         parts, problems = [], []
-        for kind, name in ((TurnMetrics, "metrics"), (GlassesFacts, "glasses"), (FrameFacts, "frames")):
+        for kind, name in ((TurnMetrics, "metrics"), (GlassesFacts, "glasses"), (FrameFacts, "frames"),
+                           (TurnEnd, "turn_end")):
             try:
                 parts.append(kind.from_json(data.get(name), f"{where}: {name}"))
             except RecordError as exc:

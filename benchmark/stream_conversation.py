@@ -21,7 +21,7 @@ import dataclasses
 from pathlib import Path
 
 from benchmark.candidates.base import GenerationConfig, Message, Reply
-from benchmark.records import FrameFacts, GlassesFacts, TurnMetrics, TurnResult, authored_turn_input
+from benchmark.records import FrameFacts, GlassesFacts, TurnEnd, TurnMetrics, TurnResult, authored_turn_input
 from benchmark.scenario import Condition, Scenario
 
 THUMBNAIL_PX = 160  # a kept frame's longer side (RUN_DIR/frames/, for the viewer)
@@ -47,7 +47,7 @@ class StreamConversation:
                  silence_ms: int = 1500, media_root: Path | None = None, staleness_ms: int | None = None,
                  synthetic_frames: bool = False, output: str = "text", frame_policy: str | None = None,
                  frame_size: int = 0, frame_quality: int = 0, keep_frames: bool = True, impairment=None,
-                 scenes=None):
+                 scenes=None, end_of_turn: str | None = None):
         self.scenario = scenario
         self.condition = condition
         self.server_url = server_url
@@ -59,6 +59,7 @@ class StreamConversation:
         self.token = token
         self.describer = describer
         self.silence_ms = silence_ms
+        self.end_of_turn = end_of_turn  # "model" or "silence" (streaming.wire.SessionConfig); None: the server's
         self.media_root = media_root
         self.staleness_ms = staleness_ms  # Turn 2 speech starts this long after its first frame
         self.synthetic_frames = synthetic_frames
@@ -84,7 +85,8 @@ class StreamConversation:
                                  describer=self.describer, silence_ms=self.silence_ms,
                                  max_tokens=self.config.max_tokens, temperature=self.config.temperature,
                                  output=self.output, frame_policy=self.frame_policy,
-                                 frame_size=self.frame_size, frame_quality=self.frame_quality)
+                                 frame_size=self.frame_size, frame_quality=self.frame_quality,
+                                 **({"end_of_turn": self.end_of_turn} if self.end_of_turn else {}))
         self.client = GlassesClient(self.server_url, token=self.token)
         await self.client.connect(session)
         if self.impairment is not None and not self.impairment.uplink.is_clean:
@@ -131,7 +133,8 @@ class StreamConversation:
             frames_degraded=plan.frames_degraded if profile else None, audio_lost_ms=delivery.lost_audio_ms,
             frames_lost_ms=delivery.lost_frames_ms, uplink_delay_ms=delivery.mean_delay_ms,
             **self._timeline(plan, turn))
-        return TurnResult(turn, events.input, reply, metrics=metrics, glasses=glasses, frames=frames)
+        turn_end = TurnEnd.from_json(events.metrics.turn_end, f"metrics event of turn {turn}: turn_end")
+        return TurnResult(turn, events.input, reply, metrics=metrics, glasses=glasses, frames=frames, turn_end=turn_end)
 
     def _timeline(self, plan, turn: int) -> dict:
         """The turn's stream times (its audio's start, its own scene's first frame, the end of speech the

@@ -7,18 +7,21 @@ name for users who are online. Decoding, including iterating the segments
 (which is where faster-whisper does its work), runs in a worker thread; one
 model is shared and calls to it are serialised.
 
-Async callers (the server's sessions) take turns first come, first served
-(`transcribe`): each session's worker asks for one decode at a time, so the
-queue is a round robin over the sessions and one session talking without
-end waits behind the others' turns instead of holding the model. A partial
-transcript is optional work (`transcribe_if_idle`): it is skipped, not
-queued, while the model is busy or anyone is waiting.
+Async callers (the server's sessions) share one decode queue (`transcribe`):
+while a decode runs, the utterances that end meanwhile wait, and the next
+decode takes up to `MAX_BATCH` of them, oldest first, in one batch
+(`transcribe_batch_sync`: each clip's log-mel features padded to Whisper's
+30 s window, one batched encode and one batched greedy decode on the
+CTranslate2 model, without timestamps). Each session's worker asks for one
+decode at a time, so the queue is a round robin over the sessions, and many
+sessions ending turns together cost one pass of the model, not one each. A
+partial transcript is optional work (`transcribe_if_idle`): it is skipped,
+not queued, while the model is busy or anyone is waiting.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib.resources
 import os
 import threading
@@ -30,6 +33,13 @@ from pathlib import Path
 import numpy as np
 
 from perception.audio import SAMPLE_RATE
+
+MAX_BATCH = 4  # utterances decoded in one pass of the model (8 or 16 were no faster: docs/performance.md)
+WINDOW_FRAMES = 3000  # Whisper's 30 s window, in 10 ms feature frames
+# a batch whose clips all fit in 10 s is encoded in a 10 s window: a third of the encoder's work, and
+# on the bank's espeak-ng lines the same word error rate (docs/performance.md, "Speech recognition")
+SHORT_WINDOW_FRAMES = 1000
+MAX_TOKENS = 224  # tokens a clip's text may take (Whisper's limit is 448 with the prompt)
 
 
 def bundled_model_dir() -> Path:
@@ -73,8 +83,10 @@ class Transcriber:
         self.cpu_threads = cpu_threads
         self._model = None
         self._lock = threading.Lock()
-        self._in_use = False  # an async caller holds its turn (its decode runs, or is about to)
-        self._waiting: deque[asyncio.Future] = deque()  # async callers waiting, in arrival order
+        self._in_use = False  # a batch is being decoded
+        self._waiting: deque[tuple[np.ndarray, asyncio.Future]] = deque()  # clips to decode, in arrival order
+        self._runner: asyncio.Task | None = None  # the loop's decoder task, while there is work
+        self._tokenizer = None
 
     def _load(self):
         if self._model is None:
@@ -99,15 +111,51 @@ class Transcriber:
         text = " ".join(p.text for p in parts if p.text).strip()
         return Transcript(text, parts, len(audio) / SAMPLE_RATE, elapsed)
 
+    def transcribe_batch_sync(self, clips: list[np.ndarray]) -> list[Transcript]:
+        """Decode several clips (each at most 30 s) in one pass: a batched encode and greedy decode."""
+        import ctranslate2
+        from faster_whisper.tokenizer import Tokenizer
+
+        clips = [np.asarray(c, dtype=np.float32)[:WINDOW_FRAMES * 160] for c in clips]
+        with self._lock:
+            model = self._load()
+            started = time.monotonic()
+            if self._tokenizer is None:
+                self._tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe",
+                                            language="en")
+            tokenizer = self._tokenizer
+            window = SHORT_WINDOW_FRAMES if max(len(c) for c in clips) <= SHORT_WINDOW_FRAMES * 160 else WINDOW_FRAMES
+            features = np.stack([self._window(model.feature_extractor(clip), window) for clip in clips])
+            encoded = model.model.encode(ctranslate2.StorageView.from_array(features), to_cpu=False)
+            prompt = list(tokenizer.sot_sequence) + [tokenizer.no_timestamps]
+            results = model.model.generate(encoded, [prompt] * len(clips), beam_size=1, max_length=MAX_TOKENS,
+                                           suppress_blank=True, suppress_tokens=[-1])
+            texts = [tokenizer.decode([t for t in r.sequences_ids[0] if t < tokenizer.eot]).strip() for r in results]
+            elapsed = time.monotonic() - started
+        return [Transcript(text, (Segment(0.0, round(len(c) / SAMPLE_RATE, 3), text),) if text else (),
+                           len(c) / SAMPLE_RATE, elapsed) for text, c in zip(texts, clips)]
+
+    @staticmethod
+    def _window(features: np.ndarray, frames: int) -> np.ndarray:
+        """Log-mel features cut or padded with zeros to `frames` (Whisper pads its input the same way)."""
+        features = features[:, :frames]
+        if features.shape[1] < frames:
+            features = np.pad(features, ((0, 0), (0, frames - features.shape[1])))
+        return np.ascontiguousarray(features, dtype=np.float32)
+
     @property
     def busy(self) -> bool:
         """A decode runs, or someone waits for the model."""
         return self._in_use or bool(self._waiting) or self._lock.locked()
 
     async def transcribe(self, audio: np.ndarray) -> Transcript:
-        """Decode in a worker thread, after the async callers that asked before (first come, first served)."""
-        async with self._turn():
-            return await asyncio.to_thread(self.transcribe_sync, audio)
+        """Decode in a worker thread, in the next batch with the clips asked for before (oldest first)."""
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        self._waiting.append((np.asarray(audio, dtype=np.float32), done))
+        if self._runner is None or self._runner.done() or self._runner.get_loop() is not loop:
+            self._runner = loop.create_task(self._decode_waiting())
+        return await done
 
     async def transcribe_if_idle(self, audio: np.ndarray) -> Transcript | None:
         """Decode now if nobody else uses or waits for the model; else None at once (for partial transcripts)."""
@@ -115,29 +163,27 @@ class Transcriber:
             return None
         return await self.transcribe(audio)
 
-    @contextlib.asynccontextmanager
-    async def _turn(self):
-        if self._in_use or self._waiting:
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiting.append(waiter)
-            try:
-                await waiter
-            except asyncio.CancelledError:
-                if waiter.done() and not waiter.cancelled():  # handed the turn just as we were cancelled
-                    self._hand_on()
-                raise
-        else:
-            self._in_use = True
-        try:
-            yield
-        finally:
-            self._hand_on()
-
-    def _hand_on(self) -> None:
-        """Give the turn to the longest-waiting caller still waiting, or free the model."""
-        while self._waiting:
-            waiter = self._waiting.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
+    async def _decode_waiting(self) -> None:
+        """The loop's decoder: batches of waiting clips, oldest first, until none waits."""
+        loop = asyncio.get_running_loop()
+        while True:
+            batch = []
+            while self._waiting and len(batch) < MAX_BATCH:
+                clip, done = self._waiting.popleft()
+                if not done.done() and done.get_loop() is loop:  # a caller gone (or of a closed loop) is skipped
+                    batch.append((clip, done))
+            if not batch:
                 return
-        self._in_use = False
+            self._in_use = True
+            try:
+                transcripts = await asyncio.to_thread(self.transcribe_batch_sync, [clip for clip, _ in batch])
+            except Exception as exc:  # every caller of the batch hears why
+                for _, done in batch:
+                    if not done.done():
+                        done.set_exception(exc)
+            else:
+                for (_, done), transcript in zip(batch, transcripts):
+                    if not done.done():
+                        done.set_result(transcript)
+            finally:
+                self._in_use = False

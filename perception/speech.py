@@ -9,6 +9,18 @@ and a `FinalTranscript` with start and end times is emitted. An utterance
 is cut at `max_utterance_s` (30 s) even while the speech goes on: the rest
 starts a new utterance, so no decode is ever of more than 30 s of audio.
 
+With an end-of-turn model (`turn_model`, `perception.turn_end`) a pause
+is judged before the fixed silence runs out: at `model_silence_ms` (200 ms)
+of silence, and every `model_every_ms` (300 ms) of silence after that, the
+model hears the utterance so far; when it says the speaker sounds finished
+the turn ends there (rule `model`), else the fixed `silence_ms` still ends
+it (rule `silence`). A final transcript says which rule ended its turn
+(`model`, `silence`, `hint` for `turn.end`, `cap` for `max_utterance_s`),
+the silence heard after the last speech when it ended, and the stream time
+the speech ended (`speech_end_ms`: the end of its last speech window), so the
+caller, who knows when each chunk arrived, can count latencies from the end
+of speech itself.
+
 Partial transcripts (when asked for) are bounded: at most one every
 `partial_every_ms` of stream time and every `PARTIAL_MIN_INTERVAL_S` of
 wall time, each of only the last `PARTIAL_WINDOW_S` of the utterance, and
@@ -34,6 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from benchmark.records import TurnEnd
 from perception.asr import Transcriber
 from perception.audio import SAMPLE_RATE, pcm16_to_float
 
@@ -44,6 +57,9 @@ POST_ROLL_MS = 300
 POST_ROLL_SAMPLES = POST_ROLL_MS * SAMPLE_RATE // 1000
 PARTIAL_WINDOW_S = 5.0  # a partial transcript decodes only the utterance's last seconds
 PARTIAL_MIN_INTERVAL_S = 1.0  # and at most one starts per second of wall time, however fast audio comes
+MODEL_SILENCE_MS = 200  # silence before the end-of-turn model is first asked
+MODEL_EVERY_MS = 300  # and between its later checks in the same pause
+TURN_END_RULES = TurnEnd.RULES  # model, silence, hint, cap
 
 
 @dataclass(frozen=True)
@@ -64,6 +80,11 @@ class FinalTranscript:
     end_ms: int
     decode_seconds: float
     audio: np.ndarray = field(repr=False, compare=False)
+    ended_by: str = "silence"  # one of TURN_END_RULES
+    silence_ms: int = 0  # silence heard after the last speech when the turn ended (stream time)
+    speech_end_ms: int | None = None  # stream time the last speech window ended
+    ended_at: float | None = None  # monotonic wall time the turn was ended (before decoding)
+    probability: float | None = None  # the end-of-turn model's last score in this pause (None: not asked)
 
 
 SpeechEvent = SpeechStarted | PartialTranscript | FinalTranscript
@@ -110,9 +131,15 @@ class VoiceActivity:
 class SpeechSegmenter:
     def __init__(self, transcriber: Transcriber, *, silence_ms: int = 600, threshold: float = 0.5,
                  partials: bool = False, partial_every_ms: int = 1000, vad: VoiceActivity | None = None,
-                 max_utterance_s: float = 30.0):
+                 max_utterance_s: float = 30.0, turn_model=None, model_silence_ms: int = MODEL_SILENCE_MS,
+                 model_every_ms: int = MODEL_EVERY_MS):
         self.transcriber = transcriber
         self.silence_ms = silence_ms
+        self.turn_model = turn_model  # a `perception.turn_end.TurnEndModel`, or None: the fixed silence only
+        self.model_silence_ms = model_silence_ms
+        self.model_every_ms = model_every_ms
+        self._next_check_ms = model_silence_ms  # silence at which the model is next asked in this pause
+        self._probability: float | None = None
         self.threshold = threshold
         self.partials = partials
         self.partial_every_ms = partial_every_ms
@@ -149,11 +176,12 @@ class SpeechSegmenter:
                         self._speech_start = end - WINDOW
                         events.append(SpeechStarted(self._ms(self._speech_start)))
                     self._last_speech_end = end
+                    self._next_check_ms, self._probability = self.model_silence_ms, None
                 if self._speech_start is not None:
-                    silent_ms = (end - self._last_speech_end) * 1000 / SAMPLE_RATE
-                    # the cap holds while the speech goes on, too: the utterance is cut there
-                    if silent_ms >= self.silence_ms or end - self._speech_start >= self.max_samples:
-                        events.append(await self._finish(min(end, self._last_speech_end + POST_ROLL_SAMPLES)))
+                    rule = await self._rule(end)
+                    if rule is not None:
+                        events.append(await self._finish(min(end, self._last_speech_end + POST_ROLL_SAMPLES), rule,
+                                                         end))
                         finished = True
                         break
             # after an utterance the buffer starts anew: score what is left with its new history
@@ -169,6 +197,24 @@ class SpeechSegmenter:
             if partial is not None:
                 events.append(PartialTranscript(partial.text, self._last_partial_ms))
         return events
+
+    async def _rule(self, end: int) -> str | None:
+        """Which rule ends the utterance at window end `end`, or None: it goes on."""
+        silent_ms = (end - self._last_speech_end) * 1000 / SAMPLE_RATE
+        if end - self._speech_start >= self.max_samples:  # it holds while the speech goes on, too
+            return "cap"
+        if silent_ms >= self.silence_ms:
+            return "silence"
+        if self.turn_model is not None and silent_ms >= self._next_check_ms:
+            self._next_check_ms += self.model_every_ms
+            from perception.turn_end import THRESHOLD
+
+            audio = self._utterance_audio(end)
+            self._probability = await asyncio.get_running_loop().run_in_executor(
+                vad_pool(), self.turn_model.probability, audio)
+            if self._probability >= THRESHOLD:
+                return "model"
+        return None
 
     def _append_and_score(self, chunk: bytes, t_ms: int) -> list[float]:
         """(In a VAD thread.) Append the chunk; the speech probability of each new whole window."""
@@ -189,15 +235,19 @@ class SpeechSegmenter:
         """The client's `turn.end` hint: close the open utterance now."""
         if self._speech_start is None:
             return []
-        return [await self._finish(self._scored)]
+        return [await self._finish(self._scored, "hint", self._scored)]
 
     def _utterance_audio(self, end: int) -> np.ndarray:
         start = max(0, self._speech_start - int(PRE_ROLL_MS * SAMPLE_RATE / 1000))
         return self._audio[start:end]
 
-    async def _finish(self, end: int) -> FinalTranscript:
+    async def _finish(self, end: int, rule: str, heard_to: int) -> FinalTranscript:
+        """End the utterance at sample `end` by `rule`, with audio heard up to `heard_to`."""
+        ended_at = time.monotonic()
         audio = self._utterance_audio(end)
         start_ms, end_ms = self._ms(self._speech_start), self._ms(end)
+        silence_ms = max(0, int((heard_to - self._last_speech_end) * 1000 / SAMPLE_RATE))
+        speech_end_ms, probability = self._ms(self._last_speech_end), self._probability
         transcript = await self.transcriber.transcribe(audio)
         # keep only what follows the utterance
         self._origin_ms = self._ms(end)
@@ -205,7 +255,9 @@ class SpeechSegmenter:
         self._scored -= end
         self._speech_start = None
         self._last_speech_end = 0
-        return FinalTranscript(transcript.text, start_ms, end_ms, transcript.decode_seconds, audio)
+        self._next_check_ms, self._probability = self.model_silence_ms, None
+        return FinalTranscript(transcript.text, start_ms, end_ms, transcript.decode_seconds, audio, rule,
+                               silence_ms, speech_end_ms, ended_at, probability)
 
     def _trim_idle(self) -> None:
         keep = int(PRE_ROLL_MS * SAMPLE_RATE / 1000) + HISTORY_WINDOWS * WINDOW

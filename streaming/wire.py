@@ -67,12 +67,19 @@ class Media:
     payload: bytes
 
 
+END_OF_TURN = ("model", "silence")
+
+
 @dataclass(frozen=True)
 class SessionConfig:
     backend: str = "local"  # a Candidate model id, as in `wearsim bench --model`
     system_prompt: str = ""
     describer: str = "opencv"
-    silence_ms: int = 600
+    silence_ms: int = 600  # the fixed silence that ends a turn (the fallback under `end_of_turn` "model")
+    # "silence": only the fixed silence (and `turn.end`) ends a turn; "model": after a short silence the
+    # end-of-turn model (perception.turn_end) may end it sooner. Not the default: on the bank's lines spoken
+    # with pauses it ended 53 points more turns early than the fixed silence (docs/performance.md)
+    end_of_turn: str = "silence"
     partials: bool = False
     frame_selection: str = "end"
     camera: bool = True  # false: no camera blocks at all (the camera ablation)
@@ -116,6 +123,8 @@ class SessionConfig:
                 raise WireError("bad_hello", f"{name} must be true or false")
         if "silence_ms" in values:
             _integer(values["silence_ms"], "silence_ms", 100, 10_000)
+        if values.get("end_of_turn", "silence") not in END_OF_TURN:
+            raise WireError("bad_hello", f"end_of_turn must be one of {', '.join(END_OF_TURN)}")
         if "max_tokens" in values:
             _integer(values["max_tokens"], "max_tokens", 1, 32_768)
         if "temperature" in values:
@@ -349,6 +358,7 @@ class Metrics:
     turn: int
     latency_s: dict  # seconds from the end of speech: see docs/protocol.md
     frames: dict = field(default_factory=dict)  # the frames offered and sent this turn: see docs/protocol.md
+    turn_end: dict = field(default_factory=dict)  # which rule ended the turn (`records.TurnEnd`): docs/protocol.md
 
 
 @dataclass(frozen=True)

@@ -144,13 +144,13 @@ def test_whisper_turns_go_first_come_first_served(monkeypatch):
 
     order, release = [], threading.Event()
 
-    def fake_sync(self, audio):
+    def fake_batch(self, clips):  # the async callers' decodes go out in batches (perception.asr)
         if not order:
             release.wait(10)  # the first decode holds the model until everyone is queued
-        order.append(int(audio[0]))
-        return Transcript("", (), 0.0, 0.0)
+        order.extend(int(audio[0]) for audio in clips)
+        return [Transcript("", (), 0.0, 0.0) for _ in clips]
 
-    monkeypatch.setattr(Transcriber, "transcribe_sync", fake_sync)
+    monkeypatch.setattr(Transcriber, "transcribe_batch_sync", fake_batch)
     transcriber = Transcriber("unused-model")
 
     async def go():

@@ -655,10 +655,12 @@ async def conversations(settings, base_url: str | None, run_dir):
 
         print(f"starting the streaming server in-process (Whisper, VAD, backend); its log: "
               f"{run_dir / 'logs' / 'server.log'}", file=sys.stderr)
-        server = running_server(ServerSettings(backend_base_url=base_url, asr_model=stream.asr_model,
-                                               describer_base_url=stream.describer_base_url,
-                                               allowed_backends=(chosen.model_id,),
-                                               allowed_describers=(stream.describer,)),
+        # room for every cell the run plays at once (`--concurrency`), never below the server's defaults
+        server = running_server(ServerSettings.with_room_for(settings.concurrency, backend_base_url=base_url,
+                                                             asr_model=stream.asr_model,
+                                                             describer_base_url=stream.describer_base_url,
+                                                             allowed_backends=(chosen.model_id,),
+                                                             allowed_describers=(stream.describer,)),
                                 log_path=run_dir / "logs" / "server.log")
     with server as url:
         from benchmark.proactive import ProactiveScenario
