@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from benchmark.proactive import load_proactive
+from benchmark.records import PROBE_CUE
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 
 EVENT = {s.scenario_id: s for s in load_proactive(Path(__file__).parents[1] / "benchmark/v1/proactive.json")}["pa-01"]
@@ -65,6 +66,8 @@ def test_a_local_model_watches_and_every_record_lists_its_probes_and_remarks(tmp
     assert "Events caught on time (baseline, change)" in done.stdout
     findings = (tmp_path / "run" / "findings.md").read_text()
     assert findings.startswith("# Findings: proactive trials") and "false alarms:" in findings
+    # its one plot, none of the question-and-answer ones (they would be empty)
+    assert sorted(p.name for p in (tmp_path / "run" / "plots").iterdir()) == ["proactive.png"]
 
 
 def test_openai_realtime_answers_every_probe_and_a_server_that_always_talks_fails_every_quiet_probe(tmp_path):
@@ -88,7 +91,12 @@ def test_gemini_live_answers_every_probe_and_a_server_that_always_talks_fails_ev
     cell, watched = _check_block(records, summary, "every:6")
     probes = sum(len(w["probes"]) for w in watched.values())
     openings = sum(bool(r["turns"]) for r in records)
-    assert server.turns == probes + openings
+    # each probe reached the API once, as a text activity of its own, and was answered
+    cues = sum(text == PROBE_CUE for session in server.sessions for text in session["texts"])
+    assert cues == probes and all(p["text"] == server.reply for w in watched.values() for p in w["probes"])
+    # the API answered every probe and the opening line; closing a session ends its last activity (the
+    # silence streamed after the last probe), which the API may answer too before the socket closes
+    assert 0 <= server.turns - (probes + openings) <= len(records)  # at most one such answer a session
     quiet = watched["pq-01"]["probes"]
     assert len(quiet) >= 4 and all(p["outcome"] == "false_alarm" for p in quiet)  # 34 s, a probe every 6 s
 

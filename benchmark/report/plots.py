@@ -232,6 +232,15 @@ def _place_point_labels(fig: Figure, labels: list[tuple[float, float, str, str]]
 
 def draw_plots(summary: dict, directory: Path) -> list[Path]:
     make_dirs(directory)
+    from benchmark.report.proactive_findings import is_proactive
+
+    if is_proactive(summary):  # a proactive run: its one plot, none of the question-and-answer ones
+        from benchmark.report.proactive_plot import PLOT_FILE, plot_proactive
+
+        for stale in PLOT_FILES:  # a run dir reused from a question-and-answer run keeps no plot of it
+            (directory / stale).unlink(missing_ok=True)
+        plot_proactive(summary, directory / PLOT_FILE)
+        return [directory / PLOT_FILE]
     paths = [directory / name for name in PLOT_FILES]
     plot_balanced_accuracy(summary, paths[0])
     plot_accuracy_by_cue_type(summary, paths[1])

@@ -83,6 +83,8 @@ def render_proactive_findings(summary: dict) -> str:
     unknown = sorted({why for _, _, cell in _cells(summary) for why in cell["cost_unknown"]})
     if unknown:
         lines += ["", "Cost unknown: " + "; ".join(unknown[:5])]
+    lines += ["", "Plot: `plots/proactive.png` (events caught on time against false alarms per minute, one point "
+              "per condition and cell)."]
     lines += ["", "## Trials", "", "Each trial's outcome and remarks (stream seconds; the event's window in "
               "brackets).", ""]
     rows = []

@@ -1,0 +1,47 @@
+"""The proactive run's plot: for each condition and grid cell, the events caught on time (recall, with
+its 95% interval) against the false alarms per minute of stream: up and to the left is better, and a
+strategy that probes more often shows what it buys and what it costs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmark.report.chart import Figure, nice_ticks, palette
+
+PLOT_FILE = "proactive.png"
+PERCENT_TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+def plot_proactive(summary: dict, path: Path) -> None:
+    from benchmark.report.plots import _place_point_labels
+
+    conditions = summary["proactive"]
+    per_min = [cell["false_alarms_per_min"] for cells in conditions.values() for cell in cells.values()
+               if cell["false_alarms_per_min"] is not None]
+    ticks = nice_ticks(max(per_min, default=1.0) * 1.15 or 1.0)
+    right = ticks[-1]
+    entries = [(condition, palette(i), "dot") for i, condition in enumerate(conditions)]
+    legend_height = 16 * len(entries)
+    top = 58
+    fig = Figure(760, 440 + legend_height, "Proactive: events caught on time against false alarms per minute\n"
+                 "one point per condition and cell; recall with its 95% interval")
+    ax = fig.axes(70, top, 30, 70 + legend_height, x=(-0.04 * right, right), y=(-0.02, 1.08))
+    labels: list[tuple[float, float, str, str]] = []
+    for i, (condition, cells) in enumerate(conditions.items()):
+        colour = palette(i)
+        for name, cell in cells.items():
+            recall, x = cell["recall"], cell["false_alarms_per_min"]
+            if recall["rate"] is None or x is None:
+                continue
+            if recall["ci_low"] is not None:
+                ax.interval(x, recall["ci_low"], recall["ci_high"], colour=colour, cap=4)
+            ax.marker(x, recall["rate"], colour=colour, shape="o")
+            labels.append((*ax.px(x, recall["rate"]), name, colour))
+    _place_point_labels(fig, labels, top, fig.height - 70 - legend_height)
+    ax.frame()
+    ax.x_ticks(ticks)
+    ax.y_ticks(PERCENT_TICKS)
+    ax.x_label("false alarms a minute of stream (quiet controls and events)")
+    ax.y_label("events caught on time (recall)", beside=44)
+    ax.legend(entries, corner="below")
+    fig.save(path)
