@@ -310,3 +310,21 @@ def warm_up() -> None:
     for size in (10, 12, 14):
         font(size)
     figure.save(io.BytesIO())
+
+
+def place_point_labels(fig: "Figure", labels: list[tuple[float, float, str, str]], top: float,
+                        bottom: float) -> None:
+    """Each point's label just right of it on a white ground, moved up or down where it would cover
+    another label (close frame rates and scores), with a thin line from the point to a label that moved."""
+    from benchmark.report.label_layout import Label, place_labels
+
+    size, gap = 9, 8
+    boxes = [Label(x + gap, y, text_width(text, size), line_height(size)) for x, y, text, _ in labels]
+    markers = [(x - 5, y - 5, x + 5, y + 5) for x, y, _, _ in labels]  # a label never hides a point
+    centres = place_labels(boxes, top=top, bottom=bottom, obstacles=markers)
+    for (x, y, text, colour), box, centre in zip(labels, boxes, centres):
+        if abs(centre - y) > 0.5:
+            fig.draw.line([(x * SCALE, y * SCALE), (box.x * SCALE, centre * SCALE)], fill=colour, width=SCALE // 2)
+        fig.draw.rectangle([(box.x - 1) * SCALE, (centre - box.height / 2) * SCALE,
+                            (box.x + box.width + 1) * SCALE, (centre + box.height / 2) * SCALE], fill="white")
+        fig.text(box.x, centre, text, size=size, anchor="lm", colour=colour)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmark.report.chart import INK, SCALE, Figure, blues, ink_on, line_height, nice_ticks, palette, text_width
+from benchmark.report.chart import INK, Figure, blues, ink_on, nice_ticks, palette, place_point_labels, text_width
 from benchmark.report.findings import is_measurement, scored_cells, staleness_without_frames
-from benchmark.report.label_layout import Label, place_labels
 from benchmark.safe_files import make_dirs
 from benchmark.scoring.trials import LABELS
 
@@ -204,7 +203,7 @@ def plot_frame_policies(summary: dict, path: Path) -> None:
                     ax.interval(x, cell["ci_low"], cell["ci_high"], colour=colour, cap=4)
                 ax.marker(x, cell["accuracy"], colour=colour, shape=shape)
                 labels.append((*ax.px(x, cell["accuracy"]), policy, colour))
-    _place_point_labels(fig, labels, top, fig.height - 70 - legend_height)
+    place_point_labels(fig, labels, top, fig.height - 70 - legend_height)
     ax.frame()
     ax.x_ticks(ticks)
     ax.y_ticks(PERCENT_TICKS)
@@ -212,22 +211,6 @@ def plot_frame_policies(summary: dict, path: Path) -> None:
     ax.y_label("share of Turn 2 questions", beside=44)
     ax.legend(entries, corner="below")
     fig.save(path)
-
-
-def _place_point_labels(fig: Figure, labels: list[tuple[float, float, str, str]], top: float,
-                        bottom: float) -> None:
-    """Each point's label just right of it on a white ground, moved up or down where it would cover
-    another label (close frame rates and scores), with a thin line from the point to a label that moved."""
-    size, gap = 9, 8
-    boxes = [Label(x + gap, y, text_width(text, size), line_height(size)) for x, y, text, _ in labels]
-    markers = [(x - 5, y - 5, x + 5, y + 5) for x, y, _, _ in labels]  # a label never hides a point
-    centres = place_labels(boxes, top=top, bottom=bottom, obstacles=markers)
-    for (x, y, text, colour), box, centre in zip(labels, boxes, centres):
-        if abs(centre - y) > 0.5:
-            fig.draw.line([(x * SCALE, y * SCALE), (box.x * SCALE, centre * SCALE)], fill=colour, width=SCALE // 2)
-        fig.draw.rectangle([(box.x - 1) * SCALE, (centre - box.height / 2) * SCALE,
-                            (box.x + box.width + 1) * SCALE, (centre + box.height / 2) * SCALE], fill="white")
-        fig.text(box.x, centre, text, size=size, anchor="lm", colour=colour)
 
 
 def draw_plots(summary: dict, directory: Path) -> list[Path]:

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmark.report.chart import Figure, nice_ticks, palette
+from benchmark.report.chart import Figure, nice_ticks, palette, place_point_labels
 
 PLOT_FILE = "proactive.png"
 PERCENT_TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
 def plot_proactive(summary: dict, path: Path) -> None:
-    from benchmark.report.plots import _place_point_labels
-
     conditions = summary["proactive"]
     per_min = [cell["false_alarms_per_min"] for cells in conditions.values() for cell in cells.values()
                if cell["false_alarms_per_min"] is not None]
@@ -37,7 +35,7 @@ def plot_proactive(summary: dict, path: Path) -> None:
                 ax.interval(x, recall["ci_low"], recall["ci_high"], colour=colour, cap=4)
             ax.marker(x, recall["rate"], colour=colour, shape="o")
             labels.append((*ax.px(x, recall["rate"]), name, colour))
-    _place_point_labels(fig, labels, top, fig.height - 70 - legend_height)
+    place_point_labels(fig, labels, top, fig.height - 70 - legend_height)
     ax.frame()
     ax.x_ticks(ticks)
     ax.y_ticks(PERCENT_TICKS)
