@@ -18,9 +18,8 @@ from benchmark.candidates.base import GenerationConfig, Message, Reply
 from benchmark.proactive import ProactiveScenario
 from benchmark.records import TurnMetrics, TurnResult
 from benchmark.scenario import Condition
+from benchmark.stream_conversation import THUMBNAIL_PX, THUMBNAIL_QUALITY
 from benchmark.watching import Probe, Watching
-
-THUMBNAIL_PX = 160
 
 
 @dataclass(frozen=True)
@@ -106,7 +105,7 @@ class WatchConversation:
             if payload is None or payload is previous:
                 continue
             previous = payload
-            pictures.append((t - origin, resize_frame(payload, THUMBNAIL_PX, 70)))
+            pictures.append((t - origin, resize_frame(payload, THUMBNAIL_PX, THUMBNAIL_QUALITY)))
         return tuple(pictures)
 
     async def aclose(self) -> None:

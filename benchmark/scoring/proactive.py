@@ -106,13 +106,13 @@ async def judge_watching(scenario, watching: Watching, judge: Judge,
     if judged:
         case_scenario = scenario.judge_scenario()
         for probe in judged:
-            case = JudgeCase(case_scenario, 2, probe_message(watching, probe, scenario), probe.text,
+            case = JudgeCase(case_scenario, 2, probe_message(probe, scenario), probe.text,
                              turn_1_speech=scenario.opening_user or "", context_sent=False)
             verdicts[probe.n] = await ask(judge, case)
     return decide(watching, verdicts)
 
 
-def probe_message(watching: Watching, probe: Probe, scenario) -> str:
+def probe_message(probe: Probe, scenario) -> str:
     """The user message the judge sees for a remark: the camera block of the scene the probe's newest
     frame showed (the event's, when unknown), as a probe carries it; the judge reads the scene there
     and sets the words the remark copied from it aside."""
