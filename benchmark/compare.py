@@ -16,7 +16,7 @@ from pathlib import Path
 
 from benchmark.scoring import metrics, stats
 from benchmark.scoring.summary import ranking_condition
-from benchmark.records import TrialRecord
+from core.records import TrialRecord
 from benchmark.scoring.trials import TrialSet, load_trials
 
 

@@ -30,7 +30,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from benchmark.records import FAULTS, TrialRecord
+from core.records import FAULTS, TrialRecord
 
 PROVIDER_FAULTS = ("rate_limited", "session_limit", "connection_lost", "refused", "empty_reply", "timeout",
                    "provider_error")

@@ -4,7 +4,7 @@
 JPEGs (`FrameFacts.pictures`, 160 px on the longer side) and the audio the
 glasses played (`GlassesFacts.speech_audio`, PCM16 mono 16 kHz). The runner
 gives the finished record to `MediaKeeper.keep`, which writes them into the
-run dir (through `benchmark.safe_files`: a temp file renamed into place,
+run dir (through `core.safe_files`: a temp file renamed into place,
 never through a link) and records their names:
 
 - `RUN_DIR/frames/CONDITION/CELL/turnN-T.jpg`, T the frame's stream time in
@@ -30,8 +30,8 @@ import wave
 from dataclasses import replace
 from pathlib import Path
 
-from benchmark.records import TrialRecord
-from benchmark.safe_files import UnsafePathError, make_dirs, write_atomic
+from core.records import TrialRecord
+from core.safe_files import UnsafePathError, make_dirs, write_atomic
 
 FRAMES_DIR = "frames"
 AUDIO_DIR = "audio"

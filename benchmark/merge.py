@@ -19,9 +19,9 @@ from pathlib import Path
 
 from benchmark.kept_media import AUDIO_DIR, FRAMES_DIR
 from benchmark.merge_media import copy_kept, read_kept
-from benchmark.records import TrialRecord
+from core.records import TrialRecord
 from benchmark.runner import CACHE_LOG, LEGACY_RESUME_VALUES, RESUME_KEYS, RUN_OUTPUTS, write_manifest
-from benchmark.safe_files import UnsafePathError, refuse_links, write_atomic
+from core.safe_files import UnsafePathError, refuse_links, write_atomic
 from benchmark.shards import cell_key, manifest_shard, planned_cells, shard_of
 
 AGREED = tuple(key for key in RESUME_KEYS if key != "shard") + ("prices",)  # what every shard must share

@@ -16,7 +16,7 @@ import os
 import stat
 from pathlib import Path
 
-from benchmark.safe_files import inside, make_dirs, write_atomic
+from core.safe_files import inside, make_dirs, write_atomic
 
 MAX_FRAME_BYTES = 1 << 20  # a kept thumbnail (160 px JPEG) is about 5 KB
 MAX_WAV_BYTES = 32 << 20  # about 11 minutes of a 24 kHz PCM16 mono reply, 17 of the glasses' 16 kHz speech

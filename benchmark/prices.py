@@ -51,8 +51,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
-from benchmark.candidates.base import TranscriptionUsage, Usage
-from benchmark.candidates.model_ids import parse_model_id
+from core.candidate import TranscriptionUsage, Usage
+from candidates.model_ids import parse_model_id
 
 TOKEN_KEYS = ("text_input", "text_cached_input", "text_output", "audio_input", "audio_cached_input",
               "audio_output", "image_input", "image_cached_input")  # USD per million tokens

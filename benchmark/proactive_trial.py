@@ -9,11 +9,11 @@ costs tokens whatever it answers) and every judge model's verdict goes to
 
 from __future__ import annotations
 
-from benchmark.candidates.base import Usage
-from benchmark.judges.base import Judge, JudgeCase, Verdict
-from benchmark.proactive import ProactiveScenario
+from core.candidate import Usage
+from core.judge import Judge, JudgeCase, Verdict
+from core.proactive_scenario import ProactiveScenario
 from benchmark.protocol import ReplyMeter
-from benchmark.records import TrialRecord
+from core.records import TrialRecord
 from benchmark.scoring.proactive import judge_watching
 
 

@@ -22,12 +22,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmark.candidates.base import GenerationConfig, Usage
-from benchmark.candidates.model_ids import PROVIDER_KEYS, parse_model_id
-from benchmark.candidates.realtime import open_realtime_session
-from benchmark.candidates.realtime_base import RealtimeReply
-from benchmark.safe_files import write_atomic
-from benchmark.scenario import Scenario
+from core.candidate import GenerationConfig, Usage
+from candidates.model_ids import PROVIDER_KEYS, parse_model_id
+from candidates.realtime import open_realtime_session
+from candidates.realtime_base import RealtimeReply
+from core.safe_files import write_atomic
+from core.scenario import Scenario
 
 SYSTEM = "You are a wearable assistant. The user's camera frames come as images. Answer in one short sentence."
 CHUNK_MS = 20
@@ -90,8 +90,8 @@ class Check:
 
 def spoken(text: str, rate: int) -> bytes:
     """`text` spoken by espeak-ng, PCM16 mono at `rate`."""
-    from perception.audio import decode_audio, float_to_pcm16, resample_pcm16
-    from simulator.tts import synthesize
+    from media_effects.audio import decode_audio, float_to_pcm16, resample_pcm16
+    from media_effects.tts import synthesize
 
     with tempfile.TemporaryDirectory() as tmp:
         path = synthesize(text, Path(tmp) / "line.wav", root=Path(tmp))
@@ -112,7 +112,7 @@ async def _speak(session, pcm16: bytes) -> None:
 async def run_probe(model_id: str, scenario: Scenario, *, base_url: str | None, output: str,
                     say: Callable[[str], None]) -> tuple[list[Check], Trace]:
     """The probe session; `say` gets progress lines. Raises what opening the session raises."""
-    from simulator.synthetic import synthetic_frame
+    from media_effects.synthetic import synthetic_frame
 
     trace = Trace()
     session = await open_realtime_session(model_id, SYSTEM, base_url=base_url, output=output, streaming_input=True,

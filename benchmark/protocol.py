@@ -1,6 +1,6 @@
 """The Turn 1/2/3 protocol: the `Conversation` seam and one trial.
 
-The message strings are built in `benchmark.records` only. A context image
+The message strings are built in `core.records` only. A context image
 goes first as its own user message; Turn 3 is the repair anchor alone, sent
 only after a Turn 2 miss.
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from benchmark.candidates.base import Candidate, GenerationConfig, Message, TranscriptionUsage, Usage
-from benchmark.judges.base import Judge, Verdict
-from benchmark.records import TrialRecord, TurnResult, authored_turn_input, judge_case
-from benchmark.scenario import Condition, Scenario
+from core.candidate import Candidate, GenerationConfig, Message, TranscriptionUsage, Usage
+from core.judge import Judge, Verdict
+from core.records import TrialRecord, TurnResult, authored_turn_input, judge_case
+from core.scenario import Condition, Scenario
 
 
 class Conversation(Protocol):

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-from benchmark.records import SCHEMA_VERSION, TrialRecord
-from benchmark.safe_files import atomic_file, refuse_links, write_atomic
-from benchmark.scenario import Scenario, load_bank
+from core.records import SCHEMA_VERSION, TrialRecord
+from core.safe_files import atomic_file, refuse_links, write_atomic
+from core.scenario import Scenario, load_bank
 from benchmark.scoring.trials import TranscriptError, load_trials, transcripts_path
 
 
@@ -27,7 +27,7 @@ class RescoreError(ValueError):
 
 
 async def _judge_turn(judge, record: TrialRecord, scenario: Scenario, turn: int):
-    from benchmark.judges.base import Verdict
+    from core.judge import Verdict
 
     response = record.turn_2_response if turn == 2 else record.turn_3_response
     if response is None:
@@ -86,7 +86,7 @@ def rescore(
     bank = load_bank(scenarios)
     known = {s.scenario_id: s for s in bank.scenarios}
     if any(t.watching is not None for t in trial_set.trials):  # proactive trials: the bank's proactive.json
-        from benchmark.proactive import PROACTIVE_FILE, load_proactive
+        from core.proactive_scenario import PROACTIVE_FILE, load_proactive
 
         known.update((s.scenario_id, s) for s in load_proactive(Path(bank.source) / PROACTIVE_FILE))
     missing = sorted({t.scenario_id for t in trial_set.trials} - set(known))

@@ -35,18 +35,18 @@ from pathlib import Path
 
 from benchmark import BENCHMARK_VERSION, SCHEMA_REVISION
 from benchmark.budget import BUDGET_FILE, Budget
-from benchmark.candidates.realtime_base import MODEL_MISSING
+from candidates.realtime_base import MODEL_MISSING
 from benchmark.faults import classify, with_empty_reply
 from benchmark.kept_media import FRAMES_DIR, MediaKeeper
 from benchmark.prices import PriceTable, price_table
-from benchmark.proactive import ProactiveScenario
+from core.proactive_scenario import ProactiveScenario
 from benchmark.proactive_trial import run_proactive_trial
 from benchmark.protocol import Conversation, run_trial
-from benchmark.records import TrialRecord
-from benchmark.safe_files import UnsafePathError, check_target, open_append, refuse_links, write_atomic
-from benchmark.records import SweepPoint
-from benchmark.scenario import Bank, Condition, Scenario
-from benchmark.scenes import scenes_sha256
+from core.records import TrialRecord
+from core.safe_files import UnsafePathError, check_target, open_append, refuse_links, write_atomic
+from core.records import SweepPoint
+from core.scenario import Bank, Condition, Scenario
+from core.scenes import scenes_sha256
 from benchmark.scoring.trials import TornTail, scan_transcripts
 from benchmark.shards import empty_shard_line, in_shard, shard_text
 
@@ -216,7 +216,7 @@ def git_commit() -> str:
 
 
 def build_manifest(bank: Bank, settings: RunSettings) -> dict:
-    from benchmark.candidates.model_ids import transcription_model
+    from candidates.model_ids import transcription_model
     from benchmark.judges.prompt import JUDGE_PROMPT_VERSION, judge_prompt_sha256
 
     candidate, judge, stream = settings.candidate, settings.judge, settings.stream or StreamSettings()
@@ -462,8 +462,8 @@ def save_reply_audio(run_dir: Path, record: TrialRecord) -> TrialRecord:
     voice activity model finds the first speech)."""
     from dataclasses import replace
 
-    from benchmark.candidates.base import REPLY_AUDIO_RATE
-    from perception.audio import write_wav
+    from core.candidate import REPLY_AUDIO_RATE
+    from media_effects.audio import write_wav
     from perception.speech import speech_onset_s
 
     gap = "" if record.staleness_ms is None else f"-s{record.staleness_ms}"
@@ -496,8 +496,8 @@ def save_remark_audio(run_dir: Path, record: TrialRecord, gap: str):
     names its file. Returns the new `Watching`."""
     from dataclasses import replace
 
-    from benchmark.candidates.base import REPLY_AUDIO_RATE
-    from perception.audio import write_wav
+    from core.candidate import REPLY_AUDIO_RATE
+    from media_effects.audio import write_wav
 
     files = {}
     for n, pcm in record.watching.audio:
@@ -604,7 +604,7 @@ class Progress:
         self.draw(force=self.done == self.total)
 
     def draw(self, force: bool = False) -> None:
-        from benchmark.candidates.ratelimit import REQUESTS
+        from candidates.ratelimit import REQUESTS
 
         now = time.monotonic()
         if not force and now - self._drawn < self.MIN_INTERVAL_S:
@@ -655,7 +655,7 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
     Cancelling the task (SIGTERM, Ctrl-C) stops every cell in flight; the
     trials already written stay in transcripts.jsonl.
     """
-    from benchmark.candidates.cache import CELL_LOG, CURRENT_TRIAL, ResponseCache, summarise_log
+    from candidates.cache import CELL_LOG, CURRENT_TRIAL, ResponseCache, summarise_log
     from benchmark.judges import open_judge
 
     for name in settings.conditions:

@@ -20,9 +20,9 @@ import asyncio
 import dataclasses
 from pathlib import Path
 
-from benchmark.candidates.base import GenerationConfig, Message, Reply
-from benchmark.records import FrameFacts, GlassesFacts, TurnEnd, TurnMetrics, TurnResult, authored_turn_input
-from benchmark.scenario import Condition, Scenario
+from core.candidate import GenerationConfig, Message, Reply
+from core.records import FrameFacts, GlassesFacts, TurnEnd, TurnMetrics, TurnResult, authored_turn_input
+from core.scenario import Condition, Scenario
 
 THUMBNAIL_PX = 160  # a kept frame's longer side (RUN_DIR/frames/, for the viewer)
 THUMBNAIL_QUALITY = 70
@@ -68,7 +68,7 @@ class StreamConversation:
         self.frame_policy = frame_policy  # None: the server's default
         self.frame_size, self.frame_quality = frame_size, frame_quality
         self.scenes: dict[int, str] = {}  # stream time -> the scene of each frame played
-        self.impairment = impairment  # a `simulator.impairment_profiles.Profile` (its seed set), or None
+        self.impairment = impairment  # a `media_effects.impairment_profiles.Profile` (its seed set), or None
         self.uplink = None  # the impaired uplink of this session, made when it opens
         self.keep_frames = keep_frames  # the frames sent go out with each turn as thumbnails
         self.played: dict[int, bytes] = {}  # stream time -> each frame played (the thumbnails' source)
@@ -93,7 +93,7 @@ class StreamConversation:
             self.uplink = self.impairment.new_uplink()
 
     async def send(self, turn: int) -> TurnResult:
-        from simulator.media import MEDIA_ROOT
+        from media_effects.media import MEDIA_ROOT
         from simulator.pacing import Pacer
         from simulator.timeline import LEAD_MS, plan_turn, stream_phase_ms
 

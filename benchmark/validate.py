@@ -26,8 +26,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from benchmark import BENCHMARK_VERSION
-from benchmark.nouns import as_object_noun, object_nouns_in
-from benchmark.scenario import (
+from core.nouns import as_object_noun, object_nouns_in
+from core.scenario import (
     COGNITIVE_LOADS, CUE_TYPES, DIFFICULTY_TIERS, JSONL_RENAMES, SHIPPED_BANK, SUBSETS, TARGET_CONTEXTS,
     TIME_GAP_BUCKETS, Bank, BankError, Scenario, load_bank,
 )
@@ -109,7 +109,7 @@ LOCK_FILES = {
     "scenarios_sha256": "scenarios.json",
     "expected_answers_sha256": "expected_answers.json",
     "interventions_sha256": "interventions.json",
-    "proactive_sha256": "proactive.json",  # the proactive subset (benchmark.proactive)
+    "proactive_sha256": "proactive.json",  # the proactive subset (core.proactive_scenario)
 }
 JUDGE_TEMPLATE = Path(__file__).parent / "judges" / "judge_prompt.md"
 
@@ -643,7 +643,7 @@ def proactive_rules():
 def has_proactive(bank: Bank) -> bool:
     """The bank's proactive set is checked: the shipped bank's (required), or a v1 bank directory's
     proactive.json where there is one; not when the bank was narrowed to another subset."""
-    from benchmark.proactive import PROACTIVE_FILE, SUBSET
+    from core.proactive_scenario import PROACTIVE_FILE, SUBSET
 
     if bank.format != "v1" or bank.subset not in (None, SUBSET):
         return False

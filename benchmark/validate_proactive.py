@@ -4,7 +4,7 @@
 scenario and the field; `benchmark.validate.check_proactive` wraps them as
 the check `proactive` of `wearsim validate`, run when a v1 bank's directory
 holds `proactive.json` (the shipped bank must). The loader
-(`benchmark.proactive.load_proactive`) checks the schema; a file it refuses
+(`core.proactive_scenario.load_proactive`) checks the schema; a file it refuses
 gives its problems here and nothing else is checked.
 
 As for the three-turn bank (docs/scenario_authoring_rules.md, "Proactive
@@ -32,9 +32,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.nouns import object_nouns_in
-from benchmark.proactive import EVENT_TYPES, PROACTIVE_FILE, ProactiveScenario, load_proactive
-from benchmark.scenario import BankError
+from core.nouns import object_nouns_in
+from core.proactive_scenario import EVENT_TYPES, PROACTIVE_FILE, ProactiveScenario, load_proactive
+from core.scenario import BankError
 
 MIN_ONSET_S = 10.0  # the event's scene starts at least this long after the stream does
 MIN_TAIL_S = 5.0  # stream left after the event's window ends (a late remark can still be heard)
@@ -101,7 +101,7 @@ def judge_matches(text: str, keys: Iterable[str]) -> list[tuple[str, str]]:
     """(key, words of `text`) for each key the lexical judge finds in `text` (on word boundaries or as a near
     spelling, `benchmark.judges.signals`); the judge treats such a key in a remark as copied from the camera."""
     from benchmark.judges.signals import code_signals
-    from benchmark.scenario import AnswerKey
+    from core.scenario import AnswerKey
 
     signals = code_signals(text, AnswerKey(tuple(keys), (), (), ()))
     found = [(key, key) for key in signals["word_boundary"]["current_answers"]]

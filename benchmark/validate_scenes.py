@@ -1,4 +1,4 @@
-"""The validator's scene spec check: every scenario's scenes (`benchmark.scenes`) against the scenario.
+"""The validator's scene spec check: every scenario's scenes (`core.scenes`) against the scenario.
 
 What it checks, each problem naming the scenario, the scene (turn) and the field:
 
@@ -23,8 +23,8 @@ What it checks, each problem naming the scenario, the scene (turn) and the field
 
 from __future__ import annotations
 
-from benchmark.scenario import Bank, Scenario
-from benchmark.scenes import IMAGE_OF_SCENE, SCENE_NAMES, SceneSpec, read_scene_spec, scene_dir
+from core.scenario import Bank, Scenario
+from core.scenes import IMAGE_OF_SCENE, SCENE_NAMES, SceneSpec, read_scene_spec, scene_dir
 
 
 def key_scenes(scenario: Scenario, answer_list: str) -> tuple[str, ...]:

@@ -25,8 +25,8 @@ from __future__ import annotations
 import json
 import re
 
-from benchmark.candidates.base import Candidate, GenerationConfig, Message
-from benchmark.scenario import Bank, Scenario
+from core.candidate import Candidate, GenerationConfig, Message
+from core.scenario import Bank, Scenario
 from benchmark.validate import CheckResult, mentions
 
 IDENTIFY_PROMPT = (

@@ -14,12 +14,12 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from benchmark.candidates.base import GenerationConfig, Message, Reply
-from benchmark.proactive import ProactiveScenario
-from benchmark.records import TurnMetrics, TurnResult
-from benchmark.scenario import Condition
+from core.candidate import GenerationConfig, Message, Reply
+from core.proactive_scenario import ProactiveScenario
+from core.records import TurnMetrics, TurnResult
+from core.scenario import Condition
 from benchmark.stream_conversation import THUMBNAIL_PX, THUMBNAIL_QUALITY
-from benchmark.watching import Probe, Watching
+from core.watching import Probe, Watching
 
 
 @dataclass(frozen=True)

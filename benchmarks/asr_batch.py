@@ -26,12 +26,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmark.scenario import load_bank  # noqa: E402
-from benchmark.words import word_error_rate  # noqa: E402
+from core.scenario import load_bank  # noqa: E402
+from core.words import word_error_rate  # noqa: E402
 from perception import asr  # noqa: E402
 from perception.asr import Transcriber  # noqa: E402
-from perception.audio import decode_audio  # noqa: E402
-from simulator.tts import synthesize  # noqa: E402
+from media_effects.audio import decode_audio  # noqa: E402
+from media_effects.tts import synthesize  # noqa: E402
 
 
 def main() -> int:

@@ -101,7 +101,7 @@ class Sampler(threading.Thread):
 
 
 def bomb_jpeg(width: int, height: int) -> bytes:
-    from perception.frames import encode_jpeg
+    from media_effects.frames import encode_jpeg
 
     data = bytearray(encode_jpeg(np.full((16, 16, 3), 90, np.uint8)))
     at = data.index(b"\xff\xc0")
@@ -145,7 +145,7 @@ def make_media(folder: Path) -> dict[str, Path]:
 
 def speech_pcm(folder: Path, seconds: float) -> bytes:
     """`seconds` of espeak-ng speech with no pause longer than a breath, as PCM16 16 kHz."""
-    from perception.audio import decode_audio, float_to_pcm16
+    from media_effects.audio import decode_audio, float_to_pcm16
 
     path = folder / "speech.wav"
     subprocess.run(["espeak-ng", "-v", "en-us", "-s", "170", "-g", "0", "-w", str(path), SPEECH_TEXT], check=True)
@@ -353,7 +353,7 @@ def main() -> int:
     parser.add_argument("--slow-clients", type=int, default=70)
     parser.add_argument("--output", default=str(ROOT / "benchmarks/results/hostile_load.json"))
     args = parser.parse_args()
-    from benchmark.candidates.local import free_port
+    from candidates.local import free_port
 
     work = Path(tempfile.mkdtemp(prefix="hostile-"))
     print("making the media ...", flush=True)

@@ -125,7 +125,7 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--output", default=str(ROOT / "benchmarks/results/import_load.json"))
     args = parser.parse_args()
-    from benchmark.candidates.local import free_port
+    from candidates.local import free_port
 
     work = Path(tempfile.mkdtemp(prefix="import-load-"))
     print("making the media ...", flush=True)

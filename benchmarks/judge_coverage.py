@@ -21,12 +21,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmark.judges.agreement import FIXTURE_DIR, load_labelled_set  # noqa: E402
-from benchmark.judges.development_set import (  # noqa: E402
+from scripts.judge_agreement import FIXTURE_DIR, load_labelled_set  # noqa: E402
+from scripts.judge_development_set import (  # noqa: E402
     DevelopmentReply, JudgedReply, coverage_curve, figures, judge_replies, load_development_half)
 from benchmark.judges.lexical import MIN_STRENGTH, lexical_decision  # noqa: E402
 from benchmark.report.chart import Figure, palette  # noqa: E402
-from benchmark.scenario import load_bank  # noqa: E402
+from core.scenario import load_bank  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 

@@ -36,8 +36,8 @@ sys.path.insert(0, os.environ.get("WEARSIM_TREE", str(ROOT)))
 
 from benchmark.judges.lexical import LexicalJudge  # noqa: E402
 from benchmark.judges.signals import code_signals  # noqa: E402
-from benchmark.records import build_user_turn  # noqa: E402
-from benchmark.scenario import load_bank  # noqa: E402
+from core.records import build_user_turn  # noqa: E402
+from core.scenario import load_bank  # noqa: E402
 from benchmark.scoring.trials import load_trials  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"

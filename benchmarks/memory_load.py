@@ -46,7 +46,7 @@ from hostile_load import one_turn, rss_bytes, speech_pcm, start_serve, stop_serv
 from streaming import wire  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 
-WIDTH, HEIGHT = 4096, 2160  # perception.frames.MAX_FRAME_PIXELS
+WIDTH, HEIGHT = 4096, 2160  # media_effects.frames.MAX_FRAME_PIXELS
 MB = 2**20
 
 
@@ -119,7 +119,7 @@ class Peak(threading.Thread):
 
 
 def server_memory(args, work: Path) -> dict:
-    from benchmark.candidates.local import free_port
+    from candidates.local import free_port
 
     frames = big_frames(12)
     port = free_port()

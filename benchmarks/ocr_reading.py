@@ -4,7 +4,7 @@ clean synthetic frames, and how long it takes per frame.
     .venv/bin/python benchmarks/ocr_reading.py [--limit N] [--impair dim,shaky] [--confidence]
 
 Every scenario's context_image, turn_1_image and turn_2_image in
-benchmark/v1/scenarios.json is drawn with `simulator.synthetic.synthetic_frame`
+benchmark/v1/scenarios.json is drawn with `media_effects.synthetic.synthetic_frame`
 and described by the `ocr` describer (which reads pixels, never the frame's
 JPEG comment). Word recall: the share of the authored words (lower case,
 apostrophes dropped, split at anything that is not a letter or digit) found
@@ -12,7 +12,7 @@ in the text the describer quotes, each authored word matched at most as
 often as it was read. The issue asks for at least 0.90 on clean frames.
 
 `--impair` also reads the frames through the named profiles' video
-impairments (simulator/impairments.toml; a seed per frame), to show what
+impairments (media_effects/impairments.toml; a seed per frame), to show what
 they cost. `--confidence` reads every frame a second time with no
 confidence threshold, to count the words the threshold drops and how many
 of them were right. Writes benchmarks/results/ocr_reading.json and prints a
@@ -36,11 +36,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmark.scenario import load_bank  # noqa: E402
-from benchmark.words import word_error_rate  # noqa: E402
+from core.scenario import load_bank  # noqa: E402
+from core.words import word_error_rate  # noqa: E402
 from perception import ocr  # noqa: E402
 from perception.describers import make_describer  # noqa: E402
-from simulator.synthetic import synthetic_frame  # noqa: E402
+from media_effects.synthetic import synthetic_frame  # noqa: E402
 
 TARGET = 0.90
 
@@ -141,7 +141,7 @@ def main() -> int:
     }
     runs = {"clean": clean}
     if args.impair:
-        from simulator.impairment_profiles import load_profiles
+        from media_effects.impairment_profiles import load_profiles
         profiles = load_profiles()
         for name in [n.strip() for n in args.impair.split(",") if n.strip()]:
             profile = profiles[name]

@@ -23,9 +23,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmark.scenario import load_bank  # noqa: E402
+from core.scenario import load_bank  # noqa: E402
 from perception.asr import Transcriber  # noqa: E402
-from perception.audio import decode_audio, float_to_pcm16  # noqa: E402
+from media_effects.audio import decode_audio, float_to_pcm16  # noqa: E402
 from perception.speech import FinalTranscript, SpeechSegmenter  # noqa: E402
 
 CHUNK_MS = 20

@@ -34,8 +34,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmark.candidates.base import GenerationConfig  # noqa: E402
-from benchmark.scenario import load_bank  # noqa: E402
+from core.candidate import GenerationConfig  # noqa: E402
+from core.scenario import load_bank  # noqa: E402
 from benchmark.stream_conversation import StreamConversation  # noqa: E402
 from streaming.app import ServerSettings  # noqa: E402
 from streaming.local_server import running_server  # noqa: E402

@@ -4,7 +4,7 @@ end-of-turn model (issue 36).
     .venv/bin/python benchmarks/turn_pauses.py [--silence-ms 600,1500] [--limit N]
 
 Each of the bank's Turn 1 and Turn 2 lines is spoken by espeak-ng
-(`simulator/tts.py`, SSML) as one utterance with a pause after its middle
+(`media_effects/tts.py`, SSML) as one utterance with a pause after its middle
 word (an SSML break of 400-800 ms, seeded by the line): on even lines the
 words before the pause end with a filler ("um"), on odd lines they stop
 mid-clause. Each
@@ -35,12 +35,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmark.scenario import load_bank  # noqa: E402
+from core.scenario import load_bank  # noqa: E402
 from perception.asr import Transcript  # noqa: E402
-from perception.audio import SAMPLE_RATE, decode_audio, float_to_pcm16  # noqa: E402
+from media_effects.audio import SAMPLE_RATE, decode_audio, float_to_pcm16  # noqa: E402
 from perception.speech import FinalTranscript, SpeechSegmenter, VoiceActivity  # noqa: E402
 from perception.turn_end import shared_model  # noqa: E402
-from simulator.tts import synthesize  # noqa: E402
+from media_effects.tts import synthesize  # noqa: E402
 
 LEAD_S, TAIL_S = 0.3, 2.0
 PAUSE_MS = (400, 800)

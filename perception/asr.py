@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from perception.audio import SAMPLE_RATE
+from media_effects.audio import SAMPLE_RATE
 
 MAX_BATCH = 4  # utterances decoded in one pass of the model (8 or 16 were no faster: docs/performance.md)
 WINDOW_FRAMES = 3000  # Whisper's 30 s window, in 10 ms feature frames

@@ -32,11 +32,11 @@ from typing import Protocol
 import cv2
 import numpy as np
 
-from benchmark.candidates.base import Candidate, GenerationConfig, Image, Message
-from benchmark.safe_files import inside, make_dirs, write_atomic
+from core.candidate import Candidate, GenerationConfig, Image, Message
+from core.safe_files import inside, make_dirs, write_atomic
 from perception import ocr
 from perception.describer_spec import MODEL_DESCRIBERS, describer_problem, needs_model  # noqa: F401 (re-exported)
-from perception.frames import decode_jpeg, pixel_refusal, synthetic_text
+from media_effects.frames import decode_jpeg, pixel_refusal, synthetic_text
 
 PROMPT_VERSION = "1"
 RULES_PROMPT = (
@@ -223,7 +223,7 @@ class OCRDescriber:
 
 class DiskCache:
     """Descriptions by key, one JSON file each in `CACHE/describe/`, written as the run dir's files are
-    (`benchmark.safe_files`: a temp file renamed over the entry, never through a link; the folder made
+    (`core.safe_files`: a temp file renamed over the entry, never through a link; the folder made
     with `make_dirs`, refused when it leads out of the cache folder). An entry that is a link, not a
     regular file, too large or unreadable is a miss."""
 

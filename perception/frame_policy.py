@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from perception.frames import SYNTHETIC_COMMENT, decode_jpeg, encode_jpeg, synthetic_text, with_comment
+from media_effects.frames import SYNTHETIC_COMMENT, decode_jpeg, encode_jpeg, synthetic_text, with_comment
 
 KINDS = ("end", "fps", "speech", "change")
 MAX_RATE = 10.0  # frames a second: no policy sends faster

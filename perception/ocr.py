@@ -51,7 +51,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from perception.frames import decode_jpeg, pixel_refusal
+from media_effects.frames import decode_jpeg, pixel_refusal
 
 MIN_CONFIDENCE = 0.6  # a word whose characters' mean recognition probability is lower is dropped
 WORD_GAP = 0.45  # an ink-free stretch this many x-heights wide between two characters is a space,
@@ -60,7 +60,7 @@ LETTER_GAP_RATIO = 2.2  # this many times the line's median gap between letters
 MAX_SIDE = 2000  # a larger frame is scaled down to this longest side before reading
 MIN_SIDE = 32  # a frame with a shorter side holds nothing readable
 TEXT_LABEL = "Text in view: "  # how a camera block gives the text read, after the layout
-HEADER = "SYNTHETIC FRAME"  # drawn by simulator.synthetic: the simulator's label, not the scene
+HEADER = "SYNTHETIC FRAME"  # drawn by media_effects.synthetic: the simulator's label, not the scene
 ENGINE = "PP-OCRv4 (rapidocr-onnxruntime 1.4.4)"
 INSTALL_HINT = ("the ocr describer needs the rapidocr-onnxruntime package (Python < 3.13): "
                 "pip install 'rapidocr-onnxruntime==1.4.4'")
@@ -294,7 +294,7 @@ def text_in_description(description: str) -> str:
 
 def read_frame(jpeg: bytes, *, min_confidence: float = MIN_CONFIDENCE) -> FrameText:
     """The text in a JPEG's (or PNG's) pixels; a frame over the decode limit is refused with
-    `perception.frames`' ValueError before anything is decoded."""
+    `media_effects.frames`' ValueError before anything is decoded."""
     refusal = pixel_refusal(jpeg)
     if refusal:
         raise ValueError(refusal)

@@ -1,11 +1,11 @@
 """Quality helpers: word error rate of a transcript (defined in
-`benchmark.words`, so the reports measure it the same way), and the
+`core.words`, so the reports measure it the same way), and the
 validator's object-name check run on perceived camera blocks."""
 
 from __future__ import annotations
 
-from benchmark.nouns import object_nouns_in
-from benchmark.words import word_error_rate
+from core.nouns import object_nouns_in
+from core.words import word_error_rate
 
 __all__ = ["object_names_in_camera_block", "word_error_rate"]
 

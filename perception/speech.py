@@ -46,9 +46,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from benchmark.records import TurnEnd
+from core.records import TurnEnd
 from perception.asr import Transcriber
-from perception.audio import SAMPLE_RATE, pcm16_to_float
+from media_effects.audio import SAMPLE_RATE, pcm16_to_float
 
 WINDOW = 512  # samples: 32 ms, the Silero model's input size
 HISTORY_WINDOWS = 8  # windows given to the model per step, for context
@@ -106,7 +106,7 @@ def speech_onset_s(pcm16: bytes, rate: int) -> float | None:
     reply, for the voice-to-voice gap."""
     from faster_whisper.vad import VadOptions, get_speech_timestamps
 
-    from perception.audio import resample_pcm16
+    from media_effects.audio import resample_pcm16
 
     audio = pcm16_to_float(resample_pcm16(pcm16, rate, SAMPLE_RATE))
     spans = get_speech_timestamps(audio, VadOptions(speech_pad_ms=0, min_speech_duration_ms=100))

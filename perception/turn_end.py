@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from perception.audio import SAMPLE_RATE
+from media_effects.audio import SAMPLE_RATE
 
 MODEL_SECONDS = 8  # the model hears at most the last 8 s
 MODEL_SAMPLES = MODEL_SECONDS * SAMPLE_RATE

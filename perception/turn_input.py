@@ -1,7 +1,7 @@
 """The fallback rule: what one turn sends when some channels were perceived.
 
 Per channel, perceived media where it exists, else the authored input's
-text with its source (`benchmark.records.TurnInput` says `authored` or
+text with its source (`core.records.TurnInput` says `authored` or
 `perceived` per channel). The streaming session builds every turn's input
 through `assemble_turn_input`; the authored input it starts from is the
 fallback the glasses declared in their hello.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping
 
-from benchmark.records import TurnInput
+from core.records import TurnInput
 
 
 def assemble_turn_input(authored: TurnInput, *, perceived_speech: str | None = None,

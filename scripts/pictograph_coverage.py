@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmark.scenario import load_bank  # noqa: E402
-from benchmark.scenes import load_scene_specs  # noqa: E402
-from simulator.pictures import PICTURES, SHAPES  # noqa: E402
+from core.scenario import load_bank  # noqa: E402
+from core.scenes import load_scene_specs  # noqa: E402
+from media_effects.pictures import PICTURES, SHAPES  # noqa: E402
 
 WORD = re.compile(r"[a-z]+")
 

@@ -16,8 +16,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from simulator.media import MEDIA_ROOT  # noqa: E402
-from simulator.media_library import register  # noqa: E402
+from media_effects.media import MEDIA_ROOT  # noqa: E402
+from media_effects.media_library import register  # noqa: E402
 
 W, H = 320, 240
 

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v espeak-ng >/dev/null 2>&1 || need_apt+=(espeak-ng)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium chromium-driver)
-# the picture set of pictograph frames (simulator/pictures.py; OFL-1.1)
+# the picture set of pictograph frames (media_effects/pictures.py; OFL-1.1)
 [ -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ] || need_apt+=(fonts-noto-color-emoji)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import websockets
 
-from benchmark.records import TurnInput
+from core.records import TurnInput
 from simulator.pacing import Pacer
 from simulator.timeline import TurnPlan
 from streaming import wire
@@ -144,7 +144,7 @@ class GlassesClient:
 
     async def play(self, plan: TurnPlan, pacer: Pacer, uplink=None) -> Delivery:
         """Send the turn's timeline, each item when `pacer` reaches its time. With an `uplink`
-        (`simulator.impairments.Uplink`), an item goes when the uplink delivers it, or never
+        (`media_effects.impairments.Uplink`), an item goes when the uplink delivers it, or never
         when the uplink loses it; the items keep their stream times."""
         schedule, lost_audio, lost_frames, delays = [], [], [], []
         last = float("-inf")

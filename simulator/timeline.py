@@ -16,8 +16,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.scenario import Scenario
-from simulator.media import FPS, MEDIA_ROOT, frame_source, turn_frames, turn_speech
+from core.scenario import Scenario
+from media_effects.media import FPS, MEDIA_ROOT, frame_source, turn_frames, turn_speech
 
 CHUNK_MS = 20
 CHUNK_BYTES = 16000 * CHUNK_MS // 1000 * 2
@@ -72,8 +72,8 @@ def _speech_pcm(scenario: Scenario, turn: int, media_root: Path, repair_style: s
                 rate: int | None = None) -> tuple[bytes, str]:
     """The turn's speech: its media file, else espeak-ng TTS (cached by text, voice and rate). A voice
     or rate (an impairment profile's speech variety) always speaks the line afresh."""
-    from perception.audio import decode_audio, float_to_pcm16
-    from benchmark.records import authored_turn_input
+    from media_effects.audio import decode_audio, float_to_pcm16
+    from core.records import authored_turn_input
 
     _, speech_name = TURN_MEDIA[turn]
     path = turn_speech(media_root, scenario.scenario_id, speech_name)
@@ -87,8 +87,8 @@ def _speech_pcm(scenario: Scenario, turn: int, media_root: Path, repair_style: s
 
 def spoken_pcm(text: str, *, voice: str | None = None, rate: int | None = None) -> bytes:
     """A line spoken by espeak-ng TTS, PCM16 mono 16 kHz (cached by text, voice and rate)."""
-    from perception.audio import decode_audio, float_to_pcm16
-    from simulator.tts import synthesize
+    from media_effects.audio import decode_audio, float_to_pcm16
+    from media_effects.tts import synthesize
 
     cache = Path(os.environ.get("WEARSIM_CACHE_DIR", Path.home() / ".cache" / "wearsim")) / "tts"
     voice, rate = voice or "en-us", rate or 150
@@ -102,7 +102,7 @@ def spoken_pcm(text: str, *, voice: str | None = None, rate: int | None = None) 
 def _frames(scenario: Scenario, name: str, media_root: Path, synthetic: bool,
             scenes=None) -> tuple[list[bytes] | None, str | None]:
     """A turn's (or the context's) frames from media; else, when asked, one frame drawn from its
-    scene spec (`scenes`, a `benchmark.scenes.SceneSpec`: a pictograph) or from its authored camera
+    scene spec (`scenes`, a `core.scenes.SceneSpec`: a pictograph) or from its authored camera
     text (`synthetic`). (frames, their source: "recording", "pictograph", "synthetic" or None)"""
     frames = turn_frames(media_root, scenario.scenario_id, name)
     if frames:
@@ -112,12 +112,12 @@ def _frames(scenario: Scenario, name: str, media_root: Path, synthetic: bool,
     if not text:
         return None, None
     if scenes is not None and name in scenes.scenes:
-        from simulator.pictograph import pictograph_frame
+        from media_effects.pictograph import pictograph_frame
 
         return [pictograph_frame(scenes.scenes[name])], "pictograph"
     if not synthetic:
         return None, None
-    from simulator.synthetic import synthetic_frame
+    from media_effects.synthetic import synthetic_frame
 
     return [synthetic_frame(text)], "synthetic"
 
@@ -127,7 +127,7 @@ def babble_clips(scenario_id: str, media_root: Path, count: int, seed: int) -> l
     speech), chosen by `seed`: the talkers of a babble noise."""
     import random
 
-    from perception.audio import decode_audio, float_to_pcm16
+    from media_effects.audio import decode_audio, float_to_pcm16
 
     files = sorted(p for p in media_root.glob("*/turn_*.wav") if p.parent.name != scenario_id)
     chosen = random.Random(seed).sample(files, min(count, len(files)))
@@ -141,7 +141,7 @@ def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path 
     after `lead_ms` of silence (the staleness sweep varies it on Turn 2). A turn without
     recorded frames gets a pictograph drawn from `scenes` (the scenario's `SceneSpec`) when
     given, else a synthetic frame of its camera text with `synthetic_frames`. With an
-    impairment `profile` (`simulator.impairment_profiles.Profile`) the turn's audio
+    impairment `profile` (`media_effects.impairment_profiles.Profile`) the turn's audio
     (its silences too) and each frame are degraded as the glasses would capture them."""
     speaker = profile.audio if profile is not None else None
     pcm, source = _speech_pcm(scenario, turn, media_root, repair_style, voice=speaker and speaker.voice,

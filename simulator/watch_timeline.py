@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchmark.proactive import ProactiveScenario
-from simulator.media import FPS
+from core.proactive_scenario import ProactiveScenario
+from media_effects.media import FPS
 from simulator.timeline import CHUNK_BYTES, LEAD_MS, TAIL_MS, Item
 
 BYTES_PER_MS = 32  # PCM16 mono at 16 kHz
@@ -36,7 +36,7 @@ class WatchPlan:
 
 
 def plan_watch(scenario: ProactiveScenario, start_ms: int) -> WatchPlan:
-    from simulator.synthetic import synthetic_frame
+    from media_effects.synthetic import synthetic_frame
     from simulator.timeline import spoken_pcm
 
     starts = tuple(start_ms + t for t in scenario.scene_starts_ms)

@@ -102,7 +102,7 @@ def camera_conditions(name: str | None):
     degrade the frames the server gets), or None; an unknown name is `bad_hello`."""
     if not name:
         return None
-    from simulator.impairment_profiles import load_profiles
+    from media_effects.impairment_profiles import load_profiles
 
     profiles = load_profiles()
     if name not in profiles:
@@ -128,7 +128,7 @@ def backend_refusal(model_id: str, allowed: tuple[str, ...] | None) -> str | Non
         if model_id in allowed:
             return None
         return f"backend {shown} is not offered by this server; allowed: {', '.join(allowed)}"
-    from benchmark.candidates.model_ids import parse_model_id
+    from candidates.model_ids import parse_model_id
 
     try:
         provider, model = parse_model_id(model_id)
@@ -154,7 +154,7 @@ class Backends:
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def get(self, model_id: str):
-        from benchmark.candidates import open_candidate
+        from candidates import open_candidate
 
         if model_id not in self._locks and len(self._locks) >= self.max_open:
             raise BackendLimit(f"this server opens at most {self.max_open} backends and has them: "
@@ -201,7 +201,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
         from perception.asr import Transcriber
-        from perception.frames import FrameBudget
+        from media_effects.frames import FrameBudget
         from perception.speech import VoiceActivity
 
         state["transcriber"] = Transcriber(settings.asr_model)
@@ -441,11 +441,11 @@ class Connection:
             await self.fail(code, text)
 
     async def _open_session(self, config: wire.SessionConfig):
-        from benchmark.candidates.base import GenerationConfig
-        from benchmark.candidates.model_ids import is_realtime, output_problem
+        from core.candidate import GenerationConfig
+        from candidates.model_ids import is_realtime, output_problem
         from perception.describers import make_describer, needs_model
         from perception.frame_policy import parse_frame_policy
-        from perception.frames import FrameBuffer
+        from media_effects.frames import FrameBuffer
         from perception.speech import SpeechSegmenter
         from streaming.backends import ChatBackend, RealtimeBackend
         from streaming.session import Session
@@ -469,7 +469,7 @@ class Connection:
             raise wire.WireError("bad_hello", f"output {config.output!r} {problem}")
         system = config.system_prompt
         if config.proactive:  # when to speak unasked, and the silence marker
-            from benchmark.records import PROACTIVE_INSTRUCTION
+            from core.records import PROACTIVE_INSTRUCTION
 
             system = f"{system}\n\n{PROACTIVE_INSTRUCTION}".strip()
         if is_realtime(config.backend):  # one live API session per glasses session

@@ -11,7 +11,7 @@
   turn without frames; the session tells it when the turn ended. With
   `output="audio"` the API speaks its reply; the pieces go to `on_audio` as
   they arrive. A lost session is replaced by the `LiveConversation`
-  (`benchmark.candidates.realtime`), where the API can be told the turns
+  (`candidates.realtime`), where the API can be told the turns
   so far.
 
 The session only routes: it calls `audio` for every chunk, `frame` for
@@ -30,11 +30,11 @@ import asyncio
 from collections.abc import Callable
 from typing import Protocol
 
-from benchmark.candidates.base import REPLY_AUDIO_RATE, Candidate, GenerationConfig, Message, Reply
-from benchmark.candidates.realtime import LiveConversation, open_realtime_session
-from benchmark.candidates.realtime_base import UserPart
-from benchmark.records import TurnInput, build_context_message, build_probe_message
-from perception.audio import SAMPLE_RATE, resample_pcm16
+from core.candidate import REPLY_AUDIO_RATE, Candidate, GenerationConfig, Message, Reply
+from candidates.realtime import LiveConversation, open_realtime_session
+from candidates.realtime_base import UserPart
+from core.records import TurnInput, build_context_message, build_probe_message
+from media_effects.audio import SAMPLE_RATE, resample_pcm16
 
 
 class Backend(Protocol):

@@ -153,11 +153,11 @@ def server_config(settings: ServerSettings | None, host: str, port: int) -> uvic
 @contextlib.contextmanager
 def _server_log(path: Path | None):
     """While the server runs, its own and uvicorn's log lines also go to `path` (appended, never
-    through a link: `benchmark.safe_files.open_append`)."""
+    through a link: `core.safe_files.open_append`)."""
     if path is None:
         yield
         return
-    from benchmark.safe_files import make_dirs, open_append
+    from core.safe_files import make_dirs, open_append
 
     make_dirs(path.parent)
     stream = open_append(path, text=True)
@@ -187,7 +187,7 @@ def running_server(settings: ServerSettings | None = None, *, port: int = 0, sta
 
 @contextlib.contextmanager
 def _running_server(settings: ServerSettings | None, port: int, startup_timeout: float):
-    from benchmark.candidates.local import free_port
+    from candidates.local import free_port
 
     port = port or free_port()
     config = server_config(settings, "127.0.0.1", port)

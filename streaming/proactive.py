@@ -3,7 +3,7 @@
 A session's `proactive` strategy (named in its hello, like the frame policy)
 decides when to probe: ask the assistant, with the scene as it is now and
 nobody having spoken, whether something needs saying. It answers a remark,
-or the silence marker (`benchmark.watching.SILENCE_MARKER`), which is never
+or the silence marker (`core.watching.SILENCE_MARKER`), which is never
 spoken or shown.
 
 - `change`: a probe on a frame the frame policy sends whose picture moved
@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from benchmark.watching import could_be_silent, is_silent
+from core.watching import could_be_silent, is_silent
 
 KINDS = ("change", "every", "native")
 PROBE_CHANGE = 0.02  # share of thumbnail pixels moved since the last probed frame that counts as a change

@@ -69,11 +69,11 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from benchmark.candidates.base import REPLY_AUDIO_RATE
-from benchmark.records import MEDIA_CAMERA, FrameFacts, TurnEnd, TurnInput, TurnMetrics
+from core.candidate import REPLY_AUDIO_RATE
+from core.records import MEDIA_CAMERA, FrameFacts, TurnEnd, TurnInput, TurnMetrics
 from perception.describers import SceneDescriber
 from perception.frame_policy import FrameGate, FramePolicy, resize_frame
-from perception.frames import Frame, FrameBuffer, pick_context_frame, select_frame
+from media_effects.frames import Frame, FrameBuffer, pick_context_frame, select_frame
 from perception.speech import FinalTranscript, PartialTranscript, SpeechSegmenter, SpeechStarted
 from perception.turn_input import assemble_turn_input
 from streaming import wire

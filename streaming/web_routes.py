@@ -11,7 +11,7 @@
   was started with a record dir; the body is capped in size and in time
   (`RECORD_BODY_TIMEOUT_S`, pauses of at most `RECORD_GAP_TIMEOUT_S`: 408);
   the recording is probed before it is decoded and refused over a step's
-  limits (`simulator.media_library.probe_recording`: 413); nothing
+  limits (`media_effects.media_library.probe_recording`: 413); nothing
   half-written stays behind. Imports run on the studio's own small pool
   (`streaming.import_pool`, `IMPORT_WORKERS` threads at the lowest CPU
   priority, at most `IMPORT_WAITING` queued), never on the default executor
@@ -32,7 +32,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
-from perception.audio import MediaLimit
+from media_effects.audio import MediaLimit
 from streaming.import_pool import ImportBusy, ImportPool
 
 WEB_ROOT = Path(__file__).with_name("web")
@@ -61,7 +61,7 @@ def _token_ok(given: str | None, expected: str | None) -> bool:
 
 def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...], describers: tuple[str, ...],
                    record_dir: Path | None) -> None:
-    from benchmark.scenario import load_bank
+    from core.scenario import load_bank
 
     bank = load_bank()
     imports = ImportPool(IMPORT_WORKERS, IMPORT_WAITING)
@@ -107,7 +107,7 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > MAX_RECORDING_BYTES:
             return refuse(413, f"a recording may be at most {MAX_RECORDING_BYTES // 2**20} MB")
-        from benchmark.safe_files import make_dirs
+        from core.safe_files import make_dirs
 
         try:
             stage = make_dirs(Path(record_dir) / ".incoming" / uuid.uuid4().hex, Path(record_dir))
@@ -165,8 +165,8 @@ def _import(root: Path, stage: Path, scenario_id: str, step: str, upload: Path) 
     """Import into a staging layout first, then rename the files into `root`
     (never over a link, never into a folder leading out of it) and index them
     together (one writer of the index at a time): a failure leaves `root` untouched."""
-    from benchmark.safe_files import check_target, make_dirs
-    from simulator.media_library import changing_index, entry_for, import_recording
+    from core.safe_files import check_target, make_dirs
+    from media_effects.media_library import changing_index, entry_for, import_recording
 
     staged = import_recording(stage / "layout", scenario_id, step, upload)
     folder = make_dirs(root / scenario_id, root)

@@ -17,9 +17,9 @@ import struct
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, Union
 
-from benchmark.candidates.base import USAGE_FIELDS, TranscriptionUsage, Usage, UsageError
-from benchmark.candidates.model_ids import OUTPUTS
-from benchmark.records import RecordError, TurnInput
+from core.candidate import USAGE_FIELDS, TranscriptionUsage, Usage, UsageError
+from candidates.model_ids import OUTPUTS
+from core.records import RecordError, TurnInput
 from perception.frame_policy import parse_frame_policy
 
 PROTOCOL_VERSION = 1
@@ -204,7 +204,7 @@ def decode_media(data: bytes) -> Media:
             raise WireError("frame_too_large", f"frame of {len(payload)} bytes is over {MAX_FRAME_BYTES}")
         if not payload.startswith(b"\xff\xd8"):
             raise WireError("bad_media", "frame payload is not a JPEG")
-        from perception.frames import pixel_refusal  # the size from the JPEG header, nothing decoded
+        from media_effects.frames import pixel_refusal  # the size from the JPEG header, nothing decoded
 
         refusal = pixel_refusal(payload)
         if refusal:

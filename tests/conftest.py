@@ -81,7 +81,7 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture(scope="session")
 def local_llama_url(tmp_path_factory):
     """One real llama.cpp server with the bundled SmolLM2 GGUF for the whole session."""
-    from benchmark.candidates.local import LocalLlamaServer
+    from candidates.local import LocalLlamaServer
 
     with LocalLlamaServer(log_dir=tmp_path_factory.mktemp("llama"), threads=1) as server:  # the fastest for 135M
         yield server.base_url

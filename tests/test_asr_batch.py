@@ -8,9 +8,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from benchmark.scenario import load_bank
+from core.scenario import load_bank
 from perception.asr import MAX_BATCH, Transcriber
-from perception.audio import decode_audio
+from media_effects.audio import decode_audio
 from perception.quality import word_error_rate
 
 BANK = load_bank()

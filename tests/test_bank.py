@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.scenario import BankError, load_bank
+from core.scenario import BankError, load_bank
 
 FIXTURES = Path(__file__).parent / "fixtures" / "banks"
 
@@ -225,8 +225,8 @@ def test_turn_3_target_context_loads_from_json_lines_and_is_type_checked(tmp_pat
 def _scripted_trial(scenario, labels):
     import asyncio
 
-    from benchmark.candidates.base import GenerationConfig, Reply
-    from benchmark.judges.base import Verdict
+    from core.candidate import GenerationConfig, Reply
+    from core.judge import Verdict
     from benchmark.protocol import DirectConversation, run_trial
 
     class Candidate:
@@ -250,7 +250,7 @@ def _scripted_trial(scenario, labels):
 
 
 def test_a_clarify_repair_passes_on_the_context_its_anchor_names():
-    from benchmark.records import TrialRecord
+    from core.records import TrialRecord
 
     sc08 = load_bank().get("sc-08")  # clarify; the named anchor picks the slotted turner (current)
     record = _scripted_trial(sc08, ["current", "current"])  # Turn 2 guessed: a miss; Turn 3 answers the turner
@@ -272,8 +272,8 @@ def test_a_clarify_repair_passes_on_the_context_its_anchor_names():
 def test_a_rescore_takes_the_repair_target_from_the_bank():
     import asyncio
 
-    from benchmark.judges.base import Verdict
-    from benchmark.records import TrialRecord
+    from core.judge import Verdict
+    from core.records import TrialRecord
     from benchmark.rescore import rejudge_record
 
     class Current:

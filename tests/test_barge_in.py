@@ -17,9 +17,9 @@ import json
 import numpy as np
 import pytest
 
-from benchmark.candidates import GenerationConfig
-from benchmark.candidates.base import Reply
-from benchmark.candidates.realtime import open_realtime_session
+from candidates import GenerationConfig
+from core.candidate import Reply
+from candidates.realtime import open_realtime_session
 from perception.speech import FinalTranscript, SpeechStarted
 from streaming import wire
 from streaming.backends import ChatBackend
@@ -266,7 +266,7 @@ def test_a_reply_cut_names_a_turn_and_whole_milliseconds():
 
 def test_openai_realtime_truncates_a_spoken_reply_to_what_was_heard(monkeypatch):
     """Through the backend: each turn's spoken reply is truncated by its own item, to at most its length."""
-    from benchmark.records import TurnInput
+    from core.records import TurnInput
     from streaming.backends import RealtimeBackend
 
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
@@ -294,7 +294,7 @@ def test_openai_realtime_truncates_a_spoken_reply_to_what_was_heard(monkeypatch)
 
 
 def test_a_text_reply_has_nothing_to_truncate(monkeypatch):
-    from benchmark.records import TurnInput
+    from core.records import TurnInput
     from streaming.backends import RealtimeBackend
 
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
@@ -314,7 +314,7 @@ def test_a_text_reply_has_nothing_to_truncate(monkeypatch):
 def test_barge_in_on_the_real_local_model_drops_its_request_and_the_next_turn_is_answered(local_llama_url):
     """The real llama.cpp server with the bundled SmolLM2, through the OpenAI SDK: the streamed
     request is dropped at the first words, and the same server answers the next turn in full."""
-    from benchmark.candidates.openai_chat import OpenAIChatCandidate
+    from candidates.openai_chat import OpenAIChatCandidate
 
     async def go():
         candidate = OpenAIChatCandidate("smollm2", base_url=local_llama_url, api_key="x")

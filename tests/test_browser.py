@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from perception.quality import word_error_rate
-from simulator.media_library import load_index, verify
-from simulator.tts import synthesize, write_wav
+from media_effects.media_library import load_index, verify
+from media_effects.tts import synthesize, write_wav
 from streaming import wire
 from streaming.app import ServerSettings
 from streaming.local_server import running_server
@@ -45,7 +45,7 @@ def write_y4m(path: Path, seconds: float = 6.0, fps: int = 10) -> None:
 
 def write_mic(path: Path, speech: Path, after_s: float) -> Path:
     """The microphone: a pause, the sentence, `after_s` of silence (the file loops)."""
-    from perception.audio import decode_audio, float_to_pcm16
+    from media_effects.audio import decode_audio, float_to_pcm16
 
     before, after = np.zeros(int(1.8 * 16000), np.float32), np.zeros(int(after_s * 16000), np.float32)
     write_wav(path, float_to_pcm16(np.concatenate([before, decode_audio(speech), after])))
@@ -71,7 +71,7 @@ def one_question_devices(fake_devices):
 def spoken_reply(folder: Path) -> bytes:
     """What the fake API says: the reply sentence, then 2 s of quiet (the reply
     plays long enough to be seen playing), PCM16 mono at 24 kHz."""
-    from perception.audio import decode_audio, float_to_pcm16, resample_pcm16
+    from media_effects.audio import decode_audio, float_to_pcm16, resample_pcm16
 
     speech = np.concatenate([decode_audio(synthesize(REPLY, folder / "reply.wav")), np.zeros(2 * 16000, np.float32)])
     return resample_pcm16(float_to_pcm16(speech), 16000, OPENAI_RATE)

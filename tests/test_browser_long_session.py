@@ -24,7 +24,7 @@ ANSWERED = "document.querySelectorAll('#turns li .latency')"
 
 @pytest.fixture(scope="module")
 def devices(tmp_path_factory):
-    from simulator.tts import synthesize
+    from media_effects.tts import synthesize
 
     folder = tmp_path_factory.mktemp("long-devices")
     write_y4m(folder / "camera.y4m")

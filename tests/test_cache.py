@@ -9,8 +9,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from benchmark.candidates import GenerationConfig, Message, Reply, Usage
-from benchmark.candidates.cache import (
+from candidates import GenerationConfig, Message, Reply, Usage
+from candidates.cache import (
     CELL_LOG,
     CURRENT_TRIAL,
     CachedCandidate,

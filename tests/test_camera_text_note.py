@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmark.candidates.base import Reply
-from benchmark.judges.base import Verdict
-from benchmark.records import TrialRecord, TurnInput, TurnMetrics, TurnResult
+from core.candidate import Reply
+from core.judge import Verdict
+from core.records import TrialRecord, TurnInput, TurnMetrics, TurnResult
 from benchmark.report.findings import render_findings
 from benchmark.scoring import build_summary
 from benchmark.scoring.trials import TrialSet

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-from benchmark.candidates import GenerationConfig, Image, Message, open_candidate
+from candidates import GenerationConfig, Image, Message, open_candidate
 from tests.fake_anthropic import FakeAnthropic
 
 SECRET = "sk-ant-test-never-in-a-record"

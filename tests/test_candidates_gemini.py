@@ -7,7 +7,7 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from benchmark.candidates import GenerationConfig, Image, Message, open_candidate
+from candidates import GenerationConfig, Image, Message, open_candidate
 
 
 def test_gemini_adapter_request_shape_and_streamed_reply(monkeypatch):

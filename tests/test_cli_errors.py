@@ -150,7 +150,7 @@ def test_bench_help_explains_the_flags_and_lists_the_conditions(capsys):
     with pytest.raises(SystemExit):
         cli.main(["bench", "--help"])
     out = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
-    from benchmark.scenario import load_bank
+    from core.scenario import load_bank
 
     for condition in load_bank().conditions:
         assert condition.name in out

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.candidates.base import Reply, Usage
+from core.candidate import Reply, Usage
 from benchmark.compare import compare_runs, render_comparison
-from benchmark.judges.base import Verdict
-from benchmark.records import TrialRecord, TurnInput, TurnResult
+from core.judge import Verdict
+from core.records import TrialRecord, TurnInput, TurnResult
 from tests.test_compare import RUN_A, RUN_B, write_run
 
 ROOT = Path(__file__).resolve().parents[1]

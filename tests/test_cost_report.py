@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from benchmark.budget import Budget
-from benchmark.candidates.base import Reply, Usage
-from benchmark.judges.base import Verdict
+from core.candidate import Reply, Usage
+from core.judge import Verdict
 from benchmark.prices import price_table
-from benchmark.records import TrialRecord, TurnResult, authored_turn_input
+from core.records import TrialRecord, TurnResult, authored_turn_input
 from benchmark.report import write_report
-from benchmark.scenario import load_bank
+from core.scenario import load_bank
 
 ROOT = Path(__file__).resolve().parents[1]
 PRICES = {"openai:cand": {"text_input": 2.0, "text_cached_input": 1.0, "text_output": 8.0,

@@ -12,13 +12,13 @@ import asyncio
 
 import pytest
 
-from benchmark.candidates.base import Reply, TranscriptionUsage, UsageError
-from benchmark.candidates.model_ids import transcription_model
-from benchmark.candidates.openai_realtime import TRANSCRIBE_MODEL
-from benchmark.candidates.realtime import open_realtime_session
-from benchmark.candidates.usage import openai_transcription_usage
+from core.candidate import Reply, TranscriptionUsage, UsageError
+from candidates.model_ids import transcription_model
+from candidates.openai_realtime import TRANSCRIBE_MODEL
+from candidates.realtime import open_realtime_session
+from candidates.usage import openai_transcription_usage
 from benchmark.prices import Price, Spend, price_table, transcription_cost
-from benchmark.records import TurnInput, TurnResult
+from core.records import TurnInput, TurnResult
 from streaming import wire
 from tests.fake_realtime import OPENAI_RATE, TEST_KEY, TRANSCRIBE_USAGE, FakeOpenAIRealtime
 

@@ -15,9 +15,9 @@ import pytest
 
 from perception import speech
 from perception.asr import Transcriber, Transcript
-from perception.audio import SAMPLE_RATE
-from perception import frames
-from perception.frames import decode_jpeg, encode_jpeg
+from media_effects.audio import SAMPLE_RATE
+from media_effects import frames
+from media_effects.frames import decode_jpeg, encode_jpeg
 from perception.speech import FinalTranscript, PartialTranscript, SpeechSegmenter
 from streaming import wire
 
@@ -214,7 +214,7 @@ def _encode(path, *, audio_codec=None, rate=16000, seconds=1.0, video=None):
     (lambda d: _encode(d / "big.webm", video=(2048, 1152, 2), seconds=1), "2048x1152"),
 ], ids=["wav-rate", "flac-length", "webm-length", "webm-size"])
 def test_a_recording_over_a_steps_limits_is_refused_from_its_header(tmp_path, make, limit):
-    from simulator.media_library import import_recording
+    from media_effects.media_library import import_recording
 
     source = make(tmp_path)
     with pytest.raises(ValueError) as refused:
@@ -225,7 +225,7 @@ def test_a_recording_over_a_steps_limits_is_refused_from_its_header(tmp_path, ma
 
 def test_an_endless_webm_without_a_duration_is_counted_and_cut_while_decoding(tmp_path, monkeypatch):
     """A browser's WebM says no duration: the frames are counted as they are decoded."""
-    from simulator import media_library
+    from media_effects import media_library
 
     source = _encode(tmp_path / "take.webm", video=(64, 48, 10), seconds=3)
     monkeypatch.setattr(media_library, "probe_recording", lambda path: None, raising=False)  # the header says nothing

@@ -125,7 +125,7 @@ def test_llm_judge_sends_the_image_and_weighs_dimension_scores():
                       (FIXTURES / "shapes.png",))
 
     async def go(url):
-        from benchmark.candidates import open_candidate
+        from candidates import open_candidate
 
         async with open_candidate("openai:vision-judge", base_url=url) as model:
             return await judge_case("image-description", case, model)

@@ -126,7 +126,7 @@ class FlakyJudgeServer(HTTPFake):
 
 def test_a_case_without_an_image_is_skipped_not_judged_blind():
     async def go(url):
-        from benchmark.candidates import open_candidate
+        from candidates import open_candidate
 
         async with open_candidate("openai:vision", base_url=url) as model:
             return await judge_case("image-description", VisionCase("Describe", "A red disc.", "red disc", ()), model)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from benchmark.faults import classify, fault_of, fault_of_error
-from benchmark.records import TrialRecord
-from benchmark.scenario import load_bank
+from core.records import TrialRecord
+from core.scenario import load_bank
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -148,7 +148,7 @@ def test_a_stream_run_counts_a_rate_limit_a_dropped_connection_and_an_empty_repl
 def test_a_rescore_that_labels_an_unscored_reply_clears_its_fault():
     import asyncio
 
-    from benchmark.judges.base import Verdict
+    from core.judge import Verdict
     from benchmark.rescore import rejudge_record
 
     class Labelling:

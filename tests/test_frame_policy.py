@@ -11,12 +11,12 @@ import cv2
 import numpy as np
 import pytest
 
-from benchmark.candidates.base import Reply
-from benchmark.records import FrameFacts, RecordError, TurnResult
+from core.candidate import Reply
+from core.records import FrameFacts, RecordError, TurnResult
 from perception.frame_policy import FrameGate, parse_frame_policies, parse_frame_policy, resize_frame
-from perception.frames import decode_jpeg, encode_jpeg, synthetic_text
+from media_effects.frames import decode_jpeg, encode_jpeg, synthetic_text
 from perception.speech import FinalTranscript
-from simulator.synthetic import synthetic_frame
+from media_effects.synthetic import synthetic_frame
 from streaming import wire
 from streaming.session import Session
 
@@ -268,7 +268,7 @@ def test_a_policy_sweep_runs_a_cell_per_policy_and_a_low_rate_hands_turn_2_the_e
 
 
 def _scenes():
-    from benchmark.scenario import load_bank
+    from core.scenario import load_bank
 
     bank = load_bank()
     return {s.scenario_id: {"current": s.turn_2_image, "earlier": s.turn_1_image, "unknown": None}

@@ -8,8 +8,8 @@ import argparse
 import json
 
 from benchmark.cli import report as report_cli
-from benchmark.judges.base import Verdict
-from benchmark.records import TrialRecord
+from core.judge import Verdict
+from core.records import TrialRecord
 from benchmark.report import write_report
 from benchmark.report.findings import headline, is_measurement, render_findings
 from benchmark.report.viewer import write_viewer

@@ -11,10 +11,10 @@ import cv2
 import numpy as np
 import pytest
 
-from perception.frames import decode_jpeg, encode_jpeg, jpeg_comments
-from simulator import impairments as imp
-from simulator.impairment_profiles import SHIPPED, Profile, load_profiles, parse_profiles, select_profiles
-from simulator.synthetic import synthetic_frame
+from media_effects.frames import decode_jpeg, encode_jpeg, jpeg_comments
+from media_effects import impairments as imp
+from media_effects.impairment_profiles import SHIPPED, Profile, load_profiles, parse_profiles, select_profiles
+from media_effects.synthetic import synthetic_frame
 
 RATE = imp.SAMPLE_RATE
 
@@ -436,8 +436,8 @@ def test_an_impairment_sweep_reports_each_profile_against_clean_and_repeats_from
 
 
 def test_speech_variety_speaks_the_line_afresh_in_another_voice_and_rate():
-    from benchmark.scenario import load_bank
-    from simulator.impairment_profiles import select_profiles
+    from core.scenario import load_bank
+    from media_effects.impairment_profiles import select_profiles
     from simulator.timeline import plan_turn
 
     scenario = load_bank().get("sc-05")  # its lines are recorded: media/sc-05/turn_1.wav

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.candidates import GenerationConfig, Message
-from benchmark.candidates.openai_chat import OpenAIChatCandidate
-from benchmark.candidates.retry import RetryableError
+from candidates import GenerationConfig, Message
+from candidates.openai_chat import OpenAIChatCandidate
+from candidates.retry import RetryableError
 from benchmark.judges import JudgeFamilyError, resolve_judge_family
 from benchmark.judges.family import endpoint_host, is_custom_endpoint
 from tests.fake_openai import FakeOpenAI

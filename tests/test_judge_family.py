@@ -4,7 +4,7 @@ import contextlib
 
 import pytest
 
-import benchmark.candidates
+import candidates
 from benchmark.judges import DEFAULT_JUDGE_MODELS, JudgeFamilyError, judge_model_id, open_judge, resolve_judge_family
 from benchmark.judges.lexical import LexicalJudge
 from benchmark.judges.llm import LLMJudge
@@ -89,7 +89,7 @@ async def test_open_judge_llm_goes_through_open_candidate(monkeypatch):
         yield FakeCandidate(model_id)
         opened.append("closed")
 
-    monkeypatch.setattr(benchmark.candidates, "open_candidate", fake_open_candidate, raising=False)
+    monkeypatch.setattr(candidates, "open_candidate", fake_open_candidate, raising=False)
     async with open_judge("openai", "gpt-4.1", base_url="http://127.0.0.1:1/v1") as judge:
         assert isinstance(judge, LLMJudge)
         assert judge.name == "openai:gpt-4.1" and judge.family == "openai"

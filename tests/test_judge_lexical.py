@@ -2,10 +2,10 @@
 
 from pathlib import Path
 
-from benchmark.judges.agreement import FIXTURE_DIR, lexical_agreement, load_labelled_set
-from benchmark.judges.base import LABELS, JudgeCase
+from scripts.judge_agreement import FIXTURE_DIR, lexical_agreement, load_labelled_set
+from core.judge import LABELS, JudgeCase
 from benchmark.judges.lexical import LexicalJudge, lexical_label
-from benchmark.scenario import AnswerKey, Scenario
+from core.scenario import AnswerKey, Scenario
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "judging.md"
 KEY = AnswerKey(
@@ -144,7 +144,7 @@ def test_answer_words_copied_from_the_camera_block_are_not_evidence_on_their_own
 
 async def test_the_lexical_judge_reads_the_camera_block_of_the_judged_message():
     from benchmark.judges.lexical import camera_block
-    from benchmark.records import build_context_message, build_user_turn
+    from core.records import build_context_message, build_user_turn
 
     camera = "A hand holds a phillips tip driver over a hinge."
     message = build_user_turn(camera, "Will this fit?")
@@ -171,7 +171,7 @@ def test_a_near_match_never_crosses_a_negation():
     describing the scene was labelled abstain; with no signal left the reply is unscored."""
     from benchmark.judges.lexical import lexical_label
     from benchmark.judges.signals import fuzzy_hits
-    from benchmark.scenario import load_bank
+    from core.scenario import load_bank
 
     answers = load_bank(None).get("sc-01").answers
     assert "can't see" in answers.abstain_indicators

@@ -8,7 +8,7 @@ an unscored verdict with a reason - never as an exception or a silent pass.
 
 from benchmark.judges import LABELS, JudgeCase, open_judge
 from benchmark.judges.prompt import render_judge_prompt
-from benchmark.scenario import load_bank
+from core.scenario import load_bank
 
 
 async def test_llm_judge_through_the_local_server(local_llama_url):

@@ -3,9 +3,9 @@
 import dataclasses
 
 import benchmark.judges.prompt as prompt_module
-from benchmark.judges.base import JudgeCase
+from core.judge import JudgeCase
 from benchmark.judges.prompt import JUDGE_PROMPT_VERSION, judge_prompt_sha256, render_judge_prompt
-from benchmark.scenario import AnswerKey, Scenario
+from core.scenario import AnswerKey, Scenario
 
 SCENARIO = Scenario(
     scenario_id="p1", target_context="prior", cue_type="pre_conversation_recall", activity_domain="home",

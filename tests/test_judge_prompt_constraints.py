@@ -7,9 +7,9 @@ privileged fields reach it.
 
 import pytest
 
-from benchmark.judges.base import JudgeCase
+from core.judge import JudgeCase
 from benchmark.judges.prompt import judge_template, render_judge_prompt
-from benchmark.scenario import CUE_TYPES, BankError, load_bank
+from core.scenario import CUE_TYPES, BankError, load_bank
 
 try:  # the real shipped bank; a missing or broken bank fails test_the_bank_is_there
     SCENARIOS = load_bank().scenarios

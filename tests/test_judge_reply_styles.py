@@ -4,11 +4,11 @@ import json
 import re
 from pathlib import Path
 
-from benchmark.judges.base import LABELS, JudgeCase
-from benchmark.judges.development_set import (DEVELOPMENT_DIR, figures, judge_replies,
+from core.judge import LABELS, JudgeCase
+from scripts.judge_development_set import (DEVELOPMENT_DIR, figures, judge_replies,
                                               load_development_half)
 from benchmark.judges.lexical import MIN_STRENGTH, LexicalJudge, lexical_decision, lexical_label
-from benchmark.scenario import AnswerKey, Scenario, load_bank
+from core.scenario import AnswerKey, Scenario, load_bank
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "judging.md"

@@ -2,11 +2,11 @@
 
 import pytest
 
-from benchmark.candidates.base import Reply
-from benchmark.judges.base import JudgeCase
+from core.candidate import Reply
+from core.judge import JudgeCase
 from benchmark.judges.llm import RETRY_SEPARATOR, LLMJudge
 from benchmark.judges.verdict import VerdictParseError, parse_verdict
-from benchmark.scenario import AnswerKey, Scenario
+from core.scenario import AnswerKey, Scenario
 
 
 def test_plain_json():

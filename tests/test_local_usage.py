@@ -16,10 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchmark.candidates import GenerationConfig, Message
-from benchmark.candidates.base import Reply, Usage
-from benchmark.candidates.openai_chat import OpenAIChatCandidate
-from benchmark.records import TurnInput, TurnResult
+from candidates import GenerationConfig, Message
+from core.candidate import Reply, Usage
+from candidates.openai_chat import OpenAIChatCandidate
+from core.records import TurnInput, TurnResult
 
 ROOT = Path(__file__).resolve().parents[1]
 MILLION = 1_000_000

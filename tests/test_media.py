@@ -9,9 +9,9 @@ import cv2
 import pytest
 import numpy as np
 
-from benchmark.scenario import load_bank
-from simulator.media import MEDIA_ROOT
-from simulator.media_library import import_recording, load_index, synth_bank, verify
+from core.scenario import load_bank
+from media_effects.media import MEDIA_ROOT
+from media_effects.media_library import import_recording, load_index, synth_bank, verify
 from simulator.timeline import plan_turn
 
 BANK = load_bank()
@@ -76,8 +76,8 @@ def test_synthesized_speech_says_the_current_text(tmp_path):
     rate from the index note)."""
     import re
 
-    from simulator.media_library import SPEECH_TURNS, sha256
-    from simulator.tts import synthesize
+    from media_effects.media_library import SPEECH_TURNS, sha256
+    from media_effects.tts import synthesize
 
     files = load_index(MEDIA_ROOT)["files"]
     stale = []
@@ -96,8 +96,8 @@ def test_synthesized_speech_says_the_current_text(tmp_path):
 
 
 def test_import_refuses_empty_audio_and_backwards_windows_and_writes_nothing(tmp_path):
-    from simulator.media_library import import_recording
-    from simulator.tts import write_wav
+    from media_effects.media_library import import_recording
+    from media_effects.tts import write_wav
 
     empty = tmp_path / "empty.wav"
     write_wav(empty, b"")
@@ -119,8 +119,8 @@ def test_two_frame_sources_for_one_turn_use_the_newest_and_warn(tmp_path):
     import cv2
     import numpy as np
 
-    from simulator.media import STILL, VIDEO, find
-    from simulator.media_library import two_sources
+    from media_effects.media import STILL, VIDEO, find
+    from media_effects.media_library import two_sources
 
     folder = tmp_path / "sc-05"
     folder.mkdir()

@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 from perception.quality import word_error_rate
-from simulator.media_library import register
-from simulator.tts import synthesize
+from media_effects.media_library import register
+from media_effects.tts import synthesize
 from tests.fake_openai import FakeOpenAI
 
 OWN_WORDS = "Could you tell me whether the green kettle has boiled yet"

@@ -12,12 +12,12 @@ import cv2
 import numpy as np
 import pytest
 
-from benchmark.scenario import load_bank
+from core.scenario import load_bank
 from perception import ocr
 from perception.describers import AuthoredDescriber, OCRDescriber, make_describer
-from perception.frames import SYNTHETIC_COMMENT, decode_jpeg, encode_jpeg
-from simulator import impairments
-from simulator.synthetic import synthetic_frame, with_comment
+from media_effects.frames import SYNTHETIC_COMMENT, decode_jpeg, encode_jpeg
+from media_effects import impairments
+from media_effects.synthetic import synthetic_frame, with_comment
 
 
 def bank_text(scenario_id: str, field: str) -> str:

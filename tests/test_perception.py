@@ -14,16 +14,16 @@ import cv2
 import numpy as np
 import pytest
 
-from benchmark.scenario import load_bank
+from core.scenario import load_bank
 from perception.asr import Transcriber
-from perception.audio import decode_audio, float_to_pcm16
-from benchmark.candidates import open_candidate
-from benchmark.candidates.openai_chat import OpenAIChatCandidate
+from media_effects.audio import decode_audio, float_to_pcm16
+from candidates import open_candidate
+from candidates.openai_chat import OpenAIChatCandidate
 from perception.describers import ModelDescriber, describe_pixels, make_describer
-from perception.frames import Frame, encode_jpeg, pick_context_frame, select_frame
+from media_effects.frames import Frame, encode_jpeg, pick_context_frame, select_frame
 from perception.quality import object_names_in_camera_block, word_error_rate
 from perception.speech import FinalTranscript, SpeechSegmenter, SpeechStarted
-from benchmark.records import authored_turn_input
+from core.records import authored_turn_input
 from perception.turn_input import assemble_turn_input
 from tests.fake_openai import FakeOpenAI
 

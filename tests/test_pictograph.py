@@ -11,9 +11,9 @@ import re
 
 import pytest
 
-from benchmark.scenario import load_bank
-from benchmark.scenes import IMAGE_OF_SCENE, load_scene_specs
-from perception.frames import image_size, jpeg_comments
+from core.scenario import load_bank
+from core.scenes import IMAGE_OF_SCENE, load_scene_specs
+from media_effects.frames import image_size, jpeg_comments
 
 BANK = load_bank()
 SPECS = load_scene_specs(BANK, required=True)
@@ -28,7 +28,7 @@ def content_words(text: str) -> set[str]:
 
 
 def test_every_picture_a_spec_names_is_in_the_picture_set():
-    from simulator.pictures import unknown_pictures
+    from media_effects.pictures import unknown_pictures
 
     assert unknown_pictures(SPECS) == []
     assert unknown_pictures({"x": type(SPECS["sc-01"])("x", {"turn_1": __import__("dataclasses").replace(
@@ -38,7 +38,7 @@ def test_every_picture_a_spec_names_is_in_the_picture_set():
 
 
 def test_every_turn_of_the_bank_renders_a_camera_sized_frame_with_no_comment_and_the_same_bytes_twice():
-    from simulator.pictograph import pictograph_frame
+    from media_effects.pictograph import pictograph_frame
 
     assert len(TURNS) == sum(bool(getattr(s, f)) for s in BANK.scenarios for f in IMAGE_OF_SCENE.values())
     frames = {}
@@ -58,7 +58,7 @@ def test_the_ocr_describer_reads_back_under_5_percent_of_the_camera_texts_conten
     panel shows "2:05 /500M" and "165") comes to 2 of 39 words."""
     from perception.describers import OCRDescriber
     from perception.ocr import text_in_description
-    from simulator.pictograph import pictograph_frame
+    from media_effects.pictograph import pictograph_frame
 
     describer = OCRDescriber()
 
@@ -85,7 +85,7 @@ def test_the_ocr_describer_reads_back_under_5_percent_of_the_camera_texts_conten
 
 
 def test_a_missing_picture_set_is_one_clear_message(monkeypatch, tmp_path):
-    from simulator import pictures
+    from media_effects import pictures
 
     monkeypatch.setenv(pictures.FONT_ENV, str(tmp_path / "nowhere.ttf"))
     with pytest.raises(pictures.PictureSetMissing) as caught:
@@ -108,9 +108,9 @@ def test_the_timeline_sends_pictographs_where_no_recording_exists_and_says_so(tm
 
 
 def test_media_synth_draws_pictographs_into_the_layout_and_never_over_a_recording(tmp_path):
-    from simulator.media import frame_source
-    from simulator.media_library import load_index, synth_pictographs
-    from simulator.pictograph_sheet import write_contact_sheet
+    from media_effects.media import frame_source
+    from media_effects.media_library import load_index, synth_pictographs
+    from media_effects.pictograph_sheet import write_contact_sheet
 
     bank = BANK.select(limit=2)
     (tmp_path / "sc-02").mkdir()
@@ -183,7 +183,7 @@ def test_the_proxy_report_pairs_a_text_proxy_run_with_a_pictograph_run(tmp_path)
 
 
 def test_the_renderer_draws_every_setting_a_spec_may_name():
-    from benchmark.scenes import SETTINGS
-    from simulator.pictograph_settings import SETTINGS as DRAWN
+    from core.scenes import SETTINGS
+    from media_effects.pictograph_settings import SETTINGS as DRAWN
 
     assert set(SETTINGS) == set(DRAWN)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.candidates.base import Usage
+from core.candidate import Usage
 from benchmark.prices import (PRICE_KEYS, SHIPPED, PriceFileError, load_price_file, price_table, reply_cost,
                               table_from_manifest)
 
@@ -113,7 +113,7 @@ def documented_example() -> str:
 def test_the_documented_example_prices_a_provider_that_does_not_say_what_was_cached(tmp_path):
     """The docs' own entry prices cached text apart; an endpoint that reports no cached split (llama.cpp,
     vLLM, most OpenAI-compatible servers) is priced as not cached, the most it can have cost, and says so."""
-    from benchmark.candidates.usage import openai_chat_usage
+    from candidates.usage import openai_chat_usage
 
     path = tmp_path / "prices.toml"
     path.write_text(documented_example())

@@ -11,8 +11,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from benchmark.proactive import EVENT_TYPES, PROACTIVE_FILE, load_proactive
-from benchmark.scenario import SHIPPED_BANK, load_bank
+from core.proactive_scenario import EVENT_TYPES, PROACTIVE_FILE, load_proactive
+from core.scenario import SHIPPED_BANK, load_bank
 from benchmark.validate import (
     LOCK_FILES, check_lockfile, check_proactive, mentions, proactive_rules, validate_bank, write_lock,
 )
@@ -254,9 +254,9 @@ def test_the_judge_scenario_of_each_event_is_built():
 
 
 def _lexical(scenario, remark):
-    from benchmark.judges.base import JudgeCase
+    from core.judge import JudgeCase
     from benchmark.judges.lexical import LexicalJudge
-    from benchmark.records import build_probe_message
+    from core.records import build_probe_message
 
     case = JudgeCase(scenario.judge_scenario(), 2, build_probe_message(scenario.scenes[scenario.event.scene].camera),
                      remark, turn_1_speech=scenario.opening_user or "", context_sent=False)

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.judges.base import Verdict
+from core.judge import Verdict
 from benchmark.judges.lexical import LexicalJudge
-from benchmark.proactive import load_proactive
-from benchmark.records import RecordError, TrialRecord
+from core.proactive_scenario import load_proactive
+from core.records import RecordError, TrialRecord
 from benchmark.scoring.proactive import cell_metrics, decide, judge_watching
-from benchmark.watching import Probe, Watching, is_silent
+from core.watching import Probe, Watching, is_silent
 from streaming.proactive import ProbeSchedule, SilenceFilter, parse_strategies, parse_strategy
 
 ONSET, END = 14_000, 26_000

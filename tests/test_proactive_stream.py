@@ -12,8 +12,8 @@ import sys
 
 from pathlib import Path
 
-from benchmark.proactive import load_proactive
-from benchmark.records import PROBE_CUE
+from core.proactive_scenario import load_proactive
+from core.records import PROBE_CUE
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 
 EVENT = {s.scenario_id: s for s in load_proactive(Path(__file__).parents[1] / "benchmark/v1/proactive.json")}["pa-01"]

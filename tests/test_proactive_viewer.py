@@ -13,7 +13,7 @@ import sys
 import wave
 from pathlib import Path
 
-from benchmark.records import TrialRecord
+from core.records import TrialRecord
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 from tests.test_realtime import _spoken_reply
 from tests.test_trial_viewer import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS

@@ -3,11 +3,11 @@
 import asyncio
 import json
 
-from benchmark.candidates.base import GenerationConfig, Reply
-from benchmark.judges.base import Verdict
+from core.candidate import GenerationConfig, Reply
+from core.judge import Verdict
 from benchmark.protocol import DirectConversation, run_trial
-from benchmark.records import build_context_message, build_user_turn
-from benchmark.scenario import load_bank
+from core.records import build_context_message, build_user_turn
+from core.scenario import load_bank
 
 BANK = load_bank()
 BASELINE = BANK.condition("baseline")
@@ -126,7 +126,7 @@ def test_the_judge_sees_the_conversation_as_sent_under_no_camera():
 
 
 def test_a_record_survives_its_json_form():
-    from benchmark.records import TrialRecord
+    from core.records import TrialRecord
 
     record, _, _ = play(BANK.get("sc-47"), ["current", "prior"])
     record = record.replace(condition="baseline", trial=3, via="direct", candidate_model="scripted")

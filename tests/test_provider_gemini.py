@@ -15,10 +15,10 @@ import sys
 
 import pytest
 
-from benchmark.candidates import GenerationConfig
-from benchmark.candidates.realtime import open_realtime_session
-from benchmark.candidates.realtime_base import ModelNotFoundError
-from benchmark.candidates.retry import RetryableError
+from candidates import GenerationConfig
+from candidates.realtime import open_realtime_session
+from candidates.realtime_base import ModelNotFoundError
+from candidates.retry import RetryableError
 
 MODEL = "gemini-3.8-live"
 

@@ -14,9 +14,9 @@ import sys
 
 import pytest
 
-from benchmark.candidates import GenerationConfig, Message, open_candidate
-from benchmark.candidates.realtime_base import ModelNotFoundError
-from benchmark.records import TurnInput, TurnResult
+from candidates import GenerationConfig, Message, open_candidate
+from candidates.realtime_base import ModelNotFoundError
+from core.records import TurnInput, TurnResult
 from tests.fake_realtime import TEST_KEY as SECRET, FakeOpenAIRealtime
 
 

@@ -46,14 +46,14 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from benchmark.candidates.base import Reply, Usage
+from core.candidate import Reply, Usage
 from benchmark.cli import main
-from benchmark.judges.base import Verdict
+from core.judge import Verdict
 from benchmark.proxy import build_proxy_report
 from benchmark.proxy.channels import attribute, latency, similarity
-from benchmark.records import TrialRecord, TurnInput, TurnMetrics, TurnResult
+from core.records import TrialRecord, TurnInput, TurnMetrics, TurnResult
 from benchmark.runner import sha256_file
-from benchmark.scenario import load_bank
+from core.scenario import load_bank
 
 BANK = load_bank()
 PLOTS = ("proxy_paired_accuracy.png", "proxy_wer_histogram.png", "proxy_flips_by_channel.png")

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.candidates import GenerationConfig, Message
-from benchmark.candidates import ratelimit
-from benchmark.candidates.openai_chat import OpenAIChatCandidate
-from benchmark.candidates.ratelimit import (
+from candidates import GenerationConfig, Message
+from candidates import ratelimit
+from candidates.openai_chat import OpenAIChatCandidate
+from candidates.ratelimit import (
     REQUESTS,
     Limits,
     RateLimits,

@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from benchmark.candidates import GenerationConfig, Message, open_candidate
-from benchmark.candidates.realtime_base import RealtimeError
-from benchmark.candidates.retry import RetryableError
-from simulator.media import FPS
+from candidates import GenerationConfig, Message, open_candidate
+from candidates.realtime_base import RealtimeError
+from candidates.retry import RetryableError
+from media_effects.media import FPS
 from tests.fake_realtime import TEST_KEY as SECRET, FakeOpenAIRealtime
 
 
@@ -85,7 +85,7 @@ def test_a_dropped_connection_replays_the_conversation_into_a_new_session(monkey
 
 
 def test_a_replaced_sessions_cause_goes_into_the_turn_record(monkeypatch):
-    from benchmark.records import TurnInput, TurnResult
+    from core.records import TurnInput, TurnResult
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with FakeOpenAIRealtime(drop_on_responses=(2,), reply="A red mug.") as server:
@@ -231,8 +231,8 @@ def _spoken_reply(lead_s: float) -> bytes:
     """A recorded bank utterance as a spoken reply: `lead_s` of silence, then speech, PCM16 24 kHz."""
     import numpy as np
 
-    from perception.audio import decode_audio, float_to_pcm16, resample_pcm16
-    from simulator.media import MEDIA_ROOT
+    from media_effects.audio import decode_audio, float_to_pcm16, resample_pcm16
+    from media_effects.media import MEDIA_ROOT
 
     speech = decode_audio(MEDIA_ROOT / "ct-19" / "turn_2.wav")
     return resample_pcm16(float_to_pcm16(np.concatenate([np.zeros(int(lead_s * 16000), np.float32), speech])),
@@ -348,8 +348,8 @@ def test_simulate_prints_a_readable_summary_per_turn_and_a_verdict_and_json_only
 
 
 def test_a_spoken_reply_that_cannot_be_saved_stops_the_run_and_keeps_what_was_written(tmp_path):
-    from benchmark.candidates.base import Reply
-    from benchmark.records import TrialRecord, TurnInput, TurnResult
+    from core.candidate import Reply
+    from core.records import TrialRecord, TurnInput, TurnResult
     from benchmark.runner import TranscriptWriteError, save_reply_audio
 
     record = TrialRecord("sc-01", "baseline", 0, "current", "object_in_hand", turns=(TurnResult(

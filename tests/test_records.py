@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.judges.base import Verdict
+from core.judge import Verdict
 from benchmark.judges.prompt import render_judge_prompt
-from benchmark.records import SCHEMA_VERSION, RecordError, TrialRecord
+from core.records import SCHEMA_VERSION, RecordError, TrialRecord
 from benchmark.rescore import rejudge_record, rescore
-from benchmark.scenario import load_bank
+from core.scenario import load_bank
 from benchmark.scoring.trials import TranscriptError, load_trials
 from tests.fake_openai import FakeOpenAI
 
@@ -124,7 +124,7 @@ def test_turn_metrics_and_glasses_of_the_wrong_type_name_their_file_line_and_fie
 
 def test_metric_keys_are_spelled_only_in_the_records_module():
     """Scoring, findings, the session and the stream conversation read the typed `TurnMetrics`."""
-    from benchmark.records import TurnMetrics
+    from core.records import TurnMetrics
 
     pattern = re.compile(r"""["'](%s)["']""" % "|".join(k for k in TurnMetrics.KEYS.values() if k.startswith(
         ("speech_end_to", "turn_end_to"))))
@@ -147,7 +147,7 @@ def test_external_aliases_read_into_the_same_record():
 
 
 def test_record_field_names_are_spelled_only_in_the_records_module():
-    """No module but benchmark/records.py writes a trial record's keys as strings."""
+    """No module but core/records.py writes a trial record's keys as strings."""
     keys = {k for k in TrialRecord("s", "c", 0, "current", "location").to_json()
             if k.startswith("turn_") or k in ("schema_version", "wall_s")}
     pattern = re.compile(r"""["'](%s)["']""" % "|".join(sorted(keys)))

@@ -13,7 +13,7 @@ import pytest
 
 from benchmark.cli import main
 from benchmark.report import write_report
-from benchmark.safe_files import UnsafePathError, make_dirs, write_atomic
+from core.safe_files import UnsafePathError, make_dirs, write_atomic
 from tests.test_proxy_report import runs  # noqa: F401  (fixture: two small runs)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "transcripts" / "schema1_stream"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.records import TrialRecord
+from core.records import TrialRecord
 from benchmark.runner import RunDirBusy, RunDirLock, write_manifest
 from benchmark.scoring.trials import TranscriptError, load_trials
 from tests.fake_openai import FakeOpenAI

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.candidates import GenerationConfig, Message, open_candidate, parse_model_id
-from benchmark.candidates.openai_chat import OpenAIChatCandidate
-from benchmark.candidates.retry import RetryableError, backoff_delay
+from candidates import GenerationConfig, Message, open_candidate, parse_model_id
+from candidates.openai_chat import OpenAIChatCandidate
+from candidates.retry import RetryableError, backoff_delay
 from tests.fake_openai import FakeOpenAI
 
 

@@ -186,7 +186,7 @@ def test_code_signal_disagreement(summary):
 
 def test_code_signal_label_reads_the_judges_code_signals():
     from benchmark.judges.signals import code_signals
-    from benchmark.scenario import AnswerKey
+    from core.scenario import AnswerKey
 
     answers = AnswerKey(("screwdriver",), ("hammer",), ("which tool",), ("cannot see",))
     assert code_signal_label(code_signals("Use the screwdriver on slotted screws.", answers)) == "current"

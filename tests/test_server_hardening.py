@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 import websockets
 
-from benchmark.candidates.base import GenerationConfig
-from benchmark.scenario import load_bank
+from core.candidate import GenerationConfig
+from core.scenario import load_bank
 from benchmark.stream_conversation import StreamConversation, session_config
-from perception.frames import FrameBudget, FrameBuffer, encode_jpeg
+from media_effects.frames import FrameBudget, FrameBuffer, encode_jpeg
 from simulator.client import GlassesClient, ServerError
 from simulator.pacing import Pacer
 from simulator.timeline import plan_turn

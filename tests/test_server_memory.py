@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FRAME_WORK = """
 import os, sys, threading
 import cv2, numpy as np
-from perception.frames import decode_jpeg
+from media_effects.frames import decode_jpeg
 from streaming import memory
 
 def rss_mb():

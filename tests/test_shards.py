@@ -110,7 +110,7 @@ def test_two_shards_merged_are_the_unsharded_run_and_a_shard_of_another_model_is
 
 def test_merge_refuses_a_cell_recorded_outside_its_shard(tmp_path):
     from benchmark.merge import MergeError, merge_runs
-    from benchmark.records import TrialRecord
+    from core.records import TrialRecord
 
     manifest = {"conditions": ["baseline"], "scenario_ids": ["sc-01", "sc-02", "sc-03", "sc-04"], "trials": 1,
                 "candidate_model": "openai:fake"}
@@ -154,8 +154,8 @@ def test_merge_copies_only_what_a_kept_frame_or_wav_can_be_and_names_each_refusa
 
     from PIL import Image
 
-    from benchmark.candidates.base import Reply
-    from benchmark.records import FrameFacts, GlassesFacts, TrialRecord, TurnInput, TurnResult
+    from core.candidate import Reply
+    from core.records import FrameFacts, GlassesFacts, TrialRecord, TurnInput, TurnResult
 
     shard = tmp_path / "s1"
     manifest = {"conditions": ["baseline"], "scenario_ids": ["sc-01", "sc-02", "sc-03", "sc-04"], "trials": 1,

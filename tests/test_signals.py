@@ -1,7 +1,7 @@
 """Code signals: word-boundary hits, fuzzy hits, contrastive phrases."""
 
 from benchmark.judges.signals import FUZZY_THRESHOLD, code_signals, fuzzy_hits, word_boundary_hits
-from benchmark.scenario import AnswerKey
+from core.scenario import AnswerKey
 from benchmark.scoring.signals import code_signal_label
 
 TOOLS = AnswerKey(

@@ -11,13 +11,13 @@ import sys
 
 import numpy as np
 
-from benchmark.records import TrialRecord
-from benchmark.judges.base import Verdict
-from benchmark.scenario import load_bank
+from core.records import TrialRecord
+from core.judge import Verdict
+from core.scenario import load_bank
 from benchmark.scoring import metrics
 from perception.describers import make_describer
-from perception.frames import decode_jpeg, encode_jpeg
-from simulator.synthetic import synthetic_frame
+from media_effects.frames import decode_jpeg, encode_jpeg
+from media_effects.synthetic import synthetic_frame
 from simulator.timeline import plan_turn
 from tests.fake_openai import FakeOpenAI
 
@@ -104,9 +104,9 @@ def test_the_sweep_needs_the_stream(tmp_path):
 
 
 def test_a_sweep_whose_turn_2s_sent_no_frame_says_the_gap_cannot_matter():
-    from benchmark.candidates.base import Reply
-    from benchmark.judges.base import Verdict
-    from benchmark.records import GlassesFacts, TrialRecord, TurnInput, TurnResult
+    from core.candidate import Reply
+    from core.judge import Verdict
+    from core.records import GlassesFacts, TrialRecord, TurnInput, TurnResult
     from benchmark.report.findings import NO_FRAMES_WARNING, render_findings
     from benchmark.scoring import build_summary
     from benchmark.scoring.trials import TrialSet

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import websockets
 
-from benchmark.candidates.base import USAGE_FIELDS, GenerationConfig, Usage
-from benchmark.records import TurnInput, build_user_turn
-from benchmark.scenario import load_bank
+from core.candidate import USAGE_FIELDS, GenerationConfig, Usage
+from core.records import TurnInput, build_user_turn
+from core.scenario import load_bank
 from benchmark.stream_conversation import StreamConversation
-from perception.frames import encode_jpeg
+from media_effects.frames import encode_jpeg
 from perception.quality import word_error_rate
 from simulator.pacing import Pacer
 from streaming import wire
@@ -301,7 +301,7 @@ def test_bench_via_stream_records_perception_with_the_same_keys_as_direct(backen
 
 
 def test_frames_wait_in_the_capped_buffer_for_a_busy_worker_and_then_meet_the_policy_in_order():
-    from benchmark.candidates.realtime import LiveConversation
+    from candidates.realtime import LiveConversation
     from streaming.backends import RealtimeBackend
     from streaming.session import Session
 

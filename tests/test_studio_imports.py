@@ -12,7 +12,7 @@ import httpx
 import numpy as np
 import pytest
 
-from simulator import media_library
+from media_effects import media_library
 from streaming import web_routes
 from streaming.app import ServerSettings
 from streaming.local_server import running_server

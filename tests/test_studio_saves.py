@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from benchmark.cli import main
-from simulator.media_library import load_index, register, verify
+from media_effects.media_library import load_index, register, verify
 from streaming.app import ServerSettings
 from streaming.local_server import running_server
 

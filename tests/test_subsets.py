@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmark.judges.base import Verdict
-from benchmark.records import TrialRecord
+from core.judge import Verdict
+from core.records import TrialRecord
 from benchmark.report.findings import render_findings
 from benchmark.scoring import build_summary
 from benchmark.scoring.trials import TrialSet
@@ -38,8 +38,8 @@ def test_one_subset_has_no_subset_rows():
 
 
 def test_stream_runs_report_perception_sources_and_stages():
-    from benchmark.candidates.base import Reply
-    from benchmark.records import TurnInput, TurnMetrics, TurnResult
+    from core.candidate import Reply
+    from core.records import TurnInput, TurnMetrics, TurnResult
 
     def turn(n, camera_source, seconds):
         sent = TurnInput(n, "a block" if camera_source else None, "words", camera_source, "perceived",

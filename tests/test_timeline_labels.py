@@ -7,8 +7,8 @@ from __future__ import annotations
 from itertools import combinations
 from pathlib import Path
 
-from benchmark.candidates.base import Reply
-from benchmark.records import GlassesFacts, TurnInput, TurnMetrics, TurnResult
+from core.candidate import Reply
+from core.records import GlassesFacts, TurnInput, TurnMetrics, TurnResult
 from benchmark.report import timeline
 from tests.test_trial_viewer import CHROMIUM, CHROMIUM_ARGS
 

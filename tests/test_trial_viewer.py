@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchmark.kept_media import MediaKeeper
-from benchmark.records import TrialRecord
+from core.records import TrialRecord
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 from tests.test_realtime import _spoken_reply
 

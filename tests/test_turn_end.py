@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmark.records import RecordError
+from core.records import RecordError
 from perception.asr import Transcriber
-from perception.audio import decode_audio, float_to_pcm16
+from media_effects.audio import decode_audio, float_to_pcm16
 from perception.speech import FinalTranscript, SpeechSegmenter
 from perception.turn_end import MODEL_SAMPLES, TurnEndModel, model_input, model_path
 
@@ -113,8 +113,8 @@ def test_a_missing_model_file_is_one_line(monkeypatch, tmp_path):
 
 
 def test_turn_end_facts_round_trip_and_older_records_read():
-    from benchmark.candidates.base import Reply
-    from benchmark.records import TurnEnd, TurnInput, TurnResult
+    from core.candidate import Reply
+    from core.records import TurnEnd, TurnInput, TurnResult
 
     facts = TurnEnd("model", 0.2, 0.21, 0.83)
     data = facts.to_json()
@@ -151,8 +151,8 @@ def test_the_in_process_server_has_room_for_the_run():
 def test_a_stream_turn_records_the_rule_that_ended_it(server_url, end_of_turn):
     """Through the server and the glasses: the metrics event carries the turn's end, the
     record keeps it, and latencies count from the end of speech (the silence included)."""
-    from benchmark.candidates.base import GenerationConfig
-    from benchmark.scenario import load_bank
+    from core.candidate import GenerationConfig
+    from core.scenario import load_bank
     from benchmark.stream_conversation import StreamConversation
 
     bank = load_bank()

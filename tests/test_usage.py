@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from benchmark.candidates import GenerationConfig, Image, Message, open_candidate
-from benchmark.candidates.base import USAGE_FIELDS, Usage, UsageError
-from benchmark.candidates.usage import (anthropic_usage, gemini_usage, openai_chat_usage,
+from candidates import GenerationConfig, Image, Message, open_candidate
+from core.candidate import USAGE_FIELDS, Usage, UsageError
+from candidates.usage import (anthropic_usage, gemini_usage, openai_chat_usage,
                                         openai_realtime_usage)
 from tests.fake_openai import FakeOpenAI
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
@@ -204,8 +204,8 @@ def test_usage_json_round_trip_and_its_errors():
 
 
 def test_the_response_cache_keeps_the_split(tmp_path):
-    from benchmark.candidates.base import Reply
-    from benchmark.candidates.cache import ResponseCache
+    from core.candidate import Reply
+    from candidates.cache import ResponseCache
 
     cache = ResponseCache(tmp_path)
     cache.put("k", Reply("hi", "openai:x", FULL), model="openai:x", endpoint="e", role="candidate")
@@ -219,10 +219,10 @@ def test_the_response_cache_keeps_the_split(tmp_path):
 
 
 def test_records_keep_the_split_and_judge_usage_and_name_bad_fields(tmp_path):
-    from benchmark.judges.base import Verdict
-    from benchmark.records import RecordError, TrialRecord, TurnResult, authored_turn_input
-    from benchmark.candidates.base import Reply
-    from benchmark.scenario import load_bank
+    from core.judge import Verdict
+    from core.records import RecordError, TrialRecord, TurnResult, authored_turn_input
+    from core.candidate import Reply
+    from core.scenario import load_bank
 
     scenario = load_bank().scenarios[0]
     turn = TurnResult(1, authored_turn_input(scenario, 1), Reply("A mug.", "openai:x", FULL))

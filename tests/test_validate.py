@@ -10,12 +10,12 @@ from pathlib import Path
 from benchmark.card import card_path, render_card
 import pytest
 
-from benchmark.scenario import SHIPPED_BANK, BankError, load_bank
+from core.scenario import SHIPPED_BANK, BankError, load_bank
 from benchmark.validate import (
     GENERIC_TOKENS, check_answer_lists, check_camera_blocks, check_lockfile, check_near_duplicates,
     check_object_names, check_repair_anchors, check_structure, check_token_leakage, is_generic, sentences, write_lock,
 )
-from benchmark.nouns import load_nouns, object_nouns_in
+from core.nouns import load_nouns, object_nouns_in
 
 FIXTURES = Path(__file__).parent / "fixtures" / "banks"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.candidates.base import Reply
-from benchmark.scenario import load_bank
+from core.candidate import Reply
+from core.scenario import load_bank
 from benchmark.validate_semantic import (
     TEXT_ONLY_SYSTEM, blocks_to_identify, check_identification, check_speech_leakage,
     identifies,

@@ -9,9 +9,9 @@ import random
 
 import numpy as np
 
-from benchmark.candidates.base import Usage
-from benchmark.records import TurnInput
-from perception.frames import encode_jpeg
+from core.candidate import Usage
+from core.records import TurnInput
+from media_effects.frames import encode_jpeg
 from streaming import wire
 
 SEED = 20240607

@@ -1,7 +1,7 @@
 """Writers outside a run dir's own files: the response cache, the describer
 cache, `wearsim simulate --log`, and the log files of the in-process
 streaming server and the embedded llama.cpp server. Each writes as the run
-dir's files are written (`benchmark.safe_files`), so a name in its folder
+dir's files are written (`core.safe_files`), so a name in its folder
 that is a link to a file elsewhere is refused, never written through, and
 the file it points at is left as it was."""
 
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.candidates.base import GenerationConfig, Message, Reply
-from benchmark.candidates.cache import CACHE_FILE, CachedCandidate, ResponseCache
-from benchmark.candidates.local import LocalLlamaServer
-from benchmark.safe_files import UnsafePathError
+from core.candidate import GenerationConfig, Message, Reply
+from candidates.cache import CACHE_FILE, CachedCandidate, ResponseCache
+from candidates.local import LocalLlamaServer
+from core.safe_files import UnsafePathError
 from perception.describers import DiskCache, ModelDescriber
 from streaming.local_server import running_server
 

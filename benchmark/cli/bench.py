@@ -167,7 +167,7 @@ def register(subparsers) -> None:
                    help="stream: send frames as JPEG at quality Q, 1-100 (default: as captured)")
     p.add_argument("--impair", metavar="PROFILE,...",
                    help="stream: play the glasses under these impairment profiles, one cell per profile: clean, "
-                        "street, kitchen, dim, shaky, accent, weak-wifi (simulator/impairments.toml) or your own "
+                        "street, kitchen, dim, shaky, accent, weak-wifi (media_effects/impairments.toml) or your own "
                         "(--impairments-file); noise and reverb on the audio, blur, darkness, shake and occlusion "
                         "on the frames, latency, loss and a bandwidth cap on the uplink")
     p.add_argument("--impairments-file", metavar="TOML",
@@ -215,8 +215,8 @@ def select_scenarios(bank, ids: str | None, subset: str | None, limit: int | Non
 def pictograph_problem(bank, synthetic: bool) -> str | None:
     """Why `--pictograph-frames` cannot run on this bank (None: it can): the picture set is not
     installed, or a selected scenario has no valid scene spec."""
-    from benchmark.scenes import SceneError, load_scene_specs
-    from simulator.pictures import PictureSetMissing, font_path, unknown_pictures
+    from core.scenes import SceneError, load_scene_specs
+    from media_effects.pictures import PictureSetMissing, font_path, unknown_pictures
 
     if synthetic:
         return "--pictograph-frames and --synthetic-frames both draw the frames no recording has: choose one"
@@ -246,14 +246,14 @@ def run(args) -> int:
     from datetime import datetime
     from pathlib import Path
 
-    from benchmark.candidates.factory import model_file
-    from benchmark.candidates.model_ids import (candidate_family, default_model_id, is_realtime, missing_credentials,
+    from candidates.factory import model_file
+    from candidates.model_ids import (candidate_family, default_model_id, is_realtime, missing_credentials,
                                                 output_problem, retired_problem, transcription_model)
-    from benchmark.candidates.ratelimit import build_limits, configure
+    from candidates.ratelimit import build_limits, configure
     from benchmark.judges import JudgeFamilyError, judge_model_id, resolve_judge_family
     from benchmark.runner import (CandidateSettings, JudgeSettings, ModelMissing, RunDirError, RunSettings,
                                   StreamSettings, TranscriptWriteError, build_manifest, open_run_dir, run_bench)
-    from benchmark.scenario import BankError, load_bank
+    from core.scenario import BankError, load_bank
     from perception.describer_spec import describer_problem
 
     try:
@@ -361,7 +361,7 @@ def run(args) -> int:
     if problems:  # every missing key at once
         return _fail("\n  ".join(["the run cannot start:", *problems]) if len(problems) > 1 else problems[0])
     # then every endpoint the command names: one connection each, before any cell
-    from benchmark.candidates.reach import reach_problem
+    from candidates.reach import reach_problem
 
     endpoints = [("--base-url", candidate_url), ("--judge-base-url", judge_url),
                  ("--ranking-judge-base-url", ranking_url), ("--describer-base-url", describer_url)]
@@ -397,7 +397,7 @@ def run(args) -> int:
             return _fail(f"--frame-policy: {exc}")
     impairments: tuple[str, ...] = ()
     if args.impair is not None or args.impairments_file:
-        from simulator.impairment_profiles import select_profiles
+        from media_effects.impairment_profiles import select_profiles
 
         try:
             impairments = tuple(p.name for p in select_profiles(args.impair or "", args.impairments_file))
@@ -431,8 +431,8 @@ def run(args) -> int:
     run_dir = Path(args.output_dir or f"runs/bench-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
     cache_dir, cache_candidate = None, False
     if args.cache != "off":
-        from benchmark.candidates.cache import ResponseCache, default_cache_dir
-        from benchmark.safe_files import UnsafePathError
+        from candidates.cache import ResponseCache, default_cache_dir
+        from core.safe_files import UnsafePathError
 
         cache_dir = str(Path(args.cache_dir).expanduser().resolve() if args.cache_dir else default_cache_dir())
         try:
@@ -444,7 +444,7 @@ def run(args) -> int:
         if args.via == "direct" and not cache_candidate and not is_realtime(model_id):
             print(f"response cache: candidate replies at temperature {args.temperature:g} are not cached "
                   "(--cache all caches them, one entry per trial); judge replies are", file=sys.stderr)
-    from benchmark.scenes import scene_dir
+    from core.scenes import scene_dir
 
     stream = StreamSettings(
         staleness_ms=staleness, frame_policies=policies, frame_size=args.frame_size, impairments=impairments,
@@ -565,7 +565,7 @@ def effective_base_url(model_id: str | None, base_url: str | None) -> str | None
     None for the provider's default endpoint and for models without one (local, replay)."""
     if not model_id:
         return None
-    from benchmark.candidates.model_ids import parse_model_id
+    from candidates.model_ids import parse_model_id
 
     provider = parse_model_id(model_id)[0]
     if provider in ("local", "replay"):
@@ -621,9 +621,9 @@ async def conversations(settings, base_url: str | None, run_dir):
     candidate). `base_url`: the candidate's endpoint as given (`--base-url`)."""
     from pathlib import Path
 
-    from benchmark.candidates import open_candidate
-    from benchmark.candidates.base import GenerationConfig
-    from benchmark.candidates.model_ids import is_realtime
+    from candidates import open_candidate
+    from core.candidate import GenerationConfig
+    from candidates.model_ids import is_realtime
     from benchmark.protocol import DirectConversation
 
     chosen = settings.candidate
@@ -632,7 +632,7 @@ async def conversations(settings, base_url: str | None, run_dir):
         async with open_candidate(chosen.model_id, base_url=base_url, log_dir=run_dir / "logs",
                                   output=chosen.output) as candidate:
             if chosen.cached:
-                from benchmark.candidates.cache import CachedCandidate, ResponseCache
+                from candidates.cache import CachedCandidate, ResponseCache
 
                 candidate = CachedCandidate(candidate, ResponseCache(settings.cache_dir), role="candidate")
             if is_realtime(chosen.model_id):  # each trial in a live conversation of its own
@@ -644,7 +644,7 @@ async def conversations(settings, base_url: str | None, run_dir):
                     scenario, condition, candidate, config, camera=settings.camera,
                     repair_style=settings.repair_style)
         return
-    from benchmark.scenes import scene_spec_in
+    from core.scenes import scene_spec_in
     from benchmark.stream_conversation import StreamConversation
 
     stream = settings.stream
@@ -663,7 +663,7 @@ async def conversations(settings, base_url: str | None, run_dir):
                                                              allowed_describers=(stream.describer,)),
                                 log_path=run_dir / "logs" / "server.log")
     with server as url:
-        from benchmark.proactive import ProactiveScenario
+        from core.proactive_scenario import ProactiveScenario
         from benchmark.watch_conversation import WatchConversation
 
         def watch(scenario, condition, point):
@@ -674,7 +674,7 @@ async def conversations(settings, base_url: str | None, run_dir):
 
         profiles = {}
         if stream.impairments:
-            from simulator.impairment_profiles import select_profiles
+            from media_effects.impairment_profiles import select_profiles
             from simulator.timeline import cell_seed
 
             profiles = {p.name: p for p in select_profiles(stream.impairments, stream.impairments_file)}

@@ -32,7 +32,7 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from benchmark.candidates.cache import ResponseCache
+    from candidates.cache import ResponseCache
 
     cache = ResponseCache(Path(args.cache_dir).expanduser() if args.cache_dir else None)
     if args.action == "clear":

@@ -18,7 +18,7 @@ def run(args) -> int:
     import sys
 
     from benchmark.card import card_path, render_card, statistics_block
-    from benchmark.scenario import BankError, load_bank
+    from core.scenario import BankError, load_bank
 
     try:
         bank = load_bank(args.scenarios)

@@ -56,7 +56,7 @@ def run(args) -> int:
     print(json.dumps(result, indent=2) if args.json else text)
     if args.html:
         from benchmark.report.compare_page import write_comparison_page
-        from benchmark.safe_files import UnsafePathError
+        from core.safe_files import UnsafePathError
 
         try:
             page = write_comparison_page(Path(args.html), text, result)

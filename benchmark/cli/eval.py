@@ -72,7 +72,7 @@ def run(args) -> int:
 
         results = [run_validator(args.evaluator, data, timeout=args.timeout) for _, data in cases]
     elif args.evaluator in WEIGHTS:
-        from benchmark.candidates.model_ids import missing_credentials
+        from candidates.model_ids import missing_credentials
         from benchmark.cli.bench import judge_base_url
 
         args.base_url = judge_base_url(args.base_url, None, args.judge_model)
@@ -112,7 +112,7 @@ def run(args) -> int:
 async def _judge_all(args, path, cases):
     import json
 
-    from benchmark.candidates import open_candidate
+    from candidates import open_candidate
     from benchmark.evaluators.judges import VisionCase, judge_case
 
     results = []

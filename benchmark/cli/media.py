@@ -55,7 +55,7 @@ def register(subparsers) -> None:
 def _root(args):
     from pathlib import Path
 
-    from simulator.media import MEDIA_ROOT
+    from media_effects.media import MEDIA_ROOT
 
     return Path(args.media_root) if args.media_root else MEDIA_ROOT
 
@@ -63,8 +63,8 @@ def _root(args):
 def run_synth(args) -> int:
     import sys
 
-    from benchmark.scenario import BankError, load_bank
-    from simulator.media_library import synth_bank
+    from core.scenario import BankError, load_bank
+    from media_effects.media_library import synth_bank
 
     try:
         bank = load_bank(args.scenarios)
@@ -76,8 +76,8 @@ def run_synth(args) -> int:
         return 2
     specs = None
     if args.pictograph_frames:
-        from benchmark.scenes import SceneError, load_scene_specs
-        from simulator.pictures import PictureSetMissing, font_path
+        from core.scenes import SceneError, load_scene_specs
+        from media_effects.pictures import PictureSetMissing, font_path
 
         try:
             font_path()
@@ -89,13 +89,13 @@ def run_synth(args) -> int:
                       progress=lambda i, n, p: print(f"\r{i}/{n} {p.parent.name}/{p.name}", end="", file=sys.stderr))
     print(f"\nsynthesized {made} files into {_root(args)}", file=sys.stderr)
     if specs is not None:
-        from simulator.media_library import synth_pictographs
+        from media_effects.media_library import synth_pictographs
 
         drawn = synth_pictographs(bank, specs, _root(args), progress=lambda i, n, p: print(
             f"\r{i}/{n} {p.parent.name}/{p.name}", end="", file=sys.stderr))
         print(f"\ndrew {drawn} pictograph frames into {_root(args)}", file=sys.stderr)
         if args.contact_sheet:
-            from simulator.pictograph_sheet import write_contact_sheet
+            from media_effects.pictograph_sheet import write_contact_sheet
 
             ids = [i.strip() for i in args.ids.split(",") if i.strip()] if args.ids else None
             unknown = sorted(set(ids or ()) - set(specs))
@@ -109,8 +109,8 @@ def run_synth(args) -> int:
 def run_import(args) -> int:
     import sys
 
-    from benchmark.scenario import load_bank
-    from simulator.media_library import import_recording
+    from core.scenario import load_bank
+    from media_effects.media_library import import_recording
 
     if args.scenario not in {s.scenario_id for s in load_bank().scenarios}:
         print(f"error: no scenario {args.scenario!r} in the shipped bank", file=sys.stderr)
@@ -136,7 +136,7 @@ def _missing_root(args, action: str) -> bool:
 
 
 def run_reindex(args) -> int:
-    from simulator.media_library import reindex
+    from media_effects.media_library import reindex
 
     if _missing_root(args, "reindex"):
         return 2
@@ -148,7 +148,7 @@ def run_reindex(args) -> int:
 def run_verify(args) -> int:
     import sys
 
-    from simulator.media_library import MediaIndexError, load_index, two_sources, verify
+    from media_effects.media_library import MediaIndexError, load_index, two_sources, verify
 
     if _missing_root(args, "verify"):
         return 2

@@ -36,10 +36,10 @@ def run(args) -> int:
     import json
     import os
 
-    from benchmark.candidates.model_ids import CHECKED, MODEL_ID_FORMS, REALTIME_MODELS, RETIRED, default_model_id
+    from candidates.model_ids import CHECKED, MODEL_ID_FORMS, REALTIME_MODELS, RETIRED, default_model_id
 
     try:
-        from benchmark.candidates.local import bundled_gguf
+        from candidates.local import bundled_gguf
 
         embedded = str(bundled_gguf())
     except RuntimeError as exc:

@@ -39,7 +39,7 @@ def run_audio(args) -> int:
     import sys
 
     from perception.asr import Transcriber
-    from perception.audio import decode_audio
+    from media_effects.audio import decode_audio
 
     try:
         audio = decode_audio(args.file)
@@ -57,7 +57,7 @@ def run_frame(args) -> int:
     import sys
     from pathlib import Path
 
-    from benchmark.candidates import open_candidate
+    from candidates import open_candidate
     from perception.describers import make_describer, needs_model
 
     async def describe(jpeg: bytes, previous: bytes | None):

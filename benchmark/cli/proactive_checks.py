@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from benchmark.proactive import PROACTIVE_FILE, SUBSET, load_proactive
+from core.proactive_scenario import PROACTIVE_FILE, SUBSET, load_proactive
 
 
 def proactive_bank(bank, ids: list[str] | None, limit: int | None):
     """The bank narrowed to its proactive scenarios (`proactive.json` beside its scenarios.json), then
     to `ids` and `limit`. Raises `BankError` (unreadable file) or KeyError (unknown ids)."""
-    from benchmark.scenario import BankError
+    from core.scenario import BankError
 
     path = bank.source / PROACTIVE_FILE if bank.source.is_dir() else bank.source.parent / PROACTIVE_FILE
     if not path.exists():
@@ -31,7 +31,7 @@ def proactive_bank(bank, ids: list[str] | None, limit: int | None):
 def proactive_strategies(args, model_id: str, policies: tuple[str, ...], staleness: tuple, impairments: tuple
                          ) -> tuple[tuple[str, ...], str | None]:
     """(the strategies to run, None) or ((), the problem) for `--subset proactive` and `--proactive`."""
-    from benchmark.candidates.model_ids import is_realtime
+    from candidates.model_ids import is_realtime
     from streaming.proactive import parse_strategies
 
     if args.subset != SUBSET:

@@ -36,10 +36,10 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from benchmark.candidates.model_ids import is_realtime, missing_credentials, retired_problem
-    from benchmark.candidates.realtime_base import ModelNotFoundError
+    from candidates.model_ids import is_realtime, missing_credentials, retired_problem
+    from candidates.realtime_base import ModelNotFoundError
     from benchmark.probe import run_probe, trace_path
-    from benchmark.scenario import load_bank
+    from core.scenario import load_bank
 
     def fail(text: str, code: int = 2) -> int:
         print(f"error: {text}", file=sys.stderr)

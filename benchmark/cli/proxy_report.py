@@ -59,7 +59,7 @@ def run(args) -> int:
         out = Path(args.run_b).parent / "proxy_report"
     try:
         files = write_proxy_report(report, out)
-    except ValueError as exc:  # an output that is a link (benchmark.safe_files)
+    except ValueError as exc:  # an output that is a link (core.safe_files)
         return fail(str(exc))
     except OSError as exc:
         return fail(f"cannot write the report to {out}: {exc.strerror or exc}")

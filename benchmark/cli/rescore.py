@@ -69,12 +69,12 @@ _progress = _Progress()
 def run(args) -> int:
     import sys
 
-    from benchmark.candidates.model_ids import missing_credentials
+    from candidates.model_ids import missing_credentials
     from benchmark.cli.bench import judge_base_url
     from benchmark.judges import JudgeFamilyError, judge_model_id
     from benchmark.report.findings import pct
     from benchmark.rescore import RescoreError, rescore
-    from benchmark.scenario import BankError
+    from core.scenario import BankError
     from benchmark.scoring import TranscriptError
 
     cache = None
@@ -94,7 +94,7 @@ def run(args) -> int:
         if args.cache:
             from pathlib import Path
 
-            from benchmark.candidates.cache import ResponseCache
+            from candidates.cache import ResponseCache
             from benchmark.judges.family import set_default_cache
 
             cache = ResponseCache(Path(args.cache_dir).expanduser() if args.cache_dir else None)

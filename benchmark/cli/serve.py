@@ -94,7 +94,7 @@ def run(args) -> int:
     if not backends:
         print("error: --backend needs a model id", file=sys.stderr)
         return 2
-    from benchmark.candidates.model_ids import missing_credentials, retired_problem
+    from candidates.model_ids import missing_credentials, retired_problem
 
     missing = []
     for flag, ids, base_url, url_flag in (("--backend", backends, args.base_url, "--base-url"),

@@ -70,7 +70,7 @@ def _camera_frames(index: int, count: int = 10) -> list[bytes]:
     os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")  # no multi-line backend warnings for a missing device
     import cv2
 
-    from perception.frames import encode_jpeg
+    from media_effects.frames import encode_jpeg
 
     capture = cv2.VideoCapture(index)
     if not capture.isOpened():
@@ -98,9 +98,9 @@ def run(args) -> int:
     import time
     from pathlib import Path
 
-    from benchmark.candidates import default_model_id
-    from benchmark.safe_files import UnsafePathError, check_target, make_dirs, write_atomic
-    from benchmark.scenario import load_bank
+    from candidates import default_model_id
+    from core.safe_files import UnsafePathError, check_target, make_dirs, write_atomic
+    from core.scenario import load_bank
 
     bank = load_bank()
     try:
@@ -124,8 +124,8 @@ def run(args) -> int:
         return 2
     scenes = None
     if args.pictograph_frames:
-        from benchmark.scenes import SceneError, scene_dir, scene_spec_in
-        from simulator.pictures import PictureSetMissing, font_path
+        from core.scenes import SceneError, scene_dir, scene_spec_in
+        from media_effects.pictures import PictureSetMissing, font_path
 
         try:
             font_path()
@@ -135,7 +135,7 @@ def run(args) -> int:
             return 2
     profile = None
     if args.impair or args.impairments_file:
-        from simulator.impairment_profiles import select_profiles
+        from media_effects.impairment_profiles import select_profiles
 
         try:
             [profile] = select_profiles([args.impair or ""], args.impairments_file)
@@ -210,8 +210,8 @@ def run(args) -> int:
     write_atomic(log, json.dumps({"scenario_id": scenario.scenario_id, "backend": model, "events": events}, indent=2),
                  log.parent)
     print(f"session log: {log}", file=sys.stderr)
-    from benchmark.candidates.base import REPLY_AUDIO_RATE
-    from perception.audio import write_wav
+    from core.candidate import REPLY_AUDIO_RATE
+    from media_effects.audio import write_wav
 
     for turn, audio in spoken.items():
         if audio:
@@ -246,7 +246,7 @@ def print_readable(event) -> None:
             print(f"  reply:   {event.text or '(empty)'}", end="")
         print(" [interrupted]" if event.interrupted else "", flush=True)
     elif isinstance(event, wire.Metrics):
-        from benchmark.records import TurnMetrics
+        from core.records import TurnMetrics
 
         m = TurnMetrics.from_json(event.latency_s, "metrics event")
         stages = [("transcript", m.transcript_final), ("camera block", m.camera_block),
@@ -270,7 +270,7 @@ def verdict(scenario, results) -> list[str]:
     import asyncio
 
     from benchmark.judges.lexical import LexicalJudge
-    from benchmark.records import judge_case
+    from core.records import judge_case
 
     inputs = [r.input for r in results]
     lines = ["", f"Verdict (lexical judge; the benchmark's target for Turn 2 is {scenario.target_context}):"]

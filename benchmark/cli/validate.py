@@ -42,8 +42,8 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from benchmark.proactive import SUBSET as PROACTIVE
-    from benchmark.scenario import SUBSETS, BankError, load_bank
+    from core.proactive_scenario import SUBSET as PROACTIVE
+    from core.scenario import SUBSETS, BankError, load_bank
     from benchmark.validate import counts, has_proactive, is_shipped, validate_bank, write_lock
 
     if args.bank and args.scenarios:
@@ -67,7 +67,7 @@ def run(args) -> int:
     if args.subset:
         bank = bank.select(args.subset)
     if args.semantic:  # before anything is written (the lockfile) or checked
-        from benchmark.candidates.model_ids import missing_credentials
+        from candidates.model_ids import missing_credentials
 
         if not args.model:
             print("wearsim validate: --semantic needs --model (see wearsim models)", file=sys.stderr)
@@ -128,8 +128,8 @@ def _proactive_counts(bank) -> dict:
     """The proactive set's tallies, or {} when it does not load (the check `proactive` says why)."""
     from pathlib import Path
 
-    from benchmark.proactive import PROACTIVE_FILE, load_proactive
-    from benchmark.scenario import BankError
+    from core.proactive_scenario import PROACTIVE_FILE, load_proactive
+    from core.scenario import BankError
     from benchmark.validate_proactive import proactive_counts
 
     try:
@@ -143,7 +143,7 @@ def _plural(n: int, word: str) -> str:
 
 
 async def _semantic(bank, model_id, base_url):
-    from benchmark.candidates import open_candidate
+    from candidates import open_candidate
     from benchmark.validate_semantic import check_identification, check_speech_leakage
 
     async with open_candidate(model_id, base_url=base_url) as model:

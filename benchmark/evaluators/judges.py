@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.candidates.base import Candidate, GenerationConfig, Image, Message
+from core.candidate import Candidate, GenerationConfig, Image, Message
 from benchmark.evaluators import JUDGES_DIR
 
 PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")

@@ -1,7 +1,7 @@
 """Judges: the `Judge` seam, the LLM and lexical judges, code signals and
 judge family resolution."""
 
-from benchmark.judges.base import LABELS, Judge, JudgeCase, Verdict
+from core.judge import LABELS, Judge, JudgeCase, Verdict
 from benchmark.judges.family import (
     DEFAULT_JUDGE_MODELS,
     JudgeFamilyError,

@@ -19,7 +19,7 @@ import contextlib
 import os
 from collections.abc import AsyncIterator, Mapping
 
-from benchmark.judges.base import Judge
+from core.judge import Judge
 
 JUDGE_FAMILIES = ("openai", "gemini", "claude", "lexical")
 AUTO_JUDGE_FAMILY = {"claude": "gemini", "gemini": "openai", "openai": "gemini"}
@@ -179,7 +179,7 @@ async def open_judge(family: str, model: str | None = None, *, base_url: str | N
     """A ready `Judge` of the resolved family; model servers are closed on exit.
 
     `base_url` is the judge model's endpoint (None: the provider's default or
-    OPENAI_BASE_URL). With `cache` (a `benchmark.candidates.cache.ResponseCache`)
+    OPENAI_BASE_URL). With `cache` (a `candidates.cache.ResponseCache`)
     the judge model's replies are stored and reused; `role` names the judge in
     the run's cache log ("judge" or "ranking judge")."""
     family = _normalise(family)
@@ -189,13 +189,13 @@ async def open_judge(family: str, model: str | None = None, *, base_url: str | N
         yield LexicalJudge()
         return
     model_id = judge_model_id(family, model)
-    from benchmark.candidates import open_candidate  # the RUNNER helper's adapters
+    from candidates import open_candidate  # the RUNNER helper's adapters
     from benchmark.judges.llm import LLMJudge
 
     cache = cache if cache is not None else _DEFAULT_CACHE
     async with open_candidate(model_id, base_url=base_url) as candidate:
         if cache is not None:
-            from benchmark.candidates.cache import CachedCandidate
+            from candidates.cache import CachedCandidate
 
             candidate = CachedCandidate(candidate, cache, role=role, keyed_by_trial=False)
         yield LLMJudge(candidate, family=family, name=model_id)

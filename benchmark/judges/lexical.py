@@ -47,10 +47,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from benchmark.judges.base import JudgeCase, Verdict
+from core.judge import JudgeCase, Verdict
 from benchmark.judges.mentions import commits_anyway, dismissed_spans, hedged_decline, outside, passing_spans
 from benchmark.judges.signals import code_signals, word_boundary_hits, word_spans
-from benchmark.scenario import AnswerKey
+from core.scenario import AnswerKey
 
 LEXICAL_JUDGE_NAME = "lexical"
 NO_SIGNAL = "no signal"  # rule 8: the reply names nothing of any list and no frame's words

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from benchmark.candidates.base import Candidate, GenerationConfig, Message
-from benchmark.judges.base import JudgeCase, Verdict
+from core.candidate import Candidate, GenerationConfig, Message
+from core.judge import JudgeCase, Verdict
 from benchmark.judges.prompt import judge_retry_message, judge_system_prompt, render_judge_prompt
 from benchmark.judges.verdict import VerdictParseError, parse_verdict
 

@@ -25,7 +25,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from benchmark.judges.base import JudgeCase
+from core.judge import JudgeCase
 
 JUDGE_PROMPT_VERSION = "1.2"
 TEMPLATE_PATH = Path(__file__).with_name("judge_prompt.md")
@@ -95,7 +95,7 @@ def render_judge_prompt(case: JudgeCase) -> str:
     else:
         turn_2_message = case.turn_2_message
         if turn_2_message is None:
-            from benchmark.records import build_user_turn
+            from core.records import build_user_turn
 
             turn_2_message = build_user_turn(s.turn_2_image, s.turn_2_user)
         repair_block = (

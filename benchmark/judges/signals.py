@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from rapidfuzz import fuzz, process
 
-from benchmark.scenario import ANSWER_LISTS, AnswerKey
+from core.scenario import ANSWER_LISTS, AnswerKey
 
 FUZZY_THRESHOLD = 0.85
 FUZZY_MIN_LENGTH = 5

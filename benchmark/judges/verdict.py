@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from benchmark.judges.base import LABELS
+from core.judge import LABELS
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 

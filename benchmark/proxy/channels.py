@@ -19,10 +19,10 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from benchmark.nouns import object_nouns_in
-from benchmark.records import TrialRecord, TurnInput
-from benchmark.scenario import Bank, Scenario
-from benchmark.words import word_error_rate
+from core.nouns import object_nouns_in
+from core.records import TrialRecord, TurnInput
+from core.scenario import Bank, Scenario
+from core.words import word_error_rate
 
 TURNS = (1, 2)
 CHANNELS = ("speech", "camera", "context")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.compare import compare_trial_sets, paired_trials
-from benchmark.records import TrialRecord
+from core.records import TrialRecord
 from benchmark.scoring.metrics import paired_accuracy as paired_cell
 from benchmark.scoring.summary import ranking_condition
 from benchmark.scoring.trials import LABELS, TrialSet, load_trials

@@ -14,8 +14,8 @@ from pathlib import Path
 from benchmark.proxy import channels, pairing
 from benchmark.proxy.pairing import ProxyReportError, Run
 from benchmark.proxy.plots import PLOT_FILES
-from benchmark.safe_files import refuse_links, write_atomic
-from benchmark.scenario import Bank
+from core.safe_files import refuse_links, write_atomic
+from core.scenario import Bank
 
 REPORT_VERSION = 1
 OUTPUTS = ("proxy_report.json", "proxy_report.md", "proxy_report.html", *PLOT_FILES.values())
@@ -31,7 +31,7 @@ def _bank_for(a: Run, b: Run, scenarios: str | Path | None) -> tuple[Bank | None
     asked for): its authored text is not what the runs played.
     """
     from benchmark.runner import sha256_file
-    from benchmark.scenario import SHIPPED_BANK, BankError, load_bank
+    from core.scenario import SHIPPED_BANK, BankError, load_bank
 
     recorded = b.manifest.get("scenarios_sha256") or a.manifest.get("scenarios_sha256")
     tried = []

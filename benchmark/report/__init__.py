@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from benchmark.report.findings import render_findings
-from benchmark.safe_files import make_dirs, refuse_links, write_atomic
+from core.safe_files import make_dirs, refuse_links, write_atomic
 
 # what a report writes into a run dir (the viewer's index.html too): none of them may be a link
 REPORT_OUTPUTS = ("summary.json", "findings.md", "plots", "index.html")

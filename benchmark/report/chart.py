@@ -126,7 +126,7 @@ class Figure:
     def save(self, path) -> None:
         """Halve the drawing and write the PNG (compression level 1: a little larger, much faster) to a
         path (a temp file renamed over it: never written through a link) or an open binary file."""
-        from benchmark.safe_files import atomic_file
+        from core.safe_files import atomic_file
 
         if hasattr(path, "write"):
             self.image.reduce(SCALE).save(path, format="PNG", compress_level=1)

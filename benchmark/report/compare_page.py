@@ -19,7 +19,7 @@ from html import escape
 from pathlib import Path
 
 from benchmark.report.cost import usd
-from benchmark.safe_files import refuse_links, write_atomic
+from core.safe_files import refuse_links, write_atomic
 
 PAGE_NAME = "comparison.html"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmark.records import LATENCY_STAGES
+from core.records import LATENCY_STAGES
 from benchmark.report.camera_text import camera_text_note
 from benchmark.report.cost import budget_lead, cost_section
 from benchmark.report.faults import fault_lead, fault_section
@@ -383,7 +383,7 @@ def _impairments(summary: dict) -> list[str]:
         return []
     manifest = summary["manifest"]
     lines = ["## Real-world conditions (impairment profiles)", "",
-             "The simulated glasses played each cell under an impairment profile (simulator/impairments.toml, "
+             "The simulated glasses played each cell under an impairment profile (media_effects/impairments.toml, "
              "docs/impairments.md): noise and reverb on the audio, blur, darkness, shake and occlusion on the "
              f"frames, latency, loss and a bandwidth cap on the uplink; seed {manifest.get('impairment_seed', 0)}. "
              "Word error rate: the transcript the assistant got against the line the glasses spoke (mean over "

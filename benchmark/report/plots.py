@@ -6,7 +6,7 @@ from pathlib import Path
 
 from benchmark.report.chart import INK, Figure, blues, ink_on, nice_ticks, palette, place_point_labels, text_width
 from benchmark.report.findings import is_measurement, scored_cells, staleness_without_frames
-from benchmark.safe_files import make_dirs
+from core.safe_files import make_dirs
 from benchmark.scoring.trials import LABELS
 
 PLOT_FILES = ("balanced_accuracy.png", "accuracy_by_cue_type.png", "confusion.png")

@@ -11,7 +11,7 @@
   in the run dir: the page stays one folder that opens from disk), a playhead
   following the speech on the strip;
 - the transcript the assistant got against the line the glasses spoke, with
-  its word error rate (`benchmark.words`), and the API's own transcript where
+  its word error rate (`core.words`), and the API's own transcript where
   it gave one.
 
 Files are linked by a path relative to the page, and only when they are
@@ -25,9 +25,9 @@ from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
-from benchmark.records import TurnResult
-from benchmark.safe_files import inside
-from benchmark.words import word_error_rate
+from core.records import TurnResult
+from core.safe_files import inside
+from core.words import word_error_rate
 
 MARKS = (("scene", "scene change"), ("speech-end", "end of speech"), ("first-token", "first reply text"),
          ("reply-end", "reply done"))

@@ -19,7 +19,7 @@ from html import escape
 from pathlib import Path
 
 from benchmark.faults import fault_of
-from benchmark.records import REPAIR_STYLES, TrialRecord, TurnResult
+from core.records import REPAIR_STYLES, TrialRecord, TurnResult
 from benchmark.report import timeline
 from benchmark.report.cost import budget_lead, per_correct, tokens_text, usd
 from benchmark.report.faults import fault_lead
@@ -27,10 +27,10 @@ from benchmark.report.findings import headline, interval, is_measurement, pct, s
 from benchmark.report.plots import PLOT_FILES
 from benchmark.report import watch_view
 from benchmark.report.timeline import RunFiles, stream_turn_html
-from benchmark.safe_files import inside, refuse_links, write_atomic
-from benchmark.scenario import BankError, Scenario, load_bank
+from core.safe_files import inside, refuse_links, write_atomic
+from core.scenario import BankError, Scenario, load_bank
 
-# the media library (the same folder as simulator.media.MEDIA_ROOT; benchmark/ does not import the simulator)
+# the media library (the same folder as media_effects.media.MEDIA_ROOT; benchmark/ does not import the simulator)
 MEDIA_ROOT = Path(__file__).resolve().parents[2] / "media"
 TURN_FRAMES = {1: ("context", "turn_1"), 2: ("turn_2",)}  # frame files shown under each turn
 IMAGE_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png"}

@@ -19,7 +19,7 @@ from __future__ import annotations
 from html import escape
 
 from benchmark.report.timeline import RunFiles
-from benchmark.watching import Watching
+from core.watching import Watching
 
 OUTCOME_NAMES = {"hit": "hit", "late": "late", "false_alarm": "false alarm", "duplicate": "duplicate",
                  "unscored": "unscored"}

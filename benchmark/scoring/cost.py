@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from benchmark.candidates.base import TranscriptionUsage, Usage
-from benchmark.judges.base import Verdict
+from core.candidate import TranscriptionUsage, Usage
+from core.judge import Verdict
 from benchmark.prices import NOTHING, Cost, PriceTable, reply_cost, table_from_manifest, transcription_cost
-from benchmark.records import TrialRecord
+from core.records import TrialRecord
 
 
 def candidate_cost(trial: TrialRecord, table: PriceTable) -> Cost:

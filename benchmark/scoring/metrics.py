@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 
 from benchmark.scoring import stats
 from benchmark.scoring.signals import code_signal_label
-from benchmark.records import LATENCY_STAGES, TrialRecord
+from core.records import LATENCY_STAGES, TrialRecord
 from benchmark.scoring.trials import LABELS
 
 PRIMARY_CLASSES = ("current", "prior")
@@ -183,7 +183,7 @@ def impairments(trials: Iterable[TrialRecord]) -> dict[str, dict]:
     latency from the end of speech to the reply's end (p50, p95); audio chunks and frames
     the uplink lost, per trial; and, paired cell by cell against `clean` when it ran,
     the Turn 2 accuracy difference with its paired interval and McNemar."""
-    from benchmark.words import word_recall
+    from core.words import word_recall
 
     trials = [t for t in trials if t.impairment is not None]
     out: dict[str, dict] = {}
@@ -362,7 +362,7 @@ def latency(trials: Iterable[TrialRecord]) -> dict:
 
 def speech_error_rates(turns) -> list[float]:
     """Word error rate of each heard turn's transcript against the line the glasses spoke."""
-    from benchmark.words import word_error_rate
+    from core.words import word_error_rate
 
     return [word_error_rate(t.glasses.script, t.input.speech) for t in turns
             if t.glasses.script and t.input.speech_source in ("perceived", "media")]

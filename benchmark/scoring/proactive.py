@@ -30,10 +30,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
-from benchmark.judges.base import Judge, JudgeCase, Verdict
-from benchmark.records import TrialRecord
+from core.judge import Judge, JudgeCase, Verdict
+from core.records import TrialRecord
 from benchmark.scoring import stats
-from benchmark.watching import Probe, Watching
+from core.watching import Probe, Watching
 
 RULE = ("A remark inside the event's window that conveys the event is a hit (the first per event; later ones "
         "are duplicates). A remark made before the event, one that does not convey it, or any remark in a "
@@ -116,7 +116,7 @@ def probe_message(probe: Probe, scenario) -> str:
     """The user message the judge sees for a remark: the camera block of the scene the probe's newest
     frame showed (the event's, when unknown), as a probe carries it; the judge reads the scene there
     and sets the words the remark copied from it aside."""
-    from benchmark.records import build_probe_message
+    from core.records import build_probe_message
 
     index = probe.scene if probe.scene is not None and 0 <= probe.scene < len(scenario.scenes) else scenario.event.scene
     return build_probe_message(scenario.scenes[index].camera)

@@ -6,7 +6,7 @@ from benchmark.faults import fault_summary
 from benchmark.scoring import metrics, stats
 from benchmark.scoring.cost import cost_summary
 from benchmark.shards import planned_cells
-from benchmark.records import PROACTIVE_TARGETS, TrialRecord
+from core.records import PROACTIVE_TARGETS, TrialRecord
 from benchmark.scoring.trials import TrialSet
 
 SUMMARY_SCHEMA = 1

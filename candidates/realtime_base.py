@@ -1,0 +1,104 @@
+"""The live-session seam of the streaming multimodal APIs (OpenAI Realtime,
+Gemini Live): what one connection to the API can be asked, and what it
+gives back. A leaf: it imports only the candidate seam's types.
+
+A `RealtimeSession` is one live connection holding one conversation. Both
+adapters implement it:
+
+- `send_audio(pcm16)`: the user's audio, PCM16 mono at `input_rate`
+  (24 kHz OpenAI, 16 kHz Gemini); nothing is committed yet;
+- `send_user(text, images)`: a user content part: the camera frame as an
+  image, or the camera block / whole turn as text;
+- `send_assistant(text)`: an earlier assistant reply, when a conversation is
+  told to a new session;
+- `respond(audio_turn, on_delta, on_audio)`: end the user's turn explicitly
+  (our own endpointing decides when) and read the reply to its end; text
+  pieces and (spoken replies) PCM16 24 kHz audio pieces are passed on as
+  they arrive;
+- `interrupt()`, `truncate(item, played_ms)`: barge-in, and a spoken reply
+  the user heard only part of;
+- `replays_history`: whether a new session can be told the turns answered
+  so far (OpenAI Realtime always; Gemini Live only on the text proxy, since
+  its realtime input cannot be mixed with told turns).
+
+`candidates.realtime.LiveConversation` owns sessions for a whole
+conversation; nothing else holds one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from core.candidate import TranscriptionUsage, Usage
+
+
+class RealtimeError(RuntimeError):
+    """An error the API sent as an event, or a session it closed."""
+
+
+MODEL_MISSING = "the provider says this model does not exist"  # in every ModelNotFoundError's message
+
+
+class ModelNotFoundError(RealtimeError):
+    """The API says the model named does not exist (or the key may not use it): a
+    user error that no retry mends. Its message names the model id."""
+
+    def __init__(self, model_id: str, detail: str):
+        super().__init__(f"{model_id}: {MODEL_MISSING} ({detail[:200]}); `wearsim models` lists current ids")
+        self.model_id = model_id
+
+
+@dataclass(frozen=True)
+class RealtimeReply:
+    text: str  # the reply text, or the transcript of the spoken reply
+    audio: bytes = b""  # PCM16 mono at REPLY_AUDIO_RATE when audio output was asked for
+    heard: str | None = None  # the API's own transcript of this turn's audio; None when none came in time
+    first_text_s: float | None = None  # seconds from the end of the user's turn
+    first_audio_s: float | None = None
+    done_s: float = 0.0
+    usage: Usage = Usage()
+    interrupted: bool = False  # `interrupt()` ended it early: `text` and `audio` are what came before
+    item: str | None = None  # the API's id of a spoken reply, for `truncate` (OpenAI Realtime)
+    session_lost: str | None = None  # why live sessions were replaced, or the reply asked again, while it was answered
+    incomplete: str | None = None  # the API cut the reply short, and why (e.g. OpenAI's `max_output_tokens`)
+    transcription: TranscriptionUsage | None = None  # this turn's audio transcribed, billed apart (OpenAI)
+
+
+@dataclass(frozen=True)
+class UserPart:
+    """One user content part as a session is sent it: text, images, or both."""
+    text: str | None
+    images: tuple[bytes, ...] = ()
+
+
+@dataclass(frozen=True)
+class AnsweredTurn:
+    """A turn as a new session is told it: the user's parts, then the reply."""
+    told: tuple[UserPart, ...]
+    reply: str
+
+
+class RealtimeSession(Protocol):
+    model_id: str
+    input_rate: int
+    replays_history: bool  # a lost session can be replaced by a new one told the conversation so far
+
+    async def send_audio(self, pcm16: bytes) -> None: ...
+
+    async def send_user(self, text: str | None, images: tuple[bytes, ...] = ()) -> None: ...
+
+    async def send_assistant(self, text: str) -> None: ...
+
+    async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None,
+                      on_audio: Callable[[bytes], None] | None = None) -> RealtimeReply: ...
+
+    async def interrupt(self) -> None:
+        """Ask the API to stop the reply `respond` is reading; it then returns early, `interrupted`."""
+
+    async def truncate(self, item: str, played_ms: int) -> None:
+        """The user heard only the first `played_ms` of the spoken reply `item`: the API's
+        conversation keeps that much of it, where the API can be told."""
+
+    async def aclose(self) -> None: ...
