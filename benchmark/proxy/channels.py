@@ -17,8 +17,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-import numpy as np
-
+from benchmark.scoring.stats import percentiles
 from core.nouns import object_nouns_in
 from core.records import TrialRecord, TurnInput
 from core.scenario import Bank, Scenario
@@ -179,13 +178,6 @@ def attribute(pairs: Sequence[tuple[TrialRecord, TrialRecord]]) -> dict:
     return {"flips": flips, "counts": {c: counts[c] for c in ATTRIBUTION}, "total": len(flips)}
 
 
-def _percentiles(values: Sequence[float]) -> dict:
-    if not values:
-        return {"n": 0, "p50": None, "p95": None}
-    p50, p95 = np.percentile(np.asarray(values, dtype=float), [50, 95])
-    return {"n": len(values), "p50": float(p50), "p95": float(p95)}
-
-
 def latency(trials: Iterable[TrialRecord]) -> dict:
     """p50/p95 of each stage over the played Turns 1-2 that recorded it."""
     values: dict[str, list[float]] = {name: [] for name, _ in LATENCY_STAGES}
@@ -204,7 +196,7 @@ def latency(trials: Iterable[TrialRecord]) -> dict:
             described = "perceived" in (result.input.camera_source, result.input.context_source)
             if described and all(isinstance(stage[k], (int, float)) for k in ("transcript_final", "camera_block")):
                 values["describer"].append(max(0.0, stage["camera_block"] - stage["transcript_final"]))
-    return {name: {"stage": text, **_percentiles(values[name])} for name, text in LATENCY_STAGES}
+    return {name: {"stage": text, **percentiles(values[name])} for name, text in LATENCY_STAGES}
 
 
 def run_channels(trials: Sequence[TrialRecord], bank: Bank | None) -> dict:

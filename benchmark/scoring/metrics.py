@@ -129,7 +129,7 @@ def frame_row(trials: Sequence[TrialRecord]) -> dict:
     turn_2 = [turn for t in ran for turn in t.turns if turn.turn == 2]
     framed = [turn for turn in turn_2 if turn.glasses.frames_sent]
     counted = [turn for turn in framed if turn.frames.newest_frame_scene is not None]
-    ages = _percentiles([turn.metrics.last_frame_age_s for turn in turn_2 if turn.metrics.last_frame_age_s is not None])
+    ages = stats.percentiles([turn.metrics.last_frame_age_s for turn in turn_2 if turn.metrics.last_frame_age_s is not None])
     camera = [turn.frames for t in ran for turn in t.turns if turn.turn <= 2 and turn.frames.policy is not None]
     window_ms = sum(f.window_ms or 0 for f in camera)
     return {"accuracy": rate_cell(sum(bool(t.passed) for t in scored), len(scored)),
@@ -198,7 +198,7 @@ def impairments(trials: Iterable[TrialRecord]) -> dict[str, dict]:
         similar = [word_recall(turn.glasses.camera_script, turn.input.camera_block) for turn in turns
                    if turn.glasses.camera_script and turn.input.camera_source == "perceived"]
         similar = [s for s in similar if s is not None]
-        done = _percentiles([turn.metrics.reply_done for turn in turns if turn.metrics.reply_done is not None])
+        done = stats.percentiles([turn.metrics.reply_done for turn in turns if turn.metrics.reply_done is not None])
         row = {"trials": len(chosen),
                "accuracy": rate_cell(sum(bool(t.passed) for t in scored), len(scored)),
                "word_error_rate": round(statistics.fmean(rates), 3) if rates else None,
@@ -335,15 +335,6 @@ def counts(trials: Sequence[TrialRecord], superseded: int = 0) -> dict:
     }
 
 
-def _percentiles(values: list[float]) -> dict:
-    import numpy as np
-
-    if not values:
-        return {"p50": None, "p95": None, "n": 0}
-    return {"p50": round(float(np.percentile(values, 50)), 4), "p95": round(float(np.percentile(values, 95)), 4),
-            "n": len(values)}
-
-
 def latency(trials: Iterable[TrialRecord]) -> dict:
     """p50/p95 over every turn of every finished trial: first reply text, first
     reply audio and first audible speech in it (spoken replies: the
@@ -351,10 +342,10 @@ def latency(trials: Iterable[TrialRecord]) -> dict:
     proxy) or from the end of the user's speech (simulated glasses)."""
     replies = [turn.reply for trial in trials if not trial.errored for turn in trial.turns]
     return {
-        "first_token_s": _percentiles([r.first_token_s for r in replies if r.first_token_s is not None]),
-        "first_audio_s": _percentiles([r.first_audio_s for r in replies if r.first_audio_s is not None]),
-        "first_voice_s": _percentiles([r.first_voice_s for r in replies if r.first_voice_s is not None]),
-        "reply_done_s": _percentiles([r.latency_s for r in replies if r.latency_s]),
+        "first_token_s": stats.percentiles([r.first_token_s for r in replies if r.first_token_s is not None]),
+        "first_audio_s": stats.percentiles([r.first_audio_s for r in replies if r.first_audio_s is not None]),
+        "first_voice_s": stats.percentiles([r.first_voice_s for r in replies if r.first_voice_s is not None]),
+        "reply_done_s": stats.percentiles([r.latency_s for r in replies if r.latency_s]),
         "measured_from": "the end of the user's speech" if any(t.via == "stream" for t in trials)
         else "the request",
     }
@@ -383,9 +374,9 @@ def perception(trials: Iterable[TrialRecord]) -> dict | None:
         for turn in turns:
             counts[getattr(turn.input, f"{channel}_source") or "none"] += 1
         channels[channel] = dict(sorted(counts.items()))
-    stages = {stage: _percentiles([t.metrics.stage(stage) for t in turns if t.metrics.stage(stage) is not None])
+    stages = {stage: stats.percentiles([t.metrics.stage(stage) for t in turns if t.metrics.stage(stage) is not None])
               for stage in LATENCY_STAGES}
-    stages["asr_decode_s"] = _percentiles([t.input.timings["asr_decode_s"] for t in turns
+    stages["asr_decode_s"] = stats.percentiles([t.input.timings["asr_decode_s"] for t in turns
                                            if t.input.timings.get("asr_decode_s") is not None])
     rates = speech_error_rates(turns)
     wer = {"mean": round(statistics.fmean(rates), 3), "median": round(statistics.median(rates), 3),

@@ -155,12 +155,6 @@ def _bootstrap_ratio(rows: Sequence[tuple[int, int]]) -> tuple[float | None, flo
     return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))
 
 
-def _percentile(values: list[float], q: float) -> float | None:
-    import numpy as np
-
-    return round(float(np.percentile(values, q)), 3) if values else None
-
-
 def cell_name(record: TrialRecord) -> str:
     """A grid cell's name: the strategy, and the frame policy and impairment profile when swept."""
     parts = [record.proactive or "?"]
@@ -188,6 +182,7 @@ def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknow
     precision_rows = [(sum(w.count("hit") for w in ws), sum(w.count("hit") + w.count("false_alarm") for w in ws))
                       for ws in by_scenario.values()]
     to_speak = [(p.spoke_ms - w.onset_ms) / 1000 for w in events for p in w.probes if p.outcome == "hit"]
+    speak = stats.percentiles(to_speak, digits=3)
     hours = minutes / 60
     return {
         "strategy": records[0].proactive if records else None,
@@ -209,8 +204,8 @@ def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknow
         "recall": _ratio(hits, len(events), recall_rows),
         "precision": _ratio(sum(k for k, _ in precision_rows), sum(n for _, n in precision_rows), precision_rows),
         "false_alarms_per_min": round(false_alarms / minutes, 3) if minutes else None,
-        "time_to_speak_p50_s": _percentile(to_speak, 50),
-        "time_to_speak_p95_s": _percentile(to_speak, 95),
+        "time_to_speak_p50_s": speak["p50"],
+        "time_to_speak_p95_s": speak["p95"],
         "stream_minutes": round(minutes, 3),
         "cost_per_hour_usd": round(cost_usd / hours, 4) if cost_usd is not None and hours else None,
         "cost_unknown": cost_unknown if cost_usd is None else [],

@@ -1,5 +1,5 @@
-"""Statistics used by the scoring: Wilson intervals, bootstraps that resample
-scenarios, Cohen's kappa and the exact McNemar test.
+"""Statistics used by the scoring: percentiles, Wilson intervals, bootstraps that
+resample scenarios, Cohen's kappa and the exact McNemar test.
 
 Everything here works on plain numbers so it can be checked by hand.
 """
@@ -17,6 +17,17 @@ if TYPE_CHECKING:
 Z_95 = 1.959963984540054  # two-sided 95% normal quantile
 BOOTSTRAP_DRAWS = 10_000
 BOOTSTRAP_SEED = 20240607  # fixed, so a report is reproducible bit for bit
+
+
+def percentiles(values: Sequence[float], digits: int = 4) -> dict:
+    """The median and 95th percentile (numpy's linear interpolation), rounded to `digits`, and how many
+    values there were: the one form every latency and time in summary.json takes."""
+    import numpy as np
+
+    if not values:
+        return {"p50": None, "p95": None, "n": 0}
+    p50, p95 = np.percentile(np.asarray(values, dtype=float), [50, 95])
+    return {"p50": round(float(p50), digits), "p95": round(float(p95), digits), "n": len(values)}
 
 
 def wilson_interval(k: int, n: int, z: float = Z_95) -> tuple[float | None, float | None]:
