@@ -283,7 +283,7 @@ def _policies_side_by_side(result: dict, pct) -> list[str]:
             return "not run"
         stale = row.get("stale_frame_rate") or {}
         rate = row.get("frames_per_minute")
-        return (f"Turn 2 accuracy {pct(row['accuracy']['accuracy'])}, stale frame {pct(stale.get('accuracy'))}, "
+        return (f"Turn 2 accuracy {pct(row['accuracy']['rate'])}, stale frame {pct(stale.get('rate'))}, "
                 f"{'n/a' if rate is None else f'{rate:.1f}'} frames/min")
 
     lines = [f"frame policies, condition {result['condition']} (A | B):"]

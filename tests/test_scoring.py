@@ -80,20 +80,20 @@ def test_per_class_accuracy_baseline(summary):
     classes = summary["conditions"]["baseline"]["per_class"]
     # current: s_cur_a 2 of 3 + s_cur_b 1 of 1 (t1 unscored is left out) = 3/4
     assert (classes["current"]["k"], classes["current"]["n"]) == (3, 4)
-    assert classes["current"]["accuracy"] == 0.75
+    assert classes["current"]["rate"] == 0.75
     # prior: s_pri_a 2 of 2 (the errored t2 is left out): the all-pass class
-    assert (classes["prior"]["k"], classes["prior"]["n"], classes["prior"]["accuracy"]) == (2, 2, 1.0)
+    assert (classes["prior"]["k"], classes["prior"]["n"], classes["prior"]["rate"]) == (2, 2, 1.0)
     # clarify, auxiliary: 0 of 1
-    assert (classes["clarify"]["k"], classes["clarify"]["n"], classes["clarify"]["accuracy"]) == (0, 1, 0.0)
-    # abstain: no trials -> accuracy and interval null, never 0
-    assert classes["abstain"] == {"accuracy": None, "k": 0, "n": 0, "ci_low": None, "ci_high": None}
+    assert (classes["clarify"]["k"], classes["clarify"]["n"], classes["clarify"]["rate"]) == (0, 1, 0.0)
+    # abstain: no trials -> rate and interval null, never 0
+    assert classes["abstain"] == {"rate": None, "k": 0, "n": 0, "ci_low": None, "ci_high": None}
 
 
 def test_balanced_accuracy_and_zero_trial_class(summary):
     # baseline: (3/4 + 2/2) / 2 = 0.875
     assert summary["conditions"]["baseline"]["balanced_accuracy"] == pytest.approx(0.875)
     # explicit has no prior trials: mean over the classes that have trials = current only = 2/2
-    assert summary["conditions"]["explicit"]["per_class"]["prior"]["accuracy"] is None
+    assert summary["conditions"]["explicit"]["per_class"]["prior"]["rate"] is None
     assert summary["conditions"]["explicit"]["balanced_accuracy"] == pytest.approx(1.0)
     primary = summary["primary"]
     assert primary["condition"] == "baseline"
@@ -153,7 +153,7 @@ def test_breakdowns_and_confusion(summary):
     assert (cue["absent_referent"]["k"], cue["absent_referent"]["n"]) == (0, 1)
     tier = summary["by_difficulty"]["baseline"]
     # hard = s_cur_b 1/1 + s_cla 0/1
-    assert (tier["hard"]["k"], tier["hard"]["n"], tier["hard"]["accuracy"]) == (1, 2, 0.5)
+    assert (tier["hard"]["k"], tier["hard"]["n"], tier["hard"]["rate"]) == (1, 2, 0.5)
     assert (tier["easy"]["k"], tier["easy"]["n"]) == (2, 3)
     confusion = summary["confusion"]["baseline"]
     assert confusion["current"] == {"current": 3, "prior": 1, "clarify": 0, "abstain": 0, "unscored": 1}
@@ -280,3 +280,36 @@ def test_repair_attempt_inferred_when_not_recorded(tmp_path):
                     + "\n" + json.dumps({**base, "trial": 1, "turn_2_judge_label": "current"}) + "\n")
     repair = build_summary(load_trials(path))["conditions"]["baseline"]["repair_rate"]
     assert (repair["k"], repair["n"], repair["turn_2_misses"], repair["not_attempted"]) == (1, 1, 2, 1)
+
+
+def _proportions(value, path="summary"):
+    """Every dict in `value` holding a proportion's counts and interval, with where it sits."""
+    if isinstance(value, dict):
+        if {"k", "n", "ci_low", "ci_high"} <= set(value) and not {"pairs", "difference"} & set(value):
+            yield path, value
+        for key, item in value.items():
+            yield from _proportions(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            yield from _proportions(item, f"{path}[{n}]")
+
+
+def test_every_proportion_in_the_summary_is_written_as_a_rate(summary):
+    found = list(_proportions(summary))
+    assert len(found) > 10
+    wrong = [path for path, cell in found if "rate" not in cell or "accuracy" in cell]
+    assert wrong == []
+
+
+def test_a_schema_1_summary_reads_with_its_proportions_as_rates(summary):
+    from benchmark.scoring.summary import SUMMARY_SCHEMA, upgrade_summary
+
+    old = json.loads(json.dumps(summary).replace('"rate": ', '"accuracy": '))
+    old["summary_schema"] = 1
+    assert any("accuracy" in cell for _, cell in _proportions(old))
+    upgraded = upgrade_summary(old)
+    assert upgraded["summary_schema"] == SUMMARY_SCHEMA == 2
+    assert upgraded["conditions"]["baseline"]["per_class"]["current"]["rate"] == 0.75
+    assert all("rate" in cell and "accuracy" not in cell for _, cell in _proportions(upgraded)
+               if set(cell) >= {"k", "n", "ci_low", "ci_high"} and len(cell) == 5)
+    assert upgrade_summary(summary) is summary  # today's form is left alone

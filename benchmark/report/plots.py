@@ -88,7 +88,7 @@ def plot_accuracy_by_cue_type(summary: dict, path: Path) -> None:
         for c, cue in enumerate(cues):
             y = c + (i - (len(names) - 1) / 2) * band
             cell = data[name].get(cue)
-            value = (cell or {}).get("accuracy")
+            value = (cell or {}).get("rate")
             ax.barh(y, value or 0, height=band * 0.9, colour=palette(i))
             if value is not None and cell.get("ci_low") is not None:
                 ax.interval(y, cell["ci_low"], cell["ci_high"], horizontal=True, cap=min(4, 30 * band / 2),
@@ -150,9 +150,9 @@ def plot_staleness(summary: dict, path: Path) -> None:
             points = []
             for gap, cells in per_gap.items():
                 cell = cells[key]
-                if cell["accuracy"] is None:
+                if cell["rate"] is None:
                     continue
-                points.append((int(gap) + shift, cell["accuracy"], cell["n"]))
+                points.append((int(gap) + shift, cell["rate"], cell["n"]))
                 if cell["ci_low"] is not None:
                     ax.interval(int(gap) + shift, cell["ci_low"], cell["ci_high"], colour=colour, cap=4)
             if len(points) > 1:
@@ -196,13 +196,13 @@ def plot_frame_policies(summary: dict, path: Path) -> None:
             shift = (2 * i + k - (2 * len(series) - 1) / 2) * 0.012 * right  # side by side, intervals apart
             for policy, cells in per.items():
                 cell, x = cells.get(key), cells.get("frames_per_minute")
-                if not cell or cell["accuracy"] is None or x is None:
+                if not cell or cell["rate"] is None or x is None:
                     continue
                 x += shift
                 if cell["ci_low"] is not None:
                     ax.interval(x, cell["ci_low"], cell["ci_high"], colour=colour, cap=4)
-                ax.marker(x, cell["accuracy"], colour=colour, shape=shape)
-                labels.append((*ax.px(x, cell["accuracy"]), policy, colour))
+                ax.marker(x, cell["rate"], colour=colour, shape=shape)
+                labels.append((*ax.px(x, cell["rate"]), policy, colour))
     place_point_labels(fig, labels, top, fig.height - 70 - legend_height)
     ax.frame()
     ax.x_ticks(ticks)

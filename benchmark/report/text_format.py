@@ -16,7 +16,7 @@ def interval(low: float | None, high: float | None) -> str:
 
 
 def cell_text(cell: dict) -> str:
-    return f"{pct(cell['accuracy'])} ({cell['k']}/{cell['n']}) {interval(cell['ci_low'], cell['ci_high'])}"
+    return f"{pct(cell['rate'])} ({cell['k']}/{cell['n']}) {interval(cell['ci_low'], cell['ci_high'])}"
 
 
 def one_line(value):

@@ -427,12 +427,13 @@ def write_viewer(run_dir: Path, *, transcripts: Path | None = None, output_dir: 
     """
     from benchmark.report import REPORT_OUTPUTS
     from benchmark.scoring import load_trials
+    from benchmark.scoring.summary import upgrade_summary
 
     run_dir = Path(run_dir)
     out = Path(output_dir) if output_dir is not None else run_dir
     refuse_links(out, REPORT_OUTPUTS)  # nothing read into the page or written comes from outside the dir
     if summary is None:
-        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        summary = upgrade_summary(json.loads((out / "summary.json").read_text(encoding="utf-8")))
     trials = list(load_trials(transcripts if transcripts is not None else run_dir).trials)
     findings_path = out / "findings.md"
     findings = findings_path.read_text(encoding="utf-8") if inside(findings_path, out) else ""

@@ -26,9 +26,10 @@ PRIMARY_CLASSES = ("current", "prior")
 
 
 def rate_cell(k: int, n: int) -> dict:
-    """{accuracy, k, n, ci_low, ci_high}; accuracy and interval null when n == 0."""
+    """A proportion as summary.json writes every one: {rate, k, n, ci_low, ci_high} (95% Wilson); rate and
+    interval null when n == 0."""
     low, high = stats.wilson_interval(k, n)
-    return {"accuracy": k / n if n else None, "k": k, "n": n, "ci_low": low, "ci_high": high}
+    return {"rate": k / n if n else None, "k": k, "n": n, "ci_low": low, "ci_high": high}
 
 
 def per_class(trials: Iterable[TrialRecord]) -> dict[str, dict]:
@@ -73,10 +74,8 @@ def repair_rate(trials: Iterable[TrialRecord]) -> dict:
         else:
             n += 1
             k += int(trial.repair_passed)
-    cell = rate_cell(k, n)
     return {
-        "rate": cell["accuracy"], "k": k, "n": n, "ci_low": cell["ci_low"], "ci_high": cell["ci_high"],
-        "turn_2_misses": misses, "turn_3_unscored": unscored, "not_attempted": not_attempted,
+        **rate_cell(k, n), "turn_2_misses": misses, "turn_3_unscored": unscored, "not_attempted": not_attempted,
     }
 
 

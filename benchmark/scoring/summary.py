@@ -9,11 +9,30 @@ from benchmark.shards import planned_cells
 from core.records import PROACTIVE_TARGETS, TrialRecord
 from benchmark.scoring.trials import TrialSet
 
-SUMMARY_SCHEMA = 1
+# 2: every proportion is {rate, k, n, ci_low, ci_high} (1 wrote a rate cell's rate as `accuracy`)
+SUMMARY_SCHEMA = 2
 BALANCE_RULE = (
     "balanced accuracy = mean of per-class Turn 2 accuracy over current and prior, "
     "taken over the classes that have scored trials (a class with no trials is left out, not counted as 0)"
 )
+
+
+def upgrade_summary(summary: dict) -> dict:
+    """A summary.json of any schema in today's form: schema 1 wrote a proportion's rate as `accuracy`
+    ({accuracy, k, n, ci_low, ci_high}); every such cell, wherever it sits, reads as {rate, ...}."""
+    if not isinstance(summary.get("summary_schema"), int) or summary["summary_schema"] >= SUMMARY_SCHEMA:
+        return summary
+
+    def upgrade(value):
+        if isinstance(value, dict):
+            if set(value) == {"accuracy", "k", "n", "ci_low", "ci_high"}:
+                value = {("rate" if key == "accuracy" else key): item for key, item in value.items()}
+            return {key: upgrade(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [upgrade(item) for item in value]
+        return value
+
+    return {**upgrade(summary), "summary_schema": SUMMARY_SCHEMA}
 
 
 def ranking_condition(trials: tuple[TrialRecord, ...], manifest: dict) -> tuple[str, str]:
