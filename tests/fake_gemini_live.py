@@ -42,6 +42,7 @@ import base64
 import json
 import ssl
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -92,6 +93,7 @@ class FakeGeminiLive(_ThreadedServer):
         self.usages: list[dict] = []  # every usageMetadata sent
         self.limit_closes = 0  # sessions ended by the session limit
         self.resets = 0  # connections announced with a goAway and closed
+        self.went_away = threading.Event()  # the connection of `go_away_on_turn` is closed
 
     def _usage(self, record: dict, words: int, spoken: bool) -> dict:
         """usageMetadata in the API's shape for what the connection was sent: text about four characters a
@@ -189,6 +191,10 @@ class FakeGeminiLive(_ThreadedServer):
         await asyncio.sleep(self.go_away_left_s)
         await ws.close(1000, "connection reached its maximum duration")
 
+    async def _go_away(self, ws) -> None:
+        await ws.close(1000, "go away")
+        self.went_away.set()
+
     async def _over_limit(self, ws, record) -> bool:
         """A session holding video and more than `session_limit_s` of audio, without compression: ended.
         (The limit is one of context size: input sent again after a resume counts again.)"""
@@ -249,7 +255,7 @@ class FakeGeminiLive(_ThreadedServer):
         record["history"].append(self.turns)
         if self.go_away_on_turn == self.turns:  # the connection ends a little after this reply
             await self._send(ws, {"goAway": {"timeLeft": "0.3s"}})
-            asyncio.get_running_loop().call_later(0.3, lambda: asyncio.ensure_future(ws.close(1000, "go away")))
+            asyncio.get_running_loop().call_later(0.3, lambda: asyncio.ensure_future(self._go_away(ws)))
         words = self.reply.split(" ")
         pieces = spoken_pieces(self.speech, len(words))
         for i, word in enumerate(words):

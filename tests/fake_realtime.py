@@ -90,6 +90,8 @@ class _ThreadedServer:
         asyncio.run_coroutine_threadsafe(self.server.wait_closed(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
+        if not self.thread.is_alive():
+            self.loop.close()  # its selector and self-pipe sockets, not left for the garbage collector
 
     async def _handle(self, ws):
         raise NotImplementedError

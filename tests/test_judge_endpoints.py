@@ -188,9 +188,11 @@ async def test_a_request_cancelled_before_the_reply_closes_its_connection():
     """A barge-in cancels the request while the model has not answered yet: the connection is
     closed (the server sees it end), not kept for the next request, and not left for the
     garbage collector to find unclosed (a ResourceWarning, an error here)."""
-    ended = asyncio.Event()
+    asked, ended = asyncio.Event(), asyncio.Event()
 
     async def never_answer(reader, writer):
+        await reader.readuntil(b"\r\n\r\n")  # the request's head: the client is waiting for a reply now
+        asked.set()
         await reader.read()  # until the client closes
         ended.set()
         writer.close()
@@ -200,7 +202,7 @@ async def test_a_request_cancelled_before_the_reply_closes_its_connection():
     candidate = OpenAIChatCandidate("m", base_url=f"http://127.0.0.1:{port}/v1", api_key="x", attempts=1)
     request = asyncio.create_task(candidate.respond([Message("user", "hi")], "", GenerationConfig(),
                                                     on_delta=lambda piece: None))
-    await asyncio.sleep(0.2)
+    await asyncio.wait_for(asked.wait(), 5)
     request.cancel()
     with pytest.raises(asyncio.CancelledError):
         await request

@@ -106,7 +106,7 @@ def test_a_connection_that_keeps_dropping_fails_the_turn_as_retryable(monkeypatc
 def test_gemini_live_moves_to_a_new_connection_after_a_go_away(gemini_env):
     with gemini_env(go_away_on_turn=1, reply="A red mug.") as server:
         first, second, _ = asyncio.run(_two_turns("gemini-live:gemini-live-x", server.base_url))
-        time.sleep(0.5)  # the server's close of the first connection has happened by now
+        assert server.went_away.wait(10)  # the server has closed the first connection
     assert server.problems == [] and (first.text, second.text) == ("A red mug.", "A red mug.")
     old, new = server.sessions
     assert "sessionResumption" in old["setup"] and new["resumed_from"] == "handle-1"
