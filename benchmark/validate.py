@@ -1,6 +1,8 @@
 """The bank validator: structural checks 1, 2, 3 and 6, the authoring checks
-(camera blocks, answer lists, repair anchors), and the lockfile. The semantic
-checks 4 and 5 need a model and live in `benchmark.validate_semantic`.
+(camera blocks, answer lists, repair anchors), and the lockfile. Check 6's
+search is `benchmark.validate_duplicates`, the lockfile's hashes
+`benchmark.lockfile`, the shipped bank's counts `benchmark.bank_counts`. The
+semantic checks 4 and 5 need a model and live in `benchmark.validate_semantic`.
 
 Each check returns a `CheckResult` listing every problem it found (nothing
 stops at the first problem) and the warnings that do not fail it. The shipped
@@ -14,22 +16,20 @@ warnings on any other bank, whose authors may follow other rules
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
-import hashlib
 import json
-import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from benchmark import BENCHMARK_VERSION
+from benchmark.bank_counts import counts, shipped_count_problems
+from benchmark.lockfile import lock_drift
+from benchmark.validate_duplicates import near_duplicates
 from core.nouns import as_object_noun, object_nouns_in
 from core.scenario import (
-    COGNITIVE_LOADS, CUE_TYPES, DIFFICULTY_TIERS, JSONL_RENAMES, SHIPPED_BANK, SUBSETS, TARGET_CONTEXTS,
-    TIME_GAP_BUCKETS, Bank, BankError, Scenario, load_bank,
+    COGNITIVE_LOADS, CUE_TYPES, DIFFICULTY_TIERS, JSONL_RENAMES, SHIPPED_BANK, TARGET_CONTEXTS,
+    TIME_GAP_BUCKETS, Bank, BankError, load_bank,
 )
 
 SPEECH_FIELDS = ("turn_1_user", "turn_2_user", "turn_3_repair_anchor_deictic")
@@ -44,24 +44,6 @@ TARGET_LISTS = {
     "clarify": ("clarify_indicators",),
     "abstain": ("abstain_indicators",),
 }
-
-# the shipped bank's exact distributions (check 3), counted on its `bank` subset
-SHIPPED_DISTRIBUTIONS = {
-    "target_context": {"current": 33, "prior": 12, "clarify": 3, "abstain": 2},
-    "cue_type": {"object_in_hand": 12, "object_state": 8, "sequential_task": 6, "location": 6,
-                 "object_in_view": 5, "absent_referent": 5, "screen_content": 4, "pre_conversation_recall": 4},
-    "difficulty_tier": {"easy": 15, "medium": 20, "hard": 15},
-}
-SHIPPED_SIZE = 50
-MIN_DOMAINS = 14
-# the shipped contrast subset (ct-01 .. ct-20), counted separately: minimal pairs
-# and distractor-rich scenes where the earlier object is still visible
-SHIPPED_CONTRAST_DISTRIBUTIONS = {
-    "target_context": {"current": 14, "prior": 6},
-    "cue_type": {"object_in_hand": 4, "object_state": 2, "sequential_task": 2, "location": 2,
-                 "object_in_view": 3, "absent_referent": 2, "screen_content": 3, "pre_conversation_recall": 2},
-}
-SHIPPED_CONTRAST_SIZE = 20
 
 # authoring rules (docs/scenario_authoring_rules.md): errors on the shipped
 # bank, warnings on any other bank
@@ -98,20 +80,6 @@ MAX_TEXT_CHARS = 2000
 TEXT_FIELDS = ("context_image", "turn_1_image", "turn_2_image", "turn_1_user", "turn_2_user",
                "turn_3_repair_anchor", "turn_3_repair_anchor_deictic")
 
-# check 6: a pair is a near duplicate when the text of its speech and camera
-# blocks is this similar (difflib ratio over the sequences of lower-cased words) ...
-TEXT_SIMILARITY_THRESHOLD = 0.75
-# ... or when both speech turns are word-for-word the same template with the
-# same shift type and target (structural overlap).
-SPEECH_SIMILARITY_THRESHOLD = 0.9
-
-LOCK_FILES = {
-    "scenarios_sha256": "scenarios.json",
-    "expected_answers_sha256": "expected_answers.json",
-    "interventions_sha256": "interventions.json",
-    "proactive_sha256": "proactive.json",  # the proactive subset (core.proactive_scenario)
-}
-JUDGE_TEMPLATE = Path(__file__).parent / "judges" / "judge_prompt.md"
 
 
 @dataclass
@@ -134,32 +102,6 @@ class CheckResult:
 
 def is_shipped(bank: Bank) -> bool:
     return bank.format == "v1" and Path(bank.source).resolve() == SHIPPED_BANK.resolve()
-
-
-def _tally(scenarios, name: str) -> dict:
-    return dict(Counter("null" if getattr(s, name) is None else getattr(s, name) for s in scenarios))
-
-
-COUNTED = ("target_context", "cue_type", "difficulty_tier", "cognitive_load", "time_gap_bucket", "subset")
-
-
-def counts(bank: Bank) -> dict:
-    """Tallies over every scenario; a bank holding more than one subset also gets
-    each subset's own tallies under flat keys such as `bank:target_context`."""
-    scenarios = bank.scenarios
-    out = {
-        "scenarios": len(scenarios),
-        **{name: _tally(scenarios, name) for name in COUNTED},
-        "activity_domains": len({s.activity_domain for s in scenarios}),
-    }
-    subsets = [name for name in SUBSETS if any(s.subset == name for s in scenarios)]
-    if len(subsets) > 1:
-        for subset in subsets:
-            part = [s for s in scenarios if s.subset == subset]
-            out[f"{subset}:scenarios"] = len(part)
-            out.update({f"{subset}:{name}": _tally(part, name) for name in COUNTED if name != "subset"})
-            out[f"{subset}:activity_domains"] = len({s.activity_domain for s in part})
-    return out
 
 
 @lru_cache(maxsize=1 << 16)
@@ -420,191 +362,24 @@ def check_structure(bank: Bank, *, shipped: bool) -> CheckResult:
             p.append(f"{s.scenario_id}: field 'turn_3_target_context' must be current or prior on a shipped clarify "
                      "item: its named repair anchor resolves the ambiguity")
     if shipped:
-        _check_shipped_counts(bank, p)
+        p.extend(shipped_count_problems(bank))
     return result
-
-
-def _check_shipped_counts(bank: Bank, p: list[str]) -> None:
-    """The shipped bank: its `bank` subset has the exact distributions; its
-    contrast subset (ct-01 .. ct-20) is counted on its own, and each of its
-    `pair_id`s names exactly one bank item. `wearsim validate --subset NAME`
-    checks only the selected subset."""
-    if bank.subset in (None, "bank"):
-        main = [s for s in bank.scenarios if s.subset == "bank"]
-        c = counts(dataclasses.replace(bank, scenarios=tuple(main)))
-        for key, wanted in SHIPPED_DISTRIBUTIONS.items():
-            if c[key] != wanted:
-                p.append(f"shipped bank: {key} counts are {c[key]}, expected {wanted}")
-        if c["scenarios"] != SHIPPED_SIZE:
-            p.append(f"shipped bank: {c['scenarios']} scenarios, expected {SHIPPED_SIZE}")
-        if c["activity_domains"] < MIN_DOMAINS:
-            p.append(f"shipped bank: {c['activity_domains']} activity domains, expected at least {MIN_DOMAINS}")
-    if bank.subset in (None, "contrast"):
-        contrast = [s for s in bank.scenarios if s.subset == "contrast"]
-        wanted_ids = [f"ct-{n:02d}" for n in range(1, SHIPPED_CONTRAST_SIZE + 1)]
-        ids = sorted(s.scenario_id for s in contrast)
-        if ids != wanted_ids:
-            p.append(f"shipped bank: the contrast subset must be exactly {wanted_ids[0]} .. {wanted_ids[-1]}, "
-                     f"got {', '.join(ids) or 'none'}")
-        cc = counts(dataclasses.replace(bank, scenarios=tuple(contrast)))
-        for key, wanted in SHIPPED_CONTRAST_DISTRIBUTIONS.items():
-            if cc[key] != wanted:
-                p.append(f"shipped bank: contrast subset {key} counts are {cc[key]}, expected {wanted}")
-        pairs = Counter(s.pair_id for s in bank.scenarios if s.pair_id is not None)
-        bank_pairs = {s.pair_id for s in bank.scenarios if s.subset == "bank" and s.pair_id is not None}
-        for s in contrast if bank.subset is None else ():  # a pair's bank item is not in a selected subset
-            if s.pair_id is not None and (s.pair_id not in bank_pairs or pairs[s.pair_id] != 2):
-                p.append(f"{s.scenario_id}: field 'pair_id' {s.pair_id!r} must name exactly one bank item "
-                         "(a minimal pair)")
-
-
-_WORD = re.compile(r"[a-z0-9']+")
-
-
-def _words(*texts: str | None) -> tuple[str, ...]:
-    """Lower-cased words, each text cut at the length limit (check 3 reports longer ones)."""
-    return tuple(_WORD.findall(" ".join((t or "")[:MAX_TEXT_CHARS] for t in texts).lower()))
-
-
-class _Text:
-    """One scenario's words for check 6, with their counts for a quick upper bound."""
-
-    def __init__(self, s: Scenario):
-        self.words = _words(s.turn_1_user, s.turn_2_user, s.turn_1_image, s.turn_2_image)
-        self.speech = _words(s.turn_1_user, "|", s.turn_2_user)
-        self.counts, self.speech_counts = Counter(self.words), Counter(self.speech)
-
-
-def _similarity(a: tuple[str, ...], b: tuple[str, ...], ca: Counter, cb: Counter, threshold: float) -> float:
-    """difflib's ratio of two word sequences, or 0 when the multiset bound
-    (2 * shared words / total words, never below the ratio) cannot reach `threshold`."""
-    total = len(a) + len(b)
-    if not total or 2 * sum((ca & cb).values()) / total < threshold:
-        return 0.0
-    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
-
-
-class _PrefixIndex:
-    """Finds, among the sequences indexed so far, those whose difflib ratio with a new word sequence may reach
-    `threshold`; every one that does is among them (a prefix filter), so a bank is not compared pair by pair.
-
-    A ratio of at least t needs 2 * shared / (len a + len b) >= t, so a sequence of n words shares at least
-    ceil(t * n / (2 - t)) of them with any partner. Words are made distinct by their occurrence number
-    ("cup", "cup#2") and ordered rarest first (over the whole bank); two sequences that share that many
-    words share one among the first n - ceil(t * n / (2 - t)) + 1 of each."""
-
-    def __init__(self, sequences: list[tuple[str, ...]], threshold: float):
-        self.threshold = threshold
-        self.tokens = [[f"{w}#{k}" for w, count in Counter(seq).items() for k in range(1, count + 1)]
-                       for seq in sequences]
-        frequency = Counter(t for toks in self.tokens for t in set(toks))
-        for toks in self.tokens:
-            toks.sort(key=lambda t: (frequency[t], t))
-        self.index: dict[str, list[int]] = {}
-
-    def _prefix(self, i: int) -> list[str]:
-        toks = self.tokens[i]
-        needed = math.ceil(self.threshold * len(toks) / (2 - self.threshold) - 1e-9)
-        return toks[:max(0, len(toks) - needed + 1)]
-
-    def candidates(self, i: int) -> set[int]:
-        return {j for token in self._prefix(i) for j in self.index.get(token, ())}
-
-    def add(self, i: int) -> None:
-        for token in self._prefix(i):
-            self.index.setdefault(token, []).append(i)
 
 
 def check_near_duplicates(bank: Bank) -> CheckResult:
-    """Check 6: pairs of scenarios whose text or structure overlaps too much.
-
-    A contrast item and the bank item it names by `pair_id` are meant to mirror
-    each other and are not compared. Texts are compared as word sequences.
-    Scenarios are taken in bank order; each is compared with the earlier ones
-    that no near duplicate was reported for (the first of each group of near
-    copies stands for its group), and only with those a prefix filter cannot
-    rule out, so the check grows with the bank about linearly (20,000
-    scenarios: benchmarks/validate_scale.py). A near copy is reported once,
-    against the first earlier scenario it matches."""
-    result = CheckResult("near_duplicates")
-    scenarios = bank.scenarios
-    texts = [_Text(s) for s in scenarios]
-    by_text = _PrefixIndex([t.words for t in texts], TEXT_SIMILARITY_THRESHOLD)
-    groups: dict[tuple, list[int]] = {}
-    for i, s in enumerate(scenarios):
-        groups.setdefault((s.cue_type, s.target_context), []).append(i)
-    by_speech = {key: (_PrefixIndex([texts[i].speech for i in members], SPEECH_SIMILARITY_THRESHOLD),
-                       {i: n for n, i in enumerate(members)}, members) for key, members in groups.items()}
-    for i, b in enumerate(scenarios):
-        speech_index, position, members = by_speech[(b.cue_type, b.target_context)]
-        earlier = by_text.candidates(i) | {members[n] for n in speech_index.candidates(position[i])}
-        problem = next((found for j in sorted(earlier) if (found := _near_copy(scenarios[j], b, texts[j], texts[i]))),
-                       None)
-        if problem:
-            result.problems.append(problem)
-        else:  # it stands for itself: later scenarios are compared with it
-            by_text.add(i)
-            speech_index.add(position[i])
-    return result
-
-
-def _near_copy(a: Scenario, b: Scenario, ta: _Text, tb: _Text) -> str | None:
-    """Why b is a near duplicate of the earlier a, or None."""
-    if a.pair_id is not None and a.pair_id == b.pair_id and {a.subset, b.subset} == {"bank", "contrast"}:
-        return None
-    text = _similarity(ta.words, tb.words, ta.counts, tb.counts, TEXT_SIMILARITY_THRESHOLD)
-    if text >= TEXT_SIMILARITY_THRESHOLD:
-        return f"{a.scenario_id} ~ {b.scenario_id}: text similarity {text:.2f}"
-    if (a.cue_type, a.target_context) == (b.cue_type, b.target_context):
-        speech = _similarity(ta.speech, tb.speech, ta.speech_counts, tb.speech_counts, SPEECH_SIMILARITY_THRESHOLD)
-        if speech >= SPEECH_SIMILARITY_THRESHOLD:
-            return f"{a.scenario_id} ~ {b.scenario_id}: same shift type and target with speech similarity {speech:.2f}"
-    return None
-
-
-def lock_hashes(directory: Path) -> dict:
-    hashes = {}
-    for key, name in LOCK_FILES.items():
-        path = directory / name
-        hashes[key] = hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
-    hashes["judge_prompt_sha256"] = (hashlib.sha256(JUDGE_TEMPLATE.read_bytes()).hexdigest()
-                                     if JUDGE_TEMPLATE.exists() else None)
-    return hashes
-
-
-def write_lock(directory: Path) -> Path:
-    path = directory / "MANIFEST.lock.json"
-    data = {"benchmark_version": BENCHMARK_VERSION, **lock_hashes(directory)}
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    return path
+    """Check 6 (`benchmark.validate_duplicates`)."""
+    return CheckResult("near_duplicates", near_duplicates(bank, MAX_TEXT_CHARS))
 
 
 def check_lockfile(directory: Path, *, required: bool = False) -> CheckResult:
-    """Computed hashes against MANIFEST.lock.json; drift fails unless the version was bumped.
-
-    A missing lockfile is a warning unless `required` (the shipped bank)."""
-    result = CheckResult("lockfile")
-    path = directory / "MANIFEST.lock.json"
-    if not path.exists():
-        message = f"{path}: missing; run `wearsim validate --scenarios {directory} --write-lock` to lock this bank"
-        (result.problems if required else result.warnings).append(message)
-        return result
-    try:
-        lock = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        result.problems.append(f"{path}: line {exc.lineno}: invalid JSON: {exc.msg}")
-        return result
-    computed = lock_hashes(directory)
-    if computed["judge_prompt_sha256"] is None:
-        result.problems.append(f"{JUDGE_TEMPLATE}: judge prompt template missing")
-    if lock.get("benchmark_version") != BENCHMARK_VERSION:
-        return result  # a version bump re-baselines the hashes
-    for key, value in computed.items():
-        if value is not None and lock.get(key) != value:
-            result.problems.append(
-                f"{path}: {key} drifted (bank content changed without a BENCHMARK_VERSION bump; "
-                "bump it or run `wearsim validate --write-lock` for an intended change)")
-    return result
+    """The bank's files against MANIFEST.lock.json (`benchmark.lockfile`); drift fails unless the version
+    was bumped. A missing lockfile is a warning unless `required` (the shipped bank)."""
+    drift = lock_drift(directory)
+    if drift is not None:
+        return CheckResult("lockfile", drift)
+    missing = (f"{directory / 'MANIFEST.lock.json'}: missing; run `wearsim validate --scenarios {directory} "
+               "--write-lock` to lock this bank")
+    return CheckResult("lockfile", [missing]) if required else CheckResult("lockfile", warnings=[missing])
 
 
 def check_scene_specs(bank: Bank, *, shipped: bool = False) -> CheckResult:

@@ -13,9 +13,8 @@ from pathlib import Path
 
 from core.proactive_scenario import EVENT_TYPES, PROACTIVE_FILE, load_proactive
 from core.scenario import SHIPPED_BANK, load_bank
-from benchmark.validate import (
-    LOCK_FILES, check_lockfile, check_proactive, mentions, proactive_rules, validate_bank, write_lock,
-)
+from benchmark.lockfile import LOCK_FILES, write_lock
+from benchmark.validate import check_lockfile, check_proactive, mentions, proactive_rules, validate_bank
 from benchmark.validate_proactive import (
     SHIPPED_MINIMUMS, key_forms, proactive_counts, proactive_findings,
 )

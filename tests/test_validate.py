@@ -11,9 +11,10 @@ from benchmark.card import card_path, render_card
 import pytest
 
 from core.scenario import SHIPPED_BANK, BankError, load_bank
+from benchmark.lockfile import write_lock
 from benchmark.validate import (
     GENERIC_TOKENS, check_answer_lists, check_camera_blocks, check_lockfile, check_near_duplicates,
-    check_object_names, check_repair_anchors, check_structure, check_token_leakage, is_generic, sentences, write_lock,
+    check_object_names, check_repair_anchors, check_structure, check_token_leakage, is_generic, sentences,
 )
 from core.nouns import load_nouns, object_nouns_in
 
@@ -471,7 +472,7 @@ def test_the_near_duplicate_prefix_filter_misses_no_pair_that_brute_force_finds(
     import difflib
     import random
 
-    from benchmark.validate import _PrefixIndex
+    from benchmark.validate_duplicates import _PrefixIndex
 
     rng = random.Random(7)
     words = "red cup blue mug left right table hand shelf pan lid knife green tall small".split()

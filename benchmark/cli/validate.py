@@ -44,7 +44,9 @@ def run(args) -> int:
 
     from core.proactive_scenario import SUBSET as PROACTIVE
     from core.scenario import SUBSETS, BankError, load_bank
-    from benchmark.validate import counts, has_proactive, is_shipped, validate_bank, write_lock
+    from benchmark.bank_counts import counts
+    from benchmark.lockfile import write_lock
+    from benchmark.validate import has_proactive, is_shipped, validate_bank
 
     if args.bank and args.scenarios:
         print("give the bank path once: positionally or with --scenarios", file=sys.stderr)
