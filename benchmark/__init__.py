@@ -1,4 +1,5 @@
-"""wearsim benchmark: scenarios, protocol, candidates, judges, scoring, reports."""
+"""The benchmark: the bank (v1/), its validator, the Turn 1/2/3 protocol, judges, scoring, reports, the runner
+and the `wearsim` command."""
 
 BENCHMARK_VERSION = "v1.1"
 SCHEMA_REVISION = 2
