@@ -153,13 +153,14 @@ def test_a_stream_turn_records_the_rule_that_ended_it(server_url, end_of_turn):
     record keeps it, and latencies count from the end of speech (the silence included)."""
     from core.candidate import GenerationConfig
     from core.scenario import load_bank
-    from benchmark.stream_conversation import StreamConversation
+    from benchmark.stream_conversation import GlassesPlay, ServerSession, StreamConversation
 
     bank = load_bank()
 
     async def go():
-        conversation = StreamConversation(bank.get("sc-01"), bank.condition("baseline"), server_url, "openai:fake",
-                                          GenerationConfig(), silence_ms=600, speed=1.0, end_of_turn=end_of_turn)
+        server = ServerSession(server_url, "openai:fake", silence_ms=600, end_of_turn=end_of_turn)
+        conversation = StreamConversation(bank.get("sc-01"), bank.condition("baseline"), server, GenerationConfig(),
+                                          glasses=GlassesPlay(speed=1.0))
         try:
             return await conversation.send(1)
         finally:
