@@ -49,7 +49,6 @@ JOURNALS = ("-wal", "-shm", "-journal")  # the files SQLite writes beside the da
 KEY_VERSION = 1
 
 
-
 @dataclass
 class CellCache:
     """One cell's side of the cache: the trial its candidate replies are keyed by, and each reply
