@@ -143,7 +143,7 @@ def test_the_in_process_server_has_room_for_the_run():
     assert ServerSettings.with_room_for(32).max_sessions >= 32
     assert ServerSettings.with_room_for(32).max_pending_hellos >= 32
     assert ServerSettings.with_room_for(2).max_sessions == ServerSettings().max_sessions
-    source = (Path(__file__).parent.parent / "benchmark" / "cli" / "bench.py").read_text()
+    source = (Path(__file__).parent.parent / "benchmark" / "cli" / "bench_conversations.py").read_text()
     assert "with_room_for(settings.concurrency" in source
 
 

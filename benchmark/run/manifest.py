@@ -43,6 +43,7 @@ LEGACY_RESUME_VALUES = {"max_tokens": 300, "speed": _NOT_RECORDED, "candidate_mo
                         "pictograph_frames": False, "scenes_sha256": None, "proactive": [],
                         "proactive_sha256": None}
 
+
 def _endpoint(base_url: str | None) -> str | None:
     from benchmark.judges.family import endpoint_host
 
