@@ -20,7 +20,8 @@ from pathlib import Path
 from benchmark.kept_media import AUDIO_DIR, FRAMES_DIR
 from benchmark.merge_media import copy_kept, read_kept
 from core.records import TrialRecord
-from benchmark.runner import CACHE_LOG, LEGACY_RESUME_VALUES, RESUME_KEYS, RUN_OUTPUTS, write_manifest
+from benchmark.run.manifest import LEGACY_RESUME_VALUES, RESUME_KEYS, write_manifest
+from benchmark.run.outputs import CACHE_LOG, RUN_OUTPUTS
 from core.safe_files import UnsafePathError, refuse_links, write_atomic
 from benchmark.shards import cell_key, manifest_shard, planned_cells, shard_of
 

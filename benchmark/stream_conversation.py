@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.candidate import GenerationConfig, Message, Reply
@@ -40,37 +41,61 @@ def session_config(scenario: Scenario, condition: Condition, backend: str, *, ca
                          fallback_context=scenario.context_image if camera else None, **options)
 
 
+@dataclass(frozen=True)
+class ServerSession:
+    """The streaming server a trial talks to, and what each session's hello asks of it."""
+
+    url: str
+    backend: str  # the model id the server answers with
+    token: str | None = field(default=None, repr=False)
+    describer: str = "opencv"
+    silence_ms: int = 1500
+    end_of_turn: str | None = None  # "model" or "silence" (streaming.wire.SessionConfig); None: the server's
+    frame_policy: str | None = None  # None: the server's default
+    frame_size: int = 0  # longer side of a sent frame (0: as captured)
+    frame_quality: int = 0  # JPEG quality of a sent frame (0: as captured)
+    output: str = "text"  # "audio": spoken replies (a realtime backend), kept in the reply
+
+
+@dataclass(frozen=True)
+class GlassesPlay:
+    """What the simulated glasses play, how fast, and whether the frames sent are kept."""
+
+    media_root: Path | None = None  # speech and frames from here (None: media/)
+    synthetic_frames: bool = False
+    scenes: object = None  # the scenario's `SceneSpec`: pictographs where no recording exists (None: none)
+    impairment: object = None  # a `media_effects.impairment_profiles.Profile` (its seed set), or None
+    staleness_ms: int | None = None  # Turn 2 speech starts this long after its first frame
+    speed: float | None = None  # pacing (None: as fast as the server takes it)
+    keep_frames: bool = True  # the frames sent go out with each turn as thumbnails
+
+
 class StreamConversation:
-    def __init__(self, scenario: Scenario, condition: Condition, server_url: str, backend: str,
-                 config: GenerationConfig, *, camera: bool = True, repair_style: str = "named",
-                 speed: float | None = None, token: str | None = None, describer: str = "opencv",
-                 silence_ms: int = 1500, media_root: Path | None = None, staleness_ms: int | None = None,
-                 synthetic_frames: bool = False, output: str = "text", frame_policy: str | None = None,
-                 frame_size: int = 0, frame_quality: int = 0, keep_frames: bool = True, impairment=None,
-                 scenes=None, end_of_turn: str | None = None):
+    def __init__(self, scenario: Scenario, condition: Condition, server: ServerSession, config: GenerationConfig,
+                 *, glasses: GlassesPlay = GlassesPlay(), camera: bool = True, repair_style: str = "named"):
         self.scenario = scenario
         self.condition = condition
-        self.server_url = server_url
-        self.backend = backend
+        self.server_url = server.url
+        self.backend = server.backend
         self.config = config
         self.camera = camera
         self.repair_style = repair_style
-        self.speed = speed
-        self.token = token
-        self.describer = describer
-        self.silence_ms = silence_ms
-        self.end_of_turn = end_of_turn  # "model" or "silence" (streaming.wire.SessionConfig); None: the server's
-        self.media_root = media_root
-        self.staleness_ms = staleness_ms  # Turn 2 speech starts this long after its first frame
-        self.synthetic_frames = synthetic_frames
-        self.scene_spec = scenes  # the scenario's `SceneSpec`: pictographs where no recording exists (None: none)
-        self.output = output  # "audio": spoken replies (a realtime backend), kept in the reply
-        self.frame_policy = frame_policy  # None: the server's default
-        self.frame_size, self.frame_quality = frame_size, frame_quality
+        self.speed = glasses.speed
+        self.token = server.token
+        self.describer = server.describer
+        self.silence_ms = server.silence_ms
+        self.end_of_turn = server.end_of_turn
+        self.media_root = glasses.media_root
+        self.staleness_ms = glasses.staleness_ms
+        self.synthetic_frames = glasses.synthetic_frames
+        self.scene_spec = glasses.scenes
+        self.output = server.output
+        self.frame_policy = server.frame_policy
+        self.frame_size, self.frame_quality = server.frame_size, server.frame_quality
         self.scenes: dict[int, str] = {}  # stream time -> the scene of each frame played
-        self.impairment = impairment  # a `media_effects.impairment_profiles.Profile` (its seed set), or None
+        self.impairment = glasses.impairment
         self.uplink = None  # the impaired uplink of this session, made when it opens
-        self.keep_frames = keep_frames  # the frames sent go out with each turn as thumbnails
+        self.keep_frames = glasses.keep_frames
         self.played: dict[int, bytes] = {}  # stream time -> each frame played (the thumbnails' source)
         self.messages: list[Message] = []
         self.client = None

@@ -18,7 +18,7 @@ from core.candidate import GenerationConfig, Message, Reply
 from core.proactive_scenario import ProactiveScenario
 from core.records import TurnMetrics, TurnResult
 from core.scenario import Condition
-from benchmark.stream_conversation import THUMBNAIL_PX, THUMBNAIL_QUALITY
+from benchmark.stream_conversation import THUMBNAIL_PX, THUMBNAIL_QUALITY, ServerSession
 from core.watching import Probe, Watching
 
 
@@ -33,16 +33,15 @@ class Watched:
 
 
 class WatchConversation:
-    def __init__(self, scenario: ProactiveScenario, condition: Condition, server_url: str, backend: str,
-                 config: GenerationConfig, *, strategy: str, token: str | None = None, describer: str = "authored",
-                 silence_ms: int = 1500, speed: float | None = 1.0, frame_policy: str | None = None,
-                 frame_size: int = 0, frame_quality: int = 0, output: str = "text", keep_frames: bool = True):
-        self.scenario, self.condition = scenario, condition
-        self.server_url, self.backend, self.config = server_url, backend, config
-        self.strategy, self.token, self.describer, self.silence_ms = strategy, token, describer, silence_ms
+    def __init__(self, scenario: ProactiveScenario, condition: Condition, server: ServerSession,
+                 config: GenerationConfig, *, strategy: str, speed: float | None = 1.0, keep_frames: bool = True):
+        self.scenario, self.condition, self.config, self.strategy = scenario, condition, config, strategy
+        self.server_url, self.backend, self.token = server.url, server.backend, server.token
+        self.describer, self.silence_ms, self.output = server.describer, server.silence_ms, server.output
+        self.frame_policy = server.frame_policy
+        self.frame_size, self.frame_quality = server.frame_size, server.frame_quality
         self.speed = speed or 1.0  # timing is what a proactive trial measures: never unpaced
-        self.frame_policy, self.frame_size, self.frame_quality = frame_policy, frame_size, frame_quality
-        self.output, self.keep_frames = output, keep_frames
+        self.keep_frames = keep_frames
         self.client = None
 
     async def watch(self) -> Watched:

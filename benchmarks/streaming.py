@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.candidate import GenerationConfig  # noqa: E402
 from core.scenario import load_bank  # noqa: E402
-from benchmark.stream_conversation import StreamConversation  # noqa: E402
+from benchmark.stream_conversation import GlassesPlay, ServerSession, StreamConversation  # noqa: E402
 from streaming.app import ServerSettings  # noqa: E402
 from streaming.local_server import running_server  # noqa: E402
 
@@ -54,8 +54,9 @@ async def level(url: str, n: int, backend: str, bank, end_of_turn: str, silence_
     scenarios = bank.scenarios[:n] if n <= len(bank.scenarios) else list(bank.scenarios) * (n // 50 + 1)
 
     async def one(scenario):
-        conversation = StreamConversation(scenario, condition, url, backend, GenerationConfig(max_tokens=60),
-                                          speed=1.0, silence_ms=silence_ms, end_of_turn=end_of_turn)
+        server = ServerSession(url, backend, silence_ms=silence_ms, end_of_turn=end_of_turn)
+        conversation = StreamConversation(scenario, condition, server, GenerationConfig(max_tokens=60),
+                                          glasses=GlassesPlay(speed=1.0))
         try:
             turns = [await conversation.send(turn) for turn in (1, 2)]
             finals = sum(isinstance(event, TranscriptFinal) for _, event in conversation.client.events)

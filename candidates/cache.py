@@ -23,13 +23,14 @@ SQLite opens it, and a database or journal (`-wal`, `-shm`, `-journal`)
 that is a symbolic link or not a regular file is refused
 (`UnsafePathError`, naming it) before anything is written.
 
-Which replies of a run came from the cache is logged per cell through
-`cell_log()` (the runner writes it to `RUN_DIR/cache_log.jsonl`).
+The trial a candidate reply is keyed by, and the log of which replies of a
+cell came from the cache, are handed over explicitly: the runner makes one
+`CellCache` per cell and asks through `CachedCandidate.for_cell(cell)` (the
+runner writes each cell's log to `RUN_DIR/cache_log.jsonl`).
 """
 
 from __future__ import annotations
 
-import contextvars
 import hashlib
 import json
 import os
@@ -37,7 +38,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.candidate import GenerationConfig, Message, Reply, Usage, UsageError
@@ -47,10 +48,22 @@ CACHE_FILE = "responses.sqlite3"
 JOURNALS = ("-wal", "-shm", "-journal")  # the files SQLite writes beside the database
 KEY_VERSION = 1
 
-# the trial index of the cell a task is running (set by the runner), and the
-# list that collects that cell's cache events
-CURRENT_TRIAL: contextvars.ContextVar[int | None] = contextvars.ContextVar("wearsim_trial", default=None)
-CELL_LOG: contextvars.ContextVar[list | None] = contextvars.ContextVar("wearsim_cache_log", default=None)
+
+@dataclass
+class CellCache:
+    """One cell's side of the cache: the trial its candidate replies are keyed by, and each reply
+    asked in it as (role, came from the cache)."""
+
+    trial: int | None = None
+    events: list[tuple[str, bool]] = field(default_factory=list)
+
+    def summary(self) -> dict:
+        """Per role, the replies of the cell served from the cache and asked of the model."""
+        out: dict = {}
+        for role, hit in self.events:
+            entry = out.setdefault(role, {"from_cache": 0, "requested": 0})
+            entry["from_cache" if hit else "requested"] += 1
+        return out
 
 
 def default_cache_dir(env=None) -> Path:
@@ -196,28 +209,35 @@ class CachedCandidate:
     """A `Candidate` whose replies go through a `ResponseCache`.
 
     `role` names it in the cell log ("candidate", "judge", "ranking judge");
-    `keyed_by_trial` puts the trial index of the running cell into the key
-    (candidates) or leaves it out (judges). The wrapped adapter's `endpoint`
-    attribute (its base URL, or for the embedded model its weights file)
-    goes into the key."""
+    `keyed_by_trial` puts the trial index of `cell` into the key (candidates)
+    or leaves it out (judges). `cell` is the cell it asks for (`for_cell`;
+    None: no cell, as in a rescore: no trial, no log). The wrapped adapter's
+    `endpoint` attribute (its base URL, or for the embedded model its weights
+    file) goes into the key."""
 
-    def __init__(self, inner, cache: ResponseCache, *, role: str = "candidate", keyed_by_trial: bool = True):
+    def __init__(self, inner, cache: ResponseCache, *, role: str = "candidate", keyed_by_trial: bool = True,
+                 cell: CellCache | None = None):
         self.inner = inner
         self.cache = cache
         self.role = role
         self.keyed_by_trial = keyed_by_trial
+        self.cell = cell
         self.model_id = inner.model_id
         self.family = inner.family
         self.endpoint = safe_endpoint(getattr(inner, "endpoint", None))
+
+    def for_cell(self, cell: CellCache) -> "CachedCandidate":
+        """The same model and store, asking for one cell: keyed by its trial (candidates), logged to it."""
+        return CachedCandidate(self.inner, self.cache, role=self.role, keyed_by_trial=self.keyed_by_trial, cell=cell)
 
     def __getattr__(self, name):  # limiter, family, ... of the wrapped adapter
         return getattr(self.inner, name)
 
     async def respond(self, messages: list[Message], system: str, config: GenerationConfig,
                       on_delta: Callable[[str], None] | None = None) -> Reply:
-        trial = CURRENT_TRIAL.get() if self.keyed_by_trial else None
+        trial = self.cell.trial if self.keyed_by_trial and self.cell is not None else None
         key = request_key(self.model_id, self.endpoint, system, messages, config, trial)
-        log = CELL_LOG.get()
+        log = self.cell.events if self.cell is not None else None
         cached = self.cache.get(key)
         if cached is not None:
             if on_delta is not None and cached.text:
@@ -234,11 +254,3 @@ class CachedCandidate:
     async def aclose(self) -> None:
         await self.inner.aclose()
 
-
-def summarise_log(events: list) -> dict:
-    """Per role, the replies of one cell served from the cache and asked of the model."""
-    out: dict = {}
-    for role, hit in events:
-        entry = out.setdefault(role, {"from_cache": 0, "requested": 0})
-        entry["from_cache" if hit else "requested"] += 1
-    return out

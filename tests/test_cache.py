@@ -11,9 +11,8 @@ from pathlib import Path
 
 from candidates import GenerationConfig, Message, Reply, Usage
 from candidates.cache import (
-    CELL_LOG,
-    CURRENT_TRIAL,
     CachedCandidate,
+    CellCache,
     ResponseCache,
     default_cache_dir,
     request_key,
@@ -98,25 +97,19 @@ async def test_candidates_are_keyed_by_trial_and_judges_are_not(tmp_path):
     judge = CachedCandidate(judge_inner, cache, role="judge", keyed_by_trial=False)
     messages = [Message("user", "Is this ripe?")]
     for trial in (0, 1, 0):
-        token = CURRENT_TRIAL.set(trial)
-        try:
-            await candidate.respond(messages, "sys", CONFIG)
-            await judge.respond(messages, "judge sys", CONFIG)
-        finally:
-            CURRENT_TRIAL.reset(token)
+        cell = CellCache(trial)
+        await candidate.for_cell(cell).respond(messages, "sys", CONFIG)
+        await judge.for_cell(cell).respond(messages, "judge sys", CONFIG)
     assert candidate_inner.calls == 2  # trial 0 and trial 1; trial 0 again is a hit
     assert judge_inner.calls == 1
 
 
 async def test_the_cell_log_records_which_replies_came_from_the_cache(tmp_path):
     model = CachedCandidate(CountingModel(), ResponseCache(tmp_path), role="judge", keyed_by_trial=False)
-    events = []
-    token = CELL_LOG.set(events)
-    try:
-        await model.respond([Message("user", "a")], "", CONFIG)
-        await model.respond([Message("user", "a")], "", CONFIG)
-    finally:
-        CELL_LOG.reset(token)
+    cell = CellCache()
+    events = cell.events
+    await model.for_cell(cell).respond([Message("user", "a")], "", CONFIG)
+    await model.for_cell(cell).respond([Message("user", "a")], "", CONFIG)
     assert events == [("judge", False), ("judge", True)]
 
 

@@ -173,7 +173,7 @@ def test_an_unmeasured_run_leads_with_what_happened_why_and_the_next_command():
 
 
 def test_the_progress_line_gives_no_eta_before_a_cell_has_finished(capsys):
-    from benchmark.runner import Progress
+    from benchmark.run.progress import Progress
 
     Progress(50).tick()
     assert "eta    ?" in capsys.readouterr().err

@@ -52,7 +52,7 @@ from core.judge import Verdict
 from benchmark.proxy import build_proxy_report
 from benchmark.proxy.channels import attribute, latency, similarity
 from core.records import TrialRecord, TurnInput, TurnMetrics, TurnResult
-from benchmark.runner import sha256_file
+from benchmark.run.manifest import sha256_file
 from core.scenario import load_bank
 
 BANK = load_bank()

@@ -350,7 +350,8 @@ def test_simulate_prints_a_readable_summary_per_turn_and_a_verdict_and_json_only
 def test_a_spoken_reply_that_cannot_be_saved_stops_the_run_and_keeps_what_was_written(tmp_path):
     from core.candidate import Reply
     from core.records import TrialRecord, TurnInput, TurnResult
-    from benchmark.runner import TranscriptWriteError, save_reply_audio
+    from benchmark.run.errors import TranscriptWriteError
+    from benchmark.run.reply_audio import save_reply_audio
 
     record = TrialRecord("sc-01", "baseline", 0, "current", "object_in_hand", turns=(TurnResult(
         1, TurnInput(1, None, "hi", None, "authored"), Reply("hello", "m", audio=b"\x01\x00" * 2400)),))

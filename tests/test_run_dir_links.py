@@ -80,7 +80,9 @@ def test_a_newline_in_a_cue_type_cannot_start_a_line_of_its_own_in_findings(run_
 
 
 def test_a_bench_run_dir_with_a_linked_lock_or_transcript_is_refused_untouched(tmp_path, victim):
-    from benchmark.runner import LOCK_NAME, RunDirError, open_run_dir
+    from benchmark.run.errors import RunDirError
+    from benchmark.run.outputs import LOCK_NAME
+    from benchmark.run.run_dir import open_run_dir
 
     for name in (LOCK_NAME, "transcripts.jsonl", "logs"):
         run = tmp_path / f"run-{name.strip('.')}"

@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 from core.records import TrialRecord
-from benchmark.runner import RunDirBusy, RunDirLock, write_manifest
+from benchmark.run.errors import RunDirBusy
+from benchmark.run.lock import RunDirLock
+from benchmark.run.manifest import write_manifest
 from benchmark.scoring.trials import TranscriptError, load_trials
 from tests.fake_openai import FakeOpenAI
 

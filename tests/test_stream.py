@@ -16,7 +16,7 @@ import websockets
 from core.candidate import USAGE_FIELDS, GenerationConfig, Usage
 from core.records import TurnInput, build_user_turn
 from core.scenario import load_bank
-from benchmark.stream_conversation import StreamConversation
+from benchmark.stream_conversation import ServerSession, StreamConversation
 from media_effects.frames import encode_jpeg
 from perception.quality import word_error_rate
 from simulator.pacing import Pacer
@@ -219,7 +219,8 @@ def test_bad_messages_get_errors_then_a_close_and_others_keep_working(server_url
 
 def _play(url, scenario, turns=(1, 2), camera=True):
     async def go():
-        conversation = StreamConversation(scenario, BASELINE, url, "openai:fake", GenerationConfig(), camera=camera)
+        conversation = StreamConversation(scenario, BASELINE, ServerSession(url, "openai:fake"), GenerationConfig(),
+                                          camera=camera)
         try:
             return [await conversation.send(turn) for turn in turns], conversation.messages
         finally:

@@ -143,7 +143,7 @@ def test_the_in_process_server_has_room_for_the_run():
     assert ServerSettings.with_room_for(32).max_sessions >= 32
     assert ServerSettings.with_room_for(32).max_pending_hellos >= 32
     assert ServerSettings.with_room_for(2).max_sessions == ServerSettings().max_sessions
-    source = (Path(__file__).parent.parent / "benchmark" / "cli" / "bench.py").read_text()
+    source = (Path(__file__).parent.parent / "benchmark" / "cli" / "bench_conversations.py").read_text()
     assert "with_room_for(settings.concurrency" in source
 
 
@@ -153,13 +153,14 @@ def test_a_stream_turn_records_the_rule_that_ended_it(server_url, end_of_turn):
     record keeps it, and latencies count from the end of speech (the silence included)."""
     from core.candidate import GenerationConfig
     from core.scenario import load_bank
-    from benchmark.stream_conversation import StreamConversation
+    from benchmark.stream_conversation import GlassesPlay, ServerSession, StreamConversation
 
     bank = load_bank()
 
     async def go():
-        conversation = StreamConversation(bank.get("sc-01"), bank.condition("baseline"), server_url, "openai:fake",
-                                          GenerationConfig(), silence_ms=600, speed=1.0, end_of_turn=end_of_turn)
+        server = ServerSession(server_url, "openai:fake", silence_ms=600, end_of_turn=end_of_turn)
+        conversation = StreamConversation(bank.get("sc-01"), bank.condition("baseline"), server, GenerationConfig(),
+                                          glasses=GlassesPlay(speed=1.0))
         try:
             return await conversation.send(1)
         finally:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
 
 EPILOG = """examples:
@@ -187,407 +185,154 @@ def register(subparsers) -> None:
     p.set_defaults(run=run)
 
 
-def _fail(text: str, code: int = 2) -> int:
-    print(f"error: {text}", file=sys.stderr)
-    return code
-
-
-def select_scenarios(bank, ids: str | None, subset: str | None, limit: int | None):
-    """The bank narrowed to `--ids` (in the bank's order), then `--subset` and `--limit`.
-    Unknown ids raise KeyError naming them."""
-    import dataclasses
-
-    if ids:
-        wanted = [i.strip() for i in ids.split(",") if i.strip()]
-        known = {s.scenario_id for s in bank.scenarios}
-        unknown = [i for i in wanted if i not in known]
-        if unknown:
-            raise KeyError(f"--ids: no scenario {', '.join(unknown)} in {bank.source} "
-                           f"({len(known)} scenarios, e.g. {', '.join(sorted(known)[:3])})")
-        bank = dataclasses.replace(bank, scenarios=tuple(s for s in bank.scenarios if s.scenario_id in wanted))
-    if subset == "all":
-        subset = None
-    elif subset is None and not ids:
-        subset = "bank"  # the primary score is the bank subset's
-    return bank.select(subset, limit)
-
-
-def pictograph_problem(bank, synthetic: bool) -> str | None:
-    """Why `--pictograph-frames` cannot run on this bank (None: it can): the picture set is not
-    installed, or a selected scenario has no valid scene spec."""
-    from core.scenes import SceneError, load_scene_specs
-    from media_effects.pictures import PictureSetMissing, font_path, unknown_pictures
-
-    if synthetic:
-        return "--pictograph-frames and --synthetic-frames both draw the frames no recording has: choose one"
-    try:
-        font_path()
-        unknown = unknown_pictures(load_scene_specs(bank, required=True))
-    except PictureSetMissing as exc:
-        return str(exc)
-    except SceneError as exc:
-        more = f" (and {len(exc.problems) - 3} more)" if len(exc.problems) > 3 else ""
-        return "--pictograph-frames: scene specs missing or invalid: " + "; ".join(exc.problems[:3]) + more
-    return f"--pictograph-frames: {unknown[0]}" + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "") \
-        if unknown else None
-
-
-def duplicate_ids(bank) -> list[str]:
-    from collections import Counter
-
-    return [f"{sid} ({n} times)" for sid, n in Counter(s.scenario_id for s in bank.scenarios).items() if n > 1]
-
-
 def run(args) -> int:
-    import asyncio
-    import math
-    import signal
+    """The pre-flight checks and settings, each a named step that may stop the command; then the run and
+    its report."""
     import time
     from datetime import datetime
     from pathlib import Path
 
-    from candidates.factory import model_file
-    from candidates.model_ids import (candidate_family, default_model_id, is_realtime, missing_credentials,
-                                                output_problem, retired_problem, transcription_model)
-    from candidates.ratelimit import build_limits, configure
-    from benchmark.judges import JudgeFamilyError, judge_model_id, resolve_judge_family
-    from benchmark.runner import (CandidateSettings, JudgeSettings, ModelMissing, RunDirError, RunSettings,
-                                  StreamSettings, TranscriptWriteError, build_manifest, open_run_dir, run_bench)
-    from core.scenario import BankError, load_bank
-    from perception.describer_spec import describer_problem
+    from benchmark.cli.bench_checks import (Stop, check_endpoints, check_keys, check_prices, check_run_flags,
+                                            check_stream_flags, load_prices, selected_bank)
+    from benchmark.cli.bench_settings import (build_settings, chosen_conditions, chosen_sweeps, describer_endpoint,
+                                              resolve_models, response_cache)
+    from candidates.ratelimit import configure
 
     try:
-        full = load_bank(args.scenarios)
-    except BankError as exc:
-        print(f"cannot read the bank:\n{exc}", file=sys.stderr)
-        return 2
-    duplicates = duplicate_ids(full)
-    if duplicates:
-        return _fail(f"the bank {full.source} repeats scenario ids: {', '.join(duplicates)}; every scenario_id "
-                     "must be unique (wearsim validate rejects this bank too)")
+        bank = selected_bank(args)
+        shard = check_run_flags(args)
+        prices = load_prices(args)
+        models = resolve_models(args)
+        check_prices(args, models, prices)
+        describer_url = describer_endpoint(args)
+        check_keys(args, models, describer_url)  # keys first: a run that cannot start writes nothing
+        check_endpoints(args, models, describer_url)  # then every endpoint named: one connection each
+        conditions = chosen_conditions(args, bank)
+        sweeps = chosen_sweeps(args, models.model_id)
+        check_stream_flags(args, bank, sweeps, models.model_id)
+        run_dir = Path(args.output_dir or f"runs/bench-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
+        cache = response_cache(args, models.model_id)
+        settings = build_settings(args, bank, models, conditions, sweeps, shard, prices, describer_url, cache)
+        prepared = _lock_run_dir(run_dir, bank, settings, args.resume)
+    except Stop as stop:
+        return stop.report()
+    configure(models.limits)
     try:
-        if args.subset == "proactive":
-            from benchmark.cli.proactive_checks import proactive_bank
-
-            ids = [i.strip() for i in args.ids.split(",") if i.strip()] if args.ids else None
-            bank = proactive_bank(full, ids, args.limit)
-        else:
-            bank = select_scenarios(full, args.ids, args.subset, args.limit)
-    except KeyError as exc:
-        return _fail(exc.args[0])
-    except BankError as exc:
-        print(f"cannot read the bank's proactive scenarios:\n{exc}", file=sys.stderr)
-        return 2
-    if not bank.scenarios:
-        return _fail("no scenarios selected (check --ids, --subset and --limit)")
-    for flag, value, low in (("--trials", args.trials, 1), ("--concurrency", args.concurrency, 1),
-                             ("--max-tokens", args.max_tokens, 1)):
-        if value < low:
-            return _fail(f"{flag} must be at least {low}; got {value}")
-    if args.via == "stream" and (problem := describer_problem(args.describer)):
-        return _fail(f"--describer {args.describer}: {problem}")
-    if not 0 <= args.max_error_rate <= 1:
-        return _fail(f"--max-error-rate is a share from 0 to 1 (e.g. 0.05); got {args.max_error_rate}")
-    shard = None
-    if args.shard is not None:
-        from benchmark.shards import ShardError, parse_shard
-
-        try:
-            shard = parse_shard(args.shard)
-        except ShardError as exc:
-            return _fail(str(exc))
-    if args.budget is not None and not (math.isfinite(args.budget) and args.budget >= 0):
-        return _fail(f"--budget is an amount of US dollars, 0 or more (e.g. 2.50); got {args.budget}")
-    from benchmark.prices import PriceFileError, price_table
-
-    try:
-        prices = price_table(args.prices)
-    except PriceFileError as exc:
-        return _fail(f"--prices: {exc} (nothing was written)" if args.prices else str(exc))
-    model_id = args.model or default_model_id()
-    try:
-        family = candidate_family(model_id)
-        candidate_file = model_file(model_id)
-        candidate_url = effective_base_url(model_id, args.base_url)
-        judge_url = judge_base_url(args.judge_base_url, args.judge_family, args.judge_model)
-        judge_family, resolution = resolve_judge_family(
-            args.judge_family, family, base_url=judge_url, candidate_base_url=candidate_url)
-        judge_model = None if judge_family == "lexical" else judge_model_id(judge_family, args.judge_model)
-        judge_url = effective_base_url(judge_model, judge_base_url(args.judge_base_url, judge_family, judge_model))
-        ranking_family = ranking_model = ranking_url = None
-        if args.ranking_judge_family:
-            ranking_url = judge_base_url(args.ranking_judge_base_url, args.ranking_judge_family,
-                                         args.ranking_judge_model)
-            ranking_family, _ = resolve_judge_family(
-                args.ranking_judge_family, family, base_url=ranking_url, candidate_base_url=candidate_url,
-                flag="--ranking-judge-family", base_url_flag="--ranking-judge-base-url")
-            ranking_model = None if ranking_family == "lexical" else judge_model_id(ranking_family, args.ranking_judge_model)
-            ranking_url = effective_base_url(ranking_model, judge_base_url(
-                args.ranking_judge_base_url, ranking_family, ranking_model))
-        limits = build_limits(args.max_requests_per_minute, args.max_tokens_per_minute)
-    except JudgeFamilyError as exc:  # with the candidate's missing key too, if it has one
-        candidate_problem = None if (args.via == "stream" and args.server) else missing_credentials(
-            model_id, base_url=args.base_url)
-        if candidate_problem:
-            return _fail(f"the run cannot start:\n  {candidate_problem} (--model {model_id})\n  {exc}")
-        return _fail(str(exc))
-    except (ValueError, RuntimeError) as exc:
-        return _fail(str(exc))
-    if retired := retired_problem(model_id):
-        return _fail(f"--model: {retired}; nothing was written")
-    if args.budget is not None:  # a budget that cannot be kept is refused, not ignored
-        transcribed = transcription_model(model_id) if args.via == "stream" else None  # billed apart from --model
-        unpriced = [f"{m} ({flag})" for flag, m in (("--model", model_id), ("--judge-model", judge_model),
-                                                    ("--ranking-judge-model", ranking_model),
-                                                    ("the input transcription of --model", transcribed))
-                    if m and prices.get(m) is None]
-        if unpriced:
-            return _fail(f"--budget needs a price for every model the run asks: no price for {', '.join(unpriced)} "
-                         f"in {prices.origin}; add one with --prices FILE (README: What a run costs). "
-                         "Nothing was written")
-    describer_url = None
-    if args.via == "stream" and args.describer.partition(":")[0] in ("openai", "gemini"):
-        describer_url = effective_base_url(args.describer, args.describer_base_url
-                                           or os.environ.get("WEARSIM_DESCRIBER_BASE_URL", "").strip() or None)
-    # keys first: a run that cannot start writes nothing (with --server the server holds the candidate's key)
-    needs = [] if (args.via == "stream" and args.server) else [("--model", model_id, args.base_url, "--base-url")]
-    needs += [(flag, m, url, url_flag) for flag, m, url, url_flag in (
-        ("--judge-model", judge_model, judge_url, "--judge-base-url"),
-        ("--ranking-judge-model", ranking_model, ranking_url, "--ranking-judge-base-url")) if m]
-    if args.via == "stream" and not args.server and args.describer.partition(":")[0] in ("openai", "gemini"):
-        needs.append(("--describer", args.describer, describer_url, "--describer-base-url"))
-    problems = [f"{problem} ({flag} {needed})" for flag, needed, base_url, url_flag in needs
-                if (problem := missing_credentials(needed, base_url=base_url, base_url_flag=url_flag))]
-    if problems:  # every missing key at once
-        return _fail("\n  ".join(["the run cannot start:", *problems]) if len(problems) > 1 else problems[0])
-    # then every endpoint the command names: one connection each, before any cell
-    from candidates.reach import reach_problem
-
-    endpoints = [("--base-url", candidate_url), ("--judge-base-url", judge_url),
-                 ("--ranking-judge-base-url", ranking_url), ("--describer-base-url", describer_url)]
-    if args.via == "stream" and args.server:
-        endpoints = [("--server", args.server), *endpoints[1:3]]
-    unreachable = [f"{flag}: {problem}" for flag, url in dict.fromkeys(endpoints) if url
-                   and (problem := reach_problem(url))]
-    if unreachable:
-        return _fail("; ".join(unreachable) + " (nothing was written; start the server or fix the URL)")
-    names = tuple(c.name for c in bank.conditions) if args.conditions == "all" else \
-        tuple(n.strip() for n in args.conditions.split(",") if n.strip())
-    known = [c.name for c in bank.conditions]
-    unknown = [n for n in names if n not in known]
-    if unknown or not names:
-        return _fail(f"--conditions: no prompt condition {', '.join(unknown) or '(none given)'} in {bank.source} "
-                     f"(it defines: {', '.join(known)})")
-    if args.ranking_condition not in names:
-        return _fail(f"--ranking-condition {args.ranking_condition!r} is not among the conditions run "
-                     f"({', '.join(names)})")
-    try:
-        staleness = tuple(sorted({int(v) for v in args.staleness.split(",") if v.strip()})) if args.staleness else ()
-    except ValueError:
-        return _fail(f"--staleness takes milliseconds separated by commas, e.g. 0,250,500; got {args.staleness!r}")
-    if any(v < 0 or v > 10_000 for v in staleness):
-        return _fail("--staleness gaps must be from 0 to 10000 ms")
-    policies: tuple[str, ...] = ()
-    if args.frame_policy is not None:
-        from perception.frame_policy import parse_frame_policies
-
-        try:
-            policies = tuple(p.name for p in parse_frame_policies(args.frame_policy))
-        except ValueError as exc:
-            return _fail(f"--frame-policy: {exc}")
-    impairments: tuple[str, ...] = ()
-    if args.impair is not None or args.impairments_file:
-        from media_effects.impairment_profiles import select_profiles
-
-        try:
-            impairments = tuple(p.name for p in select_profiles(args.impair or "", args.impairments_file))
-        except (ValueError, OSError) as exc:
-            return _fail(f"--impair: {' '.join(str(exc).split())}")
-        if args.impair_seed < 0:
-            return _fail("--impair-seed must be a whole number >= 0")
-    from benchmark.cli.proactive_checks import proactive_strategies
-
-    strategies, problem = proactive_strategies(args, model_id, policies, staleness, impairments)
-    if problem:
-        return _fail(problem)
-    if not 0 <= args.frame_size <= 4096 or not 0 <= args.frame_quality <= 100:
-        return _fail("--frame-size takes 0 to 4096 pixels and --frame-quality 0 to 100 (0: as captured)")
-    if args.via != "stream" and (staleness or args.synthetic_frames or args.pictograph_frames
-                                 or args.describer != "opencv"
-                                 or args.media_root or args.asr_model or policies or args.frame_size
-                                 or args.frame_quality or impairments or args.no_frames):
-        return _fail("--staleness, --frame-policy, --frame-size, --frame-quality, --impair, --synthetic-frames, "
-                     "--pictograph-frames, --no-frames, "
-                     "--describer, --media-root and --asr-model need --via stream")
-    if args.media_root and not Path(args.media_root).is_dir():
-        return _fail(f"--media-root {args.media_root}: no such directory")
-    if args.pictograph_frames and (problem := pictograph_problem(bank, args.synthetic_frames)):
-        return _fail(problem)
-    if args.describer_base_url and args.via != "stream":
-        return _fail("--describer-base-url needs --via stream")
-    problem = output_problem(model_id, args.output)
-    if problem:
-        return _fail(f"--output {args.output} {problem}")
-    run_dir = Path(args.output_dir or f"runs/bench-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
-    cache_dir, cache_candidate = None, False
-    if args.cache != "off":
-        from candidates.cache import ResponseCache, default_cache_dir
-        from core.safe_files import UnsafePathError
-
-        cache_dir = str(Path(args.cache_dir).expanduser().resolve() if args.cache_dir else default_cache_dir())
-        try:
-            ResponseCache(cache_dir).check()  # a store or journal that is a link: refused before anything is written
-        except UnsafePathError as exc:
-            return _fail(f"--cache-dir: {exc}; nothing was written")
-        cache_candidate = args.via == "direct" and not is_realtime(model_id) and (
-            args.cache == "all" or args.temperature == 0)
-        if args.via == "direct" and not cache_candidate and not is_realtime(model_id):
-            print(f"response cache: candidate replies at temperature {args.temperature:g} are not cached "
-                  "(--cache all caches them, one entry per trial); judge replies are", file=sys.stderr)
-    from core.scenes import scene_dir
-
-    stream = StreamSettings(
-        staleness_ms=staleness, frame_policies=policies, frame_size=args.frame_size, impairments=impairments,
-        impairments_file=str(Path(args.impairments_file).resolve()) if args.impairments_file else None,
-        impairment_seed=args.impair_seed,
-        frame_quality=args.frame_quality, synthetic_frames=args.synthetic_frames, describer=args.describer,
-        pictograph_frames=args.pictograph_frames, scene_dir=str(scene_dir(bank)) if args.pictograph_frames else None,
-        describer_base_url=describer_url, media_root=str(Path(args.media_root).resolve()) if args.media_root else None,
-        asr_model=args.asr_model, speed=args.speed, server=args.server, keep_frames=not args.no_frames,
-        proactive=strategies,
-        token=args.token or os.environ.get("WEARSIM_TOKEN")) if args.via == "stream" else None
-    settings = RunSettings(
-        candidate=CandidateSettings(model_id, temperature=args.temperature, max_tokens=args.max_tokens,
-                                    output=args.output, model_file=candidate_file, base_url=candidate_url,
-                                    cached=cache_candidate),
-        judge=JudgeSettings(judge_family, resolution, model=judge_model, base_url=judge_url,
-                            ranking_family=ranking_family, ranking_model=ranking_model, ranking_base_url=ranking_url),
-        conditions=names, ranking_condition=args.ranking_condition, trials=args.trials,
-        concurrency=args.concurrency, camera=not args.no_camera, repair_style=args.repair_style, stream=stream,
-        cache_dir=cache_dir, rate_limits=limits.describe(), prices=prices, budget_usd=args.budget, shard=shard)
-    try:  # locked and checked before any model starts; nothing is written yet
-        prepared = open_run_dir(run_dir, build_manifest(bank, settings), resume=args.resume)
-    except RunDirError as exc:
-        return _fail(str(exc))
-    configure(limits)
-    try:
-        print(f"candidate {model_id}" + (f" ({candidate_file})" if candidate_file else "")
-              + (f" at {settings_host(candidate_url)}" if candidate_url else "")
-              + f"; judge {judge_model or judge_family}" + (f" at {settings_host(judge_url)}" if judge_url else "")
-              + f" ({resolution})", file=sys.stderr)
+        print(models.describe(), file=sys.stderr)
         started = time.monotonic()
-        stopped_by: list[int] = []
-
-        async def bench() -> dict:
-            loop = asyncio.get_running_loop()
-            main = asyncio.current_task()
-
-            def stop(signum: int) -> None:
-                if not stopped_by:
-                    stopped_by.append(signum)
-                    print(f"\n{signal.Signals(signum).name}: stopping (finished cells are kept)", file=sys.stderr)
-                    main.cancel()
-
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                loop.add_signal_handler(signum, stop, signum)
-            try:
-                async with conversations(settings, args.base_url, run_dir) as factory:
-                    return await run_bench(bank, settings, run_dir, factory, prepared=prepared)
-            finally:
-                for signum in (signal.SIGTERM, signal.SIGINT):
-                    loop.remove_signal_handler(signum)
-
-        try:
-            counts = asyncio.run(bench())
-        except asyncio.CancelledError:
-            if not stopped_by:
-                raise
-            signum = stopped_by[0]
-            print(f"stopped by {signal.Signals(signum).name}: the finished cells are in "
-                  f"{run_dir / 'transcripts.jsonl'}; rerun the same command with --resume to finish", file=sys.stderr)
-            return 128 + signum
-        except TranscriptWriteError as exc:
-            return _fail(str(exc), 1)
-        except ModelMissing as exc:
-            return _fail(str(exc))
-        except (RunDirError, KeyError) as exc:
-            return _fail(str(exc.args[0] if isinstance(exc, KeyError) else exc))
+        counts = _run_cells(bank, settings, run_dir, prepared, args.base_url)
         if counts.get("empty_shard"):
             print(counts["empty_shard"], file=sys.stderr)
             return 0
-        outcome = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("pass", "miss", "unscored", "error"))
-        skipped = f" ({counts['skipped']} finished earlier, skipped)" if counts.get("skipped") else ""
-        judged = ("proactive (pass: the event caught on time, or a quiet control left quiet)"
-                  if args.subset == "proactive" else "Turn 2")
-        print(f"finished in {time.monotonic() - started:.0f} s: {counts.get('ran', 0)} cells ran{skipped}; "
-              f"{judged}: {outcome}", file=sys.stderr)
-        if cache_dir:
-            print(f"response cache {cache_dir}: {counts.get('cache_hits', 0)} replies from the cache, "
-                  f"{counts.get('cache_misses', 0)} requested (per cell: {run_dir / 'cache_log.jsonl'})",
-                  file=sys.stderr)
-        from benchmark.report import write_report
-        from benchmark.report.findings import headline, is_measurement
-
-        if counts.get("budget_line"):
-            print(counts["budget_line"], file=sys.stderr)
-        summary = write_report(run_dir)
-        from benchmark.report.faults import fault_lead
-
-        print(fault_lead(summary), file=sys.stderr)  # turns OK over every planned cell, and each fault
-        from benchmark.report.proactive_findings import is_proactive, proactive_headline
-
-        if is_proactive(summary):
-            print(proactive_headline(summary))
-            print(f"report: {run_dir / 'findings.md'}")
-            return _error_rate_status(summary, run_dir, args.max_error_rate)
-        print(headline(summary))
-        from benchmark.report.cost import cost_line
-
-        print(cost_line(summary))
-        print(f"report: {run_dir / 'findings.md'}")
-        if not is_measurement(summary) and summary["manifest"].get("judge_family") == "lexical":
-            print(f"no accuracy from this run (findings.md says why); with a model judge: wearsim rescore {run_dir} "
-                  f"--judge-family openai --output-dir {run_dir}-rescored")
-        status = _error_rate_status(summary, run_dir, args.max_error_rate)
-        return 4 if status == 0 and (counts.get("budget") or {}).get("stopped_on_budget") else status
+        _say_finished(args, counts, time.monotonic() - started, settings.cache_dir, run_dir)
+        return _report(args, counts, run_dir)
+    except Stop as stop:
+        return stop.report()
     finally:
         prepared.close()
 
 
-def settings_host(base_url: str | None) -> str | None:
-    from benchmark.judges.family import endpoint_host
+def _lock_run_dir(run_dir, bank, settings, resume: bool):
+    """The run dir locked and checked before any model starts; nothing is written yet."""
+    from benchmark.cli.bench_checks import Stop
+    from benchmark.run.errors import RunDirError
+    from benchmark.run.manifest import build_manifest
+    from benchmark.run.run_dir import open_run_dir
 
-    return endpoint_host(base_url)
-
-
-def effective_base_url(model_id: str | None, base_url: str | None) -> str | None:
-    """The endpoint a model id will reach: the URL given, else for OpenAI-compatible ids OPENAI_BASE_URL;
-    None for the provider's default endpoint and for models without one (local, replay)."""
-    if not model_id:
-        return None
-    from candidates.model_ids import parse_model_id
-
-    provider = parse_model_id(model_id)[0]
-    if provider in ("local", "replay"):
-        return None
-    if base_url:
-        return base_url
-    if provider in ("openai", "openai-realtime"):
-        return os.environ.get("OPENAI_BASE_URL", "").strip() or None
-    return None
+    try:
+        return open_run_dir(run_dir, build_manifest(bank, settings), resume=resume)
+    except RunDirError as exc:
+        raise Stop(str(exc)) from None
 
 
-def judge_base_url(flag_value: str | None, family: str | None, model: str | None) -> str | None:
-    """A judge's endpoint: its flag, else WEARSIM_JUDGE_BASE_URL when the judge is an OpenAI-compatible one."""
-    if flag_value:
-        return flag_value
-    env = os.environ.get("WEARSIM_JUDGE_BASE_URL", "").strip()
-    if not env:
-        return None
-    family = (family or "").strip().lower()
-    if model and ":" in model:
-        return env if model.partition(":")[0] == "openai" else None
-    return env if family in ("openai", "auto") else None
+def _run_cells(bank, settings, run_dir, prepared, base_url: str | None) -> dict:
+    """Every cell of the run, until done or stopped (SIGTERM or Ctrl-C: the finished cells are kept);
+    the counts `run_bench` returns. A run that stops early raises `Stop` with its exit status."""
+    import asyncio
+    import signal
+
+    from benchmark.cli.bench_checks import Stop
+    from benchmark.cli.bench_conversations import conversations
+    from benchmark.run.errors import ModelMissing, RunDirError, TranscriptWriteError
+    from benchmark.run.runner import run_bench
+
+    stopped_by: list[int] = []
+
+    async def bench() -> dict:
+        loop = asyncio.get_running_loop()
+        main = asyncio.current_task()
+
+        def stop(signum: int) -> None:
+            if not stopped_by:
+                stopped_by.append(signum)
+                print(f"\n{signal.Signals(signum).name}: stopping (finished cells are kept)", file=sys.stderr)
+                main.cancel()
+
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop, signum)
+        try:
+            async with conversations(settings, base_url, run_dir) as factory:
+                return await run_bench(bank, settings, run_dir, factory, prepared=prepared)
+        finally:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(signum)
+
+    try:
+        return asyncio.run(bench())
+    except asyncio.CancelledError:
+        if not stopped_by:
+            raise
+        signum = stopped_by[0]
+        raise Stop(f"stopped by {signal.Signals(signum).name}: the finished cells are in "
+                   f"{run_dir / 'transcripts.jsonl'}; rerun the same command with --resume to finish",
+                   128 + signum, bare=True) from None
+    except TranscriptWriteError as exc:
+        raise Stop(str(exc), 1) from None
+    except ModelMissing as exc:
+        raise Stop(str(exc)) from None
+    except (RunDirError, KeyError) as exc:
+        raise Stop(str(exc.args[0] if isinstance(exc, KeyError) else exc)) from None
+
+
+def _say_finished(args, counts: dict, seconds: float, cache_dir: str | None, run_dir) -> None:
+    """The run's closing lines on stderr: cells and outcomes, and the response cache's hits."""
+    outcome = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("pass", "miss", "unscored", "error"))
+    skipped = f" ({counts['skipped']} finished earlier, skipped)" if counts.get("skipped") else ""
+    judged = ("proactive (pass: the event caught on time, or a quiet control left quiet)"
+              if args.subset == "proactive" else "Turn 2")
+    print(f"finished in {seconds:.0f} s: {counts.get('ran', 0)} cells ran{skipped}; "
+          f"{judged}: {outcome}", file=sys.stderr)
+    if cache_dir:
+        print(f"response cache {cache_dir}: {counts.get('cache_hits', 0)} replies from the cache, "
+              f"{counts.get('cache_misses', 0)} requested (per cell: {run_dir / 'cache_log.jsonl'})",
+              file=sys.stderr)
+    if counts.get("budget_line"):
+        print(counts["budget_line"], file=sys.stderr)
+
+
+def _report(args, counts: dict, run_dir) -> int:
+    """The report written, its headline printed; the exit status (3: too many cells failed, 4: stopped
+    on --budget)."""
+    from benchmark.report import write_report
+    from benchmark.report.cost import cost_line
+    from benchmark.report.faults import fault_lead
+    from benchmark.report.findings import headline, is_measurement
+    from benchmark.report.proactive_findings import is_proactive, proactive_headline
+
+    summary = write_report(run_dir)
+    print(fault_lead(summary), file=sys.stderr)  # turns OK over every planned cell, and each fault
+    if is_proactive(summary):
+        print(proactive_headline(summary))
+        print(f"report: {run_dir / 'findings.md'}")
+        return _error_rate_status(summary, run_dir, args.max_error_rate)
+    print(headline(summary))
+    print(cost_line(summary))
+    print(f"report: {run_dir / 'findings.md'}")
+    if not is_measurement(summary) and summary["manifest"].get("judge_family") == "lexical":
+        print(f"no accuracy from this run (findings.md says why); with a model judge: wearsim rescore {run_dir} "
+              f"--judge-family openai --output-dir {run_dir}-rescored")
+    status = _error_rate_status(summary, run_dir, args.max_error_rate)
+    return 4 if status == 0 and (counts.get("budget") or {}).get("stopped_on_budget") else status
 
 
 def _error_rate_status(summary: dict, run_dir, max_rate: float) -> int:
@@ -611,80 +356,3 @@ def _error_rate_status(summary: dict, run_dir, max_rate: float) -> int:
     print(f"error: the run failed: {failed} of {cells} cells errored ({100 * failed / cells:.1f}%, more than "
           f"--max-error-rate {100 * max_rate:g}%)" + (f" [{kinds}]" if kinds else "") + first, file=sys.stderr)
     return 3
-
-
-@contextlib.asynccontextmanager
-async def conversations(settings, base_url: str | None, run_dir):
-    """The conversation factory of a run. Direct: the text proxy against the
-    opened candidate. Stream: simulated glasses against `settings.stream.server`,
-    or against a streaming server started in-process (its backend is the
-    candidate). `base_url`: the candidate's endpoint as given (`--base-url`)."""
-    from pathlib import Path
-
-    from candidates import open_candidate
-    from core.candidate import GenerationConfig
-    from candidates.model_ids import is_realtime
-    from benchmark.protocol import DirectConversation
-
-    chosen = settings.candidate
-    config = GenerationConfig(temperature=chosen.temperature, max_tokens=chosen.max_tokens)
-    if settings.stream is None:
-        async with open_candidate(chosen.model_id, base_url=base_url, log_dir=run_dir / "logs",
-                                  output=chosen.output) as candidate:
-            if chosen.cached:
-                from candidates.cache import CachedCandidate, ResponseCache
-
-                candidate = CachedCandidate(candidate, ResponseCache(settings.cache_dir), role="candidate")
-            if is_realtime(chosen.model_id):  # each trial in a live conversation of its own
-                yield lambda scenario, condition, _point, _trial: DirectConversation(
-                    scenario, condition, candidate.conversation(), config, camera=settings.camera,
-                    repair_style=settings.repair_style, owns_candidate=True)
-            else:
-                yield lambda scenario, condition, _point, _trial: DirectConversation(
-                    scenario, condition, candidate, config, camera=settings.camera,
-                    repair_style=settings.repair_style)
-        return
-    from core.scenes import scene_spec_in
-    from benchmark.stream_conversation import StreamConversation
-
-    stream = settings.stream
-    server = contextlib.nullcontext(stream.server)
-    if not stream.server:
-        from streaming.app import ServerSettings
-        from streaming.local_server import running_server
-
-        print(f"starting the streaming server in-process (Whisper, VAD, backend); its log: "
-              f"{run_dir / 'logs' / 'server.log'}", file=sys.stderr)
-        # room for every cell the run plays at once (`--concurrency`), never below the server's defaults
-        server = running_server(ServerSettings.with_room_for(settings.concurrency, backend_base_url=base_url,
-                                                             asr_model=stream.asr_model,
-                                                             describer_base_url=stream.describer_base_url,
-                                                             allowed_backends=(chosen.model_id,),
-                                                             allowed_describers=(stream.describer,)),
-                                log_path=run_dir / "logs" / "server.log")
-    with server as url:
-        from core.proactive_scenario import ProactiveScenario
-        from benchmark.watch_conversation import WatchConversation
-
-        def watch(scenario, condition, point):
-            return WatchConversation(scenario, condition, url, chosen.model_id, config, strategy=point.proactive,
-                                     token=stream.token, describer=stream.describer, frame_policy=point.frame_policy,
-                                     frame_size=stream.frame_size, frame_quality=stream.frame_quality,
-                                     output=chosen.output, keep_frames=stream.keep_frames)
-
-        profiles = {}
-        if stream.impairments:
-            from media_effects.impairment_profiles import select_profiles
-            from simulator.timeline import cell_seed
-
-            profiles = {p.name: p for p in select_profiles(stream.impairments, stream.impairments_file)}
-        yield lambda scenario, condition, point, trial: watch(scenario, condition, point) if isinstance(
-            scenario, ProactiveScenario) else StreamConversation(
-            scenario, condition, url, chosen.model_id, config, camera=settings.camera,
-            repair_style=settings.repair_style, speed=stream.speed, token=stream.token, describer=stream.describer,
-            staleness_ms=point.staleness_ms, frame_policy=point.frame_policy, frame_size=stream.frame_size,
-            frame_quality=stream.frame_quality, impairment=profiles[point.impairment].with_seed(
-                cell_seed(stream.impairment_seed, scenario.scenario_id, trial)) if point.impairment else None,
-            synthetic_frames=stream.synthetic_frames, output=chosen.output, keep_frames=stream.keep_frames,
-            media_root=Path(stream.media_root) if stream.media_root else None,
-            scenes=scene_spec_in(stream.scene_dir, scenario) if stream.pictograph_frames else None)

@@ -73,7 +73,7 @@ def run(args) -> int:
         results = [run_validator(args.evaluator, data, timeout=args.timeout) for _, data in cases]
     elif args.evaluator in WEIGHTS:
         from candidates.model_ids import missing_credentials
-        from benchmark.cli.bench import judge_base_url
+        from benchmark.cli.endpoints import judge_base_url
 
         args.base_url = judge_base_url(args.base_url, None, args.judge_model)
         try:

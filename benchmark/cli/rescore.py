@@ -70,7 +70,7 @@ def run(args) -> int:
     import sys
 
     from candidates.model_ids import missing_credentials
-    from benchmark.cli.bench import judge_base_url
+    from benchmark.cli.endpoints import judge_base_url
     from benchmark.judges import JudgeFamilyError, judge_model_id
     from benchmark.report.findings import pct
     from benchmark.rescore import RescoreError, rescore

@@ -27,6 +27,14 @@ class LLMJudge:
         self.name = name or model.model_id
         self.config = config
 
+    def for_cell(self, cell) -> "LLMJudge":
+        """This judge asking for one run cell (a `candidates.cache.CellCache`): a model behind the response
+        cache logs its replies to the cell; any other model is asked as it is."""
+        bind = getattr(self.model, "for_cell", None)
+        if bind is None:
+            return self
+        return LLMJudge(bind(cell), family=self.family, name=self.name, config=self.config)
+
     async def label(self, case: JudgeCase) -> Verdict:
         prompt = render_judge_prompt(case)
         system = judge_system_prompt()

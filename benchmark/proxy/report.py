@@ -30,7 +30,7 @@ def _bank_for(a: Run, b: Run, scenarios: str | Path | None) -> tuple[Bank | None
     recorded). A bank with another hash is not used (refused, when it was
     asked for): its authored text is not what the runs played.
     """
-    from benchmark.runner import sha256_file
+    from benchmark.run.manifest import sha256_file
     from core.scenario import SHIPPED_BANK, BankError, load_bank
 
     recorded = b.manifest.get("scenarios_sha256") or a.manifest.get("scenarios_sha256")

@@ -1,0 +1,99 @@
+"""`wearsim bench`'s conversation factory: how each cell's trial talks to the candidate, through the text
+proxy or through simulated glasses and a streaming server."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+
+@contextlib.asynccontextmanager
+async def conversations(settings, base_url: str | None, run_dir):
+    """The conversation factory of a run. Direct: the text proxy against the
+    opened candidate. Stream: simulated glasses against `settings.stream.server`,
+    or against a streaming server started in-process (its backend is the
+    candidate). `base_url`: the candidate's endpoint as given (`--base-url`)."""
+    from candidates import open_candidate
+    from candidates.model_ids import is_realtime
+    from core.candidate import GenerationConfig
+    from benchmark.protocol import DirectConversation
+
+    chosen = settings.candidate
+    config = GenerationConfig(temperature=chosen.temperature, max_tokens=chosen.max_tokens)
+    if settings.stream is None:
+        async with open_candidate(chosen.model_id, base_url=base_url, log_dir=run_dir / "logs",
+                                  output=chosen.output) as candidate:
+            if chosen.cached:
+                from candidates.cache import CachedCandidate, ResponseCache
+
+                candidate = CachedCandidate(candidate, ResponseCache(settings.cache_dir), role="candidate")
+            if is_realtime(chosen.model_id):  # each trial in a live conversation of its own
+                yield lambda scenario, condition, _point, _trial, _cache: DirectConversation(
+                    scenario, condition, candidate.conversation(), config, camera=settings.camera,
+                    repair_style=settings.repair_style, owns_candidate=True)
+            else:  # a cached candidate asks for the cell: keyed by its trial, logged to it
+                yield lambda scenario, condition, _point, _trial, cache: DirectConversation(
+                    scenario, condition, candidate.for_cell(cache) if chosen.cached else candidate, config,
+                    camera=settings.camera, repair_style=settings.repair_style)
+        return
+    with _server(settings, base_url, run_dir) as url:
+        yield _stream_factory(settings, url, config)
+
+
+def _server(settings, base_url: str | None, run_dir):
+    """The streaming server's URL: `--server`, or one started in-process for the run."""
+    stream, chosen = settings.stream, settings.candidate
+    if stream.server:
+        return contextlib.nullcontext(stream.server)
+    from streaming.app import ServerSettings
+    from streaming.local_server import running_server
+
+    print(f"starting the streaming server in-process (Whisper, VAD, backend); its log: "
+          f"{run_dir / 'logs' / 'server.log'}", file=sys.stderr)
+    # room for every cell the run plays at once (`--concurrency`), never below the server's defaults
+    return running_server(ServerSettings.with_room_for(settings.concurrency, backend_base_url=base_url,
+                                                       asr_model=stream.asr_model,
+                                                       describer_base_url=stream.describer_base_url,
+                                                       allowed_backends=(chosen.model_id,),
+                                                       allowed_describers=(stream.describer,)),
+                          log_path=run_dir / "logs" / "server.log")
+
+
+def _stream_factory(settings, url: str, config):
+    """Each cell's simulated glasses against the server at `url`: a `WatchConversation` for a proactive
+    scenario, else a `StreamConversation`."""
+    from pathlib import Path
+
+    from benchmark.stream_conversation import GlassesPlay, ServerSession, StreamConversation
+    from benchmark.watch_conversation import WatchConversation
+    from core.proactive_scenario import ProactiveScenario
+    from core.scenes import scene_spec_in
+
+    stream, chosen = settings.stream, settings.candidate
+    profiles = {}
+    if stream.impairments:
+        from media_effects.impairment_profiles import select_profiles
+        from simulator.timeline import cell_seed
+
+        profiles = {p.name: p for p in select_profiles(stream.impairments, stream.impairments_file)}
+
+    def session(point) -> ServerSession:
+        return ServerSession(url, chosen.model_id, token=stream.token, describer=stream.describer,
+                             frame_policy=point.frame_policy, frame_size=stream.frame_size,
+                             frame_quality=stream.frame_quality, output=chosen.output)
+
+    def conversation(scenario, condition, point, trial, _cache):
+        if isinstance(scenario, ProactiveScenario):
+            return WatchConversation(scenario, condition, session(point), config, strategy=point.proactive,
+                                     keep_frames=stream.keep_frames)
+        glasses = GlassesPlay(
+            media_root=Path(stream.media_root) if stream.media_root else None,
+            synthetic_frames=stream.synthetic_frames,
+            scenes=scene_spec_in(stream.scene_dir, scenario) if stream.pictograph_frames else None,
+            impairment=profiles[point.impairment].with_seed(
+                cell_seed(stream.impairment_seed, scenario.scenario_id, trial)) if point.impairment else None,
+            staleness_ms=point.staleness_ms, speed=stream.speed, keep_frames=stream.keep_frames)
+        return StreamConversation(scenario, condition, session(point), config, glasses=glasses,
+                                  camera=settings.camera, repair_style=settings.repair_style)
+
+    return conversation
