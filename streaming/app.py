@@ -27,6 +27,7 @@ from pathlib import Path
 
 from fastapi import FastAPI, WebSocket
 
+from core.token_bucket import TokenBucket
 from streaming import wire
 from streaming.memory import Trimmer, fix_mmap_threshold
 
@@ -172,22 +173,6 @@ class Backends:
     async def close(self) -> None:
         await self._stack.aclose()
         self._open.clear()
-
-
-class TokenBucket:
-    """A rate over wall time: `rate` per second on average, bursts up to `burst`."""
-
-    def __init__(self, rate: float, burst: float):
-        self.rate, self.burst, self.level, self.at = rate, burst, burst, None
-
-    def take(self, amount: float, now: float) -> bool:
-        if self.at is not None:
-            self.level = min(self.burst, self.level + (now - self.at) * self.rate)
-        self.at = now
-        if amount > self.level:
-            return False
-        self.level -= amount
-        return True
 
 
 class ClientGone(Exception):
@@ -397,7 +382,7 @@ class Connection:
         """Take each message as it arrives; limits are measured here, at arrival."""
         session, violations = self.session, 0
         audio_rate = TokenBucket(wire.MAX_AUDIO_BYTES_PER_S, wire.MAX_AUDIO_BYTES_PER_S * wire.AUDIO_BURST_S)
-        frame_rate = TokenBucket(wire.MAX_FRAMES_PER_S, wire.MAX_FRAMES_PER_S)
+        frame_rate = TokenBucket(wire.MAX_FRAMES_PER_S, wire.MAX_FRAMES_PER_S)  # measured at arrival: never waits
         while True:
             message = await self.websocket.receive()
             if message["type"] == "websocket.disconnect":
@@ -408,9 +393,9 @@ class Connection:
                     media = wire.decode_media(message["bytes"])
                     if media.kind == wire.KIND_AUDIO:
                         # while the server is behind, flow control (not the client) sets the pace: not charged
-                        if not session.behind and not audio_rate.take(len(media.payload), now):
+                        if not session.behind and not audio_rate.try_take(len(media.payload), now):
                             raise wire.WireError("audio_rate", "audio arrives faster than 20x real time")
-                    elif not frame_rate.take(1, now):
+                    elif not frame_rate.try_take(1, now):
                         raise wire.WireError("frame_rate", f"more than {wire.MAX_FRAMES_PER_S} frames per second")
                     await session.on_media(media)
                 else:
