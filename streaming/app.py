@@ -461,9 +461,9 @@ class Connection:
             backend = await RealtimeBackend.open(config.backend, system, generation,
                                                  base_url=settings.backend_base_url, output=config.output)
         else:  # one chat candidate shared by every session
-            backend = ChatBackend(await state["backends"].get(config.backend), system, generation)
+            backend = ChatBackend(await state["backends"].get(config.backend), system, generation, describer)
         frames = FrameBuffer(max_bytes=settings.frame_bytes_per_session, budget=state["frame_budget"])
         policy = config.frame_policy or settings.frame_policy  # neither: the backend's default
-        return Session(config, segmenter, describer, backend, self.send, frames=frames,
+        return Session(config, segmenter, backend, self.send, frames=frames,
                        policy=parse_frame_policy(policy) if policy else None,
                        camera_profile=camera_conditions(config.camera_conditions))

@@ -18,6 +18,7 @@ from media_effects.frames import decode_jpeg, encode_jpeg, synthetic_text
 from perception.speech import FinalTranscript
 from media_effects.synthetic import synthetic_frame
 from streaming import wire
+from streaming.backends import MediaBackend
 from streaming.session import Session
 
 
@@ -116,9 +117,7 @@ class Speech:
         return []
 
 
-class FrameLog:
-    streams_frames = True
-
+class FrameLog(MediaBackend):
     def __init__(self):
         self.frames: list[tuple[int, int]] = []
 
@@ -145,7 +144,7 @@ def play(policy: str | None, speech_at: dict[int, bytes], until_ms: int, *, scen
         async def send(event):
             events.append(event)
 
-        session = Session(wire.SessionConfig(camera=True), Speech(), None, backend, send,
+        session = Session(wire.SessionConfig(camera=True), Speech(), backend, send,
                           policy=parse_frame_policy(policy) if policy else None)
         worker = asyncio.create_task(session.run())
         for t in range(0, until_ms + 1, 100):
@@ -335,7 +334,7 @@ def test_camera_conditions_degrade_the_frames_a_session_sends_and_an_unknown_nam
 
     async def go(profile):
         backend = FrameLog()
-        session = Session(wire.SessionConfig(camera=True), Speech(), None, backend, send=lambda e: asyncio.sleep(0),
+        session = Session(wire.SessionConfig(camera=True), Speech(), backend, send=lambda e: asyncio.sleep(0),
                           policy=parse_frame_policy("fps:1"), camera_profile=profile)
         bright = encode_jpeg(np.full((48, 64, 3), 200, np.uint8))
         worker = asyncio.create_task(session.run())

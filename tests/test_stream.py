@@ -325,7 +325,7 @@ def test_frames_wait_in_the_capped_buffer_for_a_busy_worker_and_then_meet_the_po
         api = Api()
         live = LiveConversation(None, "x")
         live.session = api
-        session = Session(wire.SessionConfig(backend="openai-realtime:x"), Silent(), None, RealtimeBackend(live),
+        session = Session(wire.SessionConfig(backend="openai-realtime:x"), Silent(), RealtimeBackend(live),
                           send=None)
         session.frames.max_frames = 20
         frames = [JPEG + bytes([i]) for i in range(30)]
