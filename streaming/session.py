@@ -90,7 +90,7 @@ BYTES_PER_MS = 32  # PCM16 mono at 16 kHz
 MIN_AUDIO_GAP_MS = 30  # a jump in the audio's stream times this long or longer is filled with silence
 MAX_AUDIO_GAP_MS = 5000  # a longer jump is a new stretch of audio (a paused microphone), not a loss
 MAX_ARRIVALS = 3000  # audio chunks whose arrival times are kept: a minute of 20 ms chunks
-MAX_HELD_FRAMES = 64  # sent frames waiting for a reply to end before they go to a realtime API
+MAX_HELD_FRAMES = 64  # sent frames waiting for a reply to end before they go to the backend
 
 
 PROACTIVE_POLICY = FramePolicy("fps", rate=1.0)  # a proactive session needs frames while nobody speaks
@@ -207,7 +207,8 @@ class Session:
                 elif item == WATCH_END:
                     await self._gate_frames(float("inf"))
                     await self._end_reply()
-                    await self.send(self.probes.done() if self.probes else wire.WatchDone(0, {"sent_ms": []}))
+                    done = self.probes.done() if self.probes is not None else wire.WatchDone(0, {"sent_ms": []})
+                    await self.send(done)
                 elif isinstance(item, ReplyCut):
                     await self._to_backend(item)
                 else:

@@ -22,10 +22,10 @@ from core.candidate import USAGE_FIELDS, TranscriptionUsage, Usage, UsageError
 from candidates.model_ids import OUTPUTS
 from core.records import FrameFacts, RecordError, TurnEnd, TurnInput, TurnMetrics
 from perception.frame_policy import parse_frame_policy
-from streaming.server_events import (EVENT_TYPES, SERVER_TYPES, AssistantAudio, AssistantDelta, AssistantDone,  # noqa: F401
-                                     CameraBlock, Error, Metrics, ProbeDone, Ready, RemarkAudio, RemarkDelta,
-                                     ServerEvent, SpeechStarted, TranscriptFinal, TranscriptPartial, TurnInputEvent,
-                                     WatchDone)
+from streaming.server_events import (  # noqa: F401 (the events, taken from here)
+    EVENT_TYPES, SERVER_TYPES, AssistantAudio, AssistantDelta, AssistantDone, CameraBlock, Error, Metrics, ProbeDone,
+    Ready, RemarkAudio, RemarkDelta, ServerEvent, SpeechStarted, TranscriptFinal, TranscriptPartial, TurnInputEvent,
+    WatchDone)
 
 PROTOCOL_VERSION = 1
 KIND_AUDIO = 0x01
