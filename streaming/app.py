@@ -382,7 +382,7 @@ class Connection:
         """Take each message as it arrives; limits are measured here, at arrival."""
         session, violations = self.session, 0
         audio_rate = TokenBucket(wire.MAX_AUDIO_BYTES_PER_S, wire.MAX_AUDIO_BYTES_PER_S * wire.AUDIO_BURST_S)
-        frame_rate = TokenBucket(wire.MAX_FRAMES_PER_S, wire.MAX_FRAMES_PER_S)  # measured at arrival: never waits
+        frame_rate = TokenBucket(wire.MAX_FRAMES_PER_S, wire.MAX_FRAMES_PER_S)
         while True:
             message = await self.websocket.receive()
             if message["type"] == "websocket.disconnect":
