@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.candidate import GenerationConfig, Message, Reply
-from core.records import FrameFacts, GlassesFacts, TurnEnd, TurnMetrics, TurnResult, authored_turn_input
+from core.records import FrameFacts, GlassesFacts, TurnResult, authored_turn_input
 from core.scenario import Condition, Scenario
 
 THUMBNAIL_PX = 160  # a kept frame's longer side (RUN_DIR/frames/, for the viewer)
@@ -140,13 +140,13 @@ class StreamConversation:
         events = await self.client.wait_turn(turn)
         self.messages += [Message("user", text) for text in events.input.messages()]
         self.messages.append(Message("assistant", events.done.text))
-        metrics = TurnMetrics.from_json(events.metrics.latency_s, f"metrics event of turn {turn}")
+        metrics = events.metrics.latency_s
         reply = Reply(events.done.text, self.backend, events.done.usage,
                       metrics.reply_done or 0.0, metrics.first_token, metrics.first_audio, events.done.heard,
                       audio=self.client.reply_audio(turn), session_lost=events.done.session_lost,
                       incomplete=events.done.incomplete, transcription=events.done.transcription)
         authored = authored_turn_input(self.scenario, turn, repair_style=self.repair_style)
-        frames = self._frame_facts(events.metrics.frames, plan.scene, turn)
+        frames = self._frame_facts(events.metrics.frames, plan.scene)
         if self.keep_frames and frames.sent_ms:
             frames = dataclasses.replace(frames, pictures=await asyncio.to_thread(self._thumbnails, frames.sent_ms))
         profile = self.impairment
@@ -158,7 +158,7 @@ class StreamConversation:
             frames_degraded=plan.frames_degraded if profile else None, audio_lost_ms=delivery.lost_audio_ms,
             frames_lost_ms=delivery.lost_frames_ms, uplink_delay_ms=delivery.mean_delay_ms,
             **self._timeline(plan, turn))
-        turn_end = TurnEnd.from_json(events.metrics.turn_end, f"metrics event of turn {turn}: turn_end")
+        turn_end = events.metrics.turn_end
         return TurnResult(turn, events.input, reply, metrics=metrics, glasses=glasses, frames=frames, turn_end=turn_end)
 
     def _timeline(self, plan, turn: int) -> dict:
@@ -182,10 +182,9 @@ class StreamConversation:
         return tuple((t, resize_frame(self.played[t], THUMBNAIL_PX, THUMBNAIL_QUALITY))
                      for t in sent_ms if t in self.played)
 
-    def _frame_facts(self, data: dict, scene: str | None, turn: int) -> FrameFacts:
+    def _frame_facts(self, facts: FrameFacts, scene: str | None) -> FrameFacts:
         """The server's frame facts, and which scene the newest frame sent shows: the glasses
         know each frame's scene; the server never learns it."""
-        facts = FrameFacts.from_json(data, f"metrics event of turn {turn}: frames")
         if facts.policy is None:
             return facts
         shown = self.scenes.get(facts.newest_ms) if facts.newest_ms is not None else None

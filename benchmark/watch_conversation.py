@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from core.candidate import GenerationConfig, Message, Reply
 from core.proactive_scenario import ProactiveScenario
-from core.records import TurnMetrics, TurnResult
+from core.records import TurnResult
 from core.scenario import Condition
 from benchmark.stream_conversation import THUMBNAIL_PX, THUMBNAIL_QUALITY, ServerSession
 from core.watching import Probe, Watching
@@ -65,7 +65,7 @@ class WatchConversation:
         turns, messages = (), ()
         if plan.opening:
             events = await self.client.wait_turn(1)
-            metrics = TurnMetrics.from_json(events.metrics.latency_s, "metrics event of turn 1")
+            metrics = events.metrics.latency_s
             reply = Reply(events.done.text, self.backend, events.done.usage, metrics.reply_done or 0.0,
                           metrics.first_token, metrics.first_audio, events.done.heard,
                           audio=self.client.reply_audio(1), session_lost=events.done.session_lost,

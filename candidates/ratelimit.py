@@ -1,4 +1,4 @@
-"""Client-side rate limits: token buckets per endpoint.
+"""Client-side rate limits: token buckets (`core.token_bucket`) per endpoint.
 
 `--max-requests-per-minute` and `--max-tokens-per-minute` give each endpoint
 (provider and base URL) two buckets, shared by every call made to it in this
@@ -19,10 +19,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from candidates.retry import with_retries
+from core.token_bucket import TokenBucket
 
 
 class RequestGauge:
@@ -34,48 +35,6 @@ class RequestGauge:
 
 
 REQUESTS = RequestGauge()
-
-
-class TokenBucket:
-    """`rate_per_minute` units refill continuously up to `capacity` (default
-    one minute's worth). `take(n)` waits until `n` units are there; a request
-    larger than the capacity waits for a full bucket and leaves it in debt."""
-
-    def __init__(self, rate_per_minute: float, capacity: float | None = None, *,
-                 clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
-        if rate_per_minute <= 0:
-            raise ValueError("a rate limit must be above 0 per minute")
-        self.rate = rate_per_minute / 60.0  # units per second
-        self.capacity = float(capacity if capacity is not None else rate_per_minute)
-        self.clock, self.sleep = clock, sleep
-        self.level = self.capacity
-        self.updated = clock()
-        self._lock = asyncio.Lock()
-
-    def _refill(self) -> None:
-        now = self.clock()
-        self.level = min(self.capacity, self.level + (now - self.updated) * self.rate)
-        self.updated = now
-
-    async def take(self, amount: float = 1.0) -> float:
-        """Wait until `amount` units are available and take them; return the seconds waited."""
-        waited = 0.0
-        async with self._lock:  # first come, first served
-            need = min(amount, self.capacity)
-            while True:
-                self._refill()
-                if self.level >= need:
-                    self.level -= amount
-                    return waited
-                delay = (need - self.level) / self.rate
-                waited += delay
-                await self.sleep(delay)
-
-    def adjust(self, delta: float) -> None:
-        """Give back (`delta` > 0) or take (< 0) units after the fact."""
-        self._refill()
-        self.level = min(self.capacity, self.level + delta)
 
 
 @dataclass(frozen=True)
@@ -92,9 +51,9 @@ class EndpointLimiter:
 
     def __init__(self, limits: Limits, *, clock=time.monotonic, sleep=asyncio.sleep):
         self.limits = limits
-        self.requests = TokenBucket(limits.requests_per_minute, clock=clock, sleep=sleep) \
+        self.requests = TokenBucket.per_minute(limits.requests_per_minute, clock=clock, sleep=sleep) \
             if limits.requests_per_minute else None
-        self.tokens = TokenBucket(limits.tokens_per_minute, clock=clock, sleep=sleep) \
+        self.tokens = TokenBucket.per_minute(limits.tokens_per_minute, clock=clock, sleep=sleep) \
             if limits.tokens_per_minute else None
 
     @contextlib.asynccontextmanager

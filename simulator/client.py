@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import websockets
 
 from core.records import TurnInput
+from core.token_bucket import TokenBucket
 from simulator.pacing import Pacer
 from simulator.timeline import TurnPlan
 from streaming import wire
@@ -25,25 +26,6 @@ from streaming import wire
 
 class ServerError(RuntimeError):
     pass
-
-
-class RateGovernor:
-    """Waits before a send that would take the rate over `rate` per second (bursts up to `burst`)."""
-
-    def __init__(self, rate: float, burst: float, *, clock=time.monotonic, sleep=asyncio.sleep):
-        self.rate, self.burst, self.level = rate, burst, burst
-        self.clock, self.sleep = clock, sleep
-        self.at = clock()
-
-    async def take(self, amount: float) -> None:
-        while True:
-            now = self.clock()
-            self.level = min(self.burst, self.level + (now - self.at) * self.rate)
-            self.at = now
-            if self.level >= min(amount, self.burst):
-                self.level -= amount
-                return
-            await self.sleep((min(amount, self.burst) - self.level) / self.rate)
 
 
 SHARE_OF_LIMITS = 0.95
@@ -86,9 +68,10 @@ class GlassesClient:
         self._ws = None
         self._reader: asyncio.Task | None = None
         self._failure: str | None = None
-        self._audio_rate = RateGovernor(wire.MAX_AUDIO_BYTES_PER_S * SHARE_OF_LIMITS,
-                                        wire.MAX_AUDIO_BYTES_PER_S * SHARE_OF_LIMITS / 2)
-        self._frame_rate = RateGovernor(wire.MAX_FRAMES_PER_S * SHARE_OF_LIMITS, wire.MAX_FRAMES_PER_S / 2)
+        # the governor: each send waits for its bucket, so the server's limits are never reached
+        self._audio_rate = TokenBucket(wire.MAX_AUDIO_BYTES_PER_S * SHARE_OF_LIMITS,
+                                       wire.MAX_AUDIO_BYTES_PER_S * SHARE_OF_LIMITS / 2)
+        self._frame_rate = TokenBucket(wire.MAX_FRAMES_PER_S * SHARE_OF_LIMITS, wire.MAX_FRAMES_PER_S / 2)
 
     async def connect(self, config: wire.SessionConfig, timeout: float = 300.0) -> wire.Ready:
         self._ws = await websockets.connect(self.url, max_size=wire.MAX_MESSAGE_BYTES, open_timeout=60,

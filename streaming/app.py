@@ -27,6 +27,7 @@ from pathlib import Path
 
 from fastapi import FastAPI, WebSocket
 
+from core.token_bucket import TokenBucket
 from streaming import wire
 from streaming.memory import Trimmer, fix_mmap_threshold
 
@@ -172,22 +173,6 @@ class Backends:
     async def close(self) -> None:
         await self._stack.aclose()
         self._open.clear()
-
-
-class TokenBucket:
-    """A rate over wall time: `rate` per second on average, bursts up to `burst`."""
-
-    def __init__(self, rate: float, burst: float):
-        self.rate, self.burst, self.level, self.at = rate, burst, burst, None
-
-    def take(self, amount: float, now: float) -> bool:
-        if self.at is not None:
-            self.level = min(self.burst, self.level + (now - self.at) * self.rate)
-        self.at = now
-        if amount > self.level:
-            return False
-        self.level -= amount
-        return True
 
 
 class ClientGone(Exception):
@@ -408,9 +393,9 @@ class Connection:
                     media = wire.decode_media(message["bytes"])
                     if media.kind == wire.KIND_AUDIO:
                         # while the server is behind, flow control (not the client) sets the pace: not charged
-                        if not session.behind and not audio_rate.take(len(media.payload), now):
+                        if not session.behind and not audio_rate.try_take(len(media.payload), now):
                             raise wire.WireError("audio_rate", "audio arrives faster than 20x real time")
-                    elif not frame_rate.take(1, now):
+                    elif not frame_rate.try_take(1, now):
                         raise wire.WireError("frame_rate", f"more than {wire.MAX_FRAMES_PER_S} frames per second")
                     await session.on_media(media)
                 else:
@@ -476,9 +461,9 @@ class Connection:
             backend = await RealtimeBackend.open(config.backend, system, generation,
                                                  base_url=settings.backend_base_url, output=config.output)
         else:  # one chat candidate shared by every session
-            backend = ChatBackend(await state["backends"].get(config.backend), system, generation)
+            backend = ChatBackend(await state["backends"].get(config.backend), system, generation, describer)
         frames = FrameBuffer(max_bytes=settings.frame_bytes_per_session, budget=state["frame_budget"])
         policy = config.frame_policy or settings.frame_policy  # neither: the backend's default
-        return Session(config, segmenter, describer, backend, self.send, frames=frames,
+        return Session(config, segmenter, backend, self.send, frames=frames,
                        policy=parse_frame_policy(policy) if policy else None,
                        camera_profile=camera_conditions(config.camera_conditions))

@@ -1,64 +1,77 @@
 """The assistant behind a streaming session: the `Backend` protocol and its two kinds.
 
-- `ChatBackend`: a chat `Candidate` behind perception. It needs the camera
-  blocks as text (the turn's chosen frame, described), gets the turn's
-  messages, and keeps the conversation's message list.
-- `RealtimeBackend`: a streaming multimodal API (OpenAI Realtime, Gemini
-  Live), through the conversation's `LiveConversation`. It gets the user's
-  audio as it arrives (resampled to the API's rate), the camera frames the
-  session's frame policy lets through as they pass it (as glasses stream
-  video to these APIs), and the authored camera text as a text part for a
-  turn without frames; the session tells it when the turn ended. With
-  `output="audio"` the API speaks its reply; the pieces go to `on_audio` as
-  they arrive. A lost session is replaced by the `LiveConversation`
-  (`candidates.realtime`), where the API can be told the turns
-  so far.
+- `ChatBackend`: a chat `Candidate` behind perception. It hears the
+  transcript only, and sees the frames as text: it holds the session's
+  scene describer, describes the turn's frames for the turn's camera blocks
+  and the newest frame for a probe, and keeps the conversation's message
+  list. By default it gets the frame at the end of speech only (`end`).
+- `RealtimeBackend` (a `MediaBackend`): a streaming multimodal API (OpenAI
+  Realtime, Gemini Live), through the conversation's `LiveConversation`. It
+  gets the user's audio as it arrives (resampled to the API's rate), the
+  camera frames the session's frame policy lets through as they pass it (as
+  glasses stream video to these APIs; one a second by default), and the
+  authored camera text as a text part for a turn without frames; the
+  session tells it when the turn ended. With `output="audio"` the API speaks
+  its reply; the pieces go to `on_audio` as they arrive. A lost session is
+  replaced by the `LiveConversation` (`candidates.realtime`), where the API
+  can be told the turns so far.
 
-The session only routes: it calls `audio` for every chunk, `frame` for
-every frame its policy sends when the backend declares `streams_frames`,
-then `answer`
-at the end of each turn, and `interrupt` when the user talks over the reply
-`answer` is producing (barge-in): `answer` then returns early with what was
-produced so far, marked `interrupted`, and the conversation keeps that part.
-When the client stopped playing a spoken reply early, `reply_cut` says how
-much of it the user heard.
+The session only routes, the same way for every backend: it calls `audio`
+for every chunk and `frame` for every frame its policy sends, then at the
+end of each turn `perceive` (the turn's input, with the frames it chose for
+the turn) and `answer`; in a proactive session `probe` when one is due. It
+calls `interrupt` when the user talks over the reply `answer` is producing
+(barge-in): `answer` then returns early with what was produced so far,
+marked `interrupted`, and the conversation keeps that part. When the client
+stopped playing a spoken reply early, `reply_cut` says how much of it the
+user heard. What a backend declares is data: the frame policy of a session
+that names none (`default_policy`), and why it cannot follow a proactive
+strategy (`proactive_refusal`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from core.candidate import REPLY_AUDIO_RATE, Candidate, GenerationConfig, Message, Reply
 from candidates.realtime import LiveConversation, open_realtime_session
 from candidates.realtime_base import UserPart
-from core.records import TurnInput, build_context_message, build_probe_message
+from core.records import MEDIA_CAMERA, TurnInput, build_context_message, build_probe_message
 from media_effects.audio import SAMPLE_RATE, resample_pcm16
+from perception.describers import SceneDescriber
+from perception.frame_policy import FramePolicy
+from perception.turn_input import assemble_turn_input
+from streaming.proactive import Strategy
 
 
 class Backend(Protocol):
-    """What a server session talks to. Its one capability: `streams_frames`, True when it
-    takes the frames the policy sends as they pass (`frame`), False when it takes the
-    turn's chosen frame described as text in the `TurnInput` instead."""
+    """What a server session talks to."""
 
-    streams_frames: bool
+    default_policy: ClassVar[FramePolicy]  # the frame policy of a session that names none
+
+    def proactive_refusal(self, strategy: Strategy) -> str | None:
+        """None when this backend can follow a proactive session's `strategy`, else why not (one line)."""
 
     async def audio(self, pcm16: bytes) -> None:
         """A chunk of the user's audio, PCM16 mono 16 kHz, as it arrives."""
 
     async def frame(self, t_ms: int, jpeg: bytes) -> None:
-        """A camera frame the policy sent, at stream time `t_ms` (only called when `streams_frames`)."""
+        """A camera frame the policy sent, at stream time `t_ms`, as sent."""
+
+    async def perceive(self, authored: TurnInput, speech: str, frame: bytes | None,
+                       context: bytes | None) -> TurnInput:
+        """The turn's input: `authored` with the transcript and the turn's frame (and on turn 1 the
+        context frame) the session chose from the frames sent, as this backend takes them."""
 
     async def answer(self, turn_input: TurnInput, on_delta: Callable[[str], None],
                      on_audio: Callable[[bytes], None]) -> Reply:
         """The user's turn ended: reply, passing text and audio pieces on as they come."""
 
-    async def probe(self, camera_block: str | None, on_delta: Callable[[str], None],
-                    on_audio: Callable[[bytes], None]) -> Reply:
-        """Nobody spoke: does something in view need saying? (a proactive session). `camera_block`: the
-        newest frame sent, described, for a backend without `streams_frames` (None otherwise). The
-        reply is a remark or the silence marker."""
+    async def probe(self, on_delta: Callable[[str], None], on_audio: Callable[[bytes], None]) -> Reply:
+        """Nobody spoke: does something in view (the frames sent so far) need saying? (a proactive
+        session). The reply is a remark or the silence marker."""
 
     async def interrupt(self) -> None:
         """The user talks over the reply `answer` is producing: end it early."""
@@ -69,27 +82,54 @@ class Backend(Protocol):
     async def aclose(self) -> None: ...
 
 
-class ChatBackend:
-    streams_frames = False  # gets the turn's chosen frame described as text instead
+NATIVE_NEEDS_REALTIME = ("proactive 'native' needs a realtime API: a chat model never speaks unasked "
+                         "(use change or every:N)")
 
-    def __init__(self, candidate: Candidate, system: str, config: GenerationConfig):
+
+class ChatBackend:
+    """A chat model: the transcript, and the frames described as text by the scene describer."""
+
+    default_policy: ClassVar[FramePolicy] = FramePolicy("end")  # the frame at the end of speech, described
+
+    def __init__(self, candidate: Candidate, system: str, config: GenerationConfig,
+                 describer: SceneDescriber | None = None):
         self.candidate, self.system, self.config = candidate, system, config
+        self.describer = describer  # None only for a session without a camera
         self.messages: list[Message] = []
+        self._newest: bytes | None = None  # the newest frame sent, described for a probe
         self._reply: asyncio.Task | None = None  # the request `answer` is waiting on
+
+    def proactive_refusal(self, strategy: Strategy) -> str | None:
+        return NATIVE_NEEDS_REALTIME if strategy.kind == "native" else None
 
     async def audio(self, pcm16: bytes) -> None:
         return None  # a chat model hears only the transcript
 
     async def frame(self, t_ms: int, jpeg: bytes) -> None:
-        return None  # never called: it gets the chosen frame described, in the turn input
+        self._newest = jpeg
+
+    async def perceive(self, authored: TurnInput, speech: str, frame: bytes | None,
+                       context: bytes | None) -> TurnInput:
+        """The turn's frames described: the camera blocks are the describer's text."""
+        camera = await self._describe(frame)
+        context_block = await self._describe(context)
+        return assemble_turn_input(authored, perceived_speech=speech, perceived_camera=camera,
+                                   perceived_context=context_block)
+
+    async def _describe(self, jpeg: bytes | None) -> str | None:
+        if jpeg is None:
+            return None
+        if self.describer is None:
+            raise RuntimeError("a chat backend got a frame to describe but has no scene describer")
+        return (await self.describer.describe(jpeg)).text
 
     async def answer(self, turn_input: TurnInput, on_delta: Callable[[str], None],
                      on_audio: Callable[[bytes], None]) -> Reply:
         return await self._ask(turn_input.messages(), on_delta)
 
-    async def probe(self, camera_block: str | None, on_delta: Callable[[str], None],
-                    on_audio: Callable[[bytes], None]) -> Reply:
-        return await self._ask([build_probe_message(camera_block)], on_delta)
+    async def probe(self, on_delta: Callable[[str], None], on_audio: Callable[[bytes], None]) -> Reply:
+        """The probe cue with the newest frame sent, described."""
+        return await self._ask([build_probe_message(await self._describe(self._newest))], on_delta)
 
     async def _ask(self, texts: list[str], on_delta: Callable[[str], None]) -> Reply:
         """The user messages added to the conversation, and the model's reply to it all."""
@@ -124,10 +164,25 @@ class ChatBackend:
         return None  # the candidate is shared by every session; the app closes it
 
 
-class RealtimeBackend:
-    """A realtime API behind the glasses: a thin user of the conversation's `LiveConversation`."""
+class MediaBackend:
+    """A backend that takes the media itself: the frames as the policy sends them (one a second
+    by default), so a turn's input records its camera as `media` and a probe is the cue alone."""
 
-    streams_frames = True  # gets the frames the policy sends as they pass
+    default_policy: ClassVar[FramePolicy] = FramePolicy("fps", rate=1.0)
+
+    def proactive_refusal(self, strategy: Strategy) -> str | None:
+        return None
+
+    async def perceive(self, authored: TurnInput, speech: str, frame: bytes | None,
+                       context: bytes | None) -> TurnInput:
+        """The frames went as they passed (`frame`): the record says `media` where one was chosen."""
+        return assemble_turn_input(authored, perceived_speech=speech,
+                                   perceived_camera=MEDIA_CAMERA if frame is not None else None,
+                                   perceived_context=MEDIA_CAMERA if context is not None else None, source="media")
+
+
+class RealtimeBackend(MediaBackend):
+    """A realtime API behind the glasses: a thin user of the conversation's `LiveConversation`."""
 
     def __init__(self, live: LiveConversation):
         self.live = live
@@ -170,8 +225,7 @@ class RealtimeBackend:
                      session_lost=reply.session_lost, incomplete=reply.incomplete,
                      transcription=reply.transcription)
 
-    async def probe(self, camera_block: str | None, on_delta: Callable[[str], None],
-                    on_audio: Callable[[bytes], None]) -> Reply:
+    async def probe(self, on_delta: Callable[[str], None], on_audio: Callable[[bytes], None]) -> Reply:
         """The API has the frames: the probe is the cue alone, a text turn of its own."""
         cue = (UserPart(build_probe_message(None)),)
         reply = await self.live.answer(cue, audio_turn=False, on_delta=on_delta, on_audio=on_audio)

@@ -1,10 +1,12 @@
 """One connection's pipeline: audio -> VAD -> ASR (and, as it arrives, to
 the backend); frames -> buffer -> the session's frame policy -> the frames it
-lets through (to a realtime API as they pass, and described for a chat
-backend at the end of speech); at each end of speech a TurnInput goes to the
-assistant backend and its reply streams back. The session only routes:
-perception does the work, the backend (`streaming.backends`: a chat
-candidate or a realtime API) answers.
+lets through, to the backend as they pass; at each end of speech the turn's
+frames are chosen, the backend makes the TurnInput of them (a chat backend
+describes them, a realtime API had them), answers, and its reply streams
+back. The session only routes, the same way for every backend: perception
+does the work, the backend (`streaming.backends`: a chat candidate or a
+realtime API) sees and answers; a proactive session's probes are
+`streaming.probes`.
 
 Frames meet the policy (`perception.frame_policy`) in stream order, as the
 audio clock reaches them: before each audio chunk is handled, every frame
@@ -70,33 +72,34 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from core.candidate import REPLY_AUDIO_RATE
-from core.records import MEDIA_CAMERA, FrameFacts, TurnEnd, TurnInput, TurnMetrics
-from perception.describers import SceneDescriber
+from core.records import FrameFacts, TurnEnd, TurnInput, TurnMetrics
 from perception.frame_policy import FrameGate, FramePolicy, resize_frame
 from media_effects.frames import Frame, FrameBuffer, pick_context_frame, select_frame
 from perception.speech import FinalTranscript, PartialTranscript, SpeechSegmenter, SpeechStarted
-from perception.turn_input import assemble_turn_input
 from streaming import wire
 from streaming.backends import Backend
-from streaming.proactive import ProbeSchedule, SilenceFilter, parse_strategy
+from streaming.probes import Probes
+from streaming.proactive import parse_strategy
+from streaming.relay import Relay
 from streaming.wire import KIND_AUDIO, Media, SessionConfig
 
 Send = Callable[[wire.ServerEvent], Awaitable[None]]
 TURN_END = "turn.end"
 WATCH_END = "watch.end"
-MAX_WATCH_FRAMES = 20_000  # stream times of sent frames a proactive session reports at `watch.end`
 BYTES_PER_MS = 32  # PCM16 mono at 16 kHz
 MIN_AUDIO_GAP_MS = 30  # a jump in the audio's stream times this long or longer is filled with silence
 MAX_AUDIO_GAP_MS = 5000  # a longer jump is a new stretch of audio (a paused microphone), not a loss
 MAX_ARRIVALS = 3000  # audio chunks whose arrival times are kept: a minute of 20 ms chunks
-MAX_HELD_FRAMES = 64  # sent frames waiting for a reply to end before they go to a realtime API
+MAX_HELD_FRAMES = 64  # sent frames waiting for a reply to end before they go to the backend
+
+
+PROACTIVE_POLICY = FramePolicy("fps", rate=1.0)  # a proactive session needs frames while nobody speaks
 
 
 def default_policy(backend: Backend, proactive: bool = False) -> FramePolicy:
-    """The frame policy of a session that names none: `end` for a chat backend (the frame at
-    the end of speech, described), one frame a second for a realtime API or a proactive
-    session (which needs frames while nobody speaks)."""
-    return FramePolicy("fps", rate=1.0) if (backend.streams_frames or proactive) else FramePolicy("end")
+    """The frame policy of a session that names none: the backend's (`end` for a chat backend,
+    one frame a second for a realtime API), one frame a second for a proactive session."""
+    return PROACTIVE_POLICY if proactive else backend.default_policy
 
 
 @dataclass(frozen=True)
@@ -107,13 +110,12 @@ class ReplyCut:
 
 
 class Session:
-    def __init__(self, config: SessionConfig, segmenter: SpeechSegmenter, describer: SceneDescriber,
-                 backend: Backend, send: Send, *, frames: FrameBuffer | None = None,
+    def __init__(self, config: SessionConfig, segmenter: SpeechSegmenter, backend: Backend, send: Send, *,
+                 frames: FrameBuffer | None = None,
                  policy: FramePolicy | None = None, camera_profile=None,
                  max_pending_audio: int = wire.MAX_PENDING_AUDIO_BYTES):
         self.config = config
         self.segmenter = segmenter
-        self.describer = describer
         self.backend = backend
         self.send = send
         self.frames = frames if frames is not None else FrameBuffer()  # as the camera offered them
@@ -122,13 +124,9 @@ class Session:
         if self.strategy is not None and self.strategy.probes and self.policy.kind == "end":
             raise wire.WireError("bad_hello", "frame policy 'end' sends no frame until the user speaks; a proactive "
                                               "session needs one that streams (fps:1, speech:1/0.5, change:0.02)")
-        if self.strategy is not None and self.strategy.kind == "native" and not backend.streams_frames:
-            raise wire.WireError("bad_hello", "proactive 'native' needs a realtime API: a chat model never speaks "
-                                              "unasked (use change or every:N)")
-        self.schedule = ProbeSchedule(self.strategy) if self.strategy and self.strategy.probes else None
-        self.probes = 0  # probes asked
-        self._newest_sent: tuple[int, bytes, object] | None = None  # (t_ms, jpeg as sent, thumbnail or None)
-        self._watch_sent: list[int] = []  # stream times of every frame sent, for `watch.done`
+        if self.strategy is not None and (refusal := backend.proactive_refusal(self.strategy)):
+            raise wire.WireError("bad_hello", refusal)
+        self.probes = Probes(self.strategy, backend, send) if self.strategy is not None else None
         self.camera_profile = camera_profile  # the hello's camera conditions: an impairment profile, or None
         self.gate = FrameGate(self.policy)
         self.sent = FrameBuffer(max_frames=120, max_bytes=self.frames.max_bytes // 2, budget=self.frames.budget)
@@ -209,7 +207,8 @@ class Session:
                 elif item == WATCH_END:
                     await self._gate_frames(float("inf"))
                     await self._end_reply()
-                    await self.send(wire.WatchDone(self.probes, {"sent_ms": self._watch_sent}))
+                    done = self.probes.done() if self.probes is not None else wire.WatchDone(0, {"sent_ms": []})
+                    await self.send(done)
                 elif isinstance(item, ReplyCut):
                     await self._to_backend(item)
                 else:
@@ -306,10 +305,9 @@ class Session:
                 jpeg = await self._as_sent(frame.t_ms, frame.jpeg)
                 entry[1] = len(jpeg)
                 self.sent.add(frame.t_ms, jpeg)
-                if self.strategy is not None:
-                    await self._watched(frame.t_ms, jpeg)
-                if self.backend.streams_frames:
-                    await self._to_backend(Media(wire.KIND_FRAME, frame.t_ms, jpeg))
+                if self.probes is not None:
+                    await self.probes.watched(frame.t_ms, jpeg)
+                await self._to_backend(Media(wire.KIND_FRAME, frame.t_ms, jpeg))
 
     async def _as_sent(self, t_ms: int, jpeg: bytes) -> bytes:
         """The frame under the session's camera conditions, at its size and JPEG quality."""
@@ -319,75 +317,17 @@ class Session:
             return jpeg
         return await asyncio.to_thread(resize_frame, jpeg, self.config.frame_size, self.config.frame_quality)
 
-    # ---- proactive probes (streaming.proactive)
-
-    async def _watched(self, t_ms: int, jpeg: bytes) -> None:
-        """A frame the policy sent in a proactive session: the newest one a probe would use."""
-        thumb = None
-        if self.schedule is not None and self.strategy.kind == "change":
-            from perception.frame_policy import thumbnail
-
-            thumb = await asyncio.to_thread(thumbnail, jpeg)
-            self.schedule.sent(thumb)
-        self._newest_sent = (t_ms, jpeg, thumb)
-        if len(self._watch_sent) < MAX_WATCH_FRAMES:
-            self._watch_sent.append(t_ms)
+    # ---- proactive probes (streaming.probes)
 
     async def _maybe_probe(self) -> None:
         """Start a probe when one is due, nobody speaks and nothing is being answered."""
-        if (self.schedule is None or self._reply is not None or self._newest_sent is None
-                or self.segmenter.in_speech or self._audio_end_ms is None):
+        if self.probes is None or self._reply is not None or self.segmenter.in_speech or self._audio_end_ms is None:
             return
-        clock = self._audio_end_ms
-        if not self.schedule.due(clock):
+        probe = self.probes.due(self._audio_end_ms)
+        if probe is None:
             return
-        t_ms, jpeg, thumb = self._newest_sent
-        self.schedule.asked(clock, thumb)
-        self.probes += 1
-        self._reply = asyncio.create_task(self._run_probe(self.probes, clock, t_ms, jpeg), name=f"probe {self.probes}")
+        self._reply = asyncio.create_task(probe, name=f"probe {self.probes.asked}")
         self._reply.add_done_callback(lambda _: self._queued.set())
-
-    async def _run_probe(self, n: int, asked_ms: int, frame_ms: int, jpeg: bytes) -> None:
-        """Ask the backend whether something needs saying; pass a remark on as it comes, send
-        nothing of a silent answer, then `probe.done`."""
-        asked_at = time.monotonic()
-        camera = None if self.backend.streams_frames else (await self.describer.describe(jpeg)).text
-        quiet = SilenceFilter()
-        first: list[float] = []
-        queue: asyncio.Queue[wire.ServerEvent | None] = asyncio.Queue()
-
-        def release(texts: list[str], audio: list[bytes]) -> None:
-            for piece in texts:
-                queue.put_nowait(wire.RemarkDelta(n, piece))
-            for pcm in audio:
-                queue.put_nowait(wire.RemarkAudio(n, base64.b64encode(pcm).decode("ascii"), REPLY_AUDIO_RATE))
-
-        def on_delta(piece: str) -> None:
-            first[:] = first or [time.monotonic()]
-            release(*quiet.on_text(piece))
-
-        def on_audio(pcm16: bytes) -> None:
-            first[:] = first or [time.monotonic()]
-            release([], quiet.on_audio(pcm16))
-
-        async def forward() -> None:
-            while (event := await queue.get()) is not None:
-                await self.send(event)
-
-        forwarder = asyncio.create_task(forward())
-        try:
-            reply = await self.backend.probe(camera, on_delta, on_audio)
-            if not quiet.text and reply.text:  # a backend that did not stream its text
-                release(*quiet.on_text(reply.text))
-            release(*quiet.finish())
-        finally:
-            queue.put_nowait(None)
-            await forwarder
-        done_s = round(time.monotonic() - asked_at, 3)
-        silent = quiet.silent
-        first_s = None if silent else round((first[0] if first else time.monotonic()) - asked_at, 3)
-        await self.send(wire.ProbeDone(n, asked_ms, frame_ms, reply.text, silent, first_s, done_s, reply.usage,
-                                       reply.incomplete, reply.session_lost))
 
     def _unsend(self, t_ms: int) -> None:
         for entry in reversed(self._frame_log):
@@ -396,8 +336,8 @@ class Session:
                 return
 
     async def _send_at_end(self, frames: list[Frame], window: list[list]) -> list[bytes]:
-        """The `end` policy: the frames picked at the end of speech are the ones sent (to a
-        realtime API now, before the turn is answered), and counted in the turn's `window`.
+        """The `end` policy: the frames picked at the end of speech are the ones sent (to the
+        backend now, before the turn is answered), and counted in the turn's `window`.
         Returns them as sent."""
         sent = []
         for frame in frames:
@@ -409,8 +349,7 @@ class Session:
                 window.append(entry)
             entry[1] = len(jpeg)
             self.sent.add(frame.t_ms, jpeg)
-            if self.backend.streams_frames:
-                await self.backend.frame(frame.t_ms, jpeg)
+            await self.backend.frame(frame.t_ms, jpeg)
         return sent
 
     def _frame_facts(self, end_ms: int, window: list[list], gated_ms: float) -> tuple[FrameFacts, float | None]:
@@ -443,11 +382,9 @@ class Session:
             self._reply.add_done_callback(lambda _: self._queued.set())  # the worker ends it
 
     async def _turn_input(self, turn: int, final: FinalTranscript, window: list[list]) -> TurnInput:
-        """The turn's input. The turn's frame (and on turn 1 the context frame)
-        is described as text for a chat backend; a realtime one had the frames
-        as they arrived, and the record says `media`. The authored camera text
-        the glasses declared fills a channel whose camera sent no frame at all
-        (not one whose policy has not sent a frame yet)."""
+        """The turn's input: the backend's (`Backend.perceive`) of the turn's frame (and on turn 1
+        the context frame) chosen here. The authored camera text the glasses declared fills a
+        channel whose camera sent no frame at all (not one whose policy has not sent a frame yet)."""
         camera_on = self.config.camera and turn <= 2
         fallback = self.config.fallback_camera.get(str(turn)) if camera_on else None
         frame = context_jpeg = fallback_context = None
@@ -474,14 +411,7 @@ class Session:
         authored = TurnInput(turn, fallback or None, "", "authored" if fallback else None, None,
                              fallback_context or None, "authored" if fallback_context else None,
                              {"asr_decode_s": round(final.decode_seconds, 4)})
-        if not self.backend.streams_frames:  # a chat backend: the frames described as text
-            camera = (await self.describer.describe(frame)).text if frame is not None else None
-            context = (await self.describer.describe(context_jpeg)).text if context_jpeg is not None else None
-            return assemble_turn_input(authored, perceived_speech=final.text, perceived_camera=camera,
-                                       perceived_context=context)
-        return assemble_turn_input(
-            authored, perceived_speech=final.text, perceived_camera=MEDIA_CAMERA if frame is not None else None,
-            perceived_context=MEDIA_CAMERA if context_jpeg is not None else None, source="media")
+        return await self.backend.perceive(authored, final.text, frame, context_jpeg)
 
     async def _run_turn(self, final: FinalTranscript, heard_at: float, window: list[list], gated_ms: float) -> None:
         self.turn += 1
@@ -495,27 +425,17 @@ class Session:
                                          turn_input.context_block, turn_input.context_source))
         await self.send(wire.TurnInputEvent(turn, turn_input))
         first_token: list[float] = []
-        queue: asyncio.Queue[wire.ServerEvent | None] = asyncio.Queue()
+        async with Relay(self.send) as relay:  # text and audio go out while the reply is still coming
+            def on_delta(piece: str) -> None:
+                if not first_token:
+                    first_token.append(time.monotonic())
+                relay.put(wire.AssistantDelta(turn, piece))
 
-        def on_delta(piece: str) -> None:
-            if not first_token:
-                first_token.append(time.monotonic())
-            queue.put_nowait(wire.AssistantDelta(turn, piece))
+            def on_audio(pcm16: bytes) -> None:
+                relay.put(wire.AssistantAudio(turn, base64.b64encode(pcm16).decode("ascii"), REPLY_AUDIO_RATE))
 
-        def on_audio(pcm16: bytes) -> None:
-            queue.put_nowait(wire.AssistantAudio(turn, base64.b64encode(pcm16).decode("ascii"), REPLY_AUDIO_RATE))
-
-        async def forward() -> None:  # text and audio go out while the reply is still coming
-            while (event := await queue.get()) is not None:
-                await self.send(event)
-
-        forwarder = asyncio.create_task(forward())
-        asked_at = time.monotonic()
-        try:
+            asked_at = time.monotonic()
             reply = await self.backend.answer(turn_input, on_delta, on_audio)
-        finally:
-            queue.put_nowait(None)
-            await forwarder
         done_at = time.monotonic()
         await self.send(wire.AssistantDone(turn, reply.text, reply.usage, reply.heard, reply.interrupted,
                                            reply.session_lost, reply.incomplete, reply.transcription))
@@ -528,8 +448,8 @@ class Session:
             first_token=first + since_speech_end,
             first_audio=None if reply.first_audio_s is None else asked_at + reply.first_audio_s + since_speech_end,
             reply_done=done_at + since_speech_end, turn_end_to_first_token=first - asked_at,
-            last_frame_age_s=frame_age_s).to_json(), frames.to_json(),
-            TurnEnd(final.ended_by, final.silence_ms / 1000, ended_at + since_speech_end, final.probability).to_json()))
+            last_frame_age_s=frame_age_s), frames,
+            TurnEnd(final.ended_by, final.silence_ms / 1000, ended_at + since_speech_end, final.probability)))
 
     def _arrival(self, t_ms: int | None, default: float) -> float:
         """Wall time the audio at stream time `t_ms` reached the server (the chunk holding it), else `default`."""

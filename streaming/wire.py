@@ -3,9 +3,10 @@
 Binary messages carry media: one kind byte, an unsigned 64-bit big-endian
 timestamp in milliseconds, then the payload (PCM16 mono 16 kHz audio, or one
 JPEG frame). Text messages are JSON objects with a `type`: the client's
-are plain dicts, the server's are typed events (one dataclass per type,
-`encode_event` / `decode_event`). See
-docs/protocol.md for the full list, the limits and the close codes.
+are plain dicts, the server's are typed events (one dataclass per type, in
+`streaming.server_events`; every package takes them from here, with
+`encode_event` / `decode_event`). See docs/protocol.md for the full list,
+the limits and the close codes.
 """
 
 from __future__ import annotations
@@ -15,12 +16,16 @@ import json
 import math
 import struct
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, ClassVar, Union
+from typing import Any
 
 from core.candidate import USAGE_FIELDS, TranscriptionUsage, Usage, UsageError
 from candidates.model_ids import OUTPUTS
-from core.records import RecordError, TurnInput
+from core.records import FrameFacts, RecordError, TurnEnd, TurnInput, TurnMetrics
 from perception.frame_policy import parse_frame_policy
+from streaming.server_events import (  # noqa: F401 (the events, taken from here)
+    EVENT_TYPES, SERVER_TYPES, AssistantAudio, AssistantDelta, AssistantDone, CameraBlock, Error, Metrics, ProbeDone,
+    Ready, RemarkAudio, RemarkDelta, ServerEvent, SpeechStarted, TranscriptFinal, TranscriptPartial, TurnInputEvent,
+    WatchDone)
 
 PROTOCOL_VERSION = 1
 KIND_AUDIO = 0x01
@@ -270,157 +275,6 @@ def read_reply_cut(data: dict) -> tuple[int, int]:
     return turn, played_ms
 
 
-# ---------------------------------------------------------------- server events
-# One frozen dataclass per event type; `type` is its name on the wire.
-
-@dataclass(frozen=True)
-class Ready:
-    type: ClassVar[str] = "ready"
-    protocol: int
-    backend: str
-
-
-@dataclass(frozen=True)
-class SpeechStarted:
-    type: ClassVar[str] = "speech.started"
-    t_ms: int
-
-
-@dataclass(frozen=True)
-class TranscriptPartial:
-    type: ClassVar[str] = "transcript.partial"
-    text: str
-    t_ms: int
-
-
-@dataclass(frozen=True)
-class TranscriptFinal:
-    type: ClassVar[str] = "transcript.final"
-    turn: int
-    text: str
-    start_ms: int
-    end_ms: int
-
-
-@dataclass(frozen=True)
-class CameraBlock:
-    type: ClassVar[str] = "camera.block"
-    turn: int
-    text: str | None
-    source: str | None  # "perceived", "authored", "media" or None
-    context: str | None = None
-    context_source: str | None = None
-
-
-@dataclass(frozen=True)
-class TurnInputEvent:
-    """The turn's input as the assistant got it; on the wire it also carries the
-    two message strings built from it, so a client needs no builder of its own."""
-
-    type: ClassVar[str] = "turn.input"
-    turn: int
-    input: TurnInput
-
-
-@dataclass(frozen=True)
-class AssistantDelta:
-    type: ClassVar[str] = "assistant.delta"
-    turn: int
-    text: str
-
-
-@dataclass(frozen=True)
-class AssistantAudio:
-    """A piece of a spoken reply, as it arrives: base64 PCM16 mono little-endian at `rate`."""
-
-    type: ClassVar[str] = "assistant.audio"
-    turn: int
-    audio: str
-    rate: int
-
-
-@dataclass(frozen=True)
-class AssistantDone:
-    type: ClassVar[str] = "assistant.done"
-    turn: int
-    text: str
-    usage: Usage = Usage()  # the reply's tokens by modality, as the backend's API counted them
-    heard: str | None = None  # a realtime API's own transcript of the user's speech
-    interrupted: bool = False  # cut short by the user's speech (`barge_in`); sent only when true
-    session_lost: str | None = None  # a realtime API's session mended meanwhile, and why; sent only when set
-    incomplete: str | None = None  # the realtime API cut the reply short, and why; sent only when set
-    transcription: TranscriptionUsage | None = None  # the speech transcribed, billed apart; sent only when set
-
-
-@dataclass(frozen=True)
-class Metrics:
-    type: ClassVar[str] = "metrics"
-    turn: int
-    latency_s: dict  # seconds from the end of speech: see docs/protocol.md
-    frames: dict = field(default_factory=dict)  # the frames offered and sent this turn: see docs/protocol.md
-    turn_end: dict = field(default_factory=dict)  # which rule ended the turn (`records.TurnEnd`): docs/protocol.md
-
-
-@dataclass(frozen=True)
-class RemarkDelta:
-    """A piece of a proactive remark's text (never the silence marker)."""
-
-    type: ClassVar[str] = "remark.delta"
-    probe: int
-    text: str
-
-
-@dataclass(frozen=True)
-class RemarkAudio:
-    """A piece of a spoken proactive remark: base64 PCM16 mono little-endian at `rate`."""
-
-    type: ClassVar[str] = "remark.audio"
-    probe: int
-    audio: str
-    rate: int
-
-
-@dataclass(frozen=True)
-class ProbeDone:
-    """A probe answered: asked at stream time `asked_ms` with the newest frame sent then
-    (`frame_ms`); `silent` when the answer was the silence marker (then nothing was sent)."""
-
-    type: ClassVar[str] = "probe.done"
-    probe: int
-    asked_ms: int
-    frame_ms: int | None
-    text: str
-    silent: bool
-    first_s: float | None = None  # seconds from asking to the first text or audio
-    done_s: float | None = None
-    usage: Usage = Usage()
-    incomplete: str | None = None
-    session_lost: str | None = None
-
-
-@dataclass(frozen=True)
-class WatchDone:
-    """The answer to `watch.end`: every frame and probe before it is handled."""
-
-    type: ClassVar[str] = "watch.done"
-    probes: int
-    frames: dict = field(default_factory=dict)  # {"sent_ms": [...]}: every frame the policy sent
-
-
-@dataclass(frozen=True)
-class Error:
-    type: ClassVar[str] = "error"
-    code: str
-    message: str
-
-
-ServerEvent = Union[Ready, SpeechStarted, TranscriptPartial, TranscriptFinal, CameraBlock, TurnInputEvent,
-                    AssistantDelta, AssistantAudio, AssistantDone, Metrics, RemarkDelta, RemarkAudio, ProbeDone,
-                    WatchDone, Error]
-EVENT_TYPES: dict[str, type] = {cls.type: cls for cls in ServerEvent.__args__}
-SERVER_TYPES = tuple(EVENT_TYPES)
-
-
 def encode_event(event: ServerEvent) -> str:
     if type(event) not in EVENT_TYPES.values():
         raise WireError("bad_message", f"not a server event: {event!r}")
@@ -431,6 +285,9 @@ def encode_event(event: ServerEvent) -> str:
         data["input"] = event.input.to_json()
         data["user_message"] = event.input.user_message
         data["context_message"] = event.input.context_message
+    elif isinstance(event, Metrics):
+        for name in TURN_FACTS:
+            data[name] = getattr(event, name).to_json()
     elif isinstance(event, ProbeDone):
         data["usage"] = event.usage.to_json() if event.usage.reported else None  # unknown, never 0
     elif isinstance(event, AssistantDone):
@@ -458,6 +315,15 @@ def decode_event(text: str) -> ServerEvent:
             data["input"] = TurnInput.from_json(data.get("input"), "turn.input event")
         except RecordError as exc:
             raise WireError("bad_message", str(exc)) from None
+    if cls is Metrics:
+        for name, facts in TURN_FACTS.items():
+            if name in data:
+                if not isinstance(data[name], dict):
+                    raise WireError("bad_message", f"metrics event: field '{name}' must be an object")
+                try:
+                    data[name] = facts.from_json(data[name], f"metrics event: {name}")
+                except RecordError as exc:
+                    raise WireError("bad_message", str(exc)) from None
     if cls in (AssistantDone, ProbeDone):
         usage = data.pop("usage", None) or {}
         if not isinstance(usage, dict):
@@ -486,8 +352,11 @@ def decode_event(text: str) -> ServerEvent:
     return cls(**data)
 
 
+# a `metrics` event's turn facts: on the wire, each its record type's JSON form
+TURN_FACTS: dict[str, type] = {"latency_s": TurnMetrics, "frames": FrameFacts, "turn_end": TurnEnd}
 _FIELD_TYPES = {"int": (int,), "float": (int, float), "str": (str,), "dict": (dict,), "bool": (bool,), "TurnInput": (TurnInput,),
-                "Usage": (Usage,), "TranscriptionUsage": (TranscriptionUsage,), "None": (type(None),)}
+                "Usage": (Usage,), "TranscriptionUsage": (TranscriptionUsage,), "TurnMetrics": (TurnMetrics,),
+                "FrameFacts": (FrameFacts,), "TurnEnd": (TurnEnd,), "None": (type(None),)}
 
 
 def _of_type(value: Any, annotation: str) -> bool:

@@ -22,7 +22,7 @@ from core.candidate import Reply
 from candidates.realtime import open_realtime_session
 from perception.speech import FinalTranscript, SpeechStarted
 from streaming import wire
-from streaming.backends import ChatBackend
+from streaming.backends import ChatBackend, MediaBackend
 from streaming.session import Session
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 
@@ -82,7 +82,7 @@ async def converse(backend, *, barge_in: bool, second_final_during_reply: bool =
     async def send(event):
         events.append(event)
 
-    session = Session(wire.SessionConfig(camera=False, barge_in=barge_in), ScriptedSegmenter(), None, backend, send)
+    session = Session(wire.SessionConfig(camera=False, barge_in=barge_in), ScriptedSegmenter(), backend, send)
     worker = asyncio.create_task(session.run())
 
     async def say(chunk: bytes, t_ms: int):
@@ -131,10 +131,8 @@ def test_without_barge_in_the_reply_runs_to_the_end_and_the_next_turn_waits_for_
     assert candidate.asked[1][1] == ("assistant", first.text)
 
 
-class RecordingBackend:
+class RecordingBackend(MediaBackend):
     """A backend that logs what reaches it, in order; each reply takes 0.2 s."""
-
-    streams_frames = True
 
     def __init__(self):
         self.log: list[str] = []
@@ -168,7 +166,7 @@ class RecordingBackend:
 def test_audio_frames_and_a_reply_cut_that_arrive_during_a_reply_reach_the_backend_after_it_in_order():
     async def go():
         backend = RecordingBackend()
-        session = Session(wire.SessionConfig(camera=True, barge_in=False), ScriptedSegmenter(), None, backend,
+        session = Session(wire.SessionConfig(camera=True, barge_in=False), ScriptedSegmenter(), backend,
                           send=lambda event: asyncio.sleep(0))
         worker = asyncio.create_task(session.run())
         for kind, t_ms, payload in ((wire.KIND_AUDIO, 0, b"S"), (wire.KIND_AUDIO, 900, b"Fone"),

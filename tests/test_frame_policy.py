@@ -18,6 +18,7 @@ from media_effects.frames import decode_jpeg, encode_jpeg, synthetic_text
 from perception.speech import FinalTranscript
 from media_effects.synthetic import synthetic_frame
 from streaming import wire
+from streaming.backends import MediaBackend
 from streaming.session import Session
 
 
@@ -116,9 +117,7 @@ class Speech:
         return []
 
 
-class FrameLog:
-    streams_frames = True
-
+class FrameLog(MediaBackend):
     def __init__(self):
         self.frames: list[tuple[int, int]] = []
 
@@ -145,7 +144,7 @@ def play(policy: str | None, speech_at: dict[int, bytes], until_ms: int, *, scen
         async def send(event):
             events.append(event)
 
-        session = Session(wire.SessionConfig(camera=True), Speech(), None, backend, send,
+        session = Session(wire.SessionConfig(camera=True), Speech(), backend, send,
                           policy=parse_frame_policy(policy) if policy else None)
         worker = asyncio.create_task(session.run())
         for t in range(0, until_ms + 1, 100):
@@ -169,7 +168,7 @@ def test_a_realtime_backend_gets_exactly_the_frames_the_policy_sends_and_the_met
     # (speech ended at 6000); a frame meets the policy before the audio chunk of its time is heard
     sent, metrics = play("speech:1/0.3", {900: b"S", 3500: b"Fone", 3900: b"S", 6500: b"Ftwo"}, 7000)
     assert [t for t, _ in sent] == [0, 1000, 2000, 3000, 4000, 5000, 6000]
-    one, two = (FrameFacts.from_json(m.frames) for m in metrics)
+    one, two = (m.frames for m in metrics)
     # a turn counts the frames offered until it was asked (turn 1: up to 3400 ms, when its final came
     # at 3500); the newest frame sent is the newest by the end of speech (3000)
     assert (one.policy, one.offered, one.sent, one.sent_ms, one.newest_ms, one.window_ms) == (
@@ -177,23 +176,23 @@ def test_a_realtime_backend_gets_exactly_the_frames_the_policy_sends_and_the_met
     assert (two.offered, two.sent, two.sent_ms, two.newest_ms, two.window_ms) == (
         15, 3, (4000, 5000, 6000), 6000, 3000)
     assert one.sent_bytes == sum(size for t, size in sent if t <= 3000)
-    assert [m.latency_s["last_frame_age_s"] for m in metrics] == [0.0, 0.0]
+    assert [m.latency_s.last_frame_age_s for m in metrics] == [0.0, 0.0]
 
 
 def test_the_age_of_the_newest_frame_counts_from_an_earlier_turn_when_none_was_sent_since():
     sent, metrics = play("fps:0.2", {900: b"S", 3500: b"Fone", 3900: b"S", 7500: b"Ftwo"}, 7500)
     assert [t for t, _ in sent] == [0, 5000]
-    assert [m.latency_s["last_frame_age_s"] for m in metrics] == [3.0, 2.0]
-    assert FrameFacts.from_json(metrics[1].frames).sent_ms == (5000,)
+    assert [m.latency_s.last_frame_age_s for m in metrics] == [3.0, 2.0]
+    assert metrics[1].frames.sent_ms == (5000,)
 
 
 def test_end_sends_the_frame_at_the_end_of_speech_only_and_the_default_for_a_realtime_api_is_one_a_second():
     sent, metrics = play("end", {900: b"S", 3500: b"Fone"}, 3600)
     assert [t for t, _ in sent] == [3000]
-    assert FrameFacts.from_json(metrics[0].frames).sent_ms == (3000,)
+    assert metrics[0].frames.sent_ms == (3000,)
     sent, metrics = play(None, {900: b"S", 3500: b"Fone"}, 3600)
     assert [t for t, _ in sent] == [0, 1000, 2000, 3000]
-    assert FrameFacts.from_json(metrics[0].frames).policy == "fps:1"
+    assert metrics[0].frames.policy == "fps:1"
 
 
 def test_frame_facts_round_trip_and_bad_fields_are_named():
@@ -335,7 +334,7 @@ def test_camera_conditions_degrade_the_frames_a_session_sends_and_an_unknown_nam
 
     async def go(profile):
         backend = FrameLog()
-        session = Session(wire.SessionConfig(camera=True), Speech(), None, backend, send=lambda e: asyncio.sleep(0),
+        session = Session(wire.SessionConfig(camera=True), Speech(), backend, send=lambda e: asyncio.sleep(0),
                           policy=parse_frame_policy("fps:1"), camera_profile=profile)
         bright = encode_jpeg(np.full((48, 64, 3), 200, np.uint8))
         worker = asyncio.create_task(session.run())

@@ -17,11 +17,11 @@ from candidates.ratelimit import (
     REQUESTS,
     Limits,
     RateLimits,
-    TokenBucket,
     build_limits,
     estimate_tokens,
     parse_limit,
 )
+from core.token_bucket import TokenBucket
 from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +45,7 @@ class FakeClock:
 
 async def test_a_full_bucket_lets_a_minute_s_worth_through_then_paces():
     clock = FakeClock()
-    bucket = TokenBucket(60, clock=clock, sleep=clock.sleep)
+    bucket = TokenBucket.per_minute(60, clock=clock, sleep=clock.sleep)
     for _ in range(60):
         assert await bucket.take() == 0.0
     assert clock.sleeps == []
@@ -59,13 +59,13 @@ async def test_a_full_bucket_lets_a_minute_s_worth_through_then_paces():
 
 async def test_tokens_are_estimated_then_corrected_by_the_reported_usage():
     clock = FakeClock()
-    bucket = TokenBucket(1000, clock=clock, sleep=clock.sleep)
+    bucket = TokenBucket.per_minute(1000, clock=clock, sleep=clock.sleep)
     await bucket.take(800)
     bucket.adjust(800 - 100)  # the reply used 100 tokens, not 800
     assert bucket.level == pytest.approx(900)
     assert await bucket.take(900) == 0.0
     assert await bucket.take(120) == pytest.approx(120 / (1000 / 60))
-    big = TokenBucket(100, clock=clock, sleep=clock.sleep)
+    big = TokenBucket.per_minute(100, clock=clock, sleep=clock.sleep)
     assert await big.take(250) == 0.0 and big.level == pytest.approx(-150)  # larger than a minute: goes into debt
     assert estimate_tokens("abcd" * 10, ["x" * 40], 300) == 10 + 10 + 1 + 300
 

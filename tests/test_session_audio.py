@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from streaming import wire
+from streaming.backends import MediaBackend
 from streaming.session import Session
 
 
@@ -26,9 +27,7 @@ class Heard:
 
 
 def test_a_lost_chunk_becomes_silence_of_its_length_and_short_jitter_or_a_long_pause_does_not():
-    class Backend:
-        streams_frames = True
-
+    class Backend(MediaBackend):
         async def audio(self, pcm16):
             self.got.append(len(pcm16))
 
@@ -39,7 +38,7 @@ def test_a_lost_chunk_becomes_silence_of_its_length_and_short_jitter_or_a_long_p
     async def go():
         heard, backend = Heard(), Backend()
         backend.got = []
-        session = Session(wire.SessionConfig(camera=False), heard, None, backend, send=None)
+        session = Session(wire.SessionConfig(camera=False), heard, backend, send=None)
         worker = asyncio.create_task(session.run())
         chunk = bytes(640)  # 20 ms
         for t in (0, 20, 80, 110, 10_000):  # 40 ms lost after 20; 10 ms jitter at 110; a 9.9 s pause

@@ -14,7 +14,7 @@ import pytest
 import websockets
 
 from core.candidate import USAGE_FIELDS, GenerationConfig, Usage
-from core.records import TurnInput, build_user_turn
+from core.records import TurnInput, TurnMetrics, build_user_turn
 from core.scenario import load_bank
 from benchmark.stream_conversation import ServerSession, StreamConversation
 from media_effects.frames import encode_jpeg
@@ -62,7 +62,7 @@ def test_every_server_event_round_trips_typed():
         wire.TurnInputEvent(1, turn_input), wire.AssistantDelta(1, "A d"), wire.AssistantAudio(1, "EAAQAA==", 24000),
         wire.AssistantDone(1, "A disc.", Usage(12, 3, input_text_tokens=10, input_image_tokens=2,
                                                output_text_tokens=3)),
-        wire.Metrics(1, {"speech_end_to_reply_done": 1.5}), wire.Error("bad_json", "message is not JSON"),
+        wire.Metrics(1, TurnMetrics(reply_done=1.5)), wire.Error("bad_json", "message is not JSON"),
         wire.RemarkDelta(2, "Careful"), wire.RemarkAudio(2, "EAAQAA==", 24000),
         wire.ProbeDone(2, 15_020, 15_000, "Careful, the guard is taped up.", False, 0.84, 1.2,
                        Usage(40, 9, input_text_tokens=40, output_text_tokens=9)),
@@ -326,7 +326,7 @@ def test_frames_wait_in_the_capped_buffer_for_a_busy_worker_and_then_meet_the_po
         api = Api()
         live = LiveConversation(None, "x")
         live.session = api
-        session = Session(wire.SessionConfig(backend="openai-realtime:x"), Silent(), None, RealtimeBackend(live),
+        session = Session(wire.SessionConfig(backend="openai-realtime:x"), Silent(), RealtimeBackend(live),
                           send=None)
         session.frames.max_frames = 20
         frames = [JPEG + bytes([i]) for i in range(30)]

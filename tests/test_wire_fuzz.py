@@ -10,7 +10,7 @@ import random
 import numpy as np
 
 from core.candidate import Usage
-from core.records import TurnInput
+from core.records import TurnInput, TurnMetrics
 from media_effects.frames import encode_jpeg
 from streaming import wire
 
@@ -23,7 +23,7 @@ TURN_INPUT = TurnInput(1, "a grey disc", "what is this", "perceived", "perceived
 EVENTS = [wire.Ready(1, "local"), wire.SpeechStarted(40), wire.TranscriptPartial("wha", 300),
           wire.TranscriptFinal(1, "what is this", 40, 900), wire.CameraBlock(1, "a disc", "perceived", "x", "authored"),
           wire.TurnInputEvent(1, TURN_INPUT), wire.AssistantDelta(1, "A d"), wire.AssistantDone(1, "A disc.", Usage(12, 3, 12, 0, 0, 4)),
-          wire.Metrics(1, {"speech_end_to_reply_done": 1.5}), wire.Error("bad_json", "message is not JSON")]
+          wire.Metrics(1, TurnMetrics(reply_done=1.5)), wire.Error("bad_json", "message is not JSON")]
 TEXT_SEEDS = [
     wire.hello("tok", wire.SessionConfig(backend="openai:x", fallback_camera={"1": "a mug"}, fallback_context="steam")),
     wire.encode_message("turn.end", t_ms=5), wire.encode_message("session.end"),

@@ -246,9 +246,7 @@ def print_readable(event) -> None:
             print(f"  reply:   {event.text or '(empty)'}", end="")
         print(" [interrupted]" if event.interrupted else "", flush=True)
     elif isinstance(event, wire.Metrics):
-        from core.records import TurnMetrics
-
-        m = TurnMetrics.from_json(event.latency_s, "metrics event")
+        m = event.latency_s
         stages = [("transcript", m.transcript_final), ("camera block", m.camera_block),
                   ("first word", m.first_token), ("first audio", m.first_audio), ("reply done", m.reply_done)]
         print("  latency from the end of speech: " + ", ".join(f"{name} {value:.2f} s" for name, value in stages

@@ -1,0 +1,91 @@
+"""A proactive session's probes (when to ask is `streaming.proactive`): the
+frames the policy sent that a probe would look at, when one is due, and
+asking it.
+
+A probe asks the backend, with nobody speaking, whether something in view
+needs saying; the backend has the frames the policy sent (`Backend.frame`)
+and looks at the newest. Its remark goes to the client as it comes
+(`remark.delta`, `remark.audio`); a silent answer sends nothing
+(`SilenceFilter`); `probe.done` closes it. The session starts a probe only
+when nobody speaks and nothing is being answered, and reports every frame
+sent at `watch.end` (`watch.done`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+
+from core.candidate import REPLY_AUDIO_RATE
+from streaming import wire
+from streaming.backends import Backend
+from streaming.proactive import ProbeSchedule, SilenceFilter, Strategy
+from streaming.relay import Relay
+
+MAX_WATCH_FRAMES = 20_000  # stream times of sent frames a proactive session reports at `watch.end`
+
+
+class Probes:
+    def __init__(self, strategy: Strategy, backend: Backend, send: Callable[[wire.ServerEvent], Awaitable[None]]):
+        self.strategy, self.backend, self.send = strategy, backend, send
+        self.schedule = ProbeSchedule(strategy) if strategy.probes else None
+        self.asked = 0
+        self._newest: tuple[int, object] | None = None  # (t_ms, thumbnail or None) of the newest frame sent
+        self._sent_ms: list[int] = []  # stream times of every frame sent, for `watch.done`
+
+    async def watched(self, t_ms: int, jpeg: bytes) -> None:
+        """A frame the policy sent (as sent): the newest one a probe would look at."""
+        thumb = None
+        if self.schedule is not None and self.strategy.kind == "change":
+            from perception.frame_policy import thumbnail
+
+            thumb = await asyncio.to_thread(thumbnail, jpeg)
+            self.schedule.sent(thumb)
+        self._newest = (t_ms, thumb)
+        if len(self._sent_ms) < MAX_WATCH_FRAMES:
+            self._sent_ms.append(t_ms)
+
+    def due(self, clock_ms: int) -> Coroutine | None:
+        """The probe to run now, at stream time `clock_ms`, if one is due (and a frame was sent)."""
+        if self.schedule is None or self._newest is None or not self.schedule.due(clock_ms):
+            return None
+        t_ms, thumb = self._newest
+        self.schedule.asked(clock_ms, thumb)
+        self.asked += 1
+        return self._run(self.asked, clock_ms, t_ms)
+
+    def done(self) -> wire.WatchDone:
+        return wire.WatchDone(self.asked, {"sent_ms": self._sent_ms})
+
+    async def _run(self, n: int, asked_ms: int, frame_ms: int) -> None:
+        """Ask the backend whether something needs saying; pass a remark on as it comes, send
+        nothing of a silent answer, then `probe.done`."""
+        asked_at = time.monotonic()
+        quiet = SilenceFilter()
+        first: list[float] = []
+        async with Relay(self.send) as relay:
+            def release(texts: list[str], audio: list[bytes]) -> None:
+                for piece in texts:
+                    relay.put(wire.RemarkDelta(n, piece))
+                for pcm in audio:
+                    relay.put(wire.RemarkAudio(n, base64.b64encode(pcm).decode("ascii"), REPLY_AUDIO_RATE))
+
+            def on_delta(piece: str) -> None:
+                first[:] = first or [time.monotonic()]
+                release(*quiet.on_text(piece))
+
+            def on_audio(pcm16: bytes) -> None:
+                first[:] = first or [time.monotonic()]
+                release([], quiet.on_audio(pcm16))
+
+            reply = await self.backend.probe(on_delta, on_audio)
+            if not quiet.text and reply.text:  # a backend that did not stream its text
+                release(*quiet.on_text(reply.text))
+            release(*quiet.finish())
+        done_s = round(time.monotonic() - asked_at, 3)
+        silent = quiet.silent
+        first_s = None if silent else round((first[0] if first else time.monotonic()) - asked_at, 3)
+        await self.send(wire.ProbeDone(n, asked_ms, frame_ms, reply.text, silent, first_s, done_s, reply.usage,
+                                       reply.incomplete, reply.session_lost))
