@@ -145,8 +145,8 @@ def test_every_plot_and_the_rescore_line_that_shows_a_score_shows_the_warning(tm
     measured = summary_of([trial(i, o) for i, o in enumerate(outcomes(30, 10, 10, 0))], manifest())
     plot_balanced_accuracy(measured, tmp_path / "many.png")
     assert _has_warning_red(tmp_path / "few.png") and not _has_warning_red(tmp_path / "many.png")
-    sweep = {"baseline": {"0": {"accuracy": {"accuracy": 0.5, "k": 5, "n": 10, "ci_low": 0.2, "ci_high": 0.8},
-                                "earlier_scene": {"accuracy": 0.2, "k": 1, "n": 5, "ci_low": 0.0, "ci_high": 0.6},
+    sweep = {"baseline": {"0": {"accuracy": {"rate": 0.5, "k": 5, "n": 10, "ci_low": 0.2, "ci_high": 0.8},
+                                "earlier_scene": {"rate": 0.2, "k": 1, "n": 5, "ci_low": 0.0, "ci_high": 0.6},
                                 "frame_age_p50_s": None, "trials": 25, "with_frames": 0}}}
     plot_staleness({**measured, "by_staleness": sweep}, tmp_path / "stale.png")  # no Turn 2 frames: warned
     assert _has_warning_red(tmp_path / "stale.png")

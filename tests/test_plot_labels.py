@@ -10,7 +10,7 @@ from benchmark.report.plots import plot_frame_policies
 
 
 def _cell(accuracy):
-    return {"accuracy": accuracy, "ci_low": max(0.0, accuracy - 0.2), "ci_high": min(1.0, accuracy + 0.2)}
+    return {"rate": accuracy, "ci_low": max(0.0, accuracy - 0.2), "ci_high": min(1.0, accuracy + 0.2)}
 
 
 def _summary():

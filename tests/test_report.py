@@ -163,7 +163,7 @@ def test_thousands_of_shift_types_draw_a_plot_of_bounded_size(tmp_path):
 
     from benchmark.report.plots import MAX_ROWS, plot_accuracy_by_cue_type
 
-    cell = {"accuracy": 0.5, "k": 1, "n": 2, "ci_low": 0.1, "ci_high": 0.9}
+    cell = {"rate": 0.5, "k": 1, "n": 2, "ci_low": 0.1, "ci_high": 0.9}
     summary = {"by_cue_type": {"baseline": {f"cue-{i:04d}": cell for i in range(3000)}}}
     plot_accuracy_by_cue_type(summary, tmp_path / "cues.png")
     with Image.open(tmp_path / "cues.png") as image:
