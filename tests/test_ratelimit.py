@@ -22,25 +22,12 @@ from candidates.ratelimit import (
     parse_limit,
 )
 from core.token_bucket import TokenBucket
+from tests.fake_clock import FakeClock
 from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-class FakeClock:
-    """Time that moves only when someone sleeps."""
-
-    def __init__(self):
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-        await asyncio.sleep(0)
 
 
 async def test_a_full_bucket_lets_a_minute_s_worth_through_then_paces():

@@ -8,26 +8,13 @@ import asyncio
 import pytest
 
 from core.token_bucket import TokenBucket
+from tests.fake_clock import FakeClock
 
 
-class FakeClock:
-    """Time that moves only when someone sleeps (or the test moves it)."""
-
-    def __init__(self):
-        self.now = 50.0
-        self.sleeps: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-        await asyncio.sleep(0)
 
 
 def test_try_take_starts_full_refuses_without_taking_and_refills_up_to_the_burst():
-    clock = FakeClock()
+    clock = FakeClock(50.0)
     bucket = TokenBucket(10, 20, clock=clock)
     assert bucket.try_take(15, clock.now) and bucket.level == pytest.approx(5)
     assert not bucket.try_take(6, clock.now) and bucket.level == pytest.approx(5)  # refused: nothing taken
@@ -41,7 +28,7 @@ def test_try_take_starts_full_refuses_without_taking_and_refills_up_to_the_burst
 
 
 async def test_take_waits_for_what_is_missing_and_returns_the_seconds_waited():
-    clock = FakeClock()
+    clock = FakeClock(50.0)
     bucket = TokenBucket(4, 8, clock=clock, sleep=clock.sleep)
     assert await bucket.take(8) == 0.0 and clock.sleeps == []
     assert await bucket.take(2) == pytest.approx(0.5) and clock.now == pytest.approx(50.5)
@@ -51,7 +38,7 @@ async def test_take_waits_for_what_is_missing_and_returns_the_seconds_waited():
 
 
 async def test_waiters_are_served_in_arrival_order_and_adjust_gives_back_up_to_the_burst():
-    clock = FakeClock()
+    clock = FakeClock(50.0)
     bucket = TokenBucket(1, 2, clock=clock, sleep=clock.sleep)
     served: list[str] = []
 
