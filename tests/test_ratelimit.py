@@ -1,7 +1,6 @@
 """Client-side rate limits (issue 12): token buckets on a fake clock, one
 bucket per endpoint shared by the candidate and the judges, the flags."""
 
-import asyncio
 import json
 import os
 import subprocess
