@@ -1,6 +1,5 @@
 """The media library: synthesized speech, imported recordings, verification."""
 
-import json
 import shutil
 import subprocess
 import sys

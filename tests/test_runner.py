@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from candidates import GenerationConfig, Message, open_candidate, parse_model_id
+from candidates import GenerationConfig, Message, parse_model_id
 from candidates.openai_chat import OpenAIChatCandidate
 from candidates.retry import RetryableError, backoff_delay
 from tests.fake_openai import FakeOpenAI

@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import numpy as np
-import pytest
 
 from media_effects import media_library
 from streaming import web_routes
