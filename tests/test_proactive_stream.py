@@ -114,15 +114,17 @@ def test_native_on_a_chat_model_and_proactive_without_the_stream_are_refused_bef
 
 def test_a_grid_of_strategies_and_frame_policies_runs_one_cell_per_pair_and_its_shards_merge(tmp_path):
     grid = ("--proactive", "change,every:5", "--frame-policy", "fps:1,change:0.02", "--ids", "pq-01")
-    with FakeOpenAIRealtime() as server:
-        for k in (1, 2):
-            done = subprocess.run(
-                [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--subset", "proactive",
-                 "--model", "openai-realtime:gpt-realtime-2", "--base-url", server.base_url,
-                 "--judge-family", "lexical", "--conditions", "baseline", *grid, "--shard", f"{k}/2",
-                 "--output-dir", str(tmp_path / f"shard{k}")],
-                capture_output=True, text=True, timeout=900, env={**os.environ, "OPENAI_API_KEY": TEST_KEY})
-            assert done.returncode == 0, done.stderr
+    with FakeOpenAIRealtime() as server:  # the two shards at once, as shards are meant to run
+        shards = [subprocess.Popen(
+            [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--subset", "proactive",
+             "--model", "openai-realtime:gpt-realtime-2", "--base-url", server.base_url,
+             "--judge-family", "lexical", "--conditions", "baseline", *grid, "--shard", f"{k}/2",
+             "--output-dir", str(tmp_path / f"shard{k}")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "OPENAI_API_KEY": TEST_KEY})
+            for k in (1, 2)]
+        for shard in shards:
+            _, err = shard.communicate(timeout=900)
+            assert shard.returncode == 0, err
     merged = subprocess.run([sys.executable, "-m", "benchmark", "merge", str(tmp_path / "shard1"),
                              str(tmp_path / "shard2"), "--output-dir", str(tmp_path / "all")],
                             capture_output=True, text=True, timeout=300)
