@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.cli.bench_checks import Stop
-from benchmark.cli.endpoints import effective_base_url, judge_base_url, settings_host
+from benchmark.cli.endpoints import effective_base_url, judge_base_url
 
 
 @dataclass(frozen=True)
@@ -31,10 +31,12 @@ class Models:
 
     def describe(self) -> str:
         """The run's opening line: the candidate and the judge, and where each is asked."""
+        from benchmark.judges.family import endpoint_host as host
+
         return (f"candidate {self.model_id}" + (f" ({self.candidate_file})" if self.candidate_file else "")
-                + (f" at {settings_host(self.candidate_url)}" if self.candidate_url else "")
+                + (f" at {host(self.candidate_url)}" if self.candidate_url else "")
                 + f"; judge {self.judge_model or self.judge_family}"
-                + (f" at {settings_host(self.judge_url)}" if self.judge_url else "") + f" ({self.resolution})")
+                + (f" at {host(self.judge_url)}" if self.judge_url else "") + f" ({self.resolution})")
 
 
 def resolve_models(args) -> Models:

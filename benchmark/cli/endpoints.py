@@ -6,12 +6,6 @@ from __future__ import annotations
 import os
 
 
-def settings_host(base_url: str | None) -> str | None:
-    from benchmark.judges.family import endpoint_host
-
-    return endpoint_host(base_url)
-
-
 def effective_base_url(model_id: str | None, base_url: str | None) -> str | None:
     """The endpoint a model id will reach: the URL given, else for OpenAI-compatible ids OPENAI_BASE_URL;
     None for the provider's default endpoint and for models without one (local, replay)."""

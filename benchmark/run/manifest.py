@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from benchmark import BENCHMARK_VERSION, SCHEMA_REVISION
+from benchmark.judges.family import endpoint_host
 from benchmark.prices import price_table
 from benchmark.run.outputs import CACHE_LOG
 from benchmark.run.settings import RunSettings, StreamSettings
@@ -44,12 +45,6 @@ LEGACY_RESUME_VALUES = {"max_tokens": 300, "speed": _NOT_RECORDED, "candidate_mo
                         "proactive_sha256": None}
 
 
-def _endpoint(base_url: str | None) -> str | None:
-    from benchmark.judges.family import endpoint_host
-
-    return endpoint_host(base_url)
-
-
 def sha256_file(path: Path | None) -> str | None:
     if path is None or not Path(path).exists():
         return None
@@ -82,11 +77,11 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "judge_prompt_sha256": judge_prompt_sha256(),
         "candidate_model": candidate.model_id,
         "candidate_model_file": candidate.model_file,
-        "candidate_endpoint": _endpoint(candidate.base_url),
+        "candidate_endpoint": endpoint_host(candidate.base_url),
         "judge_model": judge.model or judge.family,
-        "judge_endpoint": _endpoint(judge.base_url),
-        "ranking_judge_endpoint": _endpoint(judge.ranking_base_url),
-        "describer_endpoint": _endpoint(stream.describer_base_url),
+        "judge_endpoint": endpoint_host(judge.base_url),
+        "ranking_judge_endpoint": endpoint_host(judge.ranking_base_url),
+        "describer_endpoint": endpoint_host(stream.describer_base_url),
         "judge_family": judge.family,
         "judge_family_resolution": judge.family_resolution,
         "ranking_judge_model": judge.ranking_model,
