@@ -78,12 +78,13 @@ async def _run_cells(bank: Bank, settings: RunSettings, run_dir: Path, conversat
 
     start_worker(run_dir)  # the report's imports happen in a child process while the cells run
     cache = ResponseCache(settings.cache_dir) if settings.cache_dir else None
-    run = CellRun(bank, settings, run_dir, conversation, budget, len(plan.to_run), logs_cache=cache is not None)
     judging = settings.judge
-    async with contextlib.AsyncExitStack() as judges:
-        judge = await judges.enter_async_context(open_judge(judging.family, judging.model,
+    async with contextlib.AsyncExitStack() as opened:
+        run = CellRun(bank, settings, run_dir, conversation, budget, len(plan.to_run), logs_cache=cache is not None)
+        opened.callback(run.close)  # the writers close even when a judge cannot be opened
+        judge = await opened.enter_async_context(open_judge(judging.family, judging.model,
                                                             base_url=judging.base_url, cache=cache))
-        ranking = (await judges.enter_async_context(open_judge(
+        ranking = (await opened.enter_async_context(open_judge(
             judging.ranking_family, judging.ranking_model, base_url=judging.ranking_base_url, cache=cache,
             role="ranking judge")) if judging.ranking_family else None)
         ticking = asyncio.create_task(run.tick())
@@ -91,7 +92,6 @@ async def _run_cells(bank: Bank, settings: RunSettings, run_dir: Path, conversat
             await run.every_cell(plan.to_run, Judges(judge, ranking))
         finally:
             ticking.cancel()
-            run.close()
     counts = {"ran": run.progress.done, "skipped": plan.planned - len(plan.to_run), **run.progress.counts}
     if budget is not None:
         counts.update(budget=budget.state(), budget_line=budget.describe())
