@@ -469,6 +469,9 @@ def test_speak_up_on_the_live_page_shows_a_remark_nobody_asked_for_and_nothing_o
             page.screenshot(path=str(ARTIFACTS / "live_speak_up.png"), full_page=True)
         else:
             assert remarks.count() == 0 and "spoke up 0" in looks  # the marker is never shown
-            assert "[silent]" not in page.inner_text("#turns")
+            # a look never shows the marker; the question the microphone asks may be answered with it too
+            # (this server says nothing else), and that card is the question's own, shown as it was said
+            cards = page.locator("#turns li").all_inner_texts()
+            assert all(card.startswith("Turn ") for card in cards if "[silent]" in card), cards
         assert api.sessions and all("[silent]" in (s["session"].get("instructions") or "") for s in api.sessions)
         page.click("#disconnect")
