@@ -216,6 +216,14 @@ class Axes:
         box = (cx - r, cy - r, cx + r, cy + r)
         (self.figure.draw.ellipse if shape == "o" else self.figure.draw.rectangle)(box, fill=colour)
 
+    def proportion(self, x: float, cell: dict, *, colour: str, shape: str = "o") -> tuple[float, float]:
+        """A summary proportion ({rate, ci_low, ci_high, ...}) at `x`: its interval when it has one, then its
+        marker at the rate; the marker's point in pixels (where a label goes)."""
+        if cell["ci_low"] is not None:
+            self.interval(x, cell["ci_low"], cell["ci_high"], colour=colour, cap=4)
+        self.marker(x, cell["rate"], colour=colour, shape=shape)
+        return self.px(x, cell["rate"])
+
     def text(self, x: float, y: float, text: str, **style) -> None:
         self.figure.text(*self.px(x, y), text, **style)
 

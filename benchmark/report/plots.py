@@ -198,11 +198,7 @@ def plot_frame_policies(summary: dict, path: Path) -> None:
                 cell, x = cells.get(key), cells.get("frames_per_minute")
                 if not cell or cell["rate"] is None or x is None:
                     continue
-                x += shift
-                if cell["ci_low"] is not None:
-                    ax.interval(x, cell["ci_low"], cell["ci_high"], colour=colour, cap=4)
-                ax.marker(x, cell["rate"], colour=colour, shape=shape)
-                labels.append((*ax.px(x, cell["rate"]), policy, colour))
+                labels.append((*ax.proportion(x + shift, cell, colour=colour, shape=shape), policy, colour))
     place_point_labels(fig, labels, top, fig.height - 70 - legend_height)
     ax.frame()
     ax.x_ticks(ticks)

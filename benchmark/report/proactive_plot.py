@@ -31,10 +31,7 @@ def plot_proactive(summary: dict, path: Path) -> None:
             recall, x = cell["recall"], cell["false_alarms_per_min"]
             if recall["rate"] is None or x is None:
                 continue
-            if recall["ci_low"] is not None:
-                ax.interval(x, recall["ci_low"], recall["ci_high"], colour=colour, cap=4)
-            ax.marker(x, recall["rate"], colour=colour, shape="o")
-            labels.append((*ax.px(x, recall["rate"]), name, colour))
+            labels.append((*ax.proportion(x, recall, colour=colour), name, colour))
     place_point_labels(fig, labels, top, fig.height - 70 - legend_height)
     ax.frame()
     ax.x_ticks(ticks)
