@@ -28,8 +28,20 @@ skipped while the shared Whisper model is busy or anyone waits for it
 (`Transcriber.transcribe_if_idle`): a partial never delays a final
 transcript, this session's or another's.
 
+The transcript is decoded early: once `POST_ROLL_MS` of silence follows the
+last speech, the clip the silence rule would end with is final unless the
+speech resumes, so it is sent to Whisper then, while the rest of the silence
+is waited; when the turn ends (by the silence or the model) on that clip the
+early decode is its transcript (`decoded_early`), and when the speech goes
+on it is dropped (a queued decode never runs). The transcript is the same
+either way; it is only ready sooner.
+
+Voice activity is one stream per segmenter (`VadStream`): each 32 ms window
+is scored once, with the model's state carried on from the window before
+(about 0.1 ms of Silero a window).
+
 `feed` never does CPU work on the event loop: appending a chunk and scoring
-its windows (about 1 ms of Silero per 32 ms window) run in a small pool of
+its windows run in a small pool of
 VAD threads, kept apart from the Whisper decodes (which wait for the one
 model's lock in asyncio's default pool), and transcription runs in a thread
 too. A server reading many sessions at once stays free to answer keepalive
@@ -51,7 +63,6 @@ from perception.asr import Transcriber
 from media_effects.audio import SAMPLE_RATE, pcm16_to_float
 
 WINDOW = 512  # samples: 32 ms, the Silero model's input size
-HISTORY_WINDOWS = 8  # windows given to the model per step, for context
 PRE_ROLL_MS = 300
 POST_ROLL_MS = 300
 POST_ROLL_SAMPLES = POST_ROLL_MS * SAMPLE_RATE // 1000
@@ -85,6 +96,7 @@ class FinalTranscript:
     speech_end_ms: int | None = None  # stream time the last speech window ended
     ended_at: float | None = None  # monotonic wall time the turn was ended (before decoding)
     probability: float | None = None  # the end-of-turn model's last score in this pause (None: not asked)
+    decoded_early: bool = False  # decoded while the silence was waited, before the turn ended
 
 
 SpeechEvent = SpeechStarted | PartialTranscript | FinalTranscript
@@ -114,18 +126,36 @@ def speech_onset_s(pcm16: bytes, rate: int) -> float | None:
 
 
 class VoiceActivity:
-    """Silero speech probability of the newest 32 ms window."""
+    """The Silero voice-activity model, loaded once and shared by every stream (`stream()`)."""
 
     def __init__(self):
         from faster_whisper.vad import get_vad_model
 
-        self.model = get_vad_model()
+        self.session = get_vad_model().session  # onnxruntime: `run` may be called from many threads at once
 
-    def probability(self, recent: np.ndarray) -> float:
-        usable = len(recent) - len(recent) % WINDOW
-        if usable <= 0:
-            return 0.0
-        return float(np.asarray(self.model(recent[-usable:])).reshape(-1)[-1])
+    def stream(self) -> "VadStream":
+        return VadStream(self.session)
+
+
+class VadStream:
+    """Speech probability of each 32 ms window of one audio stream, in order. The model's recurrent state
+    and the previous window's last samples carry from each window to the next, so a window costs one
+    step of the model (the same probabilities as scoring the whole stream in one call)."""
+
+    CONTEXT = 64  # samples of the previous window the model hears before each window
+
+    def __init__(self, session):
+        self.session = session
+        self.h = np.zeros((1, 1, 128), dtype=np.float32)
+        self.c = np.zeros((1, 1, 128), dtype=np.float32)
+        self.context = np.zeros(self.CONTEXT, dtype=np.float32)
+
+    def probability(self, window: np.ndarray) -> float:
+        """The speech probability of the stream's next `WINDOW` samples."""
+        model_input = np.concatenate([self.context, window])[None].astype(np.float32, copy=False)
+        out, self.h, self.c = self.session.run(None, {"input": model_input, "h": self.h, "c": self.c})
+        self.context = np.array(window[-self.CONTEXT:], dtype=np.float32)
+        return float(np.asarray(out).reshape(-1)[-1])
 
 
 class SpeechSegmenter:
@@ -143,7 +173,7 @@ class SpeechSegmenter:
         self.threshold = threshold
         self.partials = partials
         self.partial_every_ms = partial_every_ms
-        self.vad = vad or VoiceActivity()
+        self.vad = (vad or VoiceActivity()).stream()  # this stream's voice activity, window after window
         self.max_samples = int(max_utterance_s * SAMPLE_RATE)
         self._audio = np.zeros(0, dtype=np.float32)  # everything since the stream (or last utterance) started
         self._origin_ms = 0  # stream time of _audio[0]
@@ -152,6 +182,7 @@ class SpeechSegmenter:
         self._last_speech_end = 0
         self._last_partial_ms = 0
         self._last_partial_at = float("-inf")  # wall time (monotonic) of the last partial decode
+        self._early: tuple[int, asyncio.Future] | None = None  # (last speech end, its decode) begun in the silence
 
     @property
     def in_speech(self) -> bool:
@@ -166,26 +197,23 @@ class SpeechSegmenter:
         loop = asyncio.get_running_loop()
         probabilities = await loop.run_in_executor(vad_pool(), self._append_and_score, chunk, t_ms)
         events: list[SpeechEvent] = []
-        while probabilities:
-            finished = False
-            for probability in probabilities:
-                end = self._scored + WINDOW
-                self._scored = end
-                if probability >= self.threshold:
-                    if self._speech_start is None:
-                        self._speech_start = end - WINDOW
-                        events.append(SpeechStarted(self._ms(self._speech_start)))
-                    self._last_speech_end = end
-                    self._next_check_ms, self._probability = self.model_silence_ms, None
-                if self._speech_start is not None:
-                    rule = await self._rule(end)
-                    if rule is not None:
-                        events.append(await self._finish(min(end, self._last_speech_end + POST_ROLL_SAMPLES), rule,
-                                                         end))
-                        finished = True
-                        break
-            # after an utterance the buffer starts anew: score what is left with its new history
-            probabilities = await loop.run_in_executor(vad_pool(), self._score) if finished else []
+        for probability in probabilities:  # each window once: the voice-activity state runs on through them
+            end = self._scored + WINDOW
+            self._scored = end
+            if probability >= self.threshold:
+                if self._speech_start is None:
+                    self._speech_start = end - WINDOW
+                    events.append(SpeechStarted(self._ms(self._speech_start)))
+                self._last_speech_end = end
+                self._next_check_ms, self._probability = self.model_silence_ms, None
+                self._drop_early_decode()  # the speech goes on: the clip decoded early is not the utterance
+            if self._speech_start is None:
+                continue
+            rule = await self._rule(end)
+            if rule is not None:  # the buffer starts anew at the utterance's end; later windows follow on
+                events.append(await self._finish(min(end, self._last_speech_end + POST_ROLL_SAMPLES), rule, end))
+            elif self._early is None and end - self._last_speech_end >= POST_ROLL_SAMPLES:
+                self._start_early_decode()
         if self._speech_start is None:
             self._trim_idle()
         elif (self.partials and self._ms(self._scored) - self._last_partial_ms >= self.partial_every_ms
@@ -224,12 +252,33 @@ class SpeechSegmenter:
         return self._score()
 
     def _score(self) -> list[float]:
-        """Speech probabilities of the windows after `_scored`, each with its history; nothing is changed."""
+        """(In a VAD thread.) Speech probabilities of the whole windows after `_scored`, each scored once."""
         probabilities, end = [], self._scored + WINDOW
         while end <= len(self._audio):
-            probabilities.append(self.vad.probability(self._audio[max(0, end - HISTORY_WINDOWS * WINDOW):end]))
+            probabilities.append(self.vad.probability(self._audio[end - WINDOW:end]))
             end += WINDOW
         return probabilities
+
+    def _start_early_decode(self) -> None:
+        """Decode the utterance as the silence rule would end it, while the silence is still being waited."""
+        clip = self._utterance_audio(self._last_speech_end + POST_ROLL_SAMPLES)
+        task = asyncio.ensure_future(self.transcriber.transcribe(clip))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())  # a dropped decode's error is not lost
+        self._early = (self._last_speech_end, task)
+
+    def _drop_early_decode(self) -> None:
+        if self._early is not None:
+            self._early[1].cancel()  # still queued: never decoded; already decoding: its text is thrown away
+            self._early = None
+
+    async def _decode(self, audio: np.ndarray, end: int):
+        """The utterance's transcript: the early decode when it is of this very clip, else a new one."""
+        early, self._early = self._early, None
+        if early is not None and early[0] == self._last_speech_end and end == early[0] + POST_ROLL_SAMPLES:
+            return await early[1], True
+        if early is not None:
+            early[1].cancel()
+        return await self.transcriber.transcribe(audio), False
 
     async def end_turn(self, t_ms: int | None = None) -> list[SpeechEvent]:
         """The client's `turn.end` hint: close the open utterance now."""
@@ -248,7 +297,7 @@ class SpeechSegmenter:
         start_ms, end_ms = self._ms(self._speech_start), self._ms(end)
         silence_ms = max(0, int((heard_to - self._last_speech_end) * 1000 / SAMPLE_RATE))
         speech_end_ms, probability = self._ms(self._last_speech_end), self._probability
-        transcript = await self.transcriber.transcribe(audio)
+        transcript, decoded_early = await self._decode(audio, end)
         # keep only what follows the utterance
         self._origin_ms = self._ms(end)
         self._audio = self._audio[end:]
@@ -257,10 +306,10 @@ class SpeechSegmenter:
         self._last_speech_end = 0
         self._next_check_ms, self._probability = self.model_silence_ms, None
         return FinalTranscript(transcript.text, start_ms, end_ms, transcript.decode_seconds, audio, rule,
-                               silence_ms, speech_end_ms, ended_at, probability)
+                               silence_ms, speech_end_ms, ended_at, probability, decoded_early)
 
     def _trim_idle(self) -> None:
-        keep = int(PRE_ROLL_MS * SAMPLE_RATE / 1000) + HISTORY_WINDOWS * WINDOW
+        keep = int(PRE_ROLL_MS * SAMPLE_RATE / 1000)
         drop = self._scored - keep
         if drop > 0:
             self._origin_ms = self._ms(drop)

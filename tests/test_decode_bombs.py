@@ -81,7 +81,10 @@ def test_a_session_answers_a_frame_bomb_with_an_error_and_keeps_nothing(server_u
 class AlwaysSpeech:
     """A voice detector that hears speech in every window."""
 
-    def probability(self, recent) -> float:
+    def stream(self):
+        return self
+
+    def probability(self, window) -> float:
         return 1.0
 
 

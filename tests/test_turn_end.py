@@ -86,6 +86,62 @@ def test_without_a_model_the_fixed_silence_and_the_hint_end_turns(transcriber, q
     assert hinted[0].ended_by == "hint" and 800 <= hinted[0].silence_ms <= 1000
 
 
+class Asking(Transcriber):
+    """The real Whisper, noting the stream time and the clip length of every decode asked for."""
+
+    def __init__(self):
+        super().__init__()
+        self.now_ms, self.asked = 0, []
+
+    async def transcribe(self, audio):
+        self.asked.append((self.now_ms, len(audio)))
+        return await super().transcribe(audio)
+
+
+def _stream_noting_time(segmenter, asr, audio, chunk_samples=320):
+    async def go():
+        pcm, events = float_to_pcm16(audio), []
+        for i in range(0, len(pcm), chunk_samples * 2):
+            asr.now_ms = i // 32
+            events += await segmenter.feed(pcm[i:i + chunk_samples * 2], i // 32)
+        return events
+    return asyncio.run(go())
+
+
+def test_the_transcript_is_decoded_while_the_silence_is_waited(question):
+    asr = Asking()
+    audio = np.concatenate([np.zeros(4000, np.float32), question, np.zeros(32000, np.float32)])
+    finals = [e for e in _stream_noting_time(SpeechSegmenter(asr, silence_ms=1500), asr, audio)
+              if isinstance(e, FinalTranscript)]
+    assert len(finals) == 1 and finals[0].ended_by == "silence" and finals[0].decoded_early
+    assert len(asr.asked) == 1  # one decode, asked for once 300 ms of silence had followed the speech
+    asked_ms, clip = asr.asked[0]
+    assert finals[0].speech_end_ms + 300 <= asked_ms <= finals[0].speech_end_ms + 300 + 32 + 20
+    assert asked_ms < finals[0].end_ms - 300 + 1500 - 1000  # a second before the silence ended the turn
+    assert clip == len(finals[0].audio)  # the very clip the turn ended with
+    alone = Transcriber().transcribe_batch_sync([finals[0].audio])[0].text
+    assert finals[0].text == alone and "long" in alone.lower()
+
+
+def test_speech_after_a_pause_drops_the_early_decode(question):
+    asr = Asking()
+    pause = np.zeros(int(0.7 * 16000), np.float32)  # past the 300 ms that starts an early decode
+    audio = np.concatenate([np.zeros(4000, np.float32), question, pause, question, np.zeros(32000, np.float32)])
+    finals = [e for e in _stream_noting_time(SpeechSegmenter(asr, silence_ms=1500), asr, audio)
+              if isinstance(e, FinalTranscript)]
+    assert len(finals) == 1 and finals[0].decoded_early  # one turn, both questions in it
+    assert len(asr.asked) == 2 and asr.asked[0][1] < asr.asked[1][1] == len(finals[0].audio)
+    assert finals[0].text.lower().count("long") == 2, finals[0].text
+
+
+def test_a_hinted_turn_is_decoded_when_it_ends(transcriber, question):
+    audio = np.concatenate([np.zeros(4000, np.float32), question, np.zeros(16000, np.float32)])
+    segmenter = SpeechSegmenter(transcriber, silence_ms=5000)
+    _stream(segmenter, audio)
+    hinted = asyncio.run(segmenter.end_turn())  # its clip runs to the hint, not to 300 ms after the speech
+    assert hinted[0].ended_by == "hint" and not hinted[0].decoded_early and "long" in hinted[0].text.lower()
+
+
 def test_the_model_input_is_the_last_eight_seconds_with_zeros_in_front():
     from faster_whisper.feature_extractor import FeatureExtractor
 
