@@ -51,9 +51,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-# run as `python -c _BOOT PARENT_PID USAGE_PY ARGS...`: `python -m llama_cpp.server ARGS...`
-# plus a watchdog that exits the server once PARENT_PID is no longer its parent, and USAGE_PY
-# (llama_stream_usage.py, loaded by its path) installed so a streamed reply ends with its token counts
+# run as `python -c _BOOT PARENT_PID USAGE_PY NICE ARGS...`: `python -m llama_cpp.server ARGS...`
+# plus a watchdog that exits the server once PARENT_PID is no longer its parent, USAGE_PY
+# (llama_stream_usage.py, loaded by its path) installed so a streamed reply ends with its token counts,
+# and the whole process (every thread it will start) lowered to niceness NICE
 _BOOT = """\
 import importlib.util, os, runpy, sys, threading, time
 parent = int(sys.argv[1])
@@ -63,6 +64,12 @@ def watch():
     os._exit(0)
 if os.getppid() != parent:
     sys.exit(0)
+os.nice(int(sys.argv[3]))
+try:  # in its own session the server is its own scheduling group on Linux, which has a niceness of its own
+    with open("/proc/self/autogroup", "w") as group:
+        group.write(sys.argv[3])
+except OSError:
+    pass
 threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
 spec = importlib.util.spec_from_file_location("wearsim_llama_stream_usage", sys.argv[2])
 usage = importlib.util.module_from_spec(spec)
@@ -71,10 +78,14 @@ import llama_cpp
 if not usage.install(llama_cpp.Llama):
     print("wearsim: llama_cpp.Llama has no generate/create_chat_completion to count a streamed reply's "
           "tokens with; streamed replies will have unknown usage", flush=True)
-sys.argv = ["llama_cpp.server", *sys.argv[3:]]
+sys.argv = ["llama_cpp.server", *sys.argv[4:]]
 runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
 STREAM_USAGE = Path(__file__).with_name("llama_stream_usage.py")
+# The model server yields the cores to the wearsim process: on a small machine its speech recognition and
+# voice activity, which every turn waits on before a reply can start, would otherwise queue behind replies
+# being generated for other sessions (docs/performance.md, "End of turn ... issue 36")
+SERVER_NICE = 10
 
 _RUNNING: "weakref.WeakSet[LocalLlamaServer]" = weakref.WeakSet()
 
@@ -119,7 +130,7 @@ class LocalLlamaServer:
             if self.log_dir is not None:  # appended, never through a link (a run dir's logs/)
                 make_dirs(self.log_dir)
                 self._log = open_append(self.log_dir / self.log_name)
-            command = [sys.executable, "-c", _BOOT, str(os.getpid()), str(STREAM_USAGE),
+            command = [sys.executable, "-c", _BOOT, str(os.getpid()), str(STREAM_USAGE), str(SERVER_NICE),
                        "--model", str(self.model_path),
                        "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
                        "--n_threads", str(self.threads), "--model_alias", self.model_path.stem,

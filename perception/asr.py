@@ -8,13 +8,16 @@ name for users who are online. Decoding, including iterating the segments
 model is shared and calls to it are serialised.
 
 Async callers (the server's sessions) share one decode queue (`transcribe`):
-while a decode runs, the utterances that end meanwhile wait, and the next
-decode takes up to `MAX_BATCH` of them, oldest first, in one batch
+the model has `workers` decoders (two on a machine with two cores or more,
+each on its share of the cores), and each takes up to `MAX_BATCH` waiting
+utterances, oldest first, in one batch
 (`transcribe_batch_sync`: each clip's log-mel features padded to Whisper's
 30 s window, one batched encode and one batched greedy decode on the
-CTranslate2 model, without timestamps). Each session's worker asks for one
-decode at a time, so the queue is a round robin over the sessions, and many
-sessions ending turns together cost one pass of the model, not one each. A
+CTranslate2 model, without timestamps). Two one-thread decoders get through
+a burst of utterances half again as fast as one two-thread decoder on two
+cores (docs/performance.md). Each session asks for one decode at a time, so
+the queue is a round robin over the sessions, and many sessions ending turns
+together cost a few passes of the model, not one each. A
 partial transcript is optional work (`transcribe_if_idle`): it is skipped,
 not queued, while the model is busy or anyone is waiting.
 """
@@ -77,15 +80,17 @@ class Transcript:
 
 
 class Transcriber:
-    def __init__(self, model: str | None = None, *, compute_type: str = "int8", cpu_threads: int = 2):
+    def __init__(self, model: str | None = None, *, compute_type: str = "int8", workers: int | None = None):
         self.model_name = model or str(bundled_model_dir())
         self.compute_type = compute_type
-        self.cpu_threads = cpu_threads
+        cores = os.cpu_count() or 1
+        self.workers = workers or min(2, cores)  # batches decoded at once
+        self.cpu_threads = max(1, cores // self.workers)  # each decoder's threads
         self._model = None
-        self._lock = threading.Lock()
-        self._in_use = False  # a batch is being decoded
+        self._lock = threading.Lock()  # loading the model, and faster-whisper's own transcribe
+        self._in_use = 0  # batches being decoded
         self._waiting: deque[tuple[np.ndarray, asyncio.Future]] = deque()  # clips to decode, in arrival order
-        self._runner: asyncio.Task | None = None  # the loop's decoder task, while there is work
+        self._runners: set[asyncio.Task] = set()  # the loop's decoder tasks, at most `workers`, while there is work
         self._tokenizer = None
 
     def _load(self):
@@ -96,7 +101,8 @@ class Transcriber:
             if local:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub by accident
             self._model = WhisperModel(self.model_name, device="cpu", compute_type=self.compute_type,
-                                       cpu_threads=self.cpu_threads, local_files_only=local)
+                                       cpu_threads=self.cpu_threads, num_workers=self.workers,
+                                       local_files_only=local)
         return self._model
 
     def transcribe_sync(self, audio: np.ndarray) -> Transcript:
@@ -119,19 +125,19 @@ class Transcriber:
         clips = [np.asarray(c, dtype=np.float32)[:WINDOW_FRAMES * 160] for c in clips]
         with self._lock:
             model = self._load()
-            started = time.monotonic()
             if self._tokenizer is None:
                 self._tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe",
                                             language="en")
             tokenizer = self._tokenizer
-            window = SHORT_WINDOW_FRAMES if max(len(c) for c in clips) <= SHORT_WINDOW_FRAMES * 160 else WINDOW_FRAMES
-            features = np.stack([self._window(model.feature_extractor(clip), window) for clip in clips])
-            encoded = model.model.encode(ctranslate2.StorageView.from_array(features), to_cpu=False)
-            prompt = list(tokenizer.sot_sequence) + [tokenizer.no_timestamps]
-            results = model.model.generate(encoded, [prompt] * len(clips), beam_size=1, max_length=MAX_TOKENS,
-                                           suppress_blank=True, suppress_tokens=[-1])
-            texts = [tokenizer.decode([t for t in r.sequences_ids[0] if t < tokenizer.eot]).strip() for r in results]
-            elapsed = time.monotonic() - started
+        started = time.monotonic()  # the model's `workers` decoders take calls from as many threads at once
+        window = SHORT_WINDOW_FRAMES if max(len(c) for c in clips) <= SHORT_WINDOW_FRAMES * 160 else WINDOW_FRAMES
+        features = np.stack([self._window(model.feature_extractor(clip), window) for clip in clips])
+        encoded = model.model.encode(ctranslate2.StorageView.from_array(features), to_cpu=False)
+        prompt = list(tokenizer.sot_sequence) + [tokenizer.no_timestamps]
+        results = model.model.generate(encoded, [prompt] * len(clips), beam_size=1, max_length=MAX_TOKENS,
+                                       suppress_blank=True, suppress_tokens=[-1])
+        texts = [tokenizer.decode([t for t in r.sequences_ids[0] if t < tokenizer.eot]).strip() for r in results]
+        elapsed = time.monotonic() - started
         return [Transcript(text, (Segment(0.0, round(len(c) / SAMPLE_RATE, 3), text),) if text else (),
                            len(c) / SAMPLE_RATE, elapsed) for text, c in zip(texts, clips)]
 
@@ -146,15 +152,16 @@ class Transcriber:
     @property
     def busy(self) -> bool:
         """A decode runs, or someone waits for the model."""
-        return self._in_use or bool(self._waiting) or self._lock.locked()
+        return bool(self._in_use) or bool(self._waiting) or self._lock.locked()
 
     async def transcribe(self, audio: np.ndarray) -> Transcript:
-        """Decode in a worker thread, in the next batch with the clips asked for before (oldest first)."""
+        """Decode in a worker thread, in a batch with the clips asked for before (oldest first)."""
         loop = asyncio.get_running_loop()
         done = loop.create_future()
         self._waiting.append((np.asarray(audio, dtype=np.float32), done))
-        if self._runner is None or self._runner.done() or self._runner.get_loop() is not loop:
-            self._runner = loop.create_task(self._decode_waiting())
+        self._runners = {r for r in self._runners if not r.done() and r.get_loop() is loop}
+        if len(self._runners) < self.workers:
+            self._runners.add(loop.create_task(self._decode_waiting()))
         return await done
 
     async def transcribe_if_idle(self, audio: np.ndarray) -> Transcript | None:
@@ -164,7 +171,7 @@ class Transcriber:
         return await self.transcribe(audio)
 
     async def _decode_waiting(self) -> None:
-        """The loop's decoder: batches of waiting clips, oldest first, until none waits."""
+        """One of the loop's decoders: batches of waiting clips, oldest first, until none waits."""
         loop = asyncio.get_running_loop()
         while True:
             batch = []
@@ -174,7 +181,7 @@ class Transcriber:
                     batch.append((clip, done))
             if not batch:
                 return
-            self._in_use = True
+            self._in_use += 1
             try:
                 transcripts = await asyncio.to_thread(self.transcribe_batch_sync, [clip for clip, _ in batch])
             except Exception as exc:  # every caller of the batch hears why
@@ -186,4 +193,4 @@ class Transcriber:
                     if not done.done():
                         done.set_result(transcript)
             finally:
-                self._in_use = False
+                self._in_use -= 1

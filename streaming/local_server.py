@@ -144,6 +144,9 @@ def server_config(settings: ServerSettings | None, host: str, port: int) -> uvic
     settings = settings or ServerSettings()
     return uvicorn.Config(create_app(settings), host=host, port=port, log_level="warning",
                           ws_max_size=wire.MAX_WIRE_BYTES,
+                          # no permessage-deflate: audio and JPEG frames do not shrink, and compressing
+                          # every message of every session took CPU the speech recognition waits for
+                          ws_per_message_deflate=False,
                           http=_with_deadlines(AutoHTTPProtocol, HANDSHAKE_TIMEOUT_S,
                                                settings.max_sessions + settings.max_pending_hellos + 16,
                                                MAX_HTTP_CONNECTIONS, MAX_HTTP_PER_CLIENT),

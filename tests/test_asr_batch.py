@@ -56,6 +56,38 @@ def test_utterances_that_end_together_are_decoded_in_batches_each_to_its_caller(
     assert len({len(audio) for _, audio in lines}) == len(lines)
 
 
+class Overlapping(Counting):
+    """Notes how many batches are being decoded at once."""
+
+    def __init__(self, workers):
+        Transcriber.__init__(self, workers=workers)
+        self.batches, self.now, self.most = [], 0, 0
+        self._count = __import__("threading").Lock()
+
+    def transcribe_batch_sync(self, clips):
+        with self._count:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        try:
+            return super().transcribe_batch_sync(clips)
+        finally:
+            with self._count:
+                self.now -= 1
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_decoders_take_batches_at_once_up_to_their_number(lines, workers):
+    transcriber = Overlapping(workers)
+
+    async def go():
+        return await asyncio.gather(*(transcriber.transcribe(audio) for _, audio in lines))
+    transcripts = asyncio.run(go())
+    assert transcriber.most == workers and sum(transcriber.batches) == len(lines)
+    assert [t.audio_seconds for t in transcripts] == [len(audio) / 16000 for _, audio in lines]
+    rates = [word_error_rate(text, t.text) for (text, _), t in zip(lines, transcripts)]
+    assert sum(rates) / len(rates) <= MAX_MEAN_WER, rates
+
+
 def test_a_partial_is_skipped_while_finals_wait_and_a_gone_caller_is_skipped(lines):
     transcriber = Counting()
 
