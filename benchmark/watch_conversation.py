@@ -38,7 +38,7 @@ class WatchConversation:
         self.scenario, self.condition, self.config, self.strategy = scenario, condition, config, strategy
         self.server_url, self.backend, self.token = server.url, server.backend, server.token
         self.describer, self.silence_ms, self.output = server.describer, server.silence_ms, server.output
-        self.frame_policy = server.frame_policy
+        self.frame_policy, self.end_of_turn = server.frame_policy, server.end_of_turn or "silence"
         self.frame_size, self.frame_quality = server.frame_size, server.frame_quality
         self.speed = speed or 1.0  # timing is what a proactive trial measures: never unpaced
         self.keep_frames = keep_frames
@@ -53,8 +53,8 @@ class WatchConversation:
 
         scenario = self.scenario
         session = SessionConfig(backend=self.backend, system_prompt=self.condition.system_prompt,
-                                describer=self.describer, silence_ms=self.silence_ms, camera=True,
-                                max_tokens=self.config.max_tokens, temperature=self.config.temperature,
+                                describer=self.describer, silence_ms=self.silence_ms, end_of_turn=self.end_of_turn,
+                                camera=True, max_tokens=self.config.max_tokens, temperature=self.config.temperature,
                                 output=self.output, frame_policy=self.frame_policy, frame_size=self.frame_size,
                                 frame_quality=self.frame_quality, proactive=self.strategy)
         self.client = GlassesClient(self.server_url, token=self.token)

@@ -138,6 +138,10 @@ def register(subparsers) -> None:
     p.add_argument("--token", help="token for --server (or WEARSIM_TOKEN)")
     p.add_argument("--speed", type=float, help="stream pacing: 1.0 is real time (default: no pacing, as fast as "
                                                "the server takes it)")
+    p.add_argument("--end-of-turn", choices=("silence", "model"),
+                   help="stream: what ends the user's turn: silence (a fixed 1.5 s of silence; the default) or "
+                        "model (the Smart Turn end-of-turn model, asked after 200 ms of silence, the fixed silence "
+                        "as fallback; docs/perception.md)")
     p.add_argument("--media-root", metavar="DIR",
                    help="stream: take speech and frames from DIR (the media layout, e.g. what `wearsim serve "
                         "--record DIR` saved) instead of media/")

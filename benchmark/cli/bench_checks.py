@@ -184,8 +184,8 @@ def pictograph_problem(bank, synthetic: bool) -> str | None:
 
 
 def check_stream_flags(args, bank, sweeps, model_id: str) -> None:
-    """The frame flags' ranges, the flags only a stream run takes, `--media-root`, `--pictograph-frames`
-    and whether the model can give `--output`."""
+    """The frame flags' ranges, the flags only a stream run takes, `--media-root`, the end-of-turn model's
+    file, `--pictograph-frames` and whether the model can give `--output`."""
     from pathlib import Path
 
     from candidates.model_ids import output_problem
@@ -195,12 +195,20 @@ def check_stream_flags(args, bank, sweeps, model_id: str) -> None:
     if args.via != "stream" and (sweeps.staleness or args.synthetic_frames or args.pictograph_frames
                                  or args.describer != "opencv"
                                  or args.media_root or args.asr_model or sweeps.policies or args.frame_size
-                                 or args.frame_quality or sweeps.impairments or args.no_frames):
+                                 or args.frame_quality or sweeps.impairments or args.no_frames
+                                 or args.end_of_turn):
         raise Stop("--staleness, --frame-policy, --frame-size, --frame-quality, --impair, --synthetic-frames, "
-                   "--pictograph-frames, --no-frames, "
+                   "--pictograph-frames, --no-frames, --end-of-turn, "
                    "--describer, --media-root and --asr-model need --via stream")
     if args.media_root and not Path(args.media_root).is_dir():
         raise Stop(f"--media-root {args.media_root}: no such directory")
+    if args.end_of_turn == "model" and not args.server:  # the in-process server would refuse every session
+        from perception.turn_end import model_path
+
+        try:
+            model_path()
+        except RuntimeError as exc:
+            raise Stop(f"--end-of-turn model: {exc}") from None
     if args.pictograph_frames and (problem := pictograph_problem(bank, args.synthetic_frames)):
         raise Stop(problem)
     if args.describer_base_url and args.via != "stream":

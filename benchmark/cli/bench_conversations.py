@@ -79,8 +79,8 @@ def _stream_factory(settings, url: str, config):
 
     def session(point) -> ServerSession:
         return ServerSession(url, chosen.model_id, token=stream.token, describer=stream.describer,
-                             frame_policy=point.frame_policy, frame_size=stream.frame_size,
-                             frame_quality=stream.frame_quality, output=chosen.output)
+                             end_of_turn=stream.end_of_turn, frame_policy=point.frame_policy,
+                             frame_size=stream.frame_size, frame_quality=stream.frame_quality, output=chosen.output)
 
     def conversation(scenario, condition, point, trial, _cache):
         if isinstance(scenario, ProactiveScenario):

@@ -186,8 +186,8 @@ def stream_settings(args, bank, sweeps: Sweeps, describer_url: str | None):
         frame_quality=args.frame_quality, synthetic_frames=args.synthetic_frames, describer=args.describer,
         pictograph_frames=args.pictograph_frames, scene_dir=str(scene_dir(bank)) if args.pictograph_frames else None,
         describer_base_url=describer_url, media_root=str(Path(args.media_root).resolve()) if args.media_root else None,
-        asr_model=args.asr_model, speed=args.speed, server=args.server, keep_frames=not args.no_frames,
-        proactive=sweeps.strategies,
+        asr_model=args.asr_model, speed=args.speed, end_of_turn=args.end_of_turn or "silence", server=args.server,
+        keep_frames=not args.no_frames, proactive=sweeps.strategies,
         token=args.token or os.environ.get("WEARSIM_TOKEN"))
 
 

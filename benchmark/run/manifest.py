@@ -27,7 +27,7 @@ RESUME_KEYS = (
     "ranking_judge_family", "ranking_judge_model", "temperature", "max_tokens", "camera_injection",
     "repair_style", "via", "conditions", "ranking_condition", "trials", "scenario_ids", "staleness_ms",
     "frame_policies", "frame_size", "frame_quality", "impairments", "impairment_seed", "synthetic_frames", "describer",
-    "pictograph_frames", "scenes_sha256", "speed", "media_root", "asr_model", "output", "shard",
+    "pictograph_frames", "scenes_sha256", "speed", "end_of_turn", "media_root", "asr_model", "output", "shard",
     "proactive", "proactive_sha256",
 )
 # The manifest's endpoints (candidate_endpoint, judge_endpoint, ...) are recorded but may
@@ -42,7 +42,7 @@ LEGACY_RESUME_VALUES = {"max_tokens": 300, "speed": _NOT_RECORDED, "candidate_mo
                         "output": "text", "frame_policies": [], "frame_size": 0, "frame_quality": 0,
                         "impairments": [], "impairment_seed": None, "shard": None,
                         "pictograph_frames": False, "scenes_sha256": None, "proactive": [],
-                        "proactive_sha256": None}
+                        "proactive_sha256": None, "end_of_turn": _NOT_RECORDED}
 
 
 def sha256_file(path: Path | None) -> str | None:
@@ -107,6 +107,7 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "proactive": list(stream.proactive),
         "proactive_sha256": sha256_file(bank.files.get("proactive")) if stream.proactive else None,
         "describer": stream.describer if settings.stream else None,
+        "end_of_turn": stream.end_of_turn if settings.stream else None,
         "media_root": stream.media_root,
         "asr_model": stream.asr_model,
         "concurrency": settings.concurrency,
