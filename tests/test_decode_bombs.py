@@ -141,20 +141,21 @@ def test_partial_transcripts_are_skipped_while_whisper_is_busy(monkeypatch):
     assert asr.partials == [] and not any(isinstance(e, PartialTranscript) for e in events)
 
 
-def test_whisper_turns_go_first_come_first_served(monkeypatch):
-    """Callers waiting for the one model get it in the order they asked; a cancelled waiter gives up its place."""
+@pytest.mark.parametrize("workers", [1, 2])
+def test_whisper_turns_go_first_come_first_served(monkeypatch, workers):
+    """Callers waiting for the model's decoders get one in the order they asked; a cancelled waiter gives up
+    its place."""
     import threading
 
-    order, release = [], threading.Event()
+    taken, release = [], threading.Event()
 
     def fake_batch(self, clips):  # the async callers' decodes go out in batches (perception.asr)
-        if not order:
-            release.wait(10)  # the first decode holds the model until everyone is queued
-        order.extend(int(audio[0]) for audio in clips)
+        taken.extend(int(audio[0]) for audio in clips)
+        release.wait(10)  # each decoder holds the model until everyone is queued
         return [Transcript("", (), 0.0, 0.0) for _ in clips]
 
     monkeypatch.setattr(Transcriber, "transcribe_batch_sync", fake_batch)
-    transcriber = Transcriber("unused-model")
+    transcriber = Transcriber("unused-model", workers=workers)
 
     async def go():
         tasks = []
@@ -162,6 +163,10 @@ def test_whisper_turns_go_first_come_first_served(monkeypatch):
             tasks.append(asyncio.create_task(transcriber.transcribe(np.full(4, caller, np.float32))))
             await asyncio.sleep(0)
         assert transcriber.busy and await transcriber.transcribe_if_idle(np.zeros(4, np.float32)) is None
+        for _ in range(1000):  # every decoder has taken its first caller (in its thread)
+            if len(taken) == workers:
+                break
+            await asyncio.sleep(0.01)
         tasks[2].cancel()
         await asyncio.sleep(0)
         release.set()
@@ -169,7 +174,7 @@ def test_whisper_turns_go_first_come_first_served(monkeypatch):
         return transcriber.busy
 
     assert asyncio.run(go()) is False
-    assert order == [0, 1, 3, 4]
+    assert taken == [0, 1, 3, 4]
 
 
 # ---- recordings (wearsim media import and the studio's POST /v1/record) -------------------

@@ -71,7 +71,9 @@ def test_the_limit_switch_ends_a_session_that_did_not_ask_for_compression(gemini
 @pytest.mark.parametrize("via", ["stream", "direct"])
 def test_connections_announced_to_end_are_left_in_time_and_no_cell_is_lost(gemini_env, tmp_path, via):
     extra = ("--synthetic-frames",) if via == "stream" else ()
-    reset = (2.5, 0.8) if via == "stream" else (0.5, 0.15)  # a text-proxy trial lasts about a second
+    # a connection must end inside a trial for the conversation to move: a stream trial lasts about 2 s here,
+    # a text-proxy trial about a second
+    reset = (1.2, 0.4) if via == "stream" else (0.5, 0.15)
     with gemini_env(models=(MODEL,), reset_after_s=reset[0], go_away_left_s=reset[1], word_delay_s=0.05) as server:
         records, _ = _bench(server, tmp_path / via, "--via", via, *extra, "--limit", "3")
     assert server.problems == [] and [r["error"] for r in records] == [None] * 3
