@@ -31,8 +31,10 @@ transcript, this session's or another's.
 The transcript is decoded early: once `POST_ROLL_MS` of silence follows the
 last speech, the clip the silence rule would end with is final unless the
 speech resumes, so it is sent to Whisper then, while the rest of the silence
-is waited; when the turn ends (by the silence or the model) on that clip the
-early decode is its transcript (`decoded_early`), and when the speech goes
+is waited; when the turn ends on that clip (by the silence, the model, or a
+`turn.end` hint in the silence: every rule's clip ends `POST_ROLL_MS` after
+the last speech) the early decode is its transcript (`decoded_early`), and
+when the speech goes
 on it is dropped (a queued decode never runs). The transcript is the same
 either way; it is only ready sooner.
 
@@ -274,17 +276,20 @@ class SpeechSegmenter:
     async def _decode(self, audio: np.ndarray, end: int):
         """The utterance's transcript: the early decode when it is of this very clip, else a new one."""
         early, self._early = self._early, None
-        if early is not None and early[0] == self._last_speech_end and end == early[0] + POST_ROLL_SAMPLES:
+        usable = (early is not None and not early[1].cancelled()  # (a loop that closed cancelled it)
+                  and early[1].get_loop() is asyncio.get_running_loop())
+        if usable and early[0] == self._last_speech_end and end == early[0] + POST_ROLL_SAMPLES:
             return await early[1], True
         if early is not None:
             early[1].cancel()
         return await self.transcriber.transcribe(audio), False
 
     async def end_turn(self, t_ms: int | None = None) -> list[SpeechEvent]:
-        """The client's `turn.end` hint: close the open utterance now."""
+        """The client's `turn.end` hint: close the open utterance now (its clip, like the silence rule's, ends
+        `POST_ROLL_MS` after the last speech, so a hint in a silence takes the early decode)."""
         if self._speech_start is None:
             return []
-        return [await self._finish(self._scored, "hint", self._scored)]
+        return [await self._finish(min(self._scored, self._last_speech_end + POST_ROLL_SAMPLES), "hint", self._scored)]
 
     def _utterance_audio(self, end: int) -> np.ndarray:
         start = max(0, self._speech_start - int(PRE_ROLL_MS * SAMPLE_RATE / 1000))

@@ -134,12 +134,25 @@ def test_speech_after_a_pause_drops_the_early_decode(question):
     assert finals[0].text.lower().count("long") == 2, finals[0].text
 
 
-def test_a_hinted_turn_is_decoded_when_it_ends(transcriber, question):
+def test_a_hint_in_the_silence_takes_the_early_decode_and_a_hint_in_speech_decodes_then(question):
+    asr = Asking()
     audio = np.concatenate([np.zeros(4000, np.float32), question, np.zeros(16000, np.float32)])
-    segmenter = SpeechSegmenter(transcriber, silence_ms=5000)
-    _stream(segmenter, audio)
-    hinted = asyncio.run(segmenter.end_turn())  # its clip runs to the hint, not to 300 ms after the speech
-    assert hinted[0].ended_by == "hint" and not hinted[0].decoded_early and "long" in hinted[0].text.lower()
+    segmenter = SpeechSegmenter(asr, silence_ms=5000)
+
+    async def go():  # one loop: the early decode is a task of the session's loop
+        pcm = float_to_pcm16(audio)
+        for i in range(0, len(pcm), 640):
+            asr.now_ms = i // 32
+            await segmenter.feed(pcm[i:i + 640], i // 32)
+        in_silence = await segmenter.end_turn()  # a second after the speech: push-to-talk let go late
+        for i in range(0, len(pcm) - 16000 * 2, 640):  # the question again, cut off inside its speech
+            await segmenter.feed(pcm[i:i + 640], (len(pcm) + i) // 32)
+        return in_silence, await segmenter.end_turn()
+
+    in_silence, in_speech = asyncio.run(go())
+    assert in_silence[0].ended_by == "hint" and in_silence[0].decoded_early and "long" in in_silence[0].text.lower()
+    assert 800 <= in_silence[0].silence_ms <= 1000 and len(asr.asked) == 2  # the early decode, then the second turn's
+    assert in_speech[0].ended_by == "hint" and not in_speech[0].decoded_early and in_speech[0].silence_ms < 300
 
 
 def test_the_model_input_is_the_last_eight_seconds_with_zeros_in_front():
