@@ -63,6 +63,12 @@ def voiced(audio: np.ndarray) -> np.ndarray:
     return audio[loud[0]:loud[-1] + 1] if len(loud) else audio
 
 
+def bank_lines(limit: int = 0) -> list[str]:
+    """The bank's Turn 1 and Turn 2 lines, scenario by scenario; only the first `limit` (0: all)."""
+    lines = [text for s in load_bank().select("bank").scenarios for text in (s.turn_1_user, s.turn_2_user)]
+    return lines[:limit] if limit else lines
+
+
 def speak(text: str, folder: Path) -> np.ndarray:
     return voiced(decode_audio(synthesize(text, folder / "line.wav", root=folder)))
 
@@ -99,9 +105,7 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="only the first N lines (0: all)")
     parser.add_argument("--output", default="benchmarks/results/turn_pauses.json")
     args = parser.parse_args()
-    bank = load_bank().select("bank")
-    lines = [text for s in bank.scenarios for text in (s.turn_1_user, s.turn_2_user)]
-    lines = lines[:args.limit] if args.limit else lines
+    lines = bank_lines(args.limit)
     silences = [int(x) for x in args.silence_ms.split(",")]
     vad, model = VoiceActivity(), shared_model()
     transcriber = NoDecode()

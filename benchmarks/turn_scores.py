@@ -36,12 +36,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.append(str(Path(__file__).resolve().parent))  # after the project: benchmarks/perception.py is no package
 
-from core.scenario import load_bank  # noqa: E402
 from candidates.local import bundled_gguf  # noqa: E402
 from media_effects.audio import SAMPLE_RATE  # noqa: E402
 from perception.asr import Transcriber  # noqa: E402
 from perception.turn_end import shared_model  # noqa: E402
-from turn_pauses import paused_line, speak  # noqa: E402
+from turn_pauses import bank_lines, paused_line, speak  # noqa: E402
 
 ASKED_AFTER_S = 0.25  # silence heard when the models are asked
 AUDIO_THRESHOLDS = (0.0, 0.5, 0.7, 0.9, 0.95)
@@ -77,9 +76,7 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="only the first N lines (0: all)")
     parser.add_argument("--output", default="benchmarks/results/turn_scores.json")
     args = parser.parse_args()
-    bank = load_bank().select("bank")
-    lines = [text for s in bank.scenarios for text in (s.turn_1_user, s.turn_2_user)]
-    lines = lines[:args.limit] if args.limit else lines
+    lines = bank_lines(args.limit)
     audio_model, text_model, whisper = shared_model(), MessageEnd(), Transcriber()
     asked_after = np.zeros(int(ASKED_AFTER_S * SAMPLE_RATE), np.float32)
     rows = []

@@ -33,20 +33,18 @@ last speech, the clip the silence rule would end with is final unless the
 speech resumes, so it is sent to Whisper then, while the rest of the silence
 is waited; when the turn ends on that clip (by the silence, the model, or a
 `turn.end` hint in the silence: every rule's clip ends `POST_ROLL_MS` after
-the last speech) the early decode is its transcript (`decoded_early`), and
-when the speech goes
-on it is dropped (a queued decode never runs). The transcript is the same
-either way; it is only ready sooner.
+the last speech, `_clip_end`) the early decode is its transcript
+(`decoded_early`), and when the speech goes on it is dropped (a queued
+decode never runs). The transcript is the same either way; it is only ready
+sooner.
 
 Voice activity is one stream per segmenter (`VadStream`): each 32 ms window
 is scored once, with the model's state carried on from the window before
 (about 0.1 ms of Silero a window).
 
 `feed` never does CPU work on the event loop: appending a chunk and scoring
-its windows run in a small pool of
-VAD threads, kept apart from the Whisper decodes (which wait for the one
-model's lock in asyncio's default pool), and transcription runs in a thread
-too. A server reading many sessions at once stays free to answer keepalive
+its windows run in a small pool of VAD threads, kept apart from the Whisper
+decodes (which run in asyncio's default pool). A server reading many sessions at once stays free to answer keepalive
 pings.
 """
 
@@ -184,7 +182,7 @@ class SpeechSegmenter:
         self._last_speech_end = 0
         self._last_partial_ms = 0
         self._last_partial_at = float("-inf")  # wall time (monotonic) of the last partial decode
-        self._early: tuple[int, asyncio.Future] | None = None  # (last speech end, its decode) begun in the silence
+        self._early: tuple[int, asyncio.Future] | None = None  # (clip end, its decode) begun in the silence
 
     @property
     def in_speech(self) -> bool:
@@ -213,7 +211,7 @@ class SpeechSegmenter:
                 continue
             rule = await self._rule(end)
             if rule is not None:  # the buffer starts anew at the utterance's end; later windows follow on
-                events.append(await self._finish(min(end, self._last_speech_end + POST_ROLL_SAMPLES), rule, end))
+                events.append(await self._finish(self._clip_end(end), rule, end))
             elif self._early is None and end - self._last_speech_end >= POST_ROLL_SAMPLES:
                 self._start_early_decode()
         if self._speech_start is None:
@@ -261,12 +259,17 @@ class SpeechSegmenter:
             end += WINDOW
         return probabilities
 
+    def _clip_end(self, heard_to: int) -> int:
+        """Where an utterance heard up to sample `heard_to` ends, whatever rule ends it: `POST_ROLL_MS` after
+        its last speech, or sooner when less has been heard."""
+        return min(heard_to, self._last_speech_end + POST_ROLL_SAMPLES)
+
     def _start_early_decode(self) -> None:
-        """Decode the utterance as the silence rule would end it, while the silence is still being waited."""
-        clip = self._utterance_audio(self._last_speech_end + POST_ROLL_SAMPLES)
-        task = asyncio.ensure_future(self.transcriber.transcribe(clip))
+        """Decode the utterance as a turn ending now would, while the silence is still being waited."""
+        end = self._clip_end(self._scored)
+        task = asyncio.ensure_future(self.transcriber.transcribe(self._utterance_audio(end)))
         task.add_done_callback(lambda t: t.cancelled() or t.exception())  # a dropped decode's error is not lost
-        self._early = (self._last_speech_end, task)
+        self._early = (end, task)
 
     def _drop_early_decode(self) -> None:
         if self._early is not None:
@@ -278,7 +281,7 @@ class SpeechSegmenter:
         early, self._early = self._early, None
         usable = (early is not None and not early[1].cancelled()  # (a loop that closed cancelled it)
                   and early[1].get_loop() is asyncio.get_running_loop())
-        if usable and early[0] == self._last_speech_end and end == early[0] + POST_ROLL_SAMPLES:
+        if usable and end == early[0]:  # (new speech would have dropped it)
             return await early[1], True
         if early is not None:
             early[1].cancel()
@@ -289,7 +292,7 @@ class SpeechSegmenter:
         `POST_ROLL_MS` after the last speech, so a hint in a silence takes the early decode)."""
         if self._speech_start is None:
             return []
-        return [await self._finish(min(self._scored, self._last_speech_end + POST_ROLL_SAMPLES), "hint", self._scored)]
+        return [await self._finish(self._clip_end(self._scored), "hint", self._scored)]
 
     def _utterance_audio(self, end: int) -> np.ndarray:
         start = max(0, self._speech_start - int(PRE_ROLL_MS * SAMPLE_RATE / 1000))
