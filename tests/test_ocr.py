@@ -135,6 +135,20 @@ def test_the_engine_is_built_once_even_when_threads_race_for_it(monkeypatch):
     assert ocr.engine() is built[0]
 
 
+def test_the_engines_idle_threads_sleep_and_the_librarys_options_are_left_as_they_were(monkeypatch):
+    from rapidocr_onnxruntime.utils import infer_engine
+
+    plain = infer_engine.SessionOptions
+    monkeypatch.setattr(ocr, "_engine", None)
+    built = ocr.engine()
+    sessions = [built.text_det.infer.session, built.text_cls.infer.session, built.text_rec.session.session]
+    key, value = ocr.SLEEPING_THREADS
+    assert [s.get_session_options().get_session_config_entry(key) for s in sessions] == [value] * 3
+    assert infer_engine.SessionOptions is plain
+    with pytest.raises(RuntimeError, match="does not have configuration"):  # a plain one has no such entry
+        plain().get_session_config_entry(key)
+
+
 def test_a_missing_package_says_what_to_install(monkeypatch):
     import builtins
 

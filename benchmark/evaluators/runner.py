@@ -12,7 +12,8 @@ fallback, the reason.
 
 A validator that runs past the timeout (30 s by default) is killed with its
 whole process group and reported as `status: error` with
-`details.reason: "timeout"`.
+`details.reason: "timeout"`. One that prints more than `MAX_OUTPUT_BYTES` on
+stdout or stderr is killed the same way as soon as it does.
 """
 
 from __future__ import annotations
@@ -65,16 +66,19 @@ class _Capped(threading.Thread):
     """Reads a pipe to its end in the background, keeping at most `limit` bytes;
     past that the process's whole group is killed (a runaway validator)."""
 
-    def __init__(self, pipe, limit: int, process=None):
+    def __init__(self, pipe, limit: int, process):
         super().__init__(daemon=True)
-        self.pipe, self.limit, self.chunks, self.size, self.overflow = pipe, limit, [], 0, False
+        self.pipe, self.limit, self.process = pipe, limit, process
+        self.chunks, self.size, self.overflow = [], 0, False
         self.start()
 
     def run(self) -> None:
         for chunk in iter(lambda: self.pipe.read(65536), b""):
             if self.size + len(chunk) > self.limit:
-                self.overflow = True
-                continue  # keep draining so the child never blocks; nothing more is kept
+                if not self.overflow:
+                    self.overflow = True
+                    _kill_group(self.process)  # at once: a runaway is not left to spin until the timeout
+                continue  # drain what is left in the pipe; nothing more is kept
             self.chunks.append(chunk)
             self.size += len(chunk)
 
@@ -108,7 +112,7 @@ def run_validator(name_or_path: str, data: dict, *, timeout: float = DEFAULT_TIM
     env = {**os.environ, "UV_NO_PROGRESS": "1"}
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                start_new_session=True, env=env)
-    out, err = _Capped(process.stdout, MAX_OUTPUT_BYTES), _Capped(process.stderr, MAX_OUTPUT_BYTES)
+    out, err = _Capped(process.stdout, MAX_OUTPUT_BYTES, process), _Capped(process.stderr, MAX_OUTPUT_BYTES, process)
     try:
         process.stdin.write(payload)
         process.stdin.close()
@@ -119,11 +123,9 @@ def run_validator(name_or_path: str, data: dict, *, timeout: float = DEFAULT_TIM
         out.join(), err.join()
     except subprocess.TimeoutExpired:
         _kill_group(process)
-        reason = "output" if out.overflow else "timeout"
-        if reason == "output":
-            return _error(f"validator printed more than {MAX_OUTPUT_BYTES:,} bytes", runner, validator=path.name)
-        return _error("timeout", runner, timeout_s=timeout, validator=path.name)
-    if out.overflow:
+        if not (out.overflow or err.overflow):
+            return _error("timeout", runner, timeout_s=timeout, validator=path.name)
+    if out.overflow or err.overflow:
         return _error(f"validator printed more than {MAX_OUTPUT_BYTES:,} bytes", runner, validator=path.name)
     stdout, stderr = out.text(), err.text()
     try:
