@@ -1,7 +1,8 @@
 """Proactive trials end to end: `wearsim bench --via stream --subset proactive` through the
 in-process server, on the bundled local model (the real llama.cpp server, Whisper for the
 opening line) and against the OpenAI Realtime and Gemini Live conformance servers, which
-answer every request with a remark."""
+answer every request with a remark. The file's runs start together (`started`) and each test checks
+its own once it has finished."""
 
 from __future__ import annotations
 
@@ -9,27 +10,98 @@ import json
 import os
 import subprocess
 import sys
-
+from contextlib import ExitStack
 from pathlib import Path
+
+import pytest
 
 from core.proactive_scenario import load_proactive
 from core.records import PROBE_CUE
+from tests.fake_gemini_live import FakeGeminiLive
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 
 EVENT = {s.scenario_id: s for s in load_proactive(Path(__file__).parents[1] / "benchmark/v1/proactive.json")}["pa-01"]
 
 IDS = "pa-01,pq-01"  # an event with an opening line, and a quiet control
+GRID = ("--proactive", "change,every:5", "--frame-policy", "fps:1,change:0.02", "--ids", "pq-01")
+
+# every test of this file on one worker: the module's benches start together, once
+pytestmark = pytest.mark.xdist_group("proactive_stream")
 
 
-def _bench(run_dir, *extra, env=None):
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--subset", "proactive", "--ids", IDS,
-         "--synthetic-frames", "--describer", "authored", "--judge-family", "lexical", "--conditions", "baseline",
-         "--output-dir", str(run_dir), *extra],
-        capture_output=True, text=True, timeout=900, env={**os.environ, **(env or {})})
-    assert done.returncode == 0, done.stderr
+def _bench_args(run_dir, *extra) -> list[str]:
+    return [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--subset", "proactive", "--judge-family",
+            "lexical", "--conditions", "baseline", "--output-dir", str(run_dir), *extra]
+
+
+class Started:
+    """`wearsim bench` runs started together in the background, each with the API server it talks to.
+    Proactive trials play in real time and mostly wait, so the file takes about as long as its longest
+    run instead of the sum of them. `finished(name)` waits for a run (and for the others sharing its
+    server), then shuts that server down, as a `with` block around the run would."""
+
+    def __init__(self, stack: ExitStack, folder: Path):
+        self.stack, self.folder, self.runs, self.servers = stack, folder, {}, {}
+
+    def server(self, name: str, server):
+        """`server` started, to be shut down when its runs are finished (or when the module ends)."""
+        own = self.stack.enter_context(ExitStack())
+        self.servers[name] = (own, own.enter_context(server))
+        return self.servers[name][1]
+
+    def start(self, name: str, server: str | None, argv: list[str], env: dict | None = None) -> None:
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   env={**os.environ, **(env or {})})
+        self.stack.callback(lambda: process.poll() is None and process.kill())
+        self.runs[name] = (process, server)
+
+    def finished(self, *names: str):
+        """((returncode, stdout, stderr) for each of `names`, the server they talked to, shut down)."""
+        outcomes = []
+        for name in names:
+            process, server = self.runs[name]
+            out, err = process.communicate(timeout=900)
+            outcomes.append((process.returncode, out, err))
+        if server is not None:
+            self.servers[server][0].close()
+        return outcomes, (self.servers[server][1] if server is not None else None)
+
+
+@pytest.fixture(scope="module")
+def started(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("proactive")
+    with ExitStack() as stack:
+        runs = Started(stack, folder)
+        runs.start("local", None, _bench_args(folder / "local", "--ids", IDS, "--synthetic-frames", "--describer",
+                                              "authored"))
+        openai = runs.server("openai", FakeOpenAIRealtime())
+        runs.start("openai", "openai", _bench_args(
+            folder / "openai", "--ids", IDS, "--synthetic-frames", "--describer", "authored", "--model",
+            "openai-realtime:gpt-realtime-2", "--base-url", openai.base_url), {"OPENAI_API_KEY": TEST_KEY})
+        gemini = runs.server("gemini", FakeGeminiLive(folder, models=("gemini-3.8-live",)))
+        runs.start("gemini", "gemini", _bench_args(
+            folder / "gemini", "--ids", IDS, "--synthetic-frames", "--describer", "authored", "--model",
+            "gemini-live:gemini-3.8-live", "--base-url", gemini.base_url, "--proactive", "every:6"),
+            {"GEMINI_API_KEY": TEST_KEY, "SSL_CERT_FILE": str(gemini.cert)})
+        grid = runs.server("grid", FakeOpenAIRealtime())
+        for k in (1, 2):  # the two shards at once, as shards are meant to run
+            runs.start(f"grid{k}", "grid", _bench_args(
+                folder / f"shard{k}", "--model", "openai-realtime:gpt-realtime-2", "--base-url", grid.base_url,
+                *GRID, "--shard", f"{k}/2"), {"OPENAI_API_KEY": TEST_KEY})
+        native = runs.server("native", FakeOpenAIRealtime())
+        runs.start("native", "native", _bench_args(
+            folder / "native", "--ids", "pq-01", "--model", "openai-realtime:gpt-realtime-2", "--base-url",
+            native.base_url, "--proactive", "native"), {"OPENAI_API_KEY": TEST_KEY})
+        yield runs
+
+
+def _read(started, name):
+    """(records, summary, stdout) of a finished run, after checking it succeeded; and its server."""
+    [(status, out, err)], server = started.finished(name)
+    assert status == 0, err
+    run_dir = started.folder / name
     records = [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
-    return records, json.loads((run_dir / "summary.json").read_text()), done
+    return (records, json.loads((run_dir / "summary.json").read_text()), out), server
 
 
 def _check_block(records, summary, strategy="change"):
@@ -53,8 +125,8 @@ def _check_block(records, summary, strategy="change"):
     return cell, watched
 
 
-def test_a_local_model_watches_and_every_record_lists_its_probes_and_remarks(tmp_path):
-    records, summary, done = _bench(tmp_path / "run")
+def test_a_local_model_watches_and_every_record_lists_its_probes_and_remarks(started):
+    (records, summary, stdout), _ = _read(started, "local")
     cell, watched = _check_block(records, summary)
     # the opening line was heard by Whisper and answered as turn 1, before any probe
     opening = next(r for r in records if r["scenario_id"] == "pa-01")
@@ -63,17 +135,15 @@ def test_a_local_model_watches_and_every_record_lists_its_probes_and_remarks(tmp
     assert first_probe > 0
     # a probe after the change was asked with a frame of the event's scene
     assert any(p["scene"] == EVENT.event.scene and p["frame_ms"] >= EVENT.onset_ms for p in watched["pa-01"]["probes"])
-    assert "Events caught on time (baseline, change)" in done.stdout
-    findings = (tmp_path / "run" / "findings.md").read_text()
+    assert "Events caught on time (baseline, change)" in stdout
+    findings = (started.folder / "local" / "findings.md").read_text()
     assert findings.startswith("# Findings: proactive trials") and "false alarms:" in findings
     # its one plot, none of the question-and-answer ones (they would be empty)
-    assert sorted(p.name for p in (tmp_path / "run" / "plots").iterdir()) == ["proactive.png"]
+    assert sorted(p.name for p in (started.folder / "local" / "plots").iterdir()) == ["proactive.png"]
 
 
-def test_openai_realtime_answers_every_probe_and_a_server_that_always_talks_fails_every_quiet_probe(tmp_path):
-    with FakeOpenAIRealtime() as server:
-        records, summary, _ = _bench(tmp_path / "run", "--model", "openai-realtime:gpt-realtime-2", "--base-url",
-                                     server.base_url, env={"OPENAI_API_KEY": TEST_KEY})
+def test_openai_realtime_answers_every_probe_and_a_server_that_always_talks_fails_every_quiet_probe(started):
+    (records, summary, _), server = _read(started, "openai")
     assert server.problems == []
     cell, watched = _check_block(records, summary)
     probes = sum(len(w["probes"]) for w in watched.values())
@@ -83,10 +153,8 @@ def test_openai_realtime_answers_every_probe_and_a_server_that_always_talks_fail
     assert quiet and all(p["outcome"] == "false_alarm" for p in quiet)
 
 
-def test_gemini_live_answers_every_probe_and_a_server_that_always_talks_fails_every_quiet_probe(gemini_env, tmp_path):
-    with gemini_env(models=("gemini-3.8-live",)) as server:
-        records, summary, _ = _bench(tmp_path / "run", "--model", "gemini-live:gemini-3.8-live", "--base-url",
-                                     server.base_url, "--proactive", "every:6")
+def test_gemini_live_answers_every_probe_and_a_server_that_always_talks_fails_every_quiet_probe(started):
+    (records, summary, _), server = _read(started, "gemini")
     assert server.problems == []
     cell, watched = _check_block(records, summary, "every:6")
     probes = sum(len(w["probes"]) for w in watched.values())
@@ -112,21 +180,12 @@ def test_native_on_a_chat_model_and_proactive_without_the_stream_are_refused_bef
         assert not (tmp_path / "x").exists()
 
 
-def test_a_grid_of_strategies_and_frame_policies_runs_one_cell_per_pair_and_its_shards_merge(tmp_path):
-    grid = ("--proactive", "change,every:5", "--frame-policy", "fps:1,change:0.02", "--ids", "pq-01")
-    with FakeOpenAIRealtime() as server:  # the two shards at once, as shards are meant to run
-        shards = [subprocess.Popen(
-            [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--subset", "proactive",
-             "--model", "openai-realtime:gpt-realtime-2", "--base-url", server.base_url,
-             "--judge-family", "lexical", "--conditions", "baseline", *grid, "--shard", f"{k}/2",
-             "--output-dir", str(tmp_path / f"shard{k}")],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "OPENAI_API_KEY": TEST_KEY})
-            for k in (1, 2)]
-        for shard in shards:
-            _, err = shard.communicate(timeout=900)
-            assert shard.returncode == 0, err
-    merged = subprocess.run([sys.executable, "-m", "benchmark", "merge", str(tmp_path / "shard1"),
-                             str(tmp_path / "shard2"), "--output-dir", str(tmp_path / "all")],
+def test_a_grid_of_strategies_and_frame_policies_runs_one_cell_per_pair_and_its_shards_merge(started, tmp_path):
+    shards, _ = started.finished("grid1", "grid2")
+    for status, _, err in shards:
+        assert status == 0, err
+    merged = subprocess.run([sys.executable, "-m", "benchmark", "merge", str(started.folder / "shard1"),
+                             str(started.folder / "shard2"), "--output-dir", str(tmp_path / "all")],
                             capture_output=True, text=True, timeout=300)
     assert merged.returncode == 0, merged.stderr
     summary = json.loads((tmp_path / "all" / "summary.json").read_text())
@@ -143,18 +202,14 @@ def test_a_grid_of_strategies_and_frame_policies_runs_one_cell_per_pair_and_its_
     assert all(cell["cost_per_hour_usd"] and cell["cost_per_hour_usd"] > 0 for cell in cells.values())
 
 
-def test_native_asks_nothing_and_records_what_the_api_says_unasked(tmp_path):
+def test_native_asks_nothing_and_records_what_the_api_says_unasked(started):
     # neither adapter turns the API's own turn detection on: nothing comes unasked, and nothing is made up
-    with FakeOpenAIRealtime() as server:
-        done = subprocess.run(
-            [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--subset", "proactive", "--ids", "pq-01",
-             "--model", "openai-realtime:gpt-realtime-2", "--base-url", server.base_url, "--judge-family", "lexical",
-             "--conditions", "baseline", "--proactive", "native", "--output-dir", str(tmp_path / "run")],
-            capture_output=True, text=True, timeout=600, env={**os.environ, "OPENAI_API_KEY": TEST_KEY})
-    assert done.returncode == 0, done.stderr
-    [record] = [json.loads(line) for line in (tmp_path / "run" / "transcripts.jsonl").read_text().splitlines()]
+    [(status, _, err)], server = started.finished("native")
+    assert status == 0, err
+    lines = (started.folder / "native" / "transcripts.jsonl").read_text().splitlines()
+    [record] = [json.loads(line) for line in lines]
     assert record["proactive"] == "native" and record["watching"]["probes"] == []
     assert record["watching"]["frames_sent_ms"]  # the API was sent the frames all along
     assert server.responses == 0
-    cell = json.loads((tmp_path / "run" / "summary.json").read_text())["proactive"]["baseline"]["native"]
+    cell = json.loads((started.folder / "native" / "summary.json").read_text())["proactive"]["baseline"]["native"]
     assert cell["probes"] == 0 and cell["false_alarms"] == 0 and cell["quiet_controls"] == 1
