@@ -1,5 +1,5 @@
 """How much of the bank's camera text the `ocr` describer reads back from
-clean synthetic frames, and how long it takes per frame.
+clean synthetic frames, and how long (and how much CPU) it takes per frame.
 
     .venv/bin/python benchmarks/ocr_reading.py [--limit N] [--impair dim,shaky] [--confidence]
 
@@ -64,14 +64,14 @@ async def read_all(frames: list[tuple[str, str, str, bytes]]) -> list[dict]:
     describer = make_describer("ocr")
     rows = []
     for index, (scenario_id, field, authored, jpeg) in enumerate(frames, start=1):
-        started = time.monotonic()
+        started, cpu = time.monotonic(), time.process_time()
         description = await describer.describe(jpeg)
-        seconds = time.monotonic() - started
+        seconds, cpu_s = time.monotonic() - started, time.process_time() - cpu
         read = ocr.text_in_description(description.text)
         found, total = recall(authored, read)
         rows.append({"scenario_id": scenario_id, "field": field, "found": found, "words": total,
                      "exact": read == authored, "wer": word_error_rate(authored, read), "seconds": seconds,
-                     "read": read})
+                     "cpu_s": cpu_s, "read": read})
         print(f"{index}/{len(frames)} {scenario_id} {field}: {found}/{total} words, {seconds:.2f} s",
               file=sys.stderr)
     return rows
@@ -90,6 +90,8 @@ def summarise(rows: list[dict]) -> dict:
         "seconds_per_frame": {"mean": round(float(np.mean(seconds)), 3),
                               "p50": round(float(np.percentile(seconds, 50)), 3),
                               "p95": round(float(np.percentile(seconds, 95)), 3)} if rows else None,
+        # the CPU every thread of the process used during the read (onnxruntime reads on 2 threads)
+        "cpu_s_per_frame": round(float(np.mean([r["cpu_s"] for r in rows])), 3) if rows else None,
         "lowest_recall": sorted(({"scenario_id": r["scenario_id"], "field": r["field"],
                                   "recall": round(r["found"] / max(r["words"], 1), 3)} for r in rows),
                                 key=lambda r: r["recall"])[:5],

@@ -118,8 +118,8 @@ def engine():
     Its three onnxruntime sessions are built with `SLEEPING_THREADS`: an idle thread of a session's
     pool sleeps instead of spinning for the next piece of work. rapidocr has no setting for this, so
     its session options class is swapped for one that sets it while the engine is built (under the
-    build lock). Measured on 20 bank pictographs on 2 cores: the same text; 0.47 -> 0.35 s CPU and
-    0.24 -> 0.20 s a frame (docs/perception.md)."""
+    build lock). `benchmarks/ocr_reading.py` on the bank's 146 synthetic frames, 2 cores: the same
+    text; 1.31 -> 1.12 s of CPU and 0.67 -> 0.61 s a frame (docs/performance.md)."""
     global _engine
     if _engine is None:
         with _engine_lock:
