@@ -6,6 +6,7 @@ and the records say they were pictographs."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 
@@ -21,6 +22,14 @@ TURNS = [(sid, name) for sid, spec in sorted(SPECS.items()) for name in spec.sce
 WORD = re.compile(r"[a-z0-9]+")
 # words too common in any text to say that a frame's text was read back
 STOPWORDS = frozenset("the and with its from into onto over under that this one two are has its both".split())
+
+
+@functools.cache
+def drawn() -> dict[tuple[str, str], bytes]:
+    """Every turn's pictograph, drawn once for the file (the OCR test reads the same frames)."""
+    from media_effects.pictograph import pictograph_frame
+
+    return {(sid, name): pictograph_frame(SPECS[sid].scenes[name]) for sid, name in TURNS}
 
 
 def content_words(text: str) -> set[str]:
@@ -41,11 +50,9 @@ def test_every_turn_of_the_bank_renders_a_camera_sized_frame_with_no_comment_and
     from media_effects.pictograph import pictograph_frame
 
     assert len(TURNS) == sum(bool(getattr(s, f)) for s in BANK.scenarios for f in IMAGE_OF_SCENE.values())
-    frames = {}
-    for sid, name in TURNS:
-        jpeg = pictograph_frame(SPECS[sid].scenes[name])
+    frames = drawn()
+    for jpeg in frames.values():
         assert image_size(jpeg) == (640, 480) and jpeg_comments(jpeg) == []
-        frames[sid, name] = jpeg
     assert pictograph_frame(SPECS["sc-01"].scenes["turn_2"]) == frames["sc-01", "turn_2"]
     assert frames["sc-01", "turn_1"] != frames["sc-01", "turn_2"]
 
@@ -58,14 +65,12 @@ def test_the_ocr_describer_reads_back_under_5_percent_of_the_camera_texts_conten
     panel shows "2:05 /500M" and "165") comes to 2 of 39 words."""
     from perception.describers import OCRDescriber
     from perception.ocr import text_in_description
-    from media_effects.pictograph import pictograph_frame
-
     describer = OCRDescriber()
 
     async def read_all() -> dict:
         out = {}
-        for sid, name in TURNS:
-            description = await describer.describe(pictograph_frame(SPECS[sid].scenes[name]))
+        for (sid, name), jpeg in drawn().items():
+            description = await describer.describe(jpeg)
             out[sid, name] = set(WORD.findall(text_in_description(description.text).lower()))
         return out
 
