@@ -41,6 +41,9 @@ MAX_VIDEO_FRAMES = int(MAX_IMPORT_SECONDS * 30)
 # a step's stored media (the MPEG-4 video and the 16 kHz WAV) stays under MAX_STORED_BYTES_PER_S of recording
 STORED_VIDEO_BOX, STORED_FPS = (640, 480), 10.0
 MAX_STORED_BYTES_PER_S = 512 * 1024
+# the stored video's rate control: 2.5 Mbit/s (305 KiB/s), with room under the cap for the WAV (31 KiB/s) and for
+# the encoder's overshoot on detail it cannot compress (pure noise came to 1.16x its target)
+STORED_VIDEO_BIT_RATE = 2_500_000
 SPEECH_TURNS = {"turn_1": "turn_1_user", "turn_2": "turn_2_user", "turn_3_repair": "turn_3_repair_anchor"}
 FRAME_TURNS = ("context", "turn_1", "turn_2")
 log = logging.getLogger("wearsim.media")
@@ -343,30 +346,59 @@ def _trim_video(source: Path, target: Path, start: float | None, end: float | No
     scale = min(1.0, STORED_VIDEO_BOX[0] / max(width, height, 1), STORED_VIDEO_BOX[1] / max(min(width, height), 1))
     size = (max(2, round(width * scale) // 2 * 2), max(2, round(height * scale) // 2 * 2))
     stored_fps = min(fps, STORED_FPS)
-    writer = cv2.VideoWriter(str(target), cv2.VideoWriter_fourcc(*"mp4v"), stored_fps, size)
     index = kept = 0
     due = None  # the stream time of the next frame kept
-    while True:
-        ok, frame = capture.read()
-        if not ok:
-            break
-        t = index / fps
-        index += 1
-        if index > MAX_VIDEO_FRAMES:  # counted as decoded: a header need not say how many there are
-            capture.release()
-            writer.release()
-            raise MediaLimit(f"{source.name}: more than {MAX_VIDEO_FRAMES} video frames; a recording may "
-                                  f"be at most {MAX_IMPORT_SECONDS:.0f} s")
-        if (start is None or t >= start) and (end is None or t <= end) and (due is None or t >= due - 1e-6):
-            kept += 1  # at most STORED_FPS frames a second are kept
-            due = (t if due is None else due) + 1 / stored_fps
-            writer.write(frame if size == (width, height) else cv2.resize(frame, size, interpolation=cv2.INTER_AREA))
-    capture.release()
-    writer.release()
+    try:
+        with _VideoWriter(target, stored_fps, size) as writer:
+            while True:
+                ok, frame = capture.read()
+                if not ok:
+                    break
+                t = index / fps
+                index += 1
+                if index > MAX_VIDEO_FRAMES:  # counted as decoded: a header need not say how many there are
+                    raise MediaLimit(f"{source.name}: more than {MAX_VIDEO_FRAMES} video frames; a recording may "
+                                     f"be at most {MAX_IMPORT_SECONDS:.0f} s")
+                if (start is None or t >= start) and (end is None or t <= end) and (due is None or t >= due - 1e-6):
+                    kept += 1  # at most STORED_FPS frames a second are kept
+                    due = (t if due is None else due) + 1 / stored_fps
+                    writer.write(frame if size == (width, height)
+                                 else cv2.resize(frame, size, interpolation=cv2.INTER_AREA))
+    finally:
+        capture.release()
     seconds = max(kept / stored_fps, 1.0)
     if target.stat().st_size > MAX_STORED_BYTES_PER_S * seconds:  # the encoder's rate control failed us
         raise MediaLimit(f"{source.name}: the stored video would be {target.stat().st_size:,} bytes for "
                          f"{seconds:.0f} s; at most {MAX_STORED_BYTES_PER_S:,} bytes a second are kept")
+
+
+class _VideoWriter:
+    """MPEG-4 Part 2 in an MP4 file through PyAV, with rate control at `STORED_VIDEO_BIT_RATE` (OpenCV's
+    writer has none: a detailed recording came out over the cap and was refused)."""
+
+    def __init__(self, target: Path, fps: float, size: tuple[int, int]):
+        import av
+        from fractions import Fraction
+
+        self.av, self.container = av, av.open(str(target), "w")
+        self.stream = self.container.add_stream("mpeg4", rate=Fraction(fps).limit_denominator(1000))
+        self.stream.width, self.stream.height, self.stream.pix_fmt = size[0], size[1], "yuv420p"
+        self.stream.bit_rate = STORED_VIDEO_BIT_RATE
+        self.stream.codec_context.options = {"maxrate": str(STORED_VIDEO_BIT_RATE),
+                                             "bufsize": str(STORED_VIDEO_BIT_RATE)}
+
+    def write(self, bgr) -> None:
+        self.container.mux(self.stream.encode(self.av.VideoFrame.from_ndarray(bgr, format="bgr24")))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            if exc[0] is None:
+                self.container.mux(self.stream.encode())  # what the encoder still holds
+        finally:
+            self.container.close()
 
 
 def two_sources(root: Path = MEDIA_ROOT) -> list[str]:
