@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
@@ -24,7 +23,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from suite_time import ROOT, cpu_of_children
+
 RESULT = ROOT / "benchmarks" / "results" / "suite_cpu.json"
 TOP = 25
 
@@ -39,12 +39,10 @@ def main() -> int:
                    *(["-n", str(args.workers)] if args.workers else [])]
         env = {**os.environ, "CI": "true", "SUITE_CPU_OUT": str(out),
                "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH")]))}
-        started = time.monotonic()
+        cpu, started = cpu_of_children(), time.monotonic()
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
-        wall = time.monotonic() - started
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall, cpu = time.monotonic() - started, cpu_of_children() - cpu
         tests = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
-    cpu = usage.ru_utime + usage.ru_stime
     by_file: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     for test in tests:
         totals = by_file[test["test"].split("::")[0]]

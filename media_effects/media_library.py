@@ -346,30 +346,35 @@ def _trim_video(source: Path, target: Path, start: float | None, end: float | No
     scale = min(1.0, STORED_VIDEO_BOX[0] / max(width, height, 1), STORED_VIDEO_BOX[1] / max(min(width, height), 1))
     size = (max(2, round(width * scale) // 2 * 2), max(2, round(height * scale) // 2 * 2))
     stored_fps = min(fps, STORED_FPS)
-    index = kept = 0
-    due = None  # the stream time of the next frame kept
     try:
         with _VideoWriter(target, stored_fps, size) as writer:
-            while True:
-                ok, frame = capture.read()
-                if not ok:
-                    break
-                t = index / fps
-                index += 1
-                if index > MAX_VIDEO_FRAMES:  # counted as decoded: a header need not say how many there are
-                    raise MediaLimit(f"{source.name}: more than {MAX_VIDEO_FRAMES} video frames; a recording may "
-                                     f"be at most {MAX_IMPORT_SECONDS:.0f} s")
-                if (start is None or t >= start) and (end is None or t <= end) and (due is None or t >= due - 1e-6):
-                    kept += 1  # at most STORED_FPS frames a second are kept
-                    due = (t if due is None else due) + 1 / stored_fps
-                    writer.write(frame if size == (width, height)
-                                 else cv2.resize(frame, size, interpolation=cv2.INTER_AREA))
+            for frame in _kept_frames(capture, source.name, fps, stored_fps, start, end):
+                writer.write(frame if size == (width, height)
+                             else cv2.resize(frame, size, interpolation=cv2.INTER_AREA))
     finally:
         capture.release()
-    seconds = max(kept / stored_fps, 1.0)
+    seconds = max(writer.frames / stored_fps, 1.0)
     if target.stat().st_size > MAX_STORED_BYTES_PER_S * seconds:  # the encoder's rate control failed us
         raise MediaLimit(f"{source.name}: the stored video would be {target.stat().st_size:,} bytes for "
                          f"{seconds:.0f} s; at most {MAX_STORED_BYTES_PER_S:,} bytes a second are kept")
+
+
+def _kept_frames(capture, name: str, fps: float, stored_fps: float, start: float | None, end: float | None):
+    """The frames of `capture` within [start, end], at most `stored_fps` a second; `MediaLimit` past
+    `MAX_VIDEO_FRAMES` decoded (a header need not say how many there are)."""
+    index, due = 0, None  # due: the stream time of the next frame kept
+    while True:
+        ok, frame = capture.read()
+        if not ok:
+            return
+        t = index / fps
+        index += 1
+        if index > MAX_VIDEO_FRAMES:
+            raise MediaLimit(f"{name}: more than {MAX_VIDEO_FRAMES} video frames; a recording may "
+                             f"be at most {MAX_IMPORT_SECONDS:.0f} s")
+        if (start is None or t >= start) and (end is None or t <= end) and (due is None or t >= due - 1e-6):
+            due = (t if due is None else due) + 1 / stored_fps
+            yield frame
 
 
 class _VideoWriter:
@@ -380,7 +385,8 @@ class _VideoWriter:
         import av
         from fractions import Fraction
 
-        self.av, self.container = av, av.open(str(target), "w")
+        self.frames, self._frame = 0, av.VideoFrame.from_ndarray  # frames written
+        self.container = av.open(str(target), "w")
         self.stream = self.container.add_stream("mpeg4", rate=Fraction(fps).limit_denominator(1000))
         self.stream.width, self.stream.height, self.stream.pix_fmt = size[0], size[1], "yuv420p"
         self.stream.bit_rate = STORED_VIDEO_BIT_RATE
@@ -388,7 +394,8 @@ class _VideoWriter:
                                              "bufsize": str(STORED_VIDEO_BIT_RATE)}
 
     def write(self, bgr) -> None:
-        self.container.mux(self.stream.encode(self.av.VideoFrame.from_ndarray(bgr, format="bgr24")))
+        self.container.mux(self.stream.encode(self._frame(bgr, format="bgr24")))
+        self.frames += 1
 
     def __enter__(self):
         return self

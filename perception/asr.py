@@ -10,10 +10,10 @@ model is shared, and `transcribe_sync` calls to it are serialised.
 Async callers (the server's sessions) share one decode queue (`transcribe`):
 the model has `workers` decoders (two on a machine with two cores or more,
 each on its share of the cores), and each takes up to `MAX_BATCH` waiting
-utterances, oldest first, in one batch
-(`transcribe_batch_sync`: each clip's log-mel features padded to a 10 s
-window when every clip of the batch fits, else Whisper's 30 s; one batched encode and one batched greedy decode on the
-CTranslate2 model, without timestamps). Two one-thread decoders get through
+utterances, oldest first, in one batch (`transcribe_batch_sync`: each
+clip's log-mel features padded to a 10 s window when every clip of the
+batch fits, else Whisper's 30 s; one batched encode and one batched greedy
+decode on the CTranslate2 model, without timestamps). Two one-thread decoders get through
 a burst of utterances half again as fast as one two-thread decoder on two
 cores (docs/performance.md). Each session asks for one decode at a time, so
 the queue is a round robin over the sessions, and many sessions ending turns
