@@ -7,7 +7,16 @@ Two ways in, never mixed in one session (the API does not allow it):
   the frame as a JPEG `video` part (or the authored camera text as `text`),
   with automatic activity detection off and each turn framed by
   `activity_start` / `activity_end`, so our endpointing decides the turn.
-  Every activity started is ended, the last one when the session closes.
+  Audio goes to the API only inside an activity. An activity opens when the
+  user starts to speak (`speech_started`, from our voice activity), with the
+  last `PRE_ROLL_S` of audio before it; audio outside an activity (the
+  silence between turns) is held, not sent, and the held silence before the
+  speech is dropped. A turn that ends with no speech start said (a caller
+  without voice activity) takes everything held. So no activity is opened
+  for the silence streamed after the last turn: every activity the API is
+  sent is ended by a turn we read the reply of, and closing the session asks
+  for no reply (ending that trailing activity did: the API answered it, a
+  billed reply nobody read).
 
 Live models often refuse TEXT output (the current ones reply in audio only);
 the session then reconnects asking for AUDIO with output transcription and
@@ -54,6 +63,8 @@ INPUT_RATE = 16000
 API_VERSION = "v1beta"
 RESUMES_WITHOUT_PROGRESS = 3  # connections in a row that closed before any reply or handle: the session is lost
 UNSENT_CAP = 8000  # at most this many messages kept for a resend (about 160 s of 20 ms audio chunks)
+PRE_ROLL_S = 0.5  # audio before the speech start that opens an activity (voice activity starts a little late)
+HELD_S = 15  # audio held outside an activity: a turn that ends with no speech start said takes it all
 MODEL_MISSING = ("is not found", "not found for api version", "not supported for bidigeneratecontent",
                  "requested entity was not found")
 
@@ -92,6 +103,8 @@ class GeminiLiveSession:
         self._lock = asyncio.Lock()  # a send and a move to a new connection never overlap
         self._turns: list = []  # client_content turns waiting for the next respond()
         self._activity_open = False
+        self._held: deque[bytes] = deque()  # audio outside an activity, not sent (oldest dropped past HELD_S)
+        self._held_bytes = 0
         # (index on the connection, method, kwargs) sent but not yet in a handle's state
         self._unsent: deque[tuple[int, str, dict]] = deque(maxlen=UNSENT_CAP)
         self._count = 0  # messages sent on the current connection after its setup
@@ -258,11 +271,41 @@ class GeminiLiveSession:
                 await self._resume()
 
     async def send_audio(self, pcm16: bytes) -> None:
+        """Sent inside an activity; held outside one (the text proxy sends no audio)."""
         if not pcm16:
             return
-        if not self._activity_open:
-            await self._send("send_realtime_input", activity_start=self.types.ActivityStart())
-            self._activity_open = True
+        if self._activity_open:
+            await self._send_pcm(pcm16)
+            return
+        self._held.append(pcm16)
+        self._held_bytes += len(pcm16)
+        while self._held_bytes > HELD_S * 2 * INPUT_RATE and len(self._held) > 1:
+            self._held_bytes -= len(self._held.popleft())
+
+    async def speech_started(self) -> None:
+        """The user began to speak: an activity opens with the last `PRE_ROLL_S` of the held audio;
+        the silence held before it is dropped. During a reply nothing changes here (barge-in is
+        `interrupt`; without it the speech is held and goes when its turn ends)."""
+        if self.streaming_input and not self._activity_open and not self._replying:
+            await self._open_activity(pre_roll_only=True)
+
+    async def _open_activity(self, *, pre_roll_only: bool) -> None:
+        """`activityStart`, then the held audio (all of it, or only the pre-roll)."""
+        held, self._held, self._held_bytes = list(self._held), deque(), 0
+        if pre_roll_only:
+            keep, kept = int(PRE_ROLL_S * 2 * INPUT_RATE), []
+            for chunk in reversed(held):
+                if keep <= 0:
+                    break
+                kept.insert(0, chunk[-keep:] if len(chunk) > keep else chunk)
+                keep -= len(kept[0])
+            held = kept
+        await self._send("send_realtime_input", activity_start=self.types.ActivityStart())
+        self._activity_open = True
+        for chunk in held:
+            await self._send_pcm(chunk)
+
+    async def _send_pcm(self, pcm16: bytes) -> None:
         await self._send("send_realtime_input",
                          audio=self.types.Blob(data=pcm16, mime_type=f"audio/pcm;rate={INPUT_RATE}"))
 
@@ -274,7 +317,7 @@ class GeminiLiveSession:
             if text:
                 if not self._activity_open:  # a text turn of its own (a proactive probe) is an activity too
                     await self._send("send_realtime_input", activity_start=self.types.ActivityStart())
-                    self._activity_open = True
+                    self._activity_open = True  # the audio held stays held: nobody spoke
                 await self._send("send_realtime_input", text=text)
             return
         parts = [types.Part.from_bytes(data=image, mime_type="image/jpeg") for image in images]
@@ -291,6 +334,8 @@ class GeminiLiveSession:
         self._replying = True
         try:
             if self.streaming_input:
+                if not self._activity_open and self._held:  # no speech start was said: the turn is what was held
+                    await self._open_activity(pre_roll_only=False)
                 if self._activity_open:
                     self._activity_open = False
                     await self._send("send_realtime_input", activity_end=self.types.ActivityEnd())
@@ -310,9 +355,8 @@ class GeminiLiveSession:
         `turnComplete`, with no `generationComplete`; the audio that follows is that activity's."""
         if not (self.streaming_input and self._replying) or self._activity_open:
             return
-        self._activity_open = True
         try:
-            await self._send("send_realtime_input", activity_start=self.types.ActivityStart())
+            await self._open_activity(pre_roll_only=True)
         except RetryableError as exc:  # the connection is gone: the reply's own read sees it
             log.info("%s: barge-in's activity start failed: %s", self.model_id, exc)
 
@@ -372,14 +416,10 @@ class GeminiLiveSession:
                                      first_audio, time.monotonic() - started, usage, interrupted)
 
     async def aclose(self) -> None:
-        """End an activity still open (the stream's audio after the last turn), then close."""
-        if self._activity_open and self.session is not None:
-            self._activity_open = False
-            try:
-                async with self._lock:
-                    await self._deliver("send_realtime_input", {"activity_end": self.types.ActivityEnd()})
-            except Exception as exc:  # noqa: BLE001 - closing either way
-                log.info("%s: ending the last activity: %s: %s", self.model_id, type(exc).__name__, exc)
+        """Close the connection. An activity still open (speech that no turn end followed) is left
+        open: ending it would ask the API for a reply nobody reads, and it bills that reply."""
+        if self._activity_open:
+            log.info("%s: closing with an activity open; no reply asked for it", self.model_id)
         if self._reader is not None:
             self._reader.cancel()
         await _close(self._manager, self.model_id)

@@ -16,7 +16,9 @@ behaviour"):
   errors, a model that does not exist) or `incomplete` (`status_details.reason`,
   e.g. `max_output_tokens`), and an `error` event does not close the socket:
   both are read into the retry policy (`_api_error`), and a rate-limited or
-  server-failed response is asked again on the same session;
+  server-failed response is asked again on the same session; the usage a
+  failed response reports goes with the error and is added to the turn's
+  (every response asked is priced, the failed ones too);
 - `rate_limits.updated` says when a spent limit resets, the wait used when a
   rate-limited response names none;
 - the input transcription is billed apart from the response: its event's
@@ -36,7 +38,7 @@ import re
 import time
 from collections.abc import Callable
 
-from core.candidate import GenerationConfig, TranscriptionUsage
+from core.candidate import GenerationConfig, TranscriptionUsage, Usage
 from candidates.realtime_base import ModelNotFoundError, RealtimeError, RealtimeReply
 from candidates.retry import RetryableError
 from candidates.usage import openai_realtime_usage, openai_transcription_usage
@@ -123,6 +125,9 @@ class OpenAIRealtimeSession:
                                         "audio": base64.b64encode(pcm16).decode("ascii")})
             self._audio_sent = True
 
+    async def speech_started(self) -> None:
+        return None  # the audio buffer is committed when the turn ends: the start changes nothing
+
     async def send_user(self, text: str | None, images: tuple[bytes, ...] = ()) -> None:
         content = [{"type": "input_image", "image_url": "data:image/jpeg;base64," + base64.b64encode(i).decode()}
                    for i in images]
@@ -201,9 +206,10 @@ class OpenAIRealtimeSession:
             return False
         return True
 
-    def _api_error(self, error: dict, where: str) -> Exception:
+    def _api_error(self, error: dict, where: str, usage: Usage | None = None) -> Exception:
         """An API error (an `error` event's, or a failed response's `status_details.error`) as the
-        exception the retry policy reads: retryable, a model that does not exist, or final."""
+        exception the retry policy reads: retryable, a model that does not exist, or final. A
+        retryable one carries what the failed response was billed (`usage`), so the turn records it."""
         code, kind = error.get("code"), error.get("type")
         message = f"{self.model_id}: {where}{code or kind}: {error.get('message')}"
         if code in MODEL_MISSING_CODES:
@@ -213,7 +219,7 @@ class OpenAIRealtimeSession:
             retry_after = (float(wait.group(1)) / (1000 if wait.group(2).lower() == "ms" else 1) if wait
                            else self._limit_reset_s if code == "rate_limit_exceeded" else None)
             return RetryableError(message, retry_after=retry_after,
-                                  same_session=code in SAME_SESSION_CODES or kind in RETRYABLE_TYPES)
+                                  same_session=code in SAME_SESSION_CODES or kind in RETRYABLE_TYPES, usage=usage)
         return RealtimeError(message)
 
     async def _read_response(self, on_delta, on_audio) -> RealtimeReply:
@@ -248,7 +254,8 @@ class OpenAIRealtimeSession:
                 response = event.get("response") or {}
                 status, details = response.get("status"), response.get("status_details") or {}
                 if status == "failed":
-                    raise self._api_error(details.get("error") or {"type": details.get("type")}, "response failed: ")
+                    raise self._api_error(details.get("error") or {"type": details.get("type")}, "response failed: ",
+                                          openai_realtime_usage(response.get("usage")))
                 done_s = time.monotonic() - started
                 heard = await self._heard()
                 return RealtimeReply("".join(text), b"".join(audio), heard, first_text, first_audio,

@@ -16,7 +16,8 @@ that takes:
   sessions per turn; a reply the API failed while keeping the conversation
   (a rate limit, a server error: `RetryableError.same_session`) is asked
   again on the same session after the backoff; the causes of both go out
-  with the reply (`session_lost`);
+  with the reply (`session_lost`), and what a failed reply was billed
+  (`RetryableError.usage`) is added to the turn's usage;
 - `aclose()` closes the session.
 
 Its two users are thin: `RealtimeCandidate.conversation()` (the text proxy,
@@ -33,7 +34,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-from core.candidate import GenerationConfig, Message, Reply
+from core.candidate import GenerationConfig, Message, Reply, Usage
 from candidates.model_ids import OUTPUTS, candidate_family, parse_model_id
 from candidates.realtime_base import AnsweredTurn, RealtimeReply, RealtimeSession, UserPart
 from candidates.retry import RetryableError, backoff_delay
@@ -80,6 +81,7 @@ class LiveConversation:
         self.answered: list[AnsweredTurn] = []  # kept only where a new session can be told them
         self.lost: str | None = None  # why the session was lost: the next `answer` replaces it
         self._causes: list[str] = []  # this turn's lost sessions
+        self._spent: Usage | None = None  # what this turn's failed replies were billed, where the API said
         self._frames: deque[bytes] = deque(maxlen=RESEND_FRAMES)  # this turn's frames as sent
         self._audio: deque[bytes] = deque()  # this turn's audio as sent (at the API's rate)
         self._audio_bytes = 0
@@ -103,6 +105,9 @@ class LiveConversation:
             while self._audio_bytes > RESEND_AUDIO_S * 2 * self.input_rate and len(self._audio) > 1:
                 self._audio_bytes -= len(self._audio.popleft())
         await self._send(lambda session: session.send_audio(pcm16))
+
+    async def speech_started(self) -> None:
+        await self._send(lambda session: session.speech_started())
 
     async def send_frame(self, jpeg: bytes) -> None:
         if self._replayable:
@@ -155,6 +160,8 @@ class LiveConversation:
                 reply = await self.session.respond(audio_turn=audio_turn, on_delta=on_delta, on_audio=on_audio)
                 break
             except RetryableError as exc:
+                if exc.usage is not None and exc.usage.reported:
+                    self._spent = exc.usage if self._spent is None else self._spent + exc.usage
                 if exc.same_session:  # the API failed the reply but kept the conversation: ask again on it
                     self._causes.append(f"asked again after: {exc}")
                     log.info("%s: reply failed, asking again: %s", self.model_id, exc)
@@ -169,6 +176,9 @@ class LiveConversation:
         self._audio.clear()
         self._audio_bytes = 0
         causes, self._causes = self._causes, []
+        spent, self._spent = self._spent, None
+        if spent is not None:  # the failed replies of this turn were billed too: the turn carries their usage
+            reply = replace(reply, usage=reply.usage + spent if reply.usage.reported else spent)
         return replace(reply, session_lost="; ".join(causes)) if causes else reply
 
     async def _replace(self) -> None:

@@ -7,6 +7,8 @@ adapters implement it:
 
 - `send_audio(pcm16)`: the user's audio, PCM16 mono at `input_rate`
   (24 kHz OpenAI, 16 kHz Gemini); nothing is committed yet;
+- `speech_started()`: our voice activity heard the user begin to speak
+  (Gemini opens the turn's activity then; OpenAI needs nothing);
 - `send_user(text, images)`: a user content part: the camera frame as an
   image, or the camera block / whole turn as text;
 - `send_assistant(text)`: an earlier assistant reply, when a conversation is
@@ -86,6 +88,8 @@ class RealtimeSession(Protocol):
     replays_history: bool  # a lost session can be replaced by a new one told the conversation so far
 
     async def send_audio(self, pcm16: bytes) -> None: ...
+
+    async def speech_started(self) -> None: ...
 
     async def send_user(self, text: str | None, images: tuple[bytes, ...] = ()) -> None: ...
 

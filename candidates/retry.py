@@ -18,10 +18,12 @@ T = TypeVar("T")
 class RetryableError(RuntimeError):
     """A transient failure: rate limit, server error or timeout."""
 
-    def __init__(self, message: str, retry_after: float | None = None, same_session: bool = False):
+    def __init__(self, message: str, retry_after: float | None = None, same_session: bool = False,
+                 usage=None):
         super().__init__(message)
         self.retry_after = retry_after
         self.same_session = same_session  # a live session that failed a reply but kept the conversation
+        self.usage = usage  # what the failed reply was billed, where the API said (a `Usage`); None: not said
 
 
 def backoff_delay(attempt: int, base: float = 1.0, cap: float = 30.0, retry_after: float | None = None) -> float:

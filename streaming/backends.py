@@ -17,8 +17,9 @@
   can be told the turns so far.
 
 The session only routes, the same way for every backend: it calls `audio`
-for every chunk and `frame` for every frame its policy sends, then at the
-end of each turn `perceive` (the turn's input, with the frames it chose for
+for every chunk, `speech_started` when voice activity hears the user begin
+to speak (outside a reply), and `frame` for every frame its policy sends,
+then at the end of each turn `perceive` (the turn's input, with the frames it chose for
 the turn) and `answer`; in a proactive session `probe` when one is due. It
 calls `interrupt` when the user talks over the reply `answer` is producing
 (barge-in): `answer` then returns early with what was produced so far,
@@ -56,6 +57,9 @@ class Backend(Protocol):
 
     async def audio(self, pcm16: bytes) -> None:
         """A chunk of the user's audio, PCM16 mono 16 kHz, as it arrives."""
+
+    async def speech_started(self) -> None:
+        """Voice activity heard the user begin to speak (the audio of it has been handed over)."""
 
     async def frame(self, t_ms: int, jpeg: bytes) -> None:
         """A camera frame the policy sent, at stream time `t_ms`, as sent."""
@@ -104,6 +108,9 @@ class ChatBackend:
 
     async def audio(self, pcm16: bytes) -> None:
         return None  # a chat model hears only the transcript
+
+    async def speech_started(self) -> None:
+        return None
 
     async def frame(self, t_ms: int, jpeg: bytes) -> None:
         self._newest = jpeg
@@ -173,6 +180,9 @@ class MediaBackend:
     def proactive_refusal(self, strategy: Strategy) -> str | None:
         return None
 
+    async def speech_started(self) -> None:
+        return None  # the audio went as it came
+
     async def perceive(self, authored: TurnInput, speech: str, frame: bytes | None,
                        context: bytes | None) -> TurnInput:
         """The frames went as they passed (`frame`): the record says `media` where one was chosen."""
@@ -201,6 +211,9 @@ class RealtimeBackend(MediaBackend):
 
     async def audio(self, pcm16: bytes) -> None:
         await self.live.send_audio(resample_pcm16(pcm16, SAMPLE_RATE, self.live.input_rate))
+
+    async def speech_started(self) -> None:
+        await self.live.speech_started()
 
     async def frame(self, t_ms: int, jpeg: bytes) -> None:
         await self.live.send_frame(jpeg)

@@ -369,7 +369,9 @@ class Session:
     async def _on_speech(self, event) -> None:
         if isinstance(event, SpeechStarted):
             await self.send(wire.SpeechStarted(event.t_ms))
-            if self.config.barge_in and self._replying:
+            if not self._replying:  # its audio has reached the backend (a reply holds it back)
+                await self.backend.speech_started()
+            elif self.config.barge_in:
                 await self.backend.interrupt()
         elif isinstance(event, PartialTranscript):
             await self.send(wire.TranscriptPartial(event.text, event.t_ms))

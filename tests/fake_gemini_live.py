@@ -31,8 +31,14 @@ resume that the state already holds would show as a turn heard twice.
 
 With `word_delay_s` a reply takes that long per word and goes on while the
 server reads; an `activityStart` then cuts it off (`interrupted`, then
-`turnComplete`, no `generationComplete`). Each turn's `usageMetadata` counts
-what the connection was sent; every one is kept in `usages`.
+`turnComplete` with the usage of the words said, no `generationComplete`).
+Each turn's `usageMetadata` counts what the connection was sent; every one is
+kept in `usages`, and `responses` counts the answers begun.
+
+`answer_every_activity`: every ended activity is answered and billed, also
+one whose answer the client does not wait for (it closes the connection
+first): the real service may go on and bill a reply nobody reads. Its usage
+goes into `usages` all the same. Off, a close stops such an answer unbilled.
 """
 
 from __future__ import annotations
@@ -76,7 +82,7 @@ class FakeGeminiLive(_ThreadedServer):
                  drop_on_turn: int | None = None, speech: bytes | None = None, go_away_on_turn: int | None = None,
                  word_delay_s: float = 0.0, models: tuple[str, ...] | None = None,
                  session_limit_s: float | None = None, reset_after_s: float | None = None,
-                 go_away_left_s: float = 0.5):
+                 go_away_left_s: float = 0.5, answer_every_activity: bool = False):
         cert = self_signed_certificate(cert_dir)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(cert, cert_dir / "key.pem")
@@ -88,7 +94,9 @@ class FakeGeminiLive(_ThreadedServer):
         self.word_delay_s = word_delay_s
         self.models, self.session_limit_s = models, session_limit_s
         self.reset_after_s, self.go_away_left_s = reset_after_s, go_away_left_s
+        self.answer_every_activity = answer_every_activity
         self.turns = 0
+        self.responses = 0  # answers begun (a turn the test drops is none)
         self.handles: dict[str, dict] = {}  # resumption handle -> the session's state at that point
         self.usages: list[dict] = []  # every usageMetadata sent
         self.limit_closes = 0  # sessions ended by the session limit
@@ -253,20 +261,32 @@ class FakeGeminiLive(_ThreadedServer):
             await ws.close(1011, "dropped by the test")
             return
         record["history"].append(self.turns)
+        self.responses += 1
+        words = self.reply.split(" ")
+        spoken = modalities == ["AUDIO"]
+        billed: list[dict] = []  # this answer's usage, once reported
+        try:
+            await self._say(ws, record, words, spoken, billed)
+        except ConnectionClosed:
+            if self.answer_every_activity and not billed:  # generated and billed although nobody reads it
+                self._usage(record, len(words), spoken)
+            raise
+
+    async def _say(self, ws, record, words: list[str], spoken: bool, billed: list[dict]):
         if self.go_away_on_turn == self.turns:  # the connection ends a little after this reply
             await self._send(ws, {"goAway": {"timeLeft": "0.3s"}})
             asyncio.get_running_loop().call_later(0.3, lambda: asyncio.ensure_future(self._go_away(ws)))
-        words = self.reply.split(" ")
         pieces = spoken_pieces(self.speech, len(words))
         for i, word in enumerate(words):
             if i:
                 await asyncio.sleep(self.word_delay_s)
             if record["interrupt"]:
                 await self._send(ws, {"serverContent": {"interrupted": True}})
-                await self._send(ws, {"serverContent": {"turnComplete": True}})
+                billed.append(self._usage(record, i, spoken))
+                await self._send(ws, {"serverContent": {"turnComplete": True}, "usageMetadata": billed[0]})
                 return
             piece = word if i == 0 else " " + word
-            if modalities == ["AUDIO"]:
+            if spoken:
                 audio = base64.b64encode(pieces[i]).decode()
                 await self._send(ws, {"serverContent": {
                     "modelTurn": {"parts": [{"inlineData": {"mimeType": "audio/pcm;rate=24000", "data": audio}}]},
@@ -280,5 +300,5 @@ class FakeGeminiLive(_ThreadedServer):
                                     for key in STATE}
             record["issued"].append(handle)
             await self._send(ws, {"sessionResumptionUpdate": {"newHandle": handle, "resumable": True}})
-        await self._send(ws, {"serverContent": {"turnComplete": True},
-                              "usageMetadata": self._usage(record, len(words), modalities == ["AUDIO"])})
+        billed.append(self._usage(record, len(words), spoken))
+        await self._send(ws, {"serverContent": {"turnComplete": True}, "usageMetadata": billed[0]})

@@ -129,7 +129,7 @@ class FakeOpenAIRealtime(_ThreadedServer):
                  faults: dict[str, str] | None = None, transcripts: str = "before", transcript_delay_s: float = 0.3,
                  transcription_usage: str = "tokens", fail_every: int | None = None,
                  fail_with: str = "rate_limit", incomplete_on: tuple[int, ...] = (),
-                 models: tuple[str, ...] | None = None):
+                 models: tuple[str, ...] | None = None, failed_usage: bool = False):
         super().__init__()
         # the documented behaviour beyond the happy path, as switches:
         # `transcripts`: when a committed item's input transcript comes: "before" the response events,
@@ -137,7 +137,10 @@ class FakeOpenAIRealtime(_ThreadedServer):
         # `fail_every`: every Nth response.create (counted over the server) ends in a response.done with
         # status "failed" and `status_details.error` from SCRIPTED_ERRORS[`fail_with`];
         # `incomplete_on`: those responses end "incomplete" (reason max_output_tokens) after two words;
-        # `models`: the models that exist; a session for any other gets model_not_found failures
+        # `models`: the models that exist; a session for any other gets model_not_found failures;
+        # `failed_usage`: a failed response reports (and bills) the input it read, where otherwise it reports
+        # zeros (the documents give a failed response.done a `usage` but not what it counts)
+        self.failed_usage = failed_usage
         self.transcripts, self.transcript_delay_s = transcripts, transcript_delay_s
         self.transcription_usage = transcription_usage
         self.fail_every, self.fail_with, self.incomplete_on, self.models = fail_every, fail_with, incomplete_on, models
@@ -209,7 +212,8 @@ class FakeOpenAIRealtime(_ThreadedServer):
         await self._send(ws, type="response.created", response={"status": "in_progress", "output": []})
         await self._send(ws, type="response.done", response={
             "status": "failed", "status_details": {"type": "failed", "error": error}, "output": [],
-            "usage": {"total_tokens": 0, "input_tokens": 0, "output_tokens": 0}})
+            "usage": self._usage(record, 0, False) if self.failed_usage
+            else {"total_tokens": 0, "input_tokens": 0, "output_tokens": 0}})
         asyncio.create_task(_until_closed(self._send_late(ws, record)))
     async def _handle(self, ws):
         request = ws.request

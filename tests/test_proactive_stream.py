@@ -19,6 +19,9 @@ from core.proactive_scenario import load_proactive
 from core.records import PROBE_CUE
 from tests.fake_gemini_live import FakeGeminiLive
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
+from tests.test_billed_responses import GEMINI, gemini_price_file, gemini_usage_cost
+from tests.test_cost_runs import REALTIME_PRICES, TRANSCRIBE, TRANSCRIBE_PRICES, realtime_usage_cost, write_prices
+from tests.test_cost_runs import transcription_usage_cost
 
 EVENT = {s.scenario_id: s for s in load_proactive(Path(__file__).parents[1] / "benchmark/v1/proactive.json")}["pa-01"]
 
@@ -75,14 +78,19 @@ def started(tmp_path_factory):
         runs.start("local", None, _bench_args(folder / "local", "--ids", IDS, "--synthetic-frames", "--describer",
                                               "authored"))
         openai = runs.server("openai", FakeOpenAIRealtime())
+        prices = write_prices(folder / "openai-prices.toml", "openai-realtime:gpt-realtime-2", REALTIME_PRICES)
+        prices.write_text(prices.read_text() + "\n" + write_prices(folder / "t.toml", TRANSCRIBE,
+                                                                   TRANSCRIBE_PRICES).read_text())
         runs.start("openai", "openai", _bench_args(
             folder / "openai", "--ids", IDS, "--synthetic-frames", "--describer", "authored", "--model",
-            "openai-realtime:gpt-realtime-2", "--base-url", openai.base_url), {"OPENAI_API_KEY": TEST_KEY})
-        gemini = runs.server("gemini", FakeGeminiLive(folder, models=("gemini-3.8-live",)))
+            "openai-realtime:gpt-realtime-2", "--base-url", openai.base_url, "--prices", str(prices)),
+            {"OPENAI_API_KEY": TEST_KEY})
+        # the server answers (and bills) every activity ended, as the real service may
+        gemini = runs.server("gemini", FakeGeminiLive(folder, models=("gemini-3.8-live",), answer_every_activity=True))
         runs.start("gemini", "gemini", _bench_args(
             folder / "gemini", "--ids", IDS, "--synthetic-frames", "--describer", "authored", "--model",
-            "gemini-live:gemini-3.8-live", "--base-url", gemini.base_url, "--proactive", "every:6"),
-            {"GEMINI_API_KEY": TEST_KEY, "SSL_CERT_FILE": str(gemini.cert)})
+            GEMINI, "--base-url", gemini.base_url, "--proactive", "every:6", "--prices",
+            str(gemini_price_file(folder))), {"GEMINI_API_KEY": TEST_KEY, "SSL_CERT_FILE": str(gemini.cert)})
         grid = runs.server("grid", FakeOpenAIRealtime())
         for k in (1, 2):  # the two shards at once, as shards are meant to run
             runs.start(f"grid{k}", "grid", _bench_args(
@@ -151,6 +159,11 @@ def test_openai_realtime_answers_every_probe_and_a_server_that_always_talks_fail
     assert server.responses == probes + openings  # one response per probe, and one for the opening line
     quiet = watched["pq-01"]["probes"]
     assert quiet and all(p["outcome"] == "false_alarm" for p in quiet)
+    # the run's cost is what the server billed: every response and the opening line's transcription
+    billed = (sum(realtime_usage_cost(u, REALTIME_PRICES) for u in server.usages)
+              + sum(transcription_usage_cost(u, TRANSCRIBE_PRICES) for u in server.transcription_usages))
+    assert billed > 0
+    assert summary["cost"]["conditions"]["baseline"]["candidate_usd"] == pytest.approx(billed, rel=1e-9)
 
 
 def test_gemini_live_answers_every_probe_and_a_server_that_always_talks_fails_every_quiet_probe(started):
@@ -162,9 +175,14 @@ def test_gemini_live_answers_every_probe_and_a_server_that_always_talks_fails_ev
     # each probe reached the API once, as a text activity of its own, and was answered
     cues = sum(text == PROBE_CUE for session in server.sessions for text in session["texts"])
     assert cues == probes and all(p["text"] == server.reply for w in watched.values() for p in w["probes"])
-    # the API answered every probe and the opening line; closing a session ends its last activity (the
-    # silence streamed after the last probe), which the API may answer too before the socket closes
-    assert 0 <= server.turns - (probes + openings) <= len(records)  # at most one such answer a session
+    # the API answered every probe and the opening line, and nothing else: no activity was opened for
+    # the silence streamed after the last probe, so closing a session asks for no reply
+    assert server.responses == probes + openings == len(server.usages)
+    for session in server.sessions:
+        assert session["activity"].count("start") == session["activity"].count("end")
+    billed = sum(gemini_usage_cost(u) for u in server.usages)
+    assert billed > 0
+    assert summary["cost"]["conditions"]["baseline"]["candidate_usd"] == pytest.approx(billed, rel=1e-9)
     quiet = watched["pq-01"]["probes"]
     assert len(quiet) >= 4 and all(p["outcome"] == "false_alarm" for p in quiet)  # 34 s, a probe every 6 s
 

@@ -56,6 +56,7 @@ def test_the_limit_switch_ends_a_session_that_did_not_ask_for_compression(gemini
                                               streaming_input=True, config=GenerationConfig())
         try:
             await session.send_user(None, (b"\xff\xd8\xff\xe0fake-jpeg",))
+            await session.speech_started()  # as the glasses' voice activity says it: the audio goes from here
             for _ in range(60):  # 3 s of 50 ms chunks, in a little over a second
                 await session.send_audio(b"\x01\x00" * 800)
                 await asyncio.sleep(0.02)
