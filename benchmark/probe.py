@@ -6,77 +6,39 @@ The session is the glasses' in miniature: a camera frame of a bank scenario,
 its Turn 1 question spoken by espeak-ng and streamed at the pace of speech,
 the reply read to its end; then the Turn 2 question, talked over as soon as
 the reply starts (barge-in), and for a spoken OpenAI reply the heard part
-truncated. What was seen is printed as checks, and every message sent and
-received goes to a trace file to attach to a bug report: media as its size,
-never its bytes, and no API key anywhere in it.
+truncated; then the sight check: the pictograph frame of the scenario's
+Turn 2 scene and "What am I holding?" spoken, and which of the held
+objects' names the reply says (only a model that looked at the frame can
+name them: no word of the session names them). What was seen is printed as
+checks, and every message sent and received goes to a trace file to attach
+to a bug report (`benchmark.probe_trace`: media as its size, never its
+bytes, and no API key, nor any 8 characters of one, anywhere in it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
+import re
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from core.candidate import GenerationConfig, Usage
-from candidates.model_ids import PROVIDER_KEYS, parse_model_id
+from candidates.model_ids import parse_model_id
 from candidates.realtime import open_realtime_session
 from candidates.realtime_base import RealtimeReply
-from core.safe_files import write_atomic
 from core.scenario import Scenario
+from core.scenes import Scene
+from benchmark.probe_trace import Trace
 
 SYSTEM = "You are a wearable assistant. The user's camera frames come as images. Answer in one short sentence."
 CHUNK_MS = 20
 REPLY_TIMEOUT_S = 60.0
-SECRET_NAMES = tuple(sorted({name for names in PROVIDER_KEYS.values() for name in names}))
-
-
-@dataclass
-class Trace:
-    """Every message of the session, as (seconds since the start, direction, redacted message)."""
-    started: float = field(default_factory=time.monotonic)
-    lines: list[dict] = field(default_factory=list)
-
-    def __call__(self, direction: str, message: dict) -> None:
-        self.lines.append({"t": round(time.monotonic() - self.started, 3), "direction": direction,
-                           "message": redact(message)})
-
-    def write(self, path: Path) -> Path:
-        text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in self.lines)
-        for name in SECRET_NAMES:  # a key can only get in by a provider echoing it: never let it out
-            value = os.environ.get(name, "").strip()
-            if len(value) >= 8:
-                text = text.replace(value, f"[{name}]")
-        return write_atomic(path, text)
-
-    def received(self) -> list[tuple[float, str]]:
-        """(time, kind) of each message received: an event's type, or a Gemini message's parts."""
-        return [(line["t"], kind_of(line["message"])) for line in self.lines if line["direction"] == "received"]
-
-
-def redact(value, key: str | None = None):
-    """A message with its media replaced by their size: long base64 strings, bytes."""
-    if isinstance(value, dict):
-        return {k: redact(v, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v, key) for v in value]
-    if isinstance(value, (bytes, bytearray)):
-        return f"<{len(value)} bytes>"
-    if isinstance(value, str) and len(value) > 80 and " " not in value:
-        return f"<{len(value)} characters of {'an image' if value.startswith('data:image') else 'media'}>"
-    return value
-
-
-def kind_of(message: dict) -> str:
-    if "type" in message:
-        return str(message["type"])
-    content = message.get("server_content") or {}
-    parts = [k for k in message if k != "server_content" and message[k] not in (None, {}, [])]
-    return "+".join([*(f"server_content.{k}" for k in content), *parts]) or "(empty)"
+SIGHT_QUESTION = "What am I holding?"
+SIGHT_SCENE = "turn_2"  # the scene the sight check shows; no word of the probe's session names its objects
 
 
 @dataclass
@@ -99,9 +61,11 @@ def spoken(text: str, rate: int) -> bytes:
 
 
 async def _speak(session, pcm16: bytes) -> None:
-    """Stream speech at its own pace, as glasses would, with half a second of silence after it."""
+    """Stream speech at its own pace, as glasses would, with half a second of silence after it; the
+    session is told the speech starts, as the glasses' voice activity would tell it."""
     size = session.input_rate * 2 * CHUNK_MS // 1000
     audio = pcm16 + b"\x00\x00" * (session.input_rate // 2)
+    await session.speech_started()
     deadline = time.monotonic()
     for start in range(0, len(audio), size):
         await session.send_audio(audio[start:start + size])
@@ -109,12 +73,13 @@ async def _speak(session, pcm16: bytes) -> None:
         await asyncio.sleep(max(0.0, deadline - time.monotonic()))
 
 
-async def run_probe(model_id: str, scenario: Scenario, *, base_url: str | None, output: str,
-                    say: Callable[[str], None]) -> tuple[list[Check], Trace]:
-    """The probe session; `say` gets progress lines. Raises what opening the session raises."""
+async def run_probe(model_id: str, scenario: Scenario, sight: Scene | None, *, base_url: str | None, output: str,
+                    trace: Trace, say: Callable[[str], None]) -> list[Check]:
+    """The probe session, every message going to `trace` (kept when the session fails); `sight`:
+    the scene of the sight check (None: the scenario has no scene spec). `say` gets progress
+    lines. Raises what opening the session, or any turn, raises."""
     from media_effects.synthetic import synthetic_frame
 
-    trace = Trace()
     session = await open_realtime_session(model_id, SYSTEM, base_url=base_url, output=output, streaming_input=True,
                                           config=GenerationConfig(max_tokens=300), trace=trace)
     checks: list[Check] = []
@@ -130,9 +95,41 @@ async def run_probe(model_id: str, scenario: Scenario, *, base_url: str | None, 
                             if second.interrupted else "barge-in: the reply ran to its end although cut"))
         if truncated is not None:
             checks.append(Check(None, f"truncation sent for the spoken reply at {truncated} ms"))
+        checks.append(await _sight_check(session, sight, trace, say))
     finally:
         await session.aclose()
-    return checks + _session_facts(trace), trace
+    return checks + _session_facts(trace)
+
+
+def held_names(scene: Scene) -> list[str]:
+    """What the sight check's reply should name: the objects the hands hold (else touch)."""
+    ids = [h.holds for h in scene.hands if h.holds] or [h.touches for h in scene.hands if h.touches]
+    return [scene.object(i).name for i in ids if scene.object(i) is not None]
+
+
+def names_said(reply: str, names: list[str]) -> list[str]:
+    """The names whose head word (the last: "claw hammer" -> hammer) the reply says, a plural too."""
+    return [name for name in names
+            if re.search(rf"\b{re.escape(name.split()[-1].lower())}(s|es)?\b", reply.lower())]
+
+
+async def _sight_check(session, scene: Scene | None, trace: Trace, say: Callable[[str], None]) -> Check:
+    """A pictograph frame and a spoken question only the frame answers; the result goes in the trace."""
+    from media_effects.pictograph import pictograph_frame
+
+    if scene is None:
+        return Check(None, "sight: not checked (the scenario has no scene spec to draw a pictograph from)")
+    names = held_names(scene)
+    say(f"sight check: a pictograph frame ({', '.join(names)} in hand), then {SIGHT_QUESTION!r} spoken")
+    await session.send_user(None, (pictograph_frame(scene),))
+    await _speak(session, spoken(SIGHT_QUESTION, session.input_rate))
+    reply = await asyncio.wait_for(session.respond(audio_turn=True), REPLY_TIMEOUT_S)
+    named = names_said(reply.text, names)
+    trace("check", {"sight": {"expected": names, "named": named, "reply": reply.text}})
+    if named:
+        return Check(True, f"sight: the reply names {', '.join(named)} (in hand: {', '.join(names)}): "
+                           f"the API looked at the frame")
+    return Check(False, f"sight: the reply names none of {', '.join(names)}: {reply.text[:100]!r}")
 
 
 async def _barge_in(session, speech: bytes) -> tuple[RealtimeReply, int | None]:

@@ -20,8 +20,11 @@ What each provider says, and how it is read (docs/schema.md, "Usage"):
 - Gemini and Gemini Live: `usage_metadata` (`usageMetadata` on the wire):
   `prompt_token_count` (+ `tool_use_prompt_token_count`),
   `cached_content_token_count`, `candidates_token_count` (Live:
-  `response_token_count`) + `thoughts_token_count` (thinking, billed as
-  output text), and per-modality lists of {`modality`, `token_count`}:
+  `response_token_count`) + `thoughts_token_count` (thinking: counted as
+  output text, priced at the text output rate, because Google's Gemini
+  Developer API pricing page gives each model's output price as "including
+  thinking tokens"; checked 2026-11-27, benchmark/prices.toml), and
+  per-modality lists of {`modality`, `token_count`}:
   `prompt_tokens_details`, `cache_tokens_details`,
   `candidates_tokens_details` (Live: `response_tokens_details`). A count the
   API leaves out is 0 (its JSON omits zeros); a list it leaves out is an

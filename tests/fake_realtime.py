@@ -129,7 +129,8 @@ class FakeOpenAIRealtime(_ThreadedServer):
                  faults: dict[str, str] | None = None, transcripts: str = "before", transcript_delay_s: float = 0.3,
                  transcription_usage: str = "tokens", fail_every: int | None = None,
                  fail_with: str = "rate_limit", incomplete_on: tuple[int, ...] = (),
-                 models: tuple[str, ...] | None = None, failed_usage: bool = False):
+                 models: tuple[str, ...] | None = None, failed_usage: bool = False, delta_chars: int | None = None,
+                 error_message: str = "Invalid value: 'x'. Supported values are: 'text' and 'audio'."):
         super().__init__()
         # the documented behaviour beyond the happy path, as switches:
         # `transcripts`: when a committed item's input transcript comes: "before" the response events,
@@ -141,6 +142,9 @@ class FakeOpenAIRealtime(_ThreadedServer):
         # `failed_usage`: a failed response reports (and bills) the input it read, where otherwise it reports
         # zeros (the documents give a failed response.done a `usage` but not what it counts)
         self.failed_usage = failed_usage
+        # `delta_chars`: the reply goes out in pieces of that many characters instead of words (a key spelled
+        # back a few characters at a time); `error_message`: the message of `error_on_response`'s error event
+        self.delta_chars, self.error_message = delta_chars, error_message
         self.transcripts, self.transcript_delay_s = transcripts, transcript_delay_s
         self.transcription_usage = transcription_usage
         self.fail_every, self.fail_with, self.incomplete_on, self.models = fail_every, fail_with, incomplete_on, models
@@ -296,8 +300,7 @@ class FakeOpenAIRealtime(_ThreadedServer):
                     return
                 if self.error_on_response == self.responses:
                     await self._send(ws, type="error", error={
-                        "type": "invalid_request_error", "code": "invalid_value",
-                        "message": "Invalid value: 'x'. Supported values are: 'text' and 'audio'."})
+                        "type": "invalid_request_error", "code": "invalid_value", "message": self.error_message})
                     continue
                 if self.word_delay_s:  # answered while the server goes on reading
                     record["cancel"] = False
@@ -331,6 +334,8 @@ class FakeOpenAIRealtime(_ThreadedServer):
     async def _answer(self, ws, record):
         spoken = record["session"].get("output_modalities") == ["audio"]
         words = self.reply.split(" ")
+        if self.delta_chars:
+            words = [self.reply[i:i + self.delta_chars] for i in range(0, len(self.reply), self.delta_chars)]
         cut = self.responses in self.incomplete_on
         if cut:
             words = words[:2]
@@ -343,7 +348,7 @@ class FakeOpenAIRealtime(_ThreadedServer):
                 await self._send(ws, type="response.done", response={
                     "status": "cancelled", "usage": self._usage(record, i, spoken)})
                 return
-            piece = word if i == 0 else " " + word
+            piece = word if i == 0 or self.delta_chars else " " + word
             if spoken:
                 await self._send(ws, type="response.output_audio.delta", delta=base64.b64encode(audio[i]).decode())
                 await self._send(ws, type="response.output_audio_transcript.delta", delta=piece)

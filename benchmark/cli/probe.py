@@ -8,9 +8,12 @@ EPILOG = """examples:
   wearsim probe openai-realtime:gpt-realtime-2
   wearsim probe gemini-live:gemini-3.8-live --trace gemini-probe.jsonl
   wearsim probe openai-realtime:gpt-realtime-2 --output text --scenario sc-05
-It costs one short conversation (two spoken questions and their replies). The
-trace holds every message sent and received with media as its size and no
-API key: attach it to a bug report. docs/protocol.md lists what each check is.
+It costs one short conversation (three spoken questions and their replies; the
+third, "What am I holding?" over a pictograph frame, checks that the API
+looks at the frames). The trace holds every message sent and received with
+media as its size and no API key, nor 8 characters of one: attach it to a bug
+report. It is written when the session fails too. docs/protocol.md lists
+what each check is.
 """
 
 
@@ -19,8 +22,9 @@ def register(subparsers) -> None:
         "probe", help="one short live session against a realtime API: which documented behaviours it shows",
         description="Open one session with a realtime API (OpenAI Realtime, Gemini Live) as the glasses would: "
                     "a camera frame and a spoken question from the bank, then a second question talked over "
-                    "(barge-in). Prints what it saw (event order, the input transcript's timing, usage by "
-                    "modality, errors) and writes a redacted trace of every message.",
+                    "(barge-in), then a pictograph frame and \"What am I holding?\" (the sight check). Prints "
+                    "what it saw (event order, the input transcript's timing, usage by modality, errors, the "
+                    "objects the reply names) and writes a redacted trace of every message.",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", metavar="MODEL", help="openai-realtime:MODEL or gemini-live:MODEL (wearsim models)")
     p.add_argument("--base-url", help="the API's endpoint, for a proxy or a local server (default: the provider's)")
@@ -39,10 +43,14 @@ def run(args) -> int:
     from candidates.model_ids import is_realtime, missing_credentials, retired_problem
     from candidates.realtime_base import ModelNotFoundError
     from benchmark.probe import run_probe, trace_path
+    from benchmark.probe_trace import Redactor, Trace, trace_target_problem
     from core.scenario import load_bank
+    from core.scenes import SceneError, load_scene_specs
+
+    redactor = Redactor.from_environment()
 
     def fail(text: str, code: int = 2) -> int:
-        print(f"error: {text}", file=sys.stderr)
+        print(f"error: {redactor.text(text)}", file=sys.stderr)
         return code
 
     try:
@@ -53,21 +61,38 @@ def run(args) -> int:
         return fail(f"{args.model} is not a realtime model id: probe takes openai-realtime:MODEL or gemini-live:MODEL")
     if problem := retired_problem(args.model) or missing_credentials(args.model, base_url=args.base_url):
         return fail(problem)
+    bank = load_bank()
     try:
-        scenario = load_bank().get(args.scenario)
+        scenario = bank.get(args.scenario)
     except KeyError:
         return fail(f"--scenario {args.scenario}: no such scenario in the bank (wearsim validate --json lists them)")
-    path = Path(args.trace) if args.trace else trace_path(args.model)
-    print(f"probing {args.model} ({args.output} replies)", file=sys.stderr)
-    trace = None
     try:
-        checks, trace = asyncio.run(run_probe(args.model, scenario, base_url=args.base_url, output=args.output,
-                                              say=lambda line: print(f"  {line}", file=sys.stderr)))
-    except ModelNotFoundError as exc:
+        spec = load_scene_specs(bank).get(scenario.scenario_id)
+    except SceneError as exc:
         return fail(str(exc))
-    except Exception as exc:  # noqa: BLE001 - the session failed: say how, in one line (no key is in it)
-        return fail(f"the probe session failed: {type(exc).__name__}: {str(exc)[:300]}", 1)
-    for check in checks:
-        print(check.line())
-    print(f"trace: {trace.write(path)} ({len(trace.lines)} messages; media shown as sizes, no keys)")
-    return 0 if checks[0].ok else 1
+    path = Path(args.trace) if args.trace else trace_path(args.model)
+    if problem := trace_target_problem(path):  # before anything is asked of a paid API
+        return fail(problem)
+    print(f"probing {args.model} ({args.output} replies)", file=sys.stderr)
+    trace = Trace(redactor)
+    code = 0
+    try:
+        checks = asyncio.run(run_probe(args.model, scenario, spec.scenes.get("turn_2") if spec else None,
+                                       base_url=args.base_url, output=args.output, trace=trace,
+                                       say=lambda line: print(f"  {redactor.text(line)}", file=sys.stderr)))
+        for check in checks:
+            print(redactor.text(check.line()))
+        code = 0 if checks[0].ok else 1
+    except ModelNotFoundError as exc:
+        code = fail(str(exc))
+    except Exception as exc:  # noqa: BLE001 - the session failed: say how, in one line, through the redactor
+        code = fail(f"the probe session failed: {type(exc).__name__}: {str(exc)[:300]}", 1)
+    finally:
+        try:
+            written = trace.write(path)  # what happened up to a failure too
+        except (OSError, ValueError) as exc:
+            code = fail(f"--trace {path}: not written: {exc}", code or 1)
+        else:
+            print(f"trace: {written} ({len(trace.lines)} messages; media shown as sizes, no keys)",
+                  file=sys.stderr if code else sys.stdout)
+    return code
