@@ -12,21 +12,15 @@ read is refused, never copied. Each refusal is a reason, which merge names.
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 
-from core.safe_files import inside, make_dirs, write_atomic
+from core.safe_files import make_dirs, read_bounded, write_atomic
 
 MAX_FRAME_BYTES = 1 << 20  # a kept thumbnail (160 px JPEG) is about 5 KB
 MAX_WAV_BYTES = 32 << 20  # about 11 minutes of a 24 kHz PCM16 mono reply, 17 of the glasses' 16 kHz speech
 MAX_LOG_BYTES = 64 << 20  # a response-cache log: a short JSON line per cell
 KINDS = {".jpg": ("JPEG", MAX_FRAME_BYTES), ".jpeg": ("JPEG", MAX_FRAME_BYTES), ".wav": ("WAV", MAX_WAV_BYTES),
          ".jsonl": ("cache log", MAX_LOG_BYTES)}
-
-
-def _megabytes(size: int) -> str:
-    return f"{size / (1 << 20):,.1f} MB"
 
 
 def _header_ok(kind: str, head: bytes) -> bool:
@@ -42,29 +36,7 @@ def read_kept(origin: Path, root: Path) -> tuple[bytes | None, str | None]:
     kind, cap = KINDS.get(origin.suffix.lower(), (None, 0))
     if kind is None:
         return None, "not a .jpg, .wav or cache log"
-    if not inside(origin, root):
-        return None, "not a regular file inside the shard (a link out, or missing)"
-    try:
-        fd = os.open(origin, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        return None, f"cannot be opened ({exc.strerror or exc})"
-    with os.fdopen(fd, "rb") as handle:
-        facts = os.fstat(handle.fileno())
-        if not stat.S_ISREG(facts.st_mode):
-            return None, "not a regular file"
-        if facts.st_nlink > 1:
-            return None, (f"a hard link ({facts.st_nlink} names): its content may be a file from outside the "
-                          "shard")
-        if facts.st_size > cap:
-            sparse = facts.st_blocks * 512 < facts.st_size // 2
-            return None, (f"{_megabytes(facts.st_size)}, larger than a kept {kind} can be ({_megabytes(cap)})"
-                          + (", and sparse (mostly holes)" if sparse else ""))
-        data = handle.read(cap + 1)
-    if len(data) > cap:
-        return None, f"grew past the size a kept {kind} can be ({_megabytes(cap)}) while it was read"
-    if not _header_ok(kind, data):
-        return None, f"not a {kind} (its first bytes are not a {kind} header)"
-    return data, None
+    return read_bounded(origin, root, cap, f"kept {kind}", (kind, lambda head: _header_ok(kind, head)))
 
 
 def copy_kept(origin: Path, root: Path, target: Path, out: Path) -> str | None:

@@ -17,6 +17,11 @@ elsewhere (`findings.md -> ~/.bashrc`). The rules, used by every writer:
   anything is written.
 - `inside`: readers that copy a file's bytes into a page (the run viewer)
   take only regular files whose real path is in the tree.
+- `read_bounded` / `read_run_file`: every reader of such a tree reads a
+  file only when it is a regular file inside the tree, no hard link, under
+  the size a real one can have (read from the open file, and at most that
+  much is read, so a sparse giant costs nothing), and starts as its kind
+  does. A refusal is one reason naming the size and the cap.
 
 This module imports nothing of ours, so every package may use it.
 """
@@ -26,9 +31,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import uuid
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator
+from typing import BinaryIO, Callable, Iterable, Iterator
 
 
 class UnsafePathError(ValueError):
@@ -132,3 +138,57 @@ def inside(path: Path, root: Path) -> bool:
     """Whether `path` is a regular file whose real path lies in `root` (what a reader may inline)."""
     path = Path(path)
     return path.is_file() and not _escapes(path, root)
+
+
+class RunFileRefused(ValueError):
+    """A file of a tree that is not what a real one can be (`read_run_file`): "PATH: why"."""
+
+
+def megabytes(size: int) -> str:
+    return f"{size / (1 << 20):,.1f} MB"
+
+
+Header = tuple[str, Callable[[bytes], bool]]  # a file format's name, and whether bytes start as it does
+
+PNG: Header = ("PNG", lambda head: head[:8] == b"\x89PNG\r\n\x1a\n")
+JPEG: Header = ("JPEG", lambda head: head[:3] == b"\xff\xd8\xff")
+
+
+def read_bounded(path: Path, root: Path, cap: int, what: str,
+                 header: Header | None = None) -> tuple[bytes | None, str | None]:
+    """The bytes of the file `path` inside the tree `root`, or (None, why it is refused): not a regular
+    file inside the tree, a hard link (a second name may be a file from anywhere), over `cap` bytes
+    (said as its size, and sparse when mostly holes), grown past it while read, or not starting as its
+    format does (`header`). `what`: the file as the reader names it ("kept JPEG", "plot")."""
+    path = Path(path)
+    if not inside(path, root):
+        return None, "not a regular file inside the folder (a link out, or missing)"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        return None, f"cannot be opened ({exc.strerror or exc})"
+    with os.fdopen(fd, "rb") as handle:
+        facts = os.fstat(handle.fileno())
+        if not stat.S_ISREG(facts.st_mode):
+            return None, "not a regular file"
+        if facts.st_nlink > 1:
+            return None, f"a hard link ({facts.st_nlink} names): its content may be a file from outside the folder"
+        if facts.st_size > cap:
+            sparse = facts.st_blocks * 512 < facts.st_size // 2
+            return None, (f"{megabytes(facts.st_size)}, larger than a {what} can be ({megabytes(cap)})"
+                          + (", and sparse (mostly holes)" if sparse else ""))
+        data = handle.read(cap + 1)
+    if len(data) > cap:
+        return None, f"grew past the size a {what} can be ({megabytes(cap)}) while it was read"
+    if header is not None and not header[1](data):
+        return None, f"not a {header[0]} (its first bytes are not a {header[0]} header)"
+    return data, None
+
+
+def read_run_file(path: Path, root: Path, cap: int, what: str, header: Header | None = None) -> bytes:
+    """`read_bounded`'s bytes, or `RunFileRefused` ("PATH: why") when it refuses the file."""
+    data, refused = read_bounded(path, root, cap, what, header)
+    if refused is not None:
+        raise RunFileRefused(f"{path}: {refused}")
+    return data
+

@@ -3,11 +3,11 @@ base64 data URIs, every text escaped, nothing fetched from the network."""
 
 from __future__ import annotations
 
-import base64
 from html import escape
 from pathlib import Path
 
 from benchmark.proxy.render import blocks
+from benchmark.report.run_files import MAX_PLOT_BYTES, RunFileRefused, image_data_uri
 
 CSS = """
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2937; margin: 0;
@@ -29,7 +29,11 @@ p.headline.warning { background: #fef2f2; border-left-color: #b91c1c; }
 
 
 def _data_uri(path: Path) -> str:
-    return "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode("ascii")
+    """A plot this report drew, read as any run dir's plot is (a PNG under the plot cap)."""
+    uri, refused = image_data_uri(Path(path), Path(path).parent, MAX_PLOT_BYTES, "plot")
+    if uri is None:
+        raise RunFileRefused(refused)
+    return uri
 
 
 def render_html(report: dict, plots: dict[str, Path]) -> str:

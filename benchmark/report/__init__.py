@@ -17,16 +17,14 @@ REPORT_OUTPUTS = ("summary.json", "findings.md", "plots", "index.html")
 
 
 def read_manifest(directory: Path) -> dict:
+    """The run dir's manifest.json ({} when there is none); a ValueError naming the file when it is
+    over `MAX_MANIFEST_BYTES`, a link out, or not a JSON object."""
+    from benchmark.report.run_files import MAX_MANIFEST_BYTES, read_json_file
+
     path = directory / "manifest.json"
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: line {exc.lineno}: invalid JSON: {exc.msg}") from exc
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object")
-    return data
+    return read_json_file(path, directory, MAX_MANIFEST_BYTES, "manifest")
 
 
 def write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir: Path | None = None) -> dict:

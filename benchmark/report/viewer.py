@@ -13,7 +13,6 @@ profile, staleness gap and fault; a plot opens full size on a click.
 
 from __future__ import annotations
 
-import base64
 import json
 from html import escape
 from pathlib import Path
@@ -25,6 +24,8 @@ from benchmark.report.cost import budget_lead, per_correct, tokens_text, usd
 from benchmark.report.faults import fault_lead
 from benchmark.report.findings import headline, interval, is_measurement, pct, scored_cells
 from benchmark.report.plots import PLOT_FILES
+from benchmark.report.run_files import (MAX_FRAME_BYTES, MAX_PLOT_BYTES, MAX_SUMMARY_BYTES, image_data_uri,
+                                        read_findings, read_json_file)
 from benchmark.report import watch_view
 from benchmark.report.timeline import RunFiles, stream_turn_html
 from core.safe_files import inside, refuse_links, write_atomic
@@ -33,7 +34,7 @@ from core.scenario import BankError, Scenario, load_bank
 # the media library (the same folder as media_effects.media.MEDIA_ROOT; benchmark/ does not import the simulator)
 MEDIA_ROOT = Path(__file__).resolve().parents[2] / "media"
 TURN_FRAMES = {1: ("context", "turn_1"), 2: ("turn_2",)}  # frame files shown under each turn
-IMAGE_TYPES = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png"}
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
 OUTCOMES = ("pass", "miss", "unscored", "error")
 
 STYLE = """
@@ -93,10 +94,6 @@ document.addEventListener('keydown', event => { if (event.key === 'Escape') zoom
 """ + timeline.SCRIPT
 
 
-def data_uri(path: Path) -> str:
-    return f"data:{IMAGE_TYPES[path.suffix.lower()]};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
-
-
 def outcome(trial: TrialRecord) -> str:
     if trial.errored:
         return "error"
@@ -119,22 +116,28 @@ def open_bank(manifest: dict) -> tuple[dict[str, Scenario], str]:
 
 
 class Frames:
-    """Scenario frames, each file read once; trial rows refer to them by key."""
+    """Scenario frames, each file read once (under `MAX_FRAME_BYTES`, as its format starts); trial
+    rows refer to them by key."""
 
     def __init__(self, root: Path):
         self.root = Path(root)
         self.uris: dict[str, str] = {}
         self._keys: dict[Path, str] = {}
+        self.refused: list[str] = []
 
     def key(self, scenario_id: str, name: str) -> str | None:
         if Path(scenario_id).name != scenario_id or scenario_id.startswith("."):
             return None
-        for suffix in IMAGE_TYPES:
+        for suffix in IMAGE_SUFFIXES:
             path = self.root / scenario_id / f"{name}{suffix}"
             if inside(path, self.root):  # never a linked file from outside the media folder
                 if path not in self._keys:
+                    uri, refused = image_data_uri(path, self.root, MAX_FRAME_BYTES, "scenario frame")
+                    if uri is None:
+                        self.refused.append(refused)
+                        return None
                     self._keys[path] = f"f{len(self._keys)}"
-                    self.uris[self._keys[path]] = data_uri(path)
+                    self.uris[self._keys[path]] = uri
                 return self._keys[path]
         return None
 
@@ -181,14 +184,23 @@ def figures_html(summary: dict) -> str:
 
 
 def plots_html(plots_dir: Path) -> str:
+    """The run's plots inlined: PNGs under `MAX_PLOT_BYTES` (by header and size, not by name); any
+    other file named *.png is left out and named in a note."""
     names = [n for n in PLOT_FILES if inside(plots_dir / n, plots_dir)]
     names += sorted(p.name for p in plots_dir.glob("*.png")
                     if p.name not in names and inside(p, plots_dir)) if plots_dir.is_dir() else []
-    if not names:
-        return '<p class="note">No plots in plots/.</p>'
-    return '<div class="plots">' + "".join(
-        f'<figure><img src="{data_uri(plots_dir / n)}" alt="{escape(n)}"><figcaption>{escape(n)}</figcaption>'
-        "</figure>" for n in names) + "</div>"
+    figures, refused = [], []
+    for name in names:
+        uri, why = image_data_uri(plots_dir / name, plots_dir, MAX_PLOT_BYTES, "plot")
+        if uri is None:
+            refused.append(why)
+        else:
+            figures.append(f'<figure><img src="{uri}" alt="{escape(name)}"><figcaption>{escape(name)}</figcaption>'
+                           "</figure>")
+    note = (f'<p class="note">Left out: {escape("; ".join(refused))}</p>' if refused else "")
+    if not figures:
+        return note + '<p class="note">No plots in plots/.</p>'
+    return note + '<div class="plots">' + "".join(figures) + "</div>"
 
 
 NONE = "none"  # a filter's value for a trial without that axis (no sweep, no profile, no fault)
@@ -411,6 +423,7 @@ def render_page(summary: dict, trials: list[TrialRecord], *, title: str, finding
         *([f'<p class="note" id="turns-ok">{escape(lead)}</p>'] if (lead := fault_lead(summary)) else []),
         figures_html(summary), findings_block,
         "<h2>Plots</h2>", plots_html(plots_dir),
+        *([f'<p class="note">Frames left out: {escape("; ".join(frames.refused))}</p>'] if frames.refused else []),
         "<h2>Trials</h2>",
         f'<p class="note">{escape(bank_note)}; frames from {escape(str(media_root))} when present.</p>',
         filters_html(trials), *rows,
@@ -433,10 +446,11 @@ def write_viewer(run_dir: Path, *, transcripts: Path | None = None, output_dir: 
     out = Path(output_dir) if output_dir is not None else run_dir
     refuse_links(out, REPORT_OUTPUTS)  # nothing read into the page or written comes from outside the dir
     if summary is None:
-        summary = upgrade_summary(json.loads((out / "summary.json").read_text(encoding="utf-8")))
+        summary = upgrade_summary(read_json_file(out / "summary.json", out, MAX_SUMMARY_BYTES, "summary"))
     trials = list(load_trials(transcripts if transcripts is not None else run_dir).trials)
-    findings_path = out / "findings.md"
-    findings = findings_path.read_text(encoding="utf-8") if inside(findings_path, out) else ""
+    findings, refused = read_findings(out / "findings.md", out)
+    if refused is not None:
+        findings = f"Left out: {refused}"
     page = render_page(summary, trials, title=out.resolve().name, findings=findings, plots_dir=out / "plots",
                        media_root=Path(media_root) if media_root is not None else MEDIA_ROOT,
                        files=RunFiles(run_dir, out))

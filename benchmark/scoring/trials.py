@@ -19,6 +19,7 @@ invalid line anywhere else stays an error.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,9 +74,15 @@ def transcripts_path(path: str | Path) -> Path:
 
 
 # A record line longer than this is refused before it is decoded: each text field of a record is read up to
-# records.TEXT_LIMIT (1,000,000) characters, and the longest line this benchmark writes is tens of KB. Decoding
-# a line costs about four times its size (bytes, text, parsed JSON), so a huge one is skipped, never held.
+# records.TEXT_LIMIT (1,000,000) characters, and the longest line this benchmark writes is tens of KB. A line
+# of text fields costs about four times its size to decode (bytes, text, parsed JSON); one of many tiny values
+# costs far more (a 16 MiB line of `[[],[],...]` held 473 MB as 5.6 million lists), so a line's values are
+# counted first (its strings taken out, then its brackets and commas: one pass in C) and a line of more than
+# MAX_LINE_VALUES is refused undecoded. Decoding stops at the parser's depth limit (RecursionError) and at
+# integers of over 4,300 digits (ValueError): both are a problem of the line, named with its number.
 MAX_LINE_BYTES = 16 * 2**20
+MAX_LINE_VALUES = 1_000_000  # a record holds a few thousand values (at most 20,000 frame times a trial)
+JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 SKIP_CHUNK = 2**20  # the rest of a line over the cap is read past this much at a time
 
 
@@ -105,6 +112,15 @@ def _lines(path: Path):
             offset += size + ended
 
 
+def _values(raw: bytes) -> int:
+    """About how many JSON values the line holds (commas, colons and open brackets outside strings)."""
+    marks = raw.count(b",") + raw.count(b"[") + raw.count(b"{")
+    if marks <= MAX_LINE_VALUES:  # strings can only add marks: no need to look closer
+        return marks
+    bare = JSON_STRING.sub(b'""', raw)
+    return bare.count(b",") + bare.count(b"[") + bare.count(b"{")
+
+
 def scan_transcripts(path: Path) -> ScannedTranscripts:
     """Parse every line of a transcripts file; a last line that is not valid
     JSON is reported as `torn_tail`, not as a problem. A line over
@@ -123,6 +139,11 @@ def scan_transcripts(path: Path) -> ScannedTranscripts:
             problems.append(f"{where}: {size:,} bytes, over the {MAX_LINE_BYTES:,} a record line may hold; "
                             "not read")
             continue
+        values = _values(raw)
+        if values > MAX_LINE_VALUES:
+            problems.append(f"{where}: about {values:,} JSON values, over the {MAX_LINE_VALUES:,} a record line "
+                            "may hold; not decoded")
+            continue
         try:
             data_json = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
@@ -130,6 +151,12 @@ def scan_transcripts(path: Path) -> ScannedTranscripts:
             continue
         except json.JSONDecodeError as exc:
             pending = TornTail(path, number, start, size), f"{where}: invalid JSON: {exc.msg} (column {exc.colno})"
+            continue
+        except RecursionError:
+            pending = TornTail(path, number, start, size), f"{where}: JSON nested deeper than the parser reads"
+            continue
+        except ValueError as exc:  # an integer of more digits than Python converts
+            pending = TornTail(path, number, start, size), f"{where}: cannot be decoded: {str(exc)[:160]}"
             continue
         try:
             records.append(TrialRecord.from_json(data_json, where))
