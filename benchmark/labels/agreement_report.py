@@ -36,8 +36,7 @@ def _cell(cell: dict) -> str:
     if cell.get("rate") is None:
         return "n/a"
     star = "*" if cell.get("ci_method") == "wilson" else ""
-    return (f"{cell['rate']:.0%} ({cell['k']}/{cell['n']}) [{_number(cell['ci_low'], 2)}, "
-            f"{_number(cell['ci_high'], 2)}]{star}")
+    return f"{cell['rate']:.0%} ({cell['k']}/{cell['n']}) [{cell['ci_low']:.0%}, {cell['ci_high']:.0%}]{star}"
 
 
 def render_agreement(result: dict, run_name: str) -> str:
