@@ -63,8 +63,8 @@ def open_desk(args):
     from benchmark.labels.run import AnnotatorDesk, open_label_run
     from benchmark.labels.store import check_annotator
 
-    name = args.annotator or default_annotator()
-    if not name:
+    name = args.annotator if args.annotator is not None else default_annotator()
+    if name is None:
         raise LabelError("--annotator NAME is needed (no login name to use)")
     check_annotator(name)
     if args.sample < 0:
