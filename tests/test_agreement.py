@@ -29,6 +29,7 @@ import pytest
 
 from benchmark.cli import main
 from benchmark.labels.agreement import cohen, majority
+from benchmark.labels.items import items_of
 from benchmark.labels.measure import measure_agreement
 from benchmark.labels.run import open_label_run
 from benchmark.labels.sample import draw_sample
@@ -141,3 +142,41 @@ def test_the_sample_is_stratified_and_the_same_for_everyone(tmp_path):
     assert {i.judge_label or "unscored" for i in first} == {"current", "prior", "clarify", "abstain", "unscored"}
     assert [i.key for i in draw_sample(items, 5, 48)] != [i.key for i in first] or len(items) <= 5
     assert len(draw_sample(items, None, 47)) == len(items) == 12
+
+
+def test_turn3_and_remark_items_show_what_the_rubric_lets_a_judge_see(tmp_path):
+    from core.proactive_scenario import load_proactive
+    from core.records import TrialRecord
+    from core.scenario import load_bank
+    from core.watching import Probe, Watching
+
+    run = open_label_run(build_run(tmp_path / "run", RUN_JUDGE, repaired=(1,)))
+    [repair] = run.items("turn3")
+    assert repair.key == "sc-02|baseline|0|turn3" and repair.judge_label == "current"
+    titles = [title for _, title, _ in repair.view]
+    assert "Turn 3: the user (the repair)" in titles and "The reply to label (Turn 3)" in titles
+    bank = {s.scenario_id: s for s in load_bank(None).scenarios}
+    for item in run.items("turn2"):
+        text = json.dumps(item.page_json())
+        scenario = bank[item.scenario_id]
+        assert scenario.notes not in text and scenario.cue_type not in text and "target" not in text
+        assert item.judge_label is None or f'"{item.judge_label}"' not in text
+
+    pasta = next(s for s in load_proactive(Path("benchmark/v1/proactive.json")) if s.scenario_id == "pa-01")
+    probes = (Probe(1, 5000, 4800, "The onions look good.", False, spoke_ms=5400, scene=0, outcome="false_alarm"),
+              Probe(2, 23000, 22500, "The water is boiling: add the pasta.", False, spoke_ms=23500, scene=2,
+                    outcome="hit"),
+              Probe(3, 25000, 24500, "Nice knife work.", False, spoke_ms=25600, scene=2, outcome="false_alarm"),
+              Probe(4, 26000, 25500, "[silent]", True))
+    watching = Watching("change", "event", pasta.stream_ms, pasta.scene_starts_ms, pasta.onset_ms,
+                        pasta.onset_ms + 12000, pasta.event.expected, probes)
+    record = TrialRecord("pa-01", "baseline", 0, pasta.target_context, pasta.cue_type, proactive="change",
+                         watching=watching)
+    remarks = items_of([record], {"pa-01": pasta}, "remarks", tmp_path)
+    assert [(i.key, i.judge_label) for i in remarks] == [
+        ("pa-01|baseline|0|change|remark1", "false_alarm"), ("pa-01|baseline|0|change|remark2", "hit"),
+        ("pa-01|baseline|0|change|remark3", "not_conveying")]
+    shown = dict((title, text) for _, title, text in remarks[1].view)
+    assert shown["The remark to label"] == "The water is boiling: add the pasta."
+    assert "The event begins at 22.0 s" in shown["When the remark came"]
+    assert pasta.notes not in json.dumps(remarks[1].page_json())
