@@ -221,6 +221,7 @@ def running_app(app, *, port: int = 0, startup_timeout: float = 60.0):
 
 @contextlib.contextmanager
 def _serving(config: uvicorn.Config, startup_timeout: float):
+    """uvicorn under `config` in a thread, until `/healthz` answers; yields its http:// URL."""
     port = config.port
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -234,11 +235,11 @@ def _serving(config: uvicorn.Config, startup_timeout: float):
         except httpx.HTTPError:
             pass
         if not thread.is_alive():
-            raise RuntimeError("the streaming server stopped while starting")
+            raise RuntimeError(f"the server on port {port} stopped while starting")
         time.sleep(0.1)
     else:
         server.should_exit = True
-        raise RuntimeError("the streaming server did not start")
+        raise RuntimeError(f"the server on port {port} did not start within {startup_timeout:.0f} s")
     try:
         yield url
     finally:
