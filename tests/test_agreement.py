@@ -29,7 +29,6 @@ import pytest
 
 from benchmark.cli import main
 from benchmark.labels.agreement import cohen, majority
-from benchmark.labels.items import items_of
 from benchmark.labels.measure import measure_agreement
 from benchmark.labels.run import open_label_run
 from benchmark.labels.sample import draw_sample
@@ -144,11 +143,31 @@ def test_the_sample_is_stratified_and_the_same_for_everyone(tmp_path):
     assert len(draw_sample(items, None, 47)) == len(items) == 12
 
 
-def test_turn3_and_remark_items_show_what_the_rubric_lets_a_judge_see(tmp_path):
+def proactive_run(path: Path) -> Path:
+    """A proactive run dir: pa-01 once, three remarks (a false alarm, the hit, one not conveying the event)."""
     from core.proactive_scenario import load_proactive
     from core.records import TrialRecord
-    from core.scenario import load_bank
     from core.watching import Probe, Watching
+
+    pasta = next(s for s in load_proactive(Path("benchmark/v1/proactive.json")) if s.scenario_id == "pa-01")
+    probes = (Probe(1, 5000, 4800, "The onions look good.", False, spoke_ms=5400, scene=0, outcome="false_alarm"),
+              Probe(2, 23000, 22500, "The water is boiling: add the pasta.", False, spoke_ms=23500, scene=2,
+                    outcome="hit"),
+              Probe(3, 25000, 24500, "Nice knife work.", False, spoke_ms=25600, scene=2, outcome="false_alarm"),
+              Probe(4, 26000, 25500, "[silent]", True))
+    watching = Watching("change", "event", pasta.stream_ms, pasta.scene_starts_ms, pasta.onset_ms,
+                        pasta.onset_ms + 12000, pasta.event.expected, probes, outcome="hit")
+    record = TrialRecord("pa-01", "baseline", 0, pasta.target_context, pasta.cue_type, subset=pasta.subset,
+                         proactive="change", watching=watching)
+    path.mkdir(parents=True)
+    (path / "transcripts.jsonl").write_text(record.to_line(), encoding="utf-8")
+    (path / "manifest.json").write_text(json.dumps({"judge_family": "lexical", "judge_model": "lexical",
+                                                    "ranking_condition": "baseline", "trials": 1}))
+    return path
+
+
+def test_turn3_and_remark_items_show_what_the_rubric_lets_a_judge_see(tmp_path):
+    from core.scenario import load_bank
 
     run = open_label_run(build_run(tmp_path / "run", RUN_JUDGE, repaired=(1,)))
     [repair] = run.items("turn3")
@@ -162,21 +181,29 @@ def test_turn3_and_remark_items_show_what_the_rubric_lets_a_judge_see(tmp_path):
         assert scenario.notes not in text and scenario.cue_type not in text and "target" not in text
         assert item.judge_label is None or f'"{item.judge_label}"' not in text
 
-    pasta = next(s for s in load_proactive(Path("benchmark/v1/proactive.json")) if s.scenario_id == "pa-01")
-    probes = (Probe(1, 5000, 4800, "The onions look good.", False, spoke_ms=5400, scene=0, outcome="false_alarm"),
-              Probe(2, 23000, 22500, "The water is boiling: add the pasta.", False, spoke_ms=23500, scene=2,
-                    outcome="hit"),
-              Probe(3, 25000, 24500, "Nice knife work.", False, spoke_ms=25600, scene=2, outcome="false_alarm"),
-              Probe(4, 26000, 25500, "[silent]", True))
-    watching = Watching("change", "event", pasta.stream_ms, pasta.scene_starts_ms, pasta.onset_ms,
-                        pasta.onset_ms + 12000, pasta.event.expected, probes)
-    record = TrialRecord("pa-01", "baseline", 0, pasta.target_context, pasta.cue_type, proactive="change",
-                         watching=watching)
-    remarks = items_of([record], {"pa-01": pasta}, "remarks", tmp_path)
+    proactive = open_label_run(proactive_run(tmp_path / "proactive"))
+    remarks = proactive.items("remarks")
     assert [(i.key, i.judge_label) for i in remarks] == [
         ("pa-01|baseline|0|change|remark1", "false_alarm"), ("pa-01|baseline|0|change|remark2", "hit"),
         ("pa-01|baseline|0|change|remark3", "not_conveying")]
     shown = dict((title, text) for _, title, text in remarks[1].view)
     assert shown["The remark to label"] == "The water is boiling: add the pasta."
     assert "The event begins at 22.0 s" in shown["When the remark came"]
-    assert pasta.notes not in json.dumps(remarks[1].page_json())
+    assert proactive.bank["pa-01"].notes not in json.dumps(remarks[1].page_json())
+
+
+def test_a_proactive_runs_remarks_checked_against_a_person(tmp_path, capsys):
+    run_dir = proactive_run(tmp_path / "proactive")
+    write_report(run_dir)
+    assert "`wearsim annotate RUN_DIR --what remarks`" in (run_dir / "findings.md").read_text()
+    (run_dir / "labels").mkdir()
+    lines = [{"trial_key": f"pa-01|baseline|0|change|remark{n}", "what": "remarks", "label": label}
+             for n, label in ((1, "false_alarm"), (2, "hit"), (3, "false_alarm"))]
+    (run_dir / "labels" / "ana.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert main(["agreement", str(run_dir), "--what", "remarks"]) == 0
+    result = json.loads((run_dir / "agreement_remarks.json").read_text())
+    judge = result["against_people"][0]
+    assert (judge["n"], judge["agreement"]["k"]) == (3, 2)
+    # majority f h f, judge f h n: chance (2*1 + 1*1 + 0*1) / 9 = 1/3, kappa (2/3 - 1/3) / (2/3) = 1/2
+    assert judge["kappa"] == pytest.approx(0.5)
+    assert "Judge checked against 3 human labels by 1 person: kappa 0.50 [" in (run_dir / "findings.md").read_text()

@@ -13,7 +13,7 @@ Reads RUN_DIR/labels/*.jsonl (written by wearsim annotate or wearsim labels impo
 and writes RUN_DIR/agreement.json, agreement.md and agreement.png (Turn 3 and
 remarks: agreement_turn3.*, agreement_remarks.*), then the run's report again
 (findings.md, and index.html when it exists), which then say how well the judge
-agrees with the people. Intervals resample scenarios (Wilson under 10 scenarios).
+agrees with the people (Turn 2's agreement; a proactive run's, its remarks'). Intervals resample scenarios (Wilson under 10 scenarios).
 """
 
 
@@ -57,7 +57,7 @@ def run(args) -> int:
             f"{row['kappa']:.2f} [{row['kappa_ci_low']:.2f}, {row['kappa_ci_high']:.2f}]"
             + (" (Wilson)" if row["ci_method"] == "wilson" else ""))
         print(f"{row['judge']}: kappa {kappa} against the people's majority on {row['n']} items")
-    if args.what == "turn2":
+    if args.what != "turn3":  # the report's line: Turn 2's agreement, or a proactive run's remarks'
         from benchmark.report import write_report
         from benchmark.report.viewer import write_viewer
 

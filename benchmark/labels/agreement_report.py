@@ -13,11 +13,12 @@ import json
 from pathlib import Path
 
 from core.safe_files import refuse_links, write_atomic
+from benchmark.report.human_check import agreement_stem
 from benchmark.report.text_format import one_line, table
 
 
 def output_names(what: str) -> tuple[str, str, str]:
-    stem = "agreement" if what == "turn2" else f"agreement_{what}"
+    stem = agreement_stem(what)
     return f"{stem}.json", f"{stem}.md", f"{stem}.png"
 
 
@@ -42,7 +43,8 @@ def _cell(cell: dict) -> str:
 def render_agreement(result: dict, run_name: str) -> str:
     what = {"turn2": "Turn 2 replies", "turn3": "Turn 3 replies", "remarks": "proactive remarks"}[result["what"]]
     lines = [f"# Judges against people: {one_line(run_name)}, {what}", "",
-             f"{result['human_labels']} human labels by {len(result['annotators'])} people "
+             f"{result['human_labels']} human labels by {len(result['annotators'])} "
+             f"{'person' if len(result['annotators']) == 1 else 'people'} "
              f"({', '.join(one_line(a) for a in result['annotators'])}) on {result['items_labelled']} of "
              f"{result['items']} items; {result['cannot_tell']} 'cannot tell' and {result['no_majority']} items "
              "without a majority (a tie) are left out of the comparisons with the majority.", "",
