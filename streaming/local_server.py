@@ -153,6 +153,17 @@ def server_config(settings: ServerSettings | None, host: str, port: int) -> uvic
                           timeout_keep_alive=KEEP_ALIVE_S)
 
 
+def page_config(app, host: str, port: int) -> uvicorn.Config:
+    """The uvicorn settings of a page-only app of ours (the labelling page): no WebSocket, the same
+    deadlines and connection caps as the streaming server's plain HTTP."""
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    return uvicorn.Config(app, host=host, port=port, log_level="warning", ws="none",
+                          http=_with_deadlines(AutoHTTPProtocol, HANDSHAKE_TIMEOUT_S, 0, MAX_HTTP_CONNECTIONS,
+                                               MAX_HTTP_PER_CLIENT),
+                          timeout_keep_alive=KEEP_ALIVE_S)
+
+
 @contextlib.contextmanager
 def _server_log(path: Path | None):
     """While the server runs, its own and uvicorn's log lines also go to `path` (appended, never
@@ -193,7 +204,25 @@ def _running_server(settings: ServerSettings | None, port: int, startup_timeout:
     from candidates.local import free_port
 
     port = port or free_port()
-    config = server_config(settings, "127.0.0.1", port)
+    with _serving(server_config(settings, "127.0.0.1", port), startup_timeout) as url:
+        yield url.replace("http://", "ws://")
+
+
+@contextlib.contextmanager
+def running_app(app, *, port: int = 0, startup_timeout: float = 60.0):
+    """A page-only app of ours that answers `/healthz` (the labelling page, `streaming.annotate_app`),
+    in-process on a free loopback port, in a thread, under `page_config`; yields its http:// URL."""
+    from candidates.local import free_port
+
+    port = port or free_port()
+    with _serving(page_config(app, "127.0.0.1", port), startup_timeout) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def _serving(config: uvicorn.Config, startup_timeout: float):
+    """uvicorn under `config` in a thread, until `/healthz` answers; yields its http:// URL."""
+    port = config.port
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -206,13 +235,13 @@ def _running_server(settings: ServerSettings | None, port: int, startup_timeout:
         except httpx.HTTPError:
             pass
         if not thread.is_alive():
-            raise RuntimeError("the streaming server stopped while starting")
+            raise RuntimeError(f"the server on port {port} stopped while starting")
         time.sleep(0.1)
     else:
         server.should_exit = True
-        raise RuntimeError("the streaming server did not start")
+        raise RuntimeError(f"the server on port {port} did not start within {startup_timeout:.0f} s")
     try:
-        yield f"ws://127.0.0.1:{port}"
+        yield url
     finally:
         server.should_exit = True
         thread.join(timeout=30)

@@ -48,6 +48,8 @@ def write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir: 
 
 def _write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir: Path | None = None) -> dict:
     from benchmark.budget import read_budget
+    from benchmark.report.human_check import read_human_check
+    from benchmark.report.proactive_findings import is_proactive
     from benchmark.report.plots import draw_plots
     from benchmark.scoring import build_summary, load_trials
 
@@ -58,6 +60,8 @@ def _write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir:
     if not manifest:
         manifest = {"source_transcripts": str(source)}
     summary = build_summary(trial_set, manifest, read_budget(run_dir) if run_dir.is_dir() else None)
+    # the judge checked against people (wearsim agreement): on Turn 2, or on a proactive run's remarks
+    summary["human_check"] = read_human_check(run_dir, "remarks" if is_proactive(summary) else "turn2")
     out = Path(output_dir) if output_dir is not None else run_dir
     out.mkdir(parents=True, exist_ok=True)
     refuse_links(out, REPORT_OUTPUTS)

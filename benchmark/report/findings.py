@@ -6,6 +6,7 @@ from core.records import LATENCY_STAGES
 from benchmark.report.camera_text import camera_text_note
 from benchmark.report.cost import budget_lead, cost_section
 from benchmark.report.faults import fault_lead, fault_section
+from benchmark.report.human_check import human_check_line
 from benchmark.report.interval_text import interval_sentence
 from benchmark.report.text_format import (  # noqa: F401 (other modules import them from here too)
     LINE_BREAKS, cell_text, interval, one_line, pct, table)
@@ -170,6 +171,8 @@ def _headline(summary: dict) -> list[str]:
         "",
         *_lead(summary),
         interval_sentence(summary["primary"]),
+        "",
+        human_check_line(summary),
         "",
         *([f"This run is a staleness sweep: the figure above pools its {len(gaps)} Turn 2 gaps "
            f"({', '.join(f'{g} ms' for g in gaps)}); the Staleness section has each gap on its own."

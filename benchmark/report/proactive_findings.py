@@ -8,6 +8,7 @@ then every trial's remarks.
 
 from __future__ import annotations
 
+from benchmark.report.human_check import human_check_line
 from benchmark.report.text_format import interval, one_line, pct, table
 
 
@@ -67,6 +68,7 @@ def render_proactive_findings(summary: dict) -> str:
         lines += ["The candidate is `local`, the bundled 135M-parameter stand-in model: it shows the pipeline runs, "
                   "not how an assistant watches; it rarely answers with the silence marker, so expect a false "
                   "alarm on most probes.", ""]
+    lines += [human_check_line(summary), ""]
     if manifest.get("judge_family") == "lexical":
         lines += ["The judge is `lexical`: a remark conveys the event when it names one of the event's expected "
                   "keys in words of its own (not words copied from the camera block); one that names none does not "

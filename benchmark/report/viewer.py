@@ -23,6 +23,8 @@ from benchmark.report import timeline
 from benchmark.report.cost import budget_lead, per_correct, tokens_text, usd
 from benchmark.report.faults import fault_lead
 from benchmark.report.findings import headline, interval, is_measurement, pct, scored_cells
+from benchmark.report.human_check import human_check_line
+from benchmark.labels.items import trial_anchor
 from benchmark.report.plots import PLOT_FILES
 from benchmark.report.run_files import (MAX_FRAME_BYTES, MAX_PLOT_BYTES, MAX_SUMMARY_BYTES, image_data_uri,
                                         read_findings, read_json_file)
@@ -91,6 +93,12 @@ document.querySelectorAll('.plots img').forEach(img => img.addEventListener('cli
 }));
 zoom.addEventListener('click', () => { zoom.hidden = true; });
 document.addEventListener('keydown', event => { if (event.key === 'Escape') zoom.hidden = true; });
+function openLinked() {  // index.html#t-... (agreement.md's links) opens that trial
+  const row = location.hash && document.getElementById(location.hash.slice(1));
+  if (row && row.matches('details.trial')) { row.hidden = false; row.open = true; row.scrollIntoView(); }
+}
+window.addEventListener('hashchange', openLinked);
+openLinked();
 """ + timeline.SCRIPT
 
 
@@ -158,6 +166,7 @@ def figures_html(summary: dict) -> str:
     out = ["<table>", *(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in facts), "</table>"]
     if manifest.get("judge_family") == "lexical":
         out.append('<p class="note">The judge is lexical (answer-list matching): not the publication judge.</p>')
+    out.append(f'<p class="note" id="human-check">{escape(human_check_line(summary))}</p>')
     stopped = budget_lead(summary)
     if stopped:
         out.append(f'<p class="headline unmeasured">{escape(stopped)}</p>')
@@ -391,7 +400,8 @@ def trial_html(trial: TrialRecord, bank: dict[str, Scenario], frames: Frames, re
         scenario = bank.get(trial.scenario_id)
         body += ["<h3>Turns</h3>", turns_html(trial, scenario, frames, repair_style, files)]
     data = "".join(f' data-{key}="{escape(value)}"' for key, value in row.items())
-    return f'<details class="trial"{data}><summary>{head}</summary>\n' + "\n".join(body) + "\n</details>"
+    return (f'<details class="trial" id="{trial_anchor(trial)}"{data}><summary>{head}</summary>\n'
+            + "\n".join(body) + "\n</details>")
 
 
 # ---------------------------------------------------------------- the page

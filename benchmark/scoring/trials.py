@@ -86,19 +86,20 @@ JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 SKIP_CHUNK = 2**20  # the rest of a line over the cap is read past this much at a time
 
 
-def _lines(path: Path):
-    """(line number, byte offset, the line without its newline or None when over MAX_LINE_BYTES, its
-    size in bytes) for each line, read a line at a time: a line over the cap is read past, never kept."""
+def bounded_lines(path: Path, max_bytes: int = MAX_LINE_BYTES):
+    """(line number, byte offset, the line without its newline or None when over `max_bytes`, its
+    size in bytes) for each line, read a line at a time: a line over the cap is read past, never kept.
+    The JSON Lines readers of a run dir (transcripts, label files) all read through this."""
     with path.open("rb") as handle:
         number, offset = 0, 0
         while True:
-            raw = handle.readline(MAX_LINE_BYTES + 1)
+            raw = handle.readline(max_bytes + 1)
             if not raw:
                 return
             number += 1
             ended = raw.endswith(b"\n")
             size = len(raw) - ended
-            if size > MAX_LINE_BYTES:
+            if size > max_bytes:
                 while not ended:
                     rest = handle.readline(SKIP_CHUNK)
                     if not rest:
@@ -128,7 +129,7 @@ def scan_transcripts(path: Path) -> ScannedTranscripts:
     records: list[TrialRecord] = []
     problems: list[str] = []
     pending: tuple[TornTail, str] | None = None  # the newest line that did not parse: torn if it is the last
-    for number, start, raw, size in _lines(path):
+    for number, start, raw, size in bounded_lines(path):
         if raw is not None and not raw.strip():
             continue
         if pending is not None:

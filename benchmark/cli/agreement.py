@@ -1,0 +1,69 @@
+"""`wearsim agreement`: every judge of a run measured against the people who labelled it."""
+
+from __future__ import annotations
+
+import argparse
+
+EPILOG = """examples:
+  wearsim agreement runs/first
+  wearsim agreement runs/first --judges runs/first-gpt runs/first-gemini      # rescore dirs of the same run
+  wearsim agreement runs/first --what turn3
+
+Reads RUN_DIR/labels/*.jsonl (written by wearsim annotate or wearsim labels import)
+and writes RUN_DIR/agreement.json, agreement.md and agreement.png (Turn 3 and
+remarks: agreement_turn3.*, agreement_remarks.*), then the run's report again
+(findings.md, and index.html when it exists), which then say how well the judge
+agrees with the people (Turn 2's agreement; a proactive run's, its remarks'). Intervals resample scenarios (Wilson under 10 scenarios).
+"""
+
+
+def register(subparsers) -> None:
+    from benchmark.labels import WHATS
+
+    parser = subparsers.add_parser(
+        "agreement", help="measure the run's judge (and rescore judges) against people's labels",
+        description="Cohen's kappa for every pair of raters (each annotator, the run's judge, each --judges "
+        "rescore dir), Fleiss' kappa over the annotators, raw agreement, per-label precision and recall of each "
+        "judge against the annotators' majority, each with a 95% interval over scenarios; a confusion matrix; "
+        "and the items where a judge and the people disagree, linked to the viewer.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="run dir holding transcripts.jsonl and labels/")
+    parser.add_argument("--judges", nargs="+", default=[], metavar="DIR",
+                        help="rescore output dirs of this run (wearsim rescore RUN --output-dir DIR)")
+    parser.add_argument("--what", choices=WHATS, default="turn2", help="which labels (default turn2)")
+    parser.add_argument("--scenarios", metavar="BANK", help="the run's bank (default: the manifest's, else the shipped bank)")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    import sys
+    from pathlib import Path
+
+    from benchmark.labels.agreement_report import write_agreement
+    from benchmark.labels.items import LabelError
+    from benchmark.labels.measure import measure_agreement
+    from benchmark.labels.run import open_label_run
+    from benchmark.report.human_check import human_check_line
+
+    try:
+        run_dir = open_label_run(args.run_dir, args.scenarios)
+        result = measure_agreement(run_dir, args.what, [Path(d) for d in args.judges])
+        paths = write_agreement(result, Path(args.run_dir))
+    except (LabelError, ValueError) as exc:
+        print(f"wearsim agreement: {exc}", file=sys.stderr)
+        return 2
+    for row in result["against_people"]:
+        kappa = "n/a" if row["kappa"] is None else (
+            f"{row['kappa']:.2f} [{row['kappa_ci_low']:.2f}, {row['kappa_ci_high']:.2f}]"
+            + (" (Wilson)" if row["ci_method"] == "wilson" else ""))
+        print(f"{row['judge']}: kappa {kappa} against the people's majority on {row['n']} items")
+    if args.what != "turn3":  # the report's line: Turn 2's agreement, or a proactive run's remarks'
+        from benchmark.report import write_report
+        from benchmark.report.viewer import write_viewer
+
+        summary = write_report(Path(args.run_dir))
+        if (Path(args.run_dir) / "index.html").is_file():
+            write_viewer(Path(args.run_dir), summary=summary)
+        print(human_check_line(summary).replace("RUN_DIR", args.run_dir))
+    print("wrote " + ", ".join(str(p) for p in paths))
+    return 0

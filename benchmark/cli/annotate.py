@@ -1,0 +1,110 @@
+"""`wearsim annotate`: label a sample of a run's replies in the browser."""
+
+from __future__ import annotations
+
+import argparse
+
+EPILOG = """examples:
+  wearsim annotate runs/first --annotator ana                 # then open http://127.0.0.1:8770/
+  wearsim annotate runs/first --annotator ben --sample 60 --seed 47
+  wearsim annotate runs/first --annotator ana --what turn3 --port 8771
+then: wearsim agreement runs/first
+
+Every annotator with the same --sample and --seed gets the same items, in the
+same order. Each label is saved in RUN_DIR/labels/NAME.jsonl as it is given;
+close the tab at any time and the next visit resumes. The page shows what the
+judge's rubric lets it see, never a judge's label nor another annotator's.
+It listens on this machine only, with the live page's Host and Origin checks;
+a colleague elsewhere can reach it through `ssh -L 8770:127.0.0.1:8770 HOST`.
+"""
+
+DEFAULT_PORT = 8770
+DEFAULT_SAMPLE = 100
+
+
+def register(subparsers) -> None:
+    from benchmark.labels import DEFAULT_SEED, WHATS
+
+    parser = subparsers.add_parser(
+        "annotate", help="label a sample of a run's replies in the browser (people as the judge's reference)",
+        description="Serve a labelling page for a run dir: one reply at a time with the user's turns, the camera "
+        "blocks, the reply and the scenario's answer keys; keys 1-4 (or 1-3 for remarks) and u for "
+        "'cannot tell'. Labels go to RUN_DIR/labels/NAME.jsonl as they are given.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="run dir holding transcripts.jsonl")
+    parser.add_argument("--annotator", metavar="NAME",
+                        help="who labels (letters, digits, '.', '_', '-'; default: your login name)")
+    parser.add_argument("--sample", type=int, default=DEFAULT_SAMPLE, metavar="N",
+                        help=f"items to label, stratified by judge label and scenario (default {DEFAULT_SAMPLE}; "
+                             "0: every item)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="S",
+                        help=f"the sample's seed: the same for everyone who labels this run (default {DEFAULT_SEED})")
+    parser.add_argument("--what", choices=WHATS, default="turn2",
+                        help="Turn 2 replies, Turn 3 replies after the repair, or proactive remarks (default turn2)")
+    parser.add_argument("--scenarios", metavar="BANK", help="the run's bank (default: the manifest's, else the shipped bank)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"(default {DEFAULT_PORT}; 0: any free port)")
+    parser.add_argument("--allow-origin", action="append", metavar="ORIGIN",
+                        help="a page origin besides the server's own that may save labels (repeatable)")
+    parser.set_defaults(run=run)
+
+
+def default_annotator() -> str | None:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return None
+
+
+def open_desk(args):
+    """The annotator's desk for the arguments (a `LabelError` names what is wrong)."""
+    from benchmark.labels.items import LabelError
+    from benchmark.labels.run import AnnotatorDesk, open_label_run
+    from benchmark.labels.store import check_annotator
+
+    name = args.annotator if args.annotator is not None else default_annotator()
+    if name is None:
+        raise LabelError("--annotator NAME is needed (no login name to use)")
+    check_annotator(name)
+    if args.sample < 0:
+        raise LabelError("--sample must be 0 (every item) or more")
+    run = open_label_run(args.run_dir, args.scenarios)
+    sample = run.sample(args.what, args.sample or None, args.seed)
+    if not sample:
+        raise LabelError(f"{args.run_dir}: no {args.what} items to label (errored trials have none; --what turn3 "
+                         "needs repairs, --what remarks a proactive run)")
+    desk = AnnotatorDesk(run, name, args.what, sample)
+    desk.own_labels()  # a hostile label file is refused before anything is served
+    return desk
+
+
+def run(args) -> int:
+    import sys
+
+    import uvicorn
+
+    from benchmark.cli.serve import bind_port
+    from benchmark.labels.items import LabelError
+    from streaming.annotate_app import create_annotate_app
+    from streaming.local_server import page_config
+
+    try:
+        desk = open_desk(args)
+        app = create_annotate_app(desk, allowed_origins=tuple(args.allow_origin or ()))
+    except (LabelError, ValueError) as exc:
+        print(f"wearsim annotate: {exc}", file=sys.stderr)
+        return 2
+    try:
+        listening = bind_port("127.0.0.1", args.port)
+    except OSError as exc:
+        print(f"wearsim annotate: --port {args.port}: cannot listen on 127.0.0.1 ({exc.strerror or exc}); "
+              "choose another --port", file=sys.stderr)
+        return 2
+    port = listening.getsockname()[1]
+    done = len(desk.own_labels())
+    print(f"labelling page for {desk.annotator}: http://127.0.0.1:{port}/ ({len(desk.sample)} {args.what} items, "
+          f"{done} labelled so far; saved in {desk.path}). Ctrl-C stops it; the labels are already on disk.",
+          file=sys.stderr)
+    uvicorn.Server(page_config(app, "127.0.0.1", port)).run(sockets=[listening])
+    return 0

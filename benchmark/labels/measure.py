@@ -1,0 +1,121 @@
+"""`measure_agreement`: every rater of a run's items put side by side.
+
+The people are the label files in `RUN_DIR/labels/`; the judges are the
+run's own (the labels in its records) and those of the rescore dirs given.
+A rescore dir is matched to the run by item key: it must hold the same
+trials (`wearsim rescore RUN --output-dir DIR` writes such a dir). The
+result is the dict written as agreement.json (`agreement_report`).
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from pathlib import Path
+
+from benchmark.labels.agreement import INTERVAL_RULE, cohen, fleiss, majority, per_label
+from benchmark.labels.items import CANNOT_TELL, CHOICES, LabelError, items_of
+from benchmark.labels.store import read_all_labels
+
+UNSCORED = "unscored"
+
+
+def judge_name(manifest: dict, fallback: str) -> str:
+    return str(manifest.get("judge_model") or manifest.get("judge_family") or fallback)
+
+
+def _rescore_labels(directory: Path, run, what: str) -> tuple[str, dict[str, str | None]]:
+    """A rescore dir's judge: its name and its label of each item of the run."""
+    from benchmark.report import read_manifest
+    from benchmark.scoring.trials import TranscriptError, load_trials
+
+    directory = Path(directory)
+    try:
+        records = load_trials(directory).trials
+    except TranscriptError as exc:
+        raise LabelError(f"--judges {directory}: {exc.problems[0] if exc.problems else exc}") from None
+    labels = {item.key: item.judge_label for item in items_of(records, run.bank, what, directory)}
+    missing = [item.key for item in run.items(what) if item.key not in labels]
+    if missing:
+        raise LabelError(f"--judges {directory}: no record of {len(missing)} item(s) of {run.run_dir}, e.g. "
+                         f"{missing[0]!r} (give a rescore dir of this run)")
+    return judge_name(read_manifest(directory), directory.name), labels
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    base, n = name, 2
+    while name in taken:
+        name, n = f"{base} ({n})", n + 1
+    taken.add(name)
+    return name
+
+
+def measure_agreement(run, what: str, judge_dirs: list[Path] = ()) -> dict:
+    """Agreement among the annotators and of each judge with them, on the run's items of kind `what`."""
+    items = {item.key: item for item in run.items(what)}
+    labels = tuple(c[0] for c in CHOICES[what])
+    people_files = read_all_labels(run.run_dir, run.known)
+    people = {name: {key: label.label for key, label in given.items() if key in items}
+              for name, given in people_files.items()}
+    people = {name: given for name, given in people.items() if given}
+    if not people:
+        raise LabelError(f"{run.run_dir / 'labels'}: no labels of {what} items yet (wearsim annotate "
+                         f"{run.run_dir} --what {what} --annotator NAME)")
+    taken = set(people)
+    judges = {_unique(f"judge {judge_name(run.manifest, 'of the run')}", taken):
+              {key: item.judge_label for key, item in items.items()}}
+    sources = {next(iter(judges)): str(run.run_dir)}
+    for directory in judge_dirs:
+        name, given = _rescore_labels(directory, run, what)
+        name = _unique(f"judge {name}", taken)
+        judges[name], sources[name] = given, str(directory)
+
+    def valid(given: dict) -> dict:
+        return {k: v for k, v in given.items() if v in labels}
+
+    raters = {**{name: valid(given) for name, given in people.items()},
+              **{name: valid(given) for name, given in judges.items()}}
+    pairs = []
+    for a, b in combinations(raters, 2):
+        common = sorted(set(raters[a]) & set(raters[b]))
+        result = cohen([(items[k].scenario_id, raters[a][k], raters[b][k]) for k in common], labels)
+        pairs.append({"a": a, "b": b, **result})
+
+    valid_people = {name: valid(given) for name, given in people.items()}
+    everyone = sorted(set.intersection(*(set(g) for g in valid_people.values())))
+    fleiss_result = fleiss([(items[k].scenario_id, [valid_people[p][k] for p in valid_people]) for k in everyone],
+                           labels)
+    majorities = {}
+    no_majority = 0
+    for key in sorted({k for given in valid_people.values() for k in given}):
+        winner = majority([given[key] for given in valid_people.values() if key in given])
+        if winner is None:
+            no_majority += 1
+        else:
+            majorities[key] = winner
+
+    against, disagreements = [], []
+    for name, given in judges.items():
+        rows = [(items[k].scenario_id, m, given[k]) for k, m in majorities.items() if given.get(k) in labels]
+        unscored = sum(given.get(k) not in labels for k in majorities)
+        confusion = {m: {j: 0 for j in (*labels, UNSCORED)} for m in labels}
+        for key, m in majorities.items():
+            confusion[m][given[key] if given.get(key) in labels else UNSCORED] += 1
+            if given.get(key) != m:
+                item = items[key]
+                disagreements.append({"judge": name, "trial_key": key, "scenario_id": item.scenario_id,
+                                      "judge_label": given.get(key) or UNSCORED, "majority": m,
+                                      "people": {p: people[p][key] for p in people if key in people[p]},
+                                      "link": f"index.html#{item.anchor}"})
+        against.append({"judge": name, "source": sources[name], "unscored": unscored,
+                        **cohen(rows, labels), "per_label": per_label(rows, labels), "confusion": confusion})
+
+    given_labels = [label for given in people.values() for label in given.values()]
+    return {
+        "what": what, "labels": labels, "interval_rule": INTERVAL_RULE,
+        "annotators": sorted(people), "judges": [{"name": n, "source": sources[n]} for n in judges],
+        "items": len(items), "items_labelled": len({k for given in people.values() for k in given}),
+        "human_labels": sum(label in labels for label in given_labels),
+        "cannot_tell": sum(label == CANNOT_TELL for label in given_labels),
+        "majority_items": len(majorities), "no_majority": no_majority,
+        "pairs": pairs, "fleiss": fleiss_result, "against_people": against, "disagreements": disagreements,
+    }

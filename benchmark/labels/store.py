@@ -1,0 +1,168 @@
+"""`RUN_DIR/labels/NAME.jsonl`: one file per annotator, one JSON line per label.
+
+A line is `{"trial_key", "what", "label", "annotator", "note", "time"}`; a
+later line for the same key replaces an earlier one. Files are written whole,
+to a temp file renamed over the old one (`core.safe_files.write_atomic`), so
+a label given in the browser is on disk before the next item shows, a
+closed tab loses nothing, and a crash leaves the old file or the new one.
+
+A run dir may come from someone else, so reading is strict and bounded: a
+label file that is a link, lies outside the run dir, is over
+`MAX_LABEL_FILE_BYTES`, has a line over `MAX_LABEL_LINE_BYTES`, a line that
+is not a JSON object, a key that is no item of the run, or a label outside
+the item's allowed ones is refused with one `LabelError` line naming the
+file and the line. A refused file is never written over: a save or an import
+into it stops before anything is written, so nothing already saved is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from core.safe_files import UnsafePathError, inside, make_dirs, write_atomic
+from benchmark.labels.items import LabelError, labels_for
+
+LABELS_DIR = "labels"
+MAX_LABEL_LINE_BYTES = 16 * 1024
+MAX_LABEL_FILE_BYTES = 16 * 2**20
+MAX_NOTE_CHARS = 2000
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
+
+
+def check_annotator(name: str) -> str:
+    """`name` when it can name a label file (letters, digits, `.`, `_`, `-`, at most 40, not starting with
+    a dot or a dash: no path, no hidden file), else `LabelError`."""
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise LabelError(f"annotator name {str(name)[:60]!r}: use 1 to 40 letters, digits, '.', '_' or '-', "
+                         "starting with a letter or digit")
+    return name
+
+
+@dataclass(frozen=True)
+class Label:
+    key: str
+    what: str
+    label: str
+    annotator: str
+    note: str = ""
+    time: str = ""
+
+    def to_json(self) -> dict:
+        return {"trial_key": self.key, "what": self.what, "label": self.label, "annotator": self.annotator,
+                "note": self.note, "time": self.time}
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def label_path(run_dir: Path, annotator: str) -> Path:
+    return Path(run_dir) / LABELS_DIR / f"{check_annotator(annotator)}.jsonl"
+
+
+def make_label(key: str, label: str, annotator: str, known: dict[str, str], where: str, note: str = "",
+               time: str = "") -> Label:
+    """A checked `Label`: `known` maps every item key of the run to its kind; `where` names the source."""
+    if not isinstance(key, str) or key not in known:
+        raise LabelError(f"{where}: unknown trial key {str(key)[:80]!r} (not an item of this run)")
+    what = known[key]
+    if not isinstance(label, str) or label not in labels_for(what):
+        raise LabelError(f"{where}: label {str(label)[:40]!r} is not one of {', '.join(labels_for(what))}")
+    if not isinstance(note, str) or len(note) > MAX_NOTE_CHARS:
+        raise LabelError(f"{where}: field 'note' must be text of at most {MAX_NOTE_CHARS} characters")
+    check_annotator(annotator)
+    return Label(key, what, label, annotator, note, time if isinstance(time, str) else "")
+
+
+def _checked_file(path: Path, run_dir: Path) -> Path:
+    if path.is_symlink():
+        raise LabelError(f"{path}: is a symbolic link; refusing a label file through a link")
+    if not inside(path, run_dir):
+        raise LabelError(f"{path}: not a regular file inside {run_dir}; refusing it")
+    size = path.stat().st_size
+    if size > MAX_LABEL_FILE_BYTES:
+        raise LabelError(f"{path}: {size:,} bytes, over the {MAX_LABEL_FILE_BYTES:,} a label file may hold")
+    return path
+
+
+def read_label_file(path: Path, run_dir: Path, known: dict[str, str]) -> dict[str, Label]:
+    """The labels of one annotator's file by key (a later line for a key replaces an earlier one)."""
+    from benchmark.scoring.trials import bounded_lines
+
+    path = _checked_file(Path(path), Path(run_dir))
+    annotator = check_annotator(path.stem)
+    labels: dict[str, Label] = {}
+    for number, _, raw, size in bounded_lines(path, MAX_LABEL_LINE_BYTES):
+        where = f"{path}: line {number}"
+        if raw is None:
+            raise LabelError(f"{where}: {size:,} bytes, over the {MAX_LABEL_LINE_BYTES:,} a label line may hold")
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise LabelError(f"{where}: not a JSON line ({getattr(exc, 'msg', None) or exc.reason})") from None
+        if not isinstance(data, dict):
+            raise LabelError(f"{where}: expected a JSON object")
+        if data.get("annotator", annotator) != annotator:
+            raise LabelError(f"{where}: field 'annotator' is {str(data.get('annotator'))[:40]!r}, but the file is "
+                             f"{annotator}'s")
+        label = make_label(data.get("trial_key"), data.get("label"), annotator, known, where,
+                           data.get("note") or "", data.get("time") or "")
+        labels[label.key] = label
+    return labels
+
+
+def annotator_files(run_dir: Path) -> list[Path]:
+    """The label files in `RUN_DIR/labels/` (temp files aside); a labels folder that is a link is refused."""
+    folder = Path(run_dir) / LABELS_DIR
+    if folder.is_symlink():
+        raise LabelError(f"{folder}: is a symbolic link; refusing a labels folder through a link")
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.name.endswith(".jsonl") and not p.name.startswith("."))
+
+
+def read_all_labels(run_dir: Path, known: dict[str, str]) -> dict[str, dict[str, Label]]:
+    """Every annotator's labels: annotator -> key -> label."""
+    return {path.stem: read_label_file(path, run_dir, known) for path in annotator_files(run_dir)}
+
+
+def write_labels(run_dir: Path, annotator: str, new: list[Label], known: dict[str, str]) -> int:
+    """Add `new` to the annotator's file (a label for a key already there replaces it) and write the file
+    whole by temp file and rename; returns how many labels the file holds. The file as it is must read
+    cleanly first: a hostile one is refused and left as it was."""
+    run_dir = Path(run_dir)
+    path = label_path(run_dir, annotator)
+    try:
+        make_dirs(path.parent, run_dir)
+    except UnsafePathError as exc:
+        raise LabelError(str(exc)) from None
+    labels = read_label_file(path, run_dir, known) if path.exists() or path.is_symlink() else {}
+    for label in new:
+        labels[label.key] = label
+    text = "".join(json.dumps(label.to_json(), ensure_ascii=False) + "\n" for label in labels.values())
+    try:
+        write_atomic(path, text, run_dir, sync=True)
+    except UnsafePathError as exc:
+        raise LabelError(str(exc)) from None
+    return len(labels)
+
+
+def import_labels(run_dir: Path, labels: list[Label], known: dict[str, str]) -> dict[str, int]:
+    """Add imported labels to each annotator's file; returns annotator -> labels imported. Every
+    annotator's file as it is is read first, so a refused one stops the import before anything is written."""
+    by_annotator: dict[str, list[Label]] = {}
+    for label in labels:
+        by_annotator.setdefault(label.annotator, []).append(label)
+    for annotator in by_annotator:
+        path = label_path(run_dir, annotator)
+        if path.exists() or path.is_symlink():
+            read_label_file(path, Path(run_dir), known)
+    for annotator, given in by_annotator.items():
+        write_labels(run_dir, annotator, given, known)
+    return {annotator: len(given) for annotator, given in by_annotator.items()}

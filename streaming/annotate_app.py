@@ -1,0 +1,93 @@
+"""The labelling page's server (`wearsim annotate`): a FastAPI app of its own,
+behind the same Host and Origin checks as the live page (`streaming.origin`).
+
+- `GET /`: the labelling page (`streaming/web/annotate.html`, plain
+  HTML/CSS/JS, keys 1-4 and `u`, a note, back and skip, a progress bar, the
+  rubric's definitions one click away);
+- `GET /v1/annotate`: what the page shows: the annotator, the kind of item,
+  the choices with their definitions, the sample's items and this
+  annotator's own labels (a resumed visit starts at the first unlabelled
+  item). The desk decides what an item holds; it never hands over a judge's
+  label or another annotator's;
+- `POST /v1/annotate/label`: one label (`{"key", "label", "note"}`, JSON, at
+  most `MAX_LABEL_BODY` bytes), saved before the answer goes back.
+
+The app knows nothing of runs or judges: it is handed a desk with `page()`
+and `save(key, label, note)` (`benchmark.labels.run.AnnotatorDesk`); a
+`ValueError` from either is the answer's one-line error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Protocol
+
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
+
+WEB_ROOT = Path(__file__).with_name("web")
+
+MAX_LABEL_BODY = 16 * 1024
+NO_STORE = {"cache-control": "no-store"}
+
+
+class Desk(Protocol):
+    def page(self) -> dict: ...
+
+    def save(self, key: str, label: str, note: str = "") -> int: ...
+
+
+def create_annotate_app(desk: Desk, *, allowed_origins: tuple[str, ...] = (),
+                        allowed_hosts: tuple[str, ...] = ()) -> FastAPI:
+    from streaming.origin import OriginCheck
+
+    app = FastAPI(title="wearsim labelling", docs_url=None, redoc_url=None, openapi_url=None)
+    app.add_middleware(OriginCheck, allowed_origins=allowed_origins, allowed_hosts=allowed_hosts)
+    app.mount("/web", StaticFiles(directory=WEB_ROOT), name="web")
+
+    def refuse(status: int, message: str) -> JSONResponse:
+        return JSONResponse({"error": message}, status_code=status, headers=NO_STORE)
+
+    @app.get("/healthz")
+    async def healthz():
+        return {"ok": True}
+
+    @app.get("/", include_in_schema=False)
+    async def page():
+        return FileResponse(WEB_ROOT / "annotate.html", headers=NO_STORE)
+
+    @app.get("/v1/annotate")
+    async def items():
+        try:
+            return JSONResponse(await run_in_threadpool(desk.page), headers=NO_STORE)
+        except ValueError as exc:
+            return refuse(409, str(exc))
+
+    @app.post("/v1/annotate/label")
+    async def label(request: Request):
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return refuse(415, "send the label as application/json")
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > MAX_LABEL_BODY:
+            return refuse(413, f"a label may be at most {MAX_LABEL_BODY} bytes")
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_LABEL_BODY:
+                return refuse(413, f"a label may be at most {MAX_LABEL_BODY} bytes")
+        try:
+            data = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return refuse(400, "the body is not JSON")
+        if not isinstance(data, dict):
+            return refuse(400, "the body must be a JSON object with key, label and note")
+        try:
+            labelled = await run_in_threadpool(desk.save, data.get("key"), data.get("label"), data.get("note") or "")
+        except ValueError as exc:
+            return refuse(400, str(exc))
+        return JSONResponse({"saved": data.get("key"), "labelled": labelled}, headers=NO_STORE)
+
+    return app
