@@ -51,6 +51,9 @@ SETTINGS = (
     "dim room", "under sink", "driveway", "waterfall", "forest", "road", "bike stand",
 )
 HANDS = ("left", "right")
+# objects one scene may hold: the bank's busiest scene has 6, and drawing one takes about 40 ms an object, so a
+# spec of thousands (83 s for 2,000) is refused before anything is drawn
+MAX_OBJECTS = 24
 ANSWER_OBJECT_LISTS = ("current_answers", "prior_answers")
 
 
@@ -228,10 +231,15 @@ def parse_scene(raw: Any, where: str, problems: list[str]) -> Scene | None:
     if not isinstance(raw_objects, list) or not raw_objects:
         problems.append(f"{where}: field 'objects' must be a non-empty list")
         raw_objects = []
+    if len(raw_objects) > MAX_OBJECTS:
+        problems.append(f"{where}: field 'objects' holds {len(raw_objects):,} objects, over the {MAX_OBJECTS} "
+                        "a scene may hold")
+        return None
     objects = [o for i, body in enumerate(raw_objects)
                if (o := _parse_object(body, f"{where}: objects[{i}]", problems)) is not None]
     ids = [o.id for o in objects]
-    for dup in sorted({i for i in ids if ids.count(i) > 1}):
+    seen: set[str] = set()
+    for dup in sorted({i for i in ids if i in seen or seen.add(i)}):  # one pass: seen before is a duplicate
         problems.append(f"{where}: objects: id {dup!r} used twice")
     hands = []
     raw_hands = raw.get("hands", [])

@@ -203,6 +203,12 @@ class FrameBuffer:
         self.frames.clear()
         self.bytes = 0
 
+    def close(self) -> None:
+        """Its frames released now, and out of the shared budget's count (not when it is collected)."""
+        self.clear()
+        if self.budget is not None:
+            self.budget.buffers.discard(self)
+
     def between(self, start_ms: int, end_ms: int) -> list[Frame]:
         return [f for f in self.frames if start_ms <= f.t_ms <= end_ms]
 

@@ -33,7 +33,7 @@ import random
 
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
-from core.scenes import Scene, SceneObject, scene_to_json
+from core.scenes import MAX_OBJECTS, Scene, SceneObject, scene_to_json
 from media_effects.pictograph_settings import background, rgb as _rgb, shade as _shade
 from media_effects.pictures import PICTURES, emoji_image
 
@@ -296,7 +296,10 @@ def _fingertip(canvas: Image.Image, start: tuple[float, float], end: tuple[float
 # ---------------------------------------------------------------- the frame
 
 def render_scene(scene: Scene) -> Image.Image:
-    """The scene as an RGB image of WIDTH x HEIGHT."""
+    """The scene as an RGB image of WIDTH x HEIGHT. A scene of more than `MAX_OBJECTS` objects (made
+    in code: the parser refuses such a spec) is refused before anything is drawn."""
+    if len(scene.objects) > MAX_OBJECTS:
+        raise ValueError(f"a scene of {len(scene.objects):,} objects: at most {MAX_OBJECTS} are drawn")
     rng = random.Random(scene_seed(scene))
     canvas = background(scene.setting, rng).convert("RGBA")
     hands = {hand.side: hand for hand in scene.hands}

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from core.numbers import strict_number
 from media_effects.frames import SYNTHETIC_COMMENT, decode_jpeg, encode_jpeg, synthetic_text, with_comment
 
 KINDS = ("end", "fps", "speech", "change")
@@ -67,12 +68,9 @@ def _number(value: float) -> str:
 
 
 def _rate(text: str, policy: str, *, zero: bool = False) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
+    value = strict_number(text)  # ASCII digits and one optional point: not `1_0`, `1e1` or other scripts' digits
     low = 0.0 if zero else 0.0 + 1e-9
-    if not math.isfinite(value) or not low <= value <= MAX_RATE:
+    if value is None or not low <= value <= MAX_RATE:
         lowest = "0" if zero else "above 0"
         raise ValueError(f"frame policy {policy!r}: the rate {text!r} must be a number of frames a second "
                          f"from {lowest} to {MAX_RATE:g}")
@@ -94,11 +92,8 @@ def parse_frame_policy(text: str) -> FramePolicy:
         return FramePolicy("speech", rate=_rate(speaking, policy), idle_rate=_rate(idle, policy, zero=True))
     if kind == "change" and value and value.count("/") <= 1:
         threshold, _, rate = value.partition("/")
-        try:
-            limit = float(threshold)
-        except ValueError:
-            limit = math.nan
-        if not 0 < limit <= 1:
+        limit = strict_number(threshold)
+        if limit is None or not 0 < limit <= 1:
             raise ValueError(f"frame policy {policy!r}: the threshold {threshold!r} must be a number "
                              "above 0 and at most 1 (the share of the picture that changed)")
         return FramePolicy("change", rate=_rate(rate, policy) if rate else CHANGE_MAX_RATE, threshold=limit)

@@ -28,9 +28,9 @@ the marker, so a silent probe sends nothing to the client.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+from core.numbers import strict_number
 from core.watching import could_be_silent, is_silent
 
 KINDS = ("change", "every", "native")
@@ -55,18 +55,15 @@ class Strategy:
 
 def parse_strategy(text: str) -> Strategy:
     """`change`, `every:N` or `native`; a `ValueError` with one line otherwise."""
-    kind, _, rest = text.strip().partition(":")
-    if kind in ("change", "native") and not rest:
+    kind, colon, rest = text.strip().partition(":")
+    if kind in ("change", "native") and not colon:
         return Strategy(kind)
     if kind == "every":
-        try:
-            every = float(rest)
-        except ValueError:
-            every = math.nan
-        if math.isfinite(every) and 1 <= every <= MAX_EVERY_S:
+        every = strict_number(rest)  # ASCII digits and one optional point: not `1_0`, `1e1` or other scripts' digits
+        if every is not None and 1 <= every <= MAX_EVERY_S:
             return Strategy("every", every)
         raise ValueError(f"proactive strategy {text[:40]!r}: every:N takes a number of seconds from 1 to "
-                         f"{MAX_EVERY_S:g}")
+                         f"{MAX_EVERY_S:g}, written in digits 0-9 with at most one point")
     raise ValueError(f"unknown proactive strategy {text[:40]!r}; one of {EXAMPLES}")
 
 

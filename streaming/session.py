@@ -467,5 +467,6 @@ class Session:
             await asyncio.gather(self._reply, return_exceptions=True)
         self._queue.clear()
         self._held.clear()
-        self.frames.clear()
+        self.frames.close()  # the frames offered and the frames sent: released, and out of the budget, now
+        self.sent.close()
         await self.backend.aclose()
