@@ -6,6 +6,14 @@ minute of WebM). `ImportPool` runs them on `workers` threads of their own, at th
 lowest CPU priority (a live session's threads come first on a busy core), with at
 most `waiting` more queued behind them; past that `ImportBusy` (the route answers
 503 "busy, try again").
+
+A place is taken when the upload starts, before a byte of it is stored, with
+the bytes it declares (`Content-Length`); a body that comes in chunks, or runs
+past what it declared, takes more as it arrives (`Place.grow`). The bytes all
+places hold never pass `incoming_bytes`, so what the uploads store in
+`.incoming` stays under that cap whatever the number of clients (30 slow
+uploads of 30 MB once stored 900 MB at once: the pool was asked only when a
+body was complete).
 """
 
 from __future__ import annotations
@@ -34,28 +42,57 @@ def _lowest_priority() -> None:
         log.info("studio imports run at normal priority (%s)", exc)
 
 
+class Place:
+    """One upload's place in the pool: the bytes it may store, grown as a body comes in."""
+
+    def __init__(self, pool: "ImportPool", size: int):
+        self.pool, self.bytes = pool, size
+
+    def grow(self, size: int) -> None:
+        """Hold `size` bytes in all (more than now); `ImportBusy` when the pool's bytes would pass the cap."""
+        if size > self.bytes:
+            self.pool._take_bytes(size - self.bytes)
+            self.bytes = size
+
+    def release(self) -> None:
+        self.pool._held -= 1
+        self.pool._bytes -= self.bytes
+        self.bytes = 0
+
+
 class ImportPool:
-    def __init__(self, workers: int, waiting: int):
-        if workers < 1 or waiting < 0:
-            raise ValueError("an import pool needs at least one worker and a queue of zero or more")
-        self.workers, self.waiting = workers, waiting
+    def __init__(self, workers: int, waiting: int, incoming_bytes: int):
+        if workers < 1 or waiting < 0 or incoming_bytes < 1:
+            raise ValueError("an import pool needs at least one worker, a queue of zero or more and a byte cap")
+        self.workers, self.waiting, self.incoming_bytes = workers, waiting, incoming_bytes
         self._executor = ThreadPoolExecutor(workers, thread_name_prefix=THREAD_PREFIX, initializer=_lowest_priority)
-        self._held = 0  # imports running or queued
+        self._held = 0  # uploads being stored, and imports running or queued
+        self._bytes = 0  # what their places may store
 
     @property
     def held(self) -> int:
         return self._held
 
-    def reserve(self) -> None:
-        """Take a place (running or queued) before the upload is read; `ImportBusy` when none is left.
-        Called on the event loop only, so the count needs no lock."""
-        if self._held >= self.workers + self.waiting:
-            raise ImportBusy(f"the studio is busy importing {self._held} recordings; try again in a minute")
-        self._held += 1
+    @property
+    def held_bytes(self) -> int:
+        return self._bytes
 
-    def release(self) -> None:
-        self._held = max(0, self._held - 1)
+    def reserve(self, size: int) -> Place:
+        """A place for an upload of `size` bytes (0: not declared), taken before any of it is stored;
+        `ImportBusy` when no place, or not that many bytes, is left. Called on the event loop only, so
+        the counts need no lock."""
+        if self._held >= self.workers + self.waiting:
+            raise ImportBusy(f"the studio is busy with {self._held} recordings; try again in a minute")
+        self._take_bytes(size)
+        self._held += 1
+        return Place(self, size)
+
+    def _take_bytes(self, size: int) -> None:
+        if self._bytes + size > self.incoming_bytes:
+            raise ImportBusy(f"the studio is storing {self._bytes / 2**20:.0f} MB of uploads, at most "
+                             f"{self.incoming_bytes / 2**20:.0f} MB at once; try again in a minute")
+        self._bytes += size
 
     async def run(self, fn: Callable[..., T], *args) -> T:
-        """`fn(*args)` on the pool's threads (the caller holds a place)."""
+        """`fn(*args)` on the pool's threads (the caller holds a `Place`)."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)

@@ -10,19 +10,19 @@ the response). `POST /v1/record` reads its body under its own deadline
 (`streaming.web_routes`). The connection cap `docs/protocol.md` gives
 (sessions + connections awaiting a hello + 16) is counted over WebSockets
 only, and a handshake past it gets HTTP 503; plain HTTP requests (`/`,
-`/v1/info`, `/healthz`, `/v1/record`) have a cap of their own,
+`/v1/info`, `/healthz`, `/v1/record`) have places of their own,
 `MAX_HTTP_CONNECTIONS`, so a crowd of slow HTTP clients cannot fill the
-sessions' places, nor sessions the page's. One address holds at most
-`MAX_HTTP_PER_CLIENT` plain HTTP connections at once (more are answered 503
-and closed as they open), so one client cannot hold every place; and `/healthz`
-is answered even while the cap is full. Without settings the server accepts any backend id that names no server
+sessions' places, nor sessions the page's. Who holds those places is
+`streaming.connection_room`'s rule: a fair share per address where
+addresses differ, a connection still waiting for its request's headers
+giving its place to a new one, and `/healthz` answered from a reserve even
+when every place holds a request in progress. Without settings the server accepts any backend id that names no server
 file (`ServerSettings.allowed_backends=None`); a caller that knows the one
 model it will ask for passes `ServerSettings(allowed_backends=(model_id,))`.
 """
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import logging
 import threading
@@ -34,37 +34,22 @@ import uvicorn
 
 from streaming import wire
 from streaming.app import ServerSettings, create_app
+from streaming.connection_room import Room
 
 
 HANDSHAKE_TIMEOUT_S = 10.0  # for any request's headers, the WebSocket handshake's among them
 KEEP_ALIVE_S = 5.0  # an idle kept-alive connection is closed after this (uvicorn's timeout_keep_alive)
 MAX_HTTP_CONNECTIONS = 512  # plain HTTP connections at once; WebSockets are capped apart (websocket_limit)
-MAX_HTTP_PER_CLIENT = 64  # plain HTTP connections from one address at once; past it 503 as they open
-ALWAYS_ANSWERED = ("/healthz",)  # answered past MAX_HTTP_CONNECTIONS
+MAX_HTTP_PER_CLIENT = 64  # the least share of one address while several hold connections (connection_room)
+HEALTHZ_RESERVE = 8  # connections let in past MAX_HTTP_CONNECTIONS to answer /healthz only
+ALWAYS_ANSWERED = ("/healthz",)  # answered from the reserve
 BUSY = b'{"error": "the server holds its maximum of WebSocket connections; try again later"}'
 BUSY_HTTP = b'{"error": "the server holds its maximum of connections; try again later"}'
-BUSY_CLIENT = b'{"error": "too many connections from your address at once; try again later"}'
 
 
 def _busy_response(body: bytes) -> bytes:
     return (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
             b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
-
-
-def _capped(app, server_state, limit: int):
-    """`app`, answering 503 to an HTTP request while `limit` connections (or requests) are open, except
-    the paths in ALWAYS_ANSWERED: uvicorn's `limit_concurrency`, with `/healthz` let through."""
-
-    async def capped(scope, receive, send):
-        full = len(server_state.connections) >= limit or len(server_state.tasks) > limit
-        if scope["type"] == "http" and full and scope.get("path") not in ALWAYS_ANSWERED:
-            await send({"type": "http.response.start", "status": 503,
-                        "headers": [(b"content-type", b"application/json"), (b"connection", b"close")]})
-            await send({"type": "http.response.body", "body": BUSY_HTTP})
-            return
-        await app(scope, receive, send)
-
-    return capped
 
 
 def _peer_host(transport) -> str | None:
@@ -75,35 +60,46 @@ def _peer_host(transport) -> str | None:
 def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit: int, per_client: int) -> type:
     """uvicorn's HTTP protocol, closing a connection whose next request's headers are not complete
     within `seconds` of the connection opening or of the previous response, answering 503 to a
-    WebSocket handshake past `websocket_limit` open WebSockets, to a request past `http_limit` open
-    connections (but `/healthz`), and to a connection from an address that has `per_client` open."""
-    per_host: collections.Counter = collections.Counter()  # plain HTTP connections open, by address
+    WebSocket handshake past `websocket_limit` open WebSockets, and giving plain HTTP connections their
+    places by `streaming.connection_room.Room` (at most `http_limit`, a fair share per address of at
+    least `per_client`, idle connections giving way to new ones, `/healthz` answered from a reserve)."""
+    room = Room(http_limit, per_client, HEALTHZ_RESERVE)
 
     class DeadlineProtocol(base):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
-            self.limit_concurrency = None  # the cap is `_capped`'s, which lets /healthz through
-            self.app = _capped(self.app, self.server_state, http_limit)
-            self._host = None
+            self.limit_concurrency = None  # the places are the room's, which lets /healthz through
+            self.app = self._placed(self.app)
+            self._deadline = None
+
+        def _placed(self, app):
+            """`app`, marking the connection answered while a request runs; a connection let in on the
+            reserve gets `/healthz` only, and any request 503 while the app holds `http_limit` requests."""
+            server_state = self.server_state
+
+            async def placed(scope, receive, send):
+                if scope["type"] == "http":
+                    room.requested(self)
+                    busy = room.is_reserved(self) or len(server_state.tasks) > http_limit
+                    if busy and scope.get("path") not in ALWAYS_ANSWERED:
+                        await send({"type": "http.response.start", "status": 503, "headers": [
+                            (b"content-type", b"application/json"), (b"connection", b"close")]})
+                        await send({"type": "http.response.body", "body": BUSY_HTTP})
+                        return
+                await app(scope, receive, send)
+
+            return placed
 
         def connection_made(self, transport):
             super().connection_made(transport)
-            self._deadline = None
-            self._host = _peer_host(transport)
-            per_host[self._host] += 1
-            if self._host is not None and per_host[self._host] > per_client:
-                transport.write(_busy_response(BUSY_CLIENT))
+            where, taken = room.arrive(self, _peer_host(transport))
+            if taken is not None:  # a connection still waiting for its request gives its place
+                taken.transport.close()
+            if where == "busy":
+                transport.write(_busy_response(BUSY_HTTP))
                 transport.close()
                 return
             self._arm()
-
-        def _release(self):
-            """This connection no longer counts against its address (closed, or now a WebSocket)."""
-            if self._host is not None:
-                per_host[self._host] -= 1
-                if per_host[self._host] <= 0:
-                    del per_host[self._host]
-                self._host = None
 
         def _arm(self):
             if self._deadline is not None:
@@ -117,11 +113,12 @@ def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit
 
         def on_response_complete(self):
             super().on_response_complete()
+            room.answered(self)
             self._arm()  # the next request's headers (or the end of this one's unread body) by then
 
         def handle_websocket_upgrade(self, *args):
             self._deadline.cancel()
-            self._release()  # a WebSocket counts against the WebSocket cap instead
+            room.leave(self)  # a WebSocket counts against the WebSocket cap instead
             sockets = sum(isinstance(c, self.ws_protocol_class) for c in self.server_state.connections)
             if sockets >= websocket_limit:
                 self.transport.write(_busy_response(BUSY))
@@ -132,9 +129,10 @@ def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit
         def connection_lost(self, exc):
             if self._deadline is not None:
                 self._deadline.cancel()
-            self._release()
+            room.leave(self)
             super().connection_lost(exc)
 
+    DeadlineProtocol.room = room
     return DeadlineProtocol
 
 

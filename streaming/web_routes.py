@@ -12,11 +12,14 @@
   (`RECORD_BODY_TIMEOUT_S`, pauses of at most `RECORD_GAP_TIMEOUT_S`: 408);
   the recording is probed before it is decoded and refused over a step's
   limits (`media_effects.media_library.probe_recording`: 413); nothing
-  half-written stays behind. Imports run on the studio's own small pool
-  (`streaming.import_pool`, `IMPORT_WORKERS` threads at the lowest CPU
-  priority, at most `IMPORT_WAITING` queued), never on the default executor
-  that Whisper and the sessions' frame steps share; past the queue, 503
-  "busy, try again".
+  half-written stays behind. An upload takes its place in the studio's own
+  small pool (`streaming.import_pool`) when it starts, with the bytes it
+  declares, before a byte is stored; a body in chunks takes more as it
+  comes; the uploads being stored hold at most `MAX_INCOMING_BYTES` in all.
+  Imports run on that pool (`IMPORT_WORKERS` threads at the lowest CPU
+  priority, at most `IMPORT_WAITING` more places), never on the default
+  executor that Whisper and the sessions' frame steps share; past the
+  places or the bytes, 503 "busy, try again" with Retry-After.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pathlib import Path
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.requests import ClientDisconnect
 
 from media_effects.audio import MediaLimit
 from streaming.import_pool import ImportBusy, ImportPool
@@ -41,7 +45,8 @@ RECORD_BODY_TIMEOUT_S = 120.0  # the whole body of POST /v1/record (64 MB: about
 RECORD_GAP_TIMEOUT_S = 10.0  # and no pause between its pieces longer than this
 STEPS = ("context", "turn_1", "turn_2", "turn_3_repair")
 IMPORT_WORKERS = 1  # studio imports decoding at once (each on a thread of its own, at nice 19)
-IMPORT_WAITING = 24  # more queued behind them; past that 503 "busy, try again"
+IMPORT_WAITING = 24  # more places (uploads being stored, imports queued); past that 503 "busy, try again"
+MAX_INCOMING_BYTES = 256 * 1024 * 1024  # what the uploads being stored in .incoming may hold at once
 
 
 def _steps(scenario) -> list[dict]:
@@ -64,7 +69,7 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
     from core.scenario import load_bank
 
     bank = load_bank()
-    imports = ImportPool(IMPORT_WORKERS, IMPORT_WAITING)
+    imports = ImportPool(IMPORT_WORKERS, IMPORT_WAITING, MAX_INCOMING_BYTES)
     app.mount("/web", StaticFiles(directory=WEB_ROOT), name="web")
 
     @app.get("/", include_in_schema=False)
@@ -89,10 +94,8 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
         def refuse(status: int, message: str):
             return JSONResponse({"error": message}, status_code=status)
 
-        def busy():
-            return JSONResponse({"error": f"busy, try again: the studio is importing {imports.held} recordings "
-                                          f"(at most {imports.workers + imports.waiting} at once)"},
-                                status_code=503, headers={"Retry-After": "30"})
+        def busy(why: ImportBusy):
+            return JSONResponse({"error": f"busy, try again: {why}"}, status_code=503, headers={"Retry-After": "30"})
 
         if record_dir is None:
             return refuse(403, "recording is off: start the server with wearsim serve --record DIR")
@@ -102,16 +105,20 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
             return refuse(400, f"unknown scenario {scenario[:40]!r}")
         if step not in STEPS:
             return refuse(400, f"step must be one of {', '.join(STEPS)}")
-        if imports.held >= imports.workers + imports.waiting:  # before the upload is read
-            return busy()
         declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > MAX_RECORDING_BYTES:
+        declared = int(declared) if declared and declared.isascii() and declared.isdigit() else 0
+        if declared > MAX_RECORDING_BYTES:
             return refuse(413, f"a recording may be at most {MAX_RECORDING_BYTES // 2**20} MB")
+        try:
+            place = imports.reserve(declared)  # before a byte of the upload is stored
+        except ImportBusy as exc:
+            return busy(exc)
         from core.safe_files import make_dirs
 
         try:
             stage = make_dirs(Path(record_dir) / ".incoming" / uuid.uuid4().hex, Path(record_dir))
         except ValueError as exc:
+            place.release()
             return refuse(500, f"the recording could not be saved: {_relative(str(exc), Path(record_dir))}")
         try:
             upload = stage / "upload.webm"
@@ -132,17 +139,15 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
                     size += len(chunk)
                     if size > MAX_RECORDING_BYTES:
                         return refuse(413, f"a recording may be at most {MAX_RECORDING_BYTES // 2**20} MB")
+                    place.grow(size)  # a chunked body, or one past what it declared, takes more as it comes
                     handle.write(chunk)
             if not size:
                 return refuse(400, "the recording is empty")
-            try:
-                imports.reserve()
-            except ImportBusy:
-                return busy()
-            try:
-                files = await imports.run(_import, Path(record_dir), stage, scenario, step, upload)
-            finally:
-                imports.release()
+            files = await imports.run(_import, Path(record_dir), stage, scenario, step, upload)
+        except ImportBusy as exc:
+            return busy(exc)
+        except ClientDisconnect:  # the client left mid-upload: nothing to answer, nothing kept
+            return refuse(400, "the upload was cut off")
         except MediaLimit as exc:  # probed from the header (or counted while decoding): nothing big decoded
             return refuse(413, f"the recording is over a step's limits: {_relative(str(exc), Path(record_dir))}")
         except ValueError as exc:
@@ -151,6 +156,7 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
             return refuse(500, f"the recording could not be saved: {_relative(str(exc), Path(record_dir))}")
         finally:
             shutil.rmtree(stage, ignore_errors=True)
+            place.release()
         return {"files": files}
 
 

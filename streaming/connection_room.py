@@ -1,0 +1,84 @@
+"""Who may hold the server's plain HTTP connections (`/`, `/v1/info`, `/healthz`, `/v1/record`).
+
+A slow client opens a connection and never finishes its request's headers;
+the header deadline (`streaming.local_server.HANDSHAKE_TIMEOUT_S`) drops it,
+and meanwhile it holds a place. With places handed out first come, first
+served, a crowd of them holds them all: on loopback every client is
+127.0.0.1, so a per-address cap of 64 was a global cap of 64, and 600 slow
+clients from ten addresses kept `/` answering 503 for as long as they kept
+coming back. The rule of the `Room` instead:
+
+- at most `limit` connections are open, and an address's fair share is
+  `limit` divided by the addresses holding connections (no share applies
+  while one address holds them all: a share means something only where
+  addresses differ), never less than `per_client`;
+- a new connection past the cap, or past its address's share, takes the
+  place of a connection that is still waiting for a request's headers: its
+  own address's oldest when it is over its share, else the oldest of the
+  address holding the most. A connection whose request is being answered is
+  never taken. So slow clients crowd out only each other and other idle
+  connections, and a client that sends its request at once is answered at
+  once, whatever the crowd;
+- when every place holds a request in progress, `reserve` more connections
+  are let in to answer `/healthz` only (the health check always answers);
+  past those, 503 as the connection opens.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+
+class Room:
+    def __init__(self, limit: int, per_client: int, reserve: int):
+        self.limit, self.per_client, self.reserve = limit, per_client, reserve
+        self.hosts: dict[object, str | None] = {}  # connection -> its address, for every connection in a place
+        self.waiting: dict[object, None] = {}  # connections waiting for a request's headers, oldest first
+        self.reserved: set[object] = set()  # connections let in past the cap, for /healthz only
+        self.taken = 0  # connections whose place was given to a newer one
+
+    def share(self, host: str | None) -> int:
+        """The most connections one address may hold while others hold some too."""
+        addresses = len(set(self.hosts.values()) | {host})
+        return self.limit if addresses <= 1 else max(self.per_client, self.limit // addresses)
+
+    def arrive(self, connection, host: str | None) -> tuple[str, object | None]:
+        """Where a new connection goes: ("in", a connection whose place it takes, or None), ("reserve",
+        None) or ("busy", None). The caller closes the one whose place is taken."""
+        held = Counter(self.hosts.values())
+        over_share = held[host] >= self.share(host)
+        victim = None
+        if over_share or len(self.hosts) >= self.limit:
+            victim = self._oldest_waiting(host if over_share else held.most_common(1)[0][0])
+            if victim is None and not over_share:
+                victim = next(iter(self.waiting), None)  # the biggest address is all busy: any idle one
+            if victim is None:
+                if len(self.reserved) < self.reserve:
+                    self.reserved.add(connection)
+                    return "reserve", None
+                return "busy", None
+            self.leave(victim)
+            self.taken += 1
+        self.hosts[connection] = host
+        self.waiting[connection] = None
+        return "in", victim
+
+    def _oldest_waiting(self, host: str | None):
+        return next((c for c in self.waiting if self.hosts.get(c) == host), None)
+
+    def requested(self, connection) -> None:
+        """A request's headers are in: its connection is answered, and keeps its place meanwhile."""
+        self.waiting.pop(connection, None)
+
+    def answered(self, connection) -> None:
+        """A response is complete: the kept-alive connection waits for its next request (the newest)."""
+        if connection in self.hosts:
+            self.waiting[connection] = None
+
+    def leave(self, connection) -> None:
+        self.hosts.pop(connection, None)
+        self.waiting.pop(connection, None)
+        self.reserved.discard(connection)
+
+    def is_reserved(self, connection) -> bool:
+        return connection in self.reserved
