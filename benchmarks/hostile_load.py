@@ -18,9 +18,8 @@ normal spoken turn, then runs each attack in turn:
 - slow clients: `--slow-clients` connections that each finish a request and
   send one byte of the next, and 8 that send the headers of a POST to
   `/v1/record` and a trickle of its body (from 127.0.0.3); meanwhile `/`,
-  `/v1/info` and `/v1/record` are asked from 127.0.0.2 (one address holds
-  at most 64 plain HTTP connections, so past that the attack's own are
-  refused as they open).
+  `/v1/info` and `/v1/record` are asked from 127.0.0.2 (the attack's idle
+  connections give their places to new ones: streaming/connection_room.py).
 
 A sampler reads the server's RSS from /proc and times a `GET /healthz` (from
 127.0.0.2) every 0.25 s throughout. Writes benchmarks/results/hostile_load.json: per phase
@@ -53,8 +52,8 @@ sys.path.insert(0, str(ROOT))
 from streaming import wire  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402  (a tiny chat endpoint: the replies do not matter here)
 
-# the sampler's /healthz and the slow-clients phase's other requests come from another loopback address: the
-# attack's own address holds at most 64 plain HTTP connections (streaming.local_server.MAX_HTTP_PER_CLIENT)
+# the sampler's /healthz and the slow-clients phase's other requests come from another loopback address (the
+# attack's idle connections give way to new ones from any address: streaming/connection_room.py)
 BYSTANDER = "127.0.0.2"
 SLOW_BODIES = "127.0.0.3"
 SPEECH_TEXT = ("the drill bit goes in the chuck and then you tighten it with the key and check that it runs true "
