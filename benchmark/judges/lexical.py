@@ -374,11 +374,27 @@ def lexical_decision(response: str, answers: AnswerKey, signals: dict | None = N
     return decision
 
 
+def rule_reading(response: str, answers: AnswerKey, *, camera: str | None = None,
+                 frames: tuple[str | None, str | None] | None = None
+                 ) -> tuple[LexicalDecision, LexicalEvidence | None, dict | None]:
+    """The rules' decision with the evidence and code signals it read (both None for an empty
+    reply): what the offline judge's features (`benchmark.judges.features`) are built from."""
+    if not response or not response.strip():
+        return LexicalDecision(None, "empty response"), None, None
+    signals = code_signals(response, answers)
+    ev = gather_evidence(response, signals, copied_tokens(camera, answers))
+    return _decide_from(ev, response, answers, signals, camera, frames), ev, signals
+
+
 def _decide(response, answers, signals, camera, frames) -> LexicalDecision:
     if not response or not response.strip():
         return LexicalDecision(None, "empty response")
     signals = signals if signals is not None else code_signals(response, answers)
     ev = gather_evidence(response, signals, copied_tokens(camera, answers))
+    return _decide_from(ev, response, answers, signals, camera, frames)
+
+
+def _decide_from(ev, response, answers, signals, camera, frames) -> LexicalDecision:
     note = (f" ({ev.copied} answer word{'s' if ev.copied != 1 else ''} copied from the camera block not counted)"
             if ev.copied else "")
     said = (f" ({ev.passing} named in passing not counted)" if ev.passing else "")
@@ -449,7 +465,9 @@ def scenario_frames(scenario) -> tuple[str | None, str | None]:
 
 
 class LexicalJudge:
-    """`Judge` that labels from the code signals alone."""
+    """`Judge` that labels without a model server: the offline judge (`benchmark.judges.offline`),
+    a small learned model over these rules' reading and the reply's structure. Its name stays
+    `lexical` (`--judge-family lexical`)."""
 
     name = LEXICAL_JUDGE_NAME
     family = "lexical"
@@ -458,8 +476,11 @@ class LexicalJudge:
         return self.label_now(case)
 
     def label_now(self, case: JudgeCase) -> Verdict:
-        decision = lexical_decision(case.response, case.scenario.answers, camera=camera_block(case.user_message),
-                                    frames=scenario_frames(case.scenario))
+        from benchmark.judges.offline import offline_decision  # it reads this module's rules
+
+        user = case.user_message.rpartition("]\n")[2] if camera_block(case.user_message) else case.user_message
+        decision = offline_decision(case.response, case.scenario.answers, camera=camera_block(case.user_message),
+                                    frames=scenario_frames(case.scenario), user=user)
         if decision.label is None:
-            return Verdict(None, decision.rule, self.name, unscored_reason=decision.rule)
-        return Verdict(decision.label, decision.rule, self.name)
+            return Verdict(None, decision.reason, self.name, unscored_reason=decision.reason)
+        return Verdict(decision.label, decision.reason, self.name)
