@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.judge import LABELS
-from benchmark.judges.lexical import lexical_label, scenario_frames
+from benchmark.judges.rules import lexical_label, scenario_frames
 from core.scenario import ANSWER_LISTS, AnswerKey, load_bank
 from benchmark.scoring.stats import cohen_kappa
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from benchmark.judges.features import FEATURE_NAMES, reply_features
 from benchmark.judges.learn import DECIMALS, train
-from benchmark.judges.lexical import camera_block, scenario_frames
+from benchmark.judges.rules import camera_block, scenario_frames
 from benchmark.judges.offline import TABLE_PATH, WEIGHTS_PATH
 from core.records import build_user_turn
 from core.scenario import load_bank

@@ -3,7 +3,7 @@
 Every feature describes the rubric (which frame the reply answers from, whether it asks back
 or declines), not one model's wording. Four groups:
 
-- the rules' reading (`benchmark.judges.lexical.rule_reading`): the label the hand-written rules
+- the rules' reading (`benchmark.judges.rules.rule_reading`): the label the hand-written rules
   would give and how strongly, the answer words of each list outside passing mentions, the words
   named only in passing, a contrastive phrase, the frame descriptions' words;
 - asking and declining: a clarifying question, a reply made only of questions, one that opens by
@@ -26,8 +26,9 @@ import math
 import re
 from dataclasses import dataclass
 
-from benchmark.judges.lexical import (_DECLINE_PATTERN, LexicalDecision, _opens_with_either_or_question, _opens_with_which_question,
-                                      commits_anyway, declines_with_pointers_only, frame_evidence, rule_reading)
+from benchmark.judges.rules import (_DECLINE_PATTERN, LexicalDecision, _opens_with_either_or_question,
+                                    _opens_with_which_question, commits_anyway, declines_with_pointers_only,
+                                    frame_evidence, rule_reading)
 from core.scenario import AnswerKey
 
 FEATURE_NAMES = (
