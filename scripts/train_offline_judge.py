@@ -89,7 +89,8 @@ def extract(directory: Path) -> dict:
         reading = reply_features(record.get("turn_2_response") or "", scenario.answers,
                                  camera=camera_block(message), frames=scenario_frames(scenario),
                                  user=record.get("turn_2_user") or scenario.turn_2_user)
-        rows.append({"scenario": scenario.scenario_id, "target": scenario.target_context, "trial": f"{record['condition']}/{record['trial']}",
+        rows.append({"scenario": scenario.scenario_id, "target": scenario.target_context,
+                     "trial": f"{record['condition']}/{record['trial']}",
                      "x": [round(v, DECIMALS) for v in reading.values], "label": label,
                      "reviewed": review.get((scenario.scenario_id, record["condition"]), label)})
     rows.sort(key=lambda row: (row["scenario"], row["trial"]))

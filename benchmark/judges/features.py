@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from benchmark.judges.rules import (_DECLINE_PATTERN, LexicalDecision, _opens_with_either_or_question,
                                     _opens_with_which_question, commits_anyway, declines_with_pointers_only,
-                                    frame_evidence, rule_reading)
+                                    frame_evidence, frame_words_with_copies, rule_reading)
 from core.scenario import AnswerKey
 
 FEATURE_NAMES = (
@@ -55,35 +55,33 @@ _CANNOT_SEE = re.compile(
     r"|no (?:image|camera|picture|photo|visual)s?(?: feed| input| information)?"
     r"|(?:without|don't have|do not have|lack) (?:a |any )?(?:image|camera|picture|photo|visual|view)"
     r"|as an ai|i (?:can )?only (?:describe|see what)|i have no (?:memory|way of seeing))\b",
-    re.IGNORECASE,
 )
 _ASKS_WHAT_HELD = re.compile(
     r"\b(?:what (?:are you|is it you're|is that you're|do you have) (?:holding|using|looking at|working (?:on|with))"
     r"|what (?:tool|item|object|thing) (?:is|are|do)|(?:tell|show) me (?:what|which)|describe (?:what|it|the))\b",
-    re.IGNORECASE,
 )
 # "RELEVANT CONTEXT: current - ...", "Context: earlier frame", "Visual context: prior"
-_DECLARED = re.compile(r"\bcontext\W{0,3}\s*[:\-\u2014]\s*\W{0,2}(current|present|now|prior|previous|earlier|past)\b",
-                       re.IGNORECASE)
+_DECLARED = re.compile(r"\bcontext\W{0,3}\s*[:\-\u2014]\s*\W{0,2}(current|present|now|prior|previous|earlier|past)\b")
 _NOW_REF = re.compile(r"\b(?:current|this|new|latest|present) (?:image|frame|scene|view|camera|picture|shot|context)\b"
-                      r"|\b(?:right )?now (?:you(?:'re| are)|i see|shows?)\b|\bthe image now\b", re.IGNORECASE)
+                      r"|\b(?:right )?now (?:you(?:'re| are)|i see|shows?)\b|\bthe image now\b")
 _BEFORE_REF = re.compile(r"\b(?:previous|earlier|prior|last|first|original|other) (?:image|frame|scene|view|camera"
                          r"|picture|shot|context|description|one)\b|\b(?:from|you had) (?:before|earlier)\b"
-                         r"|\b(?:a (?:moment|minute|second) ago)\b", re.IGNORECASE)
+                         r"|\b(?:a (?:moment|minute|second) ago)\b")
 # asks the user for more to go on ("To give you the best advice, tell me: ...", "What are you trying to achieve?")
 _ASKS_FOR_MORE = re.compile(
-    r"\b(?:(?:please |could you |can you |if you can )?(?:tell|let) me (?:more|what|which|about|know)|please (?:tell|share|describe|let)"
-    r"|i(?:'d)? need (?:a (?:little |bit )?)?more (?:information|context|details|info)|(?:need|want) to know (?:more|what|which)"
+    r"\b(?:(?:please |could you |can you |if you can )?(?:tell|let) me (?:more|what|which|about|know)"
+    r"|please (?:tell|share|describe|let)"
+    r"|i(?:'d)? need (?:a (?:little |bit )?)?more (?:information|context|details|info)"
+    r"|(?:need|want) to know (?:more|what|which)"
     r"|to (?:give|help) you (?:the best|a better|better|more)|once i know|knowing (?:this|these|that|more)"
     r"|what (?:are|were) you (?:trying|hoping|planning|aiming) to|what(?:'s| is) (?:your|the) (?:goal|purpose|plan))\b",
-    re.IGNORECASE,
 )
-_PAST_MARKER = re.compile(r"\b(?:previous(?:ly)?|earlier|before|prior|originally|at first|a (?:moment|minute|second) ago"
-                          r"|last time|you had|you were|was there|were there)\b", re.IGNORECASE)
+_PAST_MARKER = re.compile(r"\b(?:previous(?:ly)?|earlier|before|prior|originally|at first"
+                          r"|a (?:moment|minute|second) ago|last time|you had|you were|was there|were there)\b")
 _PRESENT_MARKER = re.compile(r"\b(?:now|currently|at the moment|right now|this time|in front of you|you(?:'re| are) "
-                             r"(?:holding|using|looking at)|i (?:can )?see)\b", re.IGNORECASE)
+                             r"(?:holding|using|looking at)|i (?:can )?see)\b")
 _USER_BACK = re.compile(r"\b(?:earlier|before|previous(?:ly)?|a (?:moment|minute|second|few minutes) ago|again|was|were"
-                        r"|did|had|first|last time|back then|the other one)\b", re.IGNORECASE)
+                        r"|did|had|first|last time|back then|the other one)\b")
 _SENTENCE = re.compile(r"[^.?!\n]+[.?!]*")
 _WORD = re.compile(r"[A-Za-z0-9']+")
 
@@ -138,27 +136,31 @@ def reply_features(response: str, answers: AnswerKey, *, camera: str | None = No
     if frames is not None:
         now, earlier = frame_evidence(text, frames, camera)
         values.update(frame_current=_squash(now, 4), frame_earlier=_squash(earlier, 4))
-        now_all, earlier_all = frame_evidence(text, frames, None)  # copied runs included
+        now_all, earlier_all = frame_words_with_copies(text, frames)  # copied runs included
         values.update(restates_current=_squash(now_all - now, 6), restates_earlier=_squash(earlier_all - earlier, 6))
+    lowered = text.lower()  # the patterns above are matched against it (lower-case, no IGNORECASE: faster)
     sentences = [s.strip() for s in _SENTENCE.findall(text) if s.strip(" .?!")]
     questions = [s for s in sentences if s.endswith("?")]
     lines = [line for line in text.splitlines() if line.strip()]
-    declared = [m.group(1).lower() for m in _DECLARED.finditer(text)]
-    answer = [s for s in sentences if not _DECLARED.search(s)]  # the sentences after a "CONTEXT: ..." header
+    declared = [m.group(1) for m in _DECLARED.finditer(lowered)] if "context" in lowered else []
+    # the sentences after a "CONTEXT: ..." header
+    answer = [s for s in sentences if not _DECLARED.search(s.lower())] if declared else sentences
     values.update(
-        cannot_see=float(bool(_CANNOT_SEE.search(text))), asks_for_more=_squash(len(_ASKS_FOR_MORE.findall(text)), 2),
+        cannot_see=float(bool(_CANNOT_SEE.search(lowered))),
+        asks_for_more=_squash(len(_ASKS_FOR_MORE.findall(lowered)), 2),
         opens_declining=float(bool(answer) and bool(_DECLINE_PATTERN.search(answer[0]))),
         short_decline=float(len(answer) <= 3 and any(_DECLINE_PATTERN.search(s) for s in answer)),
-        past_markers=_squash(len(_PAST_MARKER.findall(text)), 4),
-        present_markers=_squash(len(_PRESENT_MARKER.findall(text)), 4), asks_what_held=float(bool(_ASKS_WHAT_HELD.search(text))),
+        past_markers=_squash(len(_PAST_MARKER.findall(lowered)), 4),
+        present_markers=_squash(len(_PRESENT_MARKER.findall(lowered)), 4),
+        asks_what_held=float(bool(_ASKS_WHAT_HELD.search(lowered))),
         length=_squash(len(words), 300), list_lines=len(_LIST_LINE.findall(text)) / max(len(lines), 1),
         headings=_squash(len(_HEADING.findall(text)), 6), questions=_squash(len(questions), 4),
         ends_with_question=float(bool(sentences) and sentences[-1].endswith("?")),
         declares_current=float(any(d in ("current", "present", "now") for d in declared)),
         declares_earlier=float(any(d in ("prior", "previous", "earlier", "past") for d in declared)),
-        speaks_of_now=_squash(len(_NOW_REF.findall(text)), 3),
-        speaks_of_before=_squash(len(_BEFORE_REF.findall(text)), 3),
-        user_points_back=float(bool(user and _USER_BACK.search(user))),
+        speaks_of_now=_squash(len(_NOW_REF.findall(lowered)), 3),
+        speaks_of_before=_squash(len(_BEFORE_REF.findall(lowered)), 3),
+        user_points_back=float(bool(user and _USER_BACK.search(user.lower()))),
     )
     vector = tuple(values[name] for name in FEATURE_NAMES)
     return Reading(vector, decision, model_reads(values))

@@ -23,7 +23,9 @@ STEP = 0.5
 FOLDS = 5
 DECIMALS = 6
 THRESHOLD_GRID = tuple(round(0.25 + 0.05 * i, 2) for i in range(15))  # 0.25 ... 0.95
-MIN_HELD_OUT_COVERAGE = 0.90  # held-out share labelled at the operating point (a margin: other families read less surely)
+# the operating point keeps at least this share of held-out replies labelled (a margin: replies of other
+# model families will be read less surely)
+MIN_HELD_OUT_COVERAGE = 0.90
 
 
 def fit_softmax(x: np.ndarray, y: np.ndarray, *, prior: np.ndarray | None = None, l2: float = L2,

@@ -130,7 +130,8 @@ def _stem(word: str) -> str:
 
 def content_stems(text: str | None) -> set[str]:
     """The content words of a text (4 letters or more, not a stopword), lightly stemmed."""
-    return {_stem(w) for w in re.findall(r"[a-z][a-z']+", (text or "").lower()) if len(w) >= 4 and w not in _STOPWORDS}
+    words = set(re.findall(r"[a-z][a-z']+", (text or "").lower()))  # each distinct word stemmed once
+    return {_stem(w) for w in words if len(w) >= 4 and w not in _STOPWORDS}
 
 
 def _uncopied_words(response: str, camera: str | None) -> str:
@@ -147,13 +148,28 @@ def _uncopied_words(response: str, camera: str | None) -> str:
     return " ".join(w for i, w in enumerate(words) if i not in copied)
 
 
+@lru_cache(maxsize=256)
+def _frame_words(earlier: str | None, now: str | None) -> tuple[frozenset, frozenset]:
+    """(words only the current frame's description holds, words only the earlier one's): read once a scenario."""
+    before, current = content_stems(earlier), content_stems(now)
+    return frozenset(current - before), frozenset(before - current)
+
+
+@lru_cache(maxsize=64)  # the rules and the offline judge's features both read it
 def frame_evidence(response: str, frames: tuple[str | None, str | None], camera: str | None = None) -> tuple[int, int]:
     """(current, prior): the reply's content words found only in the current (Turn 2) frame's
     description, and only in the earlier one's (Turn 1, and the context frame). Words the reply
     copied from its camera block in runs of three or more are left out."""
-    earlier, now = content_stems(frames[0]), content_stems(frames[1])
+    only_now, only_earlier = _frame_words(*frames)
     words = content_stems(_uncopied_words(response, camera))
-    return len(words & (now - earlier)), len(words & (earlier - now))
+    return len(words & only_now), len(words & only_earlier)
+
+
+def frame_words_with_copies(response: str, frames: tuple[str | None, str | None]) -> tuple[int, int]:
+    """`frame_evidence` with the words copied from the camera block counted too."""
+    only_now, only_earlier = _frame_words(*frames)
+    words = content_stems(response)
+    return len(words & only_now), len(words & only_earlier)
 
 
 def copied_tokens(camera: str | None, answers: AnswerKey) -> dict[str, set[str]]:
