@@ -1,4 +1,6 @@
-"""Agreement of the lexical judge with hand labels.
+"""Agreement of the rules (`benchmark.judges.rules`, the offline judge's first input) with hand labels.
+
+The offline judge's own figures on the same set: `python -m scripts.offline_judge_figures`.
 
 The hand-labelled set lives in `tests/fixtures/judging/`: `scenarios.json`
 (per fixture scenario: the Turn 1 and Turn 2 speech and camera text and the
@@ -129,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(
         prog="python -m scripts.judge_agreement",
-        description="Agreement of the lexical judge with the hand-labelled responses.",
+        description="Agreement of the rules with the hand-labelled responses.",
         epilog="Example: python -m scripts.judge_agreement -v",
     )
     parser.add_argument("directory", nargs="?", type=Path, default=FIXTURE_DIR,
