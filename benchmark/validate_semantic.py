@@ -102,7 +102,7 @@ async def check_identification(bank: Bank, model: Candidate) -> CheckResult:
 
 async def check_speech_leakage(bank: Bank, model: Candidate) -> CheckResult:
     """Check 5: Turn 1 and Turn 2 speech alone, no camera, must not give the answer away."""
-    from benchmark.judges.lexical import lexical_label
+    from benchmark.judges.rules import lexical_label
     from benchmark.judges.signals import code_signals
 
     result = CheckResult("semantic_speech_leakage")

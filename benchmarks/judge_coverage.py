@@ -1,6 +1,6 @@
 """The lexical judge's coverage-agreement curve on its development set (issue 35).
 
-Each decision of the lexical judge has a strength (`benchmark.judges.lexical.DECISION_STRENGTH`
+Each decision of the lexical judge has a strength (`benchmark.judges.rules.DECISION_STRENGTH`
 and the count margins); leaving every decision below a threshold unscored trades coverage for
 agreement. For each threshold this prints and records coverage, agreement over the scored replies
 and Cohen's kappa over them, for the development set's tuning half, its locked half, and the
@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from scripts.judge_agreement import FIXTURE_DIR, load_labelled_set  # noqa: E402
 from scripts.judge_development_set import (  # noqa: E402
     DevelopmentReply, JudgedReply, coverage_curve, figures, judge_replies, load_development_half)
-from benchmark.judges.lexical import MIN_STRENGTH, lexical_decision  # noqa: E402
+from benchmark.judges.rules import MIN_STRENGTH, lexical_decision  # noqa: E402
 from benchmark.report.chart import Figure, palette  # noqa: E402
 from core.scenario import load_bank  # noqa: E402
 

@@ -1,4 +1,6 @@
-"""Agreement of the lexical judge with hand labels.
+"""Agreement of the rules (`benchmark.judges.rules`, the offline judge's first input) with hand labels.
+
+The offline judge's own figures on the same set: `python -m scripts.offline_judge_figures`.
 
 The hand-labelled set lives in `tests/fixtures/judging/`: `scenarios.json`
 (per fixture scenario: the Turn 1 and Turn 2 speech and camera text and the
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.judge import LABELS
-from benchmark.judges.lexical import lexical_label, scenario_frames
+from benchmark.judges.rules import lexical_label, scenario_frames
 from core.scenario import ANSWER_LISTS, AnswerKey, load_bank
 from benchmark.scoring.stats import cohen_kappa
 
@@ -129,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(
         prog="python -m scripts.judge_agreement",
-        description="Agreement of the lexical judge with the hand-labelled responses.",
+        description="Agreement of the rules with the hand-labelled responses.",
         epilog="Example: python -m scripts.judge_agreement -v",
     )
     parser.add_argument("directory", nargs="?", type=Path, default=FIXTURE_DIR,

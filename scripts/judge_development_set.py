@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.judge import LABELS
-from benchmark.judges.lexical import lexical_decision, scenario_frames
+from benchmark.judges.rules import lexical_decision, scenario_frames
 from core.scenario import Scenario, load_bank
 from benchmark.scoring.stats import cohen_kappa
 

@@ -4,7 +4,8 @@ from pathlib import Path
 
 from scripts.judge_agreement import FIXTURE_DIR, lexical_agreement, load_labelled_set
 from core.judge import LABELS, JudgeCase
-from benchmark.judges.lexical import LexicalJudge, lexical_label
+from benchmark.judges.lexical import LexicalJudge
+from benchmark.judges.rules import lexical_label
 from core.scenario import AnswerKey, Scenario
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "judging.md"
@@ -143,7 +144,7 @@ def test_answer_words_copied_from_the_camera_block_are_not_evidence_on_their_own
 
 
 async def test_the_lexical_judge_reads_the_camera_block_of_the_judged_message():
-    from benchmark.judges.lexical import camera_block
+    from benchmark.judges.rules import camera_block
     from core.records import build_context_message, build_user_turn
 
     camera = "A hand holds a phillips tip driver over a hinge."
@@ -169,7 +170,7 @@ async def test_the_lexical_judge_reads_the_camera_block_of_the_judged_message():
 def test_a_near_match_never_crosses_a_negation():
     """"I can see ..." once matched the abstain phrase "can't see" (ratio 0.875) and a reply
     describing the scene was labelled abstain; with no signal left the reply is unscored."""
-    from benchmark.judges.lexical import lexical_label
+    from benchmark.judges.rules import lexical_label
     from benchmark.judges.signals import fuzzy_hits
     from core.scenario import load_bank
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from core.judge import LABELS, JudgeCase
 from scripts.judge_development_set import (DEVELOPMENT_DIR, figures, judge_replies,
                                               load_development_half)
-from benchmark.judges.lexical import MIN_STRENGTH, LexicalJudge, lexical_decision, lexical_label
+from benchmark.judges.lexical import LexicalJudge
+from benchmark.judges.rules import MIN_STRENGTH, lexical_decision, lexical_label
 from core.scenario import AnswerKey, Scenario, load_bank
 
 ROOT = Path(__file__).resolve().parents[1]

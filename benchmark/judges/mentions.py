@@ -4,7 +4,7 @@ Capable models rarely answer in one flat sentence: they name the earlier
 object while answering about the new one ("now that the hammer is down, ..."),
 contrast the two, check what was meant and answer anyway ("Do you mean the
 roller? If so, ..."), or hedge and then answer ("I can't check it up close,
-but ..."). The lexical judge (`benchmark.judges.lexical`) reads these spans so
+but ..."). The rules (`benchmark.judges.rules`) read these spans so
 that such mentions and hedges are not taken for the reply's referent or for a
 decline:
 

@@ -18,7 +18,7 @@ Three kinds of evidence, per answer list of the scenario's `AnswerKey`:
   rejected (earlier) side and the list whose tokens sit on the current side.
 
 The signals travel with each trial record; they are not the score. The
-lexical judge (`benchmark.judges.lexical`) turns them into a label.
+rules (`benchmark.judges.rules`) and the offline judge (`benchmark.judges.lexical`) turn them into a label.
 """
 
 from __future__ import annotations

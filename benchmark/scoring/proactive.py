@@ -52,7 +52,8 @@ def names_nothing(verdict: Verdict) -> bool:
     """The lexical judge found none of the event's keys (nor anything else) in the remark: it does not
     convey the event. (Its other unscored verdicts, a remark naming the event and something else in one
     breath, stay unscored.)"""
-    from benchmark.judges.lexical import LEXICAL_JUDGE_NAME, NO_SIGNAL
+    from benchmark.judges.lexical import LEXICAL_JUDGE_NAME
+    from benchmark.judges.rules import NO_SIGNAL
 
     return verdict.label is None and verdict.judge == LEXICAL_JUDGE_NAME and (
         verdict.unscored_reason or "").startswith(NO_SIGNAL)
