@@ -86,10 +86,12 @@ JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 SKIP_CHUNK = 2**20  # the rest of a line over the cap is read past this much at a time
 
 
-def bounded_lines(path: Path, max_bytes: int = MAX_LINE_BYTES):
-    """(line number, byte offset, the line without its newline or None when over `max_bytes`, its
-    size in bytes) for each line, read a line at a time: a line over the cap is read past, never kept.
-    The JSON Lines readers of a run dir (transcripts, label files) all read through this."""
+def bounded_lines(path: Path, max_bytes: int | None = None):
+    """(line number, byte offset, the line without its newline or None when over `max_bytes` (default
+    `MAX_LINE_BYTES`, read when called), its size in bytes) for each line, read a line at a time: a line
+    over the cap is read past, never kept. The JSON Lines readers of a run dir (transcripts, label
+    files) all read through this."""
+    max_bytes = MAX_LINE_BYTES if max_bytes is None else max_bytes
     with path.open("rb") as handle:
         number, offset = 0, 0
         while True:
