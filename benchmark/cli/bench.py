@@ -14,7 +14,7 @@ EPILOG = """examples:
   wearsim bench --model openai:gpt-4o-mini --judge-family gemini --cache --max-requests-per-minute openai=500
   wearsim bench --ids sc-05,sc-12 --conditions baseline   # two scenarios, one condition
   wearsim bench --output-dir runs/first --resume      # finish an interrupted run
-  wearsim bench --via stream --model openai-realtime:gpt-realtime --limit 3   # a realtime API as the glasses' assistant
+  wearsim bench --via stream --model openai-realtime:gpt-realtime-2 --limit 3   # a realtime API as the glasses' assistant
   wearsim bench --via stream --staleness 0,250,500,1000,2000 --synthetic-frames --describer authored
   wearsim bench --via stream --frame-policy fps:0.2,fps:1,speech:1/0.3,change:0.02,end --staleness 250,2000 \
       --synthetic-frames --describer authored
