@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.records import LATENCY_STAGES
 from benchmark.report.camera_text import camera_text_note
+from benchmark.report.cite import cite_line
 from benchmark.report.cost import budget_lead, cost_section
 from benchmark.report.faults import fault_lead, fault_section
 from benchmark.report.frame_source import PICTOGRAPH_NOTE, frame_source_text, frame_table, perceived_label
@@ -486,7 +487,7 @@ def render_findings(summary: dict) -> str:
     from benchmark.report.proactive_findings import is_proactive, render_proactive_findings
 
     if is_proactive(summary):
-        return render_proactive_findings(summary)
+        return f"{render_proactive_findings(summary).rstrip()}\n\n{cite_line(summary)}\n"
     summary = one_line(summary)
     lines = _headline(summary) + _conditions(summary) + _subsets(summary)
     lines += _breakdown(summary, "by_cue_type", "shift type (cue_type)")
@@ -495,5 +496,5 @@ def render_findings(summary: dict) -> str:
     lines += _perception(summary) + _latency(summary)
     lines += cost_section(summary, table) + fault_section(summary, table)
     lines += _confusion(summary) + _matrix(summary) + _judge_notes(summary) + _manifest(summary)
-    lines += ["Plots: `plots/balanced_accuracy.png`, `plots/accuracy_by_cue_type.png`, `plots/confusion.png`.", ""]
-    return "\n".join(lines)
+    plots = "Plots: `plots/balanced_accuracy.png`, `plots/accuracy_by_cue_type.png`, `plots/confusion.png`."
+    return "\n".join([*lines, plots, "", cite_line(summary), ""])
