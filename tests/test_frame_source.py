@@ -101,3 +101,19 @@ def test_simulate_with_pictographs_says_the_describer_cannot_read_them(capsys):
     err = capsys.readouterr().err
     assert "note: The `authored` describer cannot read pictograph frames (it finds no written text in them and " \
            "falls back to opencv's colours and shapes)" in err
+
+
+def test_bench_says_before_it_plays_that_the_describer_cannot_read_the_drawn_frames():
+    from benchmark.cli.bench import _frames_note
+    from benchmark.run.settings import StreamSettings
+
+    class Settings:
+        def __init__(self, **stream):
+            self.stream = StreamSettings(**stream)
+
+    note = _frames_note(Settings(pictograph_frames=True, describer="opencv"), "local")
+    assert note.startswith("note: The `opencv` describer cannot read pictograph frames")
+    assert _frames_note(Settings(pictograph_frames=True, describer="opencv"), "openai-realtime:gpt-realtime-2") is None
+    assert _frames_note(Settings(synthetic_frames=True, describer="authored"), "local") is None
+    assert _frames_note(Settings(synthetic_frames=True, describer="opencv"), "local").startswith(
+        "note: The `opencv` describer cannot read synthetic frames")

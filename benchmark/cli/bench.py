@@ -223,6 +223,8 @@ def run(args) -> int:
     configure(models.limits)
     try:
         print(models.describe(), file=sys.stderr)
+        if note := _frames_note(settings, models.model_id):
+            print(note, file=sys.stderr)
         started = time.monotonic()
         counts = _run_cells(bank, settings, run_dir, prepared, args.base_url)
         if counts.get("empty_shard"):
@@ -234,6 +236,15 @@ def run(args) -> int:
         return stop.report()
     finally:
         prepared.close()
+
+
+def _frames_note(settings, model_id: str) -> str | None:
+    """When the run draws frames its describer cannot read (pictographs behind opencv): say so first."""
+    from benchmark.report.frame_source import before_run_note
+
+    stream = settings.stream
+    drawn = stream and ("pictograph" if stream.pictograph_frames else "synthetic" if stream.synthetic_frames else None)
+    return before_run_note(stream.describer, drawn, model_id) if drawn else None
 
 
 def _lock_run_dir(run_dir, bank, settings, resume: bool):

@@ -133,12 +133,10 @@ def run(args) -> int:
         except (PictureSetMissing, SceneError) as exc:
             print(f"error: --pictograph-frames: {' '.join(str(exc).split())}", file=sys.stderr)
             return 2
-        from benchmark.report.frame_source import unreadable_note
-        from candidates.model_ids import is_realtime
-        from perception.describer_spec import cannot_read
+        from benchmark.report.frame_source import before_run_note
 
-        if not is_realtime(model) and cannot_read(args.describer, "pictograph"):
-            print(f"note: {unreadable_note(args.describer, 'pictograph')}", file=sys.stderr)
+        if note := before_run_note(args.describer, "pictograph", model):
+            print(note, file=sys.stderr)
     profile = None
     if args.impair or args.impairments_file:
         from media_effects.impairment_profiles import select_profiles

@@ -71,6 +71,16 @@ def describer_note(summary: dict) -> str | None:
     return " ".join(unreadable_note(describer, source) for source in unread)
 
 
+def before_run_note(describer: str | None, source: str | None, model_id: str) -> str | None:
+    """What `wearsim bench` and `wearsim simulate` say before they play drawn frames (`source`) to a chat
+    model behind a describer that cannot read them; None when it can, or a realtime model sees the frames."""
+    from candidates.model_ids import is_realtime
+
+    if not source or is_realtime(model_id) or not cannot_read(describer, source):
+        return None
+    return f"note: {unreadable_note(describer, source)}"
+
+
 def unreadable_note(describer: str, source: str) -> str:
     return (f"The `{describer}` describer cannot read {source} frames ({MISSES[describer]}), so the camera "
             f"blocks made of them do not say what the frames show; {source} frames are meant for "
