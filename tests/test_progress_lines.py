@@ -90,3 +90,15 @@ def test_media_synth_progress_in_a_log_is_plain_lines(tmp_path, capsys):
     shown.pace.close()
     err = capsys.readouterr().err
     assert "\r" not in err and len(err.splitlines()) == 10 and err.splitlines()[-1] == "speech 200/200 sc-01/turn_1.wav"
+
+
+def test_rescore_progress_in_a_log_is_plain_lines(capsys):
+    from benchmark.cli.rescore import _Progress
+
+    progress = _Progress()
+    for n in range(1, 301):
+        progress(f"rescored {n}/300: sc-01 [baseline] trial {n} -> current")
+    progress.close()
+    err = capsys.readouterr().err
+    assert "\r" not in err and len(err.splitlines()) == 10
+    assert err.splitlines()[-1] == "rescored 300/300: sc-01 [baseline] trial 300 -> current"
