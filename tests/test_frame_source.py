@@ -117,3 +117,11 @@ def test_bench_says_before_it_plays_that_the_describer_cannot_read_the_drawn_fra
     assert _frames_note(Settings(synthetic_frames=True, describer="authored"), "local") is None
     assert _frames_note(Settings(synthetic_frames=True, describer="opencv"), "local").startswith(
         "note: The `opencv` describer cannot read synthetic frames")
+
+
+def test_a_summary_made_before_the_count_names_the_frames_from_the_manifest_and_never_calls_a_stream_run_text():
+    summary = run("pictograph", camera="media")
+    del summary["perception"]["frames"]
+    assert "Frames: pictograph (each turn's scene spec drawn as pictures" in head(render_findings(summary))
+    summary["manifest"] = {}  # a stream summary whose manifest says nothing
+    assert "Frames:" not in head(render_findings(summary))

@@ -31,9 +31,10 @@ def frame_counts(summary: dict) -> dict[str, int]:
     counts = perception.get("frames")
     if isinstance(counts, dict):
         return {source: int(counts[source]) for source in SOURCES if counts.get(source)}
-    if manifest.get("via") == "stream" and (manifest.get("pictograph_frames") or manifest.get("synthetic_frames")):
+    stream = manifest.get("via") == "stream" or bool(perception)
+    if stream and (manifest.get("pictograph_frames") or manifest.get("synthetic_frames")):
         return {"pictograph" if manifest.get("pictograph_frames") else "synthetic": 0}  # 0: not counted
-    return {} if manifest.get("via") == "stream" else {"none": 0}
+    return {} if stream else {"none": 0}
 
 
 def frame_source(summary: dict) -> str:
@@ -48,14 +49,14 @@ def frame_source_text(summary: dict) -> str | None:
     if not counts:
         return None
     main, turns = frame_source(summary), sum(counts.values())
-    if (summary.get("manifest") or {}).get("via") != "stream":
-        text = "Frames: none (the text proxy: every camera block was the scenario's written text)."
-    elif not turns:  # an older summary: the manifest's flag, not counted
-        text = f"Frames: {main} ({WHAT[main]})."
-    else:
+    if turns:
         rest = [f"{source} in {n}" for source, n in counts.items() if source != main]
         text = (f"Frames: {main} in {counts.get(main, 0)} of {turns} camera turns ({WHAT[main]})"
                 + (", " + ", ".join(rest) if rest else "") + ".")
+    elif main == "none":
+        text = "Frames: none (the text proxy: every camera block was the scenario's written text)."
+    else:  # a summary made before the count: the manifest's flag
+        text = f"Frames: {main} ({WHAT[main]})."
     note = describer_note(summary)
     return f"{text} {note}" if note else text
 
