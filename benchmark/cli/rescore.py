@@ -63,9 +63,6 @@ class _Progress:
             self.pace.close()
 
 
-_progress = _Progress()
-
-
 def run(args) -> int:
     import sys
 
@@ -99,15 +96,16 @@ def run(args) -> int:
 
             cache = ResponseCache(Path(args.cache_dir).expanduser() if args.cache_dir else None)
             set_default_cache(cache)
+    progress = _Progress()  # one per run: its stream is the stderr of the moment it first writes
     try:
         summary = rescore(args.source, judge_family=args.judge_family, judge_model=args.judge_model,
                           scenarios=args.scenarios, output_dir=args.output_dir, base_url=base_url,
-                          progress=_progress)
+                          progress=progress)
     except (RescoreError, TranscriptError, BankError, ValueError) as exc:
         print(f"wearsim rescore: {exc}", file=sys.stderr)
         return 1
     finally:
-        _progress.close()
+        progress.close()
         if cache is not None:
             from benchmark.judges.family import set_default_cache
 
