@@ -23,3 +23,16 @@ def describer_problem(spec: str) -> str | None:
     if spec in LOCAL_NAMES or needs_model(spec):
         return None
     return f"unknown describer {spec!r}: use {CHOICES}"
+
+
+# The drawn frames each offline describer reads back: a synthetic frame's text (`authored` from its JPEG
+# comment, `ocr` from its pixels). None reads a pictograph: `opencv` names colours and shapes, not
+# things; `authored` finds no comment in it and falls back to `opencv`; `ocr` reads only a screen's own
+# text. A vision model as the describer (`openai:MODEL`) looks at either.
+DRAWN_FRAME_READERS = {"synthetic": ("authored", "ocr"), "pictograph": ()}
+
+
+def cannot_read(spec: str | None, source: str) -> bool:
+    """`spec` is an offline describer that makes nothing of frames drawn as `source` (`synthetic`,
+    `pictograph`); False for recorded frames and for a vision model."""
+    return spec in LOCAL_NAMES and source in DRAWN_FRAME_READERS and spec not in DRAWN_FRAME_READERS[source]

@@ -172,9 +172,12 @@ def test_an_unmeasured_run_leads_with_what_happened_why_and_the_next_command():
     assert text.index("## Conditions") < text.index("## Manifest")  # the results first, the settings last
 
 
-def test_the_progress_line_gives_no_eta_before_a_cell_has_finished(capsys):
+def test_the_progress_line_gives_no_eta_before_a_cell_has_finished(capsys, monkeypatch):
+    import sys
+
     from benchmark.run.progress import Progress
 
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)  # the bar is drawn on a terminal
     Progress(50).tick()
     assert "eta    ?" in capsys.readouterr().err
 

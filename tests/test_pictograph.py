@@ -192,3 +192,31 @@ def test_the_renderer_draws_every_setting_a_spec_may_name():
     from media_effects.pictograph_settings import SETTINGS as DRAWN
 
     assert set(SETTINGS) == set(DRAWN)
+
+
+def test_media_synth_ids_speaks_and_draws_only_those_scenarios_and_the_sheet_has_no_empty_column(tmp_path):
+    from PIL import Image
+
+    from benchmark.cli import main
+    from media_effects.media_library import load_index
+    from media_effects.pictograph_sheet import HEADER_H, LABEL_W
+
+    sheet = tmp_path / "sheet.jpg"
+    assert main(["media", "synth", "--media-root", str(tmp_path / "media"), "--pictograph-frames",
+                 "--contact-sheet", str(sheet), "--ids", "sc-13,sc-01"]) == 0
+    files = sorted(load_index(tmp_path / "media")["files"])
+    assert {name.split("/")[0] for name in files} == {"sc-01", "sc-13"}
+    assert sum(name.endswith(".jpg") for name in files) == 4 and sum(name.endswith(".wav") for name in files) >= 4
+    assert sorted(p.name for p in (tmp_path / "media").iterdir() if p.is_dir()) == ["sc-01", "sc-13"]
+    assert Image.open(sheet).size == (LABEL_W + 2 * 256, HEADER_H + 2 * 192)  # turn_1, turn_2: no context column
+    assert main(["media", "synth", "--media-root", str(tmp_path / "media"), "--pictograph-frames",
+                 "--contact-sheet", str(sheet), "--ids", "sc-01,sc-47"]) == 0
+    assert Image.open(sheet).size == (LABEL_W + 3 * 256, HEADER_H + 2 * 192)  # sc-47 has a context scene
+
+
+def test_media_synth_ids_names_an_unknown_scenario_and_makes_nothing(tmp_path, capsys):
+    from benchmark.cli import main
+
+    assert main(["media", "synth", "--media-root", str(tmp_path), "--ids", "sc-01,sc-99"]) == 2
+    assert "--ids: no scenario called sc-99 in the bank" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())

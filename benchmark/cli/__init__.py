@@ -41,15 +41,9 @@ COMMAND_MODULES = (
 
 
 def version_text() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from benchmark import BENCHMARK_VERSION, package_version
 
-    from benchmark import BENCHMARK_VERSION
-
-    try:
-        package = version("wearsim")
-    except PackageNotFoundError:
-        package = "unknown (not installed)"
-    return f"wearsim {package} (benchmark {BENCHMARK_VERSION})"
+    return f"wearsim {package_version() or 'unknown (not installed)'} (benchmark {BENCHMARK_VERSION})"
 
 
 class _Version(argparse.Action):

@@ -14,7 +14,7 @@ EPILOG = """examples:
   wearsim bench --model openai:gpt-4o-mini --judge-family gemini --cache --max-requests-per-minute openai=500
   wearsim bench --ids sc-05,sc-12 --conditions baseline   # two scenarios, one condition
   wearsim bench --output-dir runs/first --resume      # finish an interrupted run
-  wearsim bench --via stream --model openai-realtime:gpt-realtime --limit 3   # a realtime API as the glasses' assistant
+  wearsim bench --via stream --model openai-realtime:gpt-realtime-2 --limit 3   # a realtime API as the glasses' assistant
   wearsim bench --via stream --staleness 0,250,500,1000,2000 --synthetic-frames --describer authored
   wearsim bench --via stream --frame-policy fps:0.2,fps:1,speech:1/0.3,change:0.02,end --staleness 250,2000 \
       --synthetic-frames --describer authored
@@ -223,6 +223,8 @@ def run(args) -> int:
     configure(models.limits)
     try:
         print(models.describe(), file=sys.stderr)
+        if note := _frames_note(settings, models.model_id):
+            print(note, file=sys.stderr)
         started = time.monotonic()
         counts = _run_cells(bank, settings, run_dir, prepared, args.base_url)
         if counts.get("empty_shard"):
@@ -234,6 +236,15 @@ def run(args) -> int:
         return stop.report()
     finally:
         prepared.close()
+
+
+def _frames_note(settings, model_id: str) -> str | None:
+    """When the run draws frames its describer cannot read (pictographs behind opencv): say so first."""
+    from benchmark.report.frame_source import before_run_note
+
+    stream = settings.stream
+    drawn = stream and ("pictograph" if stream.pictograph_frames else "synthetic" if stream.synthetic_frames else None)
+    return before_run_note(stream.describer, drawn, model_id) if drawn else None
 
 
 def _lock_run_dir(run_dir, bank, settings, resume: bool):

@@ -30,7 +30,9 @@ def register(subparsers) -> None:
                             "pictograph) where no recorded frame exists; bench and simulate then send it")
     synth.add_argument("--contact-sheet", metavar="FILE",
                        help="with --pictograph-frames: a sheet of the drawn frames (one row per scenario)")
-    synth.add_argument("--ids", help="with --contact-sheet: the scenarios on the sheet, comma separated")
+    synth.add_argument("--ids", metavar="ID,ID",
+                       help="only these scenarios, comma separated: their speech, their pictographs and their rows "
+                            "of the contact sheet (default: every scenario of the bank)")
     synth.set_defaults(run=run_synth)
     imp = actions.add_parser("import", help="copy a real recording into the layout", epilog=EPILOG,
                              formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -85,25 +87,50 @@ def run_synth(args) -> int:
         except (PictureSetMissing, SceneError) as exc:
             print(f"--pictograph-frames: {exc}", file=sys.stderr)
             return 2
-    made = synth_bank(bank, _root(args), voice=args.voice, rate=args.rate, overwrite=args.overwrite,
-                      progress=lambda i, n, p: print(f"\r{i}/{n} {p.parent.name}/{p.name}", end="", file=sys.stderr))
-    print(f"\nsynthesized {made} files into {_root(args)}", file=sys.stderr)
+    ids = None
+    if args.ids is not None:
+        import dataclasses
+
+        ids = list(dict.fromkeys(i.strip() for i in args.ids.split(",") if i.strip()))
+        known = {s.scenario_id for s in bank.scenarios}
+        if specs is not None:
+            known &= set(specs)
+        unknown = [i for i in ids if i not in known]
+        if unknown or not ids:
+            print("--ids: " + (f"no scenario {'with a scene spec ' if specs is not None else ''}called "
+                               f"{', '.join(unknown)} in the bank" if unknown else "no scenario id given"),
+                  file=sys.stderr)
+            return 2
+        bank = dataclasses.replace(bank, scenarios=tuple(s for s in bank.scenarios if s.scenario_id in ids))
+    speech = _Shown("speech")
+    made = synth_bank(bank, _root(args), voice=args.voice, rate=args.rate, overwrite=args.overwrite, progress=speech)
+    speech.pace.close()
+    print(f"synthesized {made} files into {_root(args)}", file=sys.stderr)
     if specs is not None:
         from media_effects.media_library import synth_pictographs
 
-        drawn = synth_pictographs(bank, specs, _root(args), progress=lambda i, n, p: print(
-            f"\r{i}/{n} {p.parent.name}/{p.name}", end="", file=sys.stderr))
-        print(f"\ndrew {drawn} pictograph frames into {_root(args)}", file=sys.stderr)
+        pictures = _Shown("pictographs")
+        drawn = synth_pictographs(bank, specs, _root(args), progress=pictures)
+        pictures.pace.close()
+        print(f"drew {drawn} pictograph frames into {_root(args)}", file=sys.stderr)
         if args.contact_sheet:
             from media_effects.pictograph_sheet import write_contact_sheet
 
-            ids = [i.strip() for i in args.ids.split(",") if i.strip()] if args.ids else None
-            unknown = sorted(set(ids or ()) - set(specs))
-            if unknown:
-                print(f"--ids: no scene spec for {', '.join(unknown)}", file=sys.stderr)
-                return 2
             print(f"contact sheet: {write_contact_sheet(args.contact_sheet, specs, ids=ids)}", file=sys.stderr)
     return 0
+
+
+class _Shown:
+    """The files made so far on stderr: redrawn on a terminal, a line every tenth (or 30 s) in a log."""
+
+    def __init__(self, what: str):
+        from benchmark.run.progress import Pace
+
+        self.what, self.pace = what, Pace()
+
+    def __call__(self, done: int, total: int, path) -> None:
+        if self.pace.due(done, total, force=done == total):
+            self.pace.write(f"{self.what} {done}/{total} {path.parent.name}/{path.name}")
 
 
 def run_import(args) -> int:

@@ -40,30 +40,27 @@ def register(subparsers) -> None:
 
 
 class _Progress:
-    """The rescore's progress on one line, redrawn at most ten times a second."""
+    """The rescore's progress on stderr: redrawn in place on a terminal (at most ten times a second), a plain
+    line per tenth of the trials or per 30 s in a log (`benchmark.run.progress.Pace`). `rescore` reports
+    each trial as "rescored N/TOTAL: ..."."""
 
     def __init__(self):
-        self.drawn = 0.0
-        self.pending = ""
+        self.pace = None
 
     def __call__(self, text: str) -> None:
-        import sys
-        import time
+        import re
 
-        now = time.monotonic()
-        self.pending = text
-        if now - self.drawn >= 0.1:
-            self.drawn = now
-            print(f"\r{text:<100}", end="", file=sys.stderr, flush=True)
+        from benchmark.run.progress import Pace
+
+        self.pace = self.pace or Pace()
+        count = re.match(r"rescored (\d+)/(\d+)", text)
+        done, total = (int(count[1]), int(count[2])) if count else (0, 0)
+        if self.pace.due(done, total, force=bool(total) and done == total):
+            self.pace.write(f"{text:<100}" if self.pace.live else text)
 
     def close(self) -> None:
-        import sys
-
-        if self.pending:
-            print(f"\r{self.pending:<100}", file=sys.stderr, flush=True)
-
-
-_progress = _Progress()
+        if self.pace is not None:
+            self.pace.close()
 
 
 def run(args) -> int:
@@ -99,15 +96,16 @@ def run(args) -> int:
 
             cache = ResponseCache(Path(args.cache_dir).expanduser() if args.cache_dir else None)
             set_default_cache(cache)
+    progress = _Progress()  # one per run: its stream is the stderr of the moment it first writes
     try:
         summary = rescore(args.source, judge_family=args.judge_family, judge_model=args.judge_model,
                           scenarios=args.scenarios, output_dir=args.output_dir, base_url=base_url,
-                          progress=_progress)
+                          progress=progress)
     except (RescoreError, TranscriptError, BankError, ValueError) as exc:
         print(f"wearsim rescore: {exc}", file=sys.stderr)
         return 1
     finally:
-        _progress.close()
+        progress.close()
         if cache is not None:
             from benchmark.judges.family import set_default_cache
 

@@ -9,7 +9,7 @@ EPILOG = """examples:
   wearsim simulate sc-47 --fast --repair         # no waiting, and play the repair utterance
   wearsim simulate sc-13 --server ws://127.0.0.1:8765 --speed 2 --jitter-ms 30 --drop-frames 0.1
   wearsim simulate sc-05 --camera 0              # frames from the laptop camera instead of media
-  wearsim simulate sc-05 --model openai-realtime:gpt-realtime --output audio   # spoken replies, saved as WAV
+  wearsim simulate sc-05 --model openai-realtime:gpt-realtime-2 --output audio   # spoken replies, saved as WAV
 The session log (every event) is saved as JSON (--log, default runs/simulate/SCENARIO-TIME.json; written by temp file
 and rename, and a --log that is a symbolic link is refused before the session starts); with
 --output audio each turn's spoken reply is saved next to it (SCENARIO-TIME-turnN.wav).
@@ -133,6 +133,10 @@ def run(args) -> int:
         except (PictureSetMissing, SceneError) as exc:
             print(f"error: --pictograph-frames: {' '.join(str(exc).split())}", file=sys.stderr)
             return 2
+        from benchmark.report.frame_source import before_run_note
+
+        if note := before_run_note(args.describer, "pictograph", model):
+            print(note, file=sys.stderr)
     profile = None
     if args.impair or args.impairments_file:
         from media_effects.impairment_profiles import select_profiles

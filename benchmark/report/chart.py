@@ -80,6 +80,20 @@ def nice_ticks(top: float, *, count: int = 5, integer: bool = False) -> list[flo
     return [round(i * step, 12) for i in range(math.ceil(top / step - 1e-9) + 1)]
 
 
+def value_axis(values: list[float], *, empty_top: float = 1.0) -> tuple[tuple[float, float], list[float], bool]:
+    """An x axis over `values` (>= 0): (range, ticks, one_value). Several values: from 0 to a little past the
+    largest, with `nice_ticks`. One value only (every cost $0, one latency): that value in the middle with
+    its one tick, and `one_value` True so the plot says so, never a scale of ticks (a $0 axis ruled in $2e-07
+    steps) that invents a spread the data does not have. No value: 0 to `empty_top`."""
+    distinct = set(values)
+    if len(distinct) == 1:
+        value = distinct.pop()
+        return (0.0, 2 * value) if value > 0 else (-1.0, 1.0), [value], True
+    top = max(values, default=0.0)
+    ticks = nice_ticks(top * 1.1 if top > 0 else empty_top)
+    return (0.0, ticks[-1]), ticks, False
+
+
 def tick_label(value: float) -> str:
     return f"{value:g}"
 

@@ -8,7 +8,7 @@ accuracy is unknown is not drawn; the page lists it with the reason.
 
 from __future__ import annotations
 
-from benchmark.report.chart import INK, Figure, nice_ticks, palette
+from benchmark.report.chart import INK, Figure, palette, place_point_labels, value_axis
 
 PLOT_NAME = "accuracy_cost.png"
 PAGE_NAME = "comparison.html"
@@ -20,23 +20,25 @@ def plot_accuracy_cost(points: list[dict], path) -> None:
     shown = [p for p in points if p["accuracy"] is not None and p["cost_per_trial"] is not None]
     fig = Figure(760, 500, "Balanced Turn 2 accuracy against the candidate's cost per trial\n"
                            "one point per run and condition; hollow: under half the cells scored")
-    top_cost = max((p["cost_per_trial"] for p in shown), default=0.0)
-    ticks = nice_ticks(top_cost * 1.1 if top_cost > 0 else 1e-6)
-    ax = fig.axes(78, 62, 200, 60, x=(0, ticks[-1]), y=(0, 1.05))
+    span, ticks, one_cost = value_axis([p["cost_per_trial"] for p in shown])
+    ax = fig.axes(78, 62, 200, 60, x=span, y=(0, 1.05))
     runs = list(dict.fromkeys(p["run"] for p in points))
+    labels = []
     for point in shown:
         colour = palette(runs.index(point["run"]))
         x, y = point["cost_per_trial"], point["accuracy"]
         ax.marker(x, y, colour=colour, size=10)
         if not point["measured"]:
             ax.marker(x, y, colour="white", size=5)
-        ax.text(x, y + 0.035, point["condition"], size=9, anchor="mb", colour=INK)
+        labels.append((*ax.px(x, y), point["condition"], INK))
+    place_point_labels(fig, labels, ax.top, ax.bottom)  # beside each point, never over another (one cost: a column)
     if not shown:
         ax.note("no run has both a known cost and an accuracy")
     ax.frame()
     ax.x_ticks(ticks, [f"${t:g}" for t in ticks], angle=20, size=9)
     ax.y_ticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
-    ax.x_label("candidate cost per trial (USD)", below=42)
+    ax.x_label("candidate cost per trial (USD)" + (f": every point ${ticks[0]:g}, no spread to draw"
+                                                   if one_cost else ""), below=42)
     ax.y_label("balanced Turn 2 accuracy", beside=48)
     drawn = {p["label"] for p in shown}
     labels = dict.fromkeys(p["label"] for p in points)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from core.records import LATENCY_STAGES
 from benchmark.report.camera_text import camera_text_note
+from benchmark.report.cite import cite_line
 from benchmark.report.cost import budget_lead, cost_section
 from benchmark.report.faults import fault_lead, fault_section
+from benchmark.report.frame_source import PICTOGRAPH_NOTE, frame_source_text, frame_table, perceived_label
 from benchmark.report.human_check import human_check_line
 from benchmark.report.interval_text import interval_sentence
 from benchmark.report.text_format import (  # noqa: F401 (other modules import them from here too)
@@ -169,6 +171,7 @@ def _headline(summary: dict) -> list[str]:
         *([stopped, ""] if stopped else []),
         " ".join(filter(None, (headline(summary, markdown=True), camera_text_note(summary)))),
         "",
+        *([frames, ""] if (frames := frame_source_text(summary)) else []),
         *_lead(summary),
         interval_sentence(summary["primary"]),
         "",
@@ -292,9 +295,6 @@ def _judge_notes(summary: dict) -> list[str]:
 def _seconds(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f} s"
 
-
-PICTOGRAPH_NOTE = ("Frames without a recording were pictographs: each turn's scene spec drawn as pictures (objects, "
-                   "hands, setting; no caption), so the assistant had to see what changed, not read it.")
 
 def _staleness(summary: dict) -> list[str]:
     sweep = summary.get("by_staleness") or {}
@@ -466,7 +466,7 @@ def _perception(summary: dict) -> list[str]:
     data = summary.get("perception")
     if not data:
         return []
-    names = {"perceived": "perceived (from media)", "authored": "authored text (fallback)",
+    names = {"perceived": perceived_label(summary), "authored": "authored text (fallback)",
              "media": "media sent to the model", "none": "nothing sent"}
     rows = [[channel, *(f"{counts.get(k, 0)}" for k in names)] for channel, counts in data["sources"].items()]
     labels = {**LATENCY_STAGES, "asr_decode_s": "Whisper decode"}
@@ -479,7 +479,7 @@ def _perception(summary: dict) -> list[str]:
     return ["## Perception (simulated glasses)", "",
             f"Where each channel's content came from, over the {data['turns']} turns played. The flips "
             "perception caused, against a text-proxy run: `wearsim proxy-report TEXT_RUN THIS_RUN`.",
-            "", *heard, *table(["channel", *names.values()], rows), "",
+            "", *heard, *table(["channel", *names.values()], rows), "", *frame_table(summary, table),
             *table(["stage", "p50", "p95", "turns"], stages), ""]
 
 
@@ -487,7 +487,7 @@ def render_findings(summary: dict) -> str:
     from benchmark.report.proactive_findings import is_proactive, render_proactive_findings
 
     if is_proactive(summary):
-        return render_proactive_findings(summary)
+        return f"{render_proactive_findings(summary).rstrip()}\n\n{cite_line(summary)}\n"
     summary = one_line(summary)
     lines = _headline(summary) + _conditions(summary) + _subsets(summary)
     lines += _breakdown(summary, "by_cue_type", "shift type (cue_type)")
@@ -496,5 +496,5 @@ def render_findings(summary: dict) -> str:
     lines += _perception(summary) + _latency(summary)
     lines += cost_section(summary, table) + fault_section(summary, table)
     lines += _confusion(summary) + _matrix(summary) + _judge_notes(summary) + _manifest(summary)
-    lines += ["Plots: `plots/balanced_accuracy.png`, `plots/accuracy_by_cue_type.png`, `plots/confusion.png`.", ""]
-    return "\n".join(lines)
+    plots = "Plots: `plots/balanced_accuracy.png`, `plots/accuracy_by_cue_type.png`, `plots/confusion.png`."
+    return "\n".join([*lines, plots, "", cite_line(summary), ""])

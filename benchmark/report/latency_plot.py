@@ -10,7 +10,7 @@ glasses) or from the request (text proxy): the plot says when runs mix them.
 
 from __future__ import annotations
 
-from benchmark.report.chart import INK, Figure, nice_ticks, palette
+from benchmark.report.chart import INK, Figure, palette, value_axis
 
 PLOT_NAME = "accuracy_latency.png"
 
@@ -25,9 +25,8 @@ def plot_accuracy_latency(rows: list[dict], path) -> None:
     starts = sorted({r["measured_from"] for r in shown})
     fig = Figure(760, 500, "Balanced Turn 2 accuracy against latency (first reply text p50, line to p95)\n"
                            "one point per run; vertical line: 95% interval; hollow: under half the cells scored")
-    top = max((latency(r)["p95"] for r in shown), default=0.0)
-    ticks = nice_ticks(top * 1.1 if top > 0 else 1.0)
-    ax = fig.axes(78, 62, 200, 60, x=(0, ticks[-1]), y=(0, 1.05))
+    span, ticks, one_latency = value_axis([latency(r)[k] for r in shown for k in ("p50", "p95")])
+    ax = fig.axes(78, 62, 200, 60, x=span, y=(0, 1.05))
     for row in shown:
         colour = palette(rows.index(row))
         figures, accuracy = latency(row), row["balanced_accuracy"]
@@ -42,8 +41,8 @@ def plot_accuracy_latency(rows: list[dict], path) -> None:
     ax.frame()
     ax.x_ticks(ticks, [f"{t:g} s" for t in ticks], size=10)
     ax.y_ticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
-    ax.x_label("first reply text, seconds from " + (" / ".join(starts) if starts else "the end of speech"),
-               below=30)
+    ax.x_label("first reply text, seconds from " + (" / ".join(starts) if starts else "the end of speech")
+               + (f": every run {ticks[0]:g} s, no spread to draw" if one_latency else ""), below=30)
     ax.y_label("balanced Turn 2 accuracy", beside=48)
     drawn = {r["label"] for r in shown}
     if rows:

@@ -22,7 +22,9 @@ from core.records import REPAIR_STYLES, TrialRecord, TurnResult
 from benchmark.report import timeline
 from benchmark.report.cost import budget_lead, per_correct, tokens_text, usd
 from benchmark.report.faults import fault_lead
+from benchmark.report.cite import cite_line
 from benchmark.report.findings import headline, interval, is_measurement, pct, scored_cells
+from benchmark.report.frame_source import frame_source_text
 from benchmark.report.human_check import human_check_line
 from benchmark.labels.items import trial_anchor
 from benchmark.report.plots import PLOT_FILES
@@ -167,6 +169,9 @@ def figures_html(summary: dict) -> str:
     if manifest.get("judge_family") == "lexical":
         out.append('<p class="note">The judge is lexical (answer-list matching): not the publication judge.</p>')
     out.append(f'<p class="note" id="human-check">{escape(human_check_line(summary))}</p>')
+    if frames := frame_source_text(summary):
+        out.append(f'<p class="note" id="frame-source">{escape(frames)}</p>')
+    out.append(f'<p class="note" id="cite">{escape(cite_line(summary))}</p>')
     stopped = budget_lead(summary)
     if stopped:
         out.append(f'<p class="headline unmeasured">{escape(stopped)}</p>')

@@ -9,7 +9,7 @@ import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
-from benchmark import BENCHMARK_VERSION, SCHEMA_REVISION
+from benchmark import BENCHMARK_VERSION, SCHEMA_REVISION, package_version
 from benchmark.judges.family import endpoint_host
 from benchmark.prices import price_table
 from benchmark.run.outputs import CACHE_LOG
@@ -69,6 +69,10 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
     return {
         "benchmark_version": BENCHMARK_VERSION,
         "schema_revision": SCHEMA_REVISION,
+        "wearsim_version": package_version(),
+        # the bank's MANIFEST.lock.json (its files' and the judge prompt's hashes): what a citation names
+        "bank_lock_sha256": sha256_file(Path(bank.files["scenarios"]).with_name("MANIFEST.lock.json"))
+        if bank.files.get("scenarios") else None,
         "camera_injection": settings.camera,
         "scenarios_sha256": sha256_file(bank.files.get("scenarios")),
         "expected_answers_sha256": sha256_file(bank.files.get("expected_answers")),

@@ -1,25 +1,81 @@
-"""The progress line on stderr: cells done, outcomes, requests in flight and waiting, eta."""
+"""The progress line on stderr: cells done, outcomes, requests in flight and waiting, eta.
+
+On a terminal the line is redrawn in place. Anywhere else (output redirected to a file, a CI
+log) every redraw would be a line of its own, so there the same facts are written as a plain
+line each time another tenth of the work is done, or 30 s after the last line, whichever comes
+first: a 50-cell run writes about a dozen lines, not one a second."""
 
 from __future__ import annotations
 
 import sys
 import time
+from typing import Callable, TextIO
 
 from core.records import TrialRecord
 
 
-class Progress:
-    """One progress line on stderr, redrawn when a cell finishes (at most
-    `MIN_INTERVAL_S` apart, and always for the last one) and by `tick()`:
-    cells done, outcomes, requests in flight and waiting on a rate limit, eta."""
+def is_terminal(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+class Pace:
+    """When a progress update is written, and how. On a terminal (`live`): redrawn in place, at
+    most `MIN_INTERVAL_S` apart unless forced. Elsewhere: a plain line when `done` reaches another
+    `1 / STEPS` of `total`, or when `QUIET_S` have passed since the last line; forcing changes
+    nothing there, so a once-a-second tick writes a line only every `QUIET_S`."""
 
     MIN_INTERVAL_S = 0.1
+    STEPS = 10
+    QUIET_S = 30.0
 
-    def __init__(self, total: int):
+    def __init__(self, stream: TextIO | None = None, *, clock: Callable[[], float] = time.monotonic):
+        self.stream = stream or sys.stderr
+        self.live = is_terminal(self.stream)
+        self.clock = clock
+        self._written_at = clock()  # the run's start counts as the last line for the quiet rule
+        self._step = 0
+        self._open = False  # a live line is on the screen without its newline
+
+    def due(self, done: int, total: int, *, force: bool = False) -> bool:
+        now = self.clock()
+        if self.live:
+            if not force and now - self._written_at < self.MIN_INTERVAL_S:
+                return False
+        else:
+            step = done * self.STEPS // max(total, 1)
+            if step <= self._step and now - self._written_at < self.QUIET_S:
+                return False
+            self._step = max(step, self._step)
+        self._written_at = now
+        return True
+
+    def write(self, text: str) -> None:
+        if self.live:
+            print(f"\r{text}", end="", file=self.stream, flush=True)
+            self._open = True
+        else:
+            print(text.rstrip(), file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self._open:
+            print(file=self.stream, flush=True)
+            self._open = False
+
+
+class Progress:
+    """The run's progress on stderr (`Pace` says when and how), written when a cell finishes (always
+    for the last one) and by `tick()`: cells done, outcomes, requests in flight and waiting on a rate
+    limit, eta."""
+
+    def __init__(self, total: int, *, stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic):
         self.total, self.done = total, 0
         self.counts = {"pass": 0, "miss": 0, "unscored": 0, "error": 0}
-        self.started = time.monotonic()
-        self._drawn = 0.0
+        self.clock = clock
+        self.started = clock()
+        self.pace = Pace(stream, clock=clock)
         self._last = ""
 
     def update(self, record: TrialRecord) -> None:
@@ -44,21 +100,23 @@ class Progress:
         self.draw(force=self.done == self.total)
 
     def draw(self, force: bool = False) -> None:
+        if not self.pace.due(self.done, self.total, force=force):
+            return
         from candidates.ratelimit import REQUESTS
 
-        now = time.monotonic()
-        if not force and now - self._drawn < self.MIN_INTERVAL_S:
-            return
-        self._drawn = now
-        elapsed = now - self.started
+        elapsed = self.clock() - self.started
         # no estimate until a cell has finished: "eta 0s" before then read as "almost done"
         eta = f"{elapsed / self.done * (self.total - self.done):4.0f}s" if self.done else "   ?"
-        width = 24
-        filled = int(width * self.done / max(self.total, 1))
         summary = " ".join(f"{k} {v}" for k, v in self.counts.items())
-        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-              f"{self._last}  {summary}  requests {REQUESTS.in_flight} in flight, {REQUESTS.waiting} waiting"
-              f"  eta {eta}   ", end="", file=sys.stderr, flush=True)
+        requests = f"requests {REQUESTS.in_flight} in flight, {REQUESTS.waiting} waiting"
+        if self.pace.live:
+            width = 24
+            filled = int(width * self.done / max(self.total, 1))
+            self.pace.write(f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+                            f"{self._last}  {summary}  {requests}  eta {eta}   ")
+        else:
+            self.pace.write(f"cells {self.done}/{self.total} after {elapsed:.0f}s  last {self._last or '-'}  "
+                            f"{summary}  {requests}  eta {eta.strip()}")
 
     def close(self) -> None:
-        print(file=sys.stderr)
+        self.pace.close()

@@ -363,7 +363,7 @@ def perception(trials: Iterable[TrialRecord]) -> dict | None:
     played, the latency of each stage from the end of speech (p50/p95), and
     the word error rate of the transcript the assistant got against the
     scenario's line the glasses spoke (`glasses.script`; older records have
-    none)."""
+    none); `frames` counts the camera turns by where their frames came from (`frame_sources`)."""
     turns = [turn for trial in trials if not trial.errored for turn in trial.turns]
     if not any(turn.metrics.measured for turn in turns):
         return None
@@ -380,5 +380,20 @@ def perception(trials: Iterable[TrialRecord]) -> dict | None:
     rates = speech_error_rates(turns)
     wer = {"mean": round(statistics.fmean(rates), 3), "median": round(statistics.median(rates), 3),
            "n": len(rates)} if rates else None
-    return {"turns": len(turns), "sources": channels, "stages_s": stages, "speech_wer": wer}
+    return {"turns": len(turns), "sources": channels, "stages_s": stages, "speech_wer": wer,
+            "frames": frame_sources(turns)}
+
+
+FRAME_SOURCE_NAMES = {"recording": "recorded", "synthetic": "synthetic", "pictograph": "pictograph"}
+
+
+def frame_sources(turns) -> dict[str, int]:
+    """Where the frames of the camera turns (Turns 1 and 2; the camera is off on Turn 3) came from, per
+    turn: `recorded`, `synthetic`, `pictograph`, or `none` (no frame of its own: the camera block was
+    the scenario's text, or a live camera's frames)."""
+    counts: dict[str, int] = defaultdict(int)
+    for turn in turns:
+        if turn.turn in (1, 2):
+            counts[FRAME_SOURCE_NAMES.get(turn.glasses.frames_source or "", "none")] += 1
+    return dict(sorted(counts.items()))
 

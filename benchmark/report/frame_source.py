@@ -1,0 +1,104 @@
+"""Where a run's camera frames came from, as findings.md (under the headline, and in the Perception
+section), the viewer and `wearsim simulate` say it: `pictograph`, `synthetic`, `recorded` or `none`,
+counted over the camera turns (summary.json `perception.frames`, from each turn's
+`glasses.frames_source`); and, when the scene describer was given drawn frames it cannot read (no
+offline describer reads a pictograph), that it could not and what reads them instead."""
+
+from __future__ import annotations
+
+from candidates.model_ids import REALTIME_MODELS
+from perception.describer_spec import cannot_read
+
+SOURCES = ("pictograph", "synthetic", "recorded", "none")
+WHAT = {"pictograph": "each turn's scene spec drawn as pictures, no caption",
+        "synthetic": "the scenario's camera text drawn on a grey card",
+        "recorded": "recordings from the media folder",
+        "none": "no frame of its own: the camera block was the scenario's written text"}
+MISSES = {"opencv": "it names colours and shapes, not things",
+          "authored": "it finds no written text in them and falls back to opencv's colours and shapes",
+          "ocr": "it reads only text in the pixels"}
+READERS = {"pictograph": f"a model that sees them: a realtime API (`--model {REALTIME_MODELS[0][0]}`) "
+                         "or a vision model as the describer (`--describer openai:MODEL`)",
+           "synthetic": "`--describer authored` (the text from the frame's comment) or `--describer ocr`"}
+PICTOGRAPH_NOTE = ("Frames without a recording were pictographs: each turn's scene spec drawn as pictures "
+                   "(objects, hands, setting; no caption), so the assistant had to see what changed, not read it.")
+
+
+def frame_counts(summary: dict) -> dict[str, int]:
+    """Camera turns per frame source; a summary without the count (older, or a proactive run) says it
+    through the manifest's flags, a text-proxy run has none."""
+    manifest, perception = summary.get("manifest") or {}, summary.get("perception") or {}
+    counts = perception.get("frames")
+    if isinstance(counts, dict):
+        return {source: int(counts[source]) for source in SOURCES if counts.get(source)}
+    stream = manifest.get("via") == "stream" or bool(perception)
+    if stream and (manifest.get("pictograph_frames") or manifest.get("synthetic_frames")):
+        return {"pictograph" if manifest.get("pictograph_frames") else "synthetic": 0}  # 0: not counted
+    return {} if stream else {"none": 0}
+
+
+def frame_source(summary: dict) -> str:
+    """The run's frame source: the kind most of its camera turns had frames of, else `none`."""
+    seen = {k: v for k, v in frame_counts(summary).items() if k != "none"}
+    return max(seen, key=lambda k: (seen[k], k == "pictograph")) if seen else "none"
+
+
+def frame_source_text(summary: dict) -> str | None:
+    """"Frames: pictograph in 94 of 100 camera turns (...), recorded in 6." and the describer note."""
+    counts = frame_counts(summary)
+    if not counts:
+        return None
+    main, turns = frame_source(summary), sum(counts.values())
+    if turns:
+        rest = [f"{source} in {n}" for source, n in counts.items() if source != main]
+        text = (f"Frames: {main} in {counts.get(main, 0)} of {turns} camera turns ({WHAT[main]})"
+                + (", " + ", ".join(rest) if rest else "") + ".")
+    elif main == "none":
+        text = "Frames: none (the text proxy: every camera block was the scenario's written text)."
+    else:  # a summary made before the count: the manifest's flag
+        text = f"Frames: {main} ({WHAT[main]})."
+    note = describer_note(summary)
+    return f"{text} {note}" if note else text
+
+
+def describer_note(summary: dict) -> str | None:
+    """When a scene describer was given drawn frames it cannot read: which, why, and what reads them."""
+    manifest = summary.get("manifest") or {}
+    described = ((summary.get("perception") or {}).get("sources", {}).get("camera") or {}).get("perceived")
+    describer, counts = manifest.get("describer"), frame_counts(summary)
+    unread = [s for s in ("pictograph", "synthetic") if s in counts and cannot_read(describer, s)]
+    if not unread or not described:
+        return None
+    return " ".join(unreadable_note(describer, source) for source in unread)
+
+
+def before_run_note(describer: str | None, source: str | None, model_id: str) -> str | None:
+    """What `wearsim bench` and `wearsim simulate` say before they play drawn frames (`source`) to a chat
+    model behind a describer that cannot read them; None when it can, or a realtime model sees the frames."""
+    from candidates.model_ids import is_realtime
+
+    if not source or is_realtime(model_id) or not cannot_read(describer, source):
+        return None
+    return f"note: {unreadable_note(describer, source)}"
+
+
+def unreadable_note(describer: str, source: str) -> str:
+    return (f"The `{describer}` describer cannot read {source} frames ({MISSES[describer]}), so the camera "
+            f"blocks made of them do not say what the frames show; {source} frames are meant for "
+            f"{READERS[source]}.")
+
+
+def perceived_label(summary: dict) -> str:
+    """The Perception table's name for a channel made by perception: Whisper, or the describer."""
+    describer = (summary.get("manifest") or {}).get("describer")
+    return f"perceived (Whisper; describer `{describer}`)" if describer else "perceived (Whisper, describer)"
+
+
+def frame_table(summary: dict, table) -> list[str]:
+    """The Perception section's count of camera turns per frame source (`table`: findings' table helper)."""
+    counts = (summary.get("perception") or {}).get("frames") or {}
+    if not counts:
+        return []
+    rows = [[f"`{source}`", WHAT[source], str(counts.get(source, 0))] for source in SOURCES]
+    return ["Where the camera turns' frames came from (Turns 1 and 2):", "",
+            *table(["frames", "what they are", "turns"], rows), ""]
