@@ -14,7 +14,10 @@ Outcomes (`benchmark.scoring.proactive` decides them): `hit` (inside the
 window and conveys the event; the first per event), `duplicate` (conveys the
 event after a hit), `late` (conveys it after the window, before any hit),
 `false_alarm` (before the onset, not conveying it, or in a quiet control),
-`unscored` (the judge could not tell), None for a silent probe.
+`unscored` (the judge could not tell), None for a silent probe. A remark is
+an `echo` when it only repeats what the user said in the trial or the camera
+text it was given (`benchmark.scoring.proactive.echoes`): it never conveys
+the event, and the findings count echoes apart.
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ class Probe:
     audio_file: str | None = None  # a spoken remark, saved in the run dir
     outcome: str | None = None
     verdict: Verdict | None = None  # the judge's, for a remark in an event scenario
+    camera: str | None = None  # the camera text the probe was given (a chat backend's description); None: pixels
+    echo: bool = False  # the remark only repeats the user's words or the camera text (set when scored)
 
     @property
     def remark(self) -> bool:
@@ -71,7 +76,8 @@ class Probe:
         return {"n": self.n, "asked_ms": self.asked_ms, "frame_ms": self.frame_ms, "scene": self.scene,
                 "text": self.text, "silent": self.silent, "spoke_ms": self.spoke_ms, "done_s": self.done_s,
                 "usage": None if self.usage is None else self.usage.to_json(), "audio_file": self.audio_file,
-                "outcome": self.outcome, "verdict": _verdict_json(self.verdict)}
+                "outcome": self.outcome, "verdict": _verdict_json(self.verdict), "camera": self.camera,
+                "echo": self.echo}
 
     @classmethod
     def from_json(cls, data: Any, where: str) -> "Probe":
@@ -94,6 +100,11 @@ class Probe:
         audio = data.get("audio_file")
         if audio is not None and not isinstance(audio, str):
             problems.append(f"{where}: field 'audio_file' must be a string or null")
+        camera = data.get("camera")
+        if camera is not None and (not isinstance(camera, str) or len(camera) > 100_000):
+            problems.append(f"{where}: field 'camera' must be a string (at most 100,000 characters) or null")
+        if not isinstance(data.get("echo", False), bool):
+            problems.append(f"{where}: field 'echo' must be true or false")
         usage = verdict = None
         try:
             usage = None if data.get("usage") is None else Usage.from_json(data["usage"])
@@ -106,7 +117,7 @@ class Probe:
         if problems:
             raise WatchingError(problems)
         return cls(values["n"], values["asked_ms"], values["frame_ms"], text, data["silent"], values["spoke_ms"],
-                   done, usage, values["scene"], audio, outcome, verdict)
+                   done, usage, values["scene"], audio, outcome, verdict, camera, data.get("echo", False))
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,17 @@ def cell_line(condition: str, name: str, cell: dict, *, markdown: bool = False) 
     return (f"{bold}Events caught on time ({condition}, {name}): {cell['hits']} of {cell['events']}{bold} "
             f"(recall {_rate(cell['recall'])}); {bold}false alarms: {_per_min(cell['false_alarms_per_min'])} per "
             f"minute{bold} of stream ({cell['false_alarms']} in {cell['stream_minutes']:.1f} min, "
-            f"{cell['false_alarms_in_quiet_controls']} of them in {quiet} quiet control{'s' * (quiet != 1)}).")
+            f"{cell['false_alarms_in_quiet_controls']} of them in {quiet} quiet control{'s' * (quiet != 1)}"
+            f"{_echoes(cell)}).")
+
+
+def _echoes(cell: dict) -> str:
+    """The remarks that only echoed the user's words or the camera text, counted apart (an older
+    summary has no count)."""
+    n = cell.get("echoes")
+    if not n:
+        return ""
+    return f"; {n} remark{'s' * (n != 1)} only echoed the user's words or the camera text"
 
 
 def proactive_headline(summary: dict) -> str:
@@ -75,13 +85,13 @@ def render_proactive_findings(summary: dict) -> str:
                   "(a false alarm); one it cannot decide is unscored (neither hit nor false alarm).", ""]
     rows = [[c, n, _rate(cell["recall"]), _rate(cell["precision"]), _per_min(cell["false_alarms_per_min"]),
              f"{_seconds(cell['time_to_speak_p50_s'])} / {_seconds(cell['time_to_speak_p95_s'])}",
-             str(cell["late"]), str(cell["duplicates"]), str(cell["unscored_remarks"]),
+             str(cell["late"]), str(cell["duplicates"]), str(cell.get("echoes", "-")), str(cell["unscored_remarks"]),
              f"{cell['probes']} ({cell['silent_probes']} silent)",
              "unknown" if cell["cost_per_hour_usd"] is None else f"${cell['cost_per_hour_usd']:.4f}"]
             for c, n, cell in _cells(summary)]
     lines += ["## Grid", "", "One row per condition and cell (strategy, and frame policy when swept).", ""]
     lines += table(["condition", "cell", "recall", "precision", "false alarms / min", "time to speak p50 / p95",
-                    "late", "duplicates", "unscored", "probes", "cost / hour watched"], rows)
+                    "late", "duplicates", "echoes", "unscored", "probes", "cost / hour watched"], rows)
     unknown = sorted({why for _, _, cell in _cells(summary) for why in cell["cost_unknown"]})
     if unknown:
         lines += ["", "Cost unknown: " + "; ".join(unknown[:5])]
@@ -93,7 +103,8 @@ def render_proactive_findings(summary: dict) -> str:
     for c, n, cell in _cells(summary):
         for row in cell["scenarios"]:
             window = "quiet" if row["kind"] == "quiet" else f"[{row['onset_s']:.0f}, {row['window_end_s']:.0f}]"
-            remarks = "; ".join(f"{r['at_s']:.1f} s {r['outcome'] or '?'}: {r['text'][:80]}" for r in row["remarks"]
+            remarks = "; ".join(f"{r['at_s']:.1f} s {r['outcome'] or '?'}{' (echo)' * bool(r.get('echo'))}: "
+                                f"{r['text'][:80]}" for r in row["remarks"]
                                 if r["at_s"] is not None) or "none"
             rows.append([c, n, f"{row['scenario_id']} t{row['trial']}", window, row["outcome"] or "-",
                          f"{row['probes']}", remarks])

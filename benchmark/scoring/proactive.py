@@ -6,7 +6,11 @@ The rule, per trial (docs/proactive.md says it in prose):
 - In an event scenario, remarks are taken in the order they were heard
   (`spoke_ms`). A remark made before the event (the newest frame the
   assistant had showed an earlier scene; an unprompted remark: it came
-  before the onset) is a false alarm. Otherwise the judge decides whether it
+  before the onset) is a false alarm. A remark conveys the event only through
+  words it did not copy from what the user said in the trial or from the
+  camera text it was given (runs of `core.words.COPY_RUN` words shared with
+  either): one that only echoes (`echoes`) is a false alarm, not conveying
+  it, without asking the judge; echoes are counted apart. Otherwise the judge decides whether it
   conveys the event (label `current` against the event's expected keys):
   one that does not is a false alarm (for the lexical judge: one that names
   none of the keys); one the judge cannot tell is unscored; the first that
@@ -37,8 +41,10 @@ from core.watching import Probe, Watching
 
 RULE = ("A remark inside the event's window that conveys the event is a hit (the first per event; later ones "
         "are duplicates). A remark made before the event, one that does not convey it, or any remark in a "
-        "quiet control is a false alarm. An event without a hit in its window is a miss; a remark that conveys "
-        "it after the window is recorded as late.")
+        "quiet control is a false alarm. A remark conveys the event only through words it did not copy from "
+        "what the user said in the trial or from the camera text it was given: one that only echoes them does "
+        "not. An event without a hit in its window is a miss; a remark that conveys it after the window is "
+        "recorded as late.")
 
 
 def before_event(probe: Probe, onset_ms: int) -> bool:
@@ -58,11 +64,45 @@ def names_nothing(verdict: Verdict) -> bool:
         verdict.unscored_reason or "").startswith(NO_SIGNAL)
 
 
+def echo_sources(probe: Probe, scenario) -> tuple[str | None, ...]:
+    """What a remark may have copied: the user's opening line, the camera text the probe was given
+    (when recorded) and the authored camera text of the scene its newest frame showed."""
+    scene = probe.scene if probe.scene is not None and 0 <= probe.scene < len(scenario.scenes) else None
+    return (scenario.opening_user, probe.camera, None if scene is None else scenario.scenes[scene].camera)
+
+
+def echoes(probe: Probe, scenario) -> bool:
+    """The remark only echoes: in an event scenario, every expected key it names lies in words copied
+    from the user's line or the camera text (`core.words.uncopied_words`); otherwise, or when it names
+    no key, nothing of 4 letters or more is left once the copied words are set aside."""
+    from core.words import uncopied_words
+
+    own = " ".join(uncopied_words(probe.text, echo_sources(probe, scenario)))
+    if scenario.event is not None:
+        answers = scenario.judge_scenario().answers
+        if _names_a_key(probe.text, answers):
+            return not _names_a_key(own, answers)
+    return not any(len(word) >= 4 for word in own.split())
+
+
+def _names_a_key(text: str, answers) -> bool:
+    from benchmark.judges.signals import code_signals
+
+    signals = code_signals(text, answers)
+    return bool(signals["word_boundary"]["current_answers"] or signals["fuzzy"]["current_answers"])
+
+
+def mark_echoes(scenario, watching: Watching) -> Watching:
+    """Each remark's `echo` flag (`echoes`)."""
+    return watching.replace(probes=tuple(replace(p, echo=p.remark and echoes(p, scenario)) for p in watching.probes))
+
+
 def needs_judging(watching: Watching) -> list[Probe]:
-    """The remarks a judge must read: an event scenario's remarks made from the event on."""
+    """The remarks a judge must read: an event scenario's remarks made from the event on that do not
+    only echo."""
     if watching.kind != "event" or watching.onset_ms is None:
         return []
-    return [p for p in watching.remarks if not before_event(p, watching.onset_ms)]
+    return [p for p in watching.remarks if not before_event(p, watching.onset_ms) and not p.echo]
 
 
 def decide(watching: Watching, verdicts: dict[int, Verdict | None]) -> Watching:
@@ -76,7 +116,7 @@ def decide(watching: Watching, verdicts: dict[int, Verdict | None]) -> Watching:
     decided: dict[int, tuple[str | None, Verdict | None]] = {}
     for probe in sorted(watching.remarks, key=lambda p: (p.spoke_ms if p.spoke_ms is not None else 1 << 62, p.n)):
         verdict = verdicts.get(probe.n)
-        if before_event(probe, onset):
+        if before_event(probe, onset) or probe.echo:
             outcome = "false_alarm"
         elif verdict is not None and names_nothing(verdict):
             outcome = "false_alarm"
@@ -98,10 +138,12 @@ def decide(watching: Watching, verdicts: dict[int, Verdict | None]) -> Watching:
 
 async def judge_watching(scenario, watching: Watching, judge: Judge,
                          label: Callable[[Judge, JudgeCase], Awaitable[Verdict]] | None = None) -> Watching:
-    """The trial's outcomes: the remarks that need it judged against the event (`scenario` a
-    `ProactiveScenario`), then `decide`. `label` asks the judge (the runner's, which meters it)."""
+    """The trial's outcomes: echoes marked, the remarks that need it judged against the event
+    (`scenario` a `ProactiveScenario`), then `decide`. `label` asks the judge (the runner's, which
+    meters it)."""
     ask = label or (lambda by, case: by.label(case))
     verdicts: dict[int, Verdict | None] = {}
+    watching = mark_echoes(scenario, watching)
     judged = needs_judging(watching)
     if judged:
         case_scenario = scenario.judge_scenario()
@@ -198,6 +240,7 @@ def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknow
         "false_alarms": false_alarms,
         "false_alarms_in_quiet_controls": sum(w.count("false_alarm") for w in watched if w.kind == "quiet"),
         "unscored_remarks": sum(w.count("unscored") for w in watched),
+        "echoes": sum(p.echo for w in watched for p in w.remarks),
         "probes": sum(w.asked for w in watched),
         "silent_probes": sum(p.silent for w in watched for p in w.probes),
         "remarks": sum(len(w.remarks) for w in watched),
@@ -224,7 +267,7 @@ def _scenario_row(record: TrialRecord) -> dict:
             "probes": w.asked, "false_alarms": w.count("false_alarm"),
             "time_to_speak_s": None if hit is None else round((hit.spoke_ms - w.onset_ms) / 1000, 3),
             "remarks": [{"at_s": None if p.spoke_ms is None else p.spoke_ms / 1000, "outcome": p.outcome,
-                         "text": p.text[:160]} for p in w.remarks]}
+                         "echo": p.echo, "text": p.text[:160]} for p in w.remarks]}
 
 
 def proactive_summary(trials: Sequence[TrialRecord], cost_of: Callable[[TrialRecord], tuple[float | None, list[str]]]
