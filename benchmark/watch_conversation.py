@@ -81,7 +81,8 @@ class WatchConversation:
             recorded.append(Probe(event.probe, event.asked_ms - origin,
                                   None if event.frame_ms is None else event.frame_ms - origin, event.text,
                                   event.silent, spoke, event.done_s, event.usage if event.usage.reported else None,
-                                  None if event.frame_ms is None else plan.scene_at(event.frame_ms)))
+                                  None if event.frame_ms is None else plan.scene_at(event.frame_ms),
+                                  camera=event.camera))
         sent = [t for t in done.frames.get("sent_ms", []) if isinstance(t, int)]
         watching = Watching(
             strategy=self.strategy, kind=scenario.kind, stream_ms=scenario.stream_ms,

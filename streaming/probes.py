@@ -88,4 +88,4 @@ class Probes:
         silent = quiet.silent
         first_s = None if silent else round((first[0] if first else time.monotonic()) - asked_at, 3)
         await self.send(wire.ProbeDone(n, asked_ms, frame_ms, reply.text, silent, first_s, done_s, reply.usage,
-                                       reply.incomplete, reply.session_lost))
+                                       reply.incomplete, reply.session_lost, self.backend.probe_camera))

@@ -139,6 +139,7 @@ class ProbeDone:
     usage: Usage = Usage()
     incomplete: str | None = None
     session_lost: str | None = None
+    camera: str | None = None  # the camera text the probe was given (a chat backend's description); None: pixels
 
 
 @dataclass(frozen=True)

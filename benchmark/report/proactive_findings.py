@@ -9,6 +9,7 @@ then every trial's remarks.
 from __future__ import annotations
 
 from benchmark.report.human_check import human_check_line
+from benchmark.scoring.blind import blind_line
 from benchmark.report.text_format import interval, one_line, pct, table
 
 
@@ -59,14 +60,17 @@ def _echoes(cell: dict) -> str:
 
 
 def proactive_headline(summary: dict) -> str:
-    """The CLI's closing lines: one per condition and cell."""
-    return "\n".join(cell_line(c, n, cell) for c, n, cell in _cells(summary))
+    """The CLI's closing lines: the blind camera's warning, then one per condition and cell."""
+    blind = blind_line(summary.get("blind_camera"))
+    return "\n".join([*([blind] if blind else []), *(cell_line(c, n, cell) for c, n, cell in _cells(summary))])
 
 
 def render_proactive_findings(summary: dict) -> str:
     summary = one_line(summary)
     manifest = summary["manifest"]
     lines = ["# Findings: proactive trials", ""]
+    if blind := blind_line(summary.get("blind_camera")):
+        lines += [f"**{blind}**", ""]
     for c, n, cell in _cells(summary):
         lines += [cell_line(c, n, cell, markdown=True), ""]
     lines += [f"How it is scored: {summary.get('proactive_rule') or ''} Recall is hits over events; precision "
