@@ -90,7 +90,8 @@ class WatchConversation:
             window_end_ms=scenario.window_end_ms, expected=scenario.event.expected if scenario.event else (),
             probes=tuple(recorded), frames_sent_ms=tuple(t - origin for t in sent),
             pictures=await asyncio.to_thread(self._pictures, plan, sent, origin) if self.keep_frames else (),
-            audio=tuple((p.probe, pcm) for p in probes if not p.silent and (pcm := self.client.remark_audio(p.probe))))
+            audio=tuple((p.probe, pcm) for p in probes if not p.silent and (pcm := self.client.remark_audio(p.probe))),
+            skipped=done.skipped)
         return Watched(turns, watching, messages, self.backend)
 
     def _pictures(self, plan, sent: list[int], origin: int) -> tuple[tuple[int, bytes], ...]:

@@ -137,6 +137,7 @@ class Watching:
     thumbnails: tuple[tuple[int, str], ...] = ()  # (stream time, file in the run dir) of each frame sent
     pictures: tuple[tuple[int, bytes], ...] = ()  # their bytes until the runner writes them; never recorded
     audio: tuple[tuple[int, bytes], ...] = ()  # (probe, spoken remark PCM16) until the runner writes it; never recorded
+    skipped: int = 0  # probes due that the server's pace skipped (`probe.paced`)
 
     @property
     def remarks(self) -> tuple[Probe, ...]:
@@ -162,7 +163,7 @@ class Watching:
                 "scene_starts_ms": list(self.scene_starts_ms), "onset_ms": self.onset_ms,
                 "window_end_ms": self.window_end_ms, "expected": list(self.expected), "outcome": self.outcome,
                 "probes": [p.to_json() for p in self.probes], "frames_sent_ms": list(self.frames_sent_ms),
-                "thumbnails": [[t, name] for t, name in self.thumbnails]}
+                "thumbnails": [[t, name] for t, name in self.thumbnails], "probes_skipped": self.skipped}
 
     @classmethod
     def from_json(cls, data: Any, where: str) -> "Watching":
@@ -175,6 +176,7 @@ class Watching:
         if data.get("kind") not in ("event", "quiet"):
             problems.append(f"{where}: field 'kind' must be 'event' or 'quiet', got {data.get('kind')!r}")
         stream = _int(data, "stream_ms", where, problems, required=True)
+        skipped = _int(data, "probes_skipped", where, problems) or 0
         onset = _int(data, "onset_ms", where, problems)
         end = _int(data, "window_end_ms", where, problems)
         starts = _ints(data.get("scene_starts_ms"), f"{where}: field 'scene_starts_ms'", problems)
@@ -206,7 +208,7 @@ class Watching:
         if problems:
             raise WatchingError(problems)
         return cls(strategy, data["kind"], stream, tuple(starts), onset, end, tuple(expected), tuple(probes),
-                   outcome, tuple(sent), tuple(thumbnails))
+                   outcome, tuple(sent), tuple(thumbnails), skipped=skipped)
 
 
 def _int(data: dict, name: str, where: str, problems: list[str], *, required: bool = False) -> int | None:

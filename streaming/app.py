@@ -30,6 +30,7 @@ from fastapi import FastAPI, WebSocket
 from core.token_bucket import TokenBucket
 from streaming import wire
 from streaming.memory import Trimmer, fix_mmap_threshold
+from streaming.probe_pace import DEFAULT_MIN_GAP_S, DEFAULT_RATE, ProbePace
 
 log = logging.getLogger("wearsim.server")
 
@@ -71,6 +72,10 @@ class ServerSettings:
     # the frame policy of a session whose hello names none (`wearsim serve --frame-policy`); None: `end`
     # for a chat backend (today's cascade), `fps:1` for a realtime API
     frame_policy: str | None = None
+    # proactive probes, paced on the server's wall clock (streaming.probe_pace): the least gap between one
+    # session's probes (`--probe-min-gap`) and the probes a second over the whole server (`--probe-rate`)
+    probe_min_gap_s: float = DEFAULT_MIN_GAP_S
+    probe_rate: float = DEFAULT_RATE
 
     @classmethod
     def with_room_for(cls, sessions: int, **settings) -> "ServerSettings":
@@ -94,6 +99,8 @@ class ServerSettings:
             from perception.frame_policy import parse_frame_policy
 
             self.frame_policy = parse_frame_policy(self.frame_policy).name
+        if not (self.probe_rate > 0 and 0 <= self.probe_min_gap_s <= 3600):
+            raise ValueError("probe_rate must be above 0 and probe_min_gap_s from 0 to 3600 seconds")
         if self.frame_bytes_per_session < wire.MAX_FRAME_BYTES:
             raise ValueError(f"frame_bytes_per_session must hold one frame ({wire.MAX_FRAME_BYTES} bytes)")
 
@@ -192,6 +199,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         state["transcriber"] = Transcriber(settings.asr_model)
         state["vad"] = VoiceActivity()
         state["frame_budget"] = FrameBudget(settings.frame_bytes_total)
+        state["probe_pace"] = ProbePace(settings.probe_rate, settings.probe_min_gap_s)
         max_open = max(settings.max_open_backends, len(settings.allowed_backends or ()))
         state["backends"] = Backends(settings.backend_base_url, max_open)
         # vision-model describers, each opened once for the server's life and shared by every session
@@ -466,4 +474,4 @@ class Connection:
         policy = config.frame_policy or settings.frame_policy  # neither: the backend's default
         return Session(config, segmenter, backend, self.send, frames=frames,
                        policy=parse_frame_policy(policy) if policy else None,
-                       camera_profile=camera_conditions(config.camera_conditions))
+                       camera_profile=camera_conditions(config.camera_conditions), pace=state["probe_pace"])

@@ -78,6 +78,7 @@ from media_effects.frames import Frame, FrameBuffer, pick_context_frame, select_
 from perception.speech import FinalTranscript, PartialTranscript, SpeechSegmenter, SpeechStarted
 from streaming import wire
 from streaming.backends import Backend
+from streaming.probe_pace import ProbePace
 from streaming.probes import Probes
 from streaming.proactive import parse_strategy
 from streaming.relay import Relay
@@ -113,7 +114,7 @@ class Session:
     def __init__(self, config: SessionConfig, segmenter: SpeechSegmenter, backend: Backend, send: Send, *,
                  frames: FrameBuffer | None = None,
                  policy: FramePolicy | None = None, camera_profile=None,
-                 max_pending_audio: int = wire.MAX_PENDING_AUDIO_BYTES):
+                 max_pending_audio: int = wire.MAX_PENDING_AUDIO_BYTES, pace: ProbePace | None = None):
         self.config = config
         self.segmenter = segmenter
         self.backend = backend
@@ -126,7 +127,7 @@ class Session:
                                               "session needs one that streams (fps:1, speech:1/0.5, change:0.02)")
         if self.strategy is not None and (refusal := backend.proactive_refusal(self.strategy)):
             raise wire.WireError("bad_hello", refusal)
-        self.probes = Probes(self.strategy, backend, send) if self.strategy is not None else None
+        self.probes = Probes(self.strategy, backend, send, pace) if self.strategy is not None else None
         self.camera_profile = camera_profile  # the hello's camera conditions: an impairment profile, or None
         self.gate = FrameGate(self.policy)
         self.sent = FrameBuffer(max_frames=120, max_bytes=self.frames.max_bytes // 2, budget=self.frames.budget)
@@ -323,7 +324,7 @@ class Session:
         """Start a probe when one is due, nobody speaks and nothing is being answered."""
         if self.probes is None or self._reply is not None or self.segmenter.in_speech or self._audio_end_ms is None:
             return
-        probe = self.probes.due(self._audio_end_ms)
+        probe = await self.probes.due(self._audio_end_ms)
         if probe is None:
             return
         self._reply = asyncio.create_task(probe, name=f"probe {self.probes.asked}")
@@ -467,6 +468,8 @@ class Session:
             await asyncio.gather(self._reply, return_exceptions=True)
         self._queue.clear()
         self._held.clear()
+        if self.probes is not None:
+            self.probes.close()
         self.frames.close()  # the frames offered and the frames sent: released, and out of the budget, now
         self.sent.close()
         await self.backend.aclose()

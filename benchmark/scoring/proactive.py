@@ -243,6 +243,7 @@ def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknow
         "echoes": sum(p.echo for w in watched for p in w.remarks),
         "probes": sum(w.asked for w in watched),
         "silent_probes": sum(p.silent for w in watched for p in w.probes),
+        "probes_skipped": sum(w.skipped for w in watched),
         "remarks": sum(len(w.remarks) for w in watched),
         "recall": _ratio(hits, len(events), recall_rows),
         "precision": _ratio(sum(k for k, _ in precision_rows), sum(n for _, n in precision_rows), precision_rows),
