@@ -80,9 +80,11 @@ class ServerSettings:
     @classmethod
     def with_room_for(cls, sessions: int, **settings) -> "ServerSettings":
         """Settings whose session and pending-hello caps hold at least `sessions` at once (the
-        in-process server of a run with `--concurrency sessions`); never below the defaults."""
+        in-process server of a run with `--concurrency sessions`); never below the defaults. Its probe
+        rate gives each of them a probe a second (`every:1`, the busiest strategy, keeps its meaning)."""
         return cls(max_sessions=max(cls.max_sessions, sessions),
-                   max_pending_hellos=max(cls.max_pending_hellos, sessions), **settings)
+                   max_pending_hellos=max(cls.max_pending_hellos, sessions),
+                   probe_rate=max(cls.probe_rate, float(sessions)), **settings)
 
     def __post_init__(self):
         if self.allowed_backends is not None:

@@ -16,6 +16,10 @@ with nobody speaking. So the server also paces them:
   contend for that token, the one refused longest ago gets the next (a claim lapses
   after one gap: a session that stopped asking holds no one up for longer).
 
+- while any session's user speaks or is being answered (from the start of speech to
+  the reply's end: `hold`, `release`), no probe starts anywhere: a spoken question
+  goes first, and the probes already asked finish while the user is still talking.
+
 A due probe the pace refuses is skipped, never queued: the schedule moves on as if it
 had been asked (`ProbeSchedule.skip`), and the session counts it and, the first time,
 tells the client (`probe.paced`). Real-time streams keep their strategies' meaning in
@@ -30,7 +34,8 @@ from collections.abc import Callable
 from core.token_bucket import TokenBucket
 
 DEFAULT_MIN_GAP_S = 1.0
-DEFAULT_RATE = 4.0  # probes a second over the whole server
+DEFAULT_RATE = 1.0  # probes a second over the whole server
+TURN_HOLD_S = 35.0  # a spoken turn holds probes back at most this long (an utterance is cut at 30 s)
 SLACK_S = 0.1  # a real-time client's pacing jitter: a probe due this much early in wall time still starts
 
 
@@ -45,6 +50,7 @@ class ProbePace:
         self.bucket = TokenBucket(self.rate, 1.0, clock=clock)
         self._sessions: set[int] = set()
         self._claims: dict[int, float] = {}  # session -> when the bucket first refused it, while it waits
+        self._holds: dict[int, float] = {}  # session -> when its turn's hold lapses
 
     def join(self, session: object) -> None:
         self._sessions.add(id(session))
@@ -52,6 +58,20 @@ class ProbePace:
     def leave(self, session: object) -> None:
         self._sessions.discard(id(session))
         self._claims.pop(id(session), None)
+        self._holds.pop(id(session), None)
+
+    def hold(self, session: object) -> None:
+        """`session`'s user started speaking: no probe starts until its reply is done (`release`)."""
+        self._holds[id(session)] = self.clock() + TURN_HOLD_S
+
+    def release(self, session: object) -> None:
+        self._holds.pop(id(session), None)
+
+    @property
+    def held(self) -> bool:
+        now = self.clock()
+        self._holds = {k: t for k, t in self._holds.items() if t > now}
+        return bool(self._holds)
 
     @property
     def gap_s(self) -> float:
@@ -62,7 +82,7 @@ class ProbePace:
     def allow(self, session: object, last_start: float | None) -> bool:
         """`session`'s probe may start now (its last one started at `last_start`, on this clock)."""
         now = self.clock()
-        if last_start is not None and now - last_start < self.gap_s - SLACK_S:
+        if self.held or last_start is not None and now - last_start < self.gap_s - SLACK_S:
             return False
         key = id(session)
         self._claims = {k: t for k, t in self._claims.items() if now - t <= self.gap_s}
@@ -75,4 +95,4 @@ class ProbePace:
 
     def describe(self) -> dict:
         return {"min_gap_s": self.min_gap_s, "rate": self.rate, "sessions": len(self._sessions),
-                "gap_s": round(self.gap_s, 3)}
+                "gap_s": round(self.gap_s, 3), "held": self.held}

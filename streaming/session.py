@@ -127,6 +127,7 @@ class Session:
                                               "session needs one that streams (fps:1, speech:1/0.5, change:0.02)")
         if self.strategy is not None and (refusal := backend.proactive_refusal(self.strategy)):
             raise wire.WireError("bad_hello", refusal)
+        self.pace = pace  # the server's: a spoken turn here holds every session's probes back
         self.probes = Probes(self.strategy, backend, send, pace) if self.strategy is not None else None
         self.camera_profile = camera_profile  # the hello's camera conditions: an impairment profile, or None
         self.gate = FrameGate(self.policy)
@@ -370,6 +371,8 @@ class Session:
     async def _on_speech(self, event) -> None:
         if isinstance(event, SpeechStarted):
             await self.send(wire.SpeechStarted(event.t_ms))
+            if self.pace is not None:
+                self.pace.hold(self)  # until this turn's reply is done
             if not self._replying:  # its audio has reached the backend (a reply holds it back)
                 await self.backend.speech_started()
             elif self.config.barge_in:
@@ -417,6 +420,14 @@ class Session:
         return await self.backend.perceive(authored, final.text, frame, context_jpeg)
 
     async def _run_turn(self, final: FinalTranscript, heard_at: float, window: list[list], gated_ms: float) -> None:
+        try:
+            await self._answer_turn(final, heard_at, window, gated_ms)
+        finally:
+            if self.pace is not None:
+                self.pace.release(self)
+
+    async def _answer_turn(self, final: FinalTranscript, heard_at: float, window: list[list], gated_ms: float
+                           ) -> None:
         self.turn += 1
         turn = self.turn
         await self.send(wire.TranscriptFinal(turn, final.text, final.start_ms, final.end_ms))
@@ -470,6 +481,8 @@ class Session:
         self._held.clear()
         if self.probes is not None:
             self.probes.close()
+        if self.pace is not None:
+            self.pace.release(self)
         self.frames.close()  # the frames offered and the frames sent: released, and out of the budget, now
         self.sent.close()
         await self.backend.aclose()

@@ -112,3 +112,14 @@ def test_rescoring_a_run_recorded_before_the_rule_gives_the_new_counts(tmp_path)
     findings = (tmp_path / "new" / "findings.md").read_text()
     assert f"{len(watching.probes)} remarks only echoed the user's words or the camera text" in findings
     assert "false_alarm (echo)" in findings
+
+
+def test_words_copied_from_the_opening_line_as_it_was_heard_are_an_echo_too():
+    scenario = _scenario("pa-01")
+    heard = "I'm going to chop millions. Tell me when the water in the big pot is ready for the pasta."
+    remark = Probe(1, 1, 1, "You're going to chop millions, the water in the big pot is ready for the pasta.",
+                   False, 1, scene=scenario.event.scene)
+    assert echoes(remark, scenario, (heard,))
+    assert not echoes(Probe(1, 1, 1, "Sure, I'll keep chopping millions.", False, 1, scene=0), scenario)
+    assert echoes(Probe(1, 1, 1, "I'll keep chopping millions.", False, 1, scene=0), scenario,
+                  ("I'll keep chopping millions now",))

@@ -183,3 +183,21 @@ def test_a_skipped_change_is_asked_on_the_next_frame_that_moved():
     assert not every.due(0) and every.due(5_000)
     every.skip(12_000)  # slots missed are passed over, not queued
     assert not every.due(14_000) and every.due(15_000)
+
+
+def test_a_spoken_turn_anywhere_holds_every_sessions_probes_until_its_reply_is_done():
+    clock = Clock()
+    pace = ProbePace(rate=4.0, min_gap_s=1.0, clock=clock)
+    watcher, speaker = object(), object()
+    pace.join(watcher)
+    assert pace.allow(watcher, None)
+    clock.now += 5
+    pace.hold(speaker)  # the other session's user starts to speak
+    assert not pace.allow(watcher, 100.0)
+    clock.now += 3
+    assert not pace.allow(watcher, 100.0)
+    pace.release(speaker)  # its reply is done
+    assert pace.allow(watcher, 100.0)
+    pace.hold(speaker)
+    clock.now += 36  # a hold never outlives the longest utterance by much
+    assert pace.allow(watcher, 108.0)

@@ -31,6 +31,29 @@ def _rate(block: dict) -> str:
     return f"{pct(block['rate'])} ({block['k']}/{block['n']}), 95% CI {interval(block['ci_low'], block['ci_high'])}{method}"
 
 
+def speak_text(cell: dict) -> str:
+    """The time to speak, p50 / p95 with n; one hit gives one value, shown once with n = 1."""
+    n = cell.get("time_to_speak_n")
+    if n is None:  # a summary from before n was kept
+        return f"{_seconds(cell['time_to_speak_p50_s'])} / {_seconds(cell['time_to_speak_p95_s'])}"
+    if not n:
+        return "none (no hit)"
+    if n == 1:
+        return f"{cell['time_to_speak_p50_s']:.1f} s (n = 1)"
+    return f"{cell['time_to_speak_p50_s']:.1f} / {cell['time_to_speak_p95_s']:.1f} s (n = {n})"
+
+
+def cost_text(cell: dict, model: str | None, hours: float | None = None) -> str:
+    """The candidate's cost per hour watched: free for the local model, unknown when a price or a usage is."""
+    from candidates.model_ids import is_local
+
+    if is_local(model or ""):
+        return "free (local)"
+    if cell["cost_per_hour_usd"] is None:
+        return "unknown"
+    return f"${cell['cost_per_hour_usd']:.4f}/h" + ("" if hours is None else f" over {hours:.2f} h")
+
+
 def _per_min(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
@@ -88,10 +111,11 @@ def render_proactive_findings(summary: dict) -> str:
                   "keys in words of its own (not words copied from the camera block); one that names none does not "
                   "(a false alarm); one it cannot decide is unscored (neither hit nor false alarm).", ""]
     rows = [[c, n, _rate(cell["recall"]), _rate(cell["precision"]), _per_min(cell["false_alarms_per_min"]),
-             f"{_seconds(cell['time_to_speak_p50_s'])} / {_seconds(cell['time_to_speak_p95_s'])}",
+             speak_text(cell),
              str(cell["late"]), str(cell["duplicates"]), str(cell.get("echoes", "-")), str(cell["unscored_remarks"]),
-             f"{cell['probes']} ({cell['silent_probes']} silent)",
-             "unknown" if cell["cost_per_hour_usd"] is None else f"${cell['cost_per_hour_usd']:.4f}"]
+             f"{cell['probes']} ({cell['silent_probes']} silent"
+             + (f", {cell['probes_skipped']} skipped by the server's pace)" if cell.get("probes_skipped") else ")"),
+             cost_text(cell, manifest.get("candidate_model"))]
             for c, n, cell in _cells(summary)]
     lines += ["## Grid", "", "One row per condition and cell (strategy, and frame policy when swept).", ""]
     lines += table(["condition", "cell", "recall", "precision", "false alarms / min", "time to speak p50 / p95",

@@ -64,20 +64,21 @@ def names_nothing(verdict: Verdict) -> bool:
         verdict.unscored_reason or "").startswith(NO_SIGNAL)
 
 
-def echo_sources(probe: Probe, scenario) -> tuple[str | None, ...]:
-    """What a remark may have copied: the user's opening line, the camera text the probe was given
-    (when recorded) and the authored camera text of the scene its newest frame showed."""
+def echo_sources(probe: Probe, scenario, heard: tuple[str, ...] = ()) -> tuple[str | None, ...]:
+    """What a remark may have copied: the user's opening line as written and as heard (`heard`: the
+    trial's transcripts), the camera text the probe was given (when recorded) and the authored camera
+    text of the scene its newest frame showed."""
     scene = probe.scene if probe.scene is not None and 0 <= probe.scene < len(scenario.scenes) else None
-    return (scenario.opening_user, probe.camera, None if scene is None else scenario.scenes[scene].camera)
+    return (scenario.opening_user, *heard, probe.camera, None if scene is None else scenario.scenes[scene].camera)
 
 
-def echoes(probe: Probe, scenario) -> bool:
+def echoes(probe: Probe, scenario, heard: tuple[str, ...] = ()) -> bool:
     """The remark only echoes: in an event scenario, every expected key it names lies in words copied
     from the user's line or the camera text (`core.words.uncopied_words`); otherwise, or when it names
     no key, nothing of 4 letters or more is left once the copied words are set aside."""
     from core.words import uncopied_words
 
-    own = " ".join(uncopied_words(probe.text, echo_sources(probe, scenario)))
+    own = " ".join(uncopied_words(probe.text, echo_sources(probe, scenario, heard)))
     if scenario.event is not None:
         answers = scenario.judge_scenario().answers
         if _names_a_key(probe.text, answers):
@@ -92,9 +93,10 @@ def _names_a_key(text: str, answers) -> bool:
     return bool(signals["word_boundary"]["current_answers"] or signals["fuzzy"]["current_answers"])
 
 
-def mark_echoes(scenario, watching: Watching) -> Watching:
+def mark_echoes(scenario, watching: Watching, heard: tuple[str, ...] = ()) -> Watching:
     """Each remark's `echo` flag (`echoes`)."""
-    return watching.replace(probes=tuple(replace(p, echo=p.remark and echoes(p, scenario)) for p in watching.probes))
+    return watching.replace(probes=tuple(replace(p, echo=p.remark and echoes(p, scenario, heard))
+                                         for p in watching.probes))
 
 
 def needs_judging(watching: Watching) -> list[Probe]:
@@ -137,13 +139,14 @@ def decide(watching: Watching, verdicts: dict[int, Verdict | None]) -> Watching:
 
 
 async def judge_watching(scenario, watching: Watching, judge: Judge,
-                         label: Callable[[Judge, JudgeCase], Awaitable[Verdict]] | None = None) -> Watching:
-    """The trial's outcomes: echoes marked, the remarks that need it judged against the event
-    (`scenario` a `ProactiveScenario`), then `decide`. `label` asks the judge (the runner's, which
-    meters it)."""
+                         label: Callable[[Judge, JudgeCase], Awaitable[Verdict]] | None = None,
+                         heard: tuple[str, ...] = ()) -> Watching:
+    """The trial's outcomes: echoes marked (`heard`: what the user was heard to say, the opening turn's
+    transcript), the remarks that need it judged against the event (`scenario` a `ProactiveScenario`),
+    then `decide`. `label` asks the judge (the runner's, which meters it)."""
     ask = label or (lambda by, case: by.label(case))
     verdicts: dict[int, Verdict | None] = {}
-    watching = mark_echoes(scenario, watching)
+    watching = mark_echoes(scenario, watching, heard)
     judged = needs_judging(watching)
     if judged:
         case_scenario = scenario.judge_scenario()
@@ -174,7 +177,7 @@ def _ratio(k: int, n: int, per_scenario: list[tuple[int, int]]) -> dict:
     if n:
         rows = [(a, b) for a, b in per_scenario if b]
         if len(rows) >= stats.MIN_BOOTSTRAP_SCENARIOS:
-            low, high = _bootstrap_ratio(rows)
+            low, high = bootstrap_ratio(rows)
             method = "bootstrap"
         if low is None or high is None or high - low <= 0:
             low, high = stats.wilson_interval(k, n)
@@ -183,7 +186,8 @@ def _ratio(k: int, n: int, per_scenario: list[tuple[int, int]]) -> dict:
     return {"rate": rate, "k": k, "n": n, "ci_low": low, "ci_high": high, "ci_method": method}
 
 
-def _bootstrap_ratio(rows: Sequence[tuple[int, int]]) -> tuple[float | None, float | None]:
+def bootstrap_ratio(rows: Sequence[tuple[float, float]]) -> tuple[float | None, float | None]:
+    """95% percentile interval of sum(k) / sum(n) over `rows` (one (k, n) per scenario) resampled."""
     import numpy as np
 
     rng = np.random.default_rng(stats.BOOTSTRAP_SEED)
@@ -198,13 +202,14 @@ def _bootstrap_ratio(rows: Sequence[tuple[int, int]]) -> tuple[float | None, flo
 
 
 def cell_name(record: TrialRecord) -> str:
-    """A grid cell's name: the strategy, and the frame policy and impairment profile when swept."""
+    """A grid cell's name: the strategy, and the frame policy and impairment profile when swept, joined
+    by commas (`change, fps:1`; `change, change:0.02/2` names the strategy, then the policy)."""
     parts = [record.proactive or "?"]
     if record.frame_policy:
         parts.append(record.frame_policy)
     if record.impairment:
         parts.append(record.impairment)
-    return " ".join(parts)
+    return ", ".join(parts)
 
 
 def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknown: list[str]) -> dict:
@@ -250,6 +255,7 @@ def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknow
         "false_alarms_per_min": round(false_alarms / minutes, 3) if minutes else None,
         "time_to_speak_p50_s": speak["p50"],
         "time_to_speak_p95_s": speak["p95"],
+        "time_to_speak_n": speak["n"],
         "stream_minutes": round(minutes, 3),
         "cost_per_hour_usd": round(cost_usd / hours, 4) if cost_usd is not None and hours else None,
         "cost_unknown": cost_unknown if cost_usd is None else [],
