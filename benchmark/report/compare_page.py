@@ -7,7 +7,8 @@ answer and per trial), sortable by clicking a header (a few lines of plain
 JS; a number sorts as a number, a blank cell always last). Then each run
 against the first under the compared condition (B - A with its paired
 interval, McNemar's p), or why nothing pairs; the two plots, each point's
-cost, and the whole comparison as text. Every value from a run is escaped;
+cost, and the whole comparison as text. Proactive runs get their own page
+(`compare_proactive_page`). Every value from a run is escaped;
 nothing is fetched.
 """
 
@@ -174,7 +175,12 @@ def _not_drawn(rows: list[dict]) -> str:
 
 
 def write_comparison_page(out_dir: Path, text: str, result: dict) -> Path:
-    """DIR/comparison.html (and the two plots beside it) from `compare.compare_runs`'s result and its text."""
+    """DIR/comparison.html (and the two plots beside it) from `compare.compare_runs`'s result and its text;
+    with proactive runs among them, their page (`compare_proactive_page`)."""
+    if "proactive" in result:
+        from benchmark.report.compare_proactive_page import write_proactive_page
+
+        return write_proactive_page(out_dir, text, result)
     from benchmark.report.cost_plot import COMPARE_OUTPUTS, PLOT_NAME as COST_PLOT, plot_accuracy_cost
     from benchmark.report.latency_plot import PLOT_NAME as LATENCY_PLOT, plot_accuracy_latency
 
