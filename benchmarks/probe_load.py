@@ -6,17 +6,19 @@ Three phases, each against its own `wearsim serve --backend local` (the bundled
 model behind Whisper and the opencv describer):
 
 - quiet: one session asks `--questions` spoken questions (espeak-ng, in real
-  time, a second of silence after each), one after another;
+  time, a second of silence after each), each 2 s after the last answer;
 - unpaced: the same, while `--racers` proactive sessions (`every:5`, frames at
   fps:1) each send a frame and 20 ms of silence every 0.25 s of wall time,
   advancing their stream time 10 s a chunk, for `--seconds`; the server is
-  started with `--probe-min-gap 0 --probe-rate 1000` (no pace: the server
-  before issue 48);
+  started with `--probe-min-gap 0 --probe-rate 1000 --no-probe-hold` (no
+  pace: the server before issue 48);
 - paced: the same against the server's defaults (`--probe-min-gap 1
-  --probe-rate 4`).
+  --probe-rate 1`, and a user's turn holding probes from the start of speech
+  to the first reply text).
 
-Reports per phase the probes answered (`probe.done`) over the racing window and
-per wall second (max and mean over the whole seconds in it), the probes
+Reports per phase the probes started over the racing window (each `probe.done`'s
+arrival less its `done_s`) and per wall second (max and mean over the whole
+seconds in it), the probes
 skipped (`watch.done`) and the `probe.paced` notices, and the speaking user's
 end of speech to first reply text (p50, p95, max) and turn end to first text.
 Writes benchmarks/results/probe_load.json.
@@ -46,6 +48,7 @@ from streaming import wire  # noqa: E402
 QUESTION = "What is the small red thing on the table in front of me?"
 CHUNK_WALL_S = 0.25  # a racing session's chunk every quarter second of wall time
 CHUNK_STREAM_MS = 10_000  # each one 10 s of stream time after the last
+PAUSE_S = 2.0  # the speaking user waits this long after each answer before the next question
 
 
 def free_port() -> int:
@@ -115,8 +118,8 @@ async def racer(url: str, pictures: list[bytes], stop_at: float, log: dict) -> N
     async def read():
         async for text in ws:
             event = json.loads(text)
-            if event["type"] == "probe.done":
-                log["probe_done_at"].append(time.monotonic())
+            if event["type"] == "probe.done":  # when it started on the server: its end less its length
+                log["probe_started_at"].append(time.monotonic() - (event.get("done_s") or 0.0))
             elif event["type"] == "probe.paced":
                 log["paced"] += 1
             elif event["type"] == "watch.done":
@@ -163,6 +166,7 @@ async def speaker(url: str, pcm: bytes, questions: int, start_after: float) -> l
                     break
                 if event["type"] == "error":
                     raise RuntimeError(event["message"])
+            await asyncio.sleep(PAUSE_S)  # the user listens, then asks again later
     finally:
         await ws.close()
     return turns
@@ -173,18 +177,18 @@ def pct(values: list[float], q: float) -> float | None:
 
 
 async def phase(url: str, pcm: bytes, pictures: list[bytes], racers: int, seconds: float, questions: int) -> dict:
-    log = {"probe_done_at": [], "paced": 0, "skipped": 0, "asked": 0, "errors": []}
+    log = {"probe_started_at": [], "paced": 0, "skipped": 0, "asked": 0, "errors": []}
     start = time.monotonic()
     stop_at = start + seconds
     tasks = [asyncio.create_task(racer(url, pictures, stop_at, log)) for _ in range(racers)]
     turns = await speaker(url, pcm, questions, start_after=3.0 if racers else 0.0)
     await asyncio.gather(*tasks)
-    window = [t - start for t in log["probe_done_at"] if t <= stop_at]
+    window = [t - start for t in log["probe_started_at"] if t <= stop_at]
     per_second = [sum(1 for t in window if s <= t < s + 1) for s in range(int(seconds))]
     first = [t["speech_end_to_first_token"] for t in turns if t["speech_end_to_first_token"] is not None]
     after_end = [t["turn_end_to_first_token"] for t in turns if t["turn_end_to_first_token"] is not None]
     return {"racers": racers, "racing_s": seconds if racers else 0,
-            "probes_answered": len(log["probe_done_at"]), "probes_answered_in_window": len(window),
+            "probes_answered": len(log["probe_started_at"]), "probes_started_in_window": len(window),
             "probes_per_s": {"mean": round(len(window) / seconds, 2) if racers else 0,
                              "max_in_a_second": max(per_second) if racers else 0},
             "probes_asked": log["asked"], "probes_skipped": log["skipped"], "paced_notices": log["paced"],
@@ -203,7 +207,8 @@ def main() -> int:
     parser.add_argument("--phases", default="quiet,unpaced,paced")
     parser.add_argument("--output", default=str(ROOT / "benchmarks/results/probe_load.json"))
     args = parser.parse_args()
-    pace = {"quiet": (), "unpaced": ("--probe-min-gap", "0", "--probe-rate", "1000"), "paced": ()}
+    pace = {"quiet": (), "unpaced": ("--probe-min-gap", "0", "--probe-rate", "1000", "--no-probe-hold"),
+            "paced": ()}
     results = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "cpus": os.cpu_count(),
                "chunk": {"wall_s": CHUNK_WALL_S, "stream_ms": CHUNK_STREAM_MS}, "phases": {}}
     with tempfile.TemporaryDirectory() as folder:

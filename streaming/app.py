@@ -76,15 +76,17 @@ class ServerSettings:
     # session's probes (`--probe-min-gap`) and the probes a second over the whole server (`--probe-rate`)
     probe_min_gap_s: float = DEFAULT_MIN_GAP_S
     probe_rate: float = DEFAULT_RATE
+    probe_hold_turns: bool = True  # a user speaking or waiting for an answer holds every session's probes
 
     @classmethod
     def with_room_for(cls, sessions: int, **settings) -> "ServerSettings":
         """Settings whose session and pending-hello caps hold at least `sessions` at once (the
         in-process server of a run with `--concurrency sessions`); never below the defaults. Its probe
-        rate gives each of them a probe a second (`every:1`, the busiest strategy, keeps its meaning)."""
+        rate gives each of them a probe a second (`every:1`, the busiest strategy, keeps its meaning), and
+        one trial's speech holds no other trial's probes back (the trials stay independent)."""
         return cls(max_sessions=max(cls.max_sessions, sessions),
                    max_pending_hellos=max(cls.max_pending_hellos, sessions),
-                   probe_rate=max(cls.probe_rate, float(sessions)), **settings)
+                   probe_rate=max(cls.probe_rate, float(sessions)), probe_hold_turns=False, **settings)
 
     def __post_init__(self):
         if self.allowed_backends is not None:
@@ -201,7 +203,8 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         state["transcriber"] = Transcriber(settings.asr_model)
         state["vad"] = VoiceActivity()
         state["frame_budget"] = FrameBudget(settings.frame_bytes_total)
-        state["probe_pace"] = ProbePace(settings.probe_rate, settings.probe_min_gap_s)
+        state["probe_pace"] = ProbePace(settings.probe_rate, settings.probe_min_gap_s,
+                                        hold_turns=settings.probe_hold_turns)
         max_open = max(settings.max_open_backends, len(settings.allowed_backends or ()))
         state["backends"] = Backends(settings.backend_base_url, max_open)
         # vision-model describers, each opened once for the server's life and shared by every session

@@ -16,9 +16,11 @@ with nobody speaking. So the server also paces them:
   contend for that token, the one refused longest ago gets the next (a claim lapses
   after one gap: a session that stopped asking holds no one up for longer).
 
-- while any session's user speaks or is being answered (from the start of speech to
-  the reply's end: `hold`, `release`), no probe starts anywhere: a spoken question
-  goes first, and the probes already asked finish while the user is still talking.
+- while any session's user speaks or waits for an answer (from the start of speech to
+  the reply's first text, or its end: `hold`, `release`), no probe starts anywhere: a
+  spoken question goes first, and the probes already asked finish while the user is
+  still talking. The benchmark's own in-process server does not hold (`hold_turns`
+  False): there a trial's opening line would change when another trial is probed.
 
 A due probe the pace refuses is skipped, never queued: the schedule moves on as if it
 had been asked (`ProbeSchedule.skip`), and the session counts it and, the first time,
@@ -43,10 +45,11 @@ class ProbePace:
     """Shared by every session of one server."""
 
     def __init__(self, rate: float = DEFAULT_RATE, min_gap_s: float = DEFAULT_MIN_GAP_S, *,
-                 clock: Callable[[], float] = time.monotonic):
+                 hold_turns: bool = True, clock: Callable[[], float] = time.monotonic):
         if not rate > 0 or not min_gap_s >= 0:
             raise ValueError(f"probe pace: the rate must be above 0 and the gap at least 0, got {rate}, {min_gap_s}")
         self.rate, self.min_gap_s, self.clock = float(rate), float(min_gap_s), clock
+        self.hold_turns = hold_turns
         self.bucket = TokenBucket(self.rate, 1.0, clock=clock)
         self._sessions: set[int] = set()
         self._claims: dict[int, float] = {}  # session -> when the bucket first refused it, while it waits
@@ -61,8 +64,9 @@ class ProbePace:
         self._holds.pop(id(session), None)
 
     def hold(self, session: object) -> None:
-        """`session`'s user started speaking: no probe starts until its reply is done (`release`)."""
-        self._holds[id(session)] = self.clock() + TURN_HOLD_S
+        """`session`'s user started speaking: no probe starts until its reply comes (`release`)."""
+        if self.hold_turns:
+            self._holds[id(session)] = self.clock() + TURN_HOLD_S
 
     def release(self, session: object) -> None:
         self._holds.pop(id(session), None)

@@ -372,7 +372,7 @@ class Session:
         if isinstance(event, SpeechStarted):
             await self.send(wire.SpeechStarted(event.t_ms))
             if self.pace is not None:
-                self.pace.hold(self)  # until this turn's reply is done
+                self.pace.hold(self)  # until this turn's first reply text (or its end)
             if not self._replying:  # its audio has reached the backend (a reply holds it back)
                 await self.backend.speech_started()
             elif self.config.barge_in:
@@ -443,6 +443,8 @@ class Session:
             def on_delta(piece: str) -> None:
                 if not first_token:
                     first_token.append(time.monotonic())
+                    if self.pace is not None:
+                        self.pace.release(self)  # the user has an answer coming: probes may go on
                 relay.put(wire.AssistantDelta(turn, piece))
 
             def on_audio(pcm16: bytes) -> None:
