@@ -120,6 +120,7 @@ async def racer(url: str, pictures: list[bytes], stop_at: float, log: dict) -> N
             event = json.loads(text)
             if event["type"] == "probe.done":  # when it started on the server: its end less its length
                 log["probe_started_at"].append(time.monotonic() - (event.get("done_s") or 0.0))
+                log["probe_s"].append(event.get("done_s") or 0.0)
             elif event["type"] == "probe.paced":
                 log["paced"] += 1
             elif event["type"] == "watch.done":
@@ -177,7 +178,7 @@ def pct(values: list[float], q: float) -> float | None:
 
 
 async def phase(url: str, pcm: bytes, pictures: list[bytes], racers: int, seconds: float, questions: int) -> dict:
-    log = {"probe_started_at": [], "paced": 0, "skipped": 0, "asked": 0, "errors": []}
+    log = {"probe_started_at": [], "probe_s": [], "paced": 0, "skipped": 0, "asked": 0, "errors": []}
     start = time.monotonic()
     stop_at = start + seconds
     tasks = [asyncio.create_task(racer(url, pictures, stop_at, log)) for _ in range(racers)]
@@ -191,6 +192,7 @@ async def phase(url: str, pcm: bytes, pictures: list[bytes], racers: int, second
             "probes_answered": len(log["probe_started_at"]), "probes_started_in_window": len(window),
             "probes_per_s": {"mean": round(len(window) / seconds, 2) if racers else 0,
                              "max_in_a_second": max(per_second) if racers else 0},
+            "probe_s": {"p50": pct(log["probe_s"], 50), "p95": pct(log["probe_s"], 95)},
             "probes_asked": log["asked"], "probes_skipped": log["skipped"], "paced_notices": log["paced"],
             "errors": log["errors"][:5],
             "questions": len(turns),
