@@ -62,7 +62,12 @@ def run(args) -> int:
         from core.safe_files import UnsafePathError
 
         try:
-            page = write_comparison_page(Path(args.html), text, result)
+            if "proactive" in result:
+                from benchmark.report.compare_proactive_page import write_proactive_page
+
+                page = write_proactive_page(Path(args.html), text, result)
+            else:
+                page = write_comparison_page(Path(args.html), text, result)
         except (OSError, UnsafePathError) as exc:
             print(f"wearsim compare: cannot write {args.html}: {exc}", file=sys.stderr)
             return 1

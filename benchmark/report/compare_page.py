@@ -8,7 +8,7 @@ JS; a number sorts as a number, a blank cell always last). Then each run
 against the first under the compared condition (B - A with its paired
 interval, McNemar's p), or why nothing pairs; the two plots, each point's
 cost, and the whole comparison as text. Proactive runs get their own page
-(`compare_proactive_page`). Every value from a run is escaped;
+(`compare_proactive_page`; `wearsim compare` picks it). Every value from a run is escaped;
 nothing is fetched.
 """
 
@@ -175,12 +175,7 @@ def _not_drawn(rows: list[dict]) -> str:
 
 
 def write_comparison_page(out_dir: Path, text: str, result: dict) -> Path:
-    """DIR/comparison.html (and the two plots beside it) from `compare.compare_runs`'s result and its text;
-    with proactive runs among them, their page (`compare_proactive_page`)."""
-    if "proactive" in result:
-        from benchmark.report.compare_proactive_page import write_proactive_page
-
-        return write_proactive_page(out_dir, text, result)
+    """DIR/comparison.html (and the two plots beside it) from `compare.compare_runs`'s result and its text."""
     from benchmark.report.cost_plot import COMPARE_OUTPUTS, PLOT_NAME as COST_PLOT, plot_accuracy_cost
     from benchmark.report.latency_plot import PLOT_NAME as LATENCY_PLOT, plot_accuracy_latency
 
