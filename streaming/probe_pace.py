@@ -18,9 +18,11 @@ with nobody speaking. So the server also paces them:
 
 - while any session's user speaks or waits for an answer (from the start of speech to
   the reply's first text, or its end: `hold`, `release`), no probe starts anywhere: a
-  spoken question goes first, and the probes already asked finish while the user is
-  still talking. The benchmark's own in-process server does not hold (`hold_turns`
-  False): there a trial's opening line would change when another trial is probed.
+  spoken question goes first, and a probe still running is cut short (`running`: the
+  session's backend is told to stop, as for a barge-in; its `probe.done` says
+  `incomplete`). The benchmark's own in-process server neither holds nor cuts
+  (`hold_turns` False): there a trial's opening line would change when another trial
+  is probed.
 
 A due probe the pace refuses is skipped, never queued: the schedule moves on as if it
 had been asked (`ProbeSchedule.skip`), and the session counts it and, the first time,
@@ -54,6 +56,7 @@ class ProbePace:
         self._sessions: set[int] = set()
         self._claims: dict[int, float] = {}  # session -> when the bucket first refused it, while it waits
         self._holds: dict[int, float] = {}  # session -> when its turn's hold lapses
+        self._running: dict[int, Callable[[], None]] = {}  # session -> how to cut its running probe short
 
     def join(self, session: object) -> None:
         self._sessions.add(id(session))
@@ -62,11 +65,24 @@ class ProbePace:
         self._sessions.discard(id(session))
         self._claims.pop(id(session), None)
         self._holds.pop(id(session), None)
+        self._running.pop(id(session), None)
+
+    def running(self, session: object, cut: Callable[[], None] | None) -> None:
+        """`session` started a probe that `cut` stops early (None: its probe is over)."""
+        if cut is None:
+            self._running.pop(id(session), None)
+        else:
+            self._running[id(session)] = cut
 
     def hold(self, session: object) -> None:
-        """`session`'s user started speaking: no probe starts until its reply comes (`release`)."""
+        """`session`'s user started speaking: no probe starts until its reply comes (`release`), and the
+        probes running elsewhere are cut short."""
         if self.hold_turns:
             self._holds[id(session)] = self.clock() + TURN_HOLD_S
+            for key, cut in list(self._running.items()):
+                if key != id(session):
+                    del self._running[key]
+                    cut()
 
     def release(self, session: object) -> None:
         self._holds.pop(id(session), None)

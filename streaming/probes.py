@@ -104,12 +104,25 @@ class Probes:
                 first[:] = first or [time.monotonic()]
                 release([], quiet.on_audio(pcm16))
 
-            reply = await self.backend.probe(on_delta, on_audio)
+            cut: list[bool] = []
+
+            def cut_short() -> None:  # another session's user started speaking (`ProbePace.hold`)
+                cut.append(True)
+                asyncio.get_running_loop().create_task(self.backend.interrupt())
+
+            if self.pace is not None:
+                self.pace.running(self, cut_short)
+            try:
+                reply = await self.backend.probe(on_delta, on_audio)
+            finally:
+                if self.pace is not None:
+                    self.pace.running(self, None)
             if not quiet.text and reply.text:  # a backend that did not stream its text
                 release(*quiet.on_text(reply.text))
             release(*quiet.finish())
         done_s = round(time.monotonic() - asked_at, 3)
         silent = quiet.silent
         first_s = None if silent else round((first[0] if first else time.monotonic()) - asked_at, 3)
+        incomplete = reply.incomplete or ("cut short: a user started speaking" if cut else None)
         await self.send(wire.ProbeDone(n, asked_ms, frame_ms, reply.text, silent, first_s, done_s, reply.usage,
-                                       reply.incomplete, reply.session_lost, self.backend.probe_camera))
+                                       incomplete, reply.session_lost, self.backend.probe_camera))

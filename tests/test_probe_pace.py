@@ -201,3 +201,42 @@ def test_a_spoken_turn_anywhere_holds_every_sessions_probes_until_its_reply_is_d
     pace.hold(speaker)
     clock.now += 36  # a hold never outlives the longest utterance by much
     assert pace.allow(watcher, 108.0)
+
+
+def test_a_user_who_starts_to_speak_cuts_the_probes_running_elsewhere_short():
+    from streaming.probes import Probes
+
+    class Slow(Watcher):
+        async def probe(self, on_delta, on_audio):
+            self.probes += 1
+            self.stopped = asyncio.Event()
+            await self.stopped.wait()
+            return Reply("", "watcher", interrupted=True)
+
+        async def interrupt(self):
+            self.stopped.set()
+
+    async def go(hold_turns: bool):
+        clock = Clock()
+        pace = ProbePace(rate=4.0, min_gap_s=1.0, hold_turns=hold_turns, clock=clock)
+        backend, events = Slow(), []
+
+        async def send(event):
+            events.append(event)
+
+        probes = Probes(parse_strategy("every:1"), backend, send, pace)
+        await probes.watched(0, b"\xff\xd8frame")
+        await probes.due(0)
+        task = asyncio.create_task(await probes.due(2_000))
+        await asyncio.sleep(0.01)
+        pace.hold(object())  # another session's user starts to speak
+        done, _ = await asyncio.wait({task}, timeout=1.0)
+        if not done:
+            backend.stopped.set()
+            await task
+        return bool(done), [e for e in events if isinstance(e, wire.ProbeDone)]
+
+    cut, [probe] = asyncio.run(go(True))
+    assert cut and probe.incomplete == "cut short: a user started speaking" and probe.silent
+    cut, [probe] = asyncio.run(go(False))  # the benchmark's own server: trials stay independent
+    assert not cut and probe.incomplete is None
