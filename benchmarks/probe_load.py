@@ -14,7 +14,7 @@ model behind Whisper and the opencv describer):
   pace: the server before issue 48);
 - paced: the same against the server's defaults (`--probe-min-gap 1
   --probe-rate 1`, and a user's turn holding probes from the start of speech
-  to the first reply text).
+  to the first reply text, cutting short those still running).
 
 Reports per phase the probes started over the racing window (each `probe.done`'s
 arrival less its `done_s`) and per wall second (max and mean over the whole
