@@ -138,6 +138,7 @@ class Watching:
     pictures: tuple[tuple[int, bytes], ...] = ()  # their bytes until the runner writes them; never recorded
     audio: tuple[tuple[int, bytes], ...] = ()  # (probe, spoken remark PCM16) until the runner writes it; never recorded
     skipped: int = 0  # probes due that the server's pace skipped (`probe.paced`)
+    frames_source: str = "synthetic"  # the frames played: the camera text drawn, or "pictograph" scenes
 
     @property
     def remarks(self) -> tuple[Probe, ...]:
@@ -163,7 +164,8 @@ class Watching:
                 "scene_starts_ms": list(self.scene_starts_ms), "onset_ms": self.onset_ms,
                 "window_end_ms": self.window_end_ms, "expected": list(self.expected), "outcome": self.outcome,
                 "probes": [p.to_json() for p in self.probes], "frames_sent_ms": list(self.frames_sent_ms),
-                "thumbnails": [[t, name] for t, name in self.thumbnails], "probes_skipped": self.skipped}
+                "thumbnails": [[t, name] for t, name in self.thumbnails], "probes_skipped": self.skipped,
+                "frames_source": self.frames_source}
 
     @classmethod
     def from_json(cls, data: Any, where: str) -> "Watching":
@@ -177,6 +179,9 @@ class Watching:
             problems.append(f"{where}: field 'kind' must be 'event' or 'quiet', got {data.get('kind')!r}")
         stream = _int(data, "stream_ms", where, problems, required=True)
         skipped = _int(data, "probes_skipped", where, problems) or 0
+        frames_source = data.get("frames_source", "synthetic")
+        if frames_source not in ("synthetic", "pictograph"):
+            problems.append(f"{where}: field 'frames_source' must be 'synthetic' or 'pictograph'")
         onset = _int(data, "onset_ms", where, problems)
         end = _int(data, "window_end_ms", where, problems)
         starts = _ints(data.get("scene_starts_ms"), f"{where}: field 'scene_starts_ms'", problems)
@@ -208,7 +213,7 @@ class Watching:
         if problems:
             raise WatchingError(problems)
         return cls(strategy, data["kind"], stream, tuple(starts), onset, end, tuple(expected), tuple(probes),
-                   outcome, tuple(sent), tuple(thumbnails), skipped=skipped)
+                   outcome, tuple(sent), tuple(thumbnails), skipped=skipped, frames_source=frames_source)
 
 
 def _int(data: dict, name: str, where: str, problems: list[str], *, required: bool = False) -> int | None:

@@ -173,7 +173,13 @@ def pictograph_problem(bank, synthetic: bool) -> str | None:
         return "--pictograph-frames and --synthetic-frames both draw the frames no recording has: choose one"
     try:
         font_path()
-        unknown = unknown_pictures(load_scene_specs(bank, required=True))
+        if bank.subset == "proactive":
+            from benchmark.cli.proactive_checks import timelines
+
+            specs = timelines(bank)
+        else:
+            specs = load_scene_specs(bank, required=True)
+        unknown = unknown_pictures(specs)
     except PictureSetMissing as exc:
         return str(exc)
     except SceneError as exc:
