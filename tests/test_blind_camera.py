@@ -107,3 +107,15 @@ def test_a_qa_trial_whose_two_scenes_read_alike_counts_and_a_realtime_api_is_nev
                 "candidate_model": "openai-realtime:gpt-realtime"}
     assert blind_camera([], realtime) is None
     assert "Blind camera" in camera_text_note({"blind_camera": block})
+
+
+def test_the_viewer_headline_of_a_blind_qa_run_says_so():
+    from benchmark.report.viewer import page_headline
+
+    turns = tuple(TurnResult(n, TurnInput(n, "Mostly white.", "words", "perceived", "perceived"), Reply("r", "m"))
+                  for n in (1, 2))
+    record = TrialRecord("s1", "baseline", 0, "current", "object_in_hand", turns=turns)
+    summary = build_summary(TrialSet((record,), Path("t.jsonl")), {"via": "stream", "describer": "opencv",
+                                                                   "synthetic_frames": True,
+                                                                   "candidate_model": "local"})
+    assert "Blind camera: the opencv describer cannot read synthetic frames" in page_headline(summary)

@@ -419,8 +419,11 @@ def trial_html(trial: TrialRecord, bank: dict[str, Scenario], frames: Frames, re
 
 def page_headline(summary: dict) -> str:
     from benchmark.report.proactive_findings import is_proactive, proactive_headline
+    from benchmark.scoring.blind import blind_line
 
-    return proactive_headline(summary) if is_proactive(summary) else headline(summary)
+    if is_proactive(summary):
+        return proactive_headline(summary)  # the blind camera's warning leads it
+    return " ".join(filter(None, (headline(summary), blind_line(summary.get("blind_camera")))))
 
 
 def render_page(summary: dict, trials: list[TrialRecord], *, title: str, findings: str, plots_dir: Path,
