@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 
-
 from core.candidate import Reply
 from streaming import wire
 from streaming.backends import MediaBackend
