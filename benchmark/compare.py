@@ -176,15 +176,33 @@ def compare_runs(run_a: str | Path, run_b: str | Path, condition: str | None = N
                  more: tuple[str | Path, ...] = ()) -> dict:
     """The paired comparison of A and B; over every run given (A, B and `more`), `runs` (one row each
     under the compared condition, `compare_table.run_row`), `against_first` (each run paired with A) and
-    `points` (every run's conditions as accuracy against cost, the plot of `wearsim compare --html`)."""
-    from benchmark.compare_table import run_row
+    `points` (every run's conditions as accuracy against cost, the plot of `wearsim compare --html`).
+    Proactive runs are compared apart (`compare_proactive`): with any among the runs, the result is
+    `{"proactive": ..., "qa": the above over the question-and-answer runs when two or more, "kinds"}`."""
+    from benchmark.compare_proactive import compare_proactive, is_proactive_run
 
     paths = [Path(run_a), Path(run_b), *map(Path, more)]
     sets = [load_trials(path) for path in paths]
     manifests = [_manifest_of(path) for path in paths]
-    result = compare_trial_sets(sets[0], sets[1], condition, manifests[0], manifests[1])
     names = [chr(ord("A") + i) if i < 26 else f"run {i + 1}" for i in range(len(paths))]
     labels = [f"{name}: {path.resolve().name}" for name, path in zip(names, paths)]
+    proactive = [is_proactive_run(trials) for trials in sets]
+    if not any(proactive):
+        return _compare_qa(paths, sets, manifests, labels, condition)
+    watched = [i for i, p in enumerate(proactive) if p]
+    asked = [i for i, p in enumerate(proactive) if not p]
+    pick = lambda items, chosen: [items[i] for i in chosen]  # noqa: E731
+    return {"kinds": {"proactive": pick(labels, watched), "qa": pick(labels, asked)},
+            "proactive": compare_proactive(pick(labels, watched), pick(sets, watched), pick(manifests, watched)),
+            "qa": _compare_qa(pick(paths, asked), pick(sets, asked), pick(manifests, asked), pick(labels, asked),
+                              condition) if len(asked) >= 2 else None}
+
+
+def _compare_qa(paths: list[Path], sets: list[TrialSet], manifests: list[dict], labels: list[str],
+                condition: str | None) -> dict:
+    from benchmark.compare_table import run_row
+
+    result = compare_trial_sets(sets[0], sets[1], condition, manifests[0], manifests[1])
     result["runs"] = [run_row(label, path, trials, manifest, result["condition"])
                       for label, path, trials, manifest in zip(labels, paths, sets, manifests)]
     result["against_first"] = against_first(sets, manifests, labels, result["condition"])
@@ -196,6 +214,14 @@ def compare_runs(run_a: str | Path, run_b: str | Path, condition: str | None = N
 
 
 def render_comparison(result: dict) -> str:
+    if "proactive" in result:
+        from benchmark.compare_proactive import kinds_note, render_proactive
+
+        lines = [kinds_note(result["kinds"]), "", *render_proactive(result["proactive"])]
+        if result["qa"] is not None:
+            lines += ["", render_comparison(result["qa"])]
+        return "\n".join(lines)
+
     def pct(v):
         return "n/a" if v is None else f"{100 * v:.1f}%"
 

@@ -36,7 +36,8 @@ async def run_proactive_trial(conversation, scenario: ProactiveScenario, judge: 
             meter("judge", verdict.judge, verdict.usage, verdict.cached)
         return verdict
 
-    watching = await judge_watching(scenario, watched.watching, judge, label)
+    heard = tuple(turn.input.speech for turn in watched.turns if turn.input.speech)
+    watching = await judge_watching(scenario, watched.watching, judge, label, heard)
     opening = watched.turns[0].reply.text if watched.turns else None
     return TrialRecord(
         scenario_id=scenario.scenario_id, condition="", trial=0, target_context=scenario.target_context,

@@ -50,7 +50,8 @@ async def rejudge_record(record: TrialRecord, scenario, judge) -> TrialRecord:
         if record.errored:
             return record
         return record.replace(schema_version=SCHEMA_VERSION,
-                              watching=await judge_watching(scenario, record.watching, judge), fault=None)
+                              watching=await judge_watching(scenario, record.watching, judge, heard=tuple(
+                                  turn.input.speech for turn in record.turns if turn.input.speech)), fault=None)
     record = record.replace(
         schema_version=SCHEMA_VERSION, activity_domain=record.activity_domain or scenario.activity_domain,
         repair_target_context=scenario.repair_target, subset=scenario.subset,

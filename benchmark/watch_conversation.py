@@ -34,7 +34,8 @@ class Watched:
 
 class WatchConversation:
     def __init__(self, scenario: ProactiveScenario, condition: Condition, server: ServerSession,
-                 config: GenerationConfig, *, strategy: str, speed: float | None = 1.0, keep_frames: bool = True):
+                 config: GenerationConfig, *, strategy: str, speed: float | None = 1.0, keep_frames: bool = True,
+                 pictures: tuple | None = None):
         self.scenario, self.condition, self.config, self.strategy = scenario, condition, config, strategy
         self.server_url, self.backend, self.token = server.url, server.backend, server.token
         self.describer, self.silence_ms, self.output = server.describer, server.silence_ms, server.output
@@ -42,6 +43,7 @@ class WatchConversation:
         self.frame_size, self.frame_quality = server.frame_size, server.frame_quality
         self.speed = speed or 1.0  # timing is what a proactive trial measures: never unpaced
         self.keep_frames = keep_frames
+        self.pictures = pictures  # the scenes' specs, drawn as pictographs (None: the camera text drawn)
         self.client = None
 
     async def watch(self) -> Watched:
@@ -59,7 +61,7 @@ class WatchConversation:
                                 frame_quality=self.frame_quality, proactive=self.strategy)
         self.client = GlassesClient(self.server_url, token=self.token)
         await self.client.connect(session)
-        plan = await asyncio.to_thread(plan_watch, scenario, stream_phase_ms(scenario.scenario_id))
+        plan = await asyncio.to_thread(plan_watch, scenario, stream_phase_ms(scenario.scenario_id), self.pictures)
         await self.client.play(plan, Pacer(self.speed, origin_ms=plan.start_ms))
         done, probes = await self.client.end_watch()
         turns, messages = (), ()
@@ -81,7 +83,8 @@ class WatchConversation:
             recorded.append(Probe(event.probe, event.asked_ms - origin,
                                   None if event.frame_ms is None else event.frame_ms - origin, event.text,
                                   event.silent, spoke, event.done_s, event.usage if event.usage.reported else None,
-                                  None if event.frame_ms is None else plan.scene_at(event.frame_ms)))
+                                  None if event.frame_ms is None else plan.scene_at(event.frame_ms),
+                                  camera=event.camera))
         sent = [t for t in done.frames.get("sent_ms", []) if isinstance(t, int)]
         watching = Watching(
             strategy=self.strategy, kind=scenario.kind, stream_ms=scenario.stream_ms,
@@ -89,7 +92,8 @@ class WatchConversation:
             window_end_ms=scenario.window_end_ms, expected=scenario.event.expected if scenario.event else (),
             probes=tuple(recorded), frames_sent_ms=tuple(t - origin for t in sent),
             pictures=await asyncio.to_thread(self._pictures, plan, sent, origin) if self.keep_frames else (),
-            audio=tuple((p.probe, pcm) for p in probes if not p.silent and (pcm := self.client.remark_audio(p.probe))))
+            audio=tuple((p.probe, pcm) for p in probes if not p.silent and (pcm := self.client.remark_audio(p.probe))),
+            skipped=done.skipped, frames_source=plan.frames_source)
         return Watched(turns, watching, messages, self.backend)
 
     def _pictures(self, plan, sent: list[int], origin: int) -> tuple[tuple[int, bytes], ...]:

@@ -128,6 +128,14 @@ def transcription_model(model_id: str | None) -> str | None:
         return None
 
 
+def is_local(model_id: str) -> bool:
+    """The embedded llama.cpp model (`local`, `local:PATH.gguf`): it runs here and costs nothing."""
+    try:
+        return parse_model_id(model_id)[0] == "local"
+    except ValueError:
+        return False
+
+
 def is_realtime(model_id: str) -> bool:
     """A streaming multimodal API (OpenAI Realtime, Gemini Live)."""
     return parse_model_id(model_id)[0] in REALTIME_PROVIDERS

@@ -15,7 +15,9 @@ answer list is about (`answer_objects`), and the earlier objects a later
 scene's hands may hold again (`carried`).
 
 Storage: one JSON file per scenario, `scenes/<scenario_id>.json` beside the
-bank's files (docs/schema.md, "Scene specs"). A scenario's file is optional
+bank's files (docs/schema.md, "Scene specs"); a proactive scenario's scenes,
+in the order it plays them, in `scenes/proactive/<scenario_id>.json` as
+`{"scenario_id": ..., "timeline": [scene, ...]}` (`read_timeline`). A scenario's file is optional
 for loading the bank; `load_scene_specs` reads those that exist and raises
 one `SceneError` listing every problem, each naming file, scenario, scene
 and field.
@@ -31,6 +33,7 @@ from typing import Any
 from core.scenario import SAFE_ID, Bank, InputProblems, Scenario
 
 SCENE_DIR = "scenes"
+PROACTIVE_SCENE_DIR = "proactive"  # inside SCENE_DIR: the proactive scenarios' timelines
 SCENE_NAMES = ("context", "turn_1", "turn_2")  # in the order the glasses show them
 IMAGE_OF_SCENE = {"context": "context_image", "turn_1": "turn_1_image", "turn_2": "turn_2_image"}
 # the frame is read from the wearer's eyes: the top row is far away, the bottom row near the hands
@@ -140,13 +143,43 @@ def scene_spec_in(directory: str | Path, scenario: Scenario) -> SceneSpec:
     return spec
 
 
+def timeline_file(directory: str | Path, scenario_id: str) -> Path:
+    """A proactive scenario's scenes, in a bank's scenes folder."""
+    return Path(directory) / PROACTIVE_SCENE_DIR / f"{scenario_id}.json"
+
+
+def read_timeline(directory: str | Path, scenario_id: str, scenes: int) -> tuple[Scene, ...]:
+    """A proactive scenario's `scenes` scenes from a bank's scenes folder, in the order played; a
+    `SceneError` naming the file, the scene and the field when it is missing or invalid."""
+    path = timeline_file(directory, scenario_id)
+    problems: list[str] = []
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SceneError([f"{path}: {scenario_id}: no scene spec"]) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SceneError([f"{path}: unreadable ({str(exc)[:120]})"]) from None
+    where = f"{path}: {scenario_id}"
+    if not isinstance(raw, dict) or set(raw) != {"scenario_id", "timeline"} or raw["scenario_id"] != scenario_id:
+        raise SceneError([f"{where}: expected {{\"scenario_id\": {scenario_id!r}, \"timeline\": [scene, ...]}}"])
+    timeline = raw["timeline"]
+    if not isinstance(timeline, list) or len(timeline) != scenes:
+        raise SceneError([f"{where}: field 'timeline' must list the scenario's {scenes} scenes, in order"])
+    parsed = [parse_scene(body, f"{where}: timeline[{i}]", problems) for i, body in enumerate(timeline)]
+    if problems:
+        raise SceneError(problems)
+    return tuple(parsed)
+
+
 def scenes_sha256(bank: Bank) -> str | None:
-    """One hash over the scene spec files of the bank's scenarios (None: none has one), for a run's manifest."""
+    """One hash over the scene spec files of the bank's scenarios (None: none has one), for a run's manifest;
+    a proactive bank's are its timelines."""
     import hashlib
 
     digest, found = hashlib.sha256(), False
     for scenario in sorted(bank.scenarios, key=lambda s: s.scenario_id):
-        path = scene_file(bank, scenario.scenario_id)
+        path = (timeline_file(scene_dir(bank), scenario.scenario_id) if getattr(scenario, "kind", None)
+                else scene_file(bank, scenario.scenario_id))
         if path.is_file():
             found = True
             digest.update(scenario.scenario_id.encode() + b"\0" + path.read_bytes() + b"\0")

@@ -14,7 +14,10 @@ Outcomes (`benchmark.scoring.proactive` decides them): `hit` (inside the
 window and conveys the event; the first per event), `duplicate` (conveys the
 event after a hit), `late` (conveys it after the window, before any hit),
 `false_alarm` (before the onset, not conveying it, or in a quiet control),
-`unscored` (the judge could not tell), None for a silent probe.
+`unscored` (the judge could not tell), None for a silent probe. A remark is
+an `echo` when it only repeats what the user said in the trial or the camera
+text it was given (`benchmark.scoring.proactive.echoes`): it never conveys
+the event, and the findings count echoes apart.
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ class Probe:
     audio_file: str | None = None  # a spoken remark, saved in the run dir
     outcome: str | None = None
     verdict: Verdict | None = None  # the judge's, for a remark in an event scenario
+    camera: str | None = None  # the camera text the probe was given (a chat backend's description); None: pixels
+    echo: bool = False  # the remark only repeats the user's words or the camera text (set when scored)
 
     @property
     def remark(self) -> bool:
@@ -71,7 +76,8 @@ class Probe:
         return {"n": self.n, "asked_ms": self.asked_ms, "frame_ms": self.frame_ms, "scene": self.scene,
                 "text": self.text, "silent": self.silent, "spoke_ms": self.spoke_ms, "done_s": self.done_s,
                 "usage": None if self.usage is None else self.usage.to_json(), "audio_file": self.audio_file,
-                "outcome": self.outcome, "verdict": _verdict_json(self.verdict)}
+                "outcome": self.outcome, "verdict": _verdict_json(self.verdict), "camera": self.camera,
+                "echo": self.echo}
 
     @classmethod
     def from_json(cls, data: Any, where: str) -> "Probe":
@@ -94,6 +100,11 @@ class Probe:
         audio = data.get("audio_file")
         if audio is not None and not isinstance(audio, str):
             problems.append(f"{where}: field 'audio_file' must be a string or null")
+        camera = data.get("camera")
+        if camera is not None and (not isinstance(camera, str) or len(camera) > 100_000):
+            problems.append(f"{where}: field 'camera' must be a string (at most 100,000 characters) or null")
+        if not isinstance(data.get("echo", False), bool):
+            problems.append(f"{where}: field 'echo' must be true or false")
         usage = verdict = None
         try:
             usage = None if data.get("usage") is None else Usage.from_json(data["usage"])
@@ -106,7 +117,7 @@ class Probe:
         if problems:
             raise WatchingError(problems)
         return cls(values["n"], values["asked_ms"], values["frame_ms"], text, data["silent"], values["spoke_ms"],
-                   done, usage, values["scene"], audio, outcome, verdict)
+                   done, usage, values["scene"], audio, outcome, verdict, camera, data.get("echo", False))
 
 
 @dataclass(frozen=True)
@@ -126,6 +137,8 @@ class Watching:
     thumbnails: tuple[tuple[int, str], ...] = ()  # (stream time, file in the run dir) of each frame sent
     pictures: tuple[tuple[int, bytes], ...] = ()  # their bytes until the runner writes them; never recorded
     audio: tuple[tuple[int, bytes], ...] = ()  # (probe, spoken remark PCM16) until the runner writes it; never recorded
+    skipped: int = 0  # probes due that the server's pace skipped (`probe.paced`)
+    frames_source: str = "synthetic"  # the frames played: the camera text drawn, or "pictograph" scenes
 
     @property
     def remarks(self) -> tuple[Probe, ...]:
@@ -151,7 +164,8 @@ class Watching:
                 "scene_starts_ms": list(self.scene_starts_ms), "onset_ms": self.onset_ms,
                 "window_end_ms": self.window_end_ms, "expected": list(self.expected), "outcome": self.outcome,
                 "probes": [p.to_json() for p in self.probes], "frames_sent_ms": list(self.frames_sent_ms),
-                "thumbnails": [[t, name] for t, name in self.thumbnails]}
+                "thumbnails": [[t, name] for t, name in self.thumbnails], "probes_skipped": self.skipped,
+                "frames_source": self.frames_source}
 
     @classmethod
     def from_json(cls, data: Any, where: str) -> "Watching":
@@ -164,6 +178,10 @@ class Watching:
         if data.get("kind") not in ("event", "quiet"):
             problems.append(f"{where}: field 'kind' must be 'event' or 'quiet', got {data.get('kind')!r}")
         stream = _int(data, "stream_ms", where, problems, required=True)
+        skipped = _int(data, "probes_skipped", where, problems) or 0
+        frames_source = data.get("frames_source", "synthetic")
+        if frames_source not in ("synthetic", "pictograph"):
+            problems.append(f"{where}: field 'frames_source' must be 'synthetic' or 'pictograph'")
         onset = _int(data, "onset_ms", where, problems)
         end = _int(data, "window_end_ms", where, problems)
         starts = _ints(data.get("scene_starts_ms"), f"{where}: field 'scene_starts_ms'", problems)
@@ -195,7 +213,7 @@ class Watching:
         if problems:
             raise WatchingError(problems)
         return cls(strategy, data["kind"], stream, tuple(starts), onset, end, tuple(expected), tuple(probes),
-                   outcome, tuple(sent), tuple(thumbnails))
+                   outcome, tuple(sent), tuple(thumbnails), skipped=skipped, frames_source=frames_source)
 
 
 def _int(data: dict, name: str, where: str, problems: list[str], *, required: bool = False) -> int | None:

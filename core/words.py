@@ -28,3 +28,26 @@ def word_recall(reference: str, hypothesis: str) -> float | None:
     empty reference."""
     ref = set(_words(reference))
     return len(ref & set(_words(hypothesis))) / len(ref) if ref else None
+
+
+COPY_RUN = 3  # words in a row shared with a source that count as copied from it
+
+
+def _tokens(text: str | None) -> list[str]:
+    return re.findall(r"[a-z0-9][a-z0-9'-]*", (text or "").lower())
+
+
+def uncopied_words(text: str, sources: tuple[str | None, ...]) -> list[str]:
+    """`text`'s words without the runs of `COPY_RUN` or more words it shares with any of `sources`
+    (what the user said, the camera text it was given): the words that are its own. The lexical
+    judge sets camera words aside by the same test."""
+    words = _tokens(text)
+    runs = set()
+    for source in sources:
+        block = _tokens(source)
+        runs.update(tuple(block[i:i + COPY_RUN]) for i in range(len(block) - COPY_RUN + 1))
+    copied: set[int] = set()
+    for i in range(len(words) - COPY_RUN + 1):
+        if tuple(words[i:i + COPY_RUN]) in runs:
+            copied.update(range(i, i + COPY_RUN))
+    return [w for i, w in enumerate(words) if i not in copied]

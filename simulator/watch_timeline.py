@@ -2,7 +2,8 @@
 
 The scenes stream one after another for their durations: frames at the
 glasses' five a second (each scene's camera text drawn as a synthetic frame:
-no recording exists for these scenarios), and audio the whole time, silent
+no recording exists for these scenarios; with `--pictograph-frames`, each
+scene's spec drawn as a pictograph, `media_effects.pictograph`), and audio the whole time, silent
 except for the opening user line when the scenario has one (spoken by TTS
 after `LEAD_MS`, then the `turn.end` hint after its silence tail). Nobody
 speaks at the event. Stream times start at `start_ms` (the scenario's phase
@@ -27,6 +28,7 @@ class WatchPlan:
     end_ms: int
     scene_starts_ms: tuple[int, ...]  # stream times
     opening: bool  # the opening line is spoken (and answered as turn 1)
+    frames_source: str = "synthetic"  # what the frames are: "synthetic" (the camera text) or "pictograph"
 
     def scene_at(self, t_ms: int) -> int | None:
         """The scene (index) showing at stream time `t_ms`."""
@@ -35,7 +37,9 @@ class WatchPlan:
         return max(i for i, start in enumerate(self.scene_starts_ms) if start <= t_ms)
 
 
-def plan_watch(scenario: ProactiveScenario, start_ms: int) -> WatchPlan:
+def plan_watch(scenario: ProactiveScenario, start_ms: int, pictures: tuple | None = None) -> WatchPlan:
+    """`pictures`: the scenario's scene specs (`core.scenes.read_timeline`), drawn as pictographs; None:
+    each scene's camera text drawn."""
     from media_effects.synthetic import synthetic_frame
     from simulator.timeline import spoken_pcm
 
@@ -43,7 +47,12 @@ def plan_watch(scenario: ProactiveScenario, start_ms: int) -> WatchPlan:
     end = start_ms + scenario.stream_ms
     items: list[Item] = []
     for index, scene in enumerate(scenario.scenes):
-        jpeg = synthetic_frame(scene.camera)
+        if pictures is not None:
+            from media_effects.pictograph import pictograph_frame
+
+            jpeg = pictograph_frame(pictures[index])
+        else:
+            jpeg = synthetic_frame(scene.camera)
         scene_end = starts[index + 1] if index + 1 < len(starts) else end
         for t in range(starts[index], scene_end, 1000 // FPS):
             items.append(Item(t, "frame", jpeg, str(index)))
@@ -57,4 +66,5 @@ def plan_watch(scenario: ProactiveScenario, start_ms: int) -> WatchPlan:
     for offset in range(0, len(audio), CHUNK_BYTES):
         items.append(Item(start_ms + offset // BYTES_PER_MS, "audio", bytes(audio[offset:offset + CHUNK_BYTES])))
     items.sort(key=lambda item: (item.t_ms, item.kind != "frame"))
-    return WatchPlan(tuple(items), start_ms, end, starts, bool(scenario.opening_user))
+    return WatchPlan(tuple(items), start_ms, end, starts, bool(scenario.opening_user),
+                     "synthetic" if pictures is None else "pictograph")

@@ -30,6 +30,7 @@ from fastapi import FastAPI, WebSocket
 from core.token_bucket import TokenBucket
 from streaming import wire
 from streaming.memory import Trimmer, fix_mmap_threshold
+from streaming.probe_pace import DEFAULT_MIN_GAP_S, DEFAULT_RATE, ProbePace
 
 log = logging.getLogger("wearsim.server")
 
@@ -71,13 +72,21 @@ class ServerSettings:
     # the frame policy of a session whose hello names none (`wearsim serve --frame-policy`); None: `end`
     # for a chat backend (today's cascade), `fps:1` for a realtime API
     frame_policy: str | None = None
+    # proactive probes, paced on the server's wall clock (streaming.probe_pace): the least gap between one
+    # session's probes (`--probe-min-gap`) and the probes a second over the whole server (`--probe-rate`)
+    probe_min_gap_s: float = DEFAULT_MIN_GAP_S
+    probe_rate: float = DEFAULT_RATE
+    probe_hold_turns: bool = True  # a user speaking or waiting for an answer holds every session's probes
 
     @classmethod
     def with_room_for(cls, sessions: int, **settings) -> "ServerSettings":
         """Settings whose session and pending-hello caps hold at least `sessions` at once (the
-        in-process server of a run with `--concurrency sessions`); never below the defaults."""
+        in-process server of a run with `--concurrency sessions`); never below the defaults. Its probe
+        rate gives each of them a probe a second (`every:1`, the busiest strategy, keeps its meaning), and
+        one trial's speech holds no other trial's probes back (the trials stay independent)."""
         return cls(max_sessions=max(cls.max_sessions, sessions),
-                   max_pending_hellos=max(cls.max_pending_hellos, sessions), **settings)
+                   max_pending_hellos=max(cls.max_pending_hellos, sessions),
+                   probe_rate=max(cls.probe_rate, float(sessions)), probe_hold_turns=False, **settings)
 
     def __post_init__(self):
         if self.allowed_backends is not None:
@@ -94,6 +103,8 @@ class ServerSettings:
             from perception.frame_policy import parse_frame_policy
 
             self.frame_policy = parse_frame_policy(self.frame_policy).name
+        if not (self.probe_rate > 0 and 0 <= self.probe_min_gap_s <= 3600):
+            raise ValueError("probe_rate must be above 0 and probe_min_gap_s from 0 to 3600 seconds")
         if self.frame_bytes_per_session < wire.MAX_FRAME_BYTES:
             raise ValueError(f"frame_bytes_per_session must hold one frame ({wire.MAX_FRAME_BYTES} bytes)")
 
@@ -192,6 +203,8 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         state["transcriber"] = Transcriber(settings.asr_model)
         state["vad"] = VoiceActivity()
         state["frame_budget"] = FrameBudget(settings.frame_bytes_total)
+        state["probe_pace"] = ProbePace(settings.probe_rate, settings.probe_min_gap_s,
+                                        hold_turns=settings.probe_hold_turns)
         max_open = max(settings.max_open_backends, len(settings.allowed_backends or ()))
         state["backends"] = Backends(settings.backend_base_url, max_open)
         # vision-model describers, each opened once for the server's life and shared by every session
@@ -466,4 +479,4 @@ class Connection:
         policy = config.frame_policy or settings.frame_policy  # neither: the backend's default
         return Session(config, segmenter, backend, self.send, frames=frames,
                        policy=parse_frame_policy(policy) if policy else None,
-                       camera_profile=camera_conditions(config.camera_conditions))
+                       camera_profile=camera_conditions(config.camera_conditions), pace=state["probe_pace"])

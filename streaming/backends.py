@@ -51,6 +51,7 @@ class Backend(Protocol):
     """What a server session talks to."""
 
     default_policy: ClassVar[FramePolicy]  # the frame policy of a session that names none
+    probe_camera: str | None  # the camera text the last probe was given (None: the API had the frames)
 
     def proactive_refusal(self, strategy: Strategy) -> str | None:
         """None when this backend can follow a proactive session's `strategy`, else why not (one line)."""
@@ -101,6 +102,7 @@ class ChatBackend:
         self.describer = describer  # None only for a session without a camera
         self.messages: list[Message] = []
         self._newest: bytes | None = None  # the newest frame sent, described for a probe
+        self.probe_camera: str | None = None
         self._reply: asyncio.Task | None = None  # the request `answer` is waiting on
 
     def proactive_refusal(self, strategy: Strategy) -> str | None:
@@ -136,7 +138,8 @@ class ChatBackend:
 
     async def probe(self, on_delta: Callable[[str], None], on_audio: Callable[[bytes], None]) -> Reply:
         """The probe cue with the newest frame sent, described."""
-        return await self._ask([build_probe_message(await self._describe(self._newest))], on_delta)
+        self.probe_camera = await self._describe(self._newest)
+        return await self._ask([build_probe_message(self.probe_camera)], on_delta)
 
     async def _ask(self, texts: list[str], on_delta: Callable[[str], None]) -> Reply:
         """The user messages added to the conversation, and the model's reply to it all."""
@@ -176,6 +179,7 @@ class MediaBackend:
     by default), so a turn's input records its camera as `media` and a probe is the cue alone."""
 
     default_policy: ClassVar[FramePolicy] = FramePolicy("fps", rate=1.0)
+    probe_camera: str | None = None  # a probe is the cue alone: the API had the frames
 
     def proactive_refusal(self, strategy: Strategy) -> str | None:
         return None

@@ -106,7 +106,13 @@ class ProbeSchedule:
 
     def asked(self, clock_ms: int, thumbnail) -> None:
         """A probe started at `clock_ms` with this frame."""
-        self.changed, self._probed = False, thumbnail
+        self._probed = thumbnail
+        self.skip(clock_ms)
+
+    def skip(self, clock_ms: int) -> None:
+        """The probe due at `clock_ms` was not asked (the server's pace, `streaming.probe_pace`): `every`
+        moves to its next slot; `change` waits for a frame that moves from the last one probed."""
+        self.changed = False
         if self.strategy.kind == "every":
             step = self.strategy.every_s * 1000
             self._next_ms = (self._next_ms or clock_ms) + step

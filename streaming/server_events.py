@@ -139,6 +139,22 @@ class ProbeDone:
     usage: Usage = Usage()
     incomplete: str | None = None
     session_lost: str | None = None
+    camera: str | None = None  # the camera text the probe was given (a chat backend's description); None: pixels
+
+
+@dataclass(frozen=True)
+class ProbePaced:
+    """Sent once per session: a probe its strategy made due at stream time `asked_ms` was skipped, because
+    the server starts one session's probes at least `gap_s` of wall time apart (`min_gap_s`, or the
+    session's share of `rate` probes a second over the server's `sessions` proactive sessions) and never
+    queues them; later ones are skipped too, and counted in `watch.done`."""
+
+    type: ClassVar[str] = "probe.paced"
+    asked_ms: int
+    gap_s: float
+    min_gap_s: float
+    rate: float
+    sessions: int
 
 
 @dataclass(frozen=True)
@@ -148,6 +164,7 @@ class WatchDone:
     type: ClassVar[str] = "watch.done"
     probes: int
     frames: dict = field(default_factory=dict)  # {"sent_ms": [...]}: every frame the policy sent
+    skipped: int = 0  # probes due that the server's pace skipped (`probe.paced`)
 
 
 @dataclass(frozen=True)
@@ -159,6 +176,6 @@ class Error:
 
 ServerEvent = Union[Ready, SpeechStarted, TranscriptPartial, TranscriptFinal, CameraBlock, TurnInputEvent,
                     AssistantDelta, AssistantAudio, AssistantDone, Metrics, RemarkDelta, RemarkAudio, ProbeDone,
-                    WatchDone, Error]
+                    ProbePaced, WatchDone, Error]
 EVENT_TYPES: dict[str, type] = {cls.type: cls for cls in ServerEvent.__args__}
 SERVER_TYPES = tuple(EVENT_TYPES)

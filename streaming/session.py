@@ -78,6 +78,7 @@ from media_effects.frames import Frame, FrameBuffer, pick_context_frame, select_
 from perception.speech import FinalTranscript, PartialTranscript, SpeechSegmenter, SpeechStarted
 from streaming import wire
 from streaming.backends import Backend
+from streaming.probe_pace import ProbePace
 from streaming.probes import Probes
 from streaming.proactive import parse_strategy
 from streaming.relay import Relay
@@ -113,7 +114,7 @@ class Session:
     def __init__(self, config: SessionConfig, segmenter: SpeechSegmenter, backend: Backend, send: Send, *,
                  frames: FrameBuffer | None = None,
                  policy: FramePolicy | None = None, camera_profile=None,
-                 max_pending_audio: int = wire.MAX_PENDING_AUDIO_BYTES):
+                 max_pending_audio: int = wire.MAX_PENDING_AUDIO_BYTES, pace: ProbePace | None = None):
         self.config = config
         self.segmenter = segmenter
         self.backend = backend
@@ -126,7 +127,8 @@ class Session:
                                               "session needs one that streams (fps:1, speech:1/0.5, change:0.02)")
         if self.strategy is not None and (refusal := backend.proactive_refusal(self.strategy)):
             raise wire.WireError("bad_hello", refusal)
-        self.probes = Probes(self.strategy, backend, send) if self.strategy is not None else None
+        self.pace = pace  # the server's: a spoken turn here holds every session's probes back
+        self.probes = Probes(self.strategy, backend, send, pace) if self.strategy is not None else None
         self.camera_profile = camera_profile  # the hello's camera conditions: an impairment profile, or None
         self.gate = FrameGate(self.policy)
         self.sent = FrameBuffer(max_frames=120, max_bytes=self.frames.max_bytes // 2, budget=self.frames.budget)
@@ -323,7 +325,7 @@ class Session:
         """Start a probe when one is due, nobody speaks and nothing is being answered."""
         if self.probes is None or self._reply is not None or self.segmenter.in_speech or self._audio_end_ms is None:
             return
-        probe = self.probes.due(self._audio_end_ms)
+        probe = await self.probes.due(self._audio_end_ms)
         if probe is None:
             return
         self._reply = asyncio.create_task(probe, name=f"probe {self.probes.asked}")
@@ -369,6 +371,8 @@ class Session:
     async def _on_speech(self, event) -> None:
         if isinstance(event, SpeechStarted):
             await self.send(wire.SpeechStarted(event.t_ms))
+            if self.pace is not None:
+                self.pace.hold(self)  # until this turn's first reply text (or its end)
             if not self._replying:  # its audio has reached the backend (a reply holds it back)
                 await self.backend.speech_started()
             elif self.config.barge_in:
@@ -416,6 +420,14 @@ class Session:
         return await self.backend.perceive(authored, final.text, frame, context_jpeg)
 
     async def _run_turn(self, final: FinalTranscript, heard_at: float, window: list[list], gated_ms: float) -> None:
+        try:
+            await self._answer_turn(final, heard_at, window, gated_ms)
+        finally:
+            if self.pace is not None:
+                self.pace.release(self)
+
+    async def _answer_turn(self, final: FinalTranscript, heard_at: float, window: list[list], gated_ms: float
+                           ) -> None:
         self.turn += 1
         turn = self.turn
         await self.send(wire.TranscriptFinal(turn, final.text, final.start_ms, final.end_ms))
@@ -431,6 +443,8 @@ class Session:
             def on_delta(piece: str) -> None:
                 if not first_token:
                     first_token.append(time.monotonic())
+                    if self.pace is not None:
+                        self.pace.release(self)  # the user has an answer coming: probes may go on
                 relay.put(wire.AssistantDelta(turn, piece))
 
             def on_audio(pcm16: bytes) -> None:
@@ -467,6 +481,10 @@ class Session:
             await asyncio.gather(self._reply, return_exceptions=True)
         self._queue.clear()
         self._held.clear()
+        if self.probes is not None:
+            self.probes.close()
+        if self.pace is not None:
+            self.pace.release(self)
         self.frames.close()  # the frames offered and the frames sent: released, and out of the budget, now
         self.sent.close()
         await self.backend.aclose()

@@ -24,7 +24,7 @@ from core.records import FrameFacts, RecordError, TurnEnd, TurnInput, TurnMetric
 from perception.frame_policy import parse_frame_policy
 from streaming.server_events import (  # noqa: F401 (the events, taken from here)
     EVENT_TYPES, SERVER_TYPES, AssistantAudio, AssistantDelta, AssistantDone, CameraBlock, Error, Metrics, ProbeDone,
-    Ready, RemarkAudio, RemarkDelta, ServerEvent, SpeechStarted, TranscriptFinal, TranscriptPartial, TurnInputEvent,
+    ProbePaced, Ready, RemarkAudio, RemarkDelta, ServerEvent, SpeechStarted, TranscriptFinal, TranscriptPartial, TurnInputEvent,
     WatchDone)
 
 PROTOCOL_VERSION = 1

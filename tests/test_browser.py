@@ -465,6 +465,10 @@ def test_speak_up_on_the_live_page_shows_a_remark_nobody_asked_for_and_nothing_o
             page.wait_for_selector("li.remark .reply", timeout=30_000)
             assert remarks.first.inner_text().startswith("unasked") and REPLY in remarks.first.inner_text()
             assert "spoke up 1" in looks or "spoke up 2" in looks
+            # the counter counts the cards, the one whose words are still coming too (issue 48)
+            counted = page.evaluate("() => [Number(document.querySelector('#watching').textContent"
+                                    ".match(/spoke up (\\d+)/)[1]), document.querySelectorAll('li.remark').length]")
+            assert counted[0] == counted[1], counted
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "live_speak_up.png"), full_page=True)
         else:

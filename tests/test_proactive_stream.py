@@ -208,7 +208,7 @@ def test_a_grid_of_strategies_and_frame_policies_runs_one_cell_per_pair_and_its_
     assert merged.returncode == 0, merged.stderr
     summary = json.loads((tmp_path / "all" / "summary.json").read_text())
     cells = summary["proactive"]["baseline"]
-    assert sorted(cells) == ["change change:0.02/2", "change fps:1", "every:5 change:0.02/2", "every:5 fps:1"]
+    assert sorted(cells) == ["change, change:0.02/2", "change, fps:1", "every:5, change:0.02/2", "every:5, fps:1"]
     assert all(cell["trials"] == 1 and cell["quiet_controls"] == 1 for cell in cells.values())
     records = [json.loads(line) for line in (tmp_path / "all" / "transcripts.jsonl").read_text().splitlines()]
     assert sorted((r["proactive"], r["frame_policy"]) for r in records) == sorted(

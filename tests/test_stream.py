@@ -67,7 +67,11 @@ def test_every_server_event_round_trips_typed():
         wire.ProbeDone(2, 15_020, 15_000, "Careful, the guard is taped up.", False, 0.84, 1.2,
                        Usage(40, 9, input_text_tokens=40, output_text_tokens=9)),
         wire.ProbeDone(3, 20_020, 20_000, "[silent]", True),
+        wire.ProbeDone(4, 25_020, 25_000, "[silent]", True, camera="A tall steel vessel.",
+                       incomplete="cut short: a user started speaking"),
+        wire.ProbePaced(30_000, 2.0, 1.0, 4.0, 8),
         wire.WatchDone(3, {"sent_ms": [1000, 2000]}),
+        wire.WatchDone(4, {"sent_ms": [1000]}, skipped=12),
     ]
     assert {e.type for e in events} == set(wire.SERVER_TYPES)
     for event in events:

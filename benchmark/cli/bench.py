@@ -148,9 +148,12 @@ def register(subparsers) -> None:
     p.add_argument("--asr-model", metavar="NAME",
                    help="stream: the in-process server's Whisper model (a CTranslate2 dir or faster-whisper name; "
                         "default the bundled tiny.en)")
-    p.add_argument("--describer", default="opencv",
+    p.add_argument("--describer",
                    help="stream: the server's scene describer: opencv (default), authored (reads synthetic "
-                        "frames back), ocr (reads text in the frame offline), openai:MODEL, gemini:MODEL")
+                        "frames back; the default of a proactive run on drawn frames), ocr (reads text in the "
+                        "frame offline), openai:MODEL, gemini:MODEL. A describer that cannot read the frames "
+                        "(opencv or ocr on synthetic or pictograph frames) is named blind at the start and in "
+                        "the headline")
     p.add_argument("--describer-base-url", metavar="URL",
                    help="stream: the describer model's endpoint (default WEARSIM_DESCRIBER_BASE_URL, then "
                         "OPENAI_BASE_URL for openai:*)")
@@ -197,13 +200,17 @@ def run(args) -> int:
     from pathlib import Path
 
     from benchmark.cli.bench_checks import (Stop, check_endpoints, check_keys, check_prices, check_run_flags,
-                                            check_stream_flags, load_prices, selected_bank)
+                                            check_stream_flags, default_describer, load_prices, selected_bank,
+                                            start_lines)
     from benchmark.cli.bench_settings import (build_settings, chosen_conditions, chosen_sweeps, describer_endpoint,
                                               resolve_models, response_cache)
     from candidates.ratelimit import configure
 
     try:
         bank = selected_bank(args)
+        described = args.via == "stream" and args.describer is None
+        if described:
+            args.describer = default_describer(args)
         shard = check_run_flags(args)
         prices = load_prices(args)
         models = resolve_models(args)
@@ -223,7 +230,9 @@ def run(args) -> int:
     configure(models.limits)
     try:
         print(models.describe(), file=sys.stderr)
-        if note := _frames_note(settings, models.model_id):
+        for line in start_lines(args, models.model_id, described):
+            print(line, file=sys.stderr)
+        if note := _frames_note(settings, models.model_id):  # what reads drawn frames, when this describer cannot
             print(note, file=sys.stderr)
         started = time.monotonic()
         counts = _run_cells(bank, settings, run_dir, prepared, args.base_url)
@@ -333,6 +342,7 @@ def _report(args, counts: dict, run_dir) -> int:
     from benchmark.report.faults import fault_lead
     from benchmark.report.findings import headline, is_measurement
     from benchmark.report.proactive_findings import is_proactive, proactive_headline
+    from benchmark.scoring.blind import blind_line
 
     summary = write_report(run_dir)
     print(fault_lead(summary), file=sys.stderr)  # turns OK over every planned cell, and each fault
@@ -341,6 +351,8 @@ def _report(args, counts: dict, run_dir) -> int:
         print(f"report: {run_dir / 'findings.md'}")
         return _error_rate_status(summary, run_dir, args.max_error_rate)
     print(headline(summary))
+    if blind := blind_line(summary.get("blind_camera")):
+        print(blind)
     print(cost_line(summary))
     print(f"report: {run_dir / 'findings.md'}")
     if not is_measurement(summary) and summary["manifest"].get("judge_family") == "lexical":

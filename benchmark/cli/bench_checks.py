@@ -85,7 +85,7 @@ def check_run_flags(args) -> tuple[int, int] | None:
                              ("--max-tokens", args.max_tokens, 1)):
         if value < low:
             raise Stop(f"{flag} must be at least {low}; got {value}")
-    if args.via == "stream" and (problem := describer_problem(args.describer)):
+    if args.via == "stream" and args.describer is not None and (problem := describer_problem(args.describer)):
         raise Stop(f"--describer {args.describer}: {problem}")
     if not 0 <= args.max_error_rate <= 1:
         raise Stop(f"--max-error-rate is a share from 0 to 1 (e.g. 0.05); got {args.max_error_rate}")
@@ -173,7 +173,13 @@ def pictograph_problem(bank, synthetic: bool) -> str | None:
         return "--pictograph-frames and --synthetic-frames both draw the frames no recording has: choose one"
     try:
         font_path()
-        unknown = unknown_pictures(load_scene_specs(bank, required=True))
+        if bank.subset == "proactive":
+            from benchmark.cli.proactive_checks import timelines
+
+            specs = timelines(bank)
+        else:
+            specs = load_scene_specs(bank, required=True)
+        unknown = unknown_pictures(specs)
     except PictureSetMissing as exc:
         return str(exc)
     except SceneError as exc:
@@ -193,7 +199,7 @@ def check_stream_flags(args, bank, sweeps, model_id: str) -> None:
     if not 0 <= args.frame_size <= 4096 or not 0 <= args.frame_quality <= 100:
         raise Stop("--frame-size takes 0 to 4096 pixels and --frame-quality 0 to 100 (0: as captured)")
     if args.via != "stream" and (sweeps.staleness or args.synthetic_frames or args.pictograph_frames
-                                 or args.describer != "opencv"
+                                 or args.describer is not None
                                  or args.media_root or args.asr_model or sweeps.policies or args.frame_size
                                  or args.frame_quality or sweeps.impairments or args.no_frames
                                  or args.end_of_turn):
@@ -216,3 +222,36 @@ def check_stream_flags(args, bank, sweeps, model_id: str) -> None:
     problem = output_problem(model_id, args.output)
     if problem:
         raise Stop(f"--output {args.output} {problem}")
+
+
+DEFAULT_DESCRIBER = "opencv"
+
+
+def default_describer(args) -> str:
+    """The describer of a stream run that names none: `authored` for a proactive run on synthetic frames
+    (the only describer that reads them back), `opencv` otherwise."""
+    if args.subset == "proactive" and not args.pictograph_frames:
+        return "authored"
+    return DEFAULT_DESCRIBER
+
+
+def start_lines(args, model_id: str, described: bool) -> list[str]:
+    """What the run says at its start about its camera text: the describer chosen for it (`described`:
+    `--describer` was not given), or that it cannot read its frames."""
+    from benchmark.scoring.blind import blind_describer
+
+    if args.via != "stream":
+        return []
+    from candidates.model_ids import is_realtime
+
+    lines = []
+    if described and args.describer == "authored" and not is_realtime(model_id):
+        lines.append("describer authored (no --describer given): the frames are drawn from the camera text, and "
+                     "authored reads that text back, so the run tests the decision to speak, not seeing")
+    reason = blind_describer({"via": "stream", "describer": args.describer, "candidate_model": model_id,
+                              "synthetic_frames": args.synthetic_frames, "pictograph_frames": args.pictograph_frames,
+                              "proactive": args.subset == "proactive"})
+    if reason:
+        lines.append(f"BLIND CAMERA: {reason}: every camera block will read alike whatever the scene "
+                     "(--describer authored reads drawn frames)")
+    return lines

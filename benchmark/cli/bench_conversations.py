@@ -67,7 +67,7 @@ def _stream_factory(settings, url: str, config):
     from benchmark.stream_conversation import GlassesPlay, ServerSession, StreamConversation
     from benchmark.watch_conversation import WatchConversation
     from core.proactive_scenario import ProactiveScenario
-    from core.scenes import scene_spec_in
+    from core.scenes import read_timeline, scene_spec_in
 
     stream, chosen = settings.stream, settings.candidate
     profiles = {}
@@ -84,8 +84,10 @@ def _stream_factory(settings, url: str, config):
 
     def conversation(scenario, condition, point, trial, _cache):
         if isinstance(scenario, ProactiveScenario):
+            pictures = (read_timeline(stream.scene_dir, scenario.scenario_id, len(scenario.scenes))
+                        if stream.pictograph_frames else None)
             return WatchConversation(scenario, condition, session(point), config, strategy=point.proactive,
-                                     keep_frames=stream.keep_frames)
+                                     keep_frames=stream.keep_frames, pictures=pictures)
         glasses = GlassesPlay(
             media_root=Path(stream.media_root) if stream.media_root else None,
             synthetic_frames=stream.synthetic_frames,

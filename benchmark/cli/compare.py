@@ -20,7 +20,10 @@ def register(subparsers) -> None:
         "latency p50/p95, voice to voice, cost per correct answer, turns OK) and each run's paired difference "
         "against the first; then A against B in detail: trials paired by (scenario, condition, trial), the "
         "difference in balanced accuracy (B - A) with a paired bootstrap CI over scenarios, an exact McNemar "
-        "test on Turn 2 pass, and the scenarios whose trials flipped.",
+        "test on Turn 2 pass, and the scenarios whose trials flipped. Proactive runs are compared apart: per run "
+        "and cell recall, precision, false alarms a minute, time to speak and cost per hour watched, and each "
+        "run against the first (recall and false alarms a minute, paired bootstrap over scenarios, McNemar on "
+        "hits).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -59,10 +62,18 @@ def run(args) -> int:
         from core.safe_files import UnsafePathError
 
         try:
-            page = write_comparison_page(Path(args.html), text, result)
+            if "proactive" in result:
+                from benchmark.report.compare_proactive_page import write_proactive_page
+
+                page = write_proactive_page(Path(args.html), text, result)
+            else:
+                page = write_comparison_page(Path(args.html), text, result)
         except (OSError, UnsafePathError) as exc:
             print(f"wearsim compare: cannot write {args.html}: {exc}", file=sys.stderr)
             return 1
-        print(f"accuracy against latency and cost: {page} (plots: {page.parent / 'accuracy_latency.png'}, "
-              f"{page.parent / 'accuracy_cost.png'})", file=sys.stderr)
+        if "proactive" in result:
+            print(f"proactive runs: {page} (plot: {page.parent / 'recall_false_alarms.png'})", file=sys.stderr)
+        else:
+            print(f"accuracy against latency and cost: {page} (plots: {page.parent / 'accuracy_latency.png'}, "
+                  f"{page.parent / 'accuracy_cost.png'})", file=sys.stderr)
     return 0

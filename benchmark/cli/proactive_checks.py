@@ -48,8 +48,26 @@ def proactive_strategies(args, model_id: str, policies: tuple[str, ...], stalene
     if "end" in policies:
         return (), "--frame-policy end sends no frame until the user speaks; proactive trials need a policy " \
                    "that streams (fps:1, speech:1/0.5, change:0.02)"
-    if staleness or impairments or args.pictograph_frames or args.no_camera:
-        return (), "--staleness, --impair, --pictograph-frames and --no-camera do not apply to proactive trials"
+    if staleness or impairments or args.no_camera:
+        return (), "--staleness, --impair and --no-camera do not apply to proactive trials"
     if args.speed is not None and args.speed != 1.0:
         return (), "--speed: proactive trials always play in real time (their timing is what they measure)"
     return strategies, None
+
+
+def timelines(bank) -> dict:
+    """The proactive scenarios' scene specs (`--pictograph-frames`), as `unknown_pictures` reads specs: a
+    `SceneSpec` each, its scenes named by index. Raises `SceneError` naming every one missing or invalid."""
+    from core.scenes import SceneError, SceneSpec, read_timeline, scene_dir
+
+    specs, problems = {}, []
+    for scenario in bank.scenarios:
+        try:
+            scenes = read_timeline(scene_dir(bank), scenario.scenario_id, len(scenario.scenes))
+        except SceneError as exc:
+            problems += exc.problems
+            continue
+        specs[scenario.scenario_id] = SceneSpec(scenario.scenario_id, {str(i): s for i, s in enumerate(scenes)}, {})
+    if problems:
+        raise SceneError(problems)
+    return specs

@@ -68,13 +68,21 @@ def run(args) -> int:
         if page is not None:
             print(f"wrote {page}", file=sys.stderr)
         return 0
-    counts = summary["counts"]
-    print(headline(summary))
-    print(f"trials {counts['trials']}, scored {counts['scored']}, unscored {counts['turn_2_unscored']}, "
-          f"errored {counts['errored']}")
-    from benchmark.report.cost import cost_line
+    from benchmark.report.proactive_findings import is_proactive, proactive_headline
 
-    print(cost_line(summary))
+    counts = summary["counts"]
+    if is_proactive(summary):  # its cells' two numbers; the Q&A counts and cost lines would read 0
+        print(proactive_headline(summary))
+    else:
+        from benchmark.report.camera_text import camera_text_note
+        from benchmark.report.cost import cost_line
+
+        print(headline(summary))
+        if note := camera_text_note(summary):
+            print(note)
+        print(f"trials {counts['trials']}, scored {counts['scored']}, unscored {counts['turn_2_unscored']}, "
+              f"errored {counts['errored']}")
+        print(cost_line(summary))
     print(f"wrote {out / 'summary.json'}, {out / 'findings.md'}, {out / 'plots'}/")
     if page is not None:
         print(f"wrote {page}")

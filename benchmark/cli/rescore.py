@@ -115,7 +115,12 @@ def run(args) -> int:
               "requested", file=sys.stderr)
     agreement = summary.get("judge_agreement")
     from benchmark.report.findings import headline
+    from benchmark.report.proactive_findings import is_proactive, proactive_headline
 
+    if is_proactive(summary):  # remarks judged and decided again, under today's rule (echoes included)
+        print("with the new judge and rule:\n" + proactive_headline(summary))
+        print(f"wrote {args.output_dir}")
+        return 0
     print(f"with the new judge: {headline(summary)}")
     if agreement:
         kappa = "n/a" if agreement["kappa"] is None else f"{agreement['kappa']:.3f}"

@@ -46,6 +46,15 @@ def register(subparsers) -> None:
     p.add_argument("--frame-policy", metavar="POLICY",
                    help="frames that reach the assistant when a hello names no policy: end, fps:N, speech:N/M or "
                         "change:T[/R] (default: end for a chat backend, fps:1 for a realtime API)")
+    p.add_argument("--probe-min-gap", type=float, default=1.0, metavar="S",
+                   help="proactive sessions: at least S seconds of the server's wall clock between one session's "
+                        "probes (default 1); a probe due sooner is skipped and counted (docs/proactive.md)")
+    p.add_argument("--probe-rate", type=float, default=1.0, metavar="N",
+                   help="proactive sessions: at most N probes a second over the whole server, shared equally "
+                        "among the proactive sessions open (default 1)")
+    p.add_argument("--no-probe-hold", action="store_true",
+                   help="proactive sessions: let probes start while another session's user speaks or waits for "
+                        "an answer (by default a spoken turn goes first)")
     p.add_argument("--max-sessions", type=int, default=16, help="concurrent sessions (default 16)")
     p.add_argument("--idle-timeout", type=float, default=300.0, metavar="S",
                    help="close a session after S seconds with nothing from the client and nothing in flight "
@@ -87,6 +96,9 @@ def run(args) -> int:
         except ValueError as exc:
             print(f"error: --frame-policy: {exc}", file=sys.stderr)
             return 2
+    if not (args.probe_rate > 0 and 0 <= args.probe_min_gap <= 3600):
+        print("error: --probe-rate must be above 0 and --probe-min-gap from 0 to 3600 seconds", file=sys.stderr)
+        return 2
     if args.max_sessions < 1 or args.idle_timeout <= 0:
         print("error: --max-sessions must be at least 1 and --idle-timeout above 0", file=sys.stderr)
         return 2
@@ -123,7 +135,8 @@ def run(args) -> int:
                                   max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout,
                                   record_dir=Path(args.record).resolve() if args.record else None,
                                   allowed_origins=tuple(args.allow_origin or ()), allowed_hosts=names,
-                                  frame_policy=args.frame_policy)
+                                  frame_policy=args.frame_policy, probe_min_gap_s=args.probe_min_gap,
+                                  probe_rate=args.probe_rate, probe_hold_turns=not args.no_probe_hold)
     except ValueError as exc:
         print(f"error: --allow-origin: {exc}", file=sys.stderr)
         return 2

@@ -1,4 +1,5 @@
-"""What the findings' headline adds when a stream run's camera blocks were mostly the scenario's
+"""What the findings' headline adds when a stream run's camera text was blind (its describer could not
+read its frames), or when its camera blocks were mostly the scenario's
 written text: the turns where no frame reached the assistant (no recording, synthetic or pictograph
 frame existed for them, or none was sent), so the authored camera text stood in for perception.
 Counted from the records' provenance (summary.json `perception.sources.camera`)."""
@@ -15,7 +16,15 @@ def written_camera_turns(summary: dict) -> tuple[int, int] | None:
 
 
 def camera_text_note(summary: dict) -> str | None:
-    """The sentence, when the camera block was the written text in most turns (more than half)."""
+    """The sentences: the camera text was blind (`benchmark.scoring.blind`), or the camera block was the
+    written text in most turns (more than half)."""
+    from benchmark.scoring.blind import blind_line
+
+    notes = [note for note in (blind_line(summary.get("blind_camera")), _written_note(summary)) if note]
+    return " ".join(notes) or None
+
+
+def _written_note(summary: dict) -> str | None:
     counts = written_camera_turns(summary)
     if counts is None or counts[0] * 2 <= counts[1]:
         return None

@@ -7,7 +7,8 @@ answer and per trial), sortable by clicking a header (a few lines of plain
 JS; a number sorts as a number, a blank cell always last). Then each run
 against the first under the compared condition (B - A with its paired
 interval, McNemar's p), or why nothing pairs; the two plots, each point's
-cost, and the whole comparison as text. Every value from a run is escaped;
+cost, and the whole comparison as text. Proactive runs get their own page
+(`compare_proactive_page`; `wearsim compare` picks it). Every value from a run is escaped;
 nothing is fetched.
 """
 

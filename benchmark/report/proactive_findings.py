@@ -9,6 +9,7 @@ then every trial's remarks.
 from __future__ import annotations
 
 from benchmark.report.human_check import human_check_line
+from benchmark.scoring.blind import blind_line
 from benchmark.report.text_format import interval, one_line, pct, table
 
 
@@ -30,6 +31,29 @@ def _rate(block: dict) -> str:
     return f"{pct(block['rate'])} ({block['k']}/{block['n']}), 95% CI {interval(block['ci_low'], block['ci_high'])}{method}"
 
 
+def speak_text(cell: dict) -> str:
+    """The time to speak, p50 / p95 with n; one hit gives one value, shown once with n = 1."""
+    n = cell.get("time_to_speak_n")
+    if n is None:  # a summary from before n was kept
+        return f"{_seconds(cell['time_to_speak_p50_s'])} / {_seconds(cell['time_to_speak_p95_s'])}"
+    if not n:
+        return "none (no hit)"
+    if n == 1:
+        return f"{cell['time_to_speak_p50_s']:.1f} s (n = 1)"
+    return f"{cell['time_to_speak_p50_s']:.1f} / {cell['time_to_speak_p95_s']:.1f} s (n = {n})"
+
+
+def cost_text(cell: dict, model: str | None, hours: float | None = None) -> str:
+    """The candidate's cost per hour watched: free for the local model, unknown when a price or a usage is."""
+    from candidates.model_ids import is_local
+
+    if is_local(model or ""):
+        return "free (local)"
+    if cell["cost_per_hour_usd"] is None:
+        return "unknown"
+    return f"${cell['cost_per_hour_usd']:.4f}/h" + ("" if hours is None else f" over {hours:.2f} h")
+
+
 def _per_min(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
@@ -45,18 +69,31 @@ def cell_line(condition: str, name: str, cell: dict, *, markdown: bool = False) 
     return (f"{bold}Events caught on time ({condition}, {name}): {cell['hits']} of {cell['events']}{bold} "
             f"(recall {_rate(cell['recall'])}); {bold}false alarms: {_per_min(cell['false_alarms_per_min'])} per "
             f"minute{bold} of stream ({cell['false_alarms']} in {cell['stream_minutes']:.1f} min, "
-            f"{cell['false_alarms_in_quiet_controls']} of them in {quiet} quiet control{'s' * (quiet != 1)}).")
+            f"{cell['false_alarms_in_quiet_controls']} of them in {quiet} quiet control{'s' * (quiet != 1)}"
+            f"{_echoes(cell)}).")
+
+
+def _echoes(cell: dict) -> str:
+    """The remarks that only echoed the user's words or the camera text, counted apart (an older
+    summary has no count)."""
+    n = cell.get("echoes")
+    if not n:
+        return ""
+    return f"; {n} remark{'s' * (n != 1)} only echoed the user's words or the camera text"
 
 
 def proactive_headline(summary: dict) -> str:
-    """The CLI's closing lines: one per condition and cell."""
-    return "\n".join(cell_line(c, n, cell) for c, n, cell in _cells(summary))
+    """The CLI's closing lines: the blind camera's warning, then one per condition and cell."""
+    blind = blind_line(summary.get("blind_camera"))
+    return "\n".join([*([blind] if blind else []), *(cell_line(c, n, cell) for c, n, cell in _cells(summary))])
 
 
 def render_proactive_findings(summary: dict) -> str:
     summary = one_line(summary)
     manifest = summary["manifest"]
     lines = ["# Findings: proactive trials", ""]
+    if blind := blind_line(summary.get("blind_camera")):
+        lines += [f"**{blind}**", ""]
     for c, n, cell in _cells(summary):
         lines += [cell_line(c, n, cell, markdown=True), ""]
     lines += [f"How it is scored: {summary.get('proactive_rule') or ''} Recall is hits over events; precision "
@@ -74,14 +111,15 @@ def render_proactive_findings(summary: dict) -> str:
                   "keys in words of its own (not words copied from the camera block); one that names none does not "
                   "(a false alarm); one it cannot decide is unscored (neither hit nor false alarm).", ""]
     rows = [[c, n, _rate(cell["recall"]), _rate(cell["precision"]), _per_min(cell["false_alarms_per_min"]),
-             f"{_seconds(cell['time_to_speak_p50_s'])} / {_seconds(cell['time_to_speak_p95_s'])}",
-             str(cell["late"]), str(cell["duplicates"]), str(cell["unscored_remarks"]),
-             f"{cell['probes']} ({cell['silent_probes']} silent)",
-             "unknown" if cell["cost_per_hour_usd"] is None else f"${cell['cost_per_hour_usd']:.4f}"]
+             speak_text(cell),
+             str(cell["late"]), str(cell["duplicates"]), str(cell.get("echoes", "-")), str(cell["unscored_remarks"]),
+             f"{cell['probes']} ({cell['silent_probes']} silent"
+             + (f", {cell['probes_skipped']} skipped by the server's pace)" if cell.get("probes_skipped") else ")"),
+             cost_text(cell, manifest.get("candidate_model"))]
             for c, n, cell in _cells(summary)]
     lines += ["## Grid", "", "One row per condition and cell (strategy, and frame policy when swept).", ""]
     lines += table(["condition", "cell", "recall", "precision", "false alarms / min", "time to speak p50 / p95",
-                    "late", "duplicates", "unscored", "probes", "cost / hour watched"], rows)
+                    "late", "duplicates", "echoes", "unscored", "probes", "cost / hour watched"], rows)
     unknown = sorted({why for _, _, cell in _cells(summary) for why in cell["cost_unknown"]})
     if unknown:
         lines += ["", "Cost unknown: " + "; ".join(unknown[:5])]
@@ -93,7 +131,8 @@ def render_proactive_findings(summary: dict) -> str:
     for c, n, cell in _cells(summary):
         for row in cell["scenarios"]:
             window = "quiet" if row["kind"] == "quiet" else f"[{row['onset_s']:.0f}, {row['window_end_s']:.0f}]"
-            remarks = "; ".join(f"{r['at_s']:.1f} s {r['outcome'] or '?'}: {r['text'][:80]}" for r in row["remarks"]
+            remarks = "; ".join(f"{r['at_s']:.1f} s {r['outcome'] or '?'}{' (echo)' * bool(r.get('echo'))}: "
+                                f"{r['text'][:80]}" for r in row["remarks"]
                                 if r["at_s"] is not None) or "none"
             rows.append([c, n, f"{row['scenario_id']} t{row['trial']}", window, row["outcome"] or "-",
                          f"{row['probes']}", remarks])

@@ -159,12 +159,17 @@ class Frames:
 # ---------------------------------------------------------------- the top of the page
 
 def figures_html(summary: dict) -> str:
+    from benchmark.report.proactive_findings import is_proactive
+
     manifest, counts = summary["manifest"], summary["counts"]
     judge = f"{manifest.get('judge_family') or 'unknown'} ({manifest.get('judge_model') or '-'})"
+    watched = is_proactive(summary)
     facts = [("candidate", manifest.get("candidate_model") or "-"), ("judge", judge),
-             ("via", manifest.get("via") or "-"), ("ranking condition", summary["primary"]["condition"]),
-             ("trials", f"{counts['trials']}: scored {counts['scored']}, unscored {counts['turn_2_unscored']}, "
-                        f"errored {counts['errored']}")]
+             ("via", manifest.get("via") or "-"),
+             *(watch_view.run_facts(summary) if watched else [
+                 ("ranking condition", summary["primary"]["condition"]),
+                 ("trials", f"{counts['trials']}: scored {counts['scored']}, unscored {counts['turn_2_unscored']}, "
+                            f"errored {counts['errored']}")])]
     out = ["<table>", *(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in facts), "</table>"]
     if manifest.get("judge_family") == "lexical":
         out.append('<p class="note">The judge is lexical (answer-list matching): not the publication judge.</p>')
@@ -175,6 +180,8 @@ def figures_html(summary: dict) -> str:
     stopped = budget_lead(summary)
     if stopped:
         out.append(f'<p class="headline unmeasured">{escape(stopped)}</p>')
+    if watched:
+        return "\n".join([*out, watch_view.cells_html(summary)])
     out.append("<table><tr><th>condition</th><th>balanced Turn 2 accuracy</th><th>95% CI</th>"
                "<th>scored / cells</th><th>repair rate</th><th>candidate cost</th><th>judge cost</th>"
                "<th>cost per correct Turn 2</th></tr>")
@@ -227,13 +234,16 @@ def axes(trial: TrialRecord) -> dict[str, str]:
 
     # a sweep's policy, else the one in force on the stream (the server's default)
     policy = trial.frame_policy or next((t.frames.policy for t in trial.turns if t.frames.policy), None)
+    if trial.watching is not None and policy is None:
+        policy = watch_view.DEFAULT_POLICY  # a proactive session's default
     return {"condition": trial.condition, "cue": trial.cue_type, "outcome": outcome(trial),
-            "policy": value(policy), "profile": value(getattr(trial, "impairment", None)),
+            "strategy": value(trial.proactive), "policy": value(policy),
+            "profile": value(getattr(trial, "impairment", None)),
             "gap": value(trial.staleness_ms), "fault": value(fault_of(trial))}
 
 
-FILTERS = (("condition", "condition"), ("shift type", "cue"), ("outcome", "outcome"), ("frame policy", "policy"),
-           ("profile", "profile"), ("gap (ms)", "gap"), ("fault", "fault"))
+FILTERS = (("condition", "condition"), ("shift type", "cue"), ("outcome", "outcome"), ("strategy", "strategy"),
+           ("frame policy", "policy"), ("profile", "profile"), ("gap (ms)", "gap"), ("fault", "fault"))
 
 
 def filters_html(trials: list[TrialRecord]) -> str:
@@ -250,7 +260,8 @@ def filters_html(trials: list[TrialRecord]) -> str:
         return sorted(seen - {NONE}, key=lambda v: (len(v), v) if key == "gap" else v) + (
             [NONE] if NONE in seen else [])
 
-    return ('<div class="filters">' + "".join(select(label, key, values(key)) for label, key in FILTERS)
+    shown = [(label, key) for label, key in FILTERS if key != "strategy" or any(r[key] != NONE for r in found)]
+    return ('<div class="filters">' + "".join(select(label, key, values(key)) for label, key in shown)
             + '<span id="shown" class="note"></span></div>')
 
 
@@ -378,8 +389,8 @@ def trial_html(trial: TrialRecord, bank: dict[str, Scenario], frames: Frames, re
     if trial.watching is not None:
         label = f"{len(trial.watching.remarks)} remark(s), {trial.watching.count('false_alarm')} false alarm(s)"
     row = axes(trial)
-    sweep = "".join(f" · {name} {escape(row[key])}" for name, key in (("policy", "policy"), ("gap", "gap"),
-                                                                       ("profile", "profile"), ("fault", "fault"))
+    sweep = "".join(f" · {name} {escape(row[key])}" for name, key in (
+        ("strategy", "strategy"), ("policy", "policy"), ("gap", "gap"), ("profile", "profile"), ("fault", "fault"))
                     if row[key] != NONE)
     head = (f'<span class="badge o-{result}">{result}</span>{escape(trial.scenario_id)} · {escape(trial.condition)}'
             f" · trial {trial.trial} · {escape(trial.cue_type)} · target {escape(trial.target_context)}"
@@ -413,8 +424,11 @@ def trial_html(trial: TrialRecord, bank: dict[str, Scenario], frames: Frames, re
 
 def page_headline(summary: dict) -> str:
     from benchmark.report.proactive_findings import is_proactive, proactive_headline
+    from benchmark.scoring.blind import blind_line
 
-    return proactive_headline(summary) if is_proactive(summary) else headline(summary)
+    if is_proactive(summary):
+        return proactive_headline(summary)  # the blind camera's warning leads it
+    return " ".join(filter(None, (headline(summary), blind_line(summary.get("blind_camera")))))
 
 
 def render_page(summary: dict, trials: list[TrialRecord], *, title: str, findings: str, plots_dir: Path,
@@ -427,7 +441,9 @@ def render_page(summary: dict, trials: list[TrialRecord], *, title: str, finding
 
     prices = table_from_manifest(manifest)[0]
     rows = [trial_html(t, bank, frames, style, prices, files) for t in sorted(trials, key=lambda t: t.cell)]
-    measured = "measured" if is_measurement(summary) else "unmeasured"
+    from benchmark.report.proactive_findings import is_proactive
+
+    measured = "measured" if is_proactive(summary) or is_measurement(summary) else "unmeasured"
     findings_block = (f"<details><summary>findings.md</summary><pre>{escape(findings)}</pre></details>"
                       if findings else "")
     return "\n".join([

@@ -8,7 +8,13 @@
   late, false alarm, duplicate, unscored);
 - each spoken remark playable (the WAVs in the run dir);
 - a table of the probes: when asked, the scene its newest frame showed, the
-  answer, the outcome and the judge's label.
+  answer, the outcome and what the judge said (or why it was not asked: made
+  before the event, an echo, a quiet control), so each row agrees with the
+  summary's counts.
+
+The top of a proactive run's page comes from here too: the counts summary.json
+holds (`run_facts`) and one row per condition and cell (`cells_html`), in place
+of the question-and-answer table.
 
 Files are linked as `timeline.RunFiles` links them (relative, only regular
 files inside the run dir).
@@ -23,6 +29,67 @@ from core.watching import Watching
 
 OUTCOME_NAMES = {"hit": "hit", "late": "late", "false_alarm": "false alarm", "duplicate": "duplicate",
                  "unscored": "unscored"}
+DEFAULT_POLICY = "fps:1"  # a proactive session's frame policy when the run names none
+
+
+def _cells(summary: dict):
+    for condition, cells in (summary.get("proactive") or {}).items():
+        for name, cell in cells.items():
+            yield condition, name, cell
+
+
+def run_facts(summary: dict) -> list[tuple[str, str]]:
+    """The page's counts for a proactive run, as summary.json has them."""
+    cells = [cell for _, _, cell in _cells(summary)]
+
+    def total(key: str) -> int:
+        return sum(cell.get(key) or 0 for cell in cells)
+
+    return [("trials", f"{total('trials')}: {total('events')} events ({total('hits')} caught on time), "
+                       f"{total('quiet_controls')} quiet controls; errored {summary['counts']['errored']}"),
+            ("remarks", f"{total('remarks')} of {total('probes')} probes: {total('false_alarms')} false alarms "
+                        f"({total('echoes')} only echoes), {total('late')} late, {total('duplicates')} duplicates, "
+                        f"{total('unscored_remarks')} unscored")]
+
+
+def cells_html(summary: dict) -> str:
+    """One row per condition and cell: the summary's proactive block."""
+    from benchmark.report.proactive_findings import cost_text, speak_text
+    from benchmark.report.text_format import interval, pct
+
+    def rate(block: dict) -> str:
+        if not block["n"]:
+            return "n/a"
+        return f"{pct(block['rate'])} ({block['k']}/{block['n']}) {interval(block['ci_low'], block['ci_high'])}"
+
+    model = summary["manifest"].get("candidate_model")
+    head = ["condition", "cell", "events caught on time", "precision", "false alarms / min", "time to speak",
+            "echoes", "unscored", "probes", "cost / hour watched"]
+    rows = [[condition, name, rate(cell["recall"]), rate(cell["precision"]),
+             "n/a" if cell["false_alarms_per_min"] is None else f"{cell['false_alarms_per_min']:.2f}",
+             speak_text(cell), str(cell.get("echoes", "-")), str(cell["unscored_remarks"]),
+             f"{cell['probes']} ({cell['silent_probes']} silent)", cost_text(cell, model)]
+            for condition, name, cell in _cells(summary)]
+    return ('<table id="proactive-cells"><tr>' + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr>"
+            + "".join("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>" for row in rows)
+            + "</table>")
+
+
+def judged(probe, watching: Watching) -> str:
+    """What the judge said of a remark, or why it was not asked, in the words of the outcome."""
+    if probe.silent:
+        return "-"
+    if probe.echo:
+        return "not asked: only echoes the user's words or the camera text"
+    if probe.verdict is None:
+        if watching.kind == "quiet":
+            return "not asked: a quiet control"
+        return "not asked: made before the event"
+    if probe.verdict.label is not None:
+        return probe.verdict.label
+    if probe.outcome == "false_alarm":
+        return "names none of the event's keys"
+    return f"unscored ({probe.verdict.unscored_reason or 'no reason given'})"
 
 
 def _s(t_ms: int | None) -> str:
@@ -79,8 +146,9 @@ def probes_html(watching: Watching, files: RunFiles) -> str:
         audio = files.link(probe.audio_file)
         player = (f'<audio class="remark-audio" controls preload="metadata" src="{escape(audio)}"></audio>'
                   if audio else "")
-        verdict = probe.verdict.label or "unscored" if probe.verdict is not None else "-"
+        verdict = judged(probe, watching)
         outcome = "silent" if probe.silent else OUTCOME_NAMES.get(probe.outcome or "", probe.outcome or "-")
+        outcome += " (echo)" if probe.echo else ""
         rows.append(f'<tr class="w-row-{escape(probe.outcome or "silent")}"><td>{probe.n}</td>'
                     f"<td>{_s(probe.asked_ms) if probe.asked_ms is not None else 'unprompted'}</td>"
                     f"<td>{'-' if probe.scene is None else probe.scene}</td><td>{_s(probe.spoke_ms)}</td>"

@@ -6,7 +6,11 @@ The rule, per trial (docs/proactive.md says it in prose):
 - In an event scenario, remarks are taken in the order they were heard
   (`spoke_ms`). A remark made before the event (the newest frame the
   assistant had showed an earlier scene; an unprompted remark: it came
-  before the onset) is a false alarm. Otherwise the judge decides whether it
+  before the onset) is a false alarm. A remark conveys the event only through
+  words it did not copy from what the user said in the trial or from the
+  camera text it was given (runs of `core.words.COPY_RUN` words shared with
+  either): one that only echoes (`echoes`) is a false alarm, not conveying
+  it, without asking the judge; echoes are counted apart. Otherwise the judge decides whether it
   conveys the event (label `current` against the event's expected keys):
   one that does not is a false alarm (for the lexical judge: one that names
   none of the keys); one the judge cannot tell is unscored; the first that
@@ -37,8 +41,10 @@ from core.watching import Probe, Watching
 
 RULE = ("A remark inside the event's window that conveys the event is a hit (the first per event; later ones "
         "are duplicates). A remark made before the event, one that does not convey it, or any remark in a "
-        "quiet control is a false alarm. An event without a hit in its window is a miss; a remark that conveys "
-        "it after the window is recorded as late.")
+        "quiet control is a false alarm. A remark conveys the event only through words it did not copy from "
+        "what the user said in the trial or from the camera text it was given: one that only echoes them does "
+        "not. An event without a hit in its window is a miss; a remark that conveys it after the window is "
+        "recorded as late.")
 
 
 def before_event(probe: Probe, onset_ms: int) -> bool:
@@ -59,11 +65,47 @@ def names_nothing(verdict: Verdict) -> bool:
         verdict.unscored_reason or "").startswith(NO_SIGNAL)
 
 
+def echo_sources(probe: Probe, scenario, heard: tuple[str, ...] = ()) -> tuple[str | None, ...]:
+    """What a remark may have copied: the user's opening line as written and as heard (`heard`: the
+    trial's transcripts), the camera text the probe was given (when recorded) and the authored camera
+    text of the scene its newest frame showed."""
+    scene = probe.scene if probe.scene is not None and 0 <= probe.scene < len(scenario.scenes) else None
+    return (scenario.opening_user, *heard, probe.camera, None if scene is None else scenario.scenes[scene].camera)
+
+
+def echoes(probe: Probe, scenario, heard: tuple[str, ...] = ()) -> bool:
+    """The remark only echoes: in an event scenario, every expected key it names lies in words copied
+    from the user's line or the camera text (`core.words.uncopied_words`); otherwise, or when it names
+    no key, nothing of 4 letters or more is left once the copied words are set aside."""
+    from core.words import uncopied_words
+
+    own = " ".join(uncopied_words(probe.text, echo_sources(probe, scenario, heard)))
+    if scenario.event is not None:
+        answers = scenario.judge_scenario().answers
+        if _names_a_key(probe.text, answers):
+            return not _names_a_key(own, answers)
+    return not any(len(word) >= 4 for word in own.split())
+
+
+def _names_a_key(text: str, answers) -> bool:
+    from benchmark.judges.signals import code_signals
+
+    signals = code_signals(text, answers)
+    return bool(signals["word_boundary"]["current_answers"] or signals["fuzzy"]["current_answers"])
+
+
+def mark_echoes(scenario, watching: Watching, heard: tuple[str, ...] = ()) -> Watching:
+    """Each remark's `echo` flag (`echoes`)."""
+    return watching.replace(probes=tuple(replace(p, echo=p.remark and echoes(p, scenario, heard))
+                                         for p in watching.probes))
+
+
 def needs_judging(watching: Watching) -> list[Probe]:
-    """The remarks a judge must read: an event scenario's remarks made from the event on."""
+    """The remarks a judge must read: an event scenario's remarks made from the event on that do not
+    only echo."""
     if watching.kind != "event" or watching.onset_ms is None:
         return []
-    return [p for p in watching.remarks if not before_event(p, watching.onset_ms)]
+    return [p for p in watching.remarks if not before_event(p, watching.onset_ms) and not p.echo]
 
 
 def decide(watching: Watching, verdicts: dict[int, Verdict | None]) -> Watching:
@@ -77,7 +119,7 @@ def decide(watching: Watching, verdicts: dict[int, Verdict | None]) -> Watching:
     decided: dict[int, tuple[str | None, Verdict | None]] = {}
     for probe in sorted(watching.remarks, key=lambda p: (p.spoke_ms if p.spoke_ms is not None else 1 << 62, p.n)):
         verdict = verdicts.get(probe.n)
-        if before_event(probe, onset):
+        if before_event(probe, onset) or probe.echo:
             outcome = "false_alarm"
         elif verdict is not None and names_nothing(verdict):
             outcome = "false_alarm"
@@ -98,11 +140,14 @@ def decide(watching: Watching, verdicts: dict[int, Verdict | None]) -> Watching:
 
 
 async def judge_watching(scenario, watching: Watching, judge: Judge,
-                         label: Callable[[Judge, JudgeCase], Awaitable[Verdict]] | None = None) -> Watching:
-    """The trial's outcomes: the remarks that need it judged against the event (`scenario` a
-    `ProactiveScenario`), then `decide`. `label` asks the judge (the runner's, which meters it)."""
+                         label: Callable[[Judge, JudgeCase], Awaitable[Verdict]] | None = None,
+                         heard: tuple[str, ...] = ()) -> Watching:
+    """The trial's outcomes: echoes marked (`heard`: what the user was heard to say, the opening turn's
+    transcript), the remarks that need it judged against the event (`scenario` a `ProactiveScenario`),
+    then `decide`. `label` asks the judge (the runner's, which meters it)."""
     ask = label or (lambda by, case: by.label(case))
     verdicts: dict[int, Verdict | None] = {}
+    watching = mark_echoes(scenario, watching, heard)
     judged = needs_judging(watching)
     if judged:
         case_scenario = scenario.judge_scenario()
@@ -133,7 +178,7 @@ def _ratio(k: int, n: int, per_scenario: list[tuple[int, int]]) -> dict:
     if n:
         rows = [(a, b) for a, b in per_scenario if b]
         if len(rows) >= stats.MIN_BOOTSTRAP_SCENARIOS:
-            low, high = _bootstrap_ratio(rows)
+            low, high = bootstrap_ratio(rows)
             method = "bootstrap"
         if low is None or high is None or high - low <= 0:
             low, high = stats.wilson_interval(k, n)
@@ -142,7 +187,8 @@ def _ratio(k: int, n: int, per_scenario: list[tuple[int, int]]) -> dict:
     return {"rate": rate, "k": k, "n": n, "ci_low": low, "ci_high": high, "ci_method": method}
 
 
-def _bootstrap_ratio(rows: Sequence[tuple[int, int]]) -> tuple[float | None, float | None]:
+def bootstrap_ratio(rows: Sequence[tuple[float, float]]) -> tuple[float | None, float | None]:
+    """95% percentile interval of sum(k) / sum(n) over `rows` (one (k, n) per scenario) resampled."""
     import numpy as np
 
     rng = np.random.default_rng(stats.BOOTSTRAP_SEED)
@@ -157,13 +203,14 @@ def _bootstrap_ratio(rows: Sequence[tuple[int, int]]) -> tuple[float | None, flo
 
 
 def cell_name(record: TrialRecord) -> str:
-    """A grid cell's name: the strategy, and the frame policy and impairment profile when swept."""
+    """A grid cell's name: the strategy, and the frame policy and impairment profile when swept, joined
+    by commas (`change, fps:1`; `change, change:0.02/2` names the strategy, then the policy)."""
     parts = [record.proactive or "?"]
     if record.frame_policy:
         parts.append(record.frame_policy)
     if record.impairment:
         parts.append(record.impairment)
-    return " ".join(parts)
+    return ", ".join(parts)
 
 
 def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknown: list[str]) -> dict:
@@ -199,14 +246,17 @@ def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknow
         "false_alarms": false_alarms,
         "false_alarms_in_quiet_controls": sum(w.count("false_alarm") for w in watched if w.kind == "quiet"),
         "unscored_remarks": sum(w.count("unscored") for w in watched),
+        "echoes": sum(p.echo for w in watched for p in w.remarks),
         "probes": sum(w.asked for w in watched),
         "silent_probes": sum(p.silent for w in watched for p in w.probes),
+        "probes_skipped": sum(w.skipped for w in watched),
         "remarks": sum(len(w.remarks) for w in watched),
         "recall": _ratio(hits, len(events), recall_rows),
         "precision": _ratio(sum(k for k, _ in precision_rows), sum(n for _, n in precision_rows), precision_rows),
         "false_alarms_per_min": round(false_alarms / minutes, 3) if minutes else None,
         "time_to_speak_p50_s": speak["p50"],
         "time_to_speak_p95_s": speak["p95"],
+        "time_to_speak_n": speak["n"],
         "stream_minutes": round(minutes, 3),
         "cost_per_hour_usd": round(cost_usd / hours, 4) if cost_usd is not None and hours else None,
         "cost_unknown": cost_unknown if cost_usd is None else [],
@@ -225,7 +275,7 @@ def _scenario_row(record: TrialRecord) -> dict:
             "probes": w.asked, "false_alarms": w.count("false_alarm"),
             "time_to_speak_s": None if hit is None else round((hit.spoke_ms - w.onset_ms) / 1000, 3),
             "remarks": [{"at_s": None if p.spoke_ms is None else p.spoke_ms / 1000, "outcome": p.outcome,
-                         "text": p.text[:160]} for p in w.remarks]}
+                         "echo": p.echo, "text": p.text[:160]} for p in w.remarks]}
 
 
 def proactive_summary(trials: Sequence[TrialRecord], cost_of: Callable[[TrialRecord], tuple[float | None, list[str]]]

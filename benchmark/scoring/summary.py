@@ -52,6 +52,7 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None, budget: dic
     question-and-answer trials."""
     from benchmark.prices import table_from_manifest
     from benchmark.scoring.cost import candidate_cost
+    from benchmark.scoring.blind import blind_camera
     from benchmark.scoring.proactive import RULE, proactive_summary
 
     manifest = dict(manifest or {})
@@ -147,6 +148,7 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None, budget: dic
         "counts": metrics.counts(trials, trial_set.superseded),
         "latency": metrics.latency(trials),
         "perception": metrics.perception(trials),
+        "blind_camera": blind_camera(trial_set.trials, manifest),
         "proactive": proactive_summary(watched, cost_of),
         "proactive_rule": RULE if watched else None,
         "cost": cost_summary(trial_set.trials, manifest, budget),

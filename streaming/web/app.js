@@ -192,11 +192,15 @@ function playRemark(event) {
   state.remarkAt += buffer.duration;
 }
 
+// the counter counts the cards: a remark's card appears with its first words, before its probe.done
 function showWatching() {
   const looks = state.looks;
+  const spoke = Object.keys(state.turns).filter((key) => key.startsWith("remark-")).length;
+  const asked = Math.max(looks.asked, looks.silent + spoke);
   $("watching").hidden = false;
-  $("watching").textContent = `speaking up: the assistant looked ${looks.asked} time${looks.asked === 1 ? "" : "s"}, ` +
-    `stayed quiet ${looks.silent}, spoke up ${looks.asked - looks.silent}`;
+  $("watching").textContent = `speaking up: the assistant looked ${asked} time${asked === 1 ? "" : "s"}, ` +
+    `stayed quiet ${looks.silent}, spoke up ${spoke}` +
+    (looks.paced ? "; the server skips looks that come too often" : "");
 }
 
 function badge(source) {
@@ -282,6 +286,11 @@ function onEvent(event) {
     }
     case "remark.delta":
       remarkCard(event.probe).querySelector(".reply").textContent += event.text;
+      showWatching();
+      break;
+    case "probe.paced":
+      state.looks.paced = true;
+      showWatching();
       break;
     case "remark.audio":
       playRemark(event);
@@ -337,7 +346,7 @@ async function connect(submitEvent) {
   state.turns = {};
   state.asked = 0; // the newest turn asked (its final transcript came)
   state.bargeIn = config.barge_in;
-  state.looks = { asked: 0, silent: 0 };
+  state.looks = { asked: 0, silent: 0, paced: false };
   $("watching").hidden = true;
   player.reset();
   $("turns").replaceChildren();

@@ -22,6 +22,7 @@ export const SERVER_EVENTS = {
   "remark.delta": ["probe", "text"],
   "remark.audio": ["probe", "audio", "rate"],
   "probe.done": ["probe", "asked_ms", "frame_ms", "text", "silent"],
+  "probe.paced": ["asked_ms", "gap_s", "min_gap_s", "rate", "sessions"],
   "watch.done": ["probes", "frames"],
   "error": ["code", "message"],
 };
