@@ -43,6 +43,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.hostile_load import stop_serve  # noqa: E402
 from streaming import wire  # noqa: E402
 
 QUESTION = "What is the small red thing on the table in front of me?"
@@ -73,14 +74,6 @@ def start_serve(port: int, *pace: str) -> subprocess.Popen:
         time.sleep(0.2)
     server.kill()
     raise RuntimeError("wearsim serve did not answer /healthz within three minutes")
-
-
-def stop_serve(server: subprocess.Popen) -> None:
-    server.terminate()
-    try:
-        server.wait(30)
-    except subprocess.TimeoutExpired:
-        server.kill()
 
 
 def question_pcm(folder: Path) -> bytes:
