@@ -67,8 +67,8 @@ class Probes:
             self.skipped += 1
             if self.skipped == 1:
                 pace = self.pace.describe()
-                await self.send(wire.ProbePaced(clock_ms, pace["gap_s"], pace["min_gap_s"], pace["rate"],
-                                                pace["sessions"]))
+                await self.send(wire.ProbePaced(asked_ms=clock_ms, gap_s=pace["gap_s"], min_gap_s=pace["min_gap_s"],
+                                                rate=pace["rate"], sessions=pace["sessions"]))
             return None
         self._last_start = self.pace.clock() if self.pace is not None else None
         self.schedule.asked(clock_ms, thumb)

@@ -128,8 +128,8 @@ def _grounding_item(record: TrialRecord, scenario: Scenario, turn: int) -> Label
              ("frames", "The camera frames (as the bank describes them)", _frames(scenario))]
     key = cell_key(record) + ("|turn3" if turn == 3 else "")
     label = record.turn_2_label if turn == 2 else record.turn_3_label
-    return LabelItem(key, "turn2" if turn == 2 else "turn3", record.scenario_id, trial_anchor(record), label,
-                     tuple(view))
+    return LabelItem(key=key, what="turn2" if turn == 2 else "turn3", scenario_id=record.scenario_id,
+                     anchor=trial_anchor(record), judge_label=label, view=tuple(view))
 
 
 def remark_judge_label(watching, probe) -> str | None:
@@ -171,8 +171,9 @@ def _remark_items(record: TrialRecord, scenario) -> list[LabelItem]:
                  ("message", "What the camera showed the assistant then", seen),
                  ("reply", "The remark to label", probe.text),
                  ("keys", "What a remark must convey (any one)", expected)]
-        items.append(LabelItem(f"{cell_key(record)}|remark{probe.n}", "remarks", record.scenario_id,
-                               trial_anchor(record), remark_judge_label(watching, probe), tuple(view)))
+        items.append(LabelItem(key=f"{cell_key(record)}|remark{probe.n}", what="remarks",
+                               scenario_id=record.scenario_id, anchor=trial_anchor(record),
+                               judge_label=remark_judge_label(watching, probe), view=tuple(view)))
     return items
 
 

@@ -75,7 +75,8 @@ def make_label(key: str, label: str, annotator: str, known: dict[str, str], wher
     if not isinstance(note, str) or len(note) > MAX_NOTE_CHARS:
         raise LabelError(f"{where}: field 'note' must be text of at most {MAX_NOTE_CHARS} characters")
     check_annotator(annotator)
-    return Label(key, what, label, annotator, note, time if isinstance(time, str) else "")
+    return Label(key=key, what=what, label=label, annotator=annotator, note=note,
+                 time=time if isinstance(time, str) else "")
 
 
 def _checked_file(path: Path, run_dir: Path) -> Path:
