@@ -1,6 +1,6 @@
 """Proactive probes under load: sessions that race their stream clock, and a user who speaks meanwhile.
 
-    .venv/bin/python benchmarks/probe_load.py [--racers 8] [--seconds 45] [--questions 10]
+    .venv/bin/python benchmarks/probe_load.py [--racers 8] [--questions 20] [--phases quiet,unpaced,paced]
 
 Three phases, each against its own `wearsim serve --backend local` (the bundled
 model behind Whisper and the opencv describer):
@@ -9,7 +9,8 @@ model behind Whisper and the opencv describer):
   time, a second of silence after each), each 2 s after the last answer;
 - unpaced: the same, while `--racers` proactive sessions (`every:5`, frames at
   fps:1) each send a frame and 20 ms of silence every 0.25 s of wall time,
-  advancing their stream time 10 s a chunk, for `--seconds`; the server is
+  advancing their stream time 10 s a chunk, from 3 s before the first
+  question until the last is answered (every question is asked under load); the server is
   started with `--probe-min-gap 0 --probe-rate 1000 --no-probe-hold` (no
   pace: the server before issue 48);
 - paced: the same against the server's defaults (`--probe-min-gap 1
@@ -102,8 +103,8 @@ async def connect(url: str, config: wire.SessionConfig):
     return ws
 
 
-async def racer(url: str, pictures: list[bytes], stop_at: float, log: dict) -> None:
-    """A proactive session that advances its stream 10 s a chunk until `stop_at`, then `watch.end`."""
+async def racer(url: str, pictures: list[bytes], stop: asyncio.Event, log: dict) -> None:
+    """A proactive session that advances its stream 10 s a chunk until `stop` is set, then `watch.end`."""
     ws = await connect(url, wire.SessionConfig(backend="local", camera=True, proactive="every:5",
                                                describer="opencv", frame_policy="fps:1"))
     done = asyncio.Event()
@@ -127,7 +128,7 @@ async def racer(url: str, pictures: list[bytes], stop_at: float, log: dict) -> N
     reader = asyncio.create_task(read())
     n = 0
     try:
-        while time.monotonic() < stop_at:
+        while not stop.is_set():
             t = n * CHUNK_STREAM_MS
             await ws.send(wire.encode_media(wire.KIND_FRAME, t, pictures[n % len(pictures)]))
             await ws.send(wire.encode_media(wire.KIND_AUDIO, t, bytes(640)))
@@ -170,18 +171,20 @@ def pct(values: list[float], q: float) -> float | None:
     return round(float(np.percentile(values, q)), 3) if values else None
 
 
-async def phase(url: str, pcm: bytes, pictures: list[bytes], racers: int, seconds: float, questions: int) -> dict:
+async def phase(url: str, pcm: bytes, pictures: list[bytes], racers: int, questions: int) -> dict:
     log = {"probe_started_at": [], "probe_s": [], "paced": 0, "skipped": 0, "asked": 0, "errors": []}
     start = time.monotonic()
-    stop_at = start + seconds
-    tasks = [asyncio.create_task(racer(url, pictures, stop_at, log)) for _ in range(racers)]
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(racer(url, pictures, stop, log)) for _ in range(racers)]
     turns = await speaker(url, pcm, questions, start_after=3.0 if racers else 0.0)
+    stop.set()
+    seconds = time.monotonic() - start
     await asyncio.gather(*tasks)
-    window = [t - start for t in log["probe_started_at"] if t <= stop_at]
+    window = [t - start for t in log["probe_started_at"] if t <= start + seconds]
     per_second = [sum(1 for t in window if s <= t < s + 1) for s in range(int(seconds))]
     first = [t["speech_end_to_first_token"] for t in turns if t["speech_end_to_first_token"] is not None]
     after_end = [t["turn_end_to_first_token"] for t in turns if t["turn_end_to_first_token"] is not None]
-    return {"racers": racers, "racing_s": seconds if racers else 0,
+    return {"racers": racers, "racing_s": round(seconds, 1) if racers else 0,
             "probes_answered": len(log["probe_started_at"]), "probes_started_in_window": len(window),
             "probes_per_s": {"mean": round(len(window) / seconds, 2) if racers else 0,
                              "max_in_a_second": max(per_second) if racers else 0},
@@ -190,15 +193,15 @@ async def phase(url: str, pcm: bytes, pictures: list[bytes], racers: int, second
             "errors": log["errors"][:5],
             "questions": len(turns),
             "speech_end_to_first_token_s": {"p50": pct(first, 50), "p95": pct(first, 95),
-                                            "max": round(max(first), 3) if first else None},
+                                            "max": round(max(first), 3) if first else None,
+                                            "each": [round(value, 3) for value in first]},
             "turn_end_to_first_token_s": {"p50": pct(after_end, 50), "p95": pct(after_end, 95)}}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--racers", type=int, default=8)
-    parser.add_argument("--seconds", type=float, default=45.0)
-    parser.add_argument("--questions", type=int, default=10)
+    parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--phases", default="quiet,unpaced,paced")
     parser.add_argument("--output", default=str(ROOT / "benchmarks/results/probe_load.json"))
     args = parser.parse_args()
@@ -215,7 +218,7 @@ def main() -> int:
             try:
                 racers = 0 if name == "quiet" else args.racers
                 results["phases"][name] = asyncio.run(phase(f"ws://127.0.0.1:{port}", pcm, pictures, racers,
-                                                            args.seconds, args.questions))
+                                                            args.questions))
             finally:
                 stop_serve(server)
             print(name, json.dumps(results["phases"][name]), flush=True)

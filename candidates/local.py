@@ -26,8 +26,10 @@ import sys
 import threading
 import time
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
 
+from core.candidate import Message
 from core.safe_files import make_dirs, open_append
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -200,33 +202,80 @@ class LocalLlamaServer:
 def slots(bundled: bool) -> tuple[int, int]:
     """(servers, threads each) for the embedded model. The bundled 135M model runs fastest on one thread
     (on two, synchronising them costs more than they share), so it gets one server per core, up to four,
-    and requests go to the least busy; another GGUF gets one server with two threads, as before
+    and requests go to the least busy (`LocalModel`); another GGUF gets one server with two threads, as before
     (docs/performance.md, "The main job")."""
     if not bundled:
         return 1, 2
     return max(1, min(4, os.cpu_count() or 1)), 1
 
 
+SPOKEN_KEEP_S = 30.0  # a spoken conversation keeps its server from probes this long after its last turn
+
+
+@dataclass
+class Held:
+    """What one server's llama.cpp context holds: the conversation of the last request it was given."""
+
+    system: str
+    messages: tuple[Message, ...]  # asked, and the reply once it is done
+    spoken_at: float | None  # when its last turn (not a probe) was asked, if it had one (monotonic)
+    at: float  # when the last request was asked
+
+
 class LocalModel:
     """The embedded model as a `Candidate`: one or more llama.cpp servers of the same weights, each
-    behind its own OpenAI-compatible client; a request goes to the server with the fewest in flight."""
+    behind its own OpenAI-compatible client.
 
-    def __init__(self, model_id: str, clients: list):
+    llama.cpp keeps the last conversation it answered and evaluates only what a request adds to it, so
+    a request goes, among the servers with the fewest in flight, to one that holds its conversation;
+    else to one holding nothing, or a conversation with no turn in the last `SPOKEN_KEEP_S` seconds
+    (only probes), else to the least recently used. A proactive probe (`GenerationConfig.probe`) takes a
+    server holding another's recent spoken conversation only when every server holds one: it waits for
+    a server of its own rather than make that user's next turn evaluate the whole conversation again
+    (docs/performance.md, "Proactive probes under load")."""
+
+    def __init__(self, model_id: str, clients: list, *, clock=time.monotonic):
         from candidates import ratelimit
 
         self.model_id, self.family = model_id, "local"
         self.clients = clients
         self.endpoint = clients[0].endpoint  # local:FILE: the port changes every run, the weights do not
         self.limiter = ratelimit.UNLIMITED  # rate limits are for hosted providers
+        self.clock = clock
         self._in_flight = [0] * len(clients)
+        self._held: list[Held | None] = [None] * len(clients)
+
+    def _continues(self, n: int, messages: list[Message], system: str) -> bool:
+        held = self._held[n]
+        return held is not None and held.system == system and tuple(messages[:len(held.messages)]) == held.messages
+
+    def server_for(self, messages: list[Message], system: str, probe: bool) -> int:
+        """The index of the server that answers this request (the rule in the class's docstring)."""
+        now = self.clock()
+
+        def rank(n: int) -> tuple:
+            held, continues = self._held[n], self._continues(n, messages, system)
+            spoken = (held is not None and held.spoken_at is not None and now - held.spoken_at < SPOKEN_KEEP_S
+                      and not continues)  # someone else's, recently spoken
+            order = (self._in_flight[n], not continues, spoken, held.at if held else float("-inf"))
+            return (spoken, *order) if probe else order
+
+        return min(range(len(self.clients)), key=rank)
 
     async def respond(self, messages, system, config, on_delta=None):
-        slot = min(range(len(self.clients)), key=self._in_flight.__getitem__)
+        slot = self.server_for(messages, system, config.probe)
+        now, before = self.clock(), self._held[slot]
+        spoken_at = now if not config.probe else (
+            before.spoken_at if before is not None and self._continues(slot, messages, system) else None)
+        held = self._held[slot] = Held(system, tuple(messages), spoken_at, now)
         self._in_flight[slot] += 1
         try:
-            return await self.clients[slot].respond(messages, system, config, on_delta)
+            reply = await self.clients[slot].respond(messages, system, config, on_delta)
         finally:
             self._in_flight[slot] -= 1
+        if self._held[slot] is held:  # no later request took the server meanwhile
+            held.messages += (Message("assistant", reply.text),)
+        return reply
 
     async def aclose(self) -> None:
         for client in self.clients:

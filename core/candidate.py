@@ -224,6 +224,7 @@ class GenerationConfig:
     temperature: float = 0.0
     max_tokens: int = 400
     json_mode: bool = False
+    probe: bool = False  # a proactive probe, which nobody waits on: the local model keeps spoken conversations from it
 
 
 class Candidate(Protocol):

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from typing import ClassVar, Protocol
 
 from core.candidate import REPLY_AUDIO_RATE, Candidate, GenerationConfig, Message, Reply
@@ -139,10 +140,12 @@ class ChatBackend:
     async def probe(self, on_delta: Callable[[str], None], on_audio: Callable[[bytes], None]) -> Reply:
         """The probe cue with the newest frame sent, described."""
         self.probe_camera = await self._describe(self._newest)
-        return await self._ask([build_probe_message(self.probe_camera)], on_delta)
+        return await self._ask([build_probe_message(self.probe_camera)], on_delta, replace(self.config, probe=True))
 
-    async def _ask(self, texts: list[str], on_delta: Callable[[str], None]) -> Reply:
-        """The user messages added to the conversation, and the model's reply to it all."""
+    async def _ask(self, texts: list[str], on_delta: Callable[[str], None],
+                   config: GenerationConfig | None = None) -> Reply:
+        """The user messages added to the conversation, and the model's reply to it all (asked with `config`,
+        the session's by default)."""
         self.messages += [Message("user", text) for text in texts]
         pieces: list[str] = []
 
@@ -150,8 +153,8 @@ class ChatBackend:
             pieces.append(piece)
             on_delta(piece)
 
-        self._reply = asyncio.ensure_future(self.candidate.respond(list(self.messages), self.system, self.config,
-                                                                   on_delta=keep))
+        asked = self.candidate.respond(list(self.messages), self.system, config or self.config, on_delta=keep)
+        self._reply = asyncio.ensure_future(asked)
         try:
             reply = await self._reply
         except asyncio.CancelledError:

@@ -31,9 +31,11 @@ class Candidate:
 
     def __init__(self):
         self.asked: list[list[str]] = []
+        self.configs: list[GenerationConfig] = []
 
     async def respond(self, messages, system, config, on_delta=None):
         self.asked.append([m.text for m in messages])
+        self.configs.append(config)
         return Reply("[silent]", self.model_id)
 
 
@@ -90,3 +92,17 @@ def test_what_a_backend_declares_is_its_default_policy_and_the_strategies_it_ref
     assert "needs a realtime API" in chat.proactive_refusal(parse_strategy("native"))
     assert chat.proactive_refusal(parse_strategy("change")) is None
     assert media.proactive_refusal(parse_strategy("native")) is None
+
+
+def test_a_chat_backend_asks_a_probe_marked_as_one_with_the_session_s_settings():
+    """The mark the embedded model places requests by (`candidates.local.LocalModel`)."""
+    async def go():
+        candidate = Candidate()
+        backend = ChatBackend(candidate, "sys", GenerationConfig(max_tokens=123), Describer())
+        await backend.answer(authored(1), lambda piece: None, lambda pcm: None)
+        await backend.probe(lambda piece: None, lambda pcm: None)
+        await backend.answer(authored(2), lambda piece: None, lambda pcm: None)
+        return candidate.configs
+
+    configs = asyncio.run(go())
+    assert [(config.probe, config.max_tokens) for config in configs] == [(False, 123), (True, 123), (False, 123)]

@@ -1,0 +1,190 @@
+"""Which of the embedded model's servers answers a request (`candidates.local.LocalModel`): a
+conversation goes back to the server whose llama.cpp context holds it, and a proactive probe does not
+take a server holding someone's spoken conversation while another server is free of one."""
+
+import asyncio
+
+from candidates.local import SPOKEN_KEEP_S, LocalModel
+from core.candidate import GenerationConfig, Message, Reply
+
+TURN = GenerationConfig()
+PROBE = GenerationConfig(probe=True)
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+class Server:
+    """A client that answers at once, or when `gate` is set, and records what it was asked."""
+
+    endpoint = "local:test.gguf"
+
+    def __init__(self, name: str):
+        self.name, self.asked, self.gate = name, [], None
+
+    async def respond(self, messages, system, config, on_delta=None):
+        self.asked.append([m.text for m in messages])
+        if self.gate is not None:
+            await self.gate.wait()
+        return Reply(f"{self.name} answers {messages[-1].text}", "local")
+
+    async def aclose(self):
+        return None
+
+
+def model(count=2):
+    clock = Clock()
+    servers = [Server(f"s{n}") for n in range(count)]
+    return LocalModel("local", servers, clock=clock), servers, clock
+
+
+async def ask(local, history, text, config=TURN, system="sys"):
+    """`text` asked after `history` (a conversation's messages so far), which gains both."""
+    history.append(Message("user", text))
+    reply = await local.respond(list(history), system, config)
+    history.append(Message("assistant", reply.text))
+    return reply
+
+
+def test_a_conversation_goes_back_to_the_server_that_holds_it():
+    local, (s0, s1), clock = model()
+    user, other = [], []
+
+    async def run():
+        await ask(local, user, "what is this?")
+        await ask(local, other, "and this?")  # a new conversation: the server holding nothing
+        clock.now += 1
+        await ask(local, user, "and now?")
+        await ask(local, other, "and then?")
+
+    asyncio.run(run())
+    assert s0.asked == [["what is this?"], ["what is this?", "s0 answers what is this?", "and now?"]]
+    assert s1.asked == [["and this?"], ["and this?", "s1 answers and this?", "and then?"]]
+
+
+def test_a_different_system_prompt_is_a_different_conversation():
+    local, (s0, s1), _ = model()
+    history = []
+
+    async def run():
+        await ask(local, history, "hello", system="one")
+        await ask(local, [Message("user", "hello"), Message("assistant", "s0 answers hello")], "more", system="two")
+
+    asyncio.run(run())
+    assert len(s0.asked) == 1 and s1.asked == [["hello", "s0 answers hello", "more"]]
+
+
+def test_probes_leave_a_spoken_conversation_on_its_server():
+    local, (s0, s1), clock = model()
+    user = []
+    racers = [[] for _ in range(6)]
+
+    async def run():
+        await ask(local, user, "what is in the pot?")
+        for n, racer in enumerate(racers):  # six other sessions probe between the user's turns
+            clock.now += 1
+            await ask(local, racer, f"probe {n}", PROBE)
+        clock.now += 1
+        await ask(local, user, "is it ready?")
+
+    asyncio.run(run())
+    assert [len(a) for a in s0.asked] == [1, 3]  # the user's two turns, and no probe between them
+    assert len(s1.asked) == 6
+
+
+def test_without_the_probe_mark_the_least_recently_used_server_is_taken():
+    """The same six requests as other users' turns take the least recently used server in turn, so
+    the first user's conversation is evicted: the probe mark is what keeps it."""
+    local, (s0, s1), clock = model()
+    user = []
+
+    async def run():
+        await ask(local, user, "what is in the pot?")
+        for n in range(6):
+            clock.now += 1
+            await ask(local, [], f"turn {n}")
+        clock.now += 1
+        await ask(local, user, "is it ready?")
+
+    asyncio.run(run())
+    assert sum(1 for a in s0.asked if a[0].startswith("turn")) == 3
+
+
+def test_a_probe_waits_for_its_own_server_rather_than_evict_a_spoken_conversation():
+    local, (s0, s1), clock = model()
+    user = []
+
+    async def run():
+        await ask(local, user, "what is in the pot?")  # s0 holds the user's conversation
+        s1.gate = asyncio.Event()
+        first = asyncio.create_task(ask(local, [], "probe a", PROBE))
+        await asyncio.sleep(0)
+        second = asyncio.create_task(ask(local, [], "probe b", PROBE))  # s1 is busy, s0 free: still s1
+        await asyncio.sleep(0)
+        s1.gate.set()
+        await asyncio.gather(first, second)
+
+    asyncio.run(run())
+    assert len(s0.asked) == 1 and [a[-1] for a in s1.asked] == ["probe a", "probe b"]
+
+
+def test_a_quiet_spoken_conversation_no_longer_holds_its_server():
+    local, (s0, s1), clock = model()
+
+    async def run():
+        await ask(local, [], "what is in the pot?")  # s0 holds it
+        s1.gate = asyncio.Event()
+        busy = asyncio.create_task(ask(local, [], "probe a", PROBE))  # s1, and it stays busy
+        await asyncio.sleep(0)
+        clock.now += SPOKEN_KEEP_S + 1  # the user has gone quiet
+        await ask(local, [], "probe b", PROBE)  # s0 is free and its conversation stale: s0 takes it
+        s1.gate.set()
+        await busy
+
+    asyncio.run(run())
+    assert [a[-1] for a in s0.asked] == ["what is in the pot?", "probe b"]
+
+
+def test_when_every_server_holds_a_spoken_conversation_a_probe_takes_the_least_busy():
+    local, (s0, s1), clock = model()
+
+    async def run():
+        await ask(local, [], "what is in the pot?")
+        clock.now += 1
+        await ask(local, [], "what is on the table?")
+        clock.now += 1
+        await ask(local, [], "probe a", PROBE)  # both hold a spoken one: the least recently used, s0
+
+    asyncio.run(run())
+    assert [a[-1] for a in s0.asked] == ["what is in the pot?", "probe a"]
+
+
+def test_a_conversation_stays_spoken_through_its_own_probes():
+    """A proactive session whose user spoke: its own probe continues its conversation on its server,
+    and another session's probe still keeps off it."""
+    local, (s0, s1), clock = model()
+    user = []
+
+    async def run():
+        await ask(local, user, "tell me when the water boils")  # s0, spoken
+        s1.gate = asyncio.Event()
+        clock.now += 1
+        other = asyncio.create_task(ask(local, [], "probe a", PROBE))  # s1, and it stays busy
+        await asyncio.sleep(0)
+        clock.now += 1
+        await ask(local, user, "the user's own probe", PROBE)  # continues on s0
+        clock.now += 1
+        late = asyncio.create_task(ask(local, [], "probe b", PROBE))  # s0 is free but still spoken: s1
+        await asyncio.sleep(0)
+        s1.gate.set()
+        await asyncio.gather(other, late)
+
+    asyncio.run(run())
+    assert [a[-1] for a in s0.asked] == ["tell me when the water boils", "the user's own probe"]
+    assert [a[-1] for a in s1.asked] == ["probe a", "probe b"]
+
