@@ -61,7 +61,7 @@ PICTURES: dict[str, str] = {
     "bacon": "\U0001F953", "spaghetti": "\U0001F35D", "cookie": "\U0001F36A", "bread": "\U0001F35E",
     "baguette": "\U0001F956", "flatbread": "\U0001FAD3", "cake": "\U0001F370", "chocolate": "\U0001F36B",
     "broccoli": "\U0001F966", "eggplant": "\U0001F346", "pepper": "\U0001FAD1", "orange": "\U0001F34A",
-    "banana": "\U0001F34C", "beans": "\U0001FAD8", "rice": "\U0001F35A", "herb": "\U0001F33F",
+    "banana": "\U0001F34C", "grapes": "\U0001F347", "beans": "\U0001FAD8", "rice": "\U0001F35A", "herb": "\U0001F33F",
     "leafy green": "\U0001F96C", "chili": "\U0001F336",
     # things with screens
     "laptop": "\U0001F4BB", "desktop computer": "\U0001F5A5", "keyboard": "\u2328", "mouse": "\U0001F5B1",
