@@ -1,10 +1,12 @@
-"""The bank's lockfile, MANIFEST.lock.json: the SHA-256 of each bank file and of the judge prompt, under
-the benchmark version. A bank's content may change only with a version bump."""
+"""The bank's lockfile, MANIFEST.lock.json: the SHA-256 of each bank file, of its scene specs (the
+pictographs are drawn from them) and of the judge prompt, under the benchmark version. A bank's content
+may change only with a version bump."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from benchmark import BENCHMARK_VERSION
@@ -15,7 +17,25 @@ LOCK_FILES = {
     "interventions_sha256": "interventions.json",
     "proactive_sha256": "proactive.json",  # the proactive subset (core.proactive_scenario)
 }
+SCENES = "scenes"  # core.scenes.SCENE_DIR: one spec per scenario, the proactive timelines in a folder of it
 JUDGE_TEMPLATE = Path(__file__).parent / "judges" / "judge_prompt.md"
+
+
+def scene_specs_sha256(directory: Path) -> str | None:
+    """One hash over every `.json` file under the bank's scenes folder, by its path there (None: no
+    folder). A link is hashed as its name and the word `link`, never followed."""
+    root = directory / SCENES
+    if not root.is_dir() or root.is_symlink():
+        return None
+    digest = hashlib.sha256()
+    for folder, folders, files in os.walk(root):  # links to folders are not walked into
+        folders.sort()
+        for name in sorted(files):
+            path = Path(folder) / name
+            if name.endswith(".json"):
+                content = b"link" if path.is_symlink() else path.read_bytes()
+                digest.update(path.relative_to(root).as_posix().encode() + b"\0" + content + b"\0")
+    return digest.hexdigest()
 
 
 def lock_hashes(directory: Path) -> dict:
@@ -23,6 +43,7 @@ def lock_hashes(directory: Path) -> dict:
     for key, name in LOCK_FILES.items():
         path = directory / name
         hashes[key] = hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
+    hashes["scene_specs_sha256"] = scene_specs_sha256(directory)
     hashes["judge_prompt_sha256"] = (hashlib.sha256(JUDGE_TEMPLATE.read_bytes()).hexdigest()
                                      if JUDGE_TEMPLATE.exists() else None)
     return hashes

@@ -139,6 +139,21 @@ def test_lockfile_drift_fails_until_relocked(tmp_path):
     assert check_lockfile(bank_dir).ok
 
 
+def test_a_scene_spec_changed_without_a_version_bump_drifts(tmp_path):
+    """The pictographs are drawn from the scene specs, proactive timelines among them: they are locked too."""
+    bank_dir = tmp_path / "v1"
+    shutil.copytree("benchmark/v1", bank_dir)
+    assert check_lockfile(bank_dir).ok
+    timeline = bank_dir / "scenes" / "proactive" / "pa-08.json"
+    timeline.write_text(timeline.read_text().replace('"grapes"', '"beans"', 1))
+    problems = check_lockfile(bank_dir).problems
+    assert len(problems) == 1 and "scene_specs_sha256 drifted" in problems[0]
+    write_lock(bank_dir)
+    assert check_lockfile(bank_dir).ok
+    (bank_dir / "scenes" / "sc-99.json").symlink_to("/etc/hostname")  # a link is named, never read
+    assert "scene_specs_sha256 drifted" in check_lockfile(bank_dir).problems[0]
+
+
 def test_unreadable_input_exits_2(tmp_path):
     bad = tmp_path / "bank.jsonl"
     bad.write_text('{"scenario_id": "sc-01"\n')
