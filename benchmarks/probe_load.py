@@ -1,18 +1,21 @@
 """Proactive probes under load: sessions that race their stream clock, and a user who speaks meanwhile.
 
-    .venv/bin/python benchmarks/probe_load.py [--racers 8] [--questions 20] [--phases quiet,unpaced,paced]
+    .venv/bin/python benchmarks/probe_load.py [--racers 8] [--speakers 1] [--questions 20]
+        [--phases quiet,unpaced,paced] [--output PATH]
 
 Three phases, each against its own `wearsim serve --backend local` (the bundled
 model behind Whisper and the opencv describer):
 
-- quiet: one session asks `--questions` spoken questions (espeak-ng, in real
-  time, a second of silence after each), each 2 s after the last answer;
+- quiet: `--speakers` sessions (one by default, each starting 1 s after the
+  last) each ask `--questions` spoken questions (espeak-ng, in real time, a
+  second of silence after each), each 2 s after the last answer;
 - unpaced: the same, while `--racers` proactive sessions (`every:5`, frames at
   fps:1) each send a frame and 20 ms of silence every 0.25 s of wall time,
   advancing their stream time 10 s a chunk, from 3 s before the first
-  question until the last is answered (every question is asked under load); the server is
-  started with `--probe-min-gap 0 --probe-rate 1000 --no-probe-hold` (no
-  pace: the server before issue 48);
+  question until the last is answered (every question is asked under load);
+  the server is started with `--probe-min-gap 0 --probe-rate 1000
+  --no-probe-hold` (no pace; the embedded model still places requests by
+  conversation, `candidates.local.LocalModel`);
 - paced: the same against the server's defaults (`--probe-min-gap 1
   --probe-rate 1`, and a user's turn holding probes from the start of speech
   to the first reply text, cutting short those still running).
@@ -20,9 +23,10 @@ model behind Whisper and the opencv describer):
 Reports per phase the probes started over the racing window (each `probe.done`'s
 arrival less its `done_s`) and per wall second (max and mean over the whole
 seconds in it), the probes
-skipped (`watch.done`) and the `probe.paced` notices, and the speaking user's
-end of speech to first reply text (p50, p95, max) and turn end to first text.
-Writes benchmarks/results/probe_load.json.
+skipped (`watch.done`) and the `probe.paced` notices, and over every
+speaker's questions the end of speech to first reply text (p50, p95, max,
+each) and turn end to first text. Writes benchmarks/results/probe_load.json
+unless `--output` names another file.
 """
 
 from __future__ import annotations
@@ -171,12 +175,14 @@ def pct(values: list[float], q: float) -> float | None:
     return round(float(np.percentile(values, q)), 3) if values else None
 
 
-async def phase(url: str, pcm: bytes, pictures: list[bytes], racers: int, questions: int) -> dict:
+async def phase(url: str, pcm: bytes, pictures: list[bytes], racers: int, speakers: int, questions: int) -> dict:
     log = {"probe_started_at": [], "probe_s": [], "paced": 0, "skipped": 0, "asked": 0, "errors": []}
     start = time.monotonic()
     stop = asyncio.Event()
     tasks = [asyncio.create_task(racer(url, pictures, stop, log)) for _ in range(racers)]
-    turns = await speaker(url, pcm, questions, start_after=3.0 if racers else 0.0)
+    lead = 3.0 if racers else 0.0
+    asked = await asyncio.gather(*(speaker(url, pcm, questions, start_after=lead + n) for n in range(speakers)))
+    turns = [turn for each in asked for turn in each]
     stop.set()
     seconds = time.monotonic() - start
     await asyncio.gather(*tasks)
@@ -184,7 +190,7 @@ async def phase(url: str, pcm: bytes, pictures: list[bytes], racers: int, questi
     per_second = [sum(1 for t in window if s <= t < s + 1) for s in range(int(seconds))]
     first = [t["speech_end_to_first_token"] for t in turns if t["speech_end_to_first_token"] is not None]
     after_end = [t["turn_end_to_first_token"] for t in turns if t["turn_end_to_first_token"] is not None]
-    return {"racers": racers, "racing_s": round(seconds, 1) if racers else 0,
+    return {"racers": racers, "speakers": speakers, "racing_s": round(seconds, 1) if racers else 0,
             "probes_answered": len(log["probe_started_at"]), "probes_started_in_window": len(window),
             "probes_per_s": {"mean": round(len(window) / seconds, 2) if racers else 0,
                              "max_in_a_second": max(per_second) if racers else 0},
@@ -201,7 +207,8 @@ async def phase(url: str, pcm: bytes, pictures: list[bytes], racers: int, questi
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--racers", type=int, default=8)
-    parser.add_argument("--questions", type=int, default=20)
+    parser.add_argument("--speakers", type=int, default=1)
+    parser.add_argument("--questions", type=int, default=20, help="asked by each speaker")
     parser.add_argument("--phases", default="quiet,unpaced,paced")
     parser.add_argument("--output", default=str(ROOT / "benchmarks/results/probe_load.json"))
     args = parser.parse_args()
@@ -218,7 +225,7 @@ def main() -> int:
             try:
                 racers = 0 if name == "quiet" else args.racers
                 results["phases"][name] = asyncio.run(phase(f"ws://127.0.0.1:{port}", pcm, pictures, racers,
-                                                            args.questions))
+                                                            args.speakers, args.questions))
             finally:
                 stop_serve(server)
             print(name, json.dumps(results["phases"][name]), flush=True)

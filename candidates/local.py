@@ -53,9 +53,10 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-# run as `python -c _BOOT PARENT_PID USAGE_PY NICE ARGS...`: `python -m llama_cpp.server ARGS...`
+# run as `python -c _BOOT PARENT_PID USAGE_PY MEMORY_PY NICE ARGS...`: `python -m llama_cpp.server ARGS...`
 # plus a watchdog that exits the server once PARENT_PID is no longer its parent, USAGE_PY
 # (llama_stream_usage.py, loaded by its path) installed so a streamed reply ends with its token counts,
+# MEMORY_PY (llama_memory.py) so a conversation another one displaced is put back, not evaluated again,
 # and the whole process (every thread it will start) lowered to niceness NICE
 _BOOT = """\
 import importlib.util, os, runpy, sys, threading, time
@@ -66,24 +67,32 @@ def watch():
     os._exit(0)
 if os.getppid() != parent:
     sys.exit(0)
-os.nice(int(sys.argv[3]))
+os.nice(int(sys.argv[4]))
 try:  # in its own session the server is its own scheduling group on Linux, which has a niceness of its own
     with open("/proc/self/autogroup", "w") as group:
-        group.write(sys.argv[3])
+        group.write(sys.argv[4])
 except OSError:
     pass
 threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
-spec = importlib.util.spec_from_file_location("wearsim_llama_stream_usage", sys.argv[2])
-usage = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(usage)
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+usage = load("wearsim_llama_stream_usage", sys.argv[2])
+memory = load("wearsim_llama_memory", sys.argv[3])
 import llama_cpp
 if not usage.install(llama_cpp.Llama):
     print("wearsim: llama_cpp.Llama has no generate/create_chat_completion to count a streamed reply's "
           "tokens with; streamed replies will have unknown usage", flush=True)
-sys.argv = ["llama_cpp.server", *sys.argv[4:]]
+if not memory.install(llama_cpp.Llama, llama_cpp):
+    print("wearsim: llama_cpp has no generate or state calls to keep conversations aside with; a "
+          "conversation another one displaced will be evaluated again", flush=True)
+sys.argv = ["llama_cpp.server", *sys.argv[5:]]
 runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
 STREAM_USAGE = Path(__file__).with_name("llama_stream_usage.py")
+MEMORY = Path(__file__).with_name("llama_memory.py")
 # The model server yields the cores to the wearsim process: on a small machine its speech recognition and
 # voice activity, which every turn waits on before a reply can start, would otherwise queue behind replies
 # being generated for other sessions (docs/performance.md, "End of turn ... issue 36")
@@ -132,7 +141,7 @@ class LocalLlamaServer:
             if self.log_dir is not None:  # appended, never through a link (a run dir's logs/)
                 make_dirs(self.log_dir)
                 self._log = open_append(self.log_dir / self.log_name)
-            command = [sys.executable, "-c", _BOOT, str(os.getpid()), str(STREAM_USAGE), str(SERVER_NICE),
+            command = [sys.executable, "-c", _BOOT, str(os.getpid()), str(STREAM_USAGE), str(MEMORY), str(SERVER_NICE),
                        "--model", str(self.model_path),
                        "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
                        "--n_threads", str(self.threads), "--model_alias", self.model_path.stem,
@@ -231,8 +240,9 @@ class LocalModel:
     else to one holding nothing, or a conversation with no turn in the last `SPOKEN_KEEP_S` seconds
     (only probes), else to the least recently used. A proactive probe (`GenerationConfig.probe`) takes a
     server holding another's recent spoken conversation only when every server holds one: it waits for
-    a server of its own rather than make that user's next turn evaluate the whole conversation again
-    (docs/performance.md, "Proactive probes under load")."""
+    a server of its own rather than delay that user's next turn. A conversation displaced all the same
+    is not lost: each server keeps a copy aside and puts it back (`llama_memory.py`; docs/performance.md,
+    "Proactive probes under load")."""
 
     def __init__(self, model_id: str, clients: list, *, clock=time.monotonic):
         from candidates import ratelimit
