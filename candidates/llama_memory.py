@@ -44,6 +44,7 @@ class Memory:
         self.kept: OrderedDict[int, tuple[np.ndarray, object, int]] = OrderedDict()
         self.used = 0
         self._next = 0
+        self.working = True
 
     def before(self, llama, prompt: np.ndarray) -> None:
         """Called with the context as the last completion left it, before `prompt` is evaluated."""
@@ -99,8 +100,14 @@ def install(llama_class, llama_cpp) -> bool:
         memory = self.__dict__.get("_wearsim_memory")
         if memory is None:
             memory = self._wearsim_memory = Memory(llama_cpp)
-        if kwargs.get("reset", True):  # reset=False continues the context as it is
-            memory.before(self, np.asarray(tokens, dtype=np.intc))
+        if kwargs.get("reset", True) and memory.working:  # reset=False continues the context as it is
+            try:
+                memory.before(self, np.asarray(tokens, dtype=np.intc))
+            except Exception as exc:  # never fail a reply for its sake: the prompt is evaluated instead
+                memory.working = False
+                self.reset()
+                print(f"wearsim: keeping conversations aside failed ({exc!r}); it is off for this server",
+                      flush=True)
         return (yield from generate(self, tokens, *args, **kwargs))
 
     remembering_generate.wearsim_memory = True

@@ -120,3 +120,15 @@ def test_the_real_server_puts_a_displaced_conversation_back(tmp_path):
     assert "wearsim: llama_cpp has no generate" not in log
     hits = [int(n) for n in re.findall(r"Llama.generate: (\d+) prefix-match hit", log)]
     assert len(hits) >= 2 and hits[-1] > 150, log[-2000:]
+
+
+def test_a_memory_that_fails_turns_itself_off_and_the_reply_still_comes(model, monkeypatch, capsys):
+    def broken(self, llama, prompt):
+        raise RuntimeError("no state calls here")
+
+    model.reset()
+    cold = complete(model, LONG + QUESTION)
+    monkeypatch.setattr(llama_memory.Memory, "before", broken)
+    assert complete(model, LONG + QUESTION) == cold
+    assert model._wearsim_memory.working is False and "it is off for this server" in capsys.readouterr().out
+    model._wearsim_memory.working = True
