@@ -326,16 +326,24 @@ def start_serve(port: int, fake_base_url: str, studio: Path) -> subprocess.Popen
                                "sys.exit(main(sys.argv[1:]))", "serve", "--port", str(port),
                                "--backend", "openai:fake", "--base-url", fake_base_url,
                                "--record", str(studio)], cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
-    for _ in range(600):
+    return await_healthz(server, port, 120)
+
+
+def await_healthz(server: subprocess.Popen, port: int, seconds: float) -> subprocess.Popen:
+    """`server` once its `/healthz` on `port` answers; stopped, and an error, if it exits or stays
+    silent for `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
         if server.poll() is not None:
             raise RuntimeError("wearsim serve stopped while starting")
         try:
             if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
                 return server
         except httpx.HTTPError:
-            time.sleep(0.2)
+            pass
+        time.sleep(0.2)
     stop_serve(server)
-    raise RuntimeError("wearsim serve did not answer /healthz within two minutes")
+    raise RuntimeError(f"wearsim serve did not answer /healthz within {seconds:.0f} s")
 
 
 def stop_serve(server: subprocess.Popen) -> None:

@@ -42,13 +42,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.hostile_load import stop_serve  # noqa: E402
+from benchmarks.hostile_load import await_healthz, stop_serve  # noqa: E402
 from streaming import wire  # noqa: E402
 
 QUESTION = "What is the small red thing on the table in front of me?"
@@ -68,17 +67,7 @@ def start_serve(port: int, *pace: str) -> subprocess.Popen:
                                "sys.exit(main(sys.argv[1:]))", "serve", "--port", str(port), "--backend", "local",
                                "--max-sessions", "16", *pace], cwd=ROOT, stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(900):
-        if server.poll() is not None:
-            raise RuntimeError("wearsim serve stopped while starting")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    server.kill()
-    raise RuntimeError("wearsim serve did not answer /healthz within three minutes")
+    return await_healthz(server, port, 180)
 
 
 def question_pcm(folder: Path) -> bytes:
