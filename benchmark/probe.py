@@ -26,10 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.candidate import GenerationConfig, Usage
+from core.candidate import GenerationConfig, Reply, Usage
 from candidates.model_ids import parse_model_id
 from candidates.realtime import open_realtime_session
-from candidates.realtime_base import RealtimeReply
 from core.scenario import Scenario
 from core.scenes import Scene
 from benchmark.probe_trace import Trace
@@ -132,7 +131,7 @@ async def _sight_check(session, scene: Scene | None, trace: Trace, say: Callable
     return Check(False, f"sight: the reply names none of {', '.join(names)}: {reply.text[:100]!r}")
 
 
-async def _barge_in(session, speech: bytes) -> tuple[RealtimeReply, int | None]:
+async def _barge_in(session, speech: bytes) -> tuple[Reply, int | None]:
     await _speak(session, speech)
     started = asyncio.Event()
     answer = asyncio.create_task(session.respond(audio_turn=True, on_delta=lambda _: started.set(),
@@ -150,10 +149,10 @@ async def _barge_in(session, speech: bytes) -> tuple[RealtimeReply, int | None]:
     return reply, heard_ms
 
 
-def _first_reply(reply: RealtimeReply, output: str, trace: Trace) -> list[Check]:
+def _first_reply(reply: Reply, output: str, trace: Trace) -> list[Check]:
     checks = [Check(bool(reply.text), f"reply to the spoken question: {reply.text[:100]!r}"
-                    + (f" (first text {reply.first_text_s:.2f} s after the turn ended)"
-                       if reply.first_text_s is not None else ""))]
+                    + (f" (first text {reply.first_token_s:.2f} s after the turn ended)"
+                       if reply.first_token_s is not None else ""))]
     if output == "audio":
         checks.append(Check(bool(reply.audio), f"spoken reply: {len(reply.audio) / 48000:.1f} s of audio"
                             + (f", first audio {reply.first_audio_s:.2f} s after the turn ended"
@@ -165,7 +164,7 @@ def _first_reply(reply: RealtimeReply, output: str, trace: Trace) -> list[Check]
     return checks
 
 
-def _transcript_timing(reply: RealtimeReply, trace: Trace) -> str:
+def _transcript_timing(reply: Reply, trace: Trace) -> str:
     if reply.heard is None:
         return "input transcript: none came for this turn"
     seen = trace.received()

@@ -52,8 +52,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.candidate import GenerationConfig, Usage
-from candidates.realtime_base import ModelNotFoundError, RealtimeReply
+from core.candidate import GenerationConfig, Reply, Usage
+from candidates.realtime_base import ModelNotFoundError
 from candidates.retry import RetryableError
 from candidates.usage import gemini_usage
 
@@ -329,7 +329,7 @@ class GeminiLiveSession:
         self._turns.append(self.types.Content(role="model", parts=[self.types.Part.from_text(text=text)]))
 
     async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None,
-                      on_audio: Callable[[bytes], None] | None = None) -> RealtimeReply:
+                      on_audio: Callable[[bytes], None] | None = None) -> Reply:
         turns, self._turns = self._turns, []
         self._replying = True
         try:
@@ -363,7 +363,7 @@ class GeminiLiveSession:
     async def truncate(self, item: str, played_ms: int) -> None:
         return None  # the Live API has no message for it: its own interruption handling decides what it keeps
 
-    async def _read_reply(self, on_delta, on_audio) -> RealtimeReply:
+    async def _read_reply(self, on_delta, on_audio) -> Reply:
         """Read the inbox to this turn's turnComplete. A connection that ends first is resumed once
         (the turn's input that no handle holds goes again, so the API answers on the new one)."""
         started = time.monotonic()
@@ -412,8 +412,9 @@ class GeminiLiveSession:
                 heard.append(content.input_transcription.text)
             if content.turn_complete:
                 self._fruitless = 0
-                return RealtimeReply("".join(text), b"".join(audio), "".join(heard) or None, first_text,
-                                     first_audio, time.monotonic() - started, usage, interrupted)
+                return Reply(text="".join(text), model=self.model_id, audio=b"".join(audio),
+                             heard="".join(heard) or None, first_token_s=first_text, first_audio_s=first_audio,
+                             latency_s=time.monotonic() - started, usage=usage, interrupted=interrupted)
 
     async def aclose(self) -> None:
         """Close the connection. An activity still open (speech that no turn end followed) is left

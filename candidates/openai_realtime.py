@@ -23,7 +23,7 @@ behaviour"):
   rate-limited response names none;
 - the input transcription is billed apart from the response: its event's
   `usage` (tokens, or seconds of audio) is kept by item and goes with the
-  turn's reply (`RealtimeReply.transcription`), priced by the transcription
+  turn's reply (`Reply.transcription`), priced by the transcription
   model's entry (`openai:` + `TRANSCRIBE_MODEL`).
 """
 
@@ -38,8 +38,8 @@ import re
 import time
 from collections.abc import Callable
 
-from core.candidate import GenerationConfig, TranscriptionUsage, Usage
-from candidates.realtime_base import ModelNotFoundError, RealtimeError, RealtimeReply
+from core.candidate import GenerationConfig, Reply, TranscriptionUsage, Usage
+from candidates.realtime_base import ModelNotFoundError, RealtimeError
 from candidates.retry import RetryableError
 from candidates.usage import openai_realtime_usage, openai_transcription_usage
 
@@ -142,7 +142,7 @@ class OpenAIRealtimeSession:
             "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}})
 
     async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None,
-                      on_audio: Callable[[bytes], None] | None = None) -> RealtimeReply:
+                      on_audio: Callable[[bytes], None] | None = None) -> Reply:
         """End the turn and read its reply. Raises `RetryableError` with `same_session` set when the
         API failed the response but kept the conversation (rate limits, server errors): calling
         `respond` again asks again, without committing the audio twice."""
@@ -166,7 +166,7 @@ class OpenAIRealtimeSession:
             await self._send_event({"type": "response.cancel"})
 
     async def truncate(self, item: str, played_ms: int) -> None:
-        """`conversation.item.truncate` of a spoken reply (its `RealtimeReply.item`) at
+        """`conversation.item.truncate` of a spoken reply (its `Reply.item`) at
         `played_ms`: the API drops the unheard audio and its transcript from the conversation."""
         self._truncations += 1
         await self._send_event({"type": "conversation.item.truncate",
@@ -222,7 +222,7 @@ class OpenAIRealtimeSession:
                                   same_session=code in SAME_SESSION_CODES or kind in RETRYABLE_TYPES, usage=usage)
         return RealtimeError(message)
 
-    async def _read_response(self, on_delta, on_audio) -> RealtimeReply:
+    async def _read_response(self, on_delta, on_audio) -> Reply:
         started = time.monotonic()
         item_id = None
         text: list[str] = []
@@ -258,11 +258,12 @@ class OpenAIRealtimeSession:
                                           openai_realtime_usage(response.get("usage")))
                 done_s = time.monotonic() - started
                 heard = await self._heard()
-                return RealtimeReply("".join(text), b"".join(audio), heard, first_text, first_audio,
-                                     done_s, openai_realtime_usage(response.get("usage")),
-                                     interrupted=status == "cancelled", item=item_id if audio else None,
-                                     incomplete=(details.get("reason") or "incomplete") if status == "incomplete"
-                                     else None, transcription=self._transcription())
+                return Reply(text="".join(text), model=self.model_id, audio=b"".join(audio), heard=heard,
+                             first_token_s=first_text, first_audio_s=first_audio, latency_s=done_s,
+                             usage=openai_realtime_usage(response.get("usage")), interrupted=status == "cancelled",
+                             item=item_id if audio else None,
+                             incomplete=(details.get("reason") or "incomplete") if status == "incomplete" else None,
+                             transcription=self._transcription())
 
     async def _heard(self) -> str | None:
         """This turn's input transcript, by its committed item: waited for at most TRANSCRIPT_WAIT_S

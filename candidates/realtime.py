@@ -36,7 +36,7 @@ from dataclasses import replace
 
 from core.candidate import GenerationConfig, Message, Reply, Usage
 from candidates.model_ids import OUTPUTS, candidate_family, parse_model_id
-from candidates.realtime_base import AnsweredTurn, RealtimeReply, RealtimeSession, UserPart
+from candidates.realtime_base import AnsweredTurn, RealtimeSession, UserPart
 from candidates.retry import RetryableError, backoff_delay
 
 log = logging.getLogger(__name__)
@@ -141,7 +141,7 @@ class LiveConversation:
     async def answer(self, parts: tuple[UserPart, ...], *, audio_turn: bool,
                      told: tuple[UserPart, ...] | None = None,
                      on_delta: Callable[[str], None] | None = None,
-                     on_audio: Callable[[bytes], None] | None = None) -> RealtimeReply:
+                     on_audio: Callable[[bytes], None] | None = None) -> Reply:
         """Send `parts`, end the user's turn and read the reply. `told`: how a
         later session is told this turn (default `parts`). A lost session is
         replaced, where the API can be told the conversation, up to `ATTEMPTS`
@@ -258,9 +258,9 @@ class RealtimeConversation:
         parts = tuple(_part(m) for m in messages[last_reply + 1:])
         started = time.monotonic()
         reply = await self.live.answer(parts, audio_turn=False, on_delta=on_delta)
-        return Reply(reply.text, self.model_id, reply.usage, time.monotonic() - started, reply.first_text_s,
-                     reply.first_audio_s, audio=reply.audio, session_lost=reply.session_lost,
-                     incomplete=reply.incomplete)
+        # the conversation's own wall time; what the live session heard and bills apart is the stream's to read
+        return replace(reply, model=self.model_id, latency_s=time.monotonic() - started, heard=None,
+                       interrupted=False, transcription=None, item=None)
 
     async def aclose(self) -> None:
         if self.live is not None:

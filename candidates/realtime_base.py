@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from core.candidate import TranscriptionUsage, Usage
+from core.candidate import Reply
 
 
 class RealtimeError(RuntimeError):
@@ -50,22 +50,6 @@ class ModelNotFoundError(RealtimeError):
     def __init__(self, model_id: str, detail: str):
         super().__init__(f"{model_id}: {MODEL_MISSING} ({detail[:200]}); `wearsim models` lists current ids")
         self.model_id = model_id
-
-
-@dataclass(frozen=True)
-class RealtimeReply:
-    text: str  # the reply text, or the transcript of the spoken reply
-    audio: bytes = b""  # PCM16 mono at REPLY_AUDIO_RATE when audio output was asked for
-    heard: str | None = None  # the API's own transcript of this turn's audio; None when none came in time
-    first_text_s: float | None = None  # seconds from the end of the user's turn
-    first_audio_s: float | None = None
-    done_s: float = 0.0
-    usage: Usage = Usage()
-    interrupted: bool = False  # `interrupt()` ended it early: `text` and `audio` are what came before
-    item: str | None = None  # the API's id of a spoken reply, for `truncate` (OpenAI Realtime)
-    session_lost: str | None = None  # why live sessions were replaced, or the reply asked again, while it was answered
-    incomplete: str | None = None  # the API cut the reply short, and why (e.g. OpenAI's `max_output_tokens`)
-    transcription: TranscriptionUsage | None = None  # this turn's audio transcribed, billed apart (OpenAI)
 
 
 @dataclass(frozen=True)
@@ -96,7 +80,7 @@ class RealtimeSession(Protocol):
     async def send_assistant(self, text: str) -> None: ...
 
     async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None,
-                      on_audio: Callable[[bytes], None] | None = None) -> RealtimeReply: ...
+                      on_audio: Callable[[bytes], None] | None = None) -> Reply: ...
 
     async def interrupt(self) -> None:
         """Ask the API to stop the reply `respond` is reading; it then returns early, `interrupted`."""

@@ -217,6 +217,7 @@ class Reply:
     session_lost: str | None = None  # a live API's session mended during the turn (replaced, or asked again): why
     incomplete: str | None = None  # a live API cut the reply short, and why (e.g. `max_output_tokens`)
     transcription: TranscriptionUsage | None = None  # the turn's speech transcribed and billed apart (realtime)
+    item: str | None = None  # a live API's id of a spoken reply, for `truncate` (OpenAI Realtime)
 
 
 @dataclass(frozen=True)

@@ -240,17 +240,13 @@ class RealtimeBackend(MediaBackend):
                                        on_delta=on_delta, on_audio=on_audio)
         if reply.item is not None:
             self.spoken[turn_input.turn] = (reply.item, len(reply.audio) * 1000 // (2 * REPLY_AUDIO_RATE))
-        return Reply(reply.text, self.model_id, reply.usage, reply.done_s, reply.first_text_s,
-                     reply.first_audio_s, reply.heard, interrupted=reply.interrupted,
-                     session_lost=reply.session_lost, incomplete=reply.incomplete,
-                     transcription=reply.transcription)
+        return replace(reply, model=self.model_id, audio=b"", item=None)  # the audio went out through on_audio
 
     async def probe(self, on_delta: Callable[[str], None], on_audio: Callable[[bytes], None]) -> Reply:
         """The API has the frames: the probe is the cue alone, a text turn of its own."""
         cue = (UserPart(build_probe_message(None)),)
         reply = await self.live.answer(cue, audio_turn=False, on_delta=on_delta, on_audio=on_audio)
-        return Reply(reply.text, self.model_id, reply.usage, reply.done_s, reply.first_text_s, reply.first_audio_s,
-                     interrupted=reply.interrupted, session_lost=reply.session_lost, incomplete=reply.incomplete)
+        return replace(reply, model=self.model_id, audio=b"", item=None, heard=None, transcription=None)
 
     async def interrupt(self) -> None:
         await self.live.interrupt()
