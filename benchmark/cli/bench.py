@@ -21,6 +21,7 @@ EPILOG = """examples:
   wearsim bench --model openai-realtime:gpt-realtime-1.5 --via stream --budget 2.50 --output-dir runs/rt
   wearsim bench --model openai:my-model --base-url URL --prices my-prices.toml --budget 1 --output-dir runs/mine
   wearsim bench --model openai:gpt-4o-mini --shard 2/4 --output-dir runs/gpt-2of4   # then: wearsim merge
+  wearsim bench --config run.toml --trials 1          # flags from a file; the command line wins
 `wearsim models` lists the model ids and which API keys are set.
 endpoints: --base-url is the candidate's only; the judges have --judge-base-url and --ranking-judge-base-url
 (default for an openai: judge: WEARSIM_JUDGE_BASE_URL, then OPENAI_BASE_URL), the stream server's describer
@@ -193,8 +194,9 @@ def register(subparsers) -> None:
     run_group.add_argument("--config", metavar="FILE.toml",
                            help="read flags from a TOML file: one key per flag, named as in this help without the "
                                 "leading -- (max-tokens = 120, judge-family = \"lexical\", synthetic-frames = "
-                                "true; a comma list as \"a,b\" or [\"a\", \"b\"]); flags on the command line win "
-                                "over the file; the manifest records the file's path and sha256")
+                                "true; a comma list as \"a,b\" or [\"a\", \"b\"]; paths relative to the working "
+                                "directory, as here); flags on the command line win over the file; the manifest "
+                                "records the file's path and sha256")
     run_group.add_argument("--via", choices=("direct", "stream"), default="direct",
                            help="direct: the text proxy; stream: simulated glasses through the streaming server")
     run_group.add_argument("--output-dir", help="run dir (default runs/bench-TIMESTAMP)")

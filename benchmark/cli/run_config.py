@@ -3,7 +3,8 @@
 The file has flat keys named exactly as the flags in `wearsim bench --help`, without the leading `--`
 (`max-tokens = 120`, `judge-family = "lexical"`, `synthetic-frames = true`); each value is the TOML type
 the flag takes (a string, a whole number, a number, true/false for a flag that takes no value), and a flag
-taking a comma list takes a string `"a,b"` or an array `["a", "b"]`. The values become the bench parser's
+taking a comma list takes a string `"a,b"` or an array `["a", "b"]`. A path is read as on the command line
+(relative to the working directory, not to the file). The values become the bench parser's
 defaults and the command line is parsed again, so a flag given there wins over the file. Anything the file
 gets wrong (no such file, invalid TOML, an unknown key, a wrong type or choice) is one line naming the file
 and the key, and exit status 2, before anything else is checked.
