@@ -32,7 +32,7 @@ class MergeError(ValueError):
     """The run dirs cannot be merged; the message names the field or the cell, and the dirs."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Shard:
     path: Path
     manifest: dict
@@ -58,7 +58,7 @@ def read_shard(path: Path) -> Shard:
     manifest = read_manifest(path)
     transcripts = path / "transcripts.jsonl"
     records = load_trials(transcripts).trials if transcripts.is_file() and transcripts.stat().st_size else ()
-    return Shard(path, manifest, tuple(records))
+    return Shard(path=path, manifest=manifest, records=tuple(records))
 
 
 def check_shards(shards: list[Shard]) -> None:
