@@ -32,7 +32,7 @@ class MergeError(ValueError):
     """The run dirs cannot be merged; the message names the field or the cell, and the dirs."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Shard:
     path: Path
     manifest: dict
@@ -58,7 +58,7 @@ def read_shard(path: Path) -> Shard:
     manifest = read_manifest(path)
     transcripts = path / "transcripts.jsonl"
     records = load_trials(transcripts).trials if transcripts.is_file() and transcripts.stat().st_size else ()
-    return Shard(path, manifest, tuple(records))
+    return Shard(path=path, manifest=manifest, records=tuple(records))
 
 
 def check_shards(shards: list[Shard]) -> None:
@@ -111,11 +111,13 @@ def missing_shards(shards: list[Shard]) -> list[str]:
 def merged_manifest(shards: list[Shard]) -> dict:
     manifest = dict(shards[0].manifest)
     stamps = [s.manifest.get("timestamp_utc") for s in shards if isinstance(s.manifest.get("timestamp_utc"), str)]
+    configs = [s.manifest.get("config") for s in shards]  # `--config`: kept when every shard read the same file
     manifest.update(shard=None, timestamp_utc=min(stamps) if stamps else manifest.get("timestamp_utc"),
-                    budget_usd=None,
+                    budget_usd=None, config=configs[0] if all(c == configs[0] for c in configs) else None,
                     merged_from=[{"run_dir": str(s.path), "shard": s.manifest.get("shard"),
                                   "timestamp_utc": s.manifest.get("timestamp_utc"),
-                                  "runner_git_commit": s.manifest.get("runner_git_commit")} for s in shards])
+                                  "runner_git_commit": s.manifest.get("runner_git_commit"),
+                                  "config": s.manifest.get("config")} for s in shards])
     return manifest
 
 

@@ -106,7 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     # before Whisper's engine starts: idle OpenMP threads sleep rather than spin on a busy machine
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
+    if settle := getattr(args, "settle", None):  # a command that also reads its flags from a file (bench --config)
+        args = settle(parser, argv, args)
     if not getattr(args, "run", None):
         parser.print_help()
         return 2

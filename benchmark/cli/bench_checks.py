@@ -189,23 +189,23 @@ def pictograph_problem(bank, synthetic: bool) -> str | None:
         if unknown else None
 
 
-def check_stream_flags(args, bank, sweeps, model_id: str) -> None:
-    """The frame flags' ranges, the flags only a stream run takes, `--media-root`, the end-of-turn model's
-    file, `--pictograph-frames` and whether the model can give `--output`."""
+def stream_flags_given(args) -> list[str]:
+    """The flags of the glasses group (`args.stream_only`, from the parser: each flag's name, dest and
+    default) that were given a value other than their default, on the command line or in `--config`."""
+    return [flag for flag, dest, default in getattr(args, "stream_only", ()) if getattr(args, dest) != default]
+
+
+def check_stream_flags(args, bank, model_id: str) -> None:
+    """The frame flags' ranges, the flags only a stream run takes (the glasses group's), `--media-root`, the
+    end-of-turn model's file, `--pictograph-frames` and whether the model can give `--output`."""
     from pathlib import Path
 
     from candidates.model_ids import output_problem
 
     if not 0 <= args.frame_size <= 4096 or not 0 <= args.frame_quality <= 100:
         raise Stop("--frame-size takes 0 to 4096 pixels and --frame-quality 0 to 100 (0: as captured)")
-    if args.via != "stream" and (sweeps.staleness or args.synthetic_frames or args.pictograph_frames
-                                 or args.describer is not None
-                                 or args.media_root or args.asr_model or sweeps.policies or args.frame_size
-                                 or args.frame_quality or sweeps.impairments or args.no_frames
-                                 or args.end_of_turn):
-        raise Stop("--staleness, --frame-policy, --frame-size, --frame-quality, --impair, --synthetic-frames, "
-                   "--pictograph-frames, --no-frames, --end-of-turn, "
-                   "--describer, --media-root and --asr-model need --via stream")
+    if args.via != "stream" and (given := stream_flags_given(args)):
+        raise Stop(f"{', '.join(given)}: the glasses' flags need --via stream (wearsim bench --help lists them)")
     if args.media_root and not Path(args.media_root).is_dir():
         raise Stop(f"--media-root {args.media_root}: no such directory")
     if args.end_of_turn == "model" and not args.server:  # the in-process server would refuse every session
@@ -217,8 +217,6 @@ def check_stream_flags(args, bank, sweeps, model_id: str) -> None:
             raise Stop(f"--end-of-turn model: {exc}") from None
     if args.pictograph_frames and (problem := pictograph_problem(bank, args.synthetic_frames)):
         raise Stop(problem)
-    if args.describer_base_url and args.via != "stream":
-        raise Stop("--describer-base-url needs --via stream")
     problem = output_problem(model_id, args.output)
     if problem:
         raise Stop(f"--output {args.output} {problem}")

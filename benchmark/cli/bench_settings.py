@@ -13,7 +13,7 @@ from benchmark.cli.bench_checks import Stop
 from benchmark.cli.endpoints import effective_base_url, judge_base_url
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Models:
     """The candidate and the judges, each with the endpoint it reaches, and the client-side rate limits."""
 
@@ -77,8 +77,9 @@ def resolve_models(args) -> Models:
         raise Stop(str(exc)) from None
     except (ValueError, RuntimeError) as exc:
         raise Stop(str(exc)) from None
-    return Models(model_id, candidate_file, candidate_url, judge_family, resolution, judge_model, judge_url,
-                  ranking_family, ranking_model, ranking_url, limits)
+    return Models(model_id=model_id, candidate_file=candidate_file, candidate_url=candidate_url,
+                  judge_family=judge_family, resolution=resolution, judge_model=judge_model, judge_url=judge_url,
+                  ranking_family=ranking_family, ranking_model=ranking_model, ranking_url=ranking_url, limits=limits)
 
 
 def describer_endpoint(args) -> str | None:
@@ -104,7 +105,7 @@ def chosen_conditions(args, bank) -> tuple[str, ...]:
     return names
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Sweeps:
     """The stream's sweep axes as the flags give them (each empty: no sweep on that axis)."""
 
@@ -146,7 +147,7 @@ def chosen_sweeps(args, model_id: str) -> Sweeps:
     strategies, problem = proactive_strategies(args, model_id, policies, staleness, impairments)
     if problem:
         raise Stop(problem)
-    return Sweeps(staleness, policies, impairments, strategies)
+    return Sweeps(staleness=staleness, policies=policies, impairments=impairments, strategies=strategies)
 
 
 def response_cache(args, model_id: str) -> tuple[str | None, bool]:
@@ -199,13 +200,14 @@ def build_settings(args, bank, models: Models, conditions: tuple[str, ...], swee
 
     cache_dir, cache_candidate = cache
     return RunSettings(
-        candidate=CandidateSettings(models.model_id, temperature=args.temperature, max_tokens=args.max_tokens,
+        candidate=CandidateSettings(model_id=models.model_id, temperature=args.temperature, max_tokens=args.max_tokens,
                                     output=args.output, model_file=models.candidate_file,
                                     base_url=models.candidate_url, cached=cache_candidate),
-        judge=JudgeSettings(models.judge_family, models.resolution, model=models.judge_model,
+        judge=JudgeSettings(family=models.judge_family, family_resolution=models.resolution, model=models.judge_model,
                             base_url=models.judge_url, ranking_family=models.ranking_family,
                             ranking_model=models.ranking_model, ranking_base_url=models.ranking_url),
         conditions=conditions, ranking_condition=args.ranking_condition, trials=args.trials,
         concurrency=args.concurrency, camera=not args.no_camera, repair_style=args.repair_style,
         stream=stream_settings(args, bank, sweeps, describer_url), cache_dir=cache_dir,
-        rate_limits=models.limits.describe(), prices=prices, budget_usd=args.budget, shard=shard)
+        rate_limits=models.limits.describe(), prices=prices, budget_usd=args.budget, shard=shard,
+        config=args.config_file)

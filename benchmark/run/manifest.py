@@ -125,6 +125,8 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "budget_usd": settings.budget_usd,
         "shard": shard_text(settings.shard),
         "keep_frames": stream.keep_frames if settings.stream else None,
+        # `--config FILE.toml`: the file the flags were read from, {"path", "sha256"} (null: flags only)
+        "config": settings.config,
         "bank_source": str(bank.source),
         "bank_format": bank.format,
         "scenario_ids": [s.scenario_id for s in bank.scenarios],

@@ -8,7 +8,7 @@ from benchmark.prices import PriceTable
 from core.records import SweepPoint
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CandidateSettings:
     """The model under test and how it is asked."""
     model_id: str
@@ -20,7 +20,7 @@ class CandidateSettings:
     cached: bool = False  # its replies go through the response cache
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class JudgeSettings:
     """The judge of every Turn 2 and 3, and the optional second, fixed ranking judge."""
     family: str  # resolved family ("lexical", "openai", ...)
@@ -32,7 +32,7 @@ class JudgeSettings:
     ranking_base_url: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StreamSettings:
     """`--via stream`: the simulated glasses, and the server and perception behind them."""
     staleness_ms: tuple[int, ...] = ()  # the staleness sweep: one cell per Turn 2 gap
@@ -67,7 +67,7 @@ def sweep_points(stream: "StreamSettings | None") -> list[SweepPoint]:
     return [SweepPoint(g, p, i, a) for g in gaps for p in policies for i in profiles for a in strategies]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunSettings:
     """One run, in named parts; the CLI builds it, nothing below the CLI reads arguments."""
     candidate: CandidateSettings
@@ -84,6 +84,7 @@ class RunSettings:
     prices: PriceTable | None = None  # what tokens cost (None: the shipped table); recorded in the manifest
     budget_usd: float | None = None  # `--budget`: no new cell starts once the run's spend is above it
     shard: tuple[int, int] | None = None  # `--shard K/N`: this run is the K-th of N fixed shares of the cells
+    config: dict | None = None  # `--config FILE.toml`: {"path", "sha256"} of the file the flags were read from
 
     @property
     def via(self) -> str:
