@@ -59,7 +59,7 @@ class Budget:
 
     def __init__(self, limit_usd: float, table: PriceTable, spent_before: float = 0.0):
         self.limit = limit_usd
-        self.spend = Spend(table, usd=spent_before)
+        self.spend = Spend(table=table, usd=spent_before)
         self.cells_remaining = 0
 
     def add(self, model: str, usage, cached: bool = False) -> None:
@@ -97,7 +97,7 @@ def spent_before(run_dir: Path, table: PriceTable, records) -> float:
     state = read_budget(run_dir)
     if state is not None:
         return state["spent_usd"]
-    spend = Spend(table)
+    spend = Spend(table=table)
     for record in records:
         for turn in record.turns:
             spend.add(record.candidate_model or turn.reply.model, turn.reply.usage, turn.reply.cached)

@@ -110,11 +110,11 @@ class Cost:
         why = tuple(dict.fromkeys(self.why + other.why))
         notes = tuple(dict.fromkeys(self.notes + other.notes))
         if self.usd is None or other.usd is None:
-            return Cost(None, why, notes)
-        return Cost(self.usd + other.usd, why, notes)
+            return Cost(usd=None, why=why, notes=notes)
+        return Cost(usd=self.usd + other.usd, why=why, notes=notes)
 
 
-NOTHING = Cost(0.0)
+NOTHING = Cost(usd=0.0)
 
 
 def _entry(path: str, name: Any, data: Any) -> Price:
@@ -152,7 +152,7 @@ def _entry(path: str, name: Any, data: Any) -> Price:
             raise PriceFileError(path, name, key, f"every entry needs its {key} (when the price was read, and "
                                                   f"where) as text of at most {MAX_TEXT} characters; {shown}")
         info[key] = value.strip()
-    return Price(name, rates, info["date"], info["source"])
+    return Price(model=name, rates=rates, date=info["date"], source=info["source"])
 
 
 def _where_toml_failed(text: str, message: str) -> tuple[str | None, str | None]:
@@ -264,32 +264,32 @@ def _priced(cells: list[tuple[int | None, str]], total: int, rates: dict[str, fl
         known += count
         if count:
             if key not in rates:
-                return Cost(None, (f"{model}: {key.replace('_', ' ')} tokens have no price (add {key} to its "
+                return Cost(usd=None, why=(f"{model}: {key.replace('_', ' ')} tokens have no price (add {key} to its "
                                    "entry in the --prices file)",))
             usd += count * rates[key]
     rest = total - known
     if rest < 0:
-        return Cost(None, (f"{model}: the reply's {direction} token counts do not add up",))
+        return Cost(usd=None, why=(f"{model}: the reply's {direction} token counts do not add up",))
     if rest and open_keys:
         prices = {rates.get(key) for key in open_keys}
         if len(prices) != 1 or None in prices:
-            return Cost(None, (f"{model}: {direction} tokens of an unknown kind (the provider did not split "
+            return Cost(usd=None, why=(f"{model}: {direction} tokens of an unknown kind (the provider did not split "
                                f"them), and the {' / '.join(open_keys)} prices differ or are missing (give "
                                "them one price in the --prices file to price such replies)",))
         usd += rest * prices.pop()
     elif rest:  # every part known but they do not make the total
-        return Cost(None, (f"{model}: the reply's {direction} token counts do not add up",))
-    return Cost(usd / MILLION)
+        return Cost(usd=None, why=(f"{model}: the reply's {direction} token counts do not add up",))
+    return Cost(usd=usd / MILLION)
 
 
 def reply_cost(usage: Usage | None, price: Price | None, model: str) -> Cost:
     """What one reply of `model` cost under `price` (None: no price for the model)."""
     if price is None:
-        return Cost(None, (f"no price for {model}",))
+        return Cost(usd=None, why=(f"no price for {model}",))
     if price.free:
         return NOTHING
     if usage is None or not usage.reported:
-        return Cost(None, (f"{model}: a reply's usage was not reported (the provider gave no token counts, "
+        return Cost(usd=None, why=(f"{model}: a reply's usage was not reported (the provider gave no token counts, "
                            "so no price file can price it: run without --budget)",))
     u = usage.completed()
     notes: tuple[str, ...] = ()
@@ -297,7 +297,7 @@ def reply_cost(usage: Usage | None, price: Price | None, model: str) -> Cost:
         dearer = [kind for kind in KINDS if price.rates.get(f"{kind}_cached_input", 0.0)
                   > price.rates.get(f"{kind}_input", math.inf) and getattr(u, f"input_{kind}_tokens") != 0]
         if dearer:
-            return Cost(None, (f"{model}: the provider did not say which input was cached, and its "
+            return Cost(usd=None, why=(f"{model}: the provider did not say which input was cached, and its "
                                f"{dearer[0]}_cached_input price is above its {dearer[0]}_input price, so pricing "
                                "it as not cached is no upper bound (fix the entry in the --prices file)",))
         u = replace(u, cached_input_tokens=0).completed()
@@ -309,11 +309,11 @@ def reply_cost(usage: Usage | None, price: Price | None, model: str) -> Cost:
         cells.append((cached, f"{kind}_cached_input"))
         cells.append((None if given is None or cached is None else given - cached, f"{kind}_input"))
     if any(count is not None and count < 0 for count, _ in cells):
-        return Cost(None, (f"{model}: the reply's cached tokens exceed its input tokens",))
+        return Cost(usd=None, why=(f"{model}: the reply's cached tokens exceed its input tokens",))
     spent = _priced(cells, u.input_tokens, price.rates, "input", model)
     spent += _priced([(u.output_text_tokens, "text_output"), (u.output_audio_tokens, "audio_output")],
                      u.output_tokens, price.rates, "output", model)
-    return Cost(spent.usd, spent.why, notes)
+    return Cost(usd=spent.usd, why=spent.why, notes=notes)
 
 
 def transcription_cost(usage: TranscriptionUsage | None, price: Price | None, model: str) -> Cost:
@@ -322,11 +322,11 @@ def transcription_cost(usage: TranscriptionUsage | None, price: Price | None, mo
     if usage is None:
         return NOTHING
     if price is None:
-        return Cost(None, (f"no price for {model} (the realtime API's input transcription)",))
+        return Cost(usd=None, why=(f"no price for {model} (the realtime API's input transcription)",))
     if price.free:
         return NOTHING
     if not usage.reported:
-        return Cost(None, (f"{model}: an input transcription's usage was not reported",))
+        return Cost(usd=None, why=(f"{model}: an input transcription's usage was not reported",))
     cost = NOTHING
     if usage.input_tokens or usage.output_tokens:
         cost += _priced([(usage.input_audio_tokens, "audio_input"), (usage.input_text_tokens, "text_input")],
@@ -334,8 +334,8 @@ def transcription_cost(usage: TranscriptionUsage | None, price: Price | None, mo
         cost += _priced([(usage.output_tokens, "text_output")], usage.output_tokens, price.rates, "output", model)
     if usage.seconds:
         if "audio_minute" not in price.rates:
-            return cost + Cost(None, (f"{model}: audio by the minute (audio minute) has no price",))
-        cost += Cost(usage.seconds / 60 * price.rates["audio_minute"])
+            return cost + Cost(usd=None, why=(f"{model}: audio by the minute (audio minute) has no price",))
+        cost += Cost(usd=usage.seconds / 60 * price.rates["audio_minute"])
     return cost
 
 

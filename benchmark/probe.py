@@ -90,10 +90,10 @@ async def run_probe(model_id: str, scenario: Scenario, sight: Scene | None, *, b
         checks += _first_reply(first, output, trace)
         say(f"Turn 2: {scenario.turn_2_user!r} spoken, then talked over when the reply starts")
         second, truncated = await _barge_in(session, spoken(scenario.turn_2_user, session.input_rate))
-        checks.append(Check(second.interrupted, "barge-in: the reply was cut off when the user talked over it"
+        checks.append(Check(ok=second.interrupted, what="barge-in: the reply was cut off when the user talked over it"
                             if second.interrupted else "barge-in: the reply ran to its end although cut"))
         if truncated is not None:
-            checks.append(Check(None, f"truncation sent for the spoken reply at {truncated} ms"))
+            checks.append(Check(ok=None, what=f"truncation sent for the spoken reply at {truncated} ms"))
         checks.append(await _sight_check(session, sight, trace, say))
     finally:
         await session.aclose()
@@ -117,7 +117,7 @@ async def _sight_check(session, scene: Scene | None, trace: Trace, say: Callable
     from media_effects.pictograph import pictograph_frame
 
     if scene is None:
-        return Check(None, "sight: not checked (the scenario has no scene spec to draw a pictograph from)")
+        return Check(ok=None, what="sight: not checked (the scenario has no scene spec to draw a pictograph from)")
     names = held_names(scene)
     say(f"sight check: a pictograph frame ({', '.join(names)} in hand), then {SIGHT_QUESTION!r} spoken")
     await session.send_user(None, (pictograph_frame(scene),))
@@ -126,9 +126,9 @@ async def _sight_check(session, scene: Scene | None, trace: Trace, say: Callable
     named = names_said(reply.text, names)
     trace("check", {"sight": {"expected": names, "named": named, "reply": reply.text}})
     if named:
-        return Check(True, f"sight: the reply names {', '.join(named)} (in hand: {', '.join(names)}): "
+        return Check(ok=True, what=f"sight: the reply names {', '.join(named)} (in hand: {', '.join(names)}): "
                            f"the API looked at the frame")
-    return Check(False, f"sight: the reply names none of {', '.join(names)}: {reply.text[:100]!r}")
+    return Check(ok=False, what=f"sight: the reply names none of {', '.join(names)}: {reply.text[:100]!r}")
 
 
 async def _barge_in(session, speech: bytes) -> tuple[Reply, int | None]:
@@ -150,17 +150,17 @@ async def _barge_in(session, speech: bytes) -> tuple[Reply, int | None]:
 
 
 def _first_reply(reply: Reply, output: str, trace: Trace) -> list[Check]:
-    checks = [Check(bool(reply.text), f"reply to the spoken question: {reply.text[:100]!r}"
+    checks = [Check(ok=bool(reply.text), what=f"reply to the spoken question: {reply.text[:100]!r}"
                     + (f" (first text {reply.first_token_s:.2f} s after the turn ended)"
                        if reply.first_token_s is not None else ""))]
     if output == "audio":
-        checks.append(Check(bool(reply.audio), f"spoken reply: {len(reply.audio) / 48000:.1f} s of audio"
+        checks.append(Check(ok=bool(reply.audio), what=f"spoken reply: {len(reply.audio) / 48000:.1f} s of audio"
                             + (f", first audio {reply.first_audio_s:.2f} s after the turn ended"
                                if reply.first_audio_s is not None else "")))
-    checks.append(Check(reply.heard is not None, _transcript_timing(reply, trace)))
+    checks.append(Check(ok=reply.heard is not None, what=_transcript_timing(reply, trace)))
     if reply.incomplete:
-        checks.append(Check(False, f"the reply was cut short: {reply.incomplete}"))
-    checks.append(Check(reply.usage.input_tokens > 0, "usage by modality: " + _usage_line(reply.usage)))
+        checks.append(Check(ok=False, what=f"the reply was cut short: {reply.incomplete}"))
+    checks.append(Check(ok=reply.usage.input_tokens > 0, what="usage by modality: " + _usage_line(reply.usage)))
     return checks
 
 
@@ -191,19 +191,19 @@ def _session_facts(trace: Trace) -> list[Check]:
     counts = dict.fromkeys(kinds, 0)  # in the order each kind first came
     for kind in kinds:
         counts[kind] += 1
-    checks = [Check(None, "events received (in the order each first came): "
+    checks = [Check(ok=None, what="events received (in the order each first came): "
                     + ", ".join(kind + (f" x{n}" if n > 1 else "") for kind, n in counts.items()))]
     errors = [line["message"] for line in trace.lines if line["direction"] == "received" and (
         line["message"].get("type") == "error"
         or (line["message"].get("response") or {}).get("status") == "failed")]
-    checks.append(Check(not errors, f"error events or failed responses: {len(errors)}"
+    checks.append(Check(ok=not errors, what=f"error events or failed responses: {len(errors)}"
                         + (f" (first: {json.dumps(errors[0])[:200]})" if errors else "")))
     setups = [line["message"]["setup (as configured)"] for line in trace.lines
               if "setup (as configured)" in line["message"]]
     if setups:
-        checks.append(Check(all("context_window_compression" in s for s in setups),
-                             "every setup asked for context window compression"))
-        checks.append(Check(None, f"resumption handles given: {sum('session_resumption_update' in k for k in kinds)}"
+        checks.append(Check(ok=all("context_window_compression" in s for s in setups),
+                             what="every setup asked for context window compression"))
+        checks.append(Check(ok=None, what=f"resumption handles given: {sum('session_resumption_update' in k for k in kinds)}"
                                   f"; goAway: {sum('go_away' in k for k in kinds)}"))
     return checks
 

@@ -47,10 +47,10 @@ class DirectConversation:
 
     async def send(self, turn: int) -> TurnResult:
         turn_input = authored_turn_input(self.scenario, turn, camera=self.camera, repair_style=self.repair_style)
-        self.messages += [Message("user", text) for text in turn_input.messages()]
+        self.messages += [Message(role="user", text=text) for text in turn_input.messages()]
         reply = await self.candidate.respond(list(self.messages), self.condition.system_prompt, self.config)
-        self.messages.append(Message("assistant", reply.text))
-        return TurnResult(turn, turn_input, reply)
+        self.messages.append(Message(role="assistant", text=reply.text))
+        return TurnResult(turn=turn, input=turn_input, reply=reply)
 
     async def aclose(self) -> None:
         if self.owns_candidate:

@@ -31,7 +31,7 @@ async def _judge_turn(judge, record: TrialRecord, scenario: Scenario, turn: int)
 
     response = record.turn_2_response if turn == 2 else record.turn_3_response
     if response is None:
-        return Verdict(None, "", getattr(judge, "name", "?"), unscored_reason=f"no recorded Turn {turn} response")
+        return Verdict(label=None, rationale="", judge=getattr(judge, "name", "?"), unscored_reason=f"no recorded Turn {turn} response")
     return await judge.label(record.judge_case(scenario, turn))
 
 

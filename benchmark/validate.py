@@ -156,7 +156,7 @@ def _flag(result: "CheckResult", shipped: bool, message: str) -> None:
 
 def check_token_leakage(bank: Bank) -> CheckResult:
     """Check 1: no current/prior answer token in any user speech (named repair anchor exempt)."""
-    result = CheckResult("token_leakage")
+    result = CheckResult(name="token_leakage")
     for s in bank.scenarios:
         tokens = s.answers.current_answers + s.answers.prior_answers
         for name in SPEECH_FIELDS:
@@ -175,7 +175,7 @@ def check_object_names(bank: Bank, *, shipped: bool = False) -> CheckResult:
     fail too (elsewhere they are warnings): a listed noun inside an answer phrase
     ("knife" of "paring knife"), any other answer token ("ceiling", "step count"),
     and any other listed object noun."""
-    result = CheckResult("object_names")
+    result = CheckResult(name="object_names")
     for s in bank.scenarios:
         tokens = list(dict.fromkeys(t.strip().lower() for t in s.answers.current_answers + s.answers.prior_answers))
         whole = {as_object_noun(t) for t in tokens} - {None}
@@ -210,7 +210,7 @@ def check_camera_blocks(bank: Bank, *, shipped: bool = False) -> CheckResult:
     """Camera blocks are 2-4 sentences, and describe what is there: none narrates an
     absence ("nothing from the garden is visible"); on an absent_referent item the
     absence must be inferred from what the camera does show."""
-    result = CheckResult("camera_blocks")
+    result = CheckResult(name="camera_blocks")
     low, high = CAMERA_SENTENCES
     for s in bank.scenarios:
         for name in IMAGE_FIELDS:
@@ -242,7 +242,7 @@ def check_answer_lists(bank: Bank, *, shipped: bool = False) -> CheckResult:
     (at least `MIN_OWN_INDICATORS` entries no other scenario of the bank uses in
     that list). On another bank a clarify or abstain item's empty non-target
     lists are allowed (docs/schema.md)."""
-    result = CheckResult("answer_lists")
+    result = CheckResult(name="answer_lists")
     users: dict[tuple[str, str], set[str]] = {}
     for s in bank.scenarios:
         for name in ("clarify_indicators", "abstain_indicators"):
@@ -294,7 +294,7 @@ def check_repair_anchors(bank: Bank, *, shipped: bool = False) -> CheckResult:
     a token of `current_answers` and one of `prior_answers`, the Turn 2 scene's and
     the earlier scene's (on a clarify item the wrong object may be a second current
     candidate; the anchor still names the earlier scene's object it is not)."""
-    result = CheckResult("repair_anchors")
+    result = CheckResult(name="repair_anchors")
     for s in bank.scenarios:
         anchor = s.turn_3_repair_anchor
         for name in ("current_answers", "prior_answers"):
@@ -313,7 +313,7 @@ def check_repair_anchors(bank: Bank, *, shipped: bool = False) -> CheckResult:
 def check_structure(bank: Bank, *, shipped: bool) -> CheckResult:
     """Check 3: ids, enum values (`turn_3_target_context` too), context_image placement,
     answer lists, distributions."""
-    result = CheckResult("schema_and_structure")
+    result = CheckResult(name="schema_and_structure")
     p = result.problems
     seen: Counter[str] = Counter(s.scenario_id for s in bank.scenarios)
     for sid, n in seen.items():
@@ -368,7 +368,7 @@ def check_structure(bank: Bank, *, shipped: bool) -> CheckResult:
 
 def check_near_duplicates(bank: Bank) -> CheckResult:
     """Check 6 (`benchmark.validate_duplicates`)."""
-    return CheckResult("near_duplicates", near_duplicates(bank, MAX_TEXT_CHARS))
+    return CheckResult(name="near_duplicates", problems=near_duplicates(bank, MAX_TEXT_CHARS))
 
 
 def check_lockfile(directory: Path, *, required: bool = False) -> CheckResult:
@@ -376,10 +376,10 @@ def check_lockfile(directory: Path, *, required: bool = False) -> CheckResult:
     was bumped. A missing lockfile is a warning unless `required` (the shipped bank)."""
     drift = lock_drift(directory)
     if drift is not None:
-        return CheckResult("lockfile", drift)
+        return CheckResult(name="lockfile", problems=drift)
     missing = (f"{directory / 'MANIFEST.lock.json'}: missing; run `wearsim validate --scenarios {directory} "
                "--write-lock` to lock this bank")
-    return CheckResult("lockfile", [missing]) if required else CheckResult("lockfile", warnings=[missing])
+    return CheckResult(name="lockfile", problems=[missing]) if required else CheckResult(name="lockfile", warnings=[missing])
 
 
 def check_scene_specs(bank: Bank, *, shipped: bool = False) -> CheckResult:
@@ -387,7 +387,7 @@ def check_scene_specs(bank: Bank, *, shipped: bool = False) -> CheckResult:
     from benchmark.validate_scenes import scene_spec_findings
 
     problems, warnings = scene_spec_findings(bank, mentions, shipped=shipped)
-    return CheckResult("scene_specs", problems, warnings)
+    return CheckResult(name="scene_specs", problems=problems, warnings=warnings)
 
 
 def check_proactive(bank: Bank, *, shipped: bool = False) -> CheckResult:
@@ -405,7 +405,7 @@ def check_proactive(bank: Bank, *, shipped: bool = False) -> CheckResult:
     problems, warnings = proactive_findings(
         Path(bank.source), proactive_rules(), shipped=shipped, bank_ids={s.scenario_id for s in whole.scenarios},
         bank_domains={s.activity_domain for s in whole.scenarios})
-    return CheckResult("proactive", problems, warnings)
+    return CheckResult(name="proactive", problems=problems, warnings=warnings)
 
 
 def proactive_rules():
@@ -440,5 +440,5 @@ def validate_bank(bank: Bank) -> list[CheckResult]:
     if bank.format == "v1":
         checks.append(check_lockfile(Path(bank.source), required=shipped))
     else:
-        checks.append(CheckResult("lockfile", warnings=[f"{bank.source}: a JSON Lines bank has no lockfile"]))
+        checks.append(CheckResult(name="lockfile", warnings=[f"{bank.source}: a JSON Lines bank has no lockfile"]))
     return checks

@@ -103,7 +103,7 @@ def judge_matches(text: str, keys: Iterable[str]) -> list[tuple[str, str]]:
     from benchmark.judges.signals import code_signals
     from core.scenario import AnswerKey
 
-    signals = code_signals(text, AnswerKey(tuple(keys), (), (), ()))
+    signals = code_signals(text, AnswerKey(current_answers=tuple(keys), prior_answers=(), clarify_indicators=(), abstain_indicators=()))
     found = [(key, key) for key in signals["word_boundary"]["current_answers"]]
     return found + [(hit["token"], hit["matched"]) for hit in signals["fuzzy"]["current_answers"]]
 

@@ -80,11 +80,11 @@ def identifies(named: str, tokens: tuple[str, ...]) -> str | None:
 
 async def check_identification(bank: Bank, model: Candidate) -> CheckResult:
     """Check 4: each camera block, alone, lets a model name the object of its scene."""
-    result = CheckResult("semantic_identification")
+    result = CheckResult(name="semantic_identification")
     for s in bank.scenarios:
         report = {}
         for name, block, tokens, lists in blocks_to_identify(s):
-            reply = await model.respond([Message("user", IDENTIFY_PROMPT.format(block=block))], "", CONFIG)
+            reply = await model.respond([Message(role="user", text=IDENTIFY_PROMPT.format(block=block))], "", CONFIG)
             named = _named_object(reply.text)
             if named is None:
                 report[name] = {"named": None, "identified": None}
@@ -105,11 +105,11 @@ async def check_speech_leakage(bank: Bank, model: Candidate) -> CheckResult:
     from benchmark.judges.rules import lexical_label
     from benchmark.judges.signals import code_signals
 
-    result = CheckResult("semantic_speech_leakage")
+    result = CheckResult(name="semantic_speech_leakage")
     for s in bank.scenarios:
-        messages = [Message("user", s.turn_1_user)]
+        messages = [Message(role="user", text=s.turn_1_user)]
         first = await model.respond(list(messages), TEXT_ONLY_SYSTEM, CONFIG)
-        messages += [Message("assistant", first.text), Message("user", s.turn_2_user)]
+        messages += [Message(role="assistant", text=first.text), Message(role="user", text=s.turn_2_user)]
         reply = await model.respond(list(messages), TEXT_ONLY_SYSTEM, CONFIG)
         label, why = lexical_label(reply.text, s.answers)
         signals = code_signals(reply.text, s.answers)

@@ -68,7 +68,7 @@ class AnthropicCandidate(ratelimit.LimitedChat):
         except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
             raise RetryableError(f"{self.model_id}: {type(exc).__name__}") from None
         usage = anthropic_usage(final.usage, images_sent=any(m.images for m in messages))
-        return Reply("".join(pieces), self.model_id, usage, time.monotonic() - started, first_token)
+        return Reply(text="".join(pieces), model=self.model_id, usage=usage, latency_s=time.monotonic() - started, first_token_s=first_token)
 
     async def aclose(self) -> None:
         await self.client.close()

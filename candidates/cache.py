@@ -152,8 +152,8 @@ class ResponseCache:
         self.hits += 1
         self._db().execute("UPDATE replies SET hits = hits + 1 WHERE key = ?", (key,))
         data = json.loads(row[0])
-        return Reply(data["text"], data["model"], _stored_usage(data.get("usage")), data.get("latency_s", 0.0),
-                     data.get("first_token_s"), data.get("first_audio_s"), data.get("heard"), cached=True)
+        return Reply(text=data["text"], model=data["model"], usage=_stored_usage(data.get("usage")), latency_s=data.get("latency_s", 0.0),
+                     first_token_s=data.get("first_token_s"), first_audio_s=data.get("first_audio_s"), heard=data.get("heard"), cached=True)
 
     def put(self, key: str, reply: Reply, *, model: str, endpoint: str, role: str) -> None:
         data = {"text": reply.text, "model": reply.model,
@@ -165,13 +165,13 @@ class ResponseCache:
 
     def stats(self) -> CacheStats:
         if not self.path.exists():
-            return CacheStats(self.directory, 0, 0, 0, {}, {})
+            return CacheStats(directory=self.directory, entries=0, bytes=0, hits=0, by_model={}, by_role={})
         db = self._db()
         entries, hits = db.execute("SELECT COUNT(*), COALESCE(SUM(hits), 0) FROM replies").fetchone()
         by_model = dict(db.execute("SELECT model, COUNT(*) FROM replies GROUP BY model ORDER BY model"))
         by_role = dict(db.execute("SELECT role, COUNT(*) FROM replies GROUP BY role ORDER BY role"))
         size = sum(p.stat().st_size for p in self.directory.glob(CACHE_FILE + "*") if p.is_file())
-        return CacheStats(self.directory, entries, size, hits, by_model, by_role)
+        return CacheStats(directory=self.directory, entries=entries, bytes=size, hits=hits, by_model=by_model, by_role=by_role)
 
     def clear(self, model: str | None = None) -> int:
         """Delete every entry (or those of one model id); returns how many."""
@@ -198,7 +198,7 @@ def _stored_usage(data) -> Usage:
     """A stored reply's usage: by modality (`Usage.to_json`), or as entries before it held
     the two totals only, `[input, output]` (the split then unknown)."""
     if isinstance(data, list) and len(data) == 2 and all(isinstance(n, int) for n in data):
-        return Usage(*data)
+        return Usage(input_tokens=data[0], output_tokens=data[1])
     try:
         return Usage.from_json(data)
     except UsageError:

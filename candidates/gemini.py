@@ -67,7 +67,7 @@ class GeminiCandidate(ratelimit.LimitedChat):
             if exc.code == 429 or (exc.code or 0) >= 500:
                 raise RetryableError(f"{self.model_id}: HTTP {exc.code}") from None
             raise RuntimeError(f"{self.model_id}: HTTP {exc.code}: {(exc.message or '')[:300]}") from None
-        return Reply("".join(pieces), self.model_id, usage, time.monotonic() - started, first_token)
+        return Reply(text="".join(pieces), model=self.model_id, usage=usage, latency_s=time.monotonic() - started, first_token_s=first_token)
 
     async def aclose(self) -> None:
         return None

@@ -190,7 +190,7 @@ class GeminiLiveSession:
             raise
         except Exception as exc:  # noqa: BLE001 - the connection ended: `respond` or the next send resumes it
             if generation == self._generation:
-                self._inbox.put_nowait(_Dropped(generation, f"{type(exc).__name__}: {str(exc)[:200]}"))
+                self._inbox.put_nowait(_Dropped(generation=generation, reason=f"{type(exc).__name__}: {str(exc)[:200]}"))
 
     def _note(self, message) -> None:
         if self.trace is not None:

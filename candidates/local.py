@@ -277,14 +277,14 @@ class LocalModel:
         now, before = self.clock(), self._held[slot]
         spoken_at = now if not config.probe else (
             before.spoken_at if before is not None and self._continues(slot, messages, system) else None)
-        held = self._held[slot] = Held(system, tuple(messages), spoken_at, now)
+        held = self._held[slot] = Held(system=system, messages=tuple(messages), spoken_at=spoken_at, at=now)
         self._in_flight[slot] += 1
         try:
             reply = await self.clients[slot].respond(messages, system, config, on_delta)
         finally:
             self._in_flight[slot] -= 1
         if self._held[slot] is held:  # no later request took the server meanwhile
-            held.messages += (Message("assistant", reply.text),)
+            held.messages += (Message(role="assistant", text=reply.text),)
         return reply
 
     async def aclose(self) -> None:

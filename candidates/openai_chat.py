@@ -125,7 +125,7 @@ class OpenAIChatCandidate(ratelimit.LimitedChat):
         except (ValueError, AttributeError, TypeError):
             raise RuntimeError(f"{self.model_id}: the endpoint's reply is not a chat completion") from None
         usage = openai_chat_usage(data.get("usage"), images_sent=any(m.images for m in messages))
-        return Reply(text, self.model_id, usage, time.monotonic() - started, None)
+        return Reply(text=text, model=self.model_id, usage=usage, latency_s=time.monotonic() - started, first_token_s=None)
 
     async def _stream(self, messages, system, config, on_delta) -> Reply:
         started = time.monotonic()
@@ -160,7 +160,7 @@ class OpenAIChatCandidate(ratelimit.LimitedChat):
                             first_token = time.monotonic() - started
                         pieces.append(text)
                         on_delta(text)
-        return Reply("".join(pieces), self.model_id, usage, time.monotonic() - started, first_token)
+        return Reply(text="".join(pieces), model=self.model_id, usage=usage, latency_s=time.monotonic() - started, first_token_s=first_token)
 
     async def aclose(self) -> None:
         if self._http is not None:

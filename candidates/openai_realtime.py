@@ -287,7 +287,7 @@ class OpenAIRealtimeSession:
         self._commit_sent = False
         if self._committed is not None and self._committed in self._transcribed:
             return self._transcribed[self._committed]
-        return TranscriptionUsage(TRANSCRIBE_MODEL_ID, reported=False)
+        return TranscriptionUsage(model=TRANSCRIBE_MODEL_ID, reported=False)
 
     async def aclose(self) -> None:
         try:

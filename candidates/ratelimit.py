@@ -180,8 +180,8 @@ def build_limits(requests: str | None, tokens: str | None) -> RateLimits:
     rpm, rpm_per = parse_limit(requests, "--max-requests-per-minute")
     tpm, tpm_per = parse_limit(tokens, "--max-tokens-per-minute")
     providers = set(rpm_per) | set(tpm_per)
-    per = {p: Limits(rpm_per.get(p, rpm), tpm_per.get(p, tpm)) for p in providers}
-    return RateLimits(Limits(rpm, tpm), per)
+    per = {p: Limits(requests_per_minute=rpm_per.get(p, rpm), tokens_per_minute=tpm_per.get(p, tpm)) for p in providers}
+    return RateLimits(Limits(requests_per_minute=rpm, tokens_per_minute=tpm), per)
 
 
 def estimate_tokens(system: str, texts, max_tokens: int) -> int:

@@ -171,7 +171,7 @@ class LiveConversation:
                     raise
                 await asyncio.sleep(backoff_delay(attempt - 1, retry_after=exc.retry_after))
         if self._replayable:
-            self.answered.append(AnsweredTurn(parts if told is None else told, reply.text))
+            self.answered.append(AnsweredTurn(told=parts if told is None else told, reply=reply.text))
         self._frames.clear()
         self._audio.clear()
         self._audio_bytes = 0
@@ -268,7 +268,7 @@ class RealtimeConversation:
 
 
 def _part(message: Message) -> UserPart:
-    return UserPart(message.text, tuple(i.data for i in message.images))
+    return UserPart(text=message.text, images=tuple(i.data for i in message.images))
 
 
 def answered_turns(messages: list[Message]) -> list[AnsweredTurn]:
@@ -276,7 +276,7 @@ def answered_turns(messages: list[Message]) -> list[AnsweredTurn]:
     turns, parts = [], []
     for message in messages:
         if message.role == "assistant":
-            turns.append(AnsweredTurn(tuple(parts), message.text))
+            turns.append(AnsweredTurn(told=tuple(parts), reply=message.text))
             parts = []
         else:
             parts.append(_part(message))

@@ -62,7 +62,7 @@ class ReplayCandidate:
         self._served[key] += 1
         if on_delta is not None:
             on_delta(text)
-        return Reply(text, self.model_id)
+        return Reply(text=text, model=self.model_id)
 
     async def aclose(self) -> None:
         return None

@@ -114,7 +114,7 @@ class ProactiveScenario:
             turn_1_image=None, turn_1_user=self.opening_user or "",
             turn_2_image=None, turn_2_user="",
             turn_3_repair_anchor="", turn_3_repair_anchor_deictic=None, notes=self.notes,
-            answers=AnswerKey(tuple(event.expected), (), (), ()), subset=SUBSET)
+            answers=AnswerKey(current_answers=tuple(event.expected), prior_answers=(), clarify_indicators=(), abstain_indicators=()), subset=SUBSET)
 
 
 def load_proactive(path: Path) -> tuple[ProactiveScenario, ...]:
@@ -194,7 +194,7 @@ def _build(item: Any, where: str, problems: list[str]) -> ProactiveScenario | No
         problems.append(f"{where}: field 'notes' must be a string")
     if len(problems) > before:
         return None
-    return ProactiveScenario(scenario_id, kind, event_type, domain, opening, scenes, event, notes)
+    return ProactiveScenario(scenario_id=scenario_id, kind=kind, event_type=event_type, activity_domain=domain, opening_user=opening, scenes=scenes, event=event, notes=notes)
 
 
 def _scenes(raw: Any, where: str, problems: list[str]) -> tuple[ProactiveScene, ...]:
@@ -212,7 +212,7 @@ def _scenes(raw: Any, where: str, problems: list[str]) -> tuple[ProactiveScene, 
         if duration is None:
             problems.append(f"{at}: field 'duration_s' must be a number of seconds from 1 to {MAX_SCENE_S:g}")
         if camera is not None and duration is not None:
-            scenes.append(ProactiveScene(camera, duration))
+            scenes.append(ProactiveScene(camera=camera, duration_s=duration))
     total = sum(scene.duration_s for scene in scenes)
     if len(scenes) == len(raw) and total < MIN_STREAM_S:
         problems.append(f"{where}: field 'scenes' lasts {total:g} s; a scenario streams at least {MIN_STREAM_S:g} s")
@@ -244,4 +244,4 @@ def _event(raw: Any, scenes: tuple[ProactiveScene, ...], where: str, problems: l
         if onset + window > total:
             problems.append(f"{where}: the event's window ends at {onset + window:g} s, after the stream "
                             f"({total:g} s): lengthen the scenes after it or shorten window_s")
-    return ProactiveEvent(scene, window, tuple(e.strip() for e in expected))
+    return ProactiveEvent(scene=scene, window_s=window, expected=tuple(e.strip() for e in expected))

@@ -181,8 +181,8 @@ class Bank:
         scenarios = [s for s in self.scenarios if subset is None or s.subset == subset]
         if limit is not None:
             scenarios = scenarios[:limit]
-        return Bank(tuple(scenarios), self.conditions, self.source, self.format, dict(self.files),
-                    subset if subset is not None else self.subset)
+        return Bank(scenarios=tuple(scenarios), conditions=self.conditions, source=self.source, format=self.format, files=dict(self.files),
+                    subset=subset if subset is not None else self.subset)
 
 
 def load_bank(path: str | Path | None = None) -> Bank:
@@ -231,7 +231,7 @@ def load_conditions(path: Path, problems: list[str]) -> tuple[Condition, ...]:
         if name in {c.name for c in conditions}:
             problems.append(f"{path}: {where}: condition name {name!r} used twice")
             continue
-        conditions.append(Condition(name, body["system_prompt"], str(body.get("description", ""))))
+        conditions.append(Condition(name=name, system_prompt=body["system_prompt"], description=str(body.get("description", ""))))
     if conditions and "baseline" not in {c.name for c in conditions}:
         problems.append(f"{path}: no 'baseline' condition")
     return tuple(conditions)
@@ -290,7 +290,7 @@ def _load_v1(directory: Path) -> Bank:
             problems.append(f"{files['expected_answers']}: expected an object of scenario_id -> answer lists")
     if problems:
         raise BankError(problems)
-    return Bank(tuple(scenarios), conditions, directory, "v1", files)
+    return Bank(scenarios=tuple(scenarios), conditions=conditions, source=directory, format="v1", files=files)
 
 
 def _load_jsonl(path: Path) -> Bank:
@@ -331,8 +331,8 @@ def _load_jsonl(path: Path) -> Bank:
     shipped: list[str] = []
     conditions = load_conditions(SHIPPED_BANK / "interventions.json", shipped)
     return Bank(
-        tuple(scenarios), conditions, path, "jsonl",
-        {"scenarios": path, "interventions": SHIPPED_BANK / "interventions.json"},
+        scenarios=tuple(scenarios), conditions=conditions, source=path, format="jsonl",
+        files={"scenarios": path, "interventions": SHIPPED_BANK / "interventions.json"},
     )
 
 

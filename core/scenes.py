@@ -227,7 +227,7 @@ def parse_scene_spec(raw: Any, scenario_id: str, where: str, problems: list[str]
     carried = _id_lists(raw.get("carried", {}), SCENE_NAMES, f"{where}: carried", problems)
     if len(problems) > before:
         return None
-    return SceneSpec(scenario_id, scenes, answer_objects, carried, source)
+    return SceneSpec(scenario_id=scenario_id, scenes=scenes, answer_objects=answer_objects, carried=carried, source=source)
 
 
 def _id_lists(raw: Any, keys: tuple[str, ...], where: str, problems: list[str]) -> dict[str, tuple[str, ...]]:
@@ -291,7 +291,7 @@ def parse_scene(raw: Any, where: str, problems: list[str]) -> Scene | None:
         problems.append(f"{where}: hands: both hands hold the same object")
     if len(problems) > before:
         return None
-    return Scene(setting, tuple(objects), tuple(hands), light)
+    return Scene(setting=setting, objects=tuple(objects), hands=tuple(hands), light=light)
 
 
 def _parse_object(raw: Any, where: str, problems: list[str]) -> SceneObject | None:
@@ -328,7 +328,7 @@ def _parse_object(raw: Any, where: str, problems: list[str]) -> SceneObject | No
         problems.append(f"{where}: field 'screen_content' must be a short non-empty string (at most 40 characters)")
     if len(problems) > before:
         return None
-    return SceneObject(object_id, name.strip(), picture, place, size, tuple(states), colour, text)
+    return SceneObject(id=object_id, name=name.strip(), picture=picture, place=place, size=size, states=tuple(states), colour=colour, screen_content=text)
 
 
 def _parse_hand(raw: Any, where: str, ids: set[str], problems: list[str]) -> Hand | None:
@@ -349,7 +349,7 @@ def _parse_hand(raw: Any, where: str, ids: set[str], problems: list[str]) -> Han
         problems.append(f"{where}: a hand either holds or touches an object, not both")
     if len(problems) > before:
         return None
-    return Hand(raw["side"], raw.get("holds"), raw.get("touches"))
+    return Hand(side=raw["side"], holds=raw.get("holds"), touches=raw.get("touches"))
 
 
 def scene_to_json(scene: Scene) -> dict:

@@ -116,8 +116,8 @@ class Probe:
             problems.extend(exc.problems)
         if problems:
             raise WatchingError(problems)
-        return cls(values["n"], values["asked_ms"], values["frame_ms"], text, data["silent"], values["spoke_ms"],
-                   done, usage, values["scene"], audio, outcome, verdict, camera, data.get("echo", False))
+        return cls(n=values["n"], asked_ms=values["asked_ms"], frame_ms=values["frame_ms"], text=text, silent=data["silent"], spoke_ms=values["spoke_ms"],
+                   done_s=done, usage=usage, scene=values["scene"], audio_file=audio, outcome=outcome, verdict=verdict, camera=camera, echo=data.get("echo", False))
 
 
 @dataclass(frozen=True)
@@ -212,8 +212,8 @@ class Watching:
                 problems.extend(exc.problems)
         if problems:
             raise WatchingError(problems)
-        return cls(strategy, data["kind"], stream, tuple(starts), onset, end, tuple(expected), tuple(probes),
-                   outcome, tuple(sent), tuple(thumbnails), skipped=skipped, frames_source=frames_source)
+        return cls(strategy=strategy, kind=data["kind"], stream_ms=stream, scene_starts_ms=tuple(starts), onset_ms=onset, window_end_ms=end, expected=tuple(expected), probes=tuple(probes),
+                   outcome=outcome, frames_sent_ms=tuple(sent), thumbnails=tuple(thumbnails), skipped=skipped, frames_source=frames_source)
 
 
 def _int(data: dict, name: str, where: str, problems: list[str], *, required: bool = False) -> int | None:
@@ -257,5 +257,5 @@ def _verdict_from(data: Any, where: str) -> Verdict | None:
         usage = None if data.get("usage") is None else Usage.from_json(data["usage"])
     except ValueError as exc:
         raise WatchingError([f"{where}: usage: {exc}"]) from None
-    return Verdict(label, texts["rationale"], texts["judge"], reason, texts["prompt"], texts["raw"],
-                   data.get("cached") is True, usage)
+    return Verdict(label=label, rationale=texts["rationale"], judge=texts["judge"], unscored_reason=reason, prompt=texts["prompt"], raw=texts["raw"],
+                   cached=data.get("cached") is True, usage=usage)

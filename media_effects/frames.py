@@ -190,7 +190,7 @@ class FrameBuffer:
             self.drop_oldest()
         if self.budget is not None:
             self.budget.make_room(size)
-        self.frames.append(Frame(t_ms, jpeg))
+        self.frames.append(Frame(t_ms=t_ms, jpeg=jpeg))
         self.bytes += size
 
     def drop_oldest(self) -> int:

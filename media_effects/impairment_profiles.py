@@ -58,32 +58,32 @@ class Field:
 # espeak-ng's English voices: speech variety (accents); a line is then spoken afresh, not taken from media/
 SPEECH_VOICES = ("en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-gb-x-gbclan", "en-gb-x-gbcwmd", "en-029")
 AUDIO = {
-    "white_snr_db": Field(float, -10, 60, meaning="white noise at this signal-to-noise ratio (dB)"),
-    "babble_snr_db": Field(float, -10, 60, meaning="babble (several talkers) at this SNR (dB)"),
-    "babble_talkers": Field(int, 2, 12, meaning="talkers mixed into the babble"),
-    "hum_snr_db": Field(float, -10, 60, meaning="mains hum with harmonics at this SNR (dB)"),
-    "mains_hz": Field(int, choices=(50, 60), meaning="the hum's mains frequency"),
-    "reverb_rt60_s": Field(float, 0, 3, meaning="room reverberation time: seconds to decay by 60 dB"),
-    "reverb_drr_db": Field(float, -20, 20, meaning="direct-to-reverberant energy ratio (dB)"),
-    "gain_db": Field(float, -40, 20, meaning="level change (dB), clipped to the PCM16 range"),
-    "voice": Field(str, choices=SPEECH_VOICES, meaning="the espeak-ng voice that speaks the lines instead"),
-    "speech_rate_wpm": Field(int, 80, 320, meaning="the speaking rate of that voice (words a minute)"),
+    "white_snr_db": Field(kind=float, low=-10, high=60, meaning="white noise at this signal-to-noise ratio (dB)"),
+    "babble_snr_db": Field(kind=float, low=-10, high=60, meaning="babble (several talkers) at this SNR (dB)"),
+    "babble_talkers": Field(kind=int, low=2, high=12, meaning="talkers mixed into the babble"),
+    "hum_snr_db": Field(kind=float, low=-10, high=60, meaning="mains hum with harmonics at this SNR (dB)"),
+    "mains_hz": Field(kind=int, choices=(50, 60), meaning="the hum's mains frequency"),
+    "reverb_rt60_s": Field(kind=float, low=0, high=3, meaning="room reverberation time: seconds to decay by 60 dB"),
+    "reverb_drr_db": Field(kind=float, low=-20, high=20, meaning="direct-to-reverberant energy ratio (dB)"),
+    "gain_db": Field(kind=float, low=-40, high=20, meaning="level change (dB), clipped to the PCM16 range"),
+    "voice": Field(kind=str, choices=SPEECH_VOICES, meaning="the espeak-ng voice that speaks the lines instead"),
+    "speech_rate_wpm": Field(kind=int, low=80, high=320, meaning="the speaking rate of that voice (words a minute)"),
 }
 VIDEO = {
-    "occlusion": Field(float, 0, imp.MAX_OCCLUSION, meaning="share of the frame under a dark blob"),
-    "shake_px": Field(int, 0, 64, meaning="largest camera shake per frame (pixels, each axis)"),
-    "blur_px": Field(float, 0, 60, meaning="motion blur length (pixels)"),
-    "blur_angle_deg": Field(float, -180, 180, meaning="motion blur direction (0 = horizontal)"),
-    "light_gain": Field(float, 0.02, 1, meaning="brightness factor of a dim scene"),
-    "sensor_noise": Field(float, 0, 64, meaning="Gaussian sensor noise (standard deviation, grey levels)"),
-    "jpeg_quality": Field(int, 5, 100, meaning="JPEG quality the frame is re-encoded at"),
+    "occlusion": Field(kind=float, low=0, high=imp.MAX_OCCLUSION, meaning="share of the frame under a dark blob"),
+    "shake_px": Field(kind=int, low=0, high=64, meaning="largest camera shake per frame (pixels, each axis)"),
+    "blur_px": Field(kind=float, low=0, high=60, meaning="motion blur length (pixels)"),
+    "blur_angle_deg": Field(kind=float, low=-180, high=180, meaning="motion blur direction (0 = horizontal)"),
+    "light_gain": Field(kind=float, low=0.02, high=1, meaning="brightness factor of a dim scene"),
+    "sensor_noise": Field(kind=float, low=0, high=64, meaning="Gaussian sensor noise (standard deviation, grey levels)"),
+    "jpeg_quality": Field(kind=int, low=5, high=100, meaning="JPEG quality the frame is re-encoded at"),
 }
 UPLINK = {
-    "latency_ms": Field(float, 0, 5000, meaning="added one-way latency (ms)"),
-    "jitter_ms": Field(float, 0, 2000, meaning="half-normal jitter scale (ms)"),
-    "loss": Field(float, 0, 0.5, meaning="probability that a send is lost"),
-    "bandwidth_kbps": Field(float, 0, 1_000_000, meaning="link rate cap (kbit/s); 0 = none, else at least 300"),
-    "max_queue_ms": Field(float, 0, 10_000, meaning="a frame not through the capped link in this long is dropped"),
+    "latency_ms": Field(kind=float, low=0, high=5000, meaning="added one-way latency (ms)"),
+    "jitter_ms": Field(kind=float, low=0, high=2000, meaning="half-normal jitter scale (ms)"),
+    "loss": Field(kind=float, low=0, high=0.5, meaning="probability that a send is lost"),
+    "bandwidth_kbps": Field(kind=float, low=0, high=1_000_000, meaning="link rate cap (kbit/s); 0 = none, else at least 300"),
+    "max_queue_ms": Field(kind=float, low=0, high=10_000, meaning="a frame not through the capped link in this long is dropped"),
 }
 SECTIONS = {"audio": AUDIO, "video": VIDEO, "uplink": UPLINK}
 MIN_BANDWIDTH_KBPS = 300  # the 16 kHz PCM16 audio alone is 256 kbit/s

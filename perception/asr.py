@@ -112,10 +112,10 @@ class Transcriber:
             started = time.monotonic()
             segments, _ = model.transcribe(audio, language="en", beam_size=1, vad_filter=False,
                                            condition_on_previous_text=False)
-            parts = tuple(Segment(round(s.start, 3), round(s.end, 3), s.text.strip()) for s in segments)
+            parts = tuple(Segment(start=round(s.start, 3), end=round(s.end, 3), text=s.text.strip()) for s in segments)
             elapsed = time.monotonic() - started
         text = " ".join(p.text for p in parts if p.text).strip()
-        return Transcript(text, parts, len(audio) / SAMPLE_RATE, elapsed)
+        return Transcript(text=text, segments=parts, audio_seconds=len(audio) / SAMPLE_RATE, decode_seconds=elapsed)
 
     def transcribe_batch_sync(self, clips: list[np.ndarray]) -> list[Transcript]:
         """Decode several clips (each at most 30 s) in one pass: a batched encode and greedy decode."""
@@ -138,8 +138,8 @@ class Transcriber:
                                        suppress_blank=True, suppress_tokens=[-1])
         texts = [tokenizer.decode([t for t in r.sequences_ids[0] if t < tokenizer.eot]).strip() for r in results]
         elapsed = time.monotonic() - started
-        return [Transcript(text, (Segment(0.0, round(len(c) / SAMPLE_RATE, 3), text),) if text else (),
-                           len(c) / SAMPLE_RATE, elapsed) for text, c in zip(texts, clips)]
+        return [Transcript(text=text, segments=(Segment(start=0.0, end=round(len(c) / SAMPLE_RATE, 3), text=text),) if text else (),
+                           audio_seconds=len(c) / SAMPLE_RATE, decode_seconds=elapsed) for text, c in zip(texts, clips)]
 
     @staticmethod
     def _window(features: np.ndarray, frames: int) -> np.ndarray:

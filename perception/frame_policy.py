@@ -84,19 +84,19 @@ def parse_frame_policy(text: str) -> FramePolicy:
     policy = text.strip()
     kind, _, value = policy.partition(":")
     if kind == "end" and not value:
-        return FramePolicy("end")
+        return FramePolicy(kind="end")
     if kind == "fps" and value:
-        return FramePolicy("fps", rate=_rate(value, policy))
+        return FramePolicy(kind="fps", rate=_rate(value, policy))
     if kind == "speech" and value.count("/") == 1:
         speaking, idle = value.split("/")
-        return FramePolicy("speech", rate=_rate(speaking, policy), idle_rate=_rate(idle, policy, zero=True))
+        return FramePolicy(kind="speech", rate=_rate(speaking, policy), idle_rate=_rate(idle, policy, zero=True))
     if kind == "change" and value and value.count("/") <= 1:
         threshold, _, rate = value.partition("/")
         limit = strict_number(threshold)
         if limit is None or not 0 < limit <= 1:
             raise ValueError(f"frame policy {policy!r}: the threshold {threshold!r} must be a number "
                              "above 0 and at most 1 (the share of the picture that changed)")
-        return FramePolicy("change", rate=_rate(rate, policy) if rate else CHANGE_MAX_RATE, threshold=limit)
+        return FramePolicy(kind="change", rate=_rate(rate, policy) if rate else CHANGE_MAX_RATE, threshold=limit)
     raise ValueError(f"unknown frame policy {policy[:60]!r}: use one of {EXAMPLES}")
 
 

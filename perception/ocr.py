@@ -208,7 +208,7 @@ def _words(text: str, columns: list[int], probabilities: list[float], width: flo
 
     def close() -> None:
         if chars:
-            words.append(Word("".join(chars), float(np.mean(probs))))
+            words.append(Word(text="".join(chars), confidence=float(np.mean(probs))))
             chars.clear()
             probs.clear()
 
@@ -246,8 +246,8 @@ def _reading_order(boxes: list[tuple[float, float, float, float, list[Word]]]) -
         words = tuple(w for b in line for w in b[4])
         text = " ".join(w.text for w in words)
         confidence = float(np.mean([w.confidence for w in words]))
-        result.append(TextLine(text, confidence, min(b[0] for b in line), min(b[1] for b in line),
-                               max(b[2] for b in line), max(b[3] for b in line), words))
+        result.append(TextLine(text=text, confidence=confidence, left=min(b[0] for b in line), top=min(b[1] for b in line),
+                               right=max(b[2] for b in line), bottom=max(b[3] for b in line), words=words))
     return result
 
 
@@ -273,7 +273,7 @@ def read_text(image: np.ndarray, *, min_confidence: float = MIN_CONFIDENCE, keep
     synthetic frame's header line is dropped unless `keep_header`. CPU work: run it in a thread."""
     height, width = image.shape[:2]
     if min(height, width) < MIN_SIDE:
-        return FrameText(())
+        return FrameText(lines=())
     scale = 1.0
     if max(height, width) > MAX_SIDE:
         scale = MAX_SIDE / max(height, width)
@@ -282,7 +282,7 @@ def read_text(image: np.ndarray, *, min_confidence: float = MIN_CONFIDENCE, keep
     with _read_lock:
         found, _ = ocr.text_det(image)
         if found is None or len(found) == 0:
-            return FrameText(())
+            return FrameText(lines=())
         found = list(found)
         crops = ocr.get_crop_img_list(image, found)
         crops, _, _ = ocr.text_cls(crops)
@@ -302,7 +302,7 @@ def read_text(image: np.ndarray, *, min_confidence: float = MIN_CONFIDENCE, keep
     lines = _reading_order(boxes)
     if not keep_header:
         lines = [line for line in lines if not is_header(line.text)]
-    return FrameText(tuple(lines))
+    return FrameText(lines=tuple(lines))
 
 
 def with_text(layout: str, read: FrameText) -> str:

@@ -203,7 +203,7 @@ class SpeechSegmenter:
             if probability >= self.threshold:
                 if self._speech_start is None:
                     self._speech_start = end - WINDOW
-                    events.append(SpeechStarted(self._ms(self._speech_start)))
+                    events.append(SpeechStarted(t_ms=self._ms(self._speech_start)))
                 self._last_speech_end = end
                 self._next_check_ms, self._probability = self.model_silence_ms, None
                 self._drop_early_decode()  # the speech goes on: the clip decoded early is not the utterance
@@ -223,7 +223,7 @@ class SpeechSegmenter:
             recent = self._utterance_audio(self._scored)[-int(PARTIAL_WINDOW_S * SAMPLE_RATE):]
             partial = await self.transcriber.transcribe_if_idle(recent)
             if partial is not None:
-                events.append(PartialTranscript(partial.text, self._last_partial_ms))
+                events.append(PartialTranscript(text=partial.text, t_ms=self._last_partial_ms))
         return events
 
     async def _rule(self, end: int) -> str | None:
@@ -313,8 +313,8 @@ class SpeechSegmenter:
         self._speech_start = None
         self._last_speech_end = 0
         self._next_check_ms, self._probability = self.model_silence_ms, None
-        return FinalTranscript(transcript.text, start_ms, end_ms, transcript.decode_seconds, audio, rule,
-                               silence_ms, speech_end_ms, ended_at, probability, decoded_early)
+        return FinalTranscript(text=transcript.text, start_ms=start_ms, end_ms=end_ms, decode_seconds=transcript.decode_seconds, audio=audio, ended_by=rule,
+                               silence_ms=silence_ms, speech_end_ms=speech_end_ms, ended_at=ended_at, probability=probability, decoded_early=decoded_early)
 
     def _trim_idle(self) -> None:
         keep = int(PRE_ROLL_MS * SAMPLE_RATE / 1000)

@@ -57,11 +57,11 @@ def parse_strategy(text: str) -> Strategy:
     """`change`, `every:N` or `native`; a `ValueError` with one line otherwise."""
     kind, colon, rest = text.strip().partition(":")
     if kind in ("change", "native") and not colon:
-        return Strategy(kind)
+        return Strategy(kind=kind)
     if kind == "every":
         every = strict_number(rest)  # ASCII digits and one optional point: not `1_0`, `1e1` or other scripts' digits
         if every is not None and 1 <= every <= MAX_EVERY_S:
-            return Strategy("every", every)
+            return Strategy(kind="every", every_s=every)
         raise ValueError(f"proactive strategy {text[:40]!r}: every:N takes a number of seconds from 1 to "
                          f"{MAX_EVERY_S:g}, written in digits 0-9 with at most one point")
     raise ValueError(f"unknown proactive strategy {text[:40]!r}; one of {EXAMPLES}")

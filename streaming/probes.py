@@ -76,7 +76,7 @@ class Probes:
         return self._run(self.asked, clock_ms, t_ms)
 
     def done(self) -> wire.WatchDone:
-        return wire.WatchDone(self.asked, {"sent_ms": self._sent_ms}, self.skipped)
+        return wire.WatchDone(probes=self.asked, frames={"sent_ms": self._sent_ms}, skipped=self.skipped)
 
     def close(self) -> None:
         """The session is over: it no longer takes a share of the server's probe rate."""
@@ -92,9 +92,9 @@ class Probes:
         async with Relay(self.send) as relay:
             def release(texts: list[str], audio: list[bytes]) -> None:
                 for piece in texts:
-                    relay.put(wire.RemarkDelta(n, piece))
+                    relay.put(wire.RemarkDelta(probe=n, text=piece))
                 for pcm in audio:
-                    relay.put(wire.RemarkAudio(n, base64.b64encode(pcm).decode("ascii"), REPLY_AUDIO_RATE))
+                    relay.put(wire.RemarkAudio(probe=n, audio=base64.b64encode(pcm).decode("ascii"), rate=REPLY_AUDIO_RATE))
 
             def on_delta(piece: str) -> None:
                 first[:] = first or [time.monotonic()]
@@ -124,5 +124,5 @@ class Probes:
         silent = quiet.silent
         first_s = None if silent else round((first[0] if first else time.monotonic()) - asked_at, 3)
         incomplete = reply.incomplete or ("cut short: a user started speaking" if cut else None)
-        await self.send(wire.ProbeDone(n, asked_ms, frame_ms, reply.text, silent, first_s, done_s, reply.usage,
-                                       incomplete, reply.session_lost, self.backend.probe_camera))
+        await self.send(wire.ProbeDone(probe=n, asked_ms=asked_ms, frame_ms=frame_ms, text=reply.text, silent=silent, first_s=first_s, done_s=done_s, usage=reply.usage,
+                                       incomplete=incomplete, session_lost=reply.session_lost, camera=self.backend.probe_camera))

@@ -74,7 +74,7 @@ def open_desk(args):
     if not sample:
         raise LabelError(f"{args.run_dir}: no {args.what} items to label (errored trials have none; --what turn3 "
                          "needs repairs, --what remarks a proactive run)")
-    desk = AnnotatorDesk(run, name, args.what, sample)
+    desk = AnnotatorDesk(run=run, annotator=name, what=args.what, sample=sample)
     desk.own_labels()  # a hostile label file is refused before anything is served
     return desk
 

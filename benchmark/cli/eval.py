@@ -121,8 +121,8 @@ async def _judge_all(args, path, cases):
             images = data.get("images") or ([data["image"]] if data.get("image") else [])
             expected = data.get("expected_output", "")
             expected = expected if isinstance(expected, str) else json.dumps(expected)
-            case = VisionCase(str(data.get("input", "")), str(data.get("output", "")), expected,
-                              tuple(path.parent / p for p in images))
+            case = VisionCase(input=str(data.get("input", "")), output=str(data.get("output", "")), expected_output=expected,
+                              images=tuple(path.parent / p for p in images))
             try:
                 results.append(await judge_case(args.evaluator, case, model))
             except (OSError, ValueError) as exc:

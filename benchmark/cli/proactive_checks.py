@@ -67,7 +67,7 @@ def timelines(bank) -> dict:
         except SceneError as exc:
             problems += exc.problems
             continue
-        specs[scenario.scenario_id] = SceneSpec(scenario.scenario_id, {str(i): s for i, s in enumerate(scenes)}, {})
+        specs[scenario.scenario_id] = SceneSpec(scenario_id=scenario.scenario_id, scenes={str(i): s for i, s in enumerate(scenes)}, answer_objects={})
     if problems:
         raise SceneError(problems)
     return specs

@@ -74,7 +74,7 @@ def run(args) -> int:
     if problem := trace_target_problem(path):  # before anything is asked of a paid API
         return fail(problem)
     print(f"probing {args.model} ({args.output} replies)", file=sys.stderr)
-    trace = Trace(redactor)
+    trace = Trace(redactor=redactor)
     code = 0
     try:
         checks = asyncio.run(run_probe(args.model, scenario, spec.scenes.get("turn_2") if spec else None,

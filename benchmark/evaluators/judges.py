@@ -77,7 +77,7 @@ def load_image(path: Path) -> Image:
     mime = MIME.get(path.suffix.lower())
     if mime is None:
         raise JudgeTemplateError(f"{path}: not an image type a judge model takes ({', '.join(MIME)})")
-    return Image(path.read_bytes(), mime, path.name)
+    return Image(data=path.read_bytes(), mime_type=mime, name=path.name)
 
 
 def weighted_score(name: str, scores: dict) -> tuple[float, list[str]]:
@@ -122,7 +122,7 @@ async def judge_case(name: str, case: VisionCase, model: Candidate) -> dict:
     except OSError as exc:
         return errored(f"cannot read the image: {exc.strerror or exc} ({Path(exc.filename or '').name})")
     try:
-        reply = await model.respond([Message("user", prompt, images)], SYSTEM, CONFIG)
+        reply = await model.respond([Message(role="user", text=prompt, images=images)], SYSTEM, CONFIG)
     except Exception as exc:  # the model call failed (HTTP error, timeout after retries): this case only
         return errored(f"judge model call failed: {exc}"[:500], judge_model=model.model_id)
     try:

@@ -163,7 +163,7 @@ def reply_features(response: str, answers: AnswerKey, *, camera: str | None = No
         user_points_back=float(bool(user and _USER_BACK.search(user.lower()))),
     )
     vector = tuple(values[name] for name in FEATURE_NAMES)
-    return Reading(vector, decision, model_reads(values))
+    return Reading(values=vector, decision=decision, asks_model=model_reads(values))
 
 
 def model_reads(values: dict[str, float]) -> bool:

@@ -30,5 +30,5 @@ class LexicalJudge:
         decision = offline_decision(case.response, case.scenario.answers, camera=camera,
                                     frames=scenario_frames(case.scenario), user=user)
         if decision.label is None:
-            return Verdict(None, decision.reason, self.name, unscored_reason=decision.reason)
-        return Verdict(decision.label, decision.reason, self.name)
+            return Verdict(label=None, rationale=decision.reason, judge=self.name, unscored_reason=decision.reason)
+        return Verdict(label=decision.label, rationale=decision.reason, judge=self.name)

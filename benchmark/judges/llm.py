@@ -38,7 +38,7 @@ class LLMJudge:
     async def label(self, case: JudgeCase) -> Verdict:
         prompt = render_judge_prompt(case)
         system = judge_system_prompt()
-        messages = [Message("user", prompt)]
+        messages = [Message(role="user", text=prompt)]
         raws: list[str] = []
         reason = ""
         usage = None
@@ -51,14 +51,14 @@ class LLMJudge:
             except VerdictParseError as exc:
                 reason = str(exc)
                 messages = messages + [
-                    Message("assistant", reply.text or "(empty reply)"),
-                    Message("user", judge_retry_message(reason)),
+                    Message(role="assistant", text=reply.text or "(empty reply)"),
+                    Message(role="user", text=judge_retry_message(reason)),
                 ]
                 continue
-            return Verdict(label, rationale, self.name, prompt=prompt, raw=RETRY_SEPARATOR.join(raws),
+            return Verdict(label=label, rationale=rationale, judge=self.name, prompt=prompt, raw=RETRY_SEPARATOR.join(raws),
                            cached=reply.cached, usage=usage)
         return Verdict(
-            None, "", self.name,
+            label=None, rationale="", judge=self.name,
             unscored_reason=f"judge reply unreadable after one retry: {reason}",
             prompt=prompt, raw=RETRY_SEPARATOR.join(raws), cached=reply.cached, usage=usage,
         )

@@ -63,11 +63,11 @@ def offline_decision(response: str, answers: AnswerKey, *, camera: str | None = 
                      threshold: float | None = None) -> OfflineDecision:
     """The label of one reply, or None with the reason. `threshold` overrides the stored one."""
     if not response or not response.strip():
-        return OfflineDecision(None, "empty response")
+        return OfflineDecision(label=None, reason="empty response")
     reading = reply_features(response, answers, camera=camera, frames=frames, user=user)
     rules = reading.decision
     if not reading.asks_model:
-        return OfflineDecision(None, rules.rule)
+        return OfflineDecision(label=None, reason=rules.rule)
     model = load_model()
     probs = label_probabilities(reading.values, model)
     label = max(probs, key=probs.get)
@@ -75,6 +75,6 @@ def offline_decision(response: str, answers: AnswerKey, *, camera: str | None = 
     cut = model["threshold"] if threshold is None else threshold
     read = f"rules: {rules.label or 'unscored'}, {rules.rule}"
     if confidence < cut:
-        return OfflineDecision(None, f"below the operating point: {label} at {confidence:.2f} < {cut:.2f} ({read})",
-                               confidence, probs)
-    return OfflineDecision(label, f"model: {label} at {confidence:.2f} ({read})", confidence, probs)
+        return OfflineDecision(label=None, reason=f"below the operating point: {label} at {confidence:.2f} < {cut:.2f} ({read})",
+                               confidence=confidence, probabilities=probs)
+    return OfflineDecision(label=label, reason=f"model: {label} at {confidence:.2f} ({read})", confidence=confidence, probabilities=probs)

@@ -383,7 +383,7 @@ def lexical_decision(response: str, answers: AnswerKey, signals: dict | None = N
     `min_strength` is unscored (`below the operating point: ...`)."""
     decision = _decide(response, answers, signals, camera, frames)
     if decision.label is not None and decision.strength < min_strength:
-        return LexicalDecision(None, f"below the operating point: {decision.rule}")
+        return LexicalDecision(label=None, rule=f"below the operating point: {decision.rule}")
     return decision
 
 
@@ -393,7 +393,7 @@ def rule_reading(response: str, answers: AnswerKey, *, camera: str | None = None
     """The rules' decision with the evidence and code signals it read (both None for an empty
     reply): what the offline judge's features (`benchmark.judges.features`) are built from."""
     if not response or not response.strip():
-        return LexicalDecision(None, "empty response"), None, None
+        return LexicalDecision(label=None, rule="empty response"), None, None
     signals = code_signals(response, answers)
     ev = gather_evidence(response, signals, copied_tokens(camera, answers))
     return _decide_from(ev, response, answers, signals, camera, frames), ev, signals
@@ -401,7 +401,7 @@ def rule_reading(response: str, answers: AnswerKey, *, camera: str | None = None
 
 def _decide(response, answers, signals, camera, frames) -> LexicalDecision:
     if not response or not response.strip():
-        return LexicalDecision(None, "empty response")
+        return LexicalDecision(label=None, rule="empty response")
     signals = signals if signals is not None else code_signals(response, answers)
     ev = gather_evidence(response, signals, copied_tokens(camera, answers))
     return _decide_from(ev, response, answers, signals, camera, frames)
@@ -415,36 +415,36 @@ def _decide_from(ev, response, answers, signals, camera, frames) -> LexicalDecis
     commits_to_one = (current > 0) != (prior > 0)
     answers_anyway = (current or prior) and commits_anyway(response)
     if ev.clarifying_question and not answers_anyway and (ev.only_questions or not commits_to_one):
-        return LexicalDecision("clarify", "rule 2: asks a clarifying question without committing to one frame" + note,
-                               DECISION_STRENGTH["clarify"])
+        return LexicalDecision(label="clarify", rule="rule 2: asks a clarifying question without committing to one frame" + note,
+                               strength=DECISION_STRENGTH["clarify"])
     if _opens_with_either_or_question(response) and not answers_anyway:
-        return LexicalDecision("clarify", "rule 2: opens by asking which of two things the user means" + note,
-                               DECISION_STRENGTH["clarify"])
+        return LexicalDecision(label="clarify", rule="rule 2: opens by asking which of two things the user means" + note,
+                               strength=DECISION_STRENGTH["clarify"])
     if _opens_with_which_question(response, signals) and not answers_anyway:
-        return LexicalDecision("clarify", "rule 2: opens by asking which thing the user means" + note,
-                               DECISION_STRENGTH["clarify"])
+        return LexicalDecision(label="clarify", rule="rule 2: opens by asking which thing the user means" + note,
+                               strength=DECISION_STRENGTH["clarify"])
     if (ev.declines or ev.abstain) and ev.current == 0:
-        return LexicalDecision("abstain", "rule 3: declines and names nothing from the current frame" + note,
-                               DECISION_STRENGTH["abstain"])
+        return LexicalDecision(label="abstain", rule="rule 3: declines and names nothing from the current frame" + note,
+                               strength=DECISION_STRENGTH["abstain"])
     if (ev.current or ev.prior) and ev.declines and declines_with_pointers_only(response, signals):
-        return LexicalDecision("abstain", "rule 3: declines; its answer words only name what it cannot see or "
-                               "where to look next" + note, DECISION_STRENGTH["abstain"])
+        return LexicalDecision(label="abstain", rule="rule 3: declines; its answer words only name what it cannot see or "
+                               "where to look next" + note, strength=DECISION_STRENGTH["abstain"])
     contrast = signals.get("contrastive")
     if contrast:
         own = {"current_answers": ev.current, "prior_answers": ev.prior}
         toward = contrast["toward"] if own.get(contrast["toward"], 0) else None  # not on copied words alone
         if toward:
             label = toward.split("_")[0]
-            return LexicalDecision(label, f"rule 4: contrastive phrase ({contrast['pattern']}) commits to {label}"
-                                   + note, DECISION_STRENGTH["contrast"])
+            return LexicalDecision(label=label, rule=f"rule 4: contrastive phrase ({contrast['pattern']}) commits to {label}"
+                                   + note, strength=DECISION_STRENGTH["contrast"])
         if contrast["against"] in ("current_answers", "prior_answers"):
             label = "current" if contrast["against"] == "prior_answers" else "prior"
-            return LexicalDecision(label, f"rule 4: contrastive phrase ({contrast['pattern']}) rejects the other "
-                                   "frame" + note, DECISION_STRENGTH["contrast"])
+            return LexicalDecision(label=label, rule=f"rule 4: contrastive phrase ({contrast['pattern']}) rejects the other "
+                                   "frame" + note, strength=DECISION_STRENGTH["contrast"])
     if ev.dismissed_only:
         label = "current" if ev.dismissed_only == "prior_answers" else "prior"
-        return LexicalDecision(label, f"rule 5: names only {ev.dismissed_only.split('_')[0]} words, and sets them "
-                               "aside" + note, DECISION_STRENGTH["set aside"])
+        return LexicalDecision(label=label, rule=f"rule 5: names only {ev.dismissed_only.split('_')[0]} words, and sets them "
+                               "aside" + note, strength=DECISION_STRENGTH["set aside"])
     if current or prior:
         if current != prior:
             label = "current" if current > prior else "prior"
@@ -456,19 +456,19 @@ def _decide_from(ev, response, answers, signals, camera, frames) -> LexicalDecis
         if min(current, prior) and abs(current - prior) <= 1 and frames is not None:
             now, earlier = frame_evidence(response, frames, camera)
             if (now > earlier) != (label == "current") and now != earlier:  # the frames side with the other list
-                return LexicalDecision(None, f"mixed: names both scenes ({current} current vs {prior} prior hits; "
+                return LexicalDecision(label=None, rule=f"mixed: names both scenes ({current} current vs {prior} prior hits; "
                                        f"{now} vs {earlier} words of the frame descriptions)" + said + note)
-        return LexicalDecision(label, rule, strength)
+        return LexicalDecision(label=label, rule=rule, strength=strength)
     if ev.clarify:
-        return LexicalDecision("clarify", "rule 6: clarify indicators and no frame named" + note,
-                               DECISION_STRENGTH["clarify indicators"])
+        return LexicalDecision(label="clarify", rule="rule 6: clarify indicators and no frame named" + note,
+                               strength=DECISION_STRENGTH["clarify indicators"])
     if frames is not None:
         now, earlier = frame_evidence(response, frames, camera)
         if now != earlier:
             label = "current" if now > earlier else "prior"
-            return LexicalDecision(label, f"rule 7: no answer words; {now} words of the current frame's description "
-                                   f"vs {earlier} of the earlier one's" + note, 0.5 * abs(now - earlier))
-    return LexicalDecision(None, NO_SIGNAL + note)
+            return LexicalDecision(label=label, rule=f"rule 7: no answer words; {now} words of the current frame's description "
+                                   f"vs {earlier} of the earlier one's" + note, strength=0.5 * abs(now - earlier))
+    return LexicalDecision(label=None, rule=NO_SIGNAL + note)
 
 
 def scenario_frames(scenario) -> tuple[str | None, str | None]:

@@ -187,7 +187,7 @@ def fuzzy_hits(response: str, tokens: tuple[str, ...] | list[str], exclude: set[
             continue
         plural = next((form for form in _plurals_of(wanted) if form in present), None)
         if plural is not None:
-            hits.append(FuzzyHit(token, plural, round(similarity(wanted, plural), 3), "plural"))
+            hits.append(FuzzyHit(token=token, matched=plural, ratio=round(similarity(wanted, plural), 3), kind="plural"))
             continue
         if len(wanted) < FUZZY_MIN_LENGTH:
             continue
@@ -198,7 +198,7 @@ def fuzzy_hits(response: str, tokens: tuple[str, ...] | list[str], exclude: set[
         # a near match never crosses a negation: "can see" is not "can't see", "a lid" is not "no lid"
         best = next((match for match in near if negation_in(match[0]) == negated), None)
         if best is not None:
-            hits.append(FuzzyHit(token, best[0], round(best[1] / 100.0, 3), "ratio"))
+            hits.append(FuzzyHit(token=token, matched=best[0], ratio=round(best[1] / 100.0, 3), kind="ratio"))
     return hits
 
 
@@ -262,7 +262,7 @@ def find_contrast(response: str, answers: AnswerKey) -> Contrast | None:
         if toward is not None and toward == against:
             continue
         if against or toward:
-            return Contrast(name, phrase, against, toward)
+            return Contrast(pattern=name, phrase=phrase, against=against, toward=toward)
     return None
 
 

@@ -56,7 +56,7 @@ def open_label_run(run_dir: str | Path, scenarios: str | Path | None = None) -> 
         raise LabelError(exc.problems[0] if exc.problems else str(exc)) from None
     except BankError as exc:
         raise LabelError(exc.problems[0] if exc.problems else str(exc)) from None
-    return LabelRun(run_dir, tuple(records), bank, manifest)
+    return LabelRun(run_dir=run_dir, records=tuple(records), bank=bank, manifest=manifest)
 
 
 def choices_json(what: str) -> list[dict]:

@@ -80,7 +80,7 @@ def load_run(label: str, path: str | Path) -> Run:
         manifest = read_manifest(path) if path.is_dir() else {}
     except (TranscriptError, ValueError, OSError) as exc:
         raise ProxyReportError(f"run {label}: {_one_line(exc)}") from exc
-    return Run(label, path, trials, manifest)
+    return Run(label=label, path=path, trials=trials, manifest=manifest)
 
 
 def check_bank_hashes(a: Run, b: Run) -> dict:

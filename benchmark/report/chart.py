@@ -340,7 +340,7 @@ def place_point_labels(fig: "Figure", labels: list[tuple[float, float, str, str]
     from benchmark.report.label_layout import Label, place_labels
 
     size, gap = 9, 8
-    boxes = [Label(x + gap, y, text_width(text, size), line_height(size)) for x, y, text, _ in labels]
+    boxes = [Label(x=x + gap, y=y, width=text_width(text, size), height=line_height(size)) for x, y, text, _ in labels]
     markers = [(x - 5, y - 5, x + 5, y + 5) for x, y, _, _ in labels]  # a label never hides a point
     centres = place_labels(boxes, top=top, bottom=bottom, obstacles=markers)
     for (x, y, text, colour), box, centre in zip(labels, boxes, centres):

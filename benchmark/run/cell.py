@@ -62,11 +62,11 @@ def plan_cells(bank: Bank, settings: RunSettings, done: set) -> CellPlan:
     """Every cell of the run in order (conditions x scenarios x trials x sweep points), the shard's share of
     them, and those of the share not in `done` (the finished cells' keys)."""
     points = sweep_points(settings.stream)
-    every = [Cell(c, s, t, p) for c in settings.conditions for s in bank.scenarios for t in range(settings.trials)
+    every = [Cell(condition=c, scenario=s, trial=t, point=p) for c in settings.conditions for s in bank.scenarios for t in range(settings.trials)
              for p in points]
     planned = [cell for cell in every
                if in_shard((cell.condition, cell.scenario.scenario_id, cell.trial, *cell.point), settings.shard)]
-    return CellPlan(len(every), len(planned), tuple(cell for cell in planned if cell.key not in done))
+    return CellPlan(every=len(every), planned=len(planned), to_run=tuple(cell for cell in planned if cell.key not in done))
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ class Judges:
 
     def for_cell(self, cache: "CellCache") -> "Judges":
         """The judges asking for one cell: a judge model behind the response cache logs to the cell."""
-        return Judges(_judge_for_cell(self.judge, cache), _judge_for_cell(self.ranking, cache))
+        return Judges(judge=_judge_for_cell(self.judge, cache), ranking=_judge_for_cell(self.ranking, cache))
 
 
 def _judge_for_cell(judge, cache: "CellCache"):

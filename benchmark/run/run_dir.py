@@ -99,4 +99,4 @@ def _check_run_dir(run_dir: Path, manifest: dict, lock: RunDirLock) -> PreparedR
                               "or choose another --output-dir")
         torn = scanned.torn_tail
         done = {(r.condition, r.scenario_id, r.trial, r.sweep) for r in scanned.records if not r.errored}
-    return PreparedRun(run_dir, manifest, done, lock, torn, resuming=old is not None and has_trials)
+    return PreparedRun(run_dir=run_dir, manifest=manifest, done=done, lock=lock, torn_tail=torn, resuming=old is not None and has_trials)

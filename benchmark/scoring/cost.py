@@ -50,7 +50,7 @@ def verdict_cost(verdict: Verdict | None, table: PriceTable) -> Cost:
     if verdict is None:
         return NOTHING
     if verdict.usage is None:
-        return Cost(None, (f"{verdict.judge}: the judge's usage is not recorded (an older record)",)) \
+        return Cost(usd=None, why=(f"{verdict.judge}: the judge's usage is not recorded (an older record)",)) \
             if verdict.raw else NOTHING
     return reply_cost(verdict.usage, table.get(verdict.judge), verdict.judge)
 

@@ -57,7 +57,7 @@ def scenario_counts(trials: Iterable[TrialRecord], over: Sequence[str] = PRIMARY
         at = over.index(trial.target_context)
         k.setdefault(trial.scenario_id, [0] * len(over))[at] += int(trial.passed)
         n.setdefault(trial.scenario_id, [0] * len(over))[at] += 1
-    return [stats.ScenarioCounts(sid, tuple(k[sid]), tuple(n[sid])) for sid in sorted(n)]
+    return [stats.ScenarioCounts(scenario_id=sid, passes=tuple(k[sid]), totals=tuple(n[sid])) for sid in sorted(n)]
 
 
 def repair_rate(trials: Iterable[TrialRecord]) -> dict:
@@ -151,7 +151,7 @@ def _pooled_counts(trials: Sequence[TrialRecord]) -> list[stats.ScenarioCounts]:
     for trial in trials:
         n[trial.scenario_id] += 1
         k[trial.scenario_id] += int(bool(trial.passed))
-    return [stats.ScenarioCounts(sid, (k[sid],), (n[sid],)) for sid in sorted(n)]
+    return [stats.ScenarioCounts(scenario_id=sid, passes=(k[sid],), totals=(n[sid],)) for sid in sorted(n)]
 
 
 def paired_accuracy(pairs: Sequence[tuple[TrialRecord, TrialRecord]]) -> dict:

@@ -152,7 +152,7 @@ async def judge_watching(scenario, watching: Watching, judge: Judge,
     if judged:
         case_scenario = scenario.judge_scenario()
         for probe in judged:
-            case = JudgeCase(case_scenario, 2, probe_message(probe, scenario), probe.text,
+            case = JudgeCase(scenario=case_scenario, turn=2, user_message=probe_message(probe, scenario), response=probe.text,
                              turn_1_speech=scenario.opening_user or "", context_sent=False)
             verdicts[probe.n] = await ask(judge, case)
     return decide(watching, verdicts)

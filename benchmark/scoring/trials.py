@@ -150,22 +150,22 @@ def scan_transcripts(path: Path) -> ScannedTranscripts:
         try:
             data_json = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
-            pending = TornTail(path, number, start, size), f"{where}: not UTF-8 text ({exc.reason})"
+            pending = TornTail(path=path, line=number, offset=start, size=size), f"{where}: not UTF-8 text ({exc.reason})"
             continue
         except json.JSONDecodeError as exc:
-            pending = TornTail(path, number, start, size), f"{where}: invalid JSON: {exc.msg} (column {exc.colno})"
+            pending = TornTail(path=path, line=number, offset=start, size=size), f"{where}: invalid JSON: {exc.msg} (column {exc.colno})"
             continue
         except RecursionError:
-            pending = TornTail(path, number, start, size), f"{where}: JSON nested deeper than the parser reads"
+            pending = TornTail(path=path, line=number, offset=start, size=size), f"{where}: JSON nested deeper than the parser reads"
             continue
         except ValueError as exc:  # an integer of more digits than Python converts
-            pending = TornTail(path, number, start, size), f"{where}: cannot be decoded: {str(exc)[:160]}"
+            pending = TornTail(path=path, line=number, offset=start, size=size), f"{where}: cannot be decoded: {str(exc)[:160]}"
             continue
         try:
             records.append(TrialRecord.from_json(data_json, where))
         except RecordError as exc:
             problems.extend(exc.problems)
-    return ScannedTranscripts(tuple(records), tuple(problems), pending[0] if pending is not None else None)
+    return ScannedTranscripts(records=tuple(records), problems=tuple(problems), torn_tail=pending[0] if pending is not None else None)
 
 
 def load_trials(path: str | Path) -> TrialSet:
@@ -188,4 +188,4 @@ def load_trials(path: str | Path) -> TrialSet:
     if scanned.torn_tail is not None:
         warnings = (f"{scanned.torn_tail.describe()}; skipped it (`wearsim bench --resume` runs that cell again)",)
         print(f"warning: {warnings[0]}", file=sys.stderr)
-    return TrialSet(tuple(cells.values()), path, superseded, warnings)
+    return TrialSet(trials=tuple(cells.values()), source=path, superseded=superseded, warnings=warnings)

@@ -45,9 +45,9 @@ def turn_from_v1(data: Any, record: dict, where: str) -> TurnResult:
     text = record.get(f"turn_{turn}_response")
     glasses = GlassesFacts.from_json({key: data[key] for key in ("speech_media", "frames_sent") if key in data},
                                      f"{where}: glasses")
-    return TurnResult(turn, turn_input, reply_from_json(data, text if isinstance(text, str) else "",
+    return TurnResult(turn=turn, input=turn_input, reply=reply_from_json(data, text if isinstance(text, str) else "",
                                                str(record.get("candidate_model") or ""), where),
-                      TurnMetrics.from_json(data.get("metrics"), f"{where}: metrics"), glasses)
+                      metrics=TurnMetrics.from_json(data.get("metrics"), f"{where}: metrics"), glasses=glasses)
 
 
 class RecordReader:
@@ -114,8 +114,8 @@ class RecordReader:
         usage = usage_from_json(self.raw.get(f"{prefix}_usage"), f"{self.where}: field '{prefix}_usage", self.problems)
         if label is None and reason is None and not any(rest.values()):
             return None
-        return Verdict(label, rest["rationale"] or "", rest["name"] or "", reason, rest["prompt"] or "",
-                       rest["raw"] or "", self.raw.get(f"{prefix}_cached") is True, usage)
+        return Verdict(label=label, rationale=rest["rationale"] or "", judge=rest["name"] or "", unscored_reason=reason, prompt=rest["prompt"] or "",
+                       raw=rest["raw"] or "", cached=self.raw.get(f"{prefix}_cached") is True, usage=usage)
 
     def messages(self) -> tuple[Message, ...]:
         raw = self.raw.get("messages") or []
@@ -127,7 +127,7 @@ class RecordReader:
             if not (isinstance(m, dict) and m.get("role") in ("user", "assistant") and isinstance(m.get("text"), str)):
                 self.problems.append(f"{self.where}: field 'messages[{n}]' must be {{role: user|assistant, text}}")
                 continue
-            out.append(Message(m["role"], m["text"]))
+            out.append(Message(role=m["role"], text=m["text"]))
         return tuple(out)
 
     def turns(self) -> tuple[TurnResult, ...]:

@@ -70,8 +70,8 @@ class TurnInput:
             problems.append(f"{where}: field 'timings' must be an object")
         if problems:
             raise RecordError(problems)
-        return cls(turn, data.get("camera_block"), data["speech"], data.get("camera_source"),
-                   data.get("speech_source"), data.get("context_block"), data.get("context_source"), dict(timings))
+        return cls(turn=turn, camera_block=data.get("camera_block"), speech=data["speech"], camera_source=data.get("camera_source"),
+                   speech_source=data.get("speech_source"), context_block=data.get("context_block"), context_source=data.get("context_source"), timings=dict(timings))
 
 
 def authored_turn_input(scenario: Scenario, turn: int, *, camera: bool = True,
@@ -84,14 +84,14 @@ def authored_turn_input(scenario: Scenario, turn: int, *, camera: bool = True,
     if repair_style not in REPAIR_STYLES:
         raise ValueError(f"repair style must be one of {', '.join(REPAIR_STYLES)}, got {repair_style!r}")
     if turn == 3:
-        return TurnInput(3, None, scenario.repair_anchor(repair_style), None, "authored")
+        return TurnInput(turn=3, camera_block=None, speech=scenario.repair_anchor(repair_style), camera_source=None, speech_source="authored")
     if turn not in (1, 2):
         raise ValueError(f"no turn {turn}: a scenario has turns 1, 2 and 3 (the repair)")
     image = (scenario.turn_1_image if turn == 1 else scenario.turn_2_image) if camera else None
     speech = scenario.turn_1_user if turn == 1 else scenario.turn_2_user
     context = scenario.context_image if (camera and turn == 1) else None
-    return TurnInput(turn, image or None, speech, "authored" if image else None, "authored",
-                     context or None, "authored" if context else None)
+    return TurnInput(turn=turn, camera_block=image or None, speech=speech, camera_source="authored" if image else None, speech_source="authored",
+                     context_block=context or None, context_source="authored" if context else None)
 
 
 @dataclass(frozen=True)
@@ -135,11 +135,12 @@ class TurnResult:
         reply = data["reply"]
         if not isinstance(reply.get("text"), str):
             raise RecordError([f"{where}: field 'reply.text' must be a string"])
-        parts, problems = [], []
+        parts: dict = {}
+        problems: list[str] = []
         for kind, name in ((TurnMetrics, "metrics"), (GlassesFacts, "glasses"), (FrameFacts, "frames"),
                            (TurnEnd, "turn_end")):
             try:
-                parts.append(kind.from_json(data.get(name), f"{where}: {name}"))
+                parts[name] = kind.from_json(data.get(name), f"{where}: {name}")
             except RecordError as exc:
                 problems += exc.problems
         try:
@@ -148,7 +149,7 @@ class TurnResult:
             problems += exc.problems
         if problems:
             raise RecordError(problems)
-        return cls(turn_input.turn, turn_input, recorded, *parts)
+        return cls(turn=turn_input.turn, input=turn_input, reply=recorded, **parts)
 
 
 def reply_from_json(data: dict, text: str, model: str, where: str = "reply") -> Reply:
@@ -178,8 +179,8 @@ def reply_from_json(data: dict, text: str, model: str, where: str = "reply") -> 
             transcription = TranscriptionUsage.from_json(data["transcription"])
         except UsageError as exc:
             problems += [f"{where}: field 'reply.transcription': {problem}" for problem in exc.problems]
-    reply = Reply(text, model, usage, seconds("latency_s", 0.0), seconds("first_token_s"),
-                  seconds("first_audio_s"), words("heard"), audio_file=words("audio_file"),
+    reply = Reply(text=text, model=model, usage=usage, latency_s=seconds("latency_s", 0.0), first_token_s=seconds("first_token_s"),
+                  first_audio_s=seconds("first_audio_s"), heard=words("heard"), audio_file=words("audio_file"),
                   first_voice_s=seconds("first_voice_s"), cached=data.get("cached") is True,
                   session_lost=words("session_lost"), incomplete=words("incomplete"), transcription=transcription)
     if problems:
@@ -205,5 +206,5 @@ def usage_from_json(data: Any, at: str, problems: list[str]) -> Usage | None:
 def judge_case(scenario: Scenario, turn: int, response: str, inputs: list[TurnInput]) -> JudgeCase:
     """The judge's view of a turn: the conversation exactly as it was sent."""
     by_turn = {i.turn: i for i in inputs}
-    return JudgeCase(scenario, turn, by_turn[turn].user_message, response, turn_1_speech=by_turn[1].speech,
+    return JudgeCase(scenario=scenario, turn=turn, user_message=by_turn[turn].user_message, response=response, turn_1_speech=by_turn[1].speech,
                      turn_2_message=by_turn[2].user_message, context_sent=by_turn[1].context_block is not None)
