@@ -7,7 +7,7 @@ provider's format in one place.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Literal, Protocol
+from typing import Any, Callable, Literal, Protocol, cast
 
 REPLY_AUDIO_RATE = 24000  # spoken replies of both realtime APIs: PCM16 mono 24 kHz
 
@@ -110,7 +110,7 @@ class Usage:
                 values[name] = value
         if problems:
             raise UsageError(problems)
-        return cls(**values)
+        return cls(**cast(dict[str, Any], values))  # checked above: the totals are ints
 
 
 def _fill_rest(values: dict, total: str, parts: list[str]) -> None:
@@ -180,7 +180,7 @@ class TranscriptionUsage:
         model = data.get("model")
         if not isinstance(model, str) or not model.strip() or len(model) > 300:
             problems.append("field 'model' must be the transcription model's id")
-        values = {}
+        values: dict[str, int | None] = {}
         for name in ("input_tokens", "output_tokens", "input_audio_tokens", "input_text_tokens"):
             value = data.get(name, 0)
             if value is None and name in ("input_audio_tokens", "input_text_tokens"):
@@ -197,7 +197,8 @@ class TranscriptionUsage:
             problems.append("field 'reported' must be true or false")
         if problems:
             raise UsageError(problems)
-        return cls(model.strip(), **values, seconds=float(seconds), reported=data.get("reported", True))
+        return cls(model=cast(str, model).strip(), **cast(dict[str, Any], values), seconds=float(seconds),
+                   reported=data.get("reported", True))
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from core.scenario import SAFE_ID, AnswerKey, BankError, Scenario
 
@@ -96,7 +96,8 @@ class ProactiveScenario:
 
     @property
     def window_end_ms(self) -> int | None:
-        return None if self.event is None else self.onset_ms + round(self.event.window_s * 1000)
+        onset = self.onset_ms
+        return None if onset is None else onset + round(cast(ProactiveEvent, self.event).window_s * 1000)
 
     def judge_scenario(self) -> Scenario:
         """The scenario a Turn 2 judge is asked about a remark with: the event's expected keys as the
@@ -130,7 +131,7 @@ def load_proactive(path: Path) -> tuple[ProactiveScenario, ...]:
         raise BankError([f"{path}: not a JSON list of proactive scenarios"]) from None
     if not isinstance(raw, list):
         raise BankError([f"{path}: expected a JSON list of proactive scenarios"])
-    scenarios = []
+    scenarios: list[ProactiveScenario] = []
     for index, item in enumerate(raw, start=1):
         where = f"{path}: scenario #{index}"
         if isinstance(item, dict) and isinstance(item.get("scenario_id"), str):
@@ -194,7 +195,8 @@ def _build(item: Any, where: str, problems: list[str]) -> ProactiveScenario | No
         problems.append(f"{where}: field 'notes' must be a string")
     if len(problems) > before:
         return None
-    return ProactiveScenario(scenario_id=scenario_id, kind=kind, event_type=event_type, activity_domain=domain, opening_user=opening, scenes=scenes, event=event, notes=notes)
+    return ProactiveScenario(scenario_id=cast(str, scenario_id), kind=cast(str, kind), event_type=event_type,
+                             activity_domain=cast(str, domain), opening_user=opening, scenes=scenes, event=event, notes=notes)
 
 
 def _scenes(raw: Any, where: str, problems: list[str]) -> tuple[ProactiveScene, ...]:

@@ -190,5 +190,6 @@ def read_run_file(path: Path, root: Path, cap: int, what: str, header: Header | 
     data, refused = read_bounded(path, root, cap, what, header)
     if refused is not None:
         raise RunFileRefused(f"{path}: {refused}")
+    assert data is not None  # read_bounded gives bytes whenever it refuses nothing
     return data
 

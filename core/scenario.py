@@ -217,7 +217,7 @@ def load_conditions(path: Path, problems: list[str]) -> tuple[Condition, ...]:
         problems.append(f"{path}: expected an object of condition name -> {{system_prompt, description}} "
                         "or a list of {name, system_prompt, description} objects")
         return ()
-    conditions = []
+    conditions: list[Condition] = []
     for where, name, body in entries:
         if not isinstance(body, dict):
             problems.append(f"{path}: {where}: expected an object")

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from core.scenario import SAFE_ID, Bank, InputProblems, Scenario
 
@@ -168,7 +168,7 @@ def read_timeline(directory: str | Path, scenario_id: str, scenes: int) -> tuple
     parsed = [parse_scene(body, f"{where}: timeline[{i}]", problems) for i, body in enumerate(timeline)]
     if problems:
         raise SceneError(problems)
-    return tuple(parsed)
+    return tuple(scene for scene in parsed if scene is not None)  # none is None: problems would be raised
 
 
 def scenes_sha256(bank: Bank) -> str | None:
@@ -272,7 +272,12 @@ def parse_scene(raw: Any, where: str, problems: list[str]) -> Scene | None:
                if (o := _parse_object(body, f"{where}: objects[{i}]", problems)) is not None]
     ids = [o.id for o in objects]
     seen: set[str] = set()
-    for dup in sorted({i for i in ids if i in seen or seen.add(i)}):  # one pass: seen before is a duplicate
+    dups: set[str] = set()
+    for object_id in ids:  # seen before: a duplicate
+        if object_id in seen:
+            dups.add(object_id)
+        seen.add(object_id)
+    for dup in sorted(dups):
         problems.append(f"{where}: objects: id {dup!r} used twice")
     hands = []
     raw_hands = raw.get("hands", [])
@@ -291,7 +296,7 @@ def parse_scene(raw: Any, where: str, problems: list[str]) -> Scene | None:
         problems.append(f"{where}: hands: both hands hold the same object")
     if len(problems) > before:
         return None
-    return Scene(setting=setting, objects=tuple(objects), hands=tuple(hands), light=light)
+    return Scene(setting=cast(str, setting), objects=tuple(objects), hands=tuple(hands), light=light)
 
 
 def _parse_object(raw: Any, where: str, problems: list[str]) -> SceneObject | None:
@@ -328,7 +333,7 @@ def _parse_object(raw: Any, where: str, problems: list[str]) -> SceneObject | No
         problems.append(f"{where}: field 'screen_content' must be a short non-empty string (at most 40 characters)")
     if len(problems) > before:
         return None
-    return SceneObject(id=object_id, name=name.strip(), picture=picture, place=place, size=size, states=tuple(states), colour=colour, screen_content=text)
+    return SceneObject(id=cast(str, object_id), name=cast(str, name).strip(), picture=cast(str, picture), place=place, size=size, states=tuple(states), colour=colour, screen_content=text)
 
 
 def _parse_hand(raw: Any, where: str, ids: set[str], problems: list[str]) -> Hand | None:

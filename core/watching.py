@@ -23,7 +23,7 @@ the event, and the findings count echoes apart.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from core.candidate import Usage
 from core.judge import Verdict
@@ -84,7 +84,7 @@ class Probe:
         if not isinstance(data, dict):
             raise WatchingError([f"{where}: expected an object"])
         problems: list[str] = []
-        values = {name: _int(data, name, where, problems, required=name == "n")
+        values: dict[str, Any] = {name: _int(data, name, where, problems, required=name == "n")
                   for name in ("n", "asked_ms", "frame_ms", "scene", "spoke_ms")}
         text = data.get("text")
         if not isinstance(text, str) or len(text) > 100_000:
@@ -116,7 +116,7 @@ class Probe:
             problems.extend(exc.problems)
         if problems:
             raise WatchingError(problems)
-        return cls(n=values["n"], asked_ms=values["asked_ms"], frame_ms=values["frame_ms"], text=text, silent=data["silent"], spoke_ms=values["spoke_ms"],
+        return cls(n=values["n"], asked_ms=values["asked_ms"], frame_ms=values["frame_ms"], text=cast(str, text), silent=data["silent"], spoke_ms=values["spoke_ms"],
                    done_s=done, usage=usage, scene=values["scene"], audio_file=audio, outcome=outcome, verdict=verdict, camera=camera, echo=data.get("echo", False))
 
 
@@ -212,7 +212,7 @@ class Watching:
                 problems.extend(exc.problems)
         if problems:
             raise WatchingError(problems)
-        return cls(strategy=strategy, kind=data["kind"], stream_ms=stream, scene_starts_ms=tuple(starts), onset_ms=onset, window_end_ms=end, expected=tuple(expected), probes=tuple(probes),
+        return cls(strategy=cast(str, strategy), kind=data["kind"], stream_ms=cast(int, stream), scene_starts_ms=tuple(starts), onset_ms=onset, window_end_ms=end, expected=tuple(expected), probes=tuple(probes),
                    outcome=outcome, frames_sent_ms=tuple(sent), thumbnails=tuple(thumbnails), skipped=skipped, frames_source=frames_source)
 
 
@@ -247,7 +247,7 @@ def _verdict_from(data: Any, where: str) -> Verdict | None:
         return None
     if not isinstance(data, dict):
         raise WatchingError([f"{where} must be an object or null"])
-    texts = {name: data.get(name) for name in ("rationale", "judge", "prompt", "raw")}
+    texts: dict[str, Any] = {name: data.get(name) for name in ("rationale", "judge", "prompt", "raw")}
     if not all(isinstance(v, str) for v in texts.values()):
         raise WatchingError([f"{where}: rationale, judge, prompt and raw must be strings"])
     label, reason = data.get("label"), data.get("unscored_reason")

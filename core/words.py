@@ -42,7 +42,7 @@ def uncopied_words(text: str, sources: tuple[str | None, ...]) -> list[str]:
     (what the user said, the camera text it was given): the words that are its own. The lexical
     judge sets camera words aside by the same test."""
     words = _tokens(text)
-    runs = set()
+    runs: set[tuple[str, ...]] = set()
     for source in sources:
         block = _tokens(source)
         runs.update(tuple(block[i:i + COPY_RUN]) for i in range(len(block) - COPY_RUN + 1))

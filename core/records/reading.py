@@ -54,7 +54,8 @@ class RecordReader:
     """Collects every problem of one raw record, then builds the `TrialRecord`."""
 
     def __init__(self, raw: dict, where: str):
-        self.raw, self.where, self.problems = raw, where, []
+        self.raw, self.where = raw, where
+        self.problems: list[str] = []
 
     def value(self, name: str) -> Any:
         for key in (name, *ALIASES.get(name, ())):
@@ -166,7 +167,7 @@ class RecordReader:
         if target is not None and target not in (*LABELS, *PROACTIVE_TARGETS):
             self.problems.append(f"{where}: field 'target_context' must be one of "
                                  f"{', '.join((*LABELS, *PROACTIVE_TARGETS))}, got {target!r}")
-        cue = self.text("cue_type", True)
+        cue = self.text("cue_type", True) or ""
         error = raw.get("error")
         if error is not None and not isinstance(error, str):
             error = json.dumps(error)

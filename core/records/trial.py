@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, cast
 
 from core.candidate import Message
 from core.judge import JudgeCase, Verdict
@@ -130,7 +130,7 @@ class TrialRecord:
             context_sent = bool(scenario.context_image)
         if turn == 3 and turn_3 is None:
             turn_3 = scenario.repair_anchor("named")
-        return JudgeCase(scenario=scenario, turn=turn, user_message=turn_2 if turn == 2 else turn_3, response=response, turn_2_message=turn_2,
+        return JudgeCase(scenario=scenario, turn=turn, user_message=turn_2 if turn == 2 else cast(str, turn_3), response=response, turn_2_message=turn_2,
                          context_sent=context_sent)
 
     # -- the JSON form

@@ -139,7 +139,7 @@ class GlassesFacts:
                 problems.append(f"{where}: field '{name}' must be a list of integers (ms)")
         if problems:
             raise RecordError(problems)
-        values = {name: data.get(name) for name in kinds}
+        values: dict[str, Any] = {name: data.get(name) for name in kinds}
         for name in cls.TIMES:
             values[name] = tuple(values[name] or ())
         return cls(**values)
@@ -213,7 +213,7 @@ class FrameFacts:
             problems.append(f"{where}: field 'thumbnails' must be a list of {{t_ms: integer, file: string}}")
         if problems:
             raise RecordError(problems)
-        values = {name: data.get(name) for name in cls.KINDS}
+        values: dict[str, Any] = {name: data.get(name) for name in cls.KINDS}
         values["sent_ms"] = tuple(times) if isinstance(times, list) else ()
         values["thumbnails"] = tuple((k["t_ms"], k["file"]) for k in kept) if isinstance(kept, list) else ()
         return cls(**values)

@@ -5,7 +5,7 @@ proxy's authored input; the judge's view of a turn."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 from core.candidate import Reply, TranscriptionUsage, Usage, UsageError
 from core.judge import JudgeCase
@@ -52,7 +52,7 @@ class TurnInput:
     def from_json(cls, data: Any, where: str = "turn input") -> "TurnInput":
         if not isinstance(data, dict):
             raise RecordError([f"{where}: expected an object, got {type(data).__name__}"])
-        problems = []
+        problems: list[str] = []
         turn = data.get("turn")
         if isinstance(turn, bool) or not isinstance(turn, int):
             problems.append(f"{where}: field 'turn' must be an integer, got {turn!r}")
@@ -70,7 +70,7 @@ class TurnInput:
             problems.append(f"{where}: field 'timings' must be an object")
         if problems:
             raise RecordError(problems)
-        return cls(turn=turn, camera_block=data.get("camera_block"), speech=data["speech"], camera_source=data.get("camera_source"),
+        return cls(turn=cast(int, turn), camera_block=data.get("camera_block"), speech=data["speech"], camera_source=data.get("camera_source"),
                    speech_source=data.get("speech_source"), context_block=data.get("context_block"), context_source=data.get("context_source"), timings=dict(timings))
 
 
