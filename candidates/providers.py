@@ -63,8 +63,8 @@ _REALTIME = "candidates.factory:open_realtime"
 # In this order `wearsim models` lists the forms, errors name them and `default_model_id` looks for keys.
 PROVIDERS: dict[str, Provider] = {p.name: p for p in (
     Provider(name="openai", family="openai", opener="candidates.openai_chat:OpenAIChatCandidate",
-             forms=(("openai:MODEL", "any OpenAI-compatible chat endpoint (OpenAI, or --base-url for vLLM, "
-                                     "Ollama, llama.cpp)"),),
+             forms=(("openai:MODEL", ("any OpenAI-compatible chat endpoint (OpenAI, or --base-url for vLLM, "
+                                      "Ollama, llama.cpp)")),),
              key_variables=_OPENAI_KEY, base_url_variable="OPENAI_BASE_URL",
              bare_prefixes=("gpt-", "o1", "o3", "o4", "chatgpt-"), default_model="openai:gpt-4o-mini",
              judge_model="gpt-4o-mini", auto_judge="gemini"),

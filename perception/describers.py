@@ -35,7 +35,7 @@ import numpy as np
 from core.candidate import Candidate, GenerationConfig, Image, Message
 from core.safe_files import inside, make_dirs, write_atomic
 from perception import ocr
-from perception.describer_spec import DESCRIBERS, describer_problem, needs_model  # noqa: F401 (re-exported)
+from perception.describer_spec import DESCRIBERS, describer_problem, needs_model  # needs_model re-exported
 from media_effects.frames import decode_jpeg, pixel_refusal, synthetic_text
 
 PROMPT_VERSION = "1"

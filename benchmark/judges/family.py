@@ -37,6 +37,8 @@ PROVIDER_PREFIX = {p.family: p.name for p in _judging_providers()}
 # any one of these set (non-empty) counts as credentials for the family
 CREDENTIAL_VARIABLES = {p.family: (*p.key_variables, *((p.base_url_variable,) if p.base_url_variable else ()))
                         for p in _judging_providers()}
+# the families whose judge may be any OpenAI-compatible server (`--judge-base-url`)
+_ENDPOINT_FAMILIES = tuple(p.family for p in _judging_providers() if p.base_url_variable)
 # a provider named where a family is meant (`--judge-family anthropic`)
 _SYNONYMS = {p.name: p.family for p in _judging_providers() if p.name != p.family}
 
@@ -98,7 +100,7 @@ def missing_key_message(family: str, flag: str = "--judge-family", base_url_flag
     """The error for an explicit judge family without credentials: which variable to set."""
     text = (f"{flag} {family} needs credentials: set {_credential_names(family)} in the environment "
             "(or .env)")
-    if family == "openai":
+    if family in _ENDPOINT_FAMILIES:
         text += f", or pass {base_url_flag} URL for an OpenAI-compatible judge server"
     return text + f"; {flag} lexical needs no key"
 
@@ -118,11 +120,11 @@ def resolve_judge_family(requested: str, candidate_family: str, *, env: Mapping[
     """
     requested_n = _normalise(requested)
     candidate = _normalise(candidate_family)
-    if candidate == "openai" and is_custom_endpoint(candidate_base_url):
+    if candidate in _ENDPOINT_FAMILIES and is_custom_endpoint(candidate_base_url):
         candidate = f"open-weights (openai-compatible at {endpoint_host(candidate_base_url)})"
 
     def available(family: str) -> bool:
-        return has_credentials(family, env) or (family == "openai" and bool(base_url))
+        return has_credentials(family, env) or (family in _ENDPOINT_FAMILIES and bool(base_url))
 
     if requested_n == "lexical":
         return "lexical", "lexical judge requested explicitly (not the publication judge)"
