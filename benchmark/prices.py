@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from core.candidate import TranscriptionUsage, Usage
-from candidates.model_ids import parse_model_id
+from candidates.model_ids import parse_model_id, price_key
 
 TOKEN_KEYS = ("text_input", "text_cached_input", "text_output", "audio_input", "audio_cached_input",
               "audio_output", "image_input", "image_cached_input")  # USD per million tokens
@@ -211,12 +211,9 @@ class PriceTable:
         if model_id in self.entries:
             return self.entries[model_id]
         try:
-            provider, model = parse_model_id(model_id)
+            return self.entries.get(price_key(model_id))
         except ValueError:
             return None
-        if provider == "local":
-            return self.entries.get("local")
-        return self.entries.get(f"{provider}:{model}")
 
     def for_manifest(self, model_ids: Iterable[str | None]) -> dict:
         """The prices of the models a run asks, by model id (null: no price), for `manifest.json`."""

@@ -16,7 +16,7 @@ the probe prints or writes:
 - a provider's error text goes through the same pass before it is printed.
 
 The keys are the values of the provider key variables set in the
-environment (`PROVIDER_KEYS`), read when the redactor is made.
+environment (`candidates.providers`' key variables), read when the redactor is made.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from candidates.model_ids import PROVIDER_KEYS
+from candidates.providers import key_variables
 from core.safe_files import write_atomic
 
 RUN = 8  # a run of this many characters of a key is redacted
 HIDDEN = "[redacted]"
-SECRET_NAMES = tuple(sorted({name for names in PROVIDER_KEYS.values() for name in names}))
+SECRET_NAMES = tuple(sorted(key_variables()))
 MEDIA_FIELDS = ("audio", "data", "image_url")
 BASE64 = re.compile(r"[A-Za-z0-9+/_-]{40,}={0,2}")  # a long unbroken run of base64's characters ...
 

@@ -1,38 +1,117 @@
-"""The describer names a command line may give, checked without loading a describer.
+"""The describer registry: every scene describer a command line or a hello may name, checked without
+loading one.
 
-`perception.describers.make_describer` builds them (and imports OpenCV and
-the OCR model); `wearsim bench` checks `--describer` here first, so a name
-that is none of them exits 2 before a run dir or a server exists.
+`perception.describers.make_describer` builds them (and imports OpenCV and the OCR model); this module
+imports nothing heavy, so `wearsim bench` checks `--describer` here first and a name that is none of
+them exits 2 before a run dir or a server exists. The server (which it offers by default, which only
+when named), the scoring (which are blind on drawn frames), the report (which reads what) and the
+`--describer` help all read `DESCRIBERS`.
 """
 
 from __future__ import annotations
 
-LOCAL_NAMES = ("opencv", "authored", "ocr")  # no key, no network
-MODEL_DESCRIBERS = ("openai", "gemini")  # describers that are a vision model: `PROVIDER:MODEL`
-CHOICES = "opencv, authored, ocr, openai:MODEL or gemini:MODEL"
+from dataclasses import dataclass
+
+DRAWN_SOURCES = ("synthetic", "pictograph")  # frames the run draws, as `cannot_read` names them
+SERVER_OFFERS = ("default", "opt-in", "operator")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Describer:
+    name: str  # as given to --describer (a model describer: `name:MODEL`)
+    what: str  # the help text's words for it
+    maker: str = ""  # the class in perception.describers that `make_describer` builds ("" for a model)
+    model: bool = False  # a vision model `name:MODEL`, opened as a candidate (needs that provider's key)
+    # the server offers it to every hello (default), only when `wearsim serve --describer NAME` names it
+    # (opt-in), or as `NAME:MODEL` named by the operator (operator; it spends the server's key)
+    server: str = "default"
+    blind: bool = False  # on drawn frames its text is the same for every scene (benchmark/scoring/blind.py)
+    reads: tuple[str, ...] = ()  # the drawn frame sources (DRAWN_SOURCES) it reads back
+    reads_how: str = ""  # how it reads them, for the report's note ("the text from the frame's comment")
+    misses: str = ""  # why it makes nothing of drawn frames it does not read (the report's note)
+
+    def __post_init__(self):
+        if self.server not in SERVER_OFFERS or not set(self.reads) <= set(DRAWN_SOURCES):
+            raise ValueError(f"describer {self.name!r}: server must be one of {', '.join(SERVER_OFFERS)} and "
+                             f"reads a subset of {', '.join(DRAWN_SOURCES)}")
+
+    @property
+    def form(self) -> str:
+        return f"{self.name}:MODEL" if self.model else self.name
+
+
+# None reads a pictograph offline: `opencv` names colours and shapes, not things; `authored` finds no
+# comment in it and falls back to `opencv`; `ocr` reads only a screen's own text. A vision model as the
+# describer (`openai:MODEL`) looks at either.
+DESCRIBERS: dict[str, Describer] = {d.name: d for d in (
+    Describer(name="opencv", what="colours and shapes, no names", maker="OpenCVDescriber", blind=True,
+              misses="it names colours and shapes, not things"),
+    Describer(name="authored", what="reads synthetic frames back from their JPEG comment", maker="AuthoredDescriber",
+              reads=("synthetic",), reads_how="the text from the frame's comment",
+              misses="it finds no written text in them and falls back to opencv's colours and shapes"),
+    # offered by the server only when named: OCR takes about 0.7 s of CPU a frame
+    Describer(name="ocr", what="reads the text in the pixels, offline", maker="OCRDescriber", server="opt-in",
+              blind=True, reads=("synthetic",), misses="it reads only text in the pixels"),
+    Describer(name="openai", what="a vision model through the OpenAI API", model=True, server="operator",
+              reads=DRAWN_SOURCES),
+    Describer(name="gemini", what="a vision model through Gemini", model=True, server="operator",
+              reads=DRAWN_SOURCES),
+)}
+
+
+def local_names() -> tuple[str, ...]:
+    """The describers that run here: no key, no network."""
+    return tuple(d.name for d in DESCRIBERS.values() if not d.model)
+
+
+def model_describers() -> tuple[str, ...]:
+    """The describers that are a vision model: `PROVIDER:MODEL`."""
+    return tuple(d.name for d in DESCRIBERS.values() if d.model)
+
+
+def offered(how: str) -> tuple[str, ...]:
+    """The local describers the server offers `how` ("default" or "opt-in")."""
+    return tuple(d.name for d in DESCRIBERS.values() if d.server == how and not d.model)
+
+
+def blind_names() -> tuple[str, ...]:
+    """The describers whose text on drawn frames is the same for every scene."""
+    return tuple(d.name for d in DESCRIBERS.values() if d.blind)
+
+
+def choices() -> str:
+    """"opencv, authored, ocr, openai:MODEL or gemini:MODEL"."""
+    forms = [d.form for d in DESCRIBERS.values()]
+    return f"{', '.join(forms[:-1])} or {forms[-1]}"
+
+
+def help_text() -> str:
+    """Each describer with what it does, for `--describer` help."""
+    return ", ".join(f"{d.form} ({d.what})" for d in DESCRIBERS.values())
 
 
 def needs_model(spec: str) -> bool:
     """The describer is a vision model, which the caller opens as a candidate (`open_candidate(spec)`)."""
-    provider, _, model = spec.partition(":")
-    return provider in MODEL_DESCRIBERS and bool(model)
+    name, _, model = spec.partition(":")
+    entry = DESCRIBERS.get(name)
+    return entry is not None and entry.model and bool(model)
 
 
 def describer_problem(spec: str) -> str | None:
     """None for a describer name `make_describer` takes, else what is wrong with it (one line)."""
-    if spec in LOCAL_NAMES or needs_model(spec):
+    entry = DESCRIBERS.get(spec)
+    if (entry is not None and not entry.model) or needs_model(spec):
         return None
-    return f"unknown describer {spec!r}: use {CHOICES}"
+    return f"unknown describer {spec!r}: use {choices()}"
 
 
-# The drawn frames each offline describer reads back: a synthetic frame's text (`authored` from its JPEG
-# comment, `ocr` from its pixels). None reads a pictograph: `opencv` names colours and shapes, not
-# things; `authored` finds no comment in it and falls back to `opencv`; `ocr` reads only a screen's own
-# text. A vision model as the describer (`openai:MODEL`) looks at either.
-DRAWN_FRAME_READERS = {"synthetic": ("authored", "ocr"), "pictograph": ()}
+def readers(source: str) -> tuple[str, ...]:
+    """The offline describers that read frames drawn as `source` back."""
+    return tuple(d.name for d in DESCRIBERS.values() if not d.model and source in d.reads)
 
 
 def cannot_read(spec: str | None, source: str) -> bool:
     """`spec` is an offline describer that makes nothing of frames drawn as `source` (`synthetic`,
     `pictograph`); False for recorded frames and for a vision model."""
-    return spec in LOCAL_NAMES and source in DRAWN_FRAME_READERS and spec not in DRAWN_FRAME_READERS[source]
+    entry = DESCRIBERS.get(spec) if spec else None
+    return entry is not None and not entry.model and source in DRAWN_SOURCES and source not in entry.reads

@@ -35,7 +35,7 @@ import numpy as np
 from core.candidate import Candidate, GenerationConfig, Image, Message
 from core.safe_files import inside, make_dirs, write_atomic
 from perception import ocr
-from perception.describer_spec import MODEL_DESCRIBERS, describer_problem, needs_model  # noqa: F401 (re-exported)
+from perception.describer_spec import DESCRIBERS, describer_problem, needs_model  # needs_model re-exported
 from media_effects.frames import decode_jpeg, pixel_refusal, synthetic_text
 
 PROMPT_VERSION = "1"
@@ -306,14 +306,12 @@ class AuthoredDescriber:
 
 def make_describer(spec: str = "opencv", *, model: Candidate | None = None, style: str = "rules",
                    cache_dir: Path | None = None) -> SceneDescriber:
-    """`opencv`, `authored`, `ocr`, or a vision model (`openai:MODEL`, `gemini:MODEL`) given as `model`,
-    the candidate the caller opened for `spec`."""
-    if spec == "opencv":
-        return OpenCVDescriber()
-    if spec == "authored":
-        return AuthoredDescriber()
-    if spec == "ocr":
-        return OCRDescriber()
+    """A describer of the registry (`perception.describer_spec.DESCRIBERS`): `opencv`, `authored`, `ocr`,
+    or a vision model (`openai:MODEL`, `gemini:MODEL`) given as `model`, the candidate the caller opened
+    for `spec`."""
+    entry = DESCRIBERS.get(spec)
+    if entry is not None and not entry.model:
+        return globals()[entry.maker]()
     if needs_model(spec):
         if model is None:
             raise ValueError(f"describer {spec!r} is a vision model: open it with open_candidate({spec!r}) "

@@ -27,21 +27,30 @@ from pathlib import Path
 
 from fastapi import FastAPI, WebSocket
 
+from candidates.providers import PROVIDERS, key_variables
 from core.token_bucket import TokenBucket
+from perception.describer_spec import offered
 from streaming import wire
 from streaming.memory import Trimmer, fix_mmap_threshold
 from streaming.probe_pace import DEFAULT_MIN_GAP_S, DEFAULT_RATE, ProbePace
 
 log = logging.getLogger("wearsim.server")
 
-SECRET_VARIABLES = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY", "WEARSIM_TOKEN")
-LOCAL_DESCRIBERS = ("opencv", "authored")
-# describers that run here and spend nothing but CPU, offered only when the operator names them
-# (`wearsim serve --describer ocr`): OCR takes about 0.7 s of CPU a frame
-OPT_IN_DESCRIBERS = ("ocr",)
-PATH_PROVIDERS = ("local", "replay")  # with a model part (local:PATH, replay:PATH) these open server files
-ANY_HOSTED = ("local, or openai:MODEL, gemini:MODEL, anthropic:MODEL, openai-realtime:MODEL, gemini-live:MODEL "
-              "(never local:PATH or replay:PATH)")
+SECRET_VARIABLES = (*key_variables(), "WEARSIM_TOKEN")  # every provider's key (candidates/providers.py)
+# the describers every hello may name, and those that run here and spend nothing but CPU yet are offered only
+# when the operator names them (`wearsim serve --describer ocr`): perception/describer_spec.py
+LOCAL_DESCRIBERS = offered("default")
+OPT_IN_DESCRIBERS = offered("opt-in")
+
+
+def any_hosted() -> str:
+    """The backend ids a server that names none accepts: every form of the provider table but those naming a
+    file on the server."""
+    ok = [form for p in PROVIDERS.values() for form, _ in p.forms if not (p.names_file and ":" in form)]
+    never = [f"{p.name}:PATH" for p in PROVIDERS.values() if p.names_file]
+    bare = [form for form in ok if ":" not in form]
+    rest = [form for form in ok if ":" in form]
+    return f"{', '.join(bare)}, or {', '.join(rest)} (never {' or '.join(never)})"
 
 
 @dataclass
@@ -145,9 +154,9 @@ def backend_refusal(model_id: str, allowed: tuple[str, ...] | None) -> str | Non
     try:
         provider, model = parse_model_id(model_id)
     except ValueError:
-        return f"backend {shown} is not a model id; allowed: {ANY_HOSTED}"
-    if provider in PATH_PROVIDERS and model:
-        return f"backend {shown} names a file on the server, which a client may not choose; allowed: {ANY_HOSTED}"
+        return f"backend {shown} is not a model id; allowed: {any_hosted()}"
+    if PROVIDERS[provider].names_file and model:
+        return f"backend {shown} names a file on the server, which a client may not choose; allowed: {any_hosted()}"
     return None
 
 

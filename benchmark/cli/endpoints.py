@@ -12,14 +12,15 @@ def effective_base_url(model_id: str | None, base_url: str | None) -> str | None
     if not model_id:
         return None
     from candidates.model_ids import parse_model_id
+    from candidates.providers import PROVIDERS
 
-    provider = parse_model_id(model_id)[0]
-    if provider in ("local", "replay"):
+    provider = PROVIDERS[parse_model_id(model_id)[0]]
+    if provider.kind in ("local", "replay"):
         return None
     if base_url:
         return base_url
-    if provider in ("openai", "openai-realtime"):
-        return os.environ.get("OPENAI_BASE_URL", "").strip() or None
+    if provider.base_url_variable:  # an OpenAI-compatible id (candidates/providers.py)
+        return os.environ.get(provider.base_url_variable, "").strip() or None
     return None
 
 
@@ -31,6 +32,10 @@ def judge_base_url(flag_value: str | None, family: str | None, model: str | None
     if not env:
         return None
     family = (family or "").strip().lower()
+    from candidates.providers import PROVIDERS
+
     if model and ":" in model:
-        return env if model.partition(":")[0] == "openai" else None
-    return env if family in ("openai", "auto") else None
+        provider = PROVIDERS.get(model.partition(":")[0])
+        return env if provider is not None and provider.kind == "chat" and provider.base_url_variable else None
+    compatible = {p.family for p in PROVIDERS.values() if p.judge_model and p.base_url_variable}
+    return env if family in compatible or family == "auto" else None

@@ -13,14 +13,25 @@ EPILOG = """examples:
 Key values are never printed: only whether each variable is set.
 """
 
-# every variable a model or judge reads, in the order listed
-VARIABLES = (
-    ("OPENAI_API_KEY", "openai:*, openai-realtime:*, the openai judge"),
-    ("OPENAI_BASE_URL", "an OpenAI-compatible endpoint for openai:* (instead of a key)"),
-    ("GEMINI_API_KEY", "gemini:*, gemini-live:*, the gemini judge"),
-    ("GOOGLE_API_KEY", "same as GEMINI_API_KEY"),
-    ("ANTHROPIC_API_KEY", "anthropic:*, the claude judge"),
-)
+
+def variables() -> tuple[tuple[str, str], ...]:
+    """Every variable a model or judge reads (from the provider table), with what reads it."""
+    from candidates.providers import PROVIDERS
+
+    ids: dict[str, list[str]] = {}
+    judges: dict[str, list[str]] = {}
+    endpoints: dict[str, list[str]] = {}
+    for provider in PROVIDERS.values():
+        for name in provider.key_variables:
+            ids.setdefault(name, []).append(f"{provider.name}:*")
+            if provider.judge_model:
+                judges.setdefault(name, []).append(f"the {provider.family} judge")
+        if provider.base_url_variable:
+            endpoints.setdefault(provider.base_url_variable, []).append(f"{provider.name}:*")
+    users = {name: [*used, *judges.get(name, ())] for name, used in ids.items()}
+    for name, used in endpoints.items():
+        users.setdefault(name, []).append(f"an OpenAI-compatible endpoint for {', '.join(used)} (instead of a key)")
+    return tuple((name, ", ".join(used)) for name, used in users.items())
 
 
 def register(subparsers) -> None:
@@ -36,7 +47,11 @@ def run(args) -> int:
     import json
     import os
 
-    from candidates.model_ids import CHECKED, MODEL_ID_FORMS, REALTIME_MODELS, RETIRED, default_model_id
+    from candidates.model_ids import CHECKED, REALTIME_MODELS, RETIRED, default_model_id
+    from candidates.providers import PROVIDERS, forms
+
+    model_id_forms, named = forms(), variables()
+    bare = ", ".join(f"{prefix}*" for p in PROVIDERS.values() for prefix in p.bare_prefixes)
 
     try:
         from candidates.local import bundled_gguf
@@ -44,9 +59,9 @@ def run(args) -> int:
         embedded = str(bundled_gguf())
     except RuntimeError as exc:
         embedded = f"missing: {exc}"
-    keys = {name: bool(os.environ.get(name, "").strip()) for name, _ in VARIABLES}
+    keys = {name: bool(os.environ.get(name, "").strip()) for name, _ in named}
     if args.json:
-        print(json.dumps({"model_id_forms": [{"form": f, "what": w} for f, w in MODEL_ID_FORMS],
+        print(json.dumps({"model_id_forms": [{"form": f, "what": w} for f, w in model_id_forms],
                           "realtime_models": {"checked": CHECKED, "current": [
                               {"model_id": m, "what": w, "source": src} for m, w, src in REALTIME_MODELS],
                               "retired": [{"model_id": m, "shut_down": d, "source": src} for m, d, src in RETIRED]},
@@ -54,10 +69,10 @@ def run(args) -> int:
                           "variables_set": keys}, indent=2))
         return 0
     print("model ids (--model, --judge-model):")
-    width = max(len(form) for form, _ in MODEL_ID_FORMS)
-    for form, what in MODEL_ID_FORMS:
+    width = max(len(form) for form, _ in model_id_forms)
+    for form, what in model_id_forms:
         print(f"  {form:<{width}}  {what}")
-    print("  (bare ids work too: gpt-*, o1*/o3*/o4*, gemini-*, claude-*)")
+    print(f"  (bare ids work too: {bare})")
     print(f"\nrealtime models the providers list as current (checked {CHECKED}; they change often):")
     width = max(len(m) for m, _, _ in REALTIME_MODELS)
     for model, what, source in REALTIME_MODELS:
@@ -66,7 +81,7 @@ def run(args) -> int:
     print(f"\ndefault model with the keys set now: {default_model_id()}")
     print(f"embedded model file (local): {embedded}")
     print("\nAPI key variables (values are never shown):")
-    width = max(len(name) for name, _ in VARIABLES)
-    for name, used_by in VARIABLES:
+    width = max(len(name) for name, _ in named)
+    for name, used_by in named:
         print(f"  {name:<{width}}  {'set    ' if keys[name] else 'not set'}  {used_by}")
     return 0

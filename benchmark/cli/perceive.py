@@ -26,7 +26,9 @@ def register(subparsers) -> None:
     frame = kinds.add_parser("frame", help="describe one frame as a camera block", epilog=EPILOG,
                              formatter_class=argparse.RawDescriptionHelpFormatter)
     frame.add_argument("image")
-    frame.add_argument("--describer", default="opencv", help="opencv | ocr | authored | openai:MODEL | gemini:MODEL")
+    from perception.describer_spec import choices
+
+    frame.add_argument("--describer", default="opencv", help=choices())
     frame.add_argument("--base-url")
     frame.add_argument("--describe-style", choices=("rules", "natural"), default="rules")
     frame.add_argument("--previous", help="the previous frame, for motion words")

@@ -36,10 +36,14 @@ def register(subparsers) -> None:
     p.add_argument("--asr-model", help="CTranslate2 Whisper dir or model name (default: bundled tiny.en)")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for openai:* backends")
     p.add_argument("--describer-base-url", help="OpenAI-compatible endpoint for openai:* describers")
+    from perception.describer_spec import DESCRIBERS, offered
+
+    opt_in = ", ".join(f"{name} ({DESCRIBERS[name].what})" for name in offered("opt-in"))
+    models = " or ".join(d.form for d in DESCRIBERS.values() if d.model)
     p.add_argument("--describer", action="append", metavar="ID",
-                   help="a describer clients may ask for: ocr (reads text offline), or a model describer, e.g. "
-                        "openai:gpt-4o-mini (repeatable; opencv and authored are always offered; a model "
-                        "describer spends this server's key)")
+                   help=f"a describer clients may ask for: {opt_in}, or a model describer ({models}, e.g. "
+                        f"openai:gpt-4o-mini) (repeatable; {' and '.join(offered('default'))} are always offered; "
+                        "a model describer spends this server's key)")
     p.add_argument("--backend", action="append", metavar="ID",
                    help="a backend id clients may ask for (repeatable). The ids given replace the default, "
                         "local: add --backend local to offer it as well")
@@ -77,7 +81,8 @@ def run(args) -> int:
 
     import uvicorn
 
-    from streaming.app import LOCAL_DESCRIBERS, OPT_IN_DESCRIBERS, ServerSettings
+    from perception.describer_spec import offered
+    from streaming.app import ServerSettings
     from streaming.local_server import server_config
 
     token = args.token or os.environ.get("WEARSIM_TOKEN")
@@ -110,7 +115,7 @@ def run(args) -> int:
 
     missing = []
     for flag, ids, base_url, url_flag in (("--backend", backends, args.base_url, "--base-url"),
-                                          ("--describer", [d for d in args.describer or () if d not in LOCAL_DESCRIBERS + OPT_IN_DESCRIBERS], args.describer_base_url,
+                                          ("--describer", [d for d in args.describer or () if not _runs_here(d)], args.describer_base_url,
                                            "--describer-base-url")):
         for model_id in ids:
             try:
@@ -131,7 +136,7 @@ def run(args) -> int:
     try:
         settings = ServerSettings(token=token, asr_model=args.asr_model, backend_base_url=args.base_url,
                                   describer_base_url=args.describer_base_url, allowed_backends=backends,
-                                  allowed_describers=(*LOCAL_DESCRIBERS, *(args.describer or ())),
+                                  allowed_describers=(*offered("default"), *(args.describer or ())),
                                   max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout,
                                   record_dir=Path(args.record).resolve() if args.record else None,
                                   allowed_origins=tuple(args.allow_origin or ()), allowed_hosts=names,
@@ -154,6 +159,14 @@ def run(args) -> int:
           file=sys.stderr)
     uvicorn.Server(server_config(settings, args.host, args.port)).run(sockets=[listening])
     return 0
+
+
+def _runs_here(describer: str) -> bool:
+    """A describer of the registry that needs no model (and so no key): offered as named."""
+    from perception.describer_spec import DESCRIBERS
+
+    entry = DESCRIBERS.get(describer)
+    return entry is not None and not entry.model
 
 
 def bind_port(host: str, port: int):

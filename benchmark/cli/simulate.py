@@ -42,10 +42,11 @@ def register(subparsers) -> None:
     p.add_argument("--camera", type=int,
                    help="use frames from this cv2 camera index (a few grabbed at the start; for a live camera and "
                         "microphone, use the browser page: wearsim serve, then http://127.0.0.1:8765/)")
+    from perception.describer_spec import help_text
+
     p.add_argument("--describer", default="opencv",
-                   help="the server's scene describer: opencv (default; colours and shapes, no names), authored "
-                        "(reads synthetic frames back from their JPEG comment), ocr (reads the text in the pixels, offline), "
-                        "or a vision model the server offers (openai:MODEL)")
+                   help=f"the server's scene describer (default opencv; a vision model only when the server offers "
+                        f"it): {help_text()}")
     p.add_argument("--pictograph-frames", action="store_true",
                    help="turns without recorded frames get their scene spec drawn as pictures (benchmark/v1/scenes/)")
     p.add_argument("--json", action="store_true", help="print every server event as one JSON line, in full")

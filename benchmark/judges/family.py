@@ -19,24 +19,28 @@ import contextlib
 import os
 from collections.abc import AsyncIterator, Mapping
 
+from candidates.providers import PROVIDERS
 from core.judge import Judge
 
-JUDGE_FAMILIES = ("openai", "gemini", "claude", "lexical")
-AUTO_JUDGE_FAMILY = {"claude": "gemini", "gemini": "openai", "openai": "gemini"}
-DEFAULT_JUDGE_MODELS = {
-    "gemini": "gemini-2.5-flash",
-    "openai": "gpt-4o-mini",
-    "claude": "claude-sonnet-4-5",
-}
+
+def _judging_providers():
+    """The providers that judge for their family (`judge_model` set), in table order."""
+    return [p for p in PROVIDERS.values() if p.judge_model]
+
+
+# all read from the provider table (candidates/providers.py)
+DEFAULT_JUDGE_MODELS = {p.family: p.judge_model for p in _judging_providers()}
+JUDGE_FAMILIES = (*DEFAULT_JUDGE_MODELS, "lexical")
+AUTO_JUDGE_FAMILY = {p.family: p.auto_judge for p in _judging_providers() if p.auto_judge}
 # provider prefix of `open_candidate` model ids, per judge family
-PROVIDER_PREFIX = {"gemini": "gemini", "openai": "openai", "claude": "anthropic"}
+PROVIDER_PREFIX = {p.family: p.name for p in _judging_providers()}
 # any one of these set (non-empty) counts as credentials for the family
-CREDENTIAL_VARIABLES = {
-    "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
-    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-    "claude": ("ANTHROPIC_API_KEY",),
-}
-_SYNONYMS = {"anthropic": "claude"}
+CREDENTIAL_VARIABLES = {p.family: (*p.key_variables, *((p.base_url_variable,) if p.base_url_variable else ()))
+                        for p in _judging_providers()}
+# the families whose judge may be any OpenAI-compatible server (`--judge-base-url`)
+_ENDPOINT_FAMILIES = tuple(p.family for p in _judging_providers() if p.base_url_variable)
+# a provider named where a family is meant (`--judge-family anthropic`)
+_SYNONYMS = {p.name: p.family for p in _judging_providers() if p.name != p.family}
 
 
 class JudgeFamilyError(ValueError):
@@ -46,6 +50,10 @@ class JudgeFamilyError(ValueError):
 def _normalise(family: str) -> str:
     family = (family or "").strip().lower()
     return _SYNONYMS.get(family, family)
+
+
+def _auto_map() -> str:
+    return ", ".join(f"{c}->{j}" for c, j in sorted(AUTO_JUDGE_FAMILY.items()))
 
 
 def has_credentials(family: str, env: Mapping[str, str] | None = None) -> bool:
@@ -92,7 +100,7 @@ def missing_key_message(family: str, flag: str = "--judge-family", base_url_flag
     """The error for an explicit judge family without credentials: which variable to set."""
     text = (f"{flag} {family} needs credentials: set {_credential_names(family)} in the environment "
             "(or .env)")
-    if family == "openai":
+    if family in _ENDPOINT_FAMILIES:
         text += f", or pass {base_url_flag} URL for an OpenAI-compatible judge server"
     return text + f"; {flag} lexical needs no key"
 
@@ -112,11 +120,11 @@ def resolve_judge_family(requested: str, candidate_family: str, *, env: Mapping[
     """
     requested_n = _normalise(requested)
     candidate = _normalise(candidate_family)
-    if candidate == "openai" and is_custom_endpoint(candidate_base_url):
+    if candidate in _ENDPOINT_FAMILIES and is_custom_endpoint(candidate_base_url):
         candidate = f"open-weights (openai-compatible at {endpoint_host(candidate_base_url)})"
 
     def available(family: str) -> bool:
-        return has_credentials(family, env) or (family == "openai" and bool(base_url))
+        return has_credentials(family, env) or (family in _ENDPOINT_FAMILIES and bool(base_url))
 
     if requested_n == "lexical":
         return "lexical", "lexical judge requested explicitly (not the publication judge)"
@@ -129,8 +137,8 @@ def resolve_judge_family(requested: str, candidate_family: str, *, env: Mapping[
                 )
             raise JudgeFamilyError(
                 f"{flag} auto cannot pick a judge for a {candidate or 'unknown'!s} candidate "
-                "(auto maps claude->gemini, gemini->openai, openai->gemini; a local or open-weights model has no "
-                f"other family); pass an explicit {flag} openai|gemini|claude|lexical"
+                f"(auto maps {_auto_map()}; a local or open-weights model has no "
+                f"other family); pass an explicit {flag} {'|'.join(JUDGE_FAMILIES)}"
             )
         family = AUTO_JUDGE_FAMILY[candidate]
         how = f"auto: {candidate} candidate -> {family} judge"

@@ -7,19 +7,27 @@ offline describer reads a pictograph), that it could not and what reads them ins
 from __future__ import annotations
 
 from candidates.model_ids import REALTIME_MODELS
-from perception.describer_spec import cannot_read
+from perception.describer_spec import DESCRIBERS, cannot_read, readers
 
 SOURCES = ("pictograph", "synthetic", "recorded", "none")
 WHAT = {"pictograph": "each turn's scene spec drawn as pictures, no caption",
         "synthetic": "the scenario's camera text drawn on a grey card",
         "recorded": "recordings from the media folder",
         "none": "no frame of its own: the camera block was the scenario's written text"}
-MISSES = {"opencv": "it names colours and shapes, not things",
-          "authored": "it finds no written text in them and falls back to opencv's colours and shapes",
-          "ocr": "it reads only text in the pixels"}
-READERS = {"pictograph": f"a model that sees them: a realtime API (`--model {REALTIME_MODELS[0][0]}`) "
-                         "or a vision model as the describer (`--describer openai:MODEL`)",
-           "synthetic": "`--describer authored` (the text from the frame's comment) or `--describer ocr`"}
+MODEL_READERS = (f"a model that sees them: a realtime API (`--model {REALTIME_MODELS[0][0]}`) "
+                      "or a vision model as the describer (`--describer openai:MODEL`)")
+
+
+def readers_text(source: str) -> str:
+    """What reads frames drawn as `source`: the registry's offline readers, or (none) a model that sees them."""
+    names = readers(source)
+    if not names:
+        return MODEL_READERS
+    said = [f"`--describer {name}`" + (f" ({DESCRIBERS[name].reads_how})" if DESCRIBERS[name].reads_how else "")
+            for name in names]
+    return " or ".join(said)
+
+
 PICTOGRAPH_NOTE = ("Frames without a recording were pictographs: each turn's scene spec drawn as pictures "
                    "(objects, hands, setting; no caption), so the assistant had to see what changed, not read it.")
 
@@ -83,9 +91,9 @@ def before_run_note(describer: str | None, source: str | None, model_id: str) ->
 
 
 def unreadable_note(describer: str, source: str) -> str:
-    return (f"The `{describer}` describer cannot read {source} frames ({MISSES[describer]}), so the camera "
-            f"blocks made of them do not say what the frames show; {source} frames are meant for "
-            f"{READERS[source]}.")
+    return (f"The `{describer}` describer cannot read {source} frames ({DESCRIBERS[describer].misses}), so the "
+            f"camera blocks made of them do not say what the frames show; {source} frames are meant for "
+            f"{readers_text(source)}.")
 
 
 def perceived_label(summary: dict) -> str:

@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from core.records import TrialRecord
-
-BLIND_DESCRIBERS = ("opencv", "ocr")
+from perception.describer_spec import blind_names
 
 
 def blind_describer(manifest: dict) -> str | None:
@@ -34,7 +33,7 @@ def blind_describer(manifest: dict) -> str | None:
         realtime = False
     if realtime:
         return None
-    if describer.partition(":")[0] not in BLIND_DESCRIBERS:
+    if describer.partition(":")[0] not in blind_names():  # the registry's `blind` describers
         return None
     if manifest.get("pictograph_frames"):
         frames = "pictograph"
