@@ -27,14 +27,30 @@ import pytest
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+# what a test needs that makes it slow; a test with none of these is `quick` (`pytest -m quick`)
+HEAVY = {
+    "browser": "drives a headless Chromium",
+    "llama": "runs the bundled model on a llama.cpp server",
+    "whisper": "runs the Whisper model",
+    "clock": "waits on a real clock (paced streams, timeouts)",
+    "slow": "computes for more than a second or so (whole runs, many frames)",
+}
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "alone: runs while no other test of an xdist run does")
+    for name, why in HEAVY.items():
+        config.addinivalue_line("markers", f"{name}: {why}")
+    config.addinivalue_line("markers", "quick: needs none of " + ", ".join(HEAVY) + " (given by tests/conftest.py)")
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "local_llama_url" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("local_llama"))
+            item.add_marker(pytest.mark.llama)
+        if not any(item.get_closest_marker(name) for name in HEAVY):
+            item.add_marker(pytest.mark.quick)
 
 
 _LOCK_FILES: tuple | None = None
