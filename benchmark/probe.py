@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.candidate import GenerationConfig, Reply, Usage
+from core.candidate import DEFAULT_MAX_TOKENS, GenerationConfig, Reply, Usage
 from candidates.model_ids import parse_model_id
 from candidates.realtime import open_realtime_session
 from core.scenario import Scenario
@@ -80,7 +80,7 @@ async def run_probe(model_id: str, scenario: Scenario, sight: Scene | None, *, b
     from media_effects.synthetic import synthetic_frame
 
     session = await open_realtime_session(model_id, SYSTEM, base_url=base_url, output=output, streaming_input=True,
-                                          config=GenerationConfig(max_tokens=300), trace=trace)
+                                          config=GenerationConfig(max_tokens=DEFAULT_MAX_TOKENS), trace=trace)
     checks: list[Check] = []
     try:
         say(f"connected; Turn 1 of {scenario.scenario_id}: a camera frame, then {scenario.turn_1_user!r} spoken")

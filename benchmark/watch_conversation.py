@@ -14,11 +14,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from core.candidate import GenerationConfig, Message, Reply
+from core.candidate import Message
 from core.proactive_scenario import ProactiveScenario
 from core.records import TurnResult
 from core.scenario import Condition
-from benchmark.stream_conversation import THUMBNAIL_PX, THUMBNAIL_QUALITY, ServerSession
+from benchmark.stream_conversation import THUMBNAIL_PX, THUMBNAIL_QUALITY, turn_reply
 from core.watching import Probe, Watching
 
 
@@ -33,16 +33,14 @@ class Watched:
 
 
 class WatchConversation:
-    def __init__(self, scenario: ProactiveScenario, condition: Condition, server: ServerSession,
-                 config: GenerationConfig, *, strategy: str, speed: float | None = 1.0, keep_frames: bool = True,
-                 pictures: tuple | None = None):
-        self.scenario, self.condition, self.config, self.strategy = scenario, condition, config, strategy
-        self.server_url, self.backend, self.token = server.url, server.backend, server.token
-        self.describer, self.silence_ms, self.output = server.describer, server.silence_ms, server.output
-        self.frame_policy, self.end_of_turn = server.frame_policy, server.end_of_turn or "silence"
-        self.frame_size, self.frame_quality = server.frame_size, server.frame_quality
-        self.speed = speed or 1.0  # timing is what a proactive trial measures: never unpaced
-        self.keep_frames = keep_frames
+    """One proactive trial, played as `settings` (a `simulator.settings.GlassesSettings`) say, at real
+    time: timing is what a proactive trial measures, so it is never unpaced (`speed`)."""
+
+    def __init__(self, scenario: ProactiveScenario, condition: Condition, settings, *, strategy: str,
+                 speed: float = 1.0, pictures: tuple | None = None):
+        self.scenario, self.condition, self.strategy = scenario, condition, strategy
+        self.glasses = settings
+        self.speed = speed
         self.pictures = pictures  # the scenes' specs, drawn as pictographs (None: the camera text drawn)
         self.client = None
 
@@ -53,13 +51,10 @@ class WatchConversation:
         from simulator.watch_timeline import plan_watch
         from streaming.wire import SessionConfig
 
-        scenario = self.scenario
-        session = SessionConfig(backend=self.backend, system_prompt=self.condition.system_prompt,
-                                describer=self.describer, silence_ms=self.silence_ms, end_of_turn=self.end_of_turn,
-                                camera=True, max_tokens=self.config.max_tokens, temperature=self.config.temperature,
-                                output=self.output, frame_policy=self.frame_policy, frame_size=self.frame_size,
-                                frame_quality=self.frame_quality, proactive=self.strategy)
-        self.client = GlassesClient(self.server_url, token=self.token)
+        scenario, glasses = self.scenario, self.glasses
+        session = SessionConfig(backend=glasses.backend, system_prompt=self.condition.system_prompt, camera=True,
+                                proactive=self.strategy, **glasses.hello_options())
+        self.client = GlassesClient(glasses.url, token=glasses.token)
         await self.client.connect(session)
         plan = await asyncio.to_thread(plan_watch, scenario, stream_phase_ms(scenario.scenario_id), self.pictures)
         await self.client.play(plan, Pacer(self.speed, origin_ms=plan.start_ms))
@@ -67,11 +62,8 @@ class WatchConversation:
         turns, messages = (), ()
         if plan.opening:
             events = await self.client.wait_turn(1)
+            reply = turn_reply(events, glasses.backend, self.client.reply_audio(1))
             metrics = events.metrics.latency_s
-            reply = Reply(events.done.text, self.backend, events.done.usage, metrics.reply_done or 0.0,
-                          metrics.first_token, metrics.first_audio, events.done.heard,
-                          audio=self.client.reply_audio(1), session_lost=events.done.session_lost,
-                          incomplete=events.done.incomplete, transcription=events.done.transcription)
             turns = (TurnResult(1, events.input, reply, metrics=metrics),)
             messages = (*(Message("user", text) for text in events.input.messages()),
                         Message("assistant", events.done.text))
@@ -91,10 +83,10 @@ class WatchConversation:
             scene_starts_ms=scenario.scene_starts_ms, onset_ms=scenario.onset_ms,
             window_end_ms=scenario.window_end_ms, expected=scenario.event.expected if scenario.event else (),
             probes=tuple(recorded), frames_sent_ms=tuple(t - origin for t in sent),
-            pictures=await asyncio.to_thread(self._pictures, plan, sent, origin) if self.keep_frames else (),
+            pictures=await asyncio.to_thread(self._pictures, plan, sent, origin) if glasses.keep_frames else (),
             audio=tuple((p.probe, pcm) for p in probes if not p.silent and (pcm := self.client.remark_audio(p.probe))),
             skipped=done.skipped, frames_source=plan.frames_source)
-        return Watched(turns, watching, messages, self.backend)
+        return Watched(turns, watching, messages, glasses.backend)
 
     def _pictures(self, plan, sent: list[int], origin: int) -> tuple[tuple[int, bytes], ...]:
         """A thumbnail of each sent frame whose picture differs from the sent frame before it (the

@@ -34,9 +34,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.candidate import GenerationConfig  # noqa: E402
 from core.scenario import load_bank  # noqa: E402
-from benchmark.stream_conversation import GlassesPlay, ServerSession, StreamConversation  # noqa: E402
+from benchmark.stream_conversation import StreamConversation  # noqa: E402
+from simulator.settings import SILENCE_MS, GlassesSettings  # noqa: E402
 from streaming.app import ServerSettings  # noqa: E402
 from streaming.local_server import running_server  # noqa: E402
 
@@ -54,9 +54,9 @@ async def level(url: str, n: int, backend: str, bank, end_of_turn: str, silence_
     scenarios = bank.scenarios[:n] if n <= len(bank.scenarios) else list(bank.scenarios) * (n // 50 + 1)
 
     async def one(scenario):
-        server = ServerSession(url, backend, silence_ms=silence_ms, end_of_turn=end_of_turn)
-        conversation = StreamConversation(scenario, condition, server, GenerationConfig(max_tokens=60),
-                                          glasses=GlassesPlay(speed=1.0))
+        glasses = GlassesSettings(url=url, backend=backend, silence_ms=silence_ms, end_of_turn=end_of_turn,
+                                  max_tokens=60, speed=1.0)
+        conversation = StreamConversation(scenario, condition, glasses)
         try:
             turns = [await conversation.send(turn) for turn in (1, 2)]
             finals = sum(isinstance(event, TranscriptFinal) for _, event in conversation.client.events)
@@ -111,7 +111,8 @@ def main() -> int:
     parser.add_argument("--backend", default="local")
     parser.add_argument("--end-of-turn", choices=("model", "silence"), default="silence",
                         help="model: the end-of-turn model after a short silence; silence: the fixed silence only")
-    parser.add_argument("--silence-ms", type=int, default=1500, help="the fixed silence (the bench's 1500 ms)")
+    parser.add_argument("--silence-ms", type=int, default=SILENCE_MS,
+                        help=f"the fixed silence (the bench's {SILENCE_MS} ms)")
     parser.add_argument("--output", default="benchmarks/results/streaming.json")
     args = parser.parse_args()
     bank = load_bank()

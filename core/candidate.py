@@ -221,10 +221,13 @@ class Reply:
     item: str | None = None  # a live API's id of a spoken reply, for `truncate` (OpenAI Realtime)
 
 
-@dataclass(frozen=True)
+DEFAULT_MAX_TOKENS = 300  # a reply's length cap per turn: the bench's, the glasses' and the server's default
+
+
+@dataclass(frozen=True, kw_only=True)
 class GenerationConfig:
     temperature: float = 0.0
-    max_tokens: int = 400
+    max_tokens: int = DEFAULT_MAX_TOKENS
     json_mode: bool = False
     probe: bool = False  # a proactive probe, which nobody waits on: the local model keeps spoken conversations from it
 

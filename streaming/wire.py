@@ -18,7 +18,7 @@ import struct
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from core.candidate import USAGE_FIELDS, TranscriptionUsage, Usage, UsageError
+from core.candidate import DEFAULT_MAX_TOKENS, USAGE_FIELDS, TranscriptionUsage, Usage, UsageError
 from candidates.model_ids import OUTPUTS
 from core.records import FrameFacts, RecordError, TurnEnd, TurnInput, TurnMetrics
 from perception.frame_policy import parse_frame_policy
@@ -91,7 +91,7 @@ class SessionConfig:
     # declared fallbacks: authored camera text per turn ("1", "2") and for the context
     fallback_camera: dict = field(default_factory=dict)
     fallback_context: str | None = None
-    max_tokens: int = 300
+    max_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = 0.0
     output: str = "text"  # "audio": spoken replies (realtime backends only), sent as `assistant.audio`
     barge_in: bool = False  # speech that starts during a reply interrupts it (a live user, not a script)

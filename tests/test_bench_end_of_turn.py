@@ -77,9 +77,8 @@ def test_the_default_is_the_fixed_silence(tmp_path):
 
 def test_a_proactive_session_asks_for_the_same_rule(monkeypatch):
     """A proactive trial's opening line is a user turn too: its hello carries the run's rule."""
-    from benchmark.stream_conversation import ServerSession
     from benchmark.watch_conversation import WatchConversation
-    from core.candidate import GenerationConfig
+    from simulator.settings import GlassesSettings
     from core.proactive_scenario import load_proactive
     from core.scenario import load_bank
 
@@ -89,7 +88,7 @@ def test_a_proactive_session_asks_for_the_same_rule(monkeypatch):
         pass
 
     class Client:  # stands in for the glasses' socket: keeps the hello and goes no further
-        def __init__(self, url, token=None):
+        def __init__(self, url, **_options):
             pass
 
         async def connect(self, config):
@@ -100,9 +99,9 @@ def test_a_proactive_session_asks_for_the_same_rule(monkeypatch):
     scenario = next(s for s in load_proactive(Path(__file__).parents[1] / "benchmark/v1/proactive.json")
                     if s.opening_user)
     condition = load_bank().condition("baseline")
-    for asked, sent in (("model", "model"), (None, "silence")):
-        watch = WatchConversation(scenario, condition, ServerSession("ws://x", "openai:fake", end_of_turn=asked),
-                                  GenerationConfig(), strategy="change")
+    for asked, sent in (({"end_of_turn": "model"}, "model"), ({}, "silence")):
+        watch = WatchConversation(scenario, condition, GlassesSettings(url="ws://x", backend="openai:fake", **asked),
+                                  strategy="change")
         with pytest.raises(Refused):
             asyncio.run(watch.watch())
         assert hellos[-1].end_of_turn == sent

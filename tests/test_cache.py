@@ -52,9 +52,9 @@ def test_the_key_covers_every_part_of_the_request():
         request_key("openai:m", "http://elsewhere/v1", "sys", messages, CONFIG, 0),
         request_key("openai:m", "http://h/v1", "another system prompt", messages, CONFIG, 0),
         request_key("openai:m", "http://h/v1", "sys", [Message("user", "[Camera: a pan]\nIs it hot now?")], CONFIG, 0),
-        request_key("openai:m", "http://h/v1", "sys", messages, GenerationConfig(0.7, 50), 0),
-        request_key("openai:m", "http://h/v1", "sys", messages, GenerationConfig(0.0, 51), 0),
-        request_key("openai:m", "http://h/v1", "sys", messages, GenerationConfig(0.0, 50, json_mode=True), 0),
+        request_key("openai:m", "http://h/v1", "sys", messages, GenerationConfig(temperature=0.7, max_tokens=50), 0),
+        request_key("openai:m", "http://h/v1", "sys", messages, GenerationConfig(temperature=0.0, max_tokens=51), 0),
+        request_key("openai:m", "http://h/v1", "sys", messages, GenerationConfig(temperature=0.0, max_tokens=50, json_mode=True), 0),
         request_key("openai:m", "http://h/v1", "sys", messages, CONFIG, 1),
         request_key("openai:m", "http://h/v1", "sys", messages + [Message("assistant", "yes")], CONFIG, 0),
     ]

@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 import websockets
 
-from core.candidate import GenerationConfig
 from core.scenario import load_bank
-from benchmark.stream_conversation import ServerSession, StreamConversation, session_config
+from benchmark.stream_conversation import StreamConversation, session_config
 from media_effects.frames import FrameBudget, FrameBuffer, encode_jpeg
 from simulator.client import GlassesClient, ServerError
 from simulator.pacing import Pacer
+from simulator.settings import GlassesSettings
 from simulator.timeline import plan_turn
 from streaming import wire
 from streaming.app import ServerSettings, backend_refusal, scrub
@@ -220,7 +220,7 @@ def test_big_fast_frames_stay_within_the_servers_frame_budget_and_audio_still_co
 
         async def go():
             floods = await asyncio.gather(*(flood() for _ in range(3)))
-            conversation = StreamConversation(scenario, BASELINE, ServerSession(url, "openai:fake"), GenerationConfig())
+            conversation = StreamConversation(scenario, BASELINE, GlassesSettings(url=url, backend="openai:fake"))
             try:
                 result = await conversation.send(1)  # speech still makes a turn beside the floods
             finally:
@@ -421,8 +421,8 @@ def test_a_backend_echoing_the_key_never_puts_it_in_an_event_or_a_log(monkeypatc
     with EchoingBackend() as echo:
         with running_server(ServerSettings(backend_base_url=echo.base_url)) as url:
             async def go():
-                conversation = StreamConversation(BANK.get("sc-01"), BASELINE, ServerSession(url, "openai:leaky"),
-                                                  GenerationConfig())
+                conversation = StreamConversation(BANK.get("sc-01"), BASELINE,
+                                                  GlassesSettings(url=url, backend="openai:leaky"))
                 try:
                     await conversation.send(1)
                 finally:

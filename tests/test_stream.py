@@ -13,13 +13,14 @@ import numpy as np
 import pytest
 import websockets
 
-from core.candidate import USAGE_FIELDS, GenerationConfig, Usage
+from core.candidate import USAGE_FIELDS, Usage
 from core.records import TurnInput, TurnMetrics, build_user_turn
 from core.scenario import load_bank
-from benchmark.stream_conversation import ServerSession, StreamConversation
+from benchmark.stream_conversation import StreamConversation
 from media_effects.frames import encode_jpeg
 from perception.quality import word_error_rate
 from simulator.pacing import Pacer
+from simulator.settings import GlassesSettings
 from streaming import wire
 from streaming.app import ServerSettings
 from streaming.local_server import running_server
@@ -223,7 +224,7 @@ def test_bad_messages_get_errors_then_a_close_and_others_keep_working(server_url
 
 def _play(url, scenario, turns=(1, 2), camera=True):
     async def go():
-        conversation = StreamConversation(scenario, BASELINE, ServerSession(url, "openai:fake"), GenerationConfig(),
+        conversation = StreamConversation(scenario, BASELINE, GlassesSettings(url=url, backend="openai:fake"),
                                           camera=camera)
         try:
             return [await conversation.send(turn) for turn in turns], conversation.messages

@@ -220,16 +220,16 @@ def test_the_in_process_server_has_room_for_the_run():
 def test_a_stream_turn_records_the_rule_that_ended_it(server_url, end_of_turn):
     """Through the server and the glasses: the metrics event carries the turn's end, the
     record keeps it, and latencies count from the end of speech (the silence included)."""
-    from core.candidate import GenerationConfig
     from core.scenario import load_bank
-    from benchmark.stream_conversation import GlassesPlay, ServerSession, StreamConversation
+    from benchmark.stream_conversation import StreamConversation
+    from simulator.settings import GlassesSettings
 
     bank = load_bank()
 
     async def go():
-        server = ServerSession(server_url, "openai:fake", silence_ms=600, end_of_turn=end_of_turn)
-        conversation = StreamConversation(bank.get("sc-01"), bank.condition("baseline"), server, GenerationConfig(),
-                                          glasses=GlassesPlay(speed=1.0))
+        glasses = GlassesSettings(url=server_url, backend="openai:fake", silence_ms=600, end_of_turn=end_of_turn,
+                                  speed=1.0)
+        conversation = StreamConversation(bank.get("sc-01"), bank.condition("baseline"), glasses)
         try:
             return await conversation.send(1)
         finally:

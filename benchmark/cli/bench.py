@@ -63,6 +63,8 @@ GROUPS = (
 
 
 def register(subparsers) -> None:
+    from core.candidate import DEFAULT_MAX_TOKENS
+
     p = subparsers.add_parser("bench", help="run the benchmark on a candidate model",
                               description="Run Turn 1, Turn 2, judge, and Turn 3 on a miss, for every cell "
                                           "(condition x scenario x trial).",
@@ -73,7 +75,8 @@ def register(subparsers) -> None:
     candidate.add_argument("--base-url", help="the candidate's endpoint: an OpenAI-compatible server for openai:* "
                                               "models (or OPENAI_BASE_URL); the judges do not use it")
     candidate.add_argument("--temperature", type=float, default=0.0)
-    candidate.add_argument("--max-tokens", type=int, default=300, help="reply length cap per turn (default 300)")
+    candidate.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
+                           help=f"reply length cap per turn (default {DEFAULT_MAX_TOKENS})")
     candidate.add_argument("--output", choices=("text", "audio"), default="text",
                            help="audio: spoken replies from a realtime API (openai-realtime:, gemini-live:), each "
                                 "turn's saved as a WAV under RUN_DIR/audio/; the judge reads the API's transcript "

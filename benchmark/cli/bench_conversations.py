@@ -37,7 +37,7 @@ async def conversations(settings, base_url: str | None, run_dir):
                     camera=settings.camera, repair_style=settings.repair_style)
         return
     with _server(settings, base_url, run_dir) as url:
-        yield _stream_factory(settings, url, config)
+        yield _stream_factory(settings, url)
 
 
 def _server(settings, base_url: str | None, run_dir):
@@ -59,17 +59,36 @@ def _server(settings, base_url: str | None, run_dir):
                           log_path=run_dir / "logs" / "server.log")
 
 
-def _stream_factory(settings, url: str, config):
-    """Each cell's simulated glasses against the server at `url`: a `WatchConversation` for a proactive
-    scenario, else a `StreamConversation`."""
+def run_glasses(candidate, stream):
+    """The glasses of every cell of a `--via stream` run (None: the text proxy), before the server's
+    address and each cell's own settings (its scenes, sweep point and impairment seed) are known."""
+    if stream is None:
+        return None
     from pathlib import Path
 
-    from benchmark.stream_conversation import GlassesPlay, ServerSession, StreamConversation
+    from simulator.settings import GlassesSettings
+
+    return GlassesSettings(backend=candidate.model_id, token=stream.token, describer=stream.describer,
+                           end_of_turn=stream.end_of_turn, max_tokens=candidate.max_tokens,
+                           temperature=candidate.temperature, frame_size=stream.frame_size,
+                           frame_quality=stream.frame_quality, output=candidate.output,
+                           media_root=Path(stream.media_root) if stream.media_root else None,
+                           synthetic_frames=stream.synthetic_frames, speed=stream.speed,
+                           keep_frames=stream.keep_frames)
+
+
+def _stream_factory(settings, url: str):
+    """Each cell's simulated glasses against the server at `url`: a `WatchConversation` for a proactive
+    scenario, else a `StreamConversation`; both play the run's `settings.glasses` with the cell's own."""
+    import dataclasses
+
+    from benchmark.stream_conversation import StreamConversation
     from benchmark.watch_conversation import WatchConversation
     from core.proactive_scenario import ProactiveScenario
     from core.scenes import read_timeline, scene_spec_in
 
-    stream, chosen = settings.stream, settings.candidate
+    stream = settings.stream
+    glasses = dataclasses.replace(settings.glasses, url=url)
     profiles = {}
     if stream.impairments:
         from media_effects.impairment_profiles import select_profiles
@@ -77,25 +96,18 @@ def _stream_factory(settings, url: str, config):
 
         profiles = {p.name: p for p in select_profiles(stream.impairments, stream.impairments_file)}
 
-    def session(point) -> ServerSession:
-        return ServerSession(url, chosen.model_id, token=stream.token, describer=stream.describer,
-                             end_of_turn=stream.end_of_turn, frame_policy=point.frame_policy,
-                             frame_size=stream.frame_size, frame_quality=stream.frame_quality, output=chosen.output)
-
     def conversation(scenario, condition, point, trial, _cache):
         if isinstance(scenario, ProactiveScenario):
             pictures = (read_timeline(stream.scene_dir, scenario.scenario_id, len(scenario.scenes))
                         if stream.pictograph_frames else None)
-            return WatchConversation(scenario, condition, session(point), config, strategy=point.proactive,
-                                     keep_frames=stream.keep_frames, pictures=pictures)
-        glasses = GlassesPlay(
-            media_root=Path(stream.media_root) if stream.media_root else None,
-            synthetic_frames=stream.synthetic_frames,
+            return WatchConversation(scenario, condition, dataclasses.replace(glasses, frame_policy=point.frame_policy),
+                                     strategy=point.proactive, pictures=pictures)
+        cell = dataclasses.replace(
+            glasses, frame_policy=point.frame_policy, staleness_ms=point.staleness_ms,
             scenes=scene_spec_in(stream.scene_dir, scenario) if stream.pictograph_frames else None,
             impairment=profiles[point.impairment].with_seed(
-                cell_seed(stream.impairment_seed, scenario.scenario_id, trial)) if point.impairment else None,
-            staleness_ms=point.staleness_ms, speed=stream.speed, keep_frames=stream.keep_frames)
-        return StreamConversation(scenario, condition, session(point), config, glasses=glasses,
-                                  camera=settings.camera, repair_style=settings.repair_style)
+                cell_seed(stream.impairment_seed, scenario.scenario_id, trial)) if point.impairment else None)
+        return StreamConversation(scenario, condition, cell, camera=settings.camera,
+                                  repair_style=settings.repair_style)
 
     return conversation

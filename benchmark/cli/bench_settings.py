@@ -198,16 +198,20 @@ def build_settings(args, bank, models: Models, conditions: tuple[str, ...], swee
     """The run's `RunSettings`, from the flags and what the steps before made of them."""
     from benchmark.run.settings import CandidateSettings, JudgeSettings, RunSettings
 
+    from benchmark.cli.bench_conversations import run_glasses
+
     cache_dir, cache_candidate = cache
+    candidate = CandidateSettings(model_id=models.model_id, temperature=args.temperature, max_tokens=args.max_tokens,
+                                  output=args.output, model_file=models.candidate_file,
+                                  base_url=models.candidate_url, cached=cache_candidate)
+    stream = stream_settings(args, bank, sweeps, describer_url)
     return RunSettings(
-        candidate=CandidateSettings(model_id=models.model_id, temperature=args.temperature, max_tokens=args.max_tokens,
-                                    output=args.output, model_file=models.candidate_file,
-                                    base_url=models.candidate_url, cached=cache_candidate),
+        candidate=candidate,
         judge=JudgeSettings(family=models.judge_family, family_resolution=models.resolution, model=models.judge_model,
                             base_url=models.judge_url, ranking_family=models.ranking_family,
                             ranking_model=models.ranking_model, ranking_base_url=models.ranking_url),
         conditions=conditions, ranking_condition=args.ranking_condition, trials=args.trials,
         concurrency=args.concurrency, camera=not args.no_camera, repair_style=args.repair_style,
-        stream=stream_settings(args, bank, sweeps, describer_url), cache_dir=cache_dir,
+        stream=stream, glasses=run_glasses(candidate, stream), cache_dir=cache_dir,
         rate_limits=models.limits.describe(), prices=prices, budget_usd=args.budget, shard=shard,
         config=args.config_file)

@@ -17,6 +17,8 @@ and rename, and a --log that is a symbolic link is refused before the session st
 
 
 def register(subparsers) -> None:
+    from simulator.settings import SILENCE_MS
+
     p = subparsers.add_parser("simulate", help="play a scenario through simulated glasses", epilog=EPILOG,
                               description="Play one scenario's turns through simulated glasses against a "
                                           "streaming server, as the benchmark's stream path does: per turn, what "
@@ -31,6 +33,8 @@ def register(subparsers) -> None:
     p.add_argument("--condition", default="baseline", help="prompt condition for the system prompt")
     p.add_argument("--speed", type=float, default=1.0, help="1.0 is real time")
     p.add_argument("--fast", action="store_true", help="no pacing at all")
+    p.add_argument("--silence-ms", type=int, default=SILENCE_MS, metavar="MS",
+                   help=f"the silence after speech that ends a turn (default {SILENCE_MS}, as wearsim bench)")
     p.add_argument("--jitter-ms", type=float, default=0.0, help="random extra delay per send")
     p.add_argument("--drop-frames", type=float, default=0.0, help="probability of dropping each frame")
     p.add_argument("--impair", metavar="PROFILE",
@@ -93,6 +97,7 @@ def _camera_frames(index: int, count: int = 10) -> list[bytes]:
 def run(args) -> int:
     import asyncio
     import contextlib
+    import dataclasses
     import json
     import os
     import sys
@@ -102,6 +107,7 @@ def run(args) -> int:
     from candidates import default_model_id
     from core.safe_files import UnsafePathError, check_target, make_dirs, write_atomic
     from core.scenario import load_bank
+    from simulator.settings import GlassesSettings
 
     bank = load_bank()
     try:
@@ -157,17 +163,18 @@ def run(args) -> int:
         else:
             print_readable(event)
 
-    async def session(url: str) -> tuple[list[dict], dict[int, bytes]]:
-        from simulator.client import GlassesClient
-        from simulator.pacing import Pacer
-        from simulator.timeline import plan_turn
-        from benchmark.stream_conversation import session_config
+    glasses = GlassesSettings(backend=model, token=args.token or os.environ.get("WEARSIM_TOKEN"),
+                              describer=args.describer, silence_ms=args.silence_ms, output=args.output,
+                              scenes=scenes, live_frames=tuple(live) if live else None, impairment=profile,
+                              speed=None if args.fast else args.speed, jitter_ms=args.jitter_ms,
+                              drop_frames=args.drop_frames, keep_frames=False)
 
-        config = session_config(scenario, condition, model, describer=args.describer, output=args.output)
-        client = GlassesClient(url, token=args.token or os.environ.get("WEARSIM_TOKEN"), on_event=show,
-                               drop_frames=args.drop_frames)
+    async def session(url: str) -> tuple[list[dict], dict[int, bytes]]:
+        from benchmark.stream_conversation import StreamConversation
+
+        conversation = StreamConversation(scenario, condition, dataclasses.replace(glasses, url=url), on_event=show)
         try:
-            await client.connect(config)
+            await conversation.open()
         except (OSError, asyncio.TimeoutError) as exc:
             reason = "no answer" if not isinstance(exc, OSError) else (
                 os.strerror(exc.errno).lower() if exc.errno else str(exc))
@@ -176,26 +183,21 @@ def run(args) -> int:
         except Exception as exc:  # websockets: a bad URI, a refused handshake; the server refused the session
             raise SimulateError(f"the streaming server at {url} did not take the session: "
                                 f"{type(exc).__name__}: {exc} (check --server and --token)") from exc
-        clock = 0
         turns = (1, 2, 3) if args.repair else (1, 2)
-        played = results
-        uplink = profile.new_uplink() if profile is not None and not profile.uplink.is_clean else None
+        client = conversation.client
         try:
-            for turn in turns:
-                plan = plan_turn(scenario, turn, clock, live_frames=live, profile=profile, scenes=scenes)
-                clock = plan.end_ms + 1000  # a pause, then the scene change
-                pacer = Pacer(None if args.fast else args.speed, origin_ms=plan.items[0].t_ms,
-                              jitter_ms=args.jitter_ms)
-                delivery = await client.play(plan, pacer, uplink)
-                if delivery.lost_audio_ms or delivery.lost_frames_ms:
-                    print(f"uplink ({profile.name}): turn {turn} lost {len(delivery.lost_audio_ms)} audio chunks "
-                          f"and {len(delivery.lost_frames_ms)} frames", file=sys.stderr)
-                played.append(await client.wait_turn(turn))
+            for turn in turns:  # the bench's turn loop: the same pause between turns, the same hello
+                result = await conversation.send(turn)
+                lost = result.glasses
+                if lost.audio_lost_ms or lost.frames_lost_ms:
+                    print(f"uplink ({profile.name}): turn {turn} lost {len(lost.audio_lost_ms)} audio chunks "
+                          f"and {len(lost.frames_lost_ms)} frames", file=sys.stderr)
+                results.append(result)
         finally:
-            await client.close()
+            await conversation.aclose()
         return client.session_log(), {turn: client.reply_audio(turn) for turn in turns}
 
-    results: list = []  # each turn's TurnEvents
+    results: list = []  # each turn's TurnResult
     server = contextlib.nullcontext(args.server)
     if not args.server:
         from streaming.app import ServerSettings
@@ -212,8 +214,8 @@ def run(args) -> int:
         print(f"wearsim simulate: {exc}", file=sys.stderr)
         return 2
     make_dirs(log.parent)
-    write_atomic(log, json.dumps({"scenario_id": scenario.scenario_id, "backend": model, "events": events}, indent=2),
-                 log.parent)
+    write_atomic(log, json.dumps({"scenario_id": scenario.scenario_id, "backend": model,
+                                  "glasses": glasses.record(), "events": events}, indent=2), log.parent)
     print(f"session log: {log}", file=sys.stderr)
     from core.candidate import REPLY_AUDIO_RATE
     from media_effects.audio import write_wav
@@ -282,7 +284,7 @@ def verdict(scenario, results) -> list[str]:
         if turn == 1:
             continue
         target = scenario.target_context if turn == 2 else scenario.repair_target
-        label = asyncio.run(LexicalJudge().label(judge_case(scenario, turn, result.done.text, inputs[:index + 1])))
+        label = asyncio.run(LexicalJudge().label(judge_case(scenario, turn, result.reply.text, inputs[:index + 1])))
         outcome = "unscored" if label.label is None else ("pass" if label.label == target else "miss")
         lines.append(f"  Turn {turn}: {outcome} (label {label.label or 'none'}: "
                      f"{label.unscored_reason or label.rationale}; target {target})")

@@ -28,7 +28,7 @@ RESUME_KEYS = (
     "repair_style", "via", "conditions", "ranking_condition", "trials", "scenario_ids", "staleness_ms",
     "frame_policies", "frame_size", "frame_quality", "impairments", "impairment_seed", "synthetic_frames", "describer",
     "pictograph_frames", "scenes_sha256", "speed", "end_of_turn", "media_root", "asr_model", "output", "shard",
-    "proactive", "proactive_sha256",
+    "proactive", "proactive_sha256", "glasses",
 )
 # The manifest's endpoints (candidate_endpoint, judge_endpoint, ...) are recorded but may
 # change on resume: a server may move (a local one gets a new port each start) while
@@ -42,7 +42,8 @@ LEGACY_RESUME_VALUES = {"max_tokens": 300, "speed": _NOT_RECORDED, "candidate_mo
                         "output": "text", "frame_policies": [], "frame_size": 0, "frame_quality": 0,
                         "impairments": [], "impairment_seed": None, "shard": None,
                         "pictograph_frames": False, "scenes_sha256": None, "proactive": [],
-                        "proactive_sha256": None, "end_of_turn": _NOT_RECORDED}
+                        "proactive_sha256": None, "end_of_turn": _NOT_RECORDED,
+                        "glasses": _NOT_RECORDED}
 
 
 def sha256_file(path: Path | None) -> str | None:
@@ -112,6 +113,8 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "proactive_sha256": sha256_file(bank.files.get("proactive")) if stream.proactive else None,
         "describer": stream.describer if settings.stream else None,
         "end_of_turn": stream.end_of_turn if settings.stream else None,
+        # what the glasses did, as `wearsim simulate`'s session log says it (`GlassesSettings.record`); null: direct
+        "glasses": settings.glasses.record() if settings.glasses is not None else None,
         "media_root": stream.media_root,
         "asr_model": stream.asr_model,
         "concurrency": settings.concurrency,

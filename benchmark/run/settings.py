@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from benchmark.prices import PriceTable
+from core.candidate import DEFAULT_MAX_TOKENS
 from core.records import SweepPoint
 
 
@@ -13,7 +14,7 @@ class CandidateSettings:
     """The model under test and how it is asked."""
     model_id: str
     temperature: float = 0.0
-    max_tokens: int = 300
+    max_tokens: int = DEFAULT_MAX_TOKENS
     output: str = "text"  # "audio": spoken replies (realtime APIs), saved under RUN_DIR/audio/
     model_file: str | None = None  # the weights file of an embedded model (local, local:PATH)
     base_url: str | None = None  # None: the provider's default; only the host goes into the manifest
@@ -79,6 +80,9 @@ class RunSettings:
     camera: bool = True
     repair_style: str = "named"
     stream: StreamSettings | None = None  # None: the text proxy
+    # `--via stream`: the glasses of every cell before the server's address and the cell's own settings
+    # (a `simulator.settings.GlassesSettings`, built by the CLI from `candidate` and `stream`); None: the text proxy
+    glasses: object = None
     cache_dir: str | None = None  # the response cache's directory (None: off)
     rate_limits: dict | None = None  # as `RateLimits.describe()` gives them, for the manifest
     prices: PriceTable | None = None  # what tokens cost (None: the shipped table); recorded in the manifest
