@@ -42,7 +42,7 @@ def session_config(scenario: Scenario, condition: Condition, backend: str, *, ca
 def turn_reply(events, backend: str, audio: bytes) -> Reply:
     """The `Reply` of one finished turn, from the server's events for it (`simulator.client.TurnEvents`)."""
     done, metrics = events.done, events.metrics.latency_s
-    return Reply(done.text, backend, usage=done.usage, latency_s=metrics.reply_done or 0.0,
+    return Reply(text=done.text, model=backend, usage=done.usage, latency_s=metrics.reply_done or 0.0,
                  first_token_s=metrics.first_token, first_audio_s=metrics.first_audio, heard=done.heard,
                  audio=audio, session_lost=done.session_lost, incomplete=done.incomplete,
                  transcription=done.transcription)
@@ -107,8 +107,8 @@ class StreamConversation:
         delivery = await self.client.play(plan, self.pacer, self.uplink)
         self.lateness += self.pacer.lateness
         events = await self.client.wait_turn(turn)
-        self.messages += [Message("user", text) for text in events.input.messages()]
-        self.messages.append(Message("assistant", events.done.text))
+        self.messages += [Message(role="user", text=text) for text in events.input.messages()]
+        self.messages.append(Message(role="assistant", text=events.done.text))
         metrics = events.metrics.latency_s
         reply = turn_reply(events, glasses.backend, self.client.reply_audio(turn))
         authored = authored_turn_input(self.scenario, turn, repair_style=self.repair_style)
@@ -126,7 +126,7 @@ class StreamConversation:
             frames_lost_ms=delivery.lost_frames_ms, uplink_delay_ms=delivery.mean_delay_ms,
             **self._timeline(plan, turn))
         turn_end = events.metrics.turn_end
-        return TurnResult(turn, events.input, reply, metrics=metrics, glasses=facts, frames=frames, turn_end=turn_end)
+        return TurnResult(turn=turn, input=events.input, reply=reply, metrics=metrics, glasses=facts, frames=frames, turn_end=turn_end)
 
     def _timeline(self, plan, turn: int) -> dict:
         """The turn's stream times (its audio's start, its own scene's first frame, the end of speech the

@@ -64,18 +64,18 @@ class WatchConversation:
             events = await self.client.wait_turn(1)
             reply = turn_reply(events, glasses.backend, self.client.reply_audio(1))
             metrics = events.metrics.latency_s
-            turns = (TurnResult(1, events.input, reply, metrics=metrics),)
-            messages = (*(Message("user", text) for text in events.input.messages()),
-                        Message("assistant", events.done.text))
+            turns = (TurnResult(turn=1, input=events.input, reply=reply, metrics=metrics),)
+            messages = (*(Message(role="user", text=text) for text in events.input.messages()),
+                        Message(role="assistant", text=events.done.text))
         origin = plan.start_ms
         recorded = []
         for event in probes:
             spoke = None if event.silent or event.first_s is None else event.asked_ms - origin + round(
                 event.first_s * 1000)
-            recorded.append(Probe(event.probe, event.asked_ms - origin,
-                                  None if event.frame_ms is None else event.frame_ms - origin, event.text,
-                                  event.silent, spoke, event.done_s, event.usage if event.usage.reported else None,
-                                  None if event.frame_ms is None else plan.scene_at(event.frame_ms),
+            recorded.append(Probe(n=event.probe, asked_ms=event.asked_ms - origin,
+                                  frame_ms=None if event.frame_ms is None else event.frame_ms - origin, text=event.text,
+                                  silent=event.silent, spoke_ms=spoke, done_s=event.done_s, usage=event.usage if event.usage.reported else None,
+                                  scene=None if event.frame_ms is None else plan.scene_at(event.frame_ms),
                                   camera=event.camera))
         sent = [t for t in done.frames.get("sent_ms", []) if isinstance(t, int)]
         watching = Watching(
@@ -86,7 +86,7 @@ class WatchConversation:
             pictures=await asyncio.to_thread(self._pictures, plan, sent, origin) if glasses.keep_frames else (),
             audio=tuple((p.probe, pcm) for p in probes if not p.silent and (pcm := self.client.remark_audio(p.probe))),
             skipped=done.skipped, frames_source=plan.frames_source)
-        return Watched(turns, watching, messages, glasses.backend)
+        return Watched(turns=turns, watching=watching, messages=messages, model=glasses.backend)
 
     def _pictures(self, plan, sent: list[int], origin: int) -> tuple[tuple[int, bytes], ...]:
         """A thumbnail of each sent frame whose picture differs from the sent frame before it (the

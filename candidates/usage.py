@@ -67,7 +67,7 @@ def openai_chat_usage(data: Any, *, images_sent: bool) -> Usage:
     completion, out = _count(data.get("completion_tokens")) or 0, _details(data.get("completion_tokens_details"))
     audio_in = _count(details.get("audio_tokens"))
     return Usage(
-        prompt, completion,
+        input_tokens=prompt, output_tokens=completion,
         input_text_tokens=None,  # the rest, once audio and image are known
         input_audio_tokens=0 if audio_in is None else audio_in,  # no audio is sent on this path
         input_image_tokens=None if images_sent else 0,
@@ -84,7 +84,7 @@ def openai_realtime_usage(data: Any) -> Usage:
     cached = _details(given.get("cached_tokens_details"))
     out = _details(data.get("output_token_details"))
     return Usage(
-        _count(data.get("input_tokens")) or 0, _count(data.get("output_tokens")) or 0,
+        input_tokens=_count(data.get("input_tokens")) or 0, output_tokens=_count(data.get("output_tokens")) or 0,
         input_text_tokens=_count(given.get("text_tokens")), input_audio_tokens=_count(given.get("audio_tokens")),
         input_image_tokens=_count(given.get("image_tokens")), cached_input_tokens=_count(given.get("cached_tokens")),
         cached_text_tokens=_count(cached.get("text_tokens")), cached_audio_tokens=_count(cached.get("audio_tokens")),
@@ -97,22 +97,22 @@ def openai_transcription_usage(data: Any, model: str) -> TranscriptionUsage:
     """An input transcription event's `usage`, in either documented shape; anything else (no
     usage, a shape not documented) is a transcription whose usage was not reported."""
     if not isinstance(data, dict):
-        return TranscriptionUsage(model, reported=False)
+        return TranscriptionUsage(model=model, reported=False)
     if data.get("type") == "duration" or ("seconds" in data and "input_tokens" not in data):
         seconds = data.get("seconds")
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 <= seconds < 10**9:
-            return TranscriptionUsage(model, reported=False)
-        return TranscriptionUsage(model, seconds=float(seconds))
+            return TranscriptionUsage(model=model, reported=False)
+        return TranscriptionUsage(model=model, seconds=float(seconds))
     given, out = _count(data.get("input_tokens")), _count(data.get("output_tokens"))
     if given is None or out is None:
-        return TranscriptionUsage(model, reported=False)
+        return TranscriptionUsage(model=model, reported=False)
     details = _details(data.get("input_token_details"))
     audio, text = _count(details.get("audio_tokens")), _count(details.get("text_tokens"))
     if audio is not None and text is None and audio <= given:
         text = given - audio
     elif text is not None and audio is None and text <= given:
         audio = given - text
-    return TranscriptionUsage(model, given, out, audio, text)
+    return TranscriptionUsage(model=model, input_tokens=given, output_tokens=out, input_audio_tokens=audio, input_text_tokens=text)
 
 
 def _snake(data: Any) -> Any:
@@ -174,7 +174,7 @@ def gemini_usage(metadata: Any, *, text_only_input: bool = False, text_only_outp
         out = {"text": reply, "audio": 0, "image": 0}
     text_out = None if out is None or out["image"] else out["text"] + thoughts  # image output has no price key
     return Usage(
-        prompt, reply + thoughts, input_text_tokens=given["text"], input_audio_tokens=given["audio"],
+        input_tokens=prompt, output_tokens=reply + thoughts, input_text_tokens=given["text"], input_audio_tokens=given["audio"],
         input_image_tokens=given["image"], cached_input_tokens=cached_total, cached_text_tokens=cached["text"],
         cached_audio_tokens=cached["audio"], cached_image_tokens=cached["image"], output_text_tokens=text_out,
         output_audio_tokens=None if out is None or out["image"] else out["audio"],
@@ -194,6 +194,6 @@ def anthropic_usage(usage: Any, *, images_sent: bool) -> Usage:
     written = _count(usage.get("cache_creation_input_tokens")) or 0
     total = fresh + read + written
     output = _count(usage.get("output_tokens")) or 0
-    return Usage(total, output, input_audio_tokens=0, input_image_tokens=None if images_sent else 0,
+    return Usage(input_tokens=total, output_tokens=output, input_audio_tokens=0, input_image_tokens=None if images_sent else 0,
                  cached_input_tokens=read, cached_audio_tokens=0, output_text_tokens=output,
                  output_audio_tokens=0).completed()

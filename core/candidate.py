@@ -162,11 +162,11 @@ class TranscriptionUsage:
     def __add__(self, other: "TranscriptionUsage") -> "TranscriptionUsage":
         def plus(a, b):
             return None if a is None or b is None else a + b
-        return TranscriptionUsage(self.model if self.model == other.model else f"{self.model}+{other.model}",
-                                  self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
-                                  plus(self.input_audio_tokens, other.input_audio_tokens),
-                                  plus(self.input_text_tokens, other.input_text_tokens),
-                                  round(self.seconds + other.seconds, 6), self.reported and other.reported)
+        return TranscriptionUsage(model=self.model if self.model == other.model else f"{self.model}+{other.model}",
+                                  input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens,
+                                  input_audio_tokens=plus(self.input_audio_tokens, other.input_audio_tokens),
+                                  input_text_tokens=plus(self.input_text_tokens, other.input_text_tokens),
+                                  seconds=round(self.seconds + other.seconds, 6), reported=self.reported and other.reported)
 
     def to_json(self) -> dict:
         return {name: getattr(self, name) for name in TRANSCRIPTION_FIELDS}

@@ -193,7 +193,7 @@ class OpenCVDescriber:
         started = time.monotonic()
         text = await asyncio.to_thread(
             describe_pixels, decode_jpeg(jpeg), decode_jpeg(previous) if previous is not None else None)
-        return Description(text, self.name, self.model, False, time.monotonic() - started)
+        return Description(text=text, describer=self.name, model=self.model, cached=False, seconds=time.monotonic() - started)
 
 
 def describe_text_and_layout(jpeg: bytes, previous: bytes | None = None) -> str:
@@ -218,7 +218,7 @@ class OCRDescriber:
             if refusal:
                 raise ValueError(refusal)
         text = await ocr.in_reader_thread(describe_text_and_layout, jpeg, previous)
-        return Description(text, self.name, self.model, False, time.monotonic() - started)
+        return Description(text=text, describer=self.name, model=self.model, cached=False, seconds=time.monotonic() - started)
 
 
 class DiskCache:
@@ -275,12 +275,12 @@ class ModelDescriber:
         key = self.cache.key(jpeg, self.name, self.model, self.style)
         cached = self.cache.get(key)
         if cached is not None:
-            return Description(cached, self.name, self.model, True, time.monotonic() - started)
-        reply = await self.candidate.respond([Message("user", self.prompt, (Image(jpeg),))], "",
+            return Description(text=cached, describer=self.name, model=self.model, cached=True, seconds=time.monotonic() - started)
+        reply = await self.candidate.respond([Message(role="user", text=self.prompt, images=(Image(data=jpeg),))], "",
                                              GenerationConfig(temperature=0.0, max_tokens=200))
         text = reply.text.strip()
         self.cache.put(key, text)
-        return Description(text, self.name, self.model, False, time.monotonic() - started)
+        return Description(text=text, describer=self.name, model=self.model, cached=False, seconds=time.monotonic() - started)
 
 
 class AuthoredDescriber:
@@ -300,7 +300,7 @@ class AuthoredDescriber:
     async def describe(self, jpeg: bytes, previous: bytes | None = None) -> Description:
         text = synthetic_text(jpeg)
         if text is not None:
-            return Description(text, self.name, self.model, False, 0.0)
+            return Description(text=text, describer=self.name, model=self.model, cached=False, seconds=0.0)
         return await self.fallback.describe(jpeg, previous)
 
 

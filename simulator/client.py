@@ -153,8 +153,8 @@ class GlassesClient:
             else:
                 await self._audio_rate.take(len(item.payload))
                 await self._ws.send(wire.encode_media(wire.KIND_AUDIO, item.t_ms, item.payload))
-        return Delivery(tuple(lost_audio), tuple(lost_frames), round(sum(delays) / len(delays), 1) if delays else None,
-                        sum(item.kind == "frame" for item in plan.items))
+        return Delivery(lost_audio_ms=tuple(lost_audio), lost_frames_ms=tuple(lost_frames), mean_delay_ms=round(sum(delays) / len(delays), 1) if delays else None,
+                        frames_played=sum(item.kind == "frame" for item in plan.items))
 
     async def wait_turn(self, turn: int, timeout: float = 600.0) -> TurnEvents:
         """The turn's input, reply and metrics (the last of each), once its metrics arrived."""
@@ -168,7 +168,7 @@ class GlassesClient:
             errors = [e for _, e in self.events if isinstance(e, wire.Error)]
             detail = f"{errors[-1].code}: {errors[-1].message}" if errors else self._failure
             raise ServerError(f"turn {turn} did not complete: {detail}")
-        return TurnEvents(by_type[wire.TurnInputEvent].input, by_type[wire.AssistantDone], by_type[wire.Metrics])
+        return TurnEvents(input=by_type[wire.TurnInputEvent].input, done=by_type[wire.AssistantDone], metrics=by_type[wire.Metrics])
 
     def remark_audio(self, probe: int) -> bytes:
         """A proactive remark's spoken pieces joined (PCM16 mono at the rate the events give)."""

@@ -160,7 +160,7 @@ def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path 
         origin = origin or context_origin
         if context:
             for i in range(CONTEXT_MS * FPS // 1000):
-                items.append(Item(t + i * 1000 // FPS, "frame", context[i % len(context)], "context"))
+                items.append(Item(t_ms=t + i * 1000 // FPS, kind="frame", payload=context[i % len(context)], scene="context"))
             t += CONTEXT_MS
     silence = bytes(2 * 16000 * lead_ms // 1000)
     tail = bytes(2 * 16000 * TAIL_MS // 1000)
@@ -173,15 +173,15 @@ def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path 
     scene = None if (live_frames or not frames) else frame_name
     if frames:
         for i in range(duration_ms * FPS // 1000):
-            items.append(Item(t + i * 1000 // FPS, "frame", frames[i % len(frames)], scene))
+            items.append(Item(t_ms=t + i * 1000 // FPS, kind="frame", payload=frames[i % len(frames)], scene=scene))
     for offset in range(0, len(audio), CHUNK_BYTES):
-        items.append(Item(t + offset // 32, "audio", audio[offset:offset + CHUNK_BYTES]))
+        items.append(Item(t_ms=t + offset // 32, kind="audio", payload=audio[offset:offset + CHUNK_BYTES]))
     end = t + duration_ms
-    items.append(Item(end, "turn.end"))
+    items.append(Item(t_ms=end, kind="turn.end"))
     items.sort(key=lambda item: (item.t_ms, item.kind != "frame"))
     degraded = 0
     if profile is not None and not profile.video.is_clean:
-        items = [Item(i.t_ms, i.kind, profile.impair_frame(i.payload, index=turn * 10_000 + n), i.scene)
+        items = [Item(t_ms=i.t_ms, kind=i.kind, payload=profile.impair_frame(i.payload, index=turn * 10_000 + n), scene=i.scene)
                  if i.kind == "frame" else i for n, i in enumerate(items)]
         degraded = sum(i.kind == "frame" for i in items)
-    return TurnPlan(turn, tuple(items), end, source, bool(frames), synthetic, scene, degraded, origin)
+    return TurnPlan(turn=turn, items=tuple(items), end_ms=end, speech_source=source, has_frames=bool(frames), synthetic_frames=synthetic, scene=scene, frames_degraded=degraded, frames_source=origin)

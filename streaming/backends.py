@@ -95,7 +95,7 @@ NATIVE_NEEDS_REALTIME = ("proactive 'native' needs a realtime API: a chat model 
 class ChatBackend:
     """A chat model: the transcript, and the frames described as text by the scene describer."""
 
-    default_policy: ClassVar[FramePolicy] = FramePolicy("end")  # the frame at the end of speech, described
+    default_policy: ClassVar[FramePolicy] = FramePolicy(kind="end")  # the frame at the end of speech, described
 
     def __init__(self, candidate: Candidate, system: str, config: GenerationConfig,
                  describer: SceneDescriber | None = None):
@@ -146,7 +146,7 @@ class ChatBackend:
                    config: GenerationConfig | None = None) -> Reply:
         """The user messages added to the conversation, and the model's reply to it all (asked with `config`,
         the session's by default)."""
-        self.messages += [Message("user", text) for text in texts]
+        self.messages += [Message(role="user", text=text) for text in texts]
         pieces: list[str] = []
 
         def keep(piece: str) -> None:
@@ -160,10 +160,10 @@ class ChatBackend:
         except asyncio.CancelledError:
             if asyncio.current_task().cancelling():  # the session itself is closing, not a barge-in
                 raise
-            reply = Reply("".join(pieces), self.candidate.model_id, interrupted=True)
+            reply = Reply(text="".join(pieces), model=self.candidate.model_id, interrupted=True)
         finally:
             self._reply = None
-        self.messages.append(Message("assistant", reply.text))
+        self.messages.append(Message(role="assistant", text=reply.text))
         return reply
 
     async def interrupt(self) -> None:
@@ -181,7 +181,7 @@ class MediaBackend:
     """A backend that takes the media itself: the frames as the policy sends them (one a second
     by default), so a turn's input records its camera as `media` and a probe is the cue alone."""
 
-    default_policy: ClassVar[FramePolicy] = FramePolicy("fps", rate=1.0)
+    default_policy: ClassVar[FramePolicy] = FramePolicy(kind="fps", rate=1.0)
     probe_camera: str | None = None  # a probe is the cue alone: the API had the frames
 
     def proactive_refusal(self, strategy: Strategy) -> str | None:
@@ -235,8 +235,8 @@ class RealtimeBackend(MediaBackend):
             (turn_input.context_block, turn_input.context_source),
             (turn_input.camera_block, turn_input.camera_source)) if block and source == "authored"]
         frame = self.live.last_frame
-        told = UserPart("\n".join([*texts, turn_input.speech or ""]).strip(), (frame,) if frame else ())
-        reply = await self.live.answer(tuple(UserPart(text) for text in texts), audio_turn=True, told=(told,),
+        told = UserPart(text="\n".join([*texts, turn_input.speech or ""]).strip(), images=(frame,) if frame else ())
+        reply = await self.live.answer(tuple(UserPart(text=text) for text in texts), audio_turn=True, told=(told,),
                                        on_delta=on_delta, on_audio=on_audio)
         if reply.item is not None:
             self.spoken[turn_input.turn] = (reply.item, len(reply.audio) * 1000 // (2 * REPLY_AUDIO_RATE))
@@ -244,7 +244,7 @@ class RealtimeBackend(MediaBackend):
 
     async def probe(self, on_delta: Callable[[str], None], on_audio: Callable[[bytes], None]) -> Reply:
         """The API has the frames: the probe is the cue alone, a text turn of its own."""
-        cue = (UserPart(build_probe_message(None)),)
+        cue = (UserPart(text=build_probe_message(None)),)
         reply = await self.live.answer(cue, audio_turn=False, on_delta=on_delta, on_audio=on_audio)
         return replace(reply, model=self.model_id, audio=b"", item=None, heard=None, transcription=None)
 
