@@ -18,10 +18,15 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from typing import TYPE_CHECKING
 
 from core.candidate import Message, Reply
 from core.records import FrameFacts, GlassesFacts, TurnResult, authored_turn_input
 from core.scenario import Condition, Scenario
+
+if TYPE_CHECKING:
+    from simulator.client import GlassesClient
+    from simulator.pacing import Pacer
 
 THUMBNAIL_PX = 160  # a kept frame's longer side (RUN_DIR/frames/, for the viewer)
 THUMBNAIL_QUALITY = 70
@@ -64,8 +69,8 @@ class StreamConversation:
         self.uplink = None  # the impaired uplink of this session, made when it opens
         self.played: dict[int, bytes] = {}  # stream time -> each frame played (the thumbnails' source)
         self.messages: list[Message] = []
-        self.client = None
-        self.pacer = None
+        self.client: GlassesClient | None = None
+        self.pacer: Pacer | None = None
         self.lateness: list[float] = []  # seconds each send went out after its deadline, all turns
         self.clock_ms: int | None = None  # the stream clock; it starts at the scenario's phase
 
@@ -92,6 +97,7 @@ class StreamConversation:
         glasses = self.glasses
         if self.client is None:
             await self.open()
+        client = self._client()
         if self.clock_ms is None:
             self.clock_ms = stream_phase_ms(self.scenario.scenario_id)
         lead = glasses.staleness_ms if (turn == 2 and glasses.staleness_ms is not None) else LEAD_MS
@@ -103,14 +109,14 @@ class StreamConversation:
         self.scenes.update(plan.frame_scenes())
         if glasses.keep_frames:
             self.played.update((item.t_ms, item.payload) for item in plan.items if item.kind == "frame")
-        self.pacer = Pacer(glasses.speed, origin_ms=plan.items[0].t_ms, jitter_ms=glasses.jitter_ms)
-        delivery = await self.client.play(plan, self.pacer, self.uplink)
-        self.lateness += self.pacer.lateness
-        events = await self.client.wait_turn(turn)
+        self.pacer = pacer = Pacer(glasses.speed, origin_ms=plan.items[0].t_ms, jitter_ms=glasses.jitter_ms)
+        delivery = await client.play(plan, pacer, self.uplink)
+        self.lateness += pacer.lateness
+        events = await client.wait_turn(turn)
         self.messages += [Message(role="user", text=text) for text in events.input.messages()]
         self.messages.append(Message(role="assistant", text=events.done.text))
         metrics = events.metrics.latency_s
-        reply = turn_reply(events, glasses.backend, self.client.reply_audio(turn))
+        reply = turn_reply(events, glasses.backend, client.reply_audio(turn))
         authored = authored_turn_input(self.scenario, turn, repair_style=self.repair_style)
         frames = self._frame_facts(events.metrics.frames, plan.scene)
         if glasses.keep_frames and frames.sent_ms:
@@ -128,6 +134,12 @@ class StreamConversation:
         turn_end = events.metrics.turn_end
         return TurnResult(turn=turn, input=events.input, reply=reply, metrics=metrics, glasses=facts, frames=frames, turn_end=turn_end)
 
+    def _client(self) -> GlassesClient:
+        """The open session's client (`open` made it)."""
+        if self.client is None:
+            raise RuntimeError("the stream conversation is not open")
+        return self.client
+
     def _timeline(self, plan, turn: int) -> dict:
         """The turn's stream times (its audio's start, its own scene's first frame, the end of speech the
         server heard) and its audio as played, for the viewer's timeline."""
@@ -136,7 +148,7 @@ class StreamConversation:
         audio = [item for item in plan.items if item.kind == "audio"]
         scene = next((item.t_ms for item in plan.items if item.kind == "frame" and plan.scene
                       and item.scene == plan.scene), None)
-        heard = [event for _, event in self.client.events if isinstance(event, TranscriptFinal) and event.turn == turn]
+        heard = [event for _, event in self._client().events if isinstance(event, TranscriptFinal) and event.turn == turn]
         return {"start_ms": audio[0].t_ms if audio else None, "scene_ms": scene,
                 "speech_end_ms": heard[-1].end_ms if heard else None,
                 "speech_audio": b"".join(item.payload for item in audio)}

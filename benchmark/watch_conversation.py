@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.candidate import Message
 from core.proactive_scenario import ProactiveScenario
@@ -20,6 +21,9 @@ from core.records import TurnResult
 from core.scenario import Condition
 from benchmark.stream_conversation import THUMBNAIL_PX, THUMBNAIL_QUALITY, turn_reply
 from core.watching import Probe, Watching
+
+if TYPE_CHECKING:
+    from simulator.client import GlassesClient
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,7 @@ class WatchConversation:
         self.glasses = settings
         self.speed = speed
         self.pictures = pictures  # the scenes' specs, drawn as pictographs (None: the camera text drawn)
-        self.client = None
+        self.client: GlassesClient | None = None
 
     async def watch(self) -> Watched:
         from simulator.client import GlassesClient
@@ -54,15 +58,16 @@ class WatchConversation:
         scenario, glasses = self.scenario, self.glasses
         session = SessionConfig(backend=glasses.backend, system_prompt=self.condition.system_prompt, camera=True,
                                 proactive=self.strategy, **glasses.hello_options())
-        self.client = GlassesClient(glasses.url, token=glasses.token)
-        await self.client.connect(session)
+        self.client = client = GlassesClient(glasses.url, token=glasses.token)
+        await client.connect(session)
         plan = await asyncio.to_thread(plan_watch, scenario, stream_phase_ms(scenario.scenario_id), self.pictures)
-        await self.client.play(plan, Pacer(self.speed, origin_ms=plan.start_ms))
-        done, probes = await self.client.end_watch()
-        turns, messages = (), ()
+        await client.play(plan, Pacer(self.speed, origin_ms=plan.start_ms))
+        done, probes = await client.end_watch()
+        turns: tuple[TurnResult, ...] = ()
+        messages: tuple[Message, ...] = ()
         if plan.opening:
-            events = await self.client.wait_turn(1)
-            reply = turn_reply(events, glasses.backend, self.client.reply_audio(1))
+            events = await client.wait_turn(1)
+            reply = turn_reply(events, glasses.backend, client.reply_audio(1))
             metrics = events.metrics.latency_s
             turns = (TurnResult(turn=1, input=events.input, reply=reply, metrics=metrics),)
             messages = (*(Message(role="user", text=text) for text in events.input.messages()),
@@ -84,7 +89,7 @@ class WatchConversation:
             window_end_ms=scenario.window_end_ms, expected=scenario.event.expected if scenario.event else (),
             probes=tuple(recorded), frames_sent_ms=tuple(t - origin for t in sent),
             pictures=await asyncio.to_thread(self._pictures, plan, sent, origin) if glasses.keep_frames else (),
-            audio=tuple((p.probe, pcm) for p in probes if not p.silent and (pcm := self.client.remark_audio(p.probe))),
+            audio=tuple((p.probe, pcm) for p in probes if not p.silent and (pcm := client.remark_audio(p.probe))),
             skipped=done.skipped, frames_source=plan.frames_source)
         return Watched(turns=turns, watching=watching, messages=messages, model=glasses.backend)
 

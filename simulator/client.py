@@ -16,11 +16,13 @@ import time
 from dataclasses import dataclass
 
 import websockets
+from websockets.asyncio.client import ClientConnection
 
 from core.records import TurnInput
 from core.token_bucket import TokenBucket
 from simulator.pacing import Pacer
 from simulator.timeline import TurnPlan
+from simulator.watch_timeline import WatchPlan
 from streaming import wire
 
 
@@ -65,7 +67,7 @@ class GlassesClient:
         self.events: list[tuple[float, wire.ServerEvent]] = []  # (arrival time, event), for the session log
         self._turn_done: dict[int, asyncio.Event] = {}
         self._watch_done = asyncio.Event()  # a proactive session's `watch.done` came (or the connection ended)
-        self._ws = None
+        self._ws: ClientConnection | None = None
         self._reader: asyncio.Task | None = None
         self._failure: str | None = None
         # the governor: each send waits for its bucket, so the server's limits are never reached
@@ -73,11 +75,18 @@ class GlassesClient:
                                        wire.MAX_AUDIO_BYTES_PER_S * SHARE_OF_LIMITS / 2)
         self._frame_rate = TokenBucket(wire.MAX_FRAMES_PER_S * SHARE_OF_LIMITS, wire.MAX_FRAMES_PER_S / 2)
 
+    @property
+    def _socket(self) -> ClientConnection:
+        """The open connection; using the client before `connect` is a programming error, said plainly."""
+        if self._ws is None:
+            raise ServerError("the glasses are not connected: connect() first")
+        return self._ws
+
     async def connect(self, config: wire.SessionConfig, timeout: float = 300.0) -> wire.Ready:
         self._ws = await websockets.connect(self.url, max_size=wire.MAX_MESSAGE_BYTES, open_timeout=60,
                                            ping_interval=self.ping_interval, ping_timeout=self.ping_timeout)
-        await self._ws.send(wire.hello(self.token, config))
-        ready = wire.decode_event(await asyncio.wait_for(self._ws.recv(), timeout))
+        await self._socket.send(wire.hello(self.token, config))
+        ready = wire.decode_event(await asyncio.wait_for(self._socket.recv(), timeout))
         self._record(ready)
         if not isinstance(ready, wire.Ready):
             detail = f"{ready.code}: {ready.message}" if isinstance(ready, wire.Error) else ready.type
@@ -108,7 +117,7 @@ class GlassesClient:
 
     async def _read(self) -> None:
         try:
-            async for raw in self._ws:
+            async for raw in self._socket:
                 event = wire.decode_event(raw)
                 self._record(event)
                 if isinstance(event, wire.Metrics):
@@ -125,11 +134,14 @@ class GlassesClient:
                 done.set()
             self._watch_done.set()
 
-    async def play(self, plan: TurnPlan, pacer: Pacer, uplink=None) -> Delivery:
+    async def play(self, plan: TurnPlan | WatchPlan, pacer: Pacer, uplink=None) -> Delivery:
         """Send the turn's timeline, each item when `pacer` reaches its time. With an `uplink`
         (`media_effects.impairments.Uplink`), an item goes when the uplink delivers it, or never
         when the uplink loses it; the items keep their stream times."""
-        schedule, lost_audio, lost_frames, delays = [], [], [], []
+        schedule: list = []
+        lost_audio: list[int] = []
+        lost_frames: list[int] = []
+        delays: list[float] = []
         last = float("-inf")
         for item in plan.items:
             at = float(item.t_ms)
@@ -144,15 +156,15 @@ class GlassesClient:
         for at, item in schedule:
             await pacer.wait(at)
             if item.kind == "turn.end":
-                await self._ws.send(wire.encode_message("turn.end", t_ms=item.t_ms))
+                await self._socket.send(wire.encode_message("turn.end", t_ms=item.t_ms))
             elif item.kind == "frame":
                 if self.drop_frames and self.random.random() < self.drop_frames:
                     continue
                 await self._frame_rate.take(1)
-                await self._ws.send(wire.encode_media(wire.KIND_FRAME, item.t_ms, item.payload))
+                await self._socket.send(wire.encode_media(wire.KIND_FRAME, item.t_ms, item.payload))
             else:
                 await self._audio_rate.take(len(item.payload))
-                await self._ws.send(wire.encode_media(wire.KIND_AUDIO, item.t_ms, item.payload))
+                await self._socket.send(wire.encode_media(wire.KIND_AUDIO, item.t_ms, item.payload))
         return Delivery(lost_audio_ms=tuple(lost_audio), lost_frames_ms=tuple(lost_frames), mean_delay_ms=round(sum(delays) / len(delays), 1) if delays else None,
                         frames_played=sum(item.kind == "frame" for item in plan.items))
 
@@ -168,7 +180,10 @@ class GlassesClient:
             errors = [e for _, e in self.events if isinstance(e, wire.Error)]
             detail = f"{errors[-1].code}: {errors[-1].message}" if errors else self._failure
             raise ServerError(f"turn {turn} did not complete: {detail}")
-        return TurnEvents(input=by_type[wire.TurnInputEvent].input, done=by_type[wire.AssistantDone], metrics=by_type[wire.Metrics])
+        turn_input, done_event, metrics = by_type[wire.TurnInputEvent], by_type[wire.AssistantDone], by_type[wire.Metrics]
+        assert isinstance(turn_input, wire.TurnInputEvent) and isinstance(done_event, wire.AssistantDone) \
+            and isinstance(metrics, wire.Metrics)  # keyed by their own types above
+        return TurnEvents(input=turn_input.input, done=done_event, metrics=metrics)
 
     def remark_audio(self, probe: int) -> bytes:
         """A proactive remark's spoken pieces joined (PCM16 mono at the rate the events give)."""
@@ -178,7 +193,7 @@ class GlassesClient:
     async def end_watch(self, timeout: float = 600.0) -> tuple[wire.WatchDone, list[wire.ProbeDone]]:
         """A proactive stream is over: `watch.end`, then the server's `watch.done` once every frame and
         probe before it is handled; with every probe's `probe.done`, in order."""
-        await self._ws.send(wire.encode_message("watch.end"))
+        await self._socket.send(wire.encode_message("watch.end"))
         try:
             await asyncio.wait_for(self._watch_done.wait(), timeout)
         except asyncio.TimeoutError:

@@ -327,6 +327,7 @@ def _run_cells(bank, settings, run_dir, prepared, base_url: str | None) -> dict:
     async def bench() -> dict:
         loop = asyncio.get_running_loop()
         main = asyncio.current_task()
+        assert main is not None  # bench() runs as asyncio.run's task
 
         def stop(signum: int) -> None:
             if not stopped_by:

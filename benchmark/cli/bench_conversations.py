@@ -23,18 +23,25 @@ async def conversations(settings, base_url: str | None, run_dir):
     if settings.stream is None:
         async with open_candidate(chosen.model_id, base_url=base_url, log_dir=run_dir / "logs",
                                   output=chosen.output) as candidate:
-            if chosen.cached:
+            if is_realtime(chosen.model_id):  # each trial in a live conversation of its own (never cached)
+                from candidates.realtime import RealtimeCandidate
+
+                assert isinstance(candidate, RealtimeCandidate)  # what the factory opens for a realtime id
+                live = candidate
+                yield lambda scenario, condition, _point, _trial, _cache: DirectConversation(
+                    scenario, condition, live.conversation(), config, camera=settings.camera,
+                    repair_style=settings.repair_style, owns_candidate=True)
+            elif chosen.cached:  # a cached candidate asks for the cell: keyed by its trial, logged to it
                 from candidates.cache import CachedCandidate, ResponseCache
 
-                candidate = CachedCandidate(candidate, ResponseCache(settings.cache_dir), role="candidate")
-            if is_realtime(chosen.model_id):  # each trial in a live conversation of its own
-                yield lambda scenario, condition, _point, _trial, _cache: DirectConversation(
-                    scenario, condition, candidate.conversation(), config, camera=settings.camera,
-                    repair_style=settings.repair_style, owns_candidate=True)
-            else:  # a cached candidate asks for the cell: keyed by its trial, logged to it
+                cached = CachedCandidate(candidate, ResponseCache(settings.cache_dir), role="candidate")
                 yield lambda scenario, condition, _point, _trial, cache: DirectConversation(
-                    scenario, condition, candidate.for_cell(cache) if chosen.cached else candidate, config,
-                    camera=settings.camera, repair_style=settings.repair_style)
+                    scenario, condition, cached.for_cell(cache), config, camera=settings.camera,
+                    repair_style=settings.repair_style)
+            else:
+                yield lambda scenario, condition, _point, _trial, _cache: DirectConversation(
+                    scenario, condition, candidate, config, camera=settings.camera,
+                    repair_style=settings.repair_style)
         return
     with _server(settings, base_url, run_dir) as url:
         yield _stream_factory(settings, url)

@@ -8,9 +8,13 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchmark.cli.bench_checks import Stop
 from benchmark.cli.endpoints import effective_base_url, judge_base_url
+
+if TYPE_CHECKING:
+    from candidates.ratelimit import RateLimits
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,7 +31,7 @@ class Models:
     ranking_family: str | None
     ranking_model: str | None
     ranking_url: str | None
-    limits: object  # `candidates.ratelimit.RateLimits`
+    limits: RateLimits
 
     def describe(self) -> str:
         """The run's opening line: the candidate and the judge, and where each is asked."""

@@ -130,7 +130,7 @@ def run(args) -> int:
         return 2
     try:
         ipaddress.ip_address(args.host)
-        names = ()
+        names: tuple[str, ...] = ()
     except ValueError:
         names = (args.host,)  # a name the server was bound to: requests may use it as their Host
     try:

@@ -81,7 +81,7 @@ def _camera_frames(index: int, count: int = 10) -> list[bytes]:
     if not capture.isOpened():
         raise SimulateError(f"--camera {index}: camera {index} cannot be opened (in use, or no permission?); "
                             "leave out --camera to play the scenario's media")
-    frames = []
+    frames: list[bytes] = []
     while len(frames) < count:
         ok, image = capture.read()
         if not ok:
@@ -185,12 +185,13 @@ def run(args) -> int:
                                 f"{type(exc).__name__}: {exc} (check --server and --token)") from exc
         turns = (1, 2, 3) if args.repair else (1, 2)
         client = conversation.client
+        assert client is not None  # open() connected it, or raised
         try:
             for turn in turns:  # the bench's turn loop: the same pause between turns, the same hello
                 result = await conversation.send(turn)
                 lost = result.glasses
                 if lost.audio_lost_ms or lost.frames_lost_ms:
-                    print(f"uplink ({profile.name}): turn {turn} lost {len(lost.audio_lost_ms)} audio chunks "
+                    print(f"uplink ({lost.impairment}): turn {turn} lost {len(lost.audio_lost_ms)} audio chunks "
                           f"and {len(lost.frames_lost_ms)} frames", file=sys.stderr)
                 results.append(result)
         finally:
@@ -198,7 +199,7 @@ def run(args) -> int:
         return client.session_log(), {turn: client.reply_audio(turn) for turn in turns}
 
     results: list = []  # each turn's TurnResult
-    server = contextlib.nullcontext(args.server)
+    server: contextlib.AbstractContextManager = contextlib.nullcontext(args.server)
     if not args.server:
         from streaming.app import ServerSettings
         from streaming.local_server import running_server

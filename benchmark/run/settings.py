@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from benchmark.prices import PriceTable
 from core.candidate import DEFAULT_MAX_TOKENS
 from core.records import SweepPoint
+
+
+class RecordsItself(Protocol):
+    """What the run keeps of the glasses' settings (`simulator.settings.GlassesSettings`, which the run
+    layer does not import): their record, as the manifest's `glasses`."""
+
+    def record(self) -> dict: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,7 +90,7 @@ class RunSettings:
     stream: StreamSettings | None = None  # None: the text proxy
     # `--via stream`: the glasses of every cell before the server's address and the cell's own settings
     # (a `simulator.settings.GlassesSettings`, built by the CLI from `candidate` and `stream`); None: the text proxy
-    glasses: object = None
+    glasses: RecordsItself | None = None
     cache_dir: str | None = None  # the response cache's directory (None: off)
     rate_limits: dict | None = None  # as `RateLimits.describe()` gives them, for the manifest
     prices: PriceTable | None = None  # what tokens cost (None: the shipped table); recorded in the manifest
