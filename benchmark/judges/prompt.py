@@ -8,7 +8,7 @@ Turn 3 repair message when grading Turn 3, the reply,
 the four answer lists and a ground-truth section describing the frames. It
 never sees the scenario's target context, shift type or authoring notes:
 those fields are not read here at all, and
-`tests/test_judge_prompt_constraints.py` checks every shipped scenario.
+`tests/benchmark/judges/test_judge_prompt_constraints.py` checks every shipped scenario.
 
 The template file holds three parts, each after a `<!-- judge:NAME -->`
 line: the system line, the retry message and the user prompt. Bump

@@ -1,0 +1,135 @@
+"""The project's import graph, read with `ast`: no import cycle anywhere, and
+the packages import one another only as docs/architecture.md allows.
+
+Every import counts, also one inside a function: a lazy import still ties
+the two modules together. `from package import name` is an edge to the
+submodule `package.name` when there is one, else to the package itself."""
+
+from __future__ import annotations
+
+from tests.paths import ROOT
+
+import ast
+from pathlib import Path
+
+PACKAGES = ("core", "candidates", "media_effects", "perception", "streaming", "simulator", "benchmark")
+
+
+def project_modules() -> dict[str, Path]:
+    modules = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            if "-" in "".join(parts):  # standalone scripts (the vision evaluators' code validators)
+                continue
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            modules[name] = path
+    return modules
+
+
+def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:  # `import a.b.c` of a name inside a.b
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = project_modules()
+    return {name: imports_of(name, path, modules) for name, path in modules.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_project_has_no_import_cycle():
+    assert cycles(import_graph()) == []
+
+
+def test_a_cycle_is_found_when_one_is_added():
+    graph = import_graph()
+    graph["candidates.realtime_base"].add("candidates.factory")
+    assert any("candidates.factory" in c and "candidates.realtime_base" in c
+               for c in cycles(graph))
+
+
+# the layers, from the ground up (docs/architecture.md): a package imports its own modules and those of
+# the layers below it, never one beside it or above it
+LAYERS = (("core",), ("candidates", "media_effects"), ("perception",), ("streaming",), ("simulator",),
+          ("benchmark",))
+FLOOR = {package: n for n, packages in enumerate(LAYERS) for package in packages}
+# inside the benchmark, only what drives the glasses talks to the server and the simulator: the protocol,
+# judges, scoring and reports stay free of the stream
+GLASSES_DRIVERS = ("benchmark.cli", "benchmark.stream_conversation", "benchmark.watch_conversation",
+                   "benchmark.probe")
+
+
+def _allowed(source: str, target: str) -> bool:
+    top, other = source.split(".")[0], target.split(".")[0]
+    if top == other:
+        return True
+    if FLOOR[other] >= FLOOR[top]:
+        return False
+    return not (top == "benchmark" and other in ("streaming", "simulator") and not source.startswith(GLASSES_DRIVERS))
+
+
+def test_packages_import_only_what_the_architecture_allows():
+    graph = import_graph()
+    wrong = sorted(f"{source} -> {target}" for source, targets in graph.items() for target in targets
+                   if not _allowed(source, target))
+    assert wrong == []
+
+
+def test_an_import_up_a_layer_is_refused():
+    assert not _allowed("core.records", "candidates.usage")
+    assert not _allowed("candidates.local", "media_effects.audio")  # beside, not below
+    assert not _allowed("benchmark.scoring.summary", "streaming.wire")
+    assert _allowed("benchmark.stream_conversation", "streaming.wire")
+    assert _allowed("perception.speech", "media_effects.audio")
