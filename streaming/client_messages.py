@@ -13,7 +13,7 @@ were. The server reads a hello in two steps (the token before the config:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar, Union
+from typing import ClassVar
 
 from streaming import wire
 from streaming.wire import CLIENT_TYPES, SessionConfig, WireError
@@ -53,7 +53,7 @@ class SessionEnd:
     type: ClassVar[str] = "session.end"
 
 
-ClientMessage = Union[Hello, TurnEnd, ReplyCut, WatchEnd, SessionEnd]
+ClientMessage = Hello | TurnEnd | ReplyCut | WatchEnd | SessionEnd
 MESSAGE_TYPES: dict[str, type] = {cls.type: cls for cls in (Hello, TurnEnd, ReplyCut, WatchEnd, SessionEnd)}
 assert tuple(MESSAGE_TYPES) == CLIENT_TYPES
 # what may follow a hello

@@ -8,8 +8,16 @@ import json
 import pytest
 
 from streaming import wire
-from streaming.client_messages import (CONTROL_TYPES, Hello, ReplyCut, SessionEnd, TurnEnd, WatchEnd,
-                                       decode_client_message, encode_client_message)
+from streaming.client_messages import (
+    CONTROL_TYPES,
+    Hello,
+    ReplyCut,
+    SessionEnd,
+    TurnEnd,
+    WatchEnd,
+    decode_client_message,
+    encode_client_message,
+)
 
 
 def test_every_client_message_round_trips_typed():
