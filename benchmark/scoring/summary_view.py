@@ -85,6 +85,11 @@ class RunManifest:
                    proactive=_strings(data.get("proactive")) or (), bank_source=_str(data.get("bank_source")),
                    raw=data)
 
+    @classmethod
+    def of(cls, manifest: RunManifest | dict | None) -> RunManifest:
+        """`manifest` typed: a RunManifest as it is, a manifest.json dict read, None as an empty manifest."""
+        return manifest if isinstance(manifest, RunManifest) else cls.from_json(manifest)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Primary:
