@@ -16,14 +16,15 @@ from pathlib import Path
 
 from benchmark.scoring import metrics, stats
 from benchmark.scoring.summary import ranking_condition
+from benchmark.scoring.summary_view import RunManifest
 from core.records import TrialRecord
 from benchmark.scoring.trials import TrialSet, load_trials
 
 
-def _manifest_of(path: Path) -> dict:
+def _manifest_of(path: Path) -> RunManifest:
     from benchmark.report import read_manifest
 
-    return read_manifest(path) if path.is_dir() else {}
+    return RunManifest.from_json(read_manifest(path) if path.is_dir() else {})
 
 
 def paired_trials(a: TrialSet, b: TrialSet) -> list[tuple[TrialRecord, TrialRecord]]:
@@ -33,14 +34,16 @@ def paired_trials(a: TrialSet, b: TrialSet) -> list[tuple[TrialRecord, TrialReco
             if t.scored and t.cell in second]
 
 
-def _cost(trials: TrialSet, condition: str, manifest: dict | None) -> dict:
+def _cost(trials: TrialSet, condition: str, manifest: RunManifest | dict | None) -> dict:
+    """The cost of a run's trials under `condition`, priced with the prices its manifest recorded."""
     from benchmark.prices import table_from_manifest
     from benchmark.scoring.cost import group_cost
 
-    return group_cost([t for t in trials.trials if t.condition == condition], table_from_manifest(manifest or {})[0])
+    prices = table_from_manifest(RunManifest.of(manifest).raw)[0]
+    return group_cost([t for t in trials.trials if t.condition == condition], prices)
 
 
-def accuracy_cost_points(runs: list[tuple[str, TrialSet, dict]]) -> list[dict]:
+def accuracy_cost_points(runs: list[tuple[str, TrialSet, RunManifest | dict]]) -> list[dict]:
     """Per run (label, trials, manifest) and condition: balanced Turn 2 accuracy and the candidate's cost."""
     points = []
     for label, trials, manifest in runs:
@@ -55,9 +58,10 @@ def accuracy_cost_points(runs: list[tuple[str, TrialSet, dict]]) -> list[dict]:
     return points
 
 
-def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None, manifest_a: dict | None = None,
-                       manifest_b: dict | None = None) -> dict:
-    condition = condition or ranking_condition(a.trials, manifest_a or {})[0]
+def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None,
+                       manifest_a: RunManifest | dict | None = None, manifest_b: RunManifest | dict | None = None
+                       ) -> dict:
+    condition = condition or ranking_condition(a.trials, RunManifest.of(manifest_a).raw)[0]
     pairs = paired_trials(a, b)
     chosen = [(x, y) for x, y in pairs if x.condition == condition]
     first = [x for x, _ in chosen]
@@ -65,16 +69,16 @@ def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None, m
     ba_a = metrics.balanced_accuracy(metrics.per_class(first))
     ba_b = metrics.balanced_accuracy(metrics.per_class(second))
     counts_a = metrics.scenario_counts(first)
-    counts_b = {c.scenario_id: c for c in metrics.scenario_counts(second)}
-    counts_b = [counts_b[c.scenario_id] for c in counts_a]
+    by_scenario_b = {c.scenario_id: c for c in metrics.scenario_counts(second)}
+    counts_b = [by_scenario_b[c.scenario_id] for c in counts_a]
     low, high = stats.paired_bootstrap_difference(counts_a, counts_b)
     note = None
     if low is not None and low == high:  # every resample gives one value: no interval, and say why
         low = high = None
         note = (f"no interval: every resample of the {len(counts_a)} scenarios gives the same difference "
                 "(too few scenarios, or none where the runs differ)")
-    only_a = sum(x.passed and not y.passed for x, y in chosen)
-    only_b = sum(y.passed and not x.passed for x, y in chosen)
+    only_a = sum(bool(x.passed and not y.passed) for x, y in chosen)
+    only_b = sum(bool(y.passed and not x.passed) for x, y in chosen)
     flips: dict[str, dict] = {}
     for x, y in pairs:
         if x.passed == y.passed:
@@ -157,7 +161,8 @@ def only_cells(other: TrialSet, this: TrialSet) -> set:
     return {t.cell for t in this.trials} - scored
 
 
-def against_first(sets: list[TrialSet], manifests: list[dict], labels: list[str], condition: str) -> list[dict]:
+def against_first(sets: list[TrialSet], manifests: list[RunManifest], labels: list[str],
+                  condition: str) -> list[dict]:
     """Each run after the first, paired with it by cell: B - A in balanced accuracy with its paired
     bootstrap interval, and McNemar's p."""
     rows = []
@@ -198,7 +203,7 @@ def compare_runs(run_a: str | Path, run_b: str | Path, condition: str | None = N
                               condition) if len(asked) >= 2 else None}
 
 
-def _compare_qa(paths: list[Path], sets: list[TrialSet], manifests: list[dict], labels: list[str],
+def _compare_qa(paths: list[Path], sets: list[TrialSet], manifests: list[RunManifest], labels: list[str],
                 condition: str | None) -> dict:
     from benchmark.compare_table import run_row
 

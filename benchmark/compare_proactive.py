@@ -15,6 +15,7 @@ McNemar p on hits, and the difference in false alarms per minute with its paired
 from __future__ import annotations
 
 from benchmark.scoring import stats
+from benchmark.scoring.summary_view import RunManifest
 from benchmark.scoring.trials import TrialSet
 from core.records import PROACTIVE_TARGETS, TrialRecord
 
@@ -58,13 +59,14 @@ def _scenario_rows(records: list[TrialRecord], of) -> dict[str, tuple[float, flo
     return rows
 
 
-def cell_rows(label: str, trials: TrialSet, manifest: dict) -> list[dict]:
+def cell_rows(label: str, trials: TrialSet, manifest: RunManifest | dict | None) -> list[dict]:
     """One row per condition and cell of a proactive run."""
     from benchmark.prices import table_from_manifest
     from benchmark.scoring.cost import candidate_cost
     from benchmark.scoring.proactive import cell_metrics
 
-    table = table_from_manifest(manifest or {})[0]
+    manifest = RunManifest.of(manifest)
+    table = table_from_manifest(manifest.raw)[0]
     rows = []
     for (condition, name), records in _cells(trials).items():
         total, unknown = 0.0, []
@@ -76,7 +78,7 @@ def cell_rows(label: str, trials: TrialSet, manifest: dict) -> list[dict]:
                 total += cost.usd
         cell = cell_metrics(records, None if unknown else total, unknown)
         cell.pop("scenarios")
-        rows.append({"label": label, "run": str(trials.source), "model": (manifest or {}).get("candidate_model"),
+        rows.append({"label": label, "run": str(trials.source), "model": manifest.candidate_model,
                      "condition": condition, "cell": name, "metrics": cell,
                      "false_alarms_per_min": _per_minute(records),
                      "hours": round(cell["stream_minutes"] / 60, 4)})
@@ -154,7 +156,7 @@ def paired_difference(condition: str, cell_a: str, cell_b: str, records_a: list,
             "false_alarms_ci_low": fa_low, "false_alarms_ci_high": fa_high}
 
 
-def compare_proactive(labels: list[str], sets: list[TrialSet], manifests: list[dict]) -> dict:
+def compare_proactive(labels: list[str], sets: list[TrialSet], manifests: list[RunManifest]) -> dict:
     """The proactive runs' rows, each later run against the first, and the plot's points."""
     rows = [row for label, trials, manifest in zip(labels, sets, manifests)
             for row in cell_rows(label, trials, manifest)]

@@ -17,11 +17,12 @@ from pathlib import Path
 
 from benchmark.faults import fault_of
 from benchmark.scoring import metrics, stats
+from benchmark.scoring.summary_view import RunManifest
 from benchmark.scoring.trials import TrialSet
 from benchmark.shards import planned_cells
 
 
-def run_row(label: str, path: Path, trials: TrialSet, manifest: dict, condition: str) -> dict:
+def run_row(label: str, path: Path, trials: TrialSet, manifest: RunManifest | dict | None, condition: str) -> dict:
     """One run's figures under `condition`."""
     from benchmark.prices import table_from_manifest
     from benchmark.scoring.cost import group_cost
@@ -29,13 +30,14 @@ def run_row(label: str, path: Path, trials: TrialSet, manifest: dict, condition:
     chosen = [t for t in trials.trials if t.condition == condition]
     classes = metrics.per_class(chosen)
     low, high, method = stats.balanced_interval(metrics.scenario_counts(chosen))
-    planned = planned_cells(manifest)
+    manifest = RunManifest.of(manifest)
+    planned = planned_cells(manifest.raw)
     cells = max(len(chosen), sum(cell[0] == condition for cell in planned) if planned else 0)
     scored = sum(t.scored for t in chosen)
     latency = metrics.latency(chosen)
     repair = metrics.repair_rate(chosen)
-    cost = group_cost(chosen, table_from_manifest(manifest or {})[0])
-    return {"label": label, "run": str(path), "model": manifest.get("candidate_model"), "condition": condition,
+    cost = group_cost(chosen, table_from_manifest(manifest.raw)[0])
+    return {"label": label, "run": str(path), "model": manifest.candidate_model, "condition": condition,
             "balanced_accuracy": metrics.balanced_accuracy(classes), "ci_low": low, "ci_high": high,
             "ci_method": method,
             "measured": cells > 0 and 2 * scored >= cells, "scored": scored, "cells": cells,

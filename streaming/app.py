@@ -24,6 +24,7 @@ import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, WebSocket
 
@@ -31,8 +32,13 @@ from candidates.providers import PROVIDERS, key_variables
 from core.token_bucket import TokenBucket
 from perception.describer_spec import offered
 from streaming import wire
+from streaming.client_messages import CONTROL_TYPES, ReplyCut, SessionEnd, TurnEnd, WatchEnd, decode_client_message
 from streaming.memory import Trimmer, fix_mmap_threshold
 from streaming.probe_pace import DEFAULT_MIN_GAP_S, DEFAULT_RATE, ProbePace
+from streaming.server_state import BackendLimit, Backends, ServerState
+
+if TYPE_CHECKING:
+    from streaming.session import Session
 
 log = logging.getLogger("wearsim.server")
 
@@ -160,48 +166,13 @@ def backend_refusal(model_id: str, allowed: tuple[str, ...] | None) -> str | Non
     return None
 
 
-class BackendLimit(Exception):
-    pass
-
-
-class Backends:
-    """Opened candidates by model id, shared across sessions."""
-
-    def __init__(self, base_url: str | None, max_open: int = 4):
-        self.base_url = base_url
-        self.max_open = max_open
-        self._open: dict[str, object] = {}
-        self._stack = contextlib.AsyncExitStack()
-        self._locks: dict[str, asyncio.Lock] = {}
-
-    async def get(self, model_id: str):
-        from candidates import open_candidate
-
-        if model_id not in self._locks and len(self._locks) >= self.max_open:
-            raise BackendLimit(f"this server opens at most {self.max_open} backends and has them: "
-                               f"{', '.join(sorted(self._locks))}")
-        async with self._locks.setdefault(model_id, asyncio.Lock()):  # one opening per id; others go on
-            if model_id not in self._open:
-                try:
-                    self._open[model_id] = await self._stack.enter_async_context(
-                        open_candidate(model_id, base_url=self.base_url))
-                except BaseException:
-                    self._locks.pop(model_id, None)  # a failed opening takes no place
-                    raise
-            return self._open[model_id]
-
-    async def close(self) -> None:
-        await self._stack.aclose()
-        self._open.clear()
-
-
 class ClientGone(Exception):
     """The client left, or took no event for `send_timeout_s`."""
 
 
 def create_app(settings: ServerSettings | None = None) -> FastAPI:
     settings = settings or ServerSettings()
-    state: dict = {"sessions": 0, "pending": 0}
+    state = ServerState()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -209,25 +180,26 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         from media_effects.frames import FrameBudget
         from perception.speech import VoiceActivity
 
-        state["transcriber"] = Transcriber(settings.asr_model)
-        state["vad"] = VoiceActivity()
-        state["frame_budget"] = FrameBudget(settings.frame_bytes_total)
-        state["probe_pace"] = ProbePace(settings.probe_rate, settings.probe_min_gap_s,
-                                        hold_turns=settings.probe_hold_turns)
+        state.transcriber = Transcriber(settings.asr_model)
+        state.vad = VoiceActivity()
+        state.frame_budget = FrameBudget(settings.frame_bytes_total)
+        state.probe_pace = ProbePace(settings.probe_rate, settings.probe_min_gap_s,
+                                     hold_turns=settings.probe_hold_turns)
         max_open = max(settings.max_open_backends, len(settings.allowed_backends or ()))
-        state["backends"] = Backends(settings.backend_base_url, max_open)
+        state.backends = backends = Backends(settings.backend_base_url, max_open)
         # vision-model describers, each opened once for the server's life and shared by every session
-        state["describer_models"] = Backends(settings.describer_base_url, max(1, len(settings.allowed_describers)))
+        state.describer_models = describers = Backends(settings.describer_base_url,
+                                                       max(1, len(settings.allowed_describers)))
         fix_mmap_threshold()  # a large frame's memory is unmapped when freed, not kept in an arena
-        state["trimmer"] = Trimmer()  # and what arenas kept goes back to the system after sessions close
+        state.trimmer = trimmer = Trimmer()  # and what arenas kept goes back to the system after sessions close
         try:
             yield
         finally:
-            state["trimmer"].cancel()
+            trimmer.cancel()
             try:
-                await state["backends"].close()
+                await backends.close()
             finally:
-                await state["describer_models"].close()
+                await describers.close()
 
     # no /docs, /redoc or /openapi.json: nothing a page on another origin could use to learn the API
     app = FastAPI(title="wearsim streaming server", lifespan=lifespan, docs_url=None, redoc_url=None,
@@ -240,8 +212,8 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
     @app.get("/healthz")
     async def healthz():
-        budget = state.get("frame_budget")
-        return {"ok": True, "protocol": wire.PROTOCOL_VERSION, "sessions": state["sessions"],
+        budget = state.frame_budget
+        return {"ok": True, "protocol": wire.PROTOCOL_VERSION, "sessions": state.sessions,
                 "frame_bytes": budget.used if budget is not None else 0}
 
     @app.websocket("/v1/session")
@@ -257,11 +229,11 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
 
 class Connection:
-    def __init__(self, websocket: WebSocket, settings: ServerSettings, state: dict):
+    def __init__(self, websocket: WebSocket, settings: ServerSettings, state: ServerState):
         self.websocket, self.settings, self.state = websocket, settings, state
         self.send_lock = asyncio.Lock()
         self.last_heard = time.monotonic()
-        self.session = None
+        self.session: Session | None = None
 
     async def send(self, event: wire.ServerEvent) -> None:
         try:
@@ -283,28 +255,28 @@ class Connection:
 
     async def serve(self) -> None:
         state, settings = self.state, self.settings
-        if state["pending"] >= settings.max_pending_hellos:
+        if state.pending >= settings.max_pending_hellos:
             await self.fail("server_busy", "too many connections are waiting to say hello; try again later",
                             wire.CLOSE_BUSY)
             return
-        state["pending"] += 1
+        state.pending += 1
         try:
             config = await self._hello()
         finally:
-            state["pending"] -= 1
+            state.pending -= 1
         if config is None:
             return
-        if state["sessions"] >= settings.max_sessions:
+        if state.sessions >= settings.max_sessions:
             await self.fail("server_busy", f"the server holds its maximum of {settings.max_sessions} sessions; "
                                            "try again later", wire.CLOSE_BUSY)
             return
-        state["sessions"] += 1
+        state.sessions += 1
         try:
             await self._run(config)
         finally:
-            state["sessions"] -= 1
-            if "trimmer" in state:
-                state["trimmer"].session_closed()
+            state.sessions -= 1
+            if state.trimmer is not None:
+                state.trimmer.session_closed()
 
     async def _hello(self) -> wire.SessionConfig | None:
         """The checked session config, or None after refusing the hello (error event and close)."""
@@ -347,7 +319,7 @@ class Connection:
 
     async def _run(self, config: wire.SessionConfig) -> None:
         try:
-            self.session = await self._open_session(config)
+            self.session = session = await self._open_session(config)
         except BackendLimit as exc:
             await self.fail("backend_not_allowed", str(exc), wire.CLOSE_BAD_HELLO)
             return
@@ -357,17 +329,17 @@ class Connection:
         except Exception as exc:  # backend or describer could not start
             await self.fail("backend_unavailable", f"{type(exc).__name__}: {exc}", wire.CLOSE_BAD_HELLO)
             return
-        tasks = {}
+        tasks: dict[asyncio.Task, str] = {}
         try:
             await self.send(wire.Ready(wire.PROTOCOL_VERSION, config.backend))
             self.last_heard = time.monotonic()
-            tasks = {asyncio.create_task(self._read(), name="reader"): "reader",
-                     asyncio.create_task(self.session.run(), name="worker"): "worker",
-                     asyncio.create_task(self._watch_idle(), name="idle"): "idle"}
+            tasks = {asyncio.create_task(self._read(session), name="reader"): "reader",
+                     asyncio.create_task(session.run(), name="worker"): "worker",
+                     asyncio.create_task(self._watch_idle(session), name="idle"): "idle"}
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
-                if not task.cancelled() and task.exception() is not None:
-                    await self._failed(tasks[task], task.exception())
+                if not task.cancelled() and (failure := task.exception()) is not None:
+                    await self._failed(tasks[task], failure)
         except ClientGone:
             pass
         finally:
@@ -375,7 +347,7 @@ class Connection:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             try:
-                await self.session.aclose()
+                await session.aclose()
             except Exception as exc:
                 log.warning("closing a session failed: %s", scrub(repr(exc), self.settings)[:300])
 
@@ -388,21 +360,21 @@ class Connection:
             log.warning("%s failed: %s", where, scrub(repr(exc), self.settings)[:300])
             await self.fail("internal_error", "the server failed on this session", wire.CLOSE_BACKEND_ERROR)
 
-    async def _watch_idle(self) -> None:
+    async def _watch_idle(self, session: Session) -> None:
         """Close the session after `idle_timeout_s` with nothing from the client and nothing in flight."""
         timeout = self.settings.idle_timeout_s
         while True:
-            if self.session.busy:
+            if session.busy:
                 self.last_heard = time.monotonic()
             remaining = self.last_heard + timeout - time.monotonic()
             if remaining <= 0:
                 await self.fail("idle_timeout", f"nothing from the client for {timeout:.0f} s", wire.CLOSE_IDLE)
                 return
-            await asyncio.sleep(min(remaining, 1.0) if self.session.busy else remaining)
+            await asyncio.sleep(min(remaining, 1.0) if session.busy else remaining)
 
-    async def _read(self) -> None:
+    async def _read(self, session: Session) -> None:
         """Take each message as it arrives; limits are measured here, at arrival."""
-        session, violations = self.session, 0
+        violations = 0
         audio_rate = TokenBucket(wire.MAX_AUDIO_BYTES_PER_S, wire.MAX_AUDIO_BYTES_PER_S * wire.AUDIO_BURST_S)
         frame_rate = TokenBucket(wire.MAX_FRAMES_PER_S, wire.MAX_FRAMES_PER_S)
         while True:
@@ -421,19 +393,18 @@ class Connection:
                         raise wire.WireError("frame_rate", f"more than {wire.MAX_FRAMES_PER_S} frames per second")
                     await session.on_media(media)
                 else:
-                    control = wire.decode_message(message.get("text") or "",
-                                                  allowed=("turn.end", "reply.cut", "watch.end", "session.end"))
-                    if control["type"] == "session.end":
-                        with contextlib.suppress(Exception):
-                            await asyncio.wait_for(self.websocket.close(code=wire.CLOSE_NORMAL),
-                                                   self.settings.send_timeout_s)
-                        return
-                    if control["type"] == "reply.cut":
-                        await session.on_reply_cut(*wire.read_reply_cut(control))
-                    elif control["type"] == "watch.end":
-                        await session.on_watch_end()
-                    else:
-                        await session.on_turn_end()
+                    match decode_client_message(message.get("text") or "", allowed=CONTROL_TYPES):
+                        case SessionEnd():
+                            with contextlib.suppress(Exception):
+                                await asyncio.wait_for(self.websocket.close(code=wire.CLOSE_NORMAL),
+                                                       self.settings.send_timeout_s)
+                            return
+                        case ReplyCut(turn=turn, played_ms=played_ms):
+                            await session.on_reply_cut(turn, played_ms)
+                        case WatchEnd():
+                            await session.on_watch_end()
+                        case TurnEnd():
+                            await session.on_turn_end()
             except wire.WireError as exc:
                 code, text = exc.code, exc.message
             except Exception as exc:  # a message must never drop the session without an answer
@@ -447,17 +418,20 @@ class Connection:
                 return
             await self.fail(code, text)
 
-    async def _open_session(self, config: wire.SessionConfig):
+    async def _open_session(self, config: wire.SessionConfig) -> Session:
         from core.candidate import GenerationConfig
         from candidates.model_ids import is_realtime, output_problem
         from perception.describers import make_describer, needs_model
         from perception.frame_policy import parse_frame_policy
         from media_effects.frames import FrameBuffer
         from perception.speech import SpeechSegmenter
-        from streaming.backends import ChatBackend, RealtimeBackend
+        from streaming.backends import Backend, ChatBackend, RealtimeBackend
         from streaming.session import Session
 
         state, settings = self.state, self.settings
+        if (state.transcriber is None or state.vad is None or state.describer_models is None
+                or state.backends is None or state.frame_budget is None or state.probe_pace is None):
+            raise RuntimeError("the server has not started: its shared models are not loaded")
         turn_model = None
         if config.end_of_turn == "model":  # loaded once, at the first session that asks for it
             from perception.turn_end import shared_model
@@ -466,9 +440,9 @@ class Connection:
                 turn_model = await asyncio.to_thread(shared_model)
             except RuntimeError as exc:
                 raise wire.WireError("bad_hello", f"{exc}; or say end_of_turn: silence") from None
-        segmenter = SpeechSegmenter(state["transcriber"], silence_ms=config.silence_ms, partials=config.partials,
-                                    vad=state["vad"], turn_model=turn_model)
-        model = await state["describer_models"].get(config.describer) if needs_model(config.describer) else None
+        segmenter = SpeechSegmenter(state.transcriber, silence_ms=config.silence_ms, partials=config.partials,
+                                    vad=state.vad, turn_model=turn_model)
+        model = await state.describer_models.get(config.describer) if needs_model(config.describer) else None
         describer = make_describer(config.describer, model=model)
         generation = GenerationConfig(temperature=config.temperature, max_tokens=config.max_tokens)
         problem = output_problem(config.backend, config.output)
@@ -479,13 +453,14 @@ class Connection:
             from core.records import PROACTIVE_INSTRUCTION
 
             system = f"{system}\n\n{PROACTIVE_INSTRUCTION}".strip()
+        backend: Backend
         if is_realtime(config.backend):  # one live API session per glasses session
             backend = await RealtimeBackend.open(config.backend, system, generation,
                                                  base_url=settings.backend_base_url, output=config.output)
         else:  # one chat candidate shared by every session
-            backend = ChatBackend(await state["backends"].get(config.backend), system, generation, describer)
-        frames = FrameBuffer(max_bytes=settings.frame_bytes_per_session, budget=state["frame_budget"])
+            backend = ChatBackend(await state.backends.get(config.backend), system, generation, describer)
+        frames = FrameBuffer(max_bytes=settings.frame_bytes_per_session, budget=state.frame_budget)
         policy = config.frame_policy or settings.frame_policy  # neither: the backend's default
         return Session(config, segmenter, backend, self.send, frames=frames,
                        policy=parse_frame_policy(policy) if policy else None,
-                       camera_profile=camera_conditions(config.camera_conditions), pace=state["probe_pace"])
+                       camera_profile=camera_conditions(config.camera_conditions), pace=state.probe_pace)

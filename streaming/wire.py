@@ -3,7 +3,8 @@
 Binary messages carry media: one kind byte, an unsigned 64-bit big-endian
 timestamp in milliseconds, then the payload (PCM16 mono 16 kHz audio, or one
 JPEG frame). Text messages are JSON objects with a `type`: the client's
-are plain dicts, the server's are typed events (one dataclass per type, in
+are read here as dicts (and typed, one dataclass per type, in
+`streaming.client_messages` on top of these readers), the server's are typed events (one dataclass per type, in
 `streaming.server_events`; every package takes them from here, with
 `encode_event` / `decode_event`). See docs/protocol.md for the full list,
 the limits and the close codes.

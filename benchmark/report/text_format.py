@@ -36,3 +36,7 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
     return lines
+
+
+def seconds(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f} s"
