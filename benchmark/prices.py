@@ -78,7 +78,7 @@ class PriceFileError(ValueError):
         super().__init__(f"{', '.join(where)}: {problem}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Price:
     """One model's prices: USD per million tokens for the kinds it prices."""
 
@@ -98,7 +98,7 @@ class Price:
                 "date": self.date, "source": self.source}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Cost:
     """USD, or None (unknown) with the reasons; `notes`: how a known figure is no more than a bound."""
 
@@ -343,7 +343,7 @@ def usage_cost(usage: Usage | TranscriptionUsage | None, price: Price | None, mo
     return reply_cost(usage, price, model)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Spend:
     """Spend added up as replies (and input transcriptions) arrive (`wearsim bench --budget`):
     cached replies cost nothing again. `unknown` holds why a cost could not be known."""

@@ -40,7 +40,7 @@ SIGHT_QUESTION = "What am I holding?"
 SIGHT_SCENE = "turn_2"  # the scene the sight check shows; no word of the probe's session names its objects
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Check:
     ok: bool | None  # None: seen, neither good nor bad
     what: str

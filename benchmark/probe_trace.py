@@ -153,7 +153,7 @@ def _replace(value, redacted):
     return value
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Trace:
     """Every message of the session as (seconds since the start, direction, message), redacted
     when written (`write`): the whole trace at once, so a key spelled across messages is found."""

@@ -82,7 +82,7 @@ TEXT_FIELDS = ("context_image", "turn_1_image", "turn_2_image", "turn_1_user", "
 
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CheckResult:
     name: str
     problems: list[str] = field(default_factory=list)

@@ -60,7 +60,7 @@ NARRATION = ("view", "glance", "glanced", "gaze", "move", "moved", "moving", "tu
              "scene", "scenes", "moment", "something", "frame", "frames")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TextRules:
     """The three-turn bank's text rules these checks reuse. `benchmark.validate` passes its own
     (`proactive_rules()`), as it passes `mentions` to the scene-spec checks: this module does not import it."""

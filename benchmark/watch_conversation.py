@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from simulator.client import GlassesClient
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Watched:
     """What one proactive trial's stream gave: the opening turn (if any), the probes, the messages."""
 

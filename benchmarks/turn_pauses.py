@@ -51,7 +51,7 @@ class NoDecode:
     """A transcriber that decodes nothing: only when a turn ends matters here."""
 
     async def transcribe(self, audio):
-        return Transcript("", (), len(audio) / SAMPLE_RATE, 0.0)
+        return Transcript(text="", segments=(), audio_seconds=len(audio) / SAMPLE_RATE, decode_seconds=0.0)
 
     async def transcribe_if_idle(self, audio):
         return None

@@ -49,7 +49,7 @@ JOURNALS = ("-wal", "-shm", "-journal")  # the files SQLite writes beside the da
 KEY_VERSION = 1
 
 
-@dataclass
+@dataclass(kw_only=True)
 class CellCache:
     """One cell's side of the cache: the trial its candidate replies are keyed by, and each reply
     asked in it as (role, came from the cache)."""
@@ -103,7 +103,7 @@ def request_key(model_id: str, endpoint: str | None, system: str, messages: list
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CacheStats:
     directory: Path
     entries: int

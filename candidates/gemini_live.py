@@ -69,7 +69,7 @@ MODEL_MISSING = ("is not found", "not found for api version", "not supported for
                  "requested entity was not found")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Dropped:
     """Put in the inbox when a connection ends: its generation, and why."""
     generation: int

@@ -221,7 +221,7 @@ def slots(bundled: bool) -> tuple[int, int]:
 SPOKEN_KEEP_S = 30.0  # a spoken conversation keeps its server from probes this long after its last turn
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Held:
     """What one server's llama.cpp context holds: the conversation of the last request it was given."""
 

@@ -37,7 +37,7 @@ class RequestGauge:
 REQUESTS = RequestGauge()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Limits:
     requests_per_minute: float | None = None
     tokens_per_minute: float | None = None

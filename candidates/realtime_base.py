@@ -52,14 +52,14 @@ class ModelNotFoundError(RealtimeError):
         self.model_id = model_id
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class UserPart:
     """One user content part as a session is sent it: text, images, or both."""
     text: str | None
     images: tuple[bytes, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AnsweredTurn:
     """A turn as a new session is told it: the user's parts, then the reply."""
     told: tuple[UserPart, ...]

@@ -12,7 +12,7 @@ from typing import Any, Callable, Literal, Protocol, cast
 REPLY_AUDIO_RATE = 24000  # spoken replies of both realtime APIs: PCM16 mono 24 kHz
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Image:
     """An image sent as content (vision judges, realtime adapters)."""
 
@@ -21,7 +21,7 @@ class Image:
     name: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Message:
     role: Literal["user", "assistant"]
     text: str
@@ -36,7 +36,7 @@ USAGE_FIELDS = ("input_tokens", "output_tokens", *USAGE_DETAILS)
 MAX_TOKENS_COUNTED = 10**12  # a count above this in a record or on the wire is not a count
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Usage:
     """The tokens of one reply as the provider counted them.
 
@@ -139,7 +139,7 @@ TRANSCRIPTION_FIELDS = ("model", "input_tokens", "output_tokens", "input_audio_t
 MAX_SECONDS_COUNTED = 10**9  # a transcription longer than this in a record or on the wire is not one
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TranscriptionUsage:
     """The user's speech as a realtime API transcribed it apart from the reply, and billed it
     apart (OpenAI Realtime's input transcription): tokens for the gpt-4o transcribe models,
@@ -201,7 +201,7 @@ class TranscriptionUsage:
                    reported=data.get("reported", True))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Reply:
     text: str
     model: str

@@ -11,7 +11,7 @@ from core.scenario import Scenario
 LABELS = ("current", "prior", "clarify", "abstain")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class JudgeCase:
     """What a judge is asked about: one response of one turn of one scenario."""
 
@@ -26,7 +26,7 @@ class JudgeCase:
     context_sent: bool | None = None  # a pre-conversation camera message went first
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Verdict:
     label: str | None  # one of LABELS, or None when unscored
     rationale: str

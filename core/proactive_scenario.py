@@ -39,20 +39,20 @@ MAX_SCENES = 12
 TARGETS = {"event": "speak_up", "quiet": "stay_quiet"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProactiveScene:
     camera: str
     duration_s: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProactiveEvent:
     scene: int  # index of the scene that starts the event (never the first)
     window_s: float  # a remark up to this long after the onset is on time
     expected: tuple[str, ...]  # what a correct remark conveys (any one of them)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProactiveScenario:
     scenario_id: str
     kind: str  # "event" or "quiet"

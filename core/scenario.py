@@ -99,7 +99,7 @@ class BankError(InputProblems):
     """Unreadable or invalid bank input."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AnswerKey:
     current_answers: tuple[str, ...]
     prior_answers: tuple[str, ...]
@@ -110,7 +110,7 @@ class AnswerKey:
         return {name: getattr(self, name) for name in ANSWER_LISTS}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Scenario:
     scenario_id: str
     target_context: str
@@ -146,7 +146,7 @@ class Scenario:
         return self.turn_3_repair_anchor
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Condition:
     """A prompt condition: a name and the system prompt sent on every call."""
 
@@ -155,7 +155,7 @@ class Condition:
     description: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Bank:
     scenarios: tuple[Scenario, ...]
     conditions: tuple[Condition, ...]

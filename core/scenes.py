@@ -64,7 +64,7 @@ class SceneError(InputProblems):
     """Unreadable or invalid scene specs."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SceneObject:
     id: str  # the same physical object keeps its id from scene to scene
     name: str  # what it is, in the answer keys' words ("claw hammer")
@@ -76,14 +76,14 @@ class SceneObject:
     screen_content: str | None = None  # text the scene itself shows on this object (a screen, a label)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Hand:
     side: str  # "left" or "right"
     holds: str | None = None  # an object id
     touches: str | None = None  # an object id (a fingertip on it, a palm pressing it)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Scene:
     setting: str
     objects: tuple[SceneObject, ...]
@@ -97,7 +97,7 @@ class Scene:
         return {hand.holds for hand in self.hands if hand.holds}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SceneSpec:
     scenario_id: str
     scenes: dict[str, Scene]

@@ -51,7 +51,7 @@ def could_be_silent(text: str) -> bool:
         or is_silent(text)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Probe:
     n: int  # 1, 2, ... in the order asked (unprompted remarks numbered after in arrival order)
     asked_ms: int | None  # stream time the assistant was asked; None: it spoke unprompted
@@ -120,7 +120,7 @@ class Probe:
                    done_s=done, usage=usage, scene=values["scene"], audio_file=audio, outcome=outcome, verdict=verdict, camera=camera, echo=data.get("echo", False))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Watching:
     """A proactive trial: the strategy it ran under, its stream, its event and the probes."""
 

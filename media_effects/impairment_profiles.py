@@ -31,7 +31,7 @@ MAX_FILE_BYTES = 1_000_000
 PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Field:
     """One profile field: its type, its allowed range (or choices) and what it means."""
     kind: type  # float or int (numbers), str
@@ -89,7 +89,7 @@ SECTIONS = {"audio": AUDIO, "video": VIDEO, "uplink": UPLINK}
 MIN_BANDWIDTH_KBPS = 300  # the 16 kHz PCM16 audio alone is 256 kbit/s
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AudioImpairment:
     white_snr_db: float | None = None
     babble_snr_db: float | None = None
@@ -118,7 +118,7 @@ class AudioImpairment:
         return self.voice is not None or self.speech_rate_wpm is not None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class VideoImpairment:
     occlusion: float = 0.0
     shake_px: int = 0
@@ -134,7 +134,7 @@ class VideoImpairment:
                 and self.sensor_noise == 0 and self.jpeg_quality is None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class UplinkImpairment:
     latency_ms: float = 0.0
     jitter_ms: float = 0.0
@@ -147,7 +147,7 @@ class UplinkImpairment:
         return self.latency_ms == 0 and self.jitter_ms == 0 and self.loss == 0 and self.bandwidth_kbps == 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Profile:
     """A named set of impairments and the seed every random draw comes from."""
     name: str

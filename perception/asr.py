@@ -55,14 +55,14 @@ def bundled_model_dir() -> Path:
     return path
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Segment:
     start: float
     end: float
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Transcript:
     text: str
     segments: tuple[Segment, ...]

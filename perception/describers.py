@@ -55,7 +55,7 @@ PALETTE = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Description:
     text: str
     describer: str

@@ -44,7 +44,7 @@ PIXEL_CHANGE = 0.1  # a thumbnail pixel changed when its grey value moved by mor
 EXAMPLES = "end, fps:1, fps:0.5, speech:1/0.3, change:0.01, change:0.01/2"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FramePolicy:
     kind: str  # one of KINDS
     rate: float = 0.0  # fps: the rate; speech: the rate while the user speaks; change: the maximum rate

@@ -71,13 +71,13 @@ _read_lock = threading.Lock()  # one read at a time: the engine keeps per-call s
 _reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wearsim-ocr")  # starts its thread on first use
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Word:
     text: str
     confidence: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TextLine:
     """One line of text in reading order, with its box in frame pixels and its words."""
     text: str
@@ -93,7 +93,7 @@ class TextLine:
         return self.bottom - self.top
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FrameText:
     """What a frame says: its lines in reading order (the header of a synthetic frame left out)."""
     lines: tuple[TextLine, ...]

@@ -73,18 +73,18 @@ MODEL_EVERY_MS = 300  # and between its later checks in the same pause
 TURN_END_RULES = TurnEnd.RULES  # model, silence, hint, cap
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SpeechStarted:
     t_ms: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PartialTranscript:
     text: str
     t_ms: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FinalTranscript:
     text: str
     start_ms: int

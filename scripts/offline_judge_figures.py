@@ -130,7 +130,7 @@ def other_styles(path: Path = OTHER_STYLES) -> tuple[Figures, list[tuple[dict, s
     for item in items:
         scenario = bank.get(item["bank_scenario"])
         message = build_user_turn(scenario.turn_2_image if item["camera"] else None, scenario.turn_2_user)
-        verdict = judge.label_now(JudgeCase(scenario, 2, message, item["response"]))
+        verdict = judge.label_now(JudgeCase(scenario=scenario, turn=2, user_message=message, response=item["response"]))
         out.append((item, verdict.label, verdict.rationale))
     return figures([item["label"] for item, _, _ in out], [label for _, label, _ in out]), out
 

@@ -33,7 +33,7 @@ class ServerError(RuntimeError):
 SHARE_OF_LIMITS = 0.95
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Delivery:
     """What the uplink did to one turn's sends: the stream times of the audio chunks and
     frames it lost (never sent), and the mean delay of the rest (None without an uplink)."""
@@ -44,7 +44,7 @@ class Delivery:
     frames_played: int = 0  # the turn's frames, lost ones included
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TurnEvents:
     """What the server said about one finished turn."""
 

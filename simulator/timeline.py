@@ -27,7 +27,7 @@ CONTEXT_MS = 1500
 TURN_MEDIA = {1: ("turn_1", "turn_1"), 2: ("turn_2", "turn_2"), 3: (None, "turn_3_repair")}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Item:
     t_ms: int
     kind: str  # "audio", "frame" or "turn.end"
@@ -35,7 +35,7 @@ class Item:
     scene: str | None = None  # a frame's scene: "context", "turn_1" or "turn_2" (None: a live camera's)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TurnPlan:
     turn: int
     items: tuple[Item, ...]

@@ -21,7 +21,7 @@ from simulator.timeline import CHUNK_BYTES, LEAD_MS, TAIL_MS, Item
 BYTES_PER_MS = 32  # PCM16 mono at 16 kHz
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WatchPlan:
     items: tuple[Item, ...]
     start_ms: int  # stream time of the first scene's start

@@ -59,7 +59,7 @@ def any_hosted() -> str:
     return f"{', '.join(bare)}, or {', '.join(rest)} (never {' or '.join(never)})"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ServerSettings:
     token: str | None = None  # required in hello when set
     asr_model: str | None = None
@@ -248,7 +248,7 @@ class Connection:
         if code in ("backend_error", "backend_unavailable", "internal_error"):
             log.warning("session error %s: %s", code, message)
         with contextlib.suppress(ClientGone):
-            await self.send(wire.Error(code, message))
+            await self.send(wire.Error(code=code, message=message))
         if close is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.websocket.close(code=close), self.settings.send_timeout_s)
@@ -331,7 +331,7 @@ class Connection:
             return
         tasks: dict[asyncio.Task, str] = {}
         try:
-            await self.send(wire.Ready(wire.PROTOCOL_VERSION, config.backend))
+            await self.send(wire.Ready(protocol=wire.PROTOCOL_VERSION, backend=config.backend))
             self.last_heard = time.monotonic()
             tasks = {asyncio.create_task(self._read(session), name="reader"): "reader",
                      asyncio.create_task(session.run(), name="worker"): "worker",

@@ -39,7 +39,7 @@ MAX_EVERY_S = 60.0
 EXAMPLES = "change, every:5, native"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Strategy:
     kind: str
     every_s: float = 0.0

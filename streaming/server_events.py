@@ -13,27 +13,27 @@ from core.candidate import TranscriptionUsage, Usage
 from core.records import FrameFacts, TurnEnd, TurnInput, TurnMetrics
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Ready:
     type: ClassVar[str] = "ready"
     protocol: int
     backend: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SpeechStarted:
     type: ClassVar[str] = "speech.started"
     t_ms: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TranscriptPartial:
     type: ClassVar[str] = "transcript.partial"
     text: str
     t_ms: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TranscriptFinal:
     type: ClassVar[str] = "transcript.final"
     turn: int
@@ -42,7 +42,7 @@ class TranscriptFinal:
     end_ms: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CameraBlock:
     type: ClassVar[str] = "camera.block"
     turn: int
@@ -52,7 +52,7 @@ class CameraBlock:
     context_source: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TurnInputEvent:
     """The turn's input as the assistant got it; on the wire it also carries the
     two message strings built from it, so a client needs no builder of its own."""
@@ -62,14 +62,14 @@ class TurnInputEvent:
     input: TurnInput
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AssistantDelta:
     type: ClassVar[str] = "assistant.delta"
     turn: int
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AssistantAudio:
     """A piece of a spoken reply, as it arrives: base64 PCM16 mono little-endian at `rate`."""
 
@@ -79,7 +79,7 @@ class AssistantAudio:
     rate: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AssistantDone:
     type: ClassVar[str] = "assistant.done"
     turn: int
@@ -92,7 +92,7 @@ class AssistantDone:
     transcription: TranscriptionUsage | None = None  # the speech transcribed, billed apart; sent only when set
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Metrics:
     """A turn's facts once its reply is done, each on the wire as its record type's JSON form
     (docs/protocol.md): the latencies, the frames offered and sent, which rule ended the turn."""
@@ -104,7 +104,7 @@ class Metrics:
     turn_end: TurnEnd = TurnEnd()  # which rule ended the turn; empty from a server before the end-of-turn model
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RemarkDelta:
     """A piece of a proactive remark's text (never the silence marker)."""
 
@@ -113,7 +113,7 @@ class RemarkDelta:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RemarkAudio:
     """A piece of a spoken proactive remark: base64 PCM16 mono little-endian at `rate`."""
 
@@ -123,7 +123,7 @@ class RemarkAudio:
     rate: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProbeDone:
     """A probe answered: asked at stream time `asked_ms` with the newest frame sent then
     (`frame_ms`); `silent` when the answer was the silence marker (then nothing was sent)."""
@@ -142,7 +142,7 @@ class ProbeDone:
     camera: str | None = None  # the camera text the probe was given (a chat backend's description); None: pixels
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ProbePaced:
     """Sent once per session: a probe its strategy made due at stream time `asked_ms` was skipped, because
     the server starts one session's probes at least `gap_s` of wall time apart (`min_gap_s`, or the
@@ -157,7 +157,7 @@ class ProbePaced:
     sessions: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WatchDone:
     """The answer to `watch.end`: every frame and probe before it is handled."""
 
@@ -167,7 +167,7 @@ class WatchDone:
     skipped: int = 0  # probes due that the server's pace skipped (`probe.paced`)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Error:
     type: ClassVar[str] = "error"
     code: str

@@ -94,7 +94,7 @@ MAX_ARRIVALS = 3000  # audio chunks whose arrival times are kept: a minute of 20
 MAX_HELD_FRAMES = 64  # sent frames waiting for a reply to end before they go to the backend
 
 
-PROACTIVE_POLICY = FramePolicy("fps", rate=1.0)  # a proactive session needs frames while nobody speaks
+PROACTIVE_POLICY = FramePolicy(kind="fps", rate=1.0)  # a proactive session needs frames while nobody speaks
 
 
 def default_policy(backend: Backend, proactive: bool = False) -> FramePolicy:
@@ -103,7 +103,7 @@ def default_policy(backend: Backend, proactive: bool = False) -> FramePolicy:
     return PROACTIVE_POLICY if proactive else backend.default_policy
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReplyCut:
     """The client stopped playing `turn`'s spoken reply after `played_ms` (a `reply.cut`)."""
     turn: int
@@ -171,7 +171,7 @@ class Session:
         self._put(WATCH_END)
 
     async def on_reply_cut(self, turn: int, played_ms: int) -> None:
-        self._put(ReplyCut(turn, played_ms))
+        self._put(ReplyCut(turn=turn, played_ms=played_ms))
 
     @property
     def behind(self) -> bool:
@@ -209,7 +209,7 @@ class Session:
                 elif item == WATCH_END:
                     await self._gate_frames(float("inf"))
                     await self._end_reply()
-                    done = self.probes.done() if self.probes is not None else wire.WatchDone(0, {"sent_ms": []})
+                    done = self.probes.done() if self.probes is not None else wire.WatchDone(probes=0, frames={"sent_ms": []})
                     await self.send(done)
                 elif isinstance(item, ReplyCut):
                     await self._to_backend(item)
@@ -236,7 +236,7 @@ class Session:
         gap = 0 if self._audio_end_ms is None else audio.t_ms - self._audio_end_ms
         chunks = [audio]
         if MIN_AUDIO_GAP_MS <= gap <= MAX_AUDIO_GAP_MS:
-            chunks.insert(0, Media(KIND_AUDIO, self._audio_end_ms, bytes(gap * BYTES_PER_MS)))
+            chunks.insert(0, Media(kind=KIND_AUDIO, t_ms=self._audio_end_ms, payload=bytes(gap * BYTES_PER_MS)))
             self.audio_gaps_ms.append((self._audio_end_ms, gap))
         self._audio_end_ms = audio.t_ms + len(audio.payload) // BYTES_PER_MS
         return chunks
@@ -309,7 +309,7 @@ class Session:
                 self.sent.add(frame.t_ms, jpeg)
                 if self.probes is not None:
                     await self.probes.watched(frame.t_ms, jpeg)
-                await self._to_backend(Media(wire.KIND_FRAME, frame.t_ms, jpeg))
+                await self._to_backend(Media(kind=wire.KIND_FRAME, t_ms=frame.t_ms, payload=jpeg))
 
     async def _as_sent(self, t_ms: int, jpeg: bytes) -> bytes:
         """The frame under the session's camera conditions, at its size and JPEG quality."""
@@ -370,7 +370,7 @@ class Session:
 
     async def _on_speech(self, event) -> None:
         if isinstance(event, SpeechStarted):
-            await self.send(wire.SpeechStarted(event.t_ms))
+            await self.send(wire.SpeechStarted(t_ms=event.t_ms))
             if self.pace is not None:
                 self.pace.hold(self)  # until this turn's first reply text (or its end)
             if not self._replying:  # its audio has reached the backend (a reply holds it back)
@@ -378,7 +378,7 @@ class Session:
             elif self.config.barge_in:
                 await self.backend.interrupt()
         elif isinstance(event, PartialTranscript):
-            await self.send(wire.TranscriptPartial(event.text, event.t_ms))
+            await self.send(wire.TranscriptPartial(text=event.text, t_ms=event.t_ms))
         elif isinstance(event, FinalTranscript):
             heard_at = time.monotonic()  # latencies count any wait for the previous reply
             await self._end_reply()  # the previous turn's reply first: one conversation, in order
@@ -414,9 +414,9 @@ class Session:
                 frame, context_jpeg = sent[-1], (sent[0] if len(sent) == 2 else None)
             if frame is None and any(f.t_ms <= final.end_ms for f in self.frames.frames):
                 fallback = None  # the camera was on and the policy sent nothing yet: the model saw nothing
-        authored = TurnInput(turn, fallback or None, "", "authored" if fallback else None, None,
-                             fallback_context or None, "authored" if fallback_context else None,
-                             {"asr_decode_s": round(final.decode_seconds, 4)})
+        authored = TurnInput(turn=turn, camera_block=fallback or None, speech="", camera_source="authored" if fallback else None, speech_source=None,
+                             context_block=fallback_context or None, context_source="authored" if fallback_context else None,
+                             timings={"asr_decode_s": round(final.decode_seconds, 4)})
         return await self.backend.perceive(authored, final.text, frame, context_jpeg)
 
     async def _run_turn(self, final: FinalTranscript, heard_at: float, window: list[list], gated_ms: float) -> None:
@@ -430,14 +430,14 @@ class Session:
                            ) -> None:
         self.turn += 1
         turn = self.turn
-        await self.send(wire.TranscriptFinal(turn, final.text, final.start_ms, final.end_ms))
+        await self.send(wire.TranscriptFinal(turn=turn, text=final.text, start_ms=final.start_ms, end_ms=final.end_ms))
         transcript_at = time.monotonic()
         turn_input = await self._turn_input(turn, final, window)
         frames, frame_age_s = self._frame_facts(final.end_ms, window, gated_ms)  # after `end` picked its frames
         camera_at = time.monotonic()
-        await self.send(wire.CameraBlock(turn, turn_input.camera_block, turn_input.camera_source,
-                                         turn_input.context_block, turn_input.context_source))
-        await self.send(wire.TurnInputEvent(turn, turn_input))
+        await self.send(wire.CameraBlock(turn=turn, text=turn_input.camera_block, source=turn_input.camera_source,
+                                         context=turn_input.context_block, context_source=turn_input.context_source))
+        await self.send(wire.TurnInputEvent(turn=turn, input=turn_input))
         first_token: list[float] = []
         async with Relay(self.send) as relay:  # text and audio go out while the reply is still coming
             def on_delta(piece: str) -> None:
@@ -445,27 +445,27 @@ class Session:
                     first_token.append(time.monotonic())
                     if self.pace is not None:
                         self.pace.release(self)  # the user has an answer coming: probes may go on
-                relay.put(wire.AssistantDelta(turn, piece))
+                relay.put(wire.AssistantDelta(turn=turn, text=piece))
 
             def on_audio(pcm16: bytes) -> None:
-                relay.put(wire.AssistantAudio(turn, base64.b64encode(pcm16).decode("ascii"), REPLY_AUDIO_RATE))
+                relay.put(wire.AssistantAudio(turn=turn, audio=base64.b64encode(pcm16).decode("ascii"), rate=REPLY_AUDIO_RATE))
 
             asked_at = time.monotonic()
             reply = await self.backend.answer(turn_input, on_delta, on_audio)
         done_at = time.monotonic()
-        await self.send(wire.AssistantDone(turn, reply.text, reply.usage, reply.heard, reply.interrupted,
-                                           reply.session_lost, reply.incomplete, reply.transcription))
+        await self.send(wire.AssistantDone(turn=turn, text=reply.text, usage=reply.usage, heard=reply.heard, interrupted=reply.interrupted,
+                                           session_lost=reply.session_lost, incomplete=reply.incomplete, transcription=reply.transcription))
         first = first_token[0] if first_token else done_at
         ended_at = final.ended_at if final.ended_at is not None else heard_at - final.decode_seconds
         speech_end_at = self._arrival(final.speech_end_ms, ended_at)
         since_speech_end = -speech_end_at  # add a monotonic time: seconds since the end of speech arrived
-        await self.send(wire.Metrics(turn, TurnMetrics(
+        await self.send(wire.Metrics(turn=turn, latency_s=TurnMetrics(
             transcript_final=transcript_at + since_speech_end, camera_block=camera_at + since_speech_end,
             first_token=first + since_speech_end,
             first_audio=None if reply.first_audio_s is None else asked_at + reply.first_audio_s + since_speech_end,
             reply_done=done_at + since_speech_end, turn_end_to_first_token=first - asked_at,
-            last_frame_age_s=frame_age_s), frames,
-            TurnEnd(final.ended_by, final.silence_ms / 1000, ended_at + since_speech_end, final.probability)))
+            last_frame_age_s=frame_age_s), frames=frames,
+            turn_end=TurnEnd(rule=final.ended_by, silence_s=final.silence_ms / 1000, after_speech_s=ended_at + since_speech_end, probability=final.probability)))
 
     def _arrival(self, t_ms: int | None, default: float) -> float:
         """Wall time the audio at stream time `t_ms` reached the server (the chunk holding it), else `default`."""

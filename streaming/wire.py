@@ -66,7 +66,7 @@ class WireError(ValueError):
         self.message = message
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Media:
     kind: int  # KIND_AUDIO or KIND_FRAME
     t_ms: int
@@ -76,7 +76,7 @@ class Media:
 END_OF_TURN = ("model", "silence")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SessionConfig:
     backend: str = "local"  # a Candidate model id, as in `wearsim bench --model`
     system_prompt: str = ""
@@ -217,7 +217,7 @@ def decode_media(data: bytes) -> Media:
             raise WireError("frame_too_large", refusal)
     else:
         raise WireError("bad_media", f"unknown media kind {kind}")
-    return Media(kind, t_ms, payload)
+    return Media(kind=kind, t_ms=t_ms, payload=payload)
 
 
 def encode_message(message_type: str, **values: Any) -> str:

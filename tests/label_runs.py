@@ -25,15 +25,15 @@ def build_run(path: Path, judge_labels: list[str | None], *, judge: str = "lexic
         turn_1 = build_user_turn(s.turn_1_image, s.turn_1_user)
         turn_2 = build_user_turn(s.turn_2_image, s.turn_2_user)
         reply = f"reply {i}: the {s.answers.current_answers[0]} is what I would use here."
-        verdict = Verdict(label, "fixture", judge, unscored_reason=None if label else "no signal")
-        messages = [Message("user", turn_1), Message("assistant", f"turn one answer {i}"), Message("user", turn_2)]
+        verdict = Verdict(label=label, rationale="fixture", judge=judge, unscored_reason=None if label else "no signal")
+        messages = [Message(role="user", text=turn_1), Message(role="assistant", text=f"turn one answer {i}"), Message(role="user", text=turn_2)]
         extra = {}
         if i in repaired:
-            messages.append(Message("user", s.repair_anchor("named")))
+            messages.append(Message(role="user", text=s.repair_anchor("named")))
             extra = dict(turn_3_repair_attempted=True, turn_3_message=s.repair_anchor("named"),
-                         turn_3_response=f"repair reply {i}", turn_3_judge=Verdict("current", "fixture", judge))
-        record = TrialRecord(s.scenario_id, "baseline", 0, s.target_context, s.cue_type, s.difficulty_tier,
-                             s.activity_domain, via="direct", candidate_model="replay:fixture",
+                         turn_3_response=f"repair reply {i}", turn_3_judge=Verdict(label="current", rationale="fixture", judge=judge))
+        record = TrialRecord(scenario_id=s.scenario_id, condition="baseline", trial=0, target_context=s.target_context, cue_type=s.cue_type, difficulty_tier=s.difficulty_tier,
+                             activity_domain=s.activity_domain, via="direct", candidate_model="replay:fixture",
                              messages=tuple(messages), turn_1_response=f"turn one answer {i}",
                              turn_2_user_message=turn_2, turn_2_response=reply, turn_2_judge=verdict, **extra)
         lines.append(record.to_line())

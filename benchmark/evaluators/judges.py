@@ -44,7 +44,7 @@ class JudgeTemplateError(ValueError):
     pass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class VisionCase:
     input: str
     output: str

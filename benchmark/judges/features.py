@@ -86,7 +86,7 @@ _SENTENCE = re.compile(r"[^.?!\n]+[.?!]*")
 _WORD = re.compile(r"[A-Za-z0-9']+")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Reading:
     """A reply's features (`FEATURE_NAMES` order) and the rules' decision they start from."""
 

@@ -29,7 +29,7 @@ WEIGHTS_PATH = HERE / "offline_weights.json"
 TABLE_PATH = HERE / "offline_training.json"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class OfflineDecision:
     label: str | None  # None: unscored
     reason: str  # the verdict's rationale (or unscored reason)

@@ -183,7 +183,7 @@ def copied_tokens(camera: str | None, answers: AnswerKey) -> dict[str, set[str]]
             for name in SCORED_LISTS}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LexicalEvidence:
     current: int
     prior: int
@@ -343,7 +343,7 @@ def gather_evidence(response: str, signals: dict, copied: dict[str, set[str]] | 
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LexicalDecision:
     label: str | None  # None: unscored
     rule: str  # the rule that decided, the verdict's rationale

@@ -51,7 +51,7 @@ _NOT_ANYMORE = re.compile(r"(?:\bnot\b|n't\b)(?P<rejected>[^.?!;]*?)\bany ?more\
 _SENTENCE = re.compile(r"[^.?!]+[.?!]*")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FuzzyHit:
     token: str
     matched: str  # the words of the response it matched
@@ -59,7 +59,7 @@ class FuzzyHit:
     kind: str  # "plural" or "ratio"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Contrast:
     pattern: str  # which contrastive form matched
     phrase: str  # the matched text

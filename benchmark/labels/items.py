@@ -61,7 +61,7 @@ class LabelError(ValueError):
     """A run, a bank or a label file that labelling cannot use; the message names which and where."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LabelItem:
     key: str
     what: str

@@ -21,7 +21,7 @@ from benchmark.labels.sample import draw_sample
 from benchmark.labels.store import check_annotator, label_path, make_label, now, read_label_file, write_labels
 
 
-@dataclass
+@dataclass(kw_only=True)
 class LabelRun:
     run_dir: Path
     records: tuple
@@ -66,7 +66,7 @@ def choices_json(what: str) -> list[dict]:
             {"label": CANNOT_TELL, "key": "u", "text": CANNOT_TELL_TEXT[0], "definition": CANNOT_TELL_TEXT[1]}]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class AnnotatorDesk:
     """One annotator's labelling of one sample of one run."""
 

@@ -42,7 +42,7 @@ def check_annotator(name: str) -> str:
     return name
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Label:
     key: str
     what: str

@@ -28,7 +28,7 @@ class ProxyReportError(ValueError):
     """A reason the report cannot be made, in one line."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Run:
     """One side of the comparison: its trials and its manifest (empty when it has none)."""
 

@@ -149,7 +149,7 @@ def _serve() -> None:
     from benchmark.scoring import stats
 
     warm_up()
-    stats.bootstrap_balanced_accuracy([stats.ScenarioCounts("warm-up", (1,), (1,))], draws=10)  # numpy's first calls
+    stats.bootstrap_balanced_accuracy([stats.ScenarioCounts(scenario_id="warm-up", passes=(1,), totals=(1,))], draws=10)  # numpy's first calls
     line = sys.stdin.readline()
     if not line:  # the parent exited without asking
         return

@@ -28,7 +28,7 @@ ConversationFactory = Callable[[Scenario, Condition, SweepPoint, int, "CellCache
 Meter = Callable[..., None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Cell:
     """One (condition, scenario, trial, sweep point) of a run."""
 
@@ -43,7 +43,7 @@ class Cell:
         return (self.condition, self.scenario.scenario_id, self.trial, self.point)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CellPlan:
     """The cells of a run: how many the whole run has, this run's share of them (`--shard`), and those of
     the share not finished before."""
@@ -69,7 +69,7 @@ def plan_cells(bank: Bank, settings: RunSettings, done: set) -> CellPlan:
     return CellPlan(every=len(every), planned=len(planned), to_run=tuple(cell for cell in planned if cell.key not in done))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Judges:
     """The judge of every Turn 2 and 3, and the optional ranking judge."""
 

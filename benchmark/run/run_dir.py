@@ -20,7 +20,7 @@ from benchmark.scoring.trials import TornTail, scan_transcripts
 from core.safe_files import UnsafePathError, refuse_links
 
 
-@dataclass
+@dataclass(kw_only=True)
 class PreparedRun:
     """A locked, checked run dir; `start()` writes to it, `close()` unlocks it."""
 

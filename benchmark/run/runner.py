@@ -89,7 +89,7 @@ async def _run_cells(bank: Bank, settings: RunSettings, run_dir: Path, conversat
             role="ranking judge")) if judging.ranking_family else None)
         ticking = asyncio.create_task(run.tick())
         try:
-            await run.every_cell(plan.to_run, Judges(judge, ranking))
+            await run.every_cell(plan.to_run, Judges(judge=judge, ranking=ranking))
         finally:
             ticking.cancel()
     counts = {"ran": run.progress.done, "skipped": plan.planned - len(plan.to_run), **run.progress.counts}
@@ -144,7 +144,7 @@ class CellRun:
     async def run_cell(self, cell: Cell, judges: Judges) -> None:
         from candidates.cache import CellCache
 
-        cache = CellCache(cell.trial)  # the cache keys candidate replies by trial, and logs the cell's replies
+        cache = CellCache(trial=cell.trial)  # the cache keys candidate replies by trial, and logs the cell's replies
         async with self.semaphore:
             if self.budget is not None and self.budget.passed:  # no new cell once the budget is passed
                 self.budget.skip()

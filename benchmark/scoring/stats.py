@@ -54,7 +54,7 @@ def balanced_from_counts(passes: Sequence[int], totals: Sequence[int]) -> float 
     return sum(rates) / len(rates) if rates else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ScenarioCounts:
     """Turn 2 passes and scored trials of one scenario, per scored class.
 

@@ -34,7 +34,7 @@ class TranscriptError(InputProblems):
     """Unreadable or invalid transcripts."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TrialSet:
     trials: tuple[TrialRecord, ...]
     source: Path
@@ -42,7 +42,7 @@ class TrialSet:
     warnings: tuple[str, ...] = ()  # e.g. a torn last line that was skipped
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TornTail:
     """The last line of a transcripts file, cut short: not valid JSON (or not UTF-8)."""
 
@@ -56,7 +56,7 @@ class TornTail:
                 "its cell counts as not run")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ScannedTranscripts:
     records: tuple[TrialRecord, ...]  # in file order, duplicates kept
     problems: tuple[str, ...]

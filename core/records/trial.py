@@ -21,7 +21,7 @@ VERDICTS = {"turn_2_judge": "turn_2_judge", "turn_2_ranking_judge": "turn_2_rank
             "turn_3_judge": "turn_3_judge"}  # dataclass field -> key prefix in the JSON form
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TrialRecord:
     """One trial: the cell, every message and reply, the verdicts, per-turn provenance."""
 

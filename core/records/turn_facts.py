@@ -31,7 +31,7 @@ LATENCY_STAGES = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TurnMetrics:
     """What the simulated glasses' server measured on one turn: seconds from the
     end of the user's speech to each stage, from the end of the turn to the
@@ -85,7 +85,7 @@ class TurnMetrics:
         return cls(**values)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GlassesFacts:
     """What the simulated glasses played on one turn (nothing on the text proxy). Stream times
     are the glasses' clock (`t_ms` on the wire), so they line up with `FrameFacts.sent_ms`."""
@@ -157,7 +157,7 @@ class SweepPoint(NamedTuple):
 SCENES = ("current", "earlier", "unknown")  # which scene the newest frame sent showed
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FrameFacts:
     """Which camera frames reached the assistant on one stream turn (nothing on the text
     proxy): counted over the stream times after the previous turn's end of speech up to
@@ -219,7 +219,7 @@ class FrameFacts:
         return cls(**values)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TurnEnd:
     """How a stream turn was ended (empty on the text proxy and in records made before the
     end-of-turn model): the rule (`model`: the end-of-turn model heard a finished utterance

@@ -18,7 +18,7 @@ REPAIR_STYLES = ("named", "deictic")
 
 # ---------------------------------------------------------------- one turn
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TurnInput:
     """What the assistant got on one turn, and where each channel came from."""
 
@@ -94,7 +94,7 @@ def authored_turn_input(scenario: Scenario, turn: int, *, camera: bool = True,
                      context_block=context or None, context_source="authored" if context else None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TurnResult:
     """One turn as played: its input, the reply, and (simulated glasses) what was
     played and how long each stage took."""

@@ -128,8 +128,8 @@ def summary(**manifest) -> dict:
     from core.judge import Verdict
     from core.records import TrialRecord
 
-    record = TrialRecord("sc-01", "baseline", 0, "current", "object_in_hand", turn_2_judge=Verdict("current", "", "t"))
-    return build_summary(TrialSet((record,), P("t.jsonl")), manifest)
+    record = TrialRecord(scenario_id="sc-01", condition="baseline", trial=0, target_context="current", cue_type="object_in_hand", turn_2_judge=Verdict(label="current", rationale="", judge="t"))
+    return build_summary(TrialSet(trials=(record,), source=P("t.jsonl")), manifest)
 
 
 def test_findings_end_with_a_cite_line_naming_the_lock_hash():

@@ -122,8 +122,8 @@ def test_weighted_score_is_computed_in_code():
 def test_llm_judge_sends_the_image_and_weighs_dimension_scores():
     reply = json.dumps({"scores": {"visual_accuracy": 8, "completeness": 6, "clarity": 9, "relevance": 10},
                         "overall": 1.0, "hallucinations": ["three people"], "missing_elements": ["blue block"]})
-    case = VisionCase("Describe the picture", "A red ball and three people.", "A red disc and a blue block.",
-                      (FIXTURES / "shapes.png",))
+    case = VisionCase(input="Describe the picture", output="A red ball and three people.", expected_output="A red disc and a blue block.",
+                      images=(FIXTURES / "shapes.png",))
 
     async def go(url):
         from candidates import open_candidate

@@ -129,7 +129,7 @@ def test_a_case_without_an_image_is_skipped_not_judged_blind():
         from candidates import open_candidate
 
         async with open_candidate("openai:vision", base_url=url) as model:
-            return await judge_case("image-description", VisionCase("Describe", "A red disc.", "red disc", ()), model)
+            return await judge_case("image-description", VisionCase(input="Describe", output="A red disc.", expected_output="red disc", images=()), model)
 
     with FlakyJudgeServer() as server:
         result = asyncio.run(go(server.base_url))

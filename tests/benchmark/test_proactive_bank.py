@@ -258,8 +258,8 @@ def _lexical(scenario, remark):
     from benchmark.judges.lexical import LexicalJudge
     from core.records import build_probe_message
 
-    case = JudgeCase(scenario.judge_scenario(), 2, build_probe_message(scenario.scenes[scenario.event.scene].camera),
-                     remark, turn_1_speech=scenario.opening_user or "", context_sent=False)
+    case = JudgeCase(scenario=scenario.judge_scenario(), turn=2, user_message=build_probe_message(scenario.scenes[scenario.event.scene].camera),
+                     response=remark, turn_1_speech=scenario.opening_user or "", context_sent=False)
     return LexicalJudge().label_now(case).label
 
 

@@ -21,7 +21,7 @@ class ScriptedCandidate:
 
     async def respond(self, messages, system, config, on_delta=None):
         self.calls.append((list(messages), system))
-        return Reply(f"reply {len(self.calls)}", self.model_id)
+        return Reply(text=f"reply {len(self.calls)}", model=self.model_id)
 
 
 class ScriptedJudge:
@@ -33,7 +33,7 @@ class ScriptedJudge:
 
     async def label(self, case):
         self.cases.append(case)
-        return Verdict(self.labels.pop(0), "scripted", self.name)
+        return Verdict(label=self.labels.pop(0), rationale="scripted", judge=self.name)
 
 
 def play(scenario, labels, **options):
@@ -82,7 +82,7 @@ def test_repair_only_on_a_miss_and_judged():
 def test_unscored_turn_2_is_not_a_miss():
     class Unscored(ScriptedJudge):
         async def label(self, case):
-            return Verdict(None, "", "scripted", unscored_reason="unreadable")
+            return Verdict(label=None, rationale="", judge="scripted", unscored_reason="unreadable")
 
     s = BANK.get("sc-01")
     candidate = ScriptedCandidate()

@@ -65,18 +65,18 @@ def turn(scenario_id: str, n: int, *, speech: str | None = None, camera: str | N
     s = BANK.get(scenario_id)
     authored_speech = s.turn_1_user if n == 1 else s.turn_2_user
     authored_camera = s.turn_1_image if n == 1 else s.turn_2_image
-    turn_input = TurnInput(n, camera or authored_camera, speech or authored_speech,
-                           "perceived" if camera else "authored", "perceived" if speech else "authored",
+    turn_input = TurnInput(turn=n, camera_block=camera or authored_camera, speech=speech or authored_speech,
+                           camera_source="perceived" if camera else "authored", speech_source="perceived" if speech else "authored",
                            timings={"asr_decode_s": 0.5} if metrics else {})
-    return TurnResult(n, turn_input, Reply("an answer", "local", Usage(10, 5), 1.0, 0.4), metrics or TurnMetrics())
+    return TurnResult(turn=n, input=turn_input, reply=Reply(text="an answer", model="local", usage=Usage(input_tokens=10, output_tokens=5), latency_s=1.0, first_token_s=0.4), metrics=metrics or TurnMetrics())
 
 
 def record(scenario_id: str, passed: bool | None, via: str, turns=(), error: str | None = None) -> TrialRecord:
     s = BANK.get(scenario_id)
     label = None if passed is None or error else (s.target_context if passed else "prior")
-    verdict = Verdict(label, "fixture", "lexical") if label else None
-    return TrialRecord(scenario_id, "baseline", 0, s.target_context, s.cue_type, s.difficulty_tier,
-                       s.activity_domain, via, "local", turns=tuple(turns), turn_2_response="an answer",
+    verdict = Verdict(label=label, rationale="fixture", judge="lexical") if label else None
+    return TrialRecord(scenario_id=scenario_id, condition="baseline", trial=0, target_context=s.target_context, cue_type=s.cue_type, difficulty_tier=s.difficulty_tier,
+                       activity_domain=s.activity_domain, subset=via, via="local", turns=tuple(turns), turn_2_response="an answer",
                        turn_2_judge=verdict, error=error)
 
 
@@ -184,8 +184,8 @@ def test_latency_decomposition_of_the_stream_run(runs):
     assert lat["describer"]["p50"] == pytest.approx(0.3) and lat["describer"]["p95"] == pytest.approx(0.3)
     assert lat["first_token"]["p95"] == pytest.approx(2.0) and lat["reply_done"]["p50"] == pytest.approx(3.0)
     values = [1.0, 2.0, 3.0, 4.0, 5.0]
-    trials = [record("sc-01", True, "stream", [TurnResult(n, turn("sc-01", n).input, Reply("x", "m"),
-                                                          TurnMetrics(reply_done=v))])
+    trials = [record("sc-01", True, "stream", [TurnResult(turn=n, input=turn("sc-01", n).input, reply=Reply(text="x", model="m"),
+                                                          metrics=TurnMetrics(reply_done=v))])
               for v, n in zip(values, (1, 2, 1, 2, 1))]
     assert latency(trials)["reply_done"] == {"stage": latency([])["reply_done"]["stage"], "n": 5,
                                              "p50": statistics.median(values), "p95": pytest.approx(4.8)}

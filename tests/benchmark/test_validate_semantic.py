@@ -28,7 +28,7 @@ class Scripted:
 
     async def respond(self, messages, system, config, on_delta=None):
         self.calls.append(([(m.role, m.text) for m in messages], system))
-        return Reply(self.reply(messages[-1].text), self.model_id)
+        return Reply(text=self.reply(messages[-1].text), model=self.model_id)
 
 
 def named(obj):

@@ -35,7 +35,7 @@ class CountingModel:
 
     async def respond(self, messages, system, config, on_delta=None):
         self.calls += 1
-        return Reply(f"reply {self.calls}", self.model_id, Usage(3, 4), 0.25, 0.1)
+        return Reply(text=f"reply {self.calls}", model=self.model_id, usage=Usage(input_tokens=3, output_tokens=4), latency_s=0.25, first_token_s=0.1)
 
     async def aclose(self):
         pass
@@ -44,19 +44,19 @@ class CountingModel:
 # ---- keys and the store ---------------------------------------------------------------
 
 def test_the_key_covers_every_part_of_the_request():
-    messages = [Message("user", "[Camera: a pan]\nIs it hot?")]
+    messages = [Message(role="user", text="[Camera: a pan]\nIs it hot?")]
     base = request_key("openai:m", "http://h/v1", "sys", messages, CONFIG, 0)
     assert base == request_key("openai:m", "http://h/v1", "sys", list(messages), CONFIG, 0)
     changed = [
         request_key("openai:other", "http://h/v1", "sys", messages, CONFIG, 0),
         request_key("openai:m", "http://elsewhere/v1", "sys", messages, CONFIG, 0),
         request_key("openai:m", "http://h/v1", "another system prompt", messages, CONFIG, 0),
-        request_key("openai:m", "http://h/v1", "sys", [Message("user", "[Camera: a pan]\nIs it hot now?")], CONFIG, 0),
+        request_key("openai:m", "http://h/v1", "sys", [Message(role="user", text="[Camera: a pan]\nIs it hot now?")], CONFIG, 0),
         request_key("openai:m", "http://h/v1", "sys", messages, GenerationConfig(temperature=0.7, max_tokens=50), 0),
         request_key("openai:m", "http://h/v1", "sys", messages, GenerationConfig(temperature=0.0, max_tokens=51), 0),
         request_key("openai:m", "http://h/v1", "sys", messages, GenerationConfig(temperature=0.0, max_tokens=50, json_mode=True), 0),
         request_key("openai:m", "http://h/v1", "sys", messages, CONFIG, 1),
-        request_key("openai:m", "http://h/v1", "sys", messages + [Message("assistant", "yes")], CONFIG, 0),
+        request_key("openai:m", "http://h/v1", "sys", messages + [Message(role="assistant", text="yes")], CONFIG, 0),
     ]
     assert base not in changed and len(set(changed)) == len(changed)
 
@@ -74,7 +74,7 @@ def test_default_directory(tmp_path):
 async def test_hit_on_the_same_request_miss_on_a_changed_one(tmp_path):
     inner = CountingModel()
     model = CachedCandidate(inner, ResponseCache(tmp_path), role="candidate")
-    messages = [Message("user", "Which one is it?")]
+    messages = [Message(role="user", text="Which one is it?")]
     first = await model.respond(messages, "sys", CONFIG)
     again = await model.respond(messages, "sys", CONFIG)
     assert inner.calls == 1 and not first.cached and again.cached
@@ -82,7 +82,7 @@ async def test_hit_on_the_same_request_miss_on_a_changed_one(tmp_path):
     deltas = []
     await model.respond(messages, "sys", CONFIG, on_delta=deltas.append)
     assert deltas == [first.text]  # a streamed call gets the cached text as one piece
-    changed = await model.respond([Message("user", "Which one is it now?")], "sys", CONFIG)
+    changed = await model.respond([Message(role="user", text="Which one is it now?")], "sys", CONFIG)
     assert inner.calls == 2 and changed.text == "reply 2"
     # a new process (a new cache object on the same directory) still hits
     reopened = CachedCandidate(CountingModel(), ResponseCache(tmp_path))
@@ -95,9 +95,9 @@ async def test_candidates_are_keyed_by_trial_and_judges_are_not(tmp_path):
     candidate_inner, judge_inner = CountingModel(), CountingModel()
     candidate = CachedCandidate(candidate_inner, cache, role="candidate")
     judge = CachedCandidate(judge_inner, cache, role="judge", keyed_by_trial=False)
-    messages = [Message("user", "Is this ripe?")]
+    messages = [Message(role="user", text="Is this ripe?")]
     for trial in (0, 1, 0):
-        cell = CellCache(trial)
+        cell = CellCache(trial=trial)
         await candidate.for_cell(cell).respond(messages, "sys", CONFIG)
         await judge.for_cell(cell).respond(messages, "judge sys", CONFIG)
     assert candidate_inner.calls == 2  # trial 0 and trial 1; trial 0 again is a hit
@@ -108,8 +108,8 @@ async def test_the_cell_log_records_which_replies_came_from_the_cache(tmp_path):
     model = CachedCandidate(CountingModel(), ResponseCache(tmp_path), role="judge", keyed_by_trial=False)
     cell = CellCache()
     events = cell.events
-    await model.for_cell(cell).respond([Message("user", "a")], "", CONFIG)
-    await model.for_cell(cell).respond([Message("user", "a")], "", CONFIG)
+    await model.for_cell(cell).respond([Message(role="user", text="a")], "", CONFIG)
+    await model.for_cell(cell).respond([Message(role="user", text="a")], "", CONFIG)
     assert events == [("judge", False), ("judge", True)]
 
 
@@ -123,7 +123,7 @@ async def test_errors_are_not_cached(tmp_path):
     model = CachedCandidate(inner, ResponseCache(tmp_path))
     for _ in range(2):
         try:
-            await model.respond([Message("user", "a")], "", CONFIG)
+            await model.respond([Message(role="user", text="a")], "", CONFIG)
         except RuntimeError:
             pass
     assert inner.calls == 2 and ResponseCache(tmp_path).stats().entries == 0

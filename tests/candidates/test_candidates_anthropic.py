@@ -27,8 +27,8 @@ def _ask(base_url, messages, on_delta=None):
 def test_the_request_and_the_streamed_reply(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     pieces = []
-    messages = [Message("user", "[Camera: a drill]\nWhich one?", (Image(b"\xff\xd8jpeg", "image/jpeg"),)),
-                Message("assistant", "The drill."), Message("user", "And now?")]
+    messages = [Message(role="user", text="[Camera: a drill]\nWhich one?", images=(Image(data=b"\xff\xd8jpeg", mime_type="image/jpeg"),)),
+                Message(role="assistant", text="The drill."), Message(role="user", text="And now?")]
     with FakeAnthropic(reply="The cordless drill in your hand now.") as server:
         reply = _ask(server.base_url, messages, pieces.append)
     assert server.problems == []
@@ -50,7 +50,7 @@ def test_the_request_and_the_streamed_reply(monkeypatch):
 def test_a_rate_limit_is_retried_after_its_retry_after(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     with FakeAnthropic(fail_first=2, retry_after="0") as server:
-        reply = _ask(server.base_url, [Message("user", "Which one?")])
+        reply = _ask(server.base_url, [Message(role="user", text="Which one?")])
     assert len(server.requests) == 3 and reply.text == "The cordless drill in your hand now."
 
 

@@ -41,8 +41,8 @@ def test_gemini_adapter_request_shape_and_streamed_reply(monkeypatch):
         async with open_candidate("gemini-2.5-flash", base_url=f"http://127.0.0.1:{server.server_port}") as model:
             assert model.family == "gemini"
             return await model.respond(
-                [Message("user", "[Camera: a red disc]\nIs this ripe?", (Image(b"\xff\xd8jpeg", "image/jpeg"),)),
-                 Message("assistant", "Looks ripe."), Message("user", "And this?")],
+                [Message(role="user", text="[Camera: a red disc]\nIs this ripe?", images=(Image(data=b"\xff\xd8jpeg", mime_type="image/jpeg"),)),
+                 Message(role="assistant", text="Looks ripe."), Message(role="user", text="And this?")],
                 "Be brief.", GenerationConfig(temperature=0.0, max_tokens=50), on_delta=deltas.append)
 
     try:

@@ -101,17 +101,17 @@ def test_the_shared_prefix():
 def test_the_real_server_puts_a_displaced_conversation_back(tmp_path):
     """Through `LocalLlamaServer`'s boot: the third request's log line shows the whole first
     conversation reused, where without the memory only the system text would be."""
-    long = [Message("user" if n % 2 == 0 else "assistant",
-                    f"What is item {n} on the table?" if n % 2 == 0 else f"It is the red cup number {n}, by the bowl.")
+    long = [Message(role="user" if n % 2 == 0 else "assistant",
+                    text=f"What is item {n} on the table?" if n % 2 == 0 else f"It is the red cup number {n}, by the bowl.")
             for n in range(16)]
     config = GenerationConfig(max_tokens=12)
 
     async def talk(url):
         candidate = OpenAIChatCandidate("smollm2", base_url=url, api_key="x")
-        await candidate.respond(long + [Message("user", "And now?")], "Be brief.", config)
-        await candidate.respond([Message("user", "Tell me about the bicycle.")], "Be brief.", config)
-        await candidate.respond(long + [Message("user", "And now?"), Message("assistant", "The cup."),
-                                        Message("user", "Which one?")], "Be brief.", config)
+        await candidate.respond(long + [Message(role="user", text="And now?")], "Be brief.", config)
+        await candidate.respond([Message(role="user", text="Tell me about the bicycle.")], "Be brief.", config)
+        await candidate.respond(long + [Message(role="user", text="And now?"), Message(role="assistant", text="The cup."),
+                                        Message(role="user", text="Which one?")], "Be brief.", config)
         await candidate.aclose()
 
     with LocalLlamaServer(log_dir=tmp_path, threads=1) as server:

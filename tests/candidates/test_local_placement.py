@@ -31,7 +31,7 @@ class Server:
         self.asked.append([m.text for m in messages])
         if self.gate is not None:
             await self.gate.wait()
-        return Reply(f"{self.name} answers {messages[-1].text}", "local")
+        return Reply(text=f"{self.name} answers {messages[-1].text}", model="local")
 
     async def aclose(self):
         return None
@@ -45,9 +45,9 @@ def model(count=2):
 
 async def ask(local, history, text, config=TURN, system="sys"):
     """`text` asked after `history` (a conversation's messages so far), which gains both."""
-    history.append(Message("user", text))
+    history.append(Message(role="user", text=text))
     reply = await local.respond(list(history), system, config)
-    history.append(Message("assistant", reply.text))
+    history.append(Message(role="assistant", text=reply.text))
     return reply
 
 
@@ -73,7 +73,7 @@ def test_a_different_system_prompt_is_a_different_conversation():
 
     async def run():
         await ask(local, history, "hello", system="one")
-        await ask(local, [Message("user", "hello"), Message("assistant", "s0 answers hello")], "more", system="two")
+        await ask(local, [Message(role="user", text="hello"), Message(role="assistant", text="s0 answers hello")], "more", system="two")
 
     asyncio.run(run())
     assert len(s0.asked) == 1 and s1.asked == [["hello", "s0 answers hello", "more"]]

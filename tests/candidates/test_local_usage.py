@@ -28,7 +28,7 @@ MILLION = 1_000_000
 
 def test_a_streamed_reply_of_the_real_llama_server_counts_the_tokens_its_plain_reply_counts(local_llama_url):
     """The same request at temperature 0, streamed and not: the same prompt and reply tokens."""
-    messages = [Message("user", "[Camera: a red mug on a desk]\nWhat is in front of me?")]
+    messages = [Message(role="user", text="[Camera: a red mug on a desk]\nWhat is in front of me?")]
     config = GenerationConfig(max_tokens=24)
 
     async def talk():
@@ -78,10 +78,10 @@ def test_a_local_stream_run_records_each_turns_tokens_and_a_price_for_local_is_k
 
 
 def test_a_reply_whose_usage_was_not_reported_is_recorded_as_unknown_not_zero():
-    unreported = TurnResult(1, TurnInput(1, "a mug", "what is this", "authored", "authored"),
-                            Reply("A mug.", "openai:x", Usage()))
+    unreported = TurnResult(turn=1, input=TurnInput(turn=1, camera_block="a mug", speech="what is this", camera_source="authored", speech_source="authored"),
+                            reply=Reply(text="A mug.", model="openai:x", usage=Usage()))
     assert unreported.to_json()["reply"]["usage"] is None
-    counted = TurnResult(1, unreported.input, Reply("A mug.", "openai:x", Usage(12, 3)))
+    counted = TurnResult(turn=1, input=unreported.input, reply=Reply(text="A mug.", model="openai:x", usage=Usage(input_tokens=12, output_tokens=3)))
     assert counted.to_json()["reply"]["usage"]["input_tokens"] == 12
     from benchmark.report.viewer import turn_facts
 
@@ -92,6 +92,6 @@ def test_a_reply_whose_usage_was_not_reported_is_recorded_as_unknown_not_zero():
     from benchmark.report.cost import tokens_text
     from benchmark.scoring.cost import _tokens
 
-    summed = _tokens([Usage(12, 3), Usage()])
+    summed = _tokens([Usage(input_tokens=12, output_tokens=3), Usage()])
     assert summed["input_tokens"] is None and summed["output_tokens"] is None
     assert tokens_text(summed).startswith("in ? (")

@@ -87,9 +87,9 @@ def test_an_incomplete_reply_is_recorded_with_its_reason(monkeypatch):
         async with open_candidate("openai-realtime:gpt-realtime-2", base_url=base_url) as model:
             talk = model.conversation()
             try:
-                messages = [Message("user", "[Camera: a red mug]\nWhat is this?")]
+                messages = [Message(role="user", text="[Camera: a red mug]\nWhat is this?")]
                 first = await talk.respond(messages, "Be brief.", GenerationConfig())
-                messages += [Message("assistant", first.text), Message("user", "And now?")]
+                messages += [Message(role="assistant", text=first.text), Message(role="user", text="And now?")]
                 return first, await talk.respond(messages, "Be brief.", GenerationConfig())
             finally:
                 await talk.aclose()
@@ -98,7 +98,7 @@ def test_an_incomplete_reply_is_recorded_with_its_reason(monkeypatch):
         first, second = asyncio.run(two_turns(server.base_url))
     assert (first.text, first.incomplete) == ("It is", "max_output_tokens")
     assert (second.text, second.incomplete) == ("It is the red mug.", None)
-    line = TurnResult(1, TurnInput(1, None, "What is this?", None, "authored"), first).to_json()
+    line = TurnResult(turn=1, input=TurnInput(turn=1, camera_block=None, speech="What is this?", camera_source=None, speech_source="authored"), reply=first).to_json()
     assert line["reply"]["incomplete"] == "max_output_tokens"
     assert TurnResult.from_json(line, "t").reply.incomplete == "max_output_tokens"
 
@@ -119,7 +119,7 @@ def test_the_adapter_raises_model_not_found_not_a_retryable_fault(monkeypatch):
 
     async def ask(base_url):
         async with open_candidate("openai-realtime:gpt-nope", base_url=base_url) as model:
-            return await model.respond([Message("user", "Hi")], "Be brief.", GenerationConfig())
+            return await model.respond([Message(role="user", text="Hi")], "Be brief.", GenerationConfig())
 
     with FakeOpenAIRealtime(models=("gpt-realtime-2",)) as server:
         with pytest.raises(ModelNotFoundError, match="openai-realtime:gpt-nope: the provider says"):

@@ -32,7 +32,7 @@ class EchoCandidate:
         text = f"echo: {messages[-1].text}"
         if on_delta is not None:
             on_delta(text)
-        return Reply(text, self.model, Usage(1, 1))
+        return Reply(text=text, model=self.model, usage=Usage(input_tokens=1, output_tokens=1))
 
     async def aclose(self) -> None:
         self.closed = True
@@ -99,7 +99,7 @@ def test_a_chat_provider_is_one_table_entry_and_one_adapter(echo, monkeypatch):
     async def go():
         pieces = []
         async with open_candidate("echo:x", base_url="http://echo.invalid") as candidate:
-            reply = await candidate.respond([Message("user", "where are my keys?")], "", GenerationConfig(),
+            reply = await candidate.respond([Message(role="user", text="where are my keys?")], "", GenerationConfig(),
                                             pieces.append)
         return candidate, reply, pieces
 

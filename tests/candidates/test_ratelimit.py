@@ -67,11 +67,11 @@ async def test_candidate_and_judge_on_one_endpoint_share_a_bucket():
             assert candidate.limiter is judge.limiter and elsewhere.limiter is not candidate.limiter
             config = GenerationConfig(max_tokens=5)
             for model in (candidate, judge) * 3:  # six requests: the whole minute's allowance
-                await model.respond([Message("user", "hi")], "", config)
+                await model.respond([Message(role="user", text="hi")], "", config)
             assert clock.sleeps == []
-            await judge.respond([Message("user", "hi")], "", config)  # the seventh waits 10 s
+            await judge.respond([Message(role="user", text="hi")], "", config)  # the seventh waits 10 s
             assert sum(clock.sleeps) == pytest.approx(10.0)
-            await elsewhere.respond([Message("user", "hi")], "", config)  # another endpoint: its own bucket
+            await elsewhere.respond([Message(role="user", text="hi")], "", config)  # another endpoint: its own bucket
             assert sum(clock.sleeps) == pytest.approx(10.0)
             for model in (candidate, judge, elsewhere):
                 await model.aclose()
@@ -95,7 +95,7 @@ async def test_retries_pass_the_bucket_again_and_the_gauge_counts_waiting_and_in
                 return await original(amount)
 
             limiter.requests.take = take
-            await model.respond([Message("user", "hi")], "", GenerationConfig())
+            await model.respond([Message(role="user", text="hi")], "", GenerationConfig())
             await model.aclose()
         assert server.statuses == [429, 429, 200]
         assert len(seen) == 3  # every attempt took from the bucket
@@ -114,9 +114,9 @@ def test_limits_per_provider_and_flag_parsing():
     with pytest.raises(ValueError, match="above 0"):
         build_limits("0", None)
     limits = build_limits("openai=500,100", "gemini=9000")
-    assert limits.limits_for("openai") == Limits(500, None)
-    assert limits.limits_for("gemini") == Limits(100, 9000)
-    assert limits.limits_for("anthropic") == Limits(100, None)
+    assert limits.limits_for("openai") == Limits(requests_per_minute=500, tokens_per_minute=None)
+    assert limits.limits_for("gemini") == Limits(requests_per_minute=100, tokens_per_minute=9000)
+    assert limits.limits_for("anthropic") == Limits(requests_per_minute=100, tokens_per_minute=None)
     assert limits.describe()["openai"] == {"requests_per_minute": 500, "tokens_per_minute": None}
     assert build_limits(None, None).describe() is None
     assert build_limits(None, None).limiter("openai", "x") is ratelimit.UNLIMITED

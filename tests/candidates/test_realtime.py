@@ -25,9 +25,9 @@ async def _two_turns(model_id, base_url):
     async with open_candidate(model_id, base_url=base_url) as model:
         candidate = model.conversation()  # one conversation, as a trial's (the runner closes it)
         try:
-            messages = [Message("user", "[Camera: a red mug]\nWhat is this?")]
+            messages = [Message(role="user", text="[Camera: a red mug]\nWhat is this?")]
             first = await candidate.respond(messages, "Be brief.", GenerationConfig())
-            messages += [Message("assistant", first.text), Message("user", "And now?")]
+            messages += [Message(role="assistant", text=first.text), Message(role="user", text="And now?")]
             second = await candidate.respond(messages, "Be brief.", GenerationConfig())
         finally:
             await candidate.aclose()
@@ -91,7 +91,7 @@ def test_a_replaced_sessions_cause_goes_into_the_turn_record(monkeypatch):
     with FakeOpenAIRealtime(drop_on_responses=(2,), reply="A red mug.") as server:
         first, second, _ = asyncio.run(_two_turns("openai-realtime:gpt-realtime", server.base_url))
     assert first.session_lost is None and "connection lost" in second.session_lost
-    line = TurnResult(2, TurnInput(2, None, "And now?", None, "authored"), second).to_json()
+    line = TurnResult(turn=2, input=TurnInput(turn=2, camera_block=None, speech="And now?", camera_source=None, speech_source="authored"), reply=second).to_json()
     assert TurnResult.from_json(line, "t").reply.session_lost == second.session_lost
 
 
@@ -353,8 +353,8 @@ def test_a_spoken_reply_that_cannot_be_saved_stops_the_run_and_keeps_what_was_wr
     from benchmark.run.errors import TranscriptWriteError
     from benchmark.run.reply_audio import save_reply_audio
 
-    record = TrialRecord("sc-01", "baseline", 0, "current", "object_in_hand", turns=(TurnResult(
-        1, TurnInput(1, None, "hi", None, "authored"), Reply("hello", "m", audio=b"\x01\x00" * 2400)),))
+    record = TrialRecord(scenario_id="sc-01", condition="baseline", trial=0, target_context="current", cue_type="object_in_hand", turns=(TurnResult(
+        turn=1, input=TurnInput(turn=1, camera_block=None, speech="hi", camera_source=None, speech_source="authored"), reply=Reply(text="hello", model="m", audio=b"\x01\x00" * 2400)),))
     (tmp_path / "audio").write_text("a file where the audio directory should be")
     with pytest.raises(TranscriptWriteError, match="cannot write .*audio/baseline/sc-01-t0-turn1.wav.*--resume"):
         save_reply_audio(tmp_path, record)

@@ -234,7 +234,7 @@ def _scripted_trial(scenario, labels):
         model_id, family = "scripted", "scripted"
 
         async def respond(self, messages, system, config, on_delta=None):
-            return Reply("a reply", self.model_id)
+            return Reply(text="a reply", model=self.model_id)
 
     class Judge:
         name, family = "scripted", "scripted"
@@ -243,7 +243,7 @@ def _scripted_trial(scenario, labels):
             self.labels = list(labels)
 
         async def label(self, case):
-            return Verdict(self.labels.pop(0), "scripted", self.name)
+            return Verdict(label=self.labels.pop(0), rationale="scripted", judge=self.name)
 
     bank = load_bank()
     conversation = DirectConversation(scenario, bank.condition("baseline"), Candidate(), GenerationConfig())
@@ -281,7 +281,7 @@ def test_a_rescore_takes_the_repair_target_from_the_bank():
         name, family = "scripted", "scripted"
 
         async def label(self, case):
-            return Verdict("current", "scripted", self.name)
+            return Verdict(label="current", rationale="scripted", judge=self.name)
 
     sc08 = load_bank().get("sc-08")
     line = json.loads(_scripted_trial(sc08, ["current", "clarify"]).to_line())

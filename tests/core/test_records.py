@@ -44,7 +44,7 @@ class CapturingJudge:
 
     async def label(self, case):
         self.prompts.append(render_judge_prompt(case))
-        return Verdict("current", "captured", self.name, prompt=self.prompts[-1])
+        return Verdict(label="current", rationale="captured", judge=self.name, prompt=self.prompts[-1])
 
 
 def test_schema_1_records_load_with_their_turn_inputs():
@@ -153,7 +153,7 @@ def test_external_aliases_read_into_the_same_record():
 
 def test_record_field_names_are_spelled_only_in_the_records_module():
     """No module outside core/records/ writes a trial record's keys as strings."""
-    keys = {k for k in TrialRecord("s", "c", 0, "current", "location").to_json()
+    keys = {k for k in TrialRecord(scenario_id="s", condition="c", trial=0, target_context="current", cue_type="location").to_json()
             if k.startswith("turn_") or k in ("schema_version", "wall_s")}
     pattern = re.compile(r"""["'](%s)["']""" % "|".join(sorted(keys)))
     offenders = []

@@ -44,7 +44,7 @@ class Echo:
     model_id, family = "openai:echo", "openai"
 
     async def respond(self, messages, system, config, on_delta=None):
-        return Reply(f"echo: {messages[-1].text}", self.model_id)
+        return Reply(text=f"echo: {messages[-1].text}", model=self.model_id)
 
 
 @pytest.mark.parametrize("name", [CACHE_FILE, CACHE_FILE + "-wal", CACHE_FILE + "-shm", CACHE_FILE + "-journal"])
@@ -57,15 +57,15 @@ def test_the_response_cache_refuses_a_store_or_journal_that_is_a_link(tmp_path, 
         cache.check()
     cached = CachedCandidate(Echo(), cache)
     with pytest.raises(UnsafePathError, match=name):
-        asyncio.run(cached.respond([Message("user", "hi")], "", GenerationConfig()))
+        asyncio.run(cached.respond([Message(role="user", text="hi")], "", GenerationConfig()))
     assert untouched(victim) and (folder / name).is_symlink()
 
 
 def test_the_response_cache_still_works_in_a_plain_folder(tmp_path):
     cache = ResponseCache(tmp_path / "new" / "cache")  # made on first use
     cached = CachedCandidate(Echo(), cache)
-    first = asyncio.run(cached.respond([Message("user", "hi")], "", GenerationConfig()))
-    again = asyncio.run(cached.respond([Message("user", "hi")], "", GenerationConfig()))
+    first = asyncio.run(cached.respond([Message(role="user", text="hi")], "", GenerationConfig()))
+    again = asyncio.run(cached.respond([Message(role="user", text="hi")], "", GenerationConfig()))
     assert again.cached and again.text == first.text and (tmp_path / "new" / "cache" / CACHE_FILE).is_file()
     cache.close()
 
@@ -110,7 +110,7 @@ def test_the_describer_cache_writes_by_rename_and_refuses_an_entry_or_folder_tha
 def test_a_model_describer_refuses_to_cache_through_a_link(tmp_path, victim):
     class Vision(Echo):
         async def respond(self, messages, system, config, on_delta=None):
-            return Reply("a red mug", self.model_id)
+            return Reply(text="a red mug", model=self.model_id)
 
     describer = ModelDescriber(Vision(), cache_dir=tmp_path / "cache")
     key = describer.cache.key(b"\xff\xd8jpeg", describer.name, describer.model, describer.style)

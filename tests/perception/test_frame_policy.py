@@ -110,7 +110,7 @@ class Speech:
             self.in_speech = True
         if pcm16.startswith(b"F"):
             self.in_speech = False
-            return [FinalTranscript(pcm16[1:].decode(), t_ms - 2000, t_ms - 500, 0.01, np.zeros(1, np.float32))]
+            return [FinalTranscript(text=pcm16[1:].decode(), start_ms=t_ms - 2000, end_ms=t_ms - 500, decode_seconds=0.01, audio=np.zeros(1, np.float32))]
         return []
 
     async def end_turn(self) -> list:
@@ -127,7 +127,7 @@ class FrameLog(MediaBackend):
         self.frames.append((t_ms, len(jpeg)))
 
     async def answer(self, turn_input, on_delta, on_audio):
-        return Reply("Fine.", "log")
+        return Reply(text="Fine.", model="log")
 
     async def interrupt(self): return None
 
@@ -149,8 +149,8 @@ def play(policy: str | None, speech_at: dict[int, bytes], until_ms: int, *, scen
         worker = asyncio.create_task(session.run())
         for t in range(0, until_ms + 1, 100):
             if t % 200 == 0:
-                await session.on_media(wire.Media(wire.KIND_FRAME, t, scene(t)))
-            await session.on_media(wire.Media(wire.KIND_AUDIO, t, speech_at.get(t, b"x")))
+                await session.on_media(wire.Media(kind=wire.KIND_FRAME, t_ms=t, payload=scene(t)))
+            await session.on_media(wire.Media(kind=wire.KIND_AUDIO, t_ms=t, payload=speech_at.get(t, b"x")))
         await asyncio.sleep(0)
         while session.busy and not worker.done():
             await asyncio.sleep(0.01)
@@ -196,7 +196,7 @@ def test_end_sends_the_frame_at_the_end_of_speech_only_and_the_default_for_a_rea
 
 
 def test_frame_facts_round_trip_and_bad_fields_are_named():
-    facts = FrameFacts("fps:1", 10, 2, 4000, (0, 1000), 2000, 1000, "earlier")
+    facts = FrameFacts(policy="fps:1", offered=10, sent=2, sent_bytes=4000, sent_ms=(0, 1000), window_ms=2000, newest_ms=1000, newest_frame_scene="earlier")
     data = facts.to_json()
     assert FrameFacts.from_json(data) == facts
     with pytest.raises(RecordError) as caught:
@@ -338,8 +338,8 @@ def test_camera_conditions_degrade_the_frames_a_session_sends_and_an_unknown_nam
                           policy=parse_frame_policy("fps:1"), camera_profile=profile)
         bright = encode_jpeg(np.full((48, 64, 3), 200, np.uint8))
         worker = asyncio.create_task(session.run())
-        await session.on_media(wire.Media(wire.KIND_FRAME, 0, bright))
-        await session.on_media(wire.Media(wire.KIND_AUDIO, 0, b"x"))
+        await session.on_media(wire.Media(kind=wire.KIND_FRAME, t_ms=0, payload=bright))
+        await session.on_media(wire.Media(kind=wire.KIND_AUDIO, t_ms=0, payload=b"x"))
         while session.busy:
             await asyncio.sleep(0.01)
         worker.cancel()

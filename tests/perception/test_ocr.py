@@ -106,12 +106,12 @@ def test_the_header_is_kept_only_when_asked():
 
 def test_wrapped_lines_join_into_blocks_and_separate_blocks_are_kept_apart():
     def line(text, left, top):
-        return ocr.TextLine(text, 0.9, left, top, left + 200, top + 20)
+        return ocr.TextLine(text=text, confidence=0.9, left=left, top=top, right=left + 200, bottom=top + 20)
 
     lines = [line("a yellow-and-", 20, 60), line("black handle", 21, 86), line("rests here", 20, 112),
              line("PRICE 4.99", 400, 300)]
     assert ocr.text_blocks(lines) == ["a yellow-and-black handle rests here", "PRICE 4.99"]
-    assert ocr.FrameText(tuple(lines)).text == "a yellow-and-black handle rests here / PRICE 4.99"
+    assert ocr.FrameText(lines=tuple(lines)).text == "a yellow-and-black handle rests here / PRICE 4.99"
 
 
 def test_word_gaps_find_the_space_and_not_the_letter_gaps():

@@ -142,8 +142,8 @@ def _jpeg(colour, blur=False):
 
 
 def test_frame_selection_end_and_sharpest():
-    frames = [Frame(100, _jpeg((200, 200, 200), blur=True)), Frame(300, _jpeg((200, 200, 200))),
-              Frame(500, _jpeg((200, 200, 200), blur=True)), Frame(900, _jpeg((10, 10, 10)))]
+    frames = [Frame(t_ms=100, jpeg=_jpeg((200, 200, 200), blur=True)), Frame(t_ms=300, jpeg=_jpeg((200, 200, 200))),
+              Frame(t_ms=500, jpeg=_jpeg((200, 200, 200), blur=True)), Frame(t_ms=900, jpeg=_jpeg((10, 10, 10)))]
     assert select_frame(frames, 0, 600).t_ms == 500
     assert select_frame(frames, 0, 600, mode="sharpest").t_ms == 300
     assert select_frame(frames, 0, 50) is None
@@ -151,8 +151,8 @@ def test_frame_selection_end_and_sharpest():
 
 def test_context_frame_only_when_it_differs():
     turn = _jpeg((30, 160, 30))
-    same = Frame(100, _jpeg((30, 160, 30)))
-    different = Frame(50, _jpeg((200, 40, 40)))
+    same = Frame(t_ms=100, jpeg=_jpeg((30, 160, 30)))
+    different = Frame(t_ms=50, jpeg=_jpeg((200, 40, 40)))
     assert pick_context_frame([same], turn) is None
     assert pick_context_frame([different, same], turn) == different.jpeg
 

@@ -186,11 +186,11 @@ def test_turn_end_facts_round_trip_and_older_records_read():
     from core.candidate import Reply
     from core.records import TurnEnd, TurnInput, TurnResult
 
-    facts = TurnEnd("model", 0.2, 0.21, 0.83)
+    facts = TurnEnd(rule="model", silence_s=0.2, after_speech_s=0.21, probability=0.83)
     data = facts.to_json()
     assert data == {"rule": "model", "silence_waited_s": 0.2, "speech_end_to_turn_end": 0.21, "model_probability": 0.83}
     assert TurnEnd.from_json(data) == facts
-    result = TurnResult(1, TurnInput(1, None, "hi", None, "perceived"), Reply("r", "m"), turn_end=facts)
+    result = TurnResult(turn=1, input=TurnInput(turn=1, camera_block=None, speech="hi", camera_source=None, speech_source="perceived"), reply=Reply(text="r", model="m"), turn_end=facts)
     assert TurnResult.from_json(result.to_json(), "turn 1").turn_end == facts
     older = {k: v for k, v in result.to_json().items() if k != "turn_end"}
     assert TurnResult.from_json(older, "turn 1").turn_end == TurnEnd()

@@ -31,7 +31,7 @@ def run(tmp_path):
 
 
 def desk(run, name: str) -> AnnotatorDesk:
-    return AnnotatorDesk(run, name, "turn2", run.sample("turn2", 10, 47))
+    return AnnotatorDesk(run=run, annotator=name, what="turn2", sample=run.sample("turn2", 10, 47))
 
 
 def label_one(page, key: str, note: str | None = None) -> str:

@@ -37,9 +37,9 @@ class ScriptedSegmenter:
 
     async def feed(self, pcm16: bytes, t_ms: int) -> list:
         if pcm16 == b"S":
-            return [SpeechStarted(t_ms)]
+            return [SpeechStarted(t_ms=t_ms)]
         if pcm16.startswith(b"F"):
-            return [FinalTranscript(pcm16[1:].decode(), t_ms - 500, t_ms, 0.01, np.zeros(1, np.float32))]
+            return [FinalTranscript(text=pcm16[1:].decode(), start_ms=t_ms - 500, end_ms=t_ms, decode_seconds=0.01, audio=np.zeros(1, np.float32))]
         return []
 
     async def end_turn(self) -> list:
@@ -61,7 +61,7 @@ class SlowCandidate:
             await asyncio.sleep(0.02)
             pieces.append(f"w{i} ")
             on_delta(pieces[-1])
-        return Reply("".join(pieces), self.model_id)
+        return Reply(text="".join(pieces), model=self.model_id)
 
 
 async def until(condition, timeout: float = 10.0) -> None:
@@ -86,7 +86,7 @@ async def converse(backend, *, barge_in: bool, second_final_during_reply: bool =
     worker = asyncio.create_task(session.run())
 
     async def say(chunk: bytes, t_ms: int):
-        await session.on_media(wire.Media(wire.KIND_AUDIO, t_ms, chunk))
+        await session.on_media(wire.Media(kind=wire.KIND_AUDIO, t_ms=t_ms, payload=chunk))
 
     await say(b"S", 0)
     await say(b"FWhat is this?", 1000)
@@ -151,7 +151,7 @@ class RecordingBackend(MediaBackend):
         on_delta("Fine.")
         await asyncio.sleep(0.2)
         self.log.append(f"answered {turn_input.turn}")
-        return Reply("Fine.", "recording")
+        return Reply(text="Fine.", model="recording")
 
     async def interrupt(self) -> None:
         self.log.append("interrupt")
@@ -172,7 +172,7 @@ def test_audio_frames_and_a_reply_cut_that_arrive_during_a_reply_reach_the_backe
         for kind, t_ms, payload in ((wire.KIND_AUDIO, 0, b"S"), (wire.KIND_AUDIO, 900, b"Fone"),
                                     (wire.KIND_AUDIO, 1000, b"x"), (wire.KIND_FRAME, 2000, b"\xff\xd8"),
                                     (wire.KIND_AUDIO, 2020, b"y")):  # the frame on the default policy's slot
-            await session.on_media(wire.Media(kind, t_ms, payload))
+            await session.on_media(wire.Media(kind=kind, t_ms=t_ms, payload=payload))
         await session.on_reply_cut(1, 700)  # the client stopped playing turn 1's reply
         await until(lambda: "answered 1" in backend.log and not session.busy)
         worker.cancel()
@@ -275,13 +275,13 @@ def test_openai_realtime_truncates_a_spoken_reply_to_what_was_heard(monkeypatch)
                                                  base_url=server.base_url, output="audio")
             for turn in (1, 2):
                 await backend.audio(b"\x01\x00" * 3200)
-                await backend.answer(TurnInput(turn, None, "", None, None), print, lambda pcm: None)
+                await backend.answer(TurnInput(turn=turn, camera_block=None, speech="", camera_source=None, speech_source=None), print, lambda pcm: None)
             await backend.reply_cut(2, 400)
             await backend.reply_cut(1, 60_000)  # an earlier turn, cut when the next reply came: its length
             await backend.reply_cut(7, 100)  # a turn never answered: nothing to cut
             await backend.live.session.truncate("an-item-the-api-never-gave", 100)  # refused: not the next turn's error
             await backend.audio(b"\x01\x00" * 3200)
-            reply = await backend.answer(TurnInput(3, None, "", None, None), print, lambda pcm: None)
+            reply = await backend.answer(TurnInput(turn=3, camera_block=None, speech="", camera_source=None, speech_source=None), print, lambda pcm: None)
             await backend.aclose()
             return reply
 
@@ -301,7 +301,7 @@ def test_a_text_reply_has_nothing_to_truncate(monkeypatch):
             backend = await RealtimeBackend.open("openai-realtime:x", "Be brief.", GenerationConfig(),
                                                  base_url=server.base_url)
             await backend.audio(b"\x01\x00" * 3200)
-            await backend.answer(TurnInput(1, None, "", None, None), print, print)
+            await backend.answer(TurnInput(turn=1, camera_block=None, speech="", camera_source=None, speech_source=None), print, print)
             await backend.reply_cut(1, 400)
             await backend.aclose()
 

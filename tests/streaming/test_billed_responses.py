@@ -130,16 +130,16 @@ class Script:
 def _final(text: str, end_ms: int) -> FinalTranscript:
     import numpy as np
 
-    return FinalTranscript(text, end_ms - 500, end_ms, 0.01, np.zeros(1, np.float32))
+    return FinalTranscript(text=text, start_ms=end_ms - 500, end_ms=end_ms, decode_seconds=0.01, audio=np.zeros(1, np.float32))
 
 
 def test_openai_realtime_with_barge_in_and_rate_limits_records_every_response_the_server_billed(monkeypatch):
     """Turn 1 is talked over (its response cancelled), every third response fails rate-limited and is
     asked again; the replies the session reports carry every token the server billed."""
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    script = Script({0: [SpeechStarted(0)], 1000: [_final("What is this?", 1000)],
-                     2000: [SpeechStarted(2000)], 3000: [_final("And now?", 3000)],
-                     4000: [SpeechStarted(4000)], 5000: [_final("And this one?", 5000)]})
+    script = Script({0: [SpeechStarted(t_ms=0)], 1000: [_final("What is this?", 1000)],
+                     2000: [SpeechStarted(t_ms=2000)], 3000: [_final("And now?", 3000)],
+                     4000: [SpeechStarted(t_ms=4000)], 5000: [_final("And this one?", 5000)]})
     chunk = b"\x01\x00" * 320  # 20 ms at 16 kHz
 
     async def go(server) -> list:
@@ -155,7 +155,7 @@ def test_openai_realtime_with_barge_in_and_rate_limits_records_every_response_th
 
         async def stream(start_ms: int, end_ms: int):
             for t_ms in range(start_ms, end_ms + 1, 20):
-                await session.on_media(wire.Media(wire.KIND_AUDIO, t_ms, chunk))
+                await session.on_media(wire.Media(kind=wire.KIND_AUDIO, t_ms=t_ms, payload=chunk))
 
         await stream(0, 1000)
         await until(lambda: of(events, wire.AssistantDelta, 1))
@@ -178,7 +178,7 @@ def test_openai_realtime_with_barge_in_and_rate_limits_records_every_response_th
     assert server.sessions[0]["events"].count("response.cancel") == 1 and server.failed >= 1
     assert server.responses == len(done) + server.failed
     recorded = sum((d.usage for d in done), Usage())
-    billed = [Usage(u["input_tokens"], u["output_tokens"]) for u in server.usages]
+    billed = [Usage(input_tokens=u["input_tokens"], output_tokens=u["output_tokens"]) for u in server.usages]
     assert (recorded.input_tokens, recorded.output_tokens) == (sum(u.input_tokens for u in billed),
                                                                sum(u.output_tokens for u in billed))
     # and by modality, cached parts included: the same money at any price

@@ -23,7 +23,7 @@ class Describer:
 
     async def describe(self, jpeg: bytes, previous: bytes | None = None) -> Description:
         self.seen.append(jpeg)
-        return Description(f"a view of {jpeg.decode()}", self.name, self.model, False, 0.0)
+        return Description(text=f"a view of {jpeg.decode()}", describer=self.name, model=self.model, cached=False, seconds=0.0)
 
 
 class Candidate:
@@ -36,11 +36,11 @@ class Candidate:
     async def respond(self, messages, system, config, on_delta=None):
         self.asked.append([m.text for m in messages])
         self.configs.append(config)
-        return Reply("[silent]", self.model_id)
+        return Reply(text="[silent]", model=self.model_id)
 
 
 def authored(turn: int) -> TurnInput:
-    return TurnInput(turn, "authored camera", "authored words", "authored", "authored", None, None, {})
+    return TurnInput(turn=turn, camera_block="authored camera", speech="authored words", camera_source="authored", speech_source="authored", context_block=None, context_source=None, timings={})
 
 
 def test_a_chat_backend_describes_the_turn_s_frames_and_for_a_probe_the_newest_it_got():

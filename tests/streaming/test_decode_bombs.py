@@ -98,13 +98,13 @@ class CountingTranscriber:
 
     async def transcribe(self, audio) -> Transcript:
         self.finals.append(len(audio) / SAMPLE_RATE)
-        return Transcript("words", (), len(audio) / SAMPLE_RATE, 0.0)
+        return Transcript(text="words", segments=(), audio_seconds=len(audio) / SAMPLE_RATE, decode_seconds=0.0)
 
     async def transcribe_if_idle(self, audio) -> Transcript | None:
         if self.busy:
             return None
         self.partials.append(len(audio) / SAMPLE_RATE)
-        return Transcript("words", (), len(audio) / SAMPLE_RATE, 0.0)
+        return Transcript(text="words", segments=(), audio_seconds=len(audio) / SAMPLE_RATE, decode_seconds=0.0)
 
 
 def _feed(segmenter, seconds: float, chunk_ms: int = 100):
@@ -152,7 +152,7 @@ def test_whisper_turns_go_first_come_first_served(monkeypatch, workers):
     def fake_batch(self, clips):  # the async callers' decodes go out in batches (perception.asr)
         taken.extend(int(audio[0]) for audio in clips)
         release.wait(10)  # each decoder holds the model until everyone is queued
-        return [Transcript("", (), 0.0, 0.0) for _ in clips]
+        return [Transcript(text="", segments=(), audio_seconds=0.0, decode_seconds=0.0) for _ in clips]
 
     monkeypatch.setattr(Transcriber, "transcribe_batch_sync", fake_batch)
     transcriber = Transcriber("unused-model", workers=workers)

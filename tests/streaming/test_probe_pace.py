@@ -42,7 +42,7 @@ class Watcher(MediaBackend):
         if self.hold is not None:
             await self.hold.wait()
         self.in_flight -= 1
-        return Reply("[silent]", "watcher")
+        return Reply(text="[silent]", model="watcher")
 
     async def aclose(self): return None
 
@@ -52,8 +52,8 @@ async def _play(session: Session, chunks: int, step_ms: int, clock: Clock | None
     `wall_step_s` of the pace's clock apart."""
     for n in range(chunks):
         t = n * step_ms
-        await session.on_media(wire.Media(wire.KIND_FRAME, t, b"\xff\xd8frame"))
-        await session.on_media(wire.Media(wire.KIND_AUDIO, t, bytes(640)))
+        await session.on_media(wire.Media(kind=wire.KIND_FRAME, t_ms=t, payload=b"\xff\xd8frame"))
+        await session.on_media(wire.Media(kind=wire.KIND_AUDIO, t_ms=t, payload=bytes(640)))
         while session.busy:
             await asyncio.sleep(0.001)
         if clock is not None:
@@ -101,8 +101,8 @@ def test_at_most_one_probe_is_in_flight_per_session():
         session = _session(ProbePace(rate=100.0, min_gap_s=0.0, clock=clock), backend, events)
         worker = asyncio.create_task(session.run())
         for n in range(20):
-            await session.on_media(wire.Media(wire.KIND_FRAME, n * 10_000, b"\xff\xd8frame"))
-            await session.on_media(wire.Media(wire.KIND_AUDIO, n * 10_000, bytes(640)))
+            await session.on_media(wire.Media(kind=wire.KIND_FRAME, t_ms=n * 10_000, payload=b"\xff\xd8frame"))
+            await session.on_media(wire.Media(kind=wire.KIND_AUDIO, t_ms=n * 10_000, payload=bytes(640)))
             clock.now += 5
             await asyncio.sleep(0.005)
         started = backend.probes
@@ -198,7 +198,7 @@ def test_a_user_who_starts_to_speak_cuts_the_probes_running_elsewhere_short():
             self.probes += 1
             self.stopped = asyncio.Event()
             await self.stopped.wait()
-            return Reply("", "watcher", interrupted=True)
+            return Reply(text="", model="watcher", interrupted=True)
 
         async def interrupt(self):
             self.stopped.set()

@@ -41,8 +41,8 @@ def test_a_closed_session_releases_its_frames_from_the_shared_budget_at_once():
                               frames=frames)
             worker = asyncio.create_task(session.run())
             for i in range(12):
-                await session.on_media(wire.Media(wire.KIND_FRAME, i * 200, synthetic_frame(f"scene {i}")))
-                await session.on_media(wire.Media(wire.KIND_AUDIO, i * 200, bytes(6400)))
+                await session.on_media(wire.Media(kind=wire.KIND_FRAME, t_ms=i * 200, payload=synthetic_frame(f"scene {i}")))
+                await session.on_media(wire.Media(kind=wire.KIND_AUDIO, t_ms=i * 200, payload=bytes(6400)))
             while session.busy:
                 await asyncio.sleep(0.01)
             sessions.append((session, worker))
@@ -90,7 +90,7 @@ def test_the_renderer_refuses_a_scene_made_in_code_past_the_cap():
     from core.scenes import Scene, SceneObject
     from media_effects.pictograph import render_scene
 
-    scene = Scene("workbench", tuple(SceneObject(f"o{i}", "nail", "nail") for i in range(MAX_OBJECTS + 1)))
+    scene = Scene(setting="workbench", objects=tuple(SceneObject(id=f"o{i}", name="nail", picture="nail") for i in range(MAX_OBJECTS + 1)))
     with pytest.raises(ValueError, match=f"at most {MAX_OBJECTS} are drawn"):
         render_scene(scene)
 

@@ -42,7 +42,7 @@ def test_a_lost_chunk_becomes_silence_of_its_length_and_short_jitter_or_a_long_p
         worker = asyncio.create_task(session.run())
         chunk = bytes(640)  # 20 ms
         for t in (0, 20, 80, 110, 10_000):  # 40 ms lost after 20; 10 ms jitter at 110; a 9.9 s pause
-            await session.on_media(wire.Media(wire.KIND_AUDIO, t, chunk))
+            await session.on_media(wire.Media(kind=wire.KIND_AUDIO, t_ms=t, payload=chunk))
         while session.busy:
             await asyncio.sleep(0.01)
         worker.cancel()

@@ -55,29 +55,29 @@ def test_every_message_type_round_trips():
 
 
 def test_every_server_event_round_trips_typed():
-    turn_input = TurnInput(1, "a grey disc", "what is this", "perceived", "perceived", "steam", "authored",
-                           {"asr_decode_s": 0.2})
+    turn_input = TurnInput(turn=1, camera_block="a grey disc", speech="what is this", camera_source="perceived", speech_source="perceived", context_block="steam", context_source="authored",
+                           timings={"asr_decode_s": 0.2})
     events = [
-        wire.Ready(1, "local"), wire.SpeechStarted(40), wire.TranscriptPartial("wha", 300),
-        wire.TranscriptFinal(1, "what is this", 40, 900), wire.CameraBlock(1, "a grey disc", "perceived", "steam", "authored"),
-        wire.TurnInputEvent(1, turn_input), wire.AssistantDelta(1, "A d"), wire.AssistantAudio(1, "EAAQAA==", 24000),
-        wire.AssistantDone(1, "A disc.", Usage(12, 3, input_text_tokens=10, input_image_tokens=2,
+        wire.Ready(protocol=1, backend="local"), wire.SpeechStarted(t_ms=40), wire.TranscriptPartial(text="wha", t_ms=300),
+        wire.TranscriptFinal(turn=1, text="what is this", start_ms=40, end_ms=900), wire.CameraBlock(turn=1, text="a grey disc", source="perceived", context="steam", context_source="authored"),
+        wire.TurnInputEvent(turn=1, input=turn_input), wire.AssistantDelta(turn=1, text="A d"), wire.AssistantAudio(turn=1, audio="EAAQAA==", rate=24000),
+        wire.AssistantDone(turn=1, text="A disc.", usage=Usage(input_tokens=12, output_tokens=3, input_text_tokens=10, input_image_tokens=2,
                                                output_text_tokens=3)),
-        wire.Metrics(1, TurnMetrics(reply_done=1.5)), wire.Error("bad_json", "message is not JSON"),
-        wire.RemarkDelta(2, "Careful"), wire.RemarkAudio(2, "EAAQAA==", 24000),
-        wire.ProbeDone(2, 15_020, 15_000, "Careful, the guard is taped up.", False, 0.84, 1.2,
-                       Usage(40, 9, input_text_tokens=40, output_text_tokens=9)),
-        wire.ProbeDone(3, 20_020, 20_000, "[silent]", True),
-        wire.ProbeDone(4, 25_020, 25_000, "[silent]", True, camera="A tall steel vessel.",
+        wire.Metrics(turn=1, latency_s=TurnMetrics(reply_done=1.5)), wire.Error(code="bad_json", message="message is not JSON"),
+        wire.RemarkDelta(probe=2, text="Careful"), wire.RemarkAudio(probe=2, audio="EAAQAA==", rate=24000),
+        wire.ProbeDone(probe=2, asked_ms=15_020, frame_ms=15_000, text="Careful, the guard is taped up.", silent=False, first_s=0.84, done_s=1.2,
+                       usage=Usage(input_tokens=40, output_tokens=9, input_text_tokens=40, output_text_tokens=9)),
+        wire.ProbeDone(probe=3, asked_ms=20_020, frame_ms=20_000, text="[silent]", silent=True),
+        wire.ProbeDone(probe=4, asked_ms=25_020, frame_ms=25_000, text="[silent]", silent=True, camera="A tall steel vessel.",
                        incomplete="cut short: a user started speaking"),
-        wire.ProbePaced(30_000, 2.0, 1.0, 4.0, 8),
-        wire.WatchDone(3, {"sent_ms": [1000, 2000]}),
-        wire.WatchDone(4, {"sent_ms": [1000]}, skipped=12),
+        wire.ProbePaced(asked_ms=30_000, gap_s=2.0, min_gap_s=1.0, rate=4.0, sessions=8),
+        wire.WatchDone(probes=3, frames={"sent_ms": [1000, 2000]}),
+        wire.WatchDone(probes=4, frames={"sent_ms": [1000]}, skipped=12),
     ]
     assert {e.type for e in events} == set(wire.SERVER_TYPES)
     for event in events:
         assert wire.decode_event(wire.encode_event(event)) == event
-    on_wire = json.loads(wire.encode_event(wire.TurnInputEvent(1, turn_input)))
+    on_wire = json.loads(wire.encode_event(wire.TurnInputEvent(turn=1, input=turn_input)))
     assert on_wire["user_message"] == "[Camera: a grey disc]\nwhat is this"
     assert on_wire["context_message"] == "[Camera: steam]"
     usage = json.loads(wire.encode_event(events[8]))["usage"]
@@ -86,7 +86,7 @@ def test_every_server_event_round_trips_typed():
     # a server of an earlier version sent the two totals only: the split reads as unknown
     old = json.loads(wire.encode_event(events[8]))
     old["usage"] = {"input_tokens": 12, "output_tokens": 3}
-    assert wire.decode_event(json.dumps(old)).usage == Usage(12, 3)
+    assert wire.decode_event(json.dumps(old)).usage == Usage(input_tokens=12, output_tokens=3)
     for bad in ({"input_tokens": -1}, {"input_audio_tokens": "7"}, {"input_tokens": 1, "audio": 3}):
         with pytest.raises(wire.WireError):
             wire.decode_event(json.dumps({**old, "usage": bad}))
@@ -336,7 +336,7 @@ def test_frames_wait_in_the_capped_buffer_for_a_busy_worker_and_then_meet_the_po
         session.frames.max_frames = 20
         frames = [JPEG + bytes([i]) for i in range(30)]
         for i, frame in enumerate(frames):  # the worker is not running: a flood while it is busy
-            await session.on_media(wire.Media(wire.KIND_FRAME, i * 500, frame))
+            await session.on_media(wire.Media(kind=wire.KIND_FRAME, t_ms=i * 500, payload=frame))
         assert len(session.frames.frames) == 20 and not session._queue  # capped; nothing queued per frame
         await session.on_turn_end()
         worker = asyncio.create_task(session.run())

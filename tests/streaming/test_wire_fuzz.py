@@ -18,12 +18,12 @@ SEED = 20240607
 ROUNDS = 3000
 
 JPEG = encode_jpeg(np.full((16, 16, 3), 90, np.uint8))
-TURN_INPUT = TurnInput(1, "a grey disc", "what is this", "perceived", "perceived", "steam", "authored",
-                       {"asr_decode_s": 0.2})
-EVENTS = [wire.Ready(1, "local"), wire.SpeechStarted(40), wire.TranscriptPartial("wha", 300),
-          wire.TranscriptFinal(1, "what is this", 40, 900), wire.CameraBlock(1, "a disc", "perceived", "x", "authored"),
-          wire.TurnInputEvent(1, TURN_INPUT), wire.AssistantDelta(1, "A d"), wire.AssistantDone(1, "A disc.", Usage(12, 3, 12, 0, 0, 4)),
-          wire.Metrics(1, TurnMetrics(reply_done=1.5)), wire.Error("bad_json", "message is not JSON")]
+TURN_INPUT = TurnInput(turn=1, camera_block="a grey disc", speech="what is this", camera_source="perceived", speech_source="perceived", context_block="steam", context_source="authored",
+                       timings={"asr_decode_s": 0.2})
+EVENTS = [wire.Ready(protocol=1, backend="local"), wire.SpeechStarted(t_ms=40), wire.TranscriptPartial(text="wha", t_ms=300),
+          wire.TranscriptFinal(turn=1, text="what is this", start_ms=40, end_ms=900), wire.CameraBlock(turn=1, text="a disc", source="perceived", context="x", context_source="authored"),
+          wire.TurnInputEvent(turn=1, input=TURN_INPUT), wire.AssistantDelta(turn=1, text="A d"), wire.AssistantDone(turn=1, text="A disc.", usage=Usage(input_tokens=12, output_tokens=3, input_text_tokens=12, input_audio_tokens=0, input_image_tokens=0, cached_input_tokens=4)),
+          wire.Metrics(turn=1, latency_s=TurnMetrics(reply_done=1.5)), wire.Error(code="bad_json", message="message is not JSON")]
 TEXT_SEEDS = [
     wire.hello("tok", wire.SessionConfig(backend="openai:x", fallback_camera={"1": "a mug"}, fallback_context="steam")),
     wire.encode_message("turn.end", t_ms=5), wire.encode_message("session.end"),

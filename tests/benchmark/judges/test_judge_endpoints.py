@@ -151,9 +151,9 @@ async def test_the_chat_adapter_sends_what_the_openai_sdk_would():
 
     with FakeOpenAI(reply="hello there") as server:
         candidate = OpenAIChatCandidate("m", base_url=server.base_url, api_key="x")
-        plain = await candidate.respond([Message("user", "hi")], "sys", GenerationConfig(max_tokens=9))
+        plain = await candidate.respond([Message(role="user", text="hi")], "sys", GenerationConfig(max_tokens=9))
         deltas = []
-        streamed = await candidate.respond([Message("user", "hi")], "sys", GenerationConfig(max_tokens=9),
+        streamed = await candidate.respond([Message(role="user", text="hi")], "sys", GenerationConfig(max_tokens=9),
                                            on_delta=deltas.append)
         await candidate.aclose()
         assert plain.text == streamed.text == "".join(deltas) == "hello there"
@@ -174,12 +174,12 @@ async def test_the_chat_adapter_sends_what_the_openai_sdk_would():
 async def test_http_errors_are_final_or_retried_as_before():
     with FakeOpenAI(fail_first=1, retry_after="0") as server:
         candidate = OpenAIChatCandidate("m", base_url=server.base_url, api_key="x")
-        reply = await candidate.respond([Message("user", "hi")], "", GenerationConfig())
+        reply = await candidate.respond([Message(role="user", text="hi")], "", GenerationConfig())
         await candidate.aclose()
     assert server.statuses == [429, 200] and reply.text
     candidate = OpenAIChatCandidate("m", base_url="http://127.0.0.1:9/v1", api_key="x", attempts=1)
     with pytest.raises(RetryableError, match="cannot connect: ConnectionRefusedError"):
-        await candidate.respond([Message("user", "hi")], "", GenerationConfig())
+        await candidate.respond([Message(role="user", text="hi")], "", GenerationConfig())
     await candidate.aclose()
 
 
@@ -200,7 +200,7 @@ async def test_a_request_cancelled_before_the_reply_closes_its_connection():
     server = await asyncio.start_server(never_answer, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     candidate = OpenAIChatCandidate("m", base_url=f"http://127.0.0.1:{port}/v1", api_key="x", attempts=1)
-    request = asyncio.create_task(candidate.respond([Message("user", "hi")], "", GenerationConfig(),
+    request = asyncio.create_task(candidate.respond([Message(role="user", text="hi")], "", GenerationConfig(),
                                                     on_delta=lambda piece: None))
     await asyncio.wait_for(asked.wait(), 5)
     request.cancel()

@@ -58,13 +58,13 @@ def test_no_signal_and_empty_are_unscored():
 
 async def test_lexical_judge_verdicts():
     scenario = Scenario(
-        "t", "current", "object_in_hand", "diy", "low", "easy", "seconds", None, None, "q1", None, "q2",
-        "repair", None, "notes", KEY,
+        scenario_id="t", target_context="current", cue_type="object_in_hand", activity_domain="diy", cognitive_load="low", difficulty_tier="easy", time_gap_bucket="seconds", context_image=None, turn_1_image=None, turn_1_user="q1", turn_2_image=None, turn_2_user="q2",
+        turn_3_repair_anchor="repair", turn_3_repair_anchor_deictic=None, notes="notes", answers=KEY,
     )
     judge = LexicalJudge()
-    verdict = await judge.label(JudgeCase(scenario, 2, "q2", "Use the screwdriver."))
+    verdict = await judge.label(JudgeCase(scenario=scenario, turn=2, user_message="q2", response="Use the screwdriver."))
     assert verdict.label == "current" and verdict.judge == "lexical" and verdict.prompt == ""
-    unscored = await judge.label(JudgeCase(scenario, 2, "q2", "Sure thing."))
+    unscored = await judge.label(JudgeCase(scenario=scenario, turn=2, user_message="q2", response="Sure thing."))
     assert unscored.label is None and unscored.unscored_reason == "no signal"
 
 
@@ -104,7 +104,7 @@ def test_an_either_or_question_first_is_clarify_even_when_one_side_names_a_list(
 
 
 def test_a_decline_whose_answer_words_only_name_what_it_cannot_see_or_where_to_look_is_abstain():
-    key = AnswerKey(("ear", "vet"), ("cat", "ribs"), ("which one",), ("can't examine",))
+    key = AnswerKey(current_answers=("ear", "vet"), prior_answers=("cat", "ribs"), clarify_indicators=("which one",), abstain_indicators=("can't examine",))
     text = "I can't examine the ear through the camera, so I can't tell. If it continues, please ask a vet."
     assert lexical_label(text, key)[0] == "abstain"
     # advice that only mentions what the user cannot do is not a decline
@@ -154,16 +154,16 @@ async def test_the_lexical_judge_reads_the_camera_block_of_the_judged_message():
     assert camera_block(build_context_message(camera)) == camera
     assert camera_block("Will this fit?") is None
     scenario = Scenario(
-        "t", "current", "object_in_hand", "diy", "low", "easy", "seconds", None, None, "q1", None, "q2",
-        "repair", None, "notes", KEY,
+        scenario_id="t", target_context="current", cue_type="object_in_hand", activity_domain="diy", cognitive_load="low", difficulty_tier="easy", time_gap_bucket="seconds", context_image=None, turn_1_image=None, turn_1_user="q1", turn_2_image=None, turn_2_user="q2",
+        turn_3_repair_anchor="repair", turn_3_repair_anchor_deictic=None, notes="notes", answers=KEY,
     )
     judge = LexicalJudge()
-    copied = await judge.label(JudgeCase(scenario, 2, message, "A phillips tip over a hinge."))
+    copied = await judge.label(JudgeCase(scenario=scenario, turn=2, user_message=message, response="A phillips tip over a hinge."))
     assert copied.label is None and "copied from the camera block" in copied.unscored_reason
-    own = await judge.label(JudgeCase(scenario, 2, message, "Yes, that screwdriver fits."))
+    own = await judge.label(JudgeCase(scenario=scenario, turn=2, user_message=message, response="Yes, that screwdriver fits."))
     assert own.label == "current"
     # Turn 3's message (the repair anchor) has no camera block: nothing is discounted
-    repair = await judge.label(JudgeCase(scenario, 3, "I mean the one in my hand now.", "A phillips tip.",
+    repair = await judge.label(JudgeCase(scenario=scenario, turn=3, user_message="I mean the one in my hand now.", response="A phillips tip.",
                                          turn_2_message=message))
     assert repair.label == "current"
 

@@ -22,7 +22,7 @@ SC01 = load_bank().get("sc-01")  # hammer and nails at Turn 1, a cross-tip screw
 
 def judge(reply: str, *, camera: bool = True):
     message = build_user_turn(SC01.turn_2_image if camera else None, SC01.turn_2_user)
-    return LexicalJudge().label_now(JudgeCase(SC01, 2, message, reply))
+    return LexicalJudge().label_now(JudgeCase(scenario=SC01, turn=2, user_message=message, response=reply))
 
 
 def test_refitting_the_stored_table_reproduces_the_shipped_weights_exactly():

@@ -21,8 +21,8 @@ RESPONSE = "Here is my answer about what you asked."
 
 def _cases(scenario):
     turn_2 = f"[Camera: {scenario.turn_2_image}]\n{scenario.turn_2_user}" if scenario.turn_2_image else scenario.turn_2_user
-    yield JudgeCase(scenario, 2, turn_2, RESPONSE)
-    yield JudgeCase(scenario, 3, scenario.repair_anchor("named"), RESPONSE)
+    yield JudgeCase(scenario=scenario, turn=2, user_message=turn_2, response=RESPONSE)
+    yield JudgeCase(scenario=scenario, turn=3, user_message=scenario.repair_anchor("named"), response=RESPONSE)
 
 
 def _judge_visible_text(scenario) -> str:

@@ -90,10 +90,10 @@ def test_mixed_evidence_is_unscored_never_a_guess():
 
 
 async def test_the_judge_reports_mixed_evidence_as_unscored():
-    scenario = Scenario("t", "current", "object_in_hand", "diy", "low", "easy", "seconds", None, FRAMES[0], "q1",
-                        FRAMES[1], "q2", "repair", None, "notes", KEY)
+    scenario = Scenario(scenario_id="t", target_context="current", cue_type="object_in_hand", activity_domain="diy", cognitive_load="low", difficulty_tier="easy", time_gap_bucket="seconds", context_image=None, turn_1_image=FRAMES[0], turn_1_user="q1",
+                        turn_2_image=FRAMES[1], turn_2_user="q2", turn_3_repair_anchor="repair", turn_3_repair_anchor_deictic=None, notes="notes", answers=KEY)
     verdict = await LexicalJudge().label(JudgeCase(
-        scenario, 2, "q2", "The hammer and the screwdriver both work; that slim cross-shaped tip is fine."))
+        scenario=scenario, turn=2, user_message="q2", response="The hammer and the screwdriver both work; that slim cross-shaped tip is fine."))
     assert verdict.label is None and verdict.unscored_reason.startswith("mixed: names both scenes")
 
 

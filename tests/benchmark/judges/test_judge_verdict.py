@@ -63,9 +63,9 @@ def _case(turn=2, user_message="[Camera: a slim handle with a cross tip]\nIs thi
         turn_2_image="a slim handle with a cross tip", turn_2_user="Is this the right size?",
         turn_3_repair_anchor="I mean the screwdriver I'm holding now.", turn_3_repair_anchor_deictic=None,
         notes="authoring note",
-        answers=AnswerKey(("screwdriver",), ("hammer",), ("which one",), ("can't see",)),
+        answers=AnswerKey(current_answers=("screwdriver",), prior_answers=("hammer",), clarify_indicators=("which one",), abstain_indicators=("can't see",)),
     )
-    return JudgeCase(scenario, turn, user_message, "Yes, that Phillips screwdriver fits.")
+    return JudgeCase(scenario=scenario, turn=turn, user_message=user_message, response="Yes, that Phillips screwdriver fits.")
 
 
 async def test_llm_judge_reads_a_good_reply_and_keeps_prompt_and_raw():

@@ -29,13 +29,13 @@ def _scripted(scenario, answer) -> Watching:
     probes = []
     for n, t in enumerate(range(5_000, scenario.stream_ms, 5_000), start=1):
         scene = max(i for i, start in enumerate(scenario.scene_starts_ms) if start <= t)
-        probes.append(Probe(n, t, t - 200, answer(scene), False, t + 300, scene=scene))
-    return Watching("every:5", scenario.kind, scenario.stream_ms, scenario.scene_starts_ms, scenario.onset_ms,
-                    scenario.window_end_ms, scenario.event.expected if scenario.event else (), tuple(probes))
+        probes.append(Probe(n=n, asked_ms=t, frame_ms=t - 200, text=answer(scene), silent=False, spoke_ms=t + 300, scene=scene))
+    return Watching(strategy="every:5", kind=scenario.kind, stream_ms=scenario.stream_ms, scene_starts_ms=scenario.scene_starts_ms, onset_ms=scenario.onset_ms,
+                    window_end_ms=scenario.window_end_ms, expected=scenario.event.expected if scenario.event else (), probes=tuple(probes))
 
 
 def _record(scenario, watching: Watching) -> TrialRecord:
-    return TrialRecord(scenario.scenario_id, "baseline", 0, scenario.target_context, scenario.cue_type,
+    return TrialRecord(scenario_id=scenario.scenario_id, condition="baseline", trial=0, target_context=scenario.target_context, cue_type=scenario.cue_type,
                        subset="proactive", proactive=watching.strategy, watching=watching)
 
 
@@ -70,10 +70,10 @@ def test_copied_camera_text_is_an_echo_and_a_key_in_new_words_beside_copied_ones
     scenario = _scenario("pa-01")
     scene = scenario.event.scene
     camera = scenario.scenes[scene].camera
-    copied = Probe(1, 1, 1, f"I see: {camera}", False, 1, scene=scene)
-    recorded = Probe(2, 1, 1, "A tall steel vessel of rolling water, thick white plume.", False, 1, scene=scene,
+    copied = Probe(n=1, asked_ms=1, frame_ms=1, text=f"I see: {camera}", silent=False, spoke_ms=1, scene=scene)
+    recorded = Probe(n=2, asked_ms=1, frame_ms=1, text="A tall steel vessel of rolling water, thick white plume.", silent=False, spoke_ms=1, scene=scene,
                      camera="a tall steel vessel of rolling water with a thick white plume")
-    own = Probe(3, 1, 1, f"{scenario.opening_user} It is boiling now.", False, 1, scene=scene)
+    own = Probe(n=3, asked_ms=1, frame_ms=1, text=f"{scenario.opening_user} It is boiling now.", silent=False, spoke_ms=1, scene=scene)
     assert echoes(copied, scenario) and echoes(recorded, scenario)
     assert not echoes(own, scenario)
 
@@ -92,7 +92,7 @@ def test_rescoring_a_run_recorded_before_the_rule_gives_the_new_counts(tmp_path)
             hit = True
         else:
             before.append("duplicate")
-    old = watching.replace(probes=tuple(Probe(p.n, p.asked_ms, p.frame_ms, p.text, p.silent, p.spoke_ms,
+    old = watching.replace(probes=tuple(Probe(n=p.n, asked_ms=p.asked_ms, frame_ms=p.frame_ms, text=p.text, silent=p.silent, spoke_ms=p.spoke_ms,
                                               scene=p.scene, outcome=o) for p, o in zip(watching.probes, before)),
                            outcome="hit")
     line = _record(scenario, old).to_json()
@@ -117,9 +117,9 @@ def test_rescoring_a_run_recorded_before_the_rule_gives_the_new_counts(tmp_path)
 def test_words_copied_from_the_opening_line_as_it_was_heard_are_an_echo_too():
     scenario = _scenario("pa-01")
     heard = "I'm going to chop millions. Tell me when the water in the big pot is ready for the pasta."
-    remark = Probe(1, 1, 1, "You're going to chop millions, the water in the big pot is ready for the pasta.",
-                   False, 1, scene=scenario.event.scene)
+    remark = Probe(n=1, asked_ms=1, frame_ms=1, text="You're going to chop millions, the water in the big pot is ready for the pasta.",
+                   silent=False, spoke_ms=1, scene=scenario.event.scene)
     assert echoes(remark, scenario, (heard,))
-    assert not echoes(Probe(1, 1, 1, "Sure, I'll keep chopping millions.", False, 1, scene=0), scenario)
-    assert echoes(Probe(1, 1, 1, "I'll keep chopping millions.", False, 1, scene=0), scenario,
+    assert not echoes(Probe(n=1, asked_ms=1, frame_ms=1, text="Sure, I'll keep chopping millions.", silent=False, spoke_ms=1, scene=0), scenario)
+    assert echoes(Probe(n=1, asked_ms=1, frame_ms=1, text="I'll keep chopping millions.", silent=False, spoke_ms=1, scene=0), scenario,
                   ("I'll keep chopping millions now",))

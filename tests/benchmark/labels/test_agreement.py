@@ -150,14 +150,14 @@ def proactive_run(path: Path) -> Path:
     from core.watching import Probe, Watching
 
     pasta = next(s for s in load_proactive(Path("benchmark/v1/proactive.json")) if s.scenario_id == "pa-01")
-    probes = (Probe(1, 5000, 4800, "The onions look good.", False, spoke_ms=5400, scene=0, outcome="false_alarm"),
-              Probe(2, 23000, 22500, "The water is boiling: add the pasta.", False, spoke_ms=23500, scene=2,
+    probes = (Probe(n=1, asked_ms=5000, frame_ms=4800, text="The onions look good.", silent=False, spoke_ms=5400, scene=0, outcome="false_alarm"),
+              Probe(n=2, asked_ms=23000, frame_ms=22500, text="The water is boiling: add the pasta.", silent=False, spoke_ms=23500, scene=2,
                     outcome="hit"),
-              Probe(3, 25000, 24500, "Nice knife work.", False, spoke_ms=25600, scene=2, outcome="false_alarm"),
-              Probe(4, 26000, 25500, "[silent]", True))
-    watching = Watching("change", "event", pasta.stream_ms, pasta.scene_starts_ms, pasta.onset_ms,
-                        pasta.onset_ms + 12000, pasta.event.expected, probes, outcome="hit")
-    record = TrialRecord("pa-01", "baseline", 0, pasta.target_context, pasta.cue_type, subset=pasta.subset,
+              Probe(n=3, asked_ms=25000, frame_ms=24500, text="Nice knife work.", silent=False, spoke_ms=25600, scene=2, outcome="false_alarm"),
+              Probe(n=4, asked_ms=26000, frame_ms=25500, text="[silent]", silent=True))
+    watching = Watching(strategy="change", kind="event", stream_ms=pasta.stream_ms, scene_starts_ms=pasta.scene_starts_ms, onset_ms=pasta.onset_ms,
+                        window_end_ms=pasta.onset_ms + 12000, expected=pasta.event.expected, probes=probes, outcome="hit")
+    record = TrialRecord(scenario_id="pa-01", condition="baseline", trial=0, target_context=pasta.target_context, cue_type=pasta.cue_type, subset=pasta.subset,
                          proactive="change", watching=watching)
     path.mkdir(parents=True)
     (path / "transcripts.jsonl").write_text(record.to_line(), encoding="utf-8")

@@ -22,7 +22,7 @@ KEY = "sc-01|baseline|0"
 @pytest.fixture
 def run(tmp_path):
     run = open_label_run(build_run(tmp_path / "run", JUDGE))
-    desk = AnnotatorDesk(run, "ana", "turn2", run.sample("turn2", None, 47))
+    desk = AnnotatorDesk(run=run, annotator="ana", what="turn2", sample=run.sample("turn2", None, 47))
     desk.save(KEY, "prior", "first")
     return run
 
@@ -45,7 +45,7 @@ def test_a_label_file_that_is_a_link_is_refused_and_its_target_left_alone(run, t
     os.symlink(outside, run.run_dir / "labels" / "ben.jsonl")
     err = refusal(run, capsys)
     assert "ben.jsonl: is a symbolic link" in err
-    desk = AnnotatorDesk(run, "ben", "turn2", run.sample("turn2", None, 47))
+    desk = AnnotatorDesk(run=run, annotator="ben", what="turn2", sample=run.sample("turn2", None, 47))
     with pytest.raises(LabelError, match="symbolic link"):
         desk.save(KEY, "current")
     assert outside.read_text(encoding="utf-8") == line("sc-02|baseline|0")  # never written through
@@ -58,7 +58,7 @@ def test_a_labels_folder_that_is_a_link_is_refused(tmp_path):
     os.symlink(elsewhere, run.run_dir / "labels")
     with pytest.raises(LabelError, match="labels: is a symbolic link"):
         read_all_labels(run.run_dir, run.known)
-    desk = AnnotatorDesk(run, "ana", "turn2", run.sample("turn2", None, 47))
+    desk = AnnotatorDesk(run=run, annotator="ana", what="turn2", sample=run.sample("turn2", None, 47))
     with pytest.raises(LabelError, match="leads out of"):
         desk.save(KEY, "current")
     assert list(elsewhere.iterdir()) == []
@@ -78,7 +78,7 @@ def test_a_hostile_line_is_refused_naming_file_and_line_and_nothing_saved_is_los
     before = path.read_bytes()
     err = refusal(run, capsys)
     assert f"{path}: {expected}" in err
-    desk = AnnotatorDesk(run, "ana", "turn2", run.sample("turn2", None, 47))
+    desk = AnnotatorDesk(run=run, annotator="ana", what="turn2", sample=run.sample("turn2", None, 47))
     with pytest.raises(LabelError, match="line 2"):
         desk.save("sc-02|baseline|0", "current")  # a save into a refused file stops before writing
     assert path.read_bytes() == before
@@ -97,7 +97,7 @@ def test_annotator_names_cannot_make_a_path(run, name, capsys):
 
 
 def test_labels_outside_the_sample_or_the_choices_are_refused_by_the_desk(run):
-    desk = AnnotatorDesk(run, "ana", "turn2", run.sample("turn2", 2, 47))
+    desk = AnnotatorDesk(run=run, annotator="ana", what="turn2", sample=run.sample("turn2", 2, 47))
     outside = next(k for k in run.known if k not in desk.in_sample)
     with pytest.raises(LabelError, match="not in this sample"):
         desk.save(outside, "current")

@@ -65,27 +65,27 @@ MANIFEST = {"via": "stream", "candidate_model": "local", "proactive": ["change"]
 
 
 def _watched(camera_of) -> TrialRecord:
-    probes = tuple(Probe(n, t, t, "[silent]", True, scene=scene, camera=camera_of(scene))
+    probes = tuple(Probe(n=n, asked_ms=t, frame_ms=t, text="[silent]", silent=True, scene=scene, camera=camera_of(scene))
                    for n, (t, scene) in enumerate(((2_000, 0), (14_000, 1), (24_000, 1)), start=1))
-    watching = Watching("change", "quiet", 30_000, (0, 12_000), None, None, (), probes)
-    return TrialRecord("pq-01", "baseline", 0, "stay_quiet", "x", subset="proactive", proactive="change",
+    watching = Watching(strategy="change", kind="quiet", stream_ms=30_000, scene_starts_ms=(0, 12_000), onset_ms=None, window_end_ms=None, expected=(), probes=probes)
+    return TrialRecord(scenario_id="pq-01", condition="baseline", trial=0, target_context="stay_quiet", cue_type="x", subset="proactive", proactive="change",
                        watching=watching)
 
 
 def test_the_headline_names_a_blind_describer_from_the_manifest():
-    summary = build_summary(TrialSet((_watched(lambda s: f"scene {s}"),), Path("t.jsonl")),
+    summary = build_summary(TrialSet(trials=(_watched(lambda s: f"scene {s}"),), source=Path("t.jsonl")),
                             {**MANIFEST, "describer": "opencv"})
     assert summary["blind_camera"]["reason"] == "the opencv describer cannot read synthetic frames"
     assert proactive_headline(summary).startswith("Blind camera: the opencv describer cannot read synthetic frames")
     assert "**Blind camera:" in render_proactive_findings(summary)
-    authored = build_summary(TrialSet((_watched(lambda s: f"scene {s}"),), Path("t.jsonl")),
+    authored = build_summary(TrialSet(trials=(_watched(lambda s: f"scene {s}"),), source=Path("t.jsonl")),
                              {**MANIFEST, "describer": "authored"})
     assert authored["blind_camera"] is None and "Blind" not in proactive_headline(authored)
 
 
 def test_a_describer_whose_text_is_the_same_for_every_scene_is_blind():
     same = "Mostly white. The view is bright and sharp."
-    summary = build_summary(TrialSet((_watched(lambda s: same),), Path("t.jsonl")),
+    summary = build_summary(TrialSet(trials=(_watched(lambda s: same),), source=Path("t.jsonl")),
                             {**MANIFEST, "describer": "openai:gpt-4o-mini"})
     assert summary["blind_camera"] == {"reason": "the camera text was the same for every scene in 1 of 1 trials",
                                        "same_text": 1, "trials": 1}
@@ -94,9 +94,9 @@ def test_a_describer_whose_text_is_the_same_for_every_scene_is_blind():
 
 def test_a_qa_trial_whose_two_scenes_read_alike_counts_and_a_realtime_api_is_never_blind():
     def trial(sid, first, second):
-        turns = tuple(TurnResult(n, TurnInput(n, text, "words", "perceived", "perceived"), Reply("r", "m"))
+        turns = tuple(TurnResult(turn=n, input=TurnInput(turn=n, camera_block=text, speech="words", camera_source="perceived", speech_source="perceived"), reply=Reply(text="r", model="m"))
                       for n, text in ((1, first), (2, second)))
-        return TrialRecord(sid, "baseline", 0, "current", "object_in_hand", turns=turns)
+        return TrialRecord(scenario_id=sid, condition="baseline", trial=0, target_context="current", cue_type="object_in_hand", turns=turns)
 
     records = [trial("s1", "a grey room", "a grey room"), trial("s2", "a grey room", "a grey room"),
                trial("s3", "a desk", "a kitchen")]
@@ -112,10 +112,10 @@ def test_a_qa_trial_whose_two_scenes_read_alike_counts_and_a_realtime_api_is_nev
 def test_the_viewer_headline_of_a_blind_qa_run_says_so():
     from benchmark.report.viewer import page_headline
 
-    turns = tuple(TurnResult(n, TurnInput(n, "Mostly white.", "words", "perceived", "perceived"), Reply("r", "m"))
+    turns = tuple(TurnResult(turn=n, input=TurnInput(turn=n, camera_block="Mostly white.", speech="words", camera_source="perceived", speech_source="perceived"), reply=Reply(text="r", model="m"))
                   for n in (1, 2))
-    record = TrialRecord("s1", "baseline", 0, "current", "object_in_hand", turns=turns)
-    summary = build_summary(TrialSet((record,), Path("t.jsonl")), {"via": "stream", "describer": "opencv",
+    record = TrialRecord(scenario_id="s1", condition="baseline", trial=0, target_context="current", cue_type="object_in_hand", turns=turns)
+    summary = build_summary(TrialSet(trials=(record,), source=Path("t.jsonl")), {"via": "stream", "describer": "opencv",
                                                                    "synthetic_frames": True,
                                                                    "candidate_model": "local"})
     assert "Blind camera: the opencv describer cannot read synthetic frames" in page_headline(summary)

@@ -31,15 +31,15 @@ def spoken_run(directory: Path, outcomes: str, first_token: list[float], voice: 
         sid = f"sc{index + 1}"
         target = "current" if index < 2 else "prior"
         other = "prior" if target == "current" else "current"
-        reply = Reply("an answer", "m", Usage(100, 10), 1.0, first_token[index],
+        reply = Reply(text="an answer", model="m", usage=Usage(input_tokens=100, output_tokens=10), latency_s=1.0, first_token_s=first_token[index],
                       first_voice_s=None if voice is None else voice[index])
-        turns = tuple(TurnResult(t, TurnInput(t, None, "hi", None, "authored"), reply) for t in (1, 2))
+        turns = tuple(TurnResult(turn=t, input=TurnInput(turn=t, camera_block=None, speech="hi", camera_source=None, speech_source="authored"), reply=reply) for t in (1, 2))
         label = {"P": target, "F": other, "U": None}.get(mark)
-        verdict = Verdict(label, "r", "lexical", unscored_reason="no signal" if mark == "U" else None)
-        record = TrialRecord(sid, "baseline", 0, target, "object_in_hand", via="stream", turns=turns,
+        verdict = Verdict(label=label, rationale="r", judge="lexical", unscored_reason="no signal" if mark == "U" else None)
+        record = TrialRecord(scenario_id=sid, condition="baseline", trial=0, target_context=target, cue_type="object_in_hand", via="stream", turns=turns,
                              turn_2_judge=verdict if mark != "E" else None,
                              turn_3_repair_attempted=mark == "F",
-                             turn_3_judge=Verdict(target, "r", "lexical") if mark == "F" else None,
+                             turn_3_judge=Verdict(label=target, rationale="r", judge="lexical") if mark == "F" else None,
                              error="RetryableError: m: rate limited (429)" if mark == "E" else None)
         lines.append(record.to_line())
     (directory / "transcripts.jsonl").write_text("".join(lines))

@@ -34,15 +34,15 @@ ONSET = 20_000
 
 def _trial(sid: str, hit_at_s: float | None, alarms: int) -> TrialRecord:
     event = sid.startswith("e")
-    probes = [Probe(n + 1, 5_000 + 1_000 * n, 5_000 + 1_000 * n, "Look out.", False, 5_200 + 1_000 * n,
+    probes = [Probe(n=n + 1, asked_ms=5_000 + 1_000 * n, frame_ms=5_000 + 1_000 * n, text="Look out.", silent=False, spoke_ms=5_200 + 1_000 * n,
                     outcome="false_alarm") for n in range(alarms)]
     if hit_at_s is not None:
         at = ONSET + int(hit_at_s * 1000)
-        probes.append(Probe(len(probes) + 1, at - 100, at - 200, "It is boiling.", False, at, outcome="hit"))
-    watching = Watching("change", "event" if event else "quiet", 60_000, (0, ONSET), ONSET if event else None,
-                        ONSET + 12_000 if event else None, ("boil",) if event else (), tuple(probes),
+        probes.append(Probe(n=len(probes) + 1, asked_ms=at - 100, frame_ms=at - 200, text="It is boiling.", silent=False, spoke_ms=at, outcome="hit"))
+    watching = Watching(strategy="change", kind="event" if event else "quiet", stream_ms=60_000, scene_starts_ms=(0, ONSET), onset_ms=ONSET if event else None,
+                        window_end_ms=ONSET + 12_000 if event else None, expected=("boil",) if event else (), probes=tuple(probes),
                         outcome=("hit" if hit_at_s is not None else "miss") if event else None)
-    return TrialRecord(sid, "baseline", 0, "speak_up" if event else "stay_quiet", "about_to_miss",
+    return TrialRecord(scenario_id=sid, condition="baseline", trial=0, target_context="speak_up" if event else "stay_quiet", cue_type="about_to_miss",
                        subset="proactive", proactive="change", via="stream", watching=watching)
 
 

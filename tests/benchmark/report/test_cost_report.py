@@ -29,17 +29,17 @@ MILLION = 1_000_000
 
 
 def text_usage(given: int, cached: int, out: int) -> Usage:
-    return Usage(given, out, given, 0, 0, cached, cached, 0, 0, out, 0)
+    return Usage(input_tokens=given, output_tokens=out, input_text_tokens=given, input_audio_tokens=0, input_image_tokens=0, cached_input_tokens=cached, cached_text_tokens=cached, cached_audio_tokens=0, cached_image_tokens=0, output_text_tokens=out, output_audio_tokens=0)
 
 
 def record(scenario, condition: str, trial: int, passed: bool, *, usages, judge_usage=None, judge="openai:judge",
            error=None, model="openai:cand") -> dict:
-    turns = tuple(TurnResult(n, authored_turn_input(scenario, n), Reply("r", model, u))
+    turns = tuple(TurnResult(turn=n, input=authored_turn_input(scenario, n), reply=Reply(text="r", model=model, usage=u))
                   for n, u in enumerate(usages, start=1))
     label = scenario.target_context if passed else ("prior" if scenario.target_context != "prior" else "current")
-    verdict = Verdict(label, "why", judge, raw="{}" if judge_usage is not None or judge != "lexical" else "",
+    verdict = Verdict(label=label, rationale="why", judge=judge, raw="{}" if judge_usage is not None or judge != "lexical" else "",
                       usage=judge_usage)
-    return TrialRecord(scenario.scenario_id, condition, trial, scenario.target_context, scenario.cue_type,
+    return TrialRecord(scenario_id=scenario.scenario_id, condition=condition, trial=trial, target_context=scenario.target_context, cue_type=scenario.cue_type,
                        candidate_model=model, turns=() if error else turns, turn_2_judge=None if error else verdict,
                        error=error).to_json()
 
@@ -61,7 +61,7 @@ def test_the_cost_block_per_condition_worked_out_by_hand(tmp_path):
         record(s2, "baseline", 0, False, usages=[text_usage(800, 0, 9), text_usage(1200, 512, 30),
                                                  text_usage(1400, 1024, 5)], judge_usage=judged),
         record(s3, "baseline", 0, True, usages=[], error="TimeoutError: x"),  # errored: left out
-        record(s1, "other", 0, False, usages=[Usage(50, 5)], judge_usage=judged),  # no split: cached unknown
+        record(s1, "other", 0, False, usages=[Usage(input_tokens=50, output_tokens=5)], judge_usage=judged),  # no split: cached unknown
     ]
     summary = write_report(write_run(tmp_path / "run", records))
     cost = summary["cost"]["conditions"]["baseline"]
@@ -99,7 +99,7 @@ def test_no_price_is_an_unknown_cost_and_findings_say_so(tmp_path):
 
 def test_a_run_without_recorded_prices_is_priced_with_the_shipped_table(tmp_path):
     s1 = load_bank().scenarios[0]
-    records = [record(s1, "baseline", 0, True, usages=[Usage(100, 5, 100, 0, 0, 0, 0, 0, 0, 5, 0)],
+    records = [record(s1, "baseline", 0, True, usages=[Usage(input_tokens=100, output_tokens=5, input_text_tokens=100, input_audio_tokens=0, input_image_tokens=0, cached_input_tokens=0, cached_text_tokens=0, cached_audio_tokens=0, cached_image_tokens=0, output_text_tokens=5, output_audio_tokens=0)],
                       model="local", judge="lexical")]
     run = tmp_path / "run"
     run.mkdir()
@@ -138,7 +138,7 @@ def test_a_budget_stops_when_a_replys_cost_cannot_be_known():
     assert not budget.passed and budget.spend.usd == pytest.approx((1000 * 0.15 + 10 * 0.6) / MILLION)
     budget.add("openai:gpt-4o-mini", text_usage(1000, 0, 10), cached=True)  # from the cache: no spend again
     assert budget.spend.usd == pytest.approx((1000 * 0.15 + 10 * 0.6) / MILLION)
-    budget.add("openai:gpt-4o-mini", Usage(10, 5, 10, 0, 0, 0, 0, 0, 0, 0, 5))  # audio out: no price for it
+    budget.add("openai:gpt-4o-mini", Usage(input_tokens=10, output_tokens=5, input_text_tokens=10, input_audio_tokens=0, input_image_tokens=0, cached_input_tokens=0, cached_text_tokens=0, cached_audio_tokens=0, cached_image_tokens=0, output_text_tokens=0, output_audio_tokens=5))  # audio out: no price for it
     assert budget.passed
     budget.skip()
     assert budget.state()["stopped_on_budget"] and "audio output tokens have no price" in budget.describe()

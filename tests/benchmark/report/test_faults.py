@@ -156,7 +156,7 @@ def test_a_rescore_that_labels_an_unscored_reply_clears_its_fault():
         name, family = "labelling", "labelling"
 
         async def label(self, case):
-            return Verdict("current", "names it", self.name)
+            return Verdict(label="current", rationale="names it", judge=self.name)
 
     scenario = BANK["sc-01"]
     unscored = _record(turn_2_response="the one in your hand", turn_2_judge_name="lexical",

@@ -22,16 +22,16 @@ RECORD_SOURCE = {"pictograph": "pictograph", "synthetic": "synthetic", "recorded
 def stream_record(sid: str, frames: str, camera: str = "perceived") -> TrialRecord:
     def turn(n: int) -> TurnResult:
         source = RECORD_SOURCE[frames] if n < 3 else None
-        sent = TurnInput(n, "a block", "words", camera if source else "authored", "perceived")
-        return TurnResult(n, sent, Reply("r", "m"), metrics=TurnMetrics(reply_done=1.0),
+        sent = TurnInput(turn=n, camera_block="a block", speech="words", camera_source=camera if source else "authored", speech_source="perceived")
+        return TurnResult(turn=n, input=sent, reply=Reply(text="r", model="m"), metrics=TurnMetrics(reply_done=1.0),
                           glasses=GlassesFacts(frames_source=source))
 
-    return TrialRecord(sid, "baseline", 0, "current", "object_in_hand", turn_2_judge=Verdict("current", "", "test"),
+    return TrialRecord(scenario_id=sid, condition="baseline", trial=0, target_context="current", cue_type="object_in_hand", turn_2_judge=Verdict(label="current", rationale="", judge="test"),
                        turns=(turn(1), turn(2), turn(3)))
 
 
 def summary_of(records, **manifest) -> dict:
-    return build_summary(TrialSet(tuple(records), Path("t.jsonl")), manifest)
+    return build_summary(TrialSet(trials=tuple(records), source=Path("t.jsonl")), manifest)
 
 
 def run(frames: str, describer: str = "opencv", camera: str = "perceived") -> dict:
@@ -65,7 +65,7 @@ def test_findings_and_the_viewer_name_the_frame_source(frames, words):
 
 
 def test_a_text_proxy_run_has_no_frames():
-    text = TrialRecord("sc-01", "baseline", 0, "current", "object_in_hand", turn_2_judge=Verdict("current", "", "t"))
+    text = TrialRecord(scenario_id="sc-01", condition="baseline", trial=0, target_context="current", cue_type="object_in_hand", turn_2_judge=Verdict(label="current", rationale="", judge="t"))
     summary = summary_of([text], via="direct")
     words = "Frames: none (the text proxy: every camera block was the scenario's written text)."
     assert words in head(render_findings(summary)) and words in figures_html(summary).replace("&#x27;", "'")

@@ -23,10 +23,10 @@ def trial(index: int, outcome: str, condition: str = "baseline") -> TrialRecord:
     """Scenario `index`: even ids target `current`, odd ones `prior`; outcome pass, miss, unscored or error."""
     target = "current" if index % 2 == 0 else "prior"
     other = "prior" if target == "current" else "current"
-    verdict = {"pass": Verdict(target, "names the right object", "lexical"),
-               "miss": Verdict(other, "names the other object", "lexical"),
-               "unscored": Verdict(None, "no signal", "lexical", unscored_reason="no signal")}.get(outcome)
-    return TrialRecord(IDS[index], condition, 0, target, "object_in_hand", turn_2_judge=verdict,
+    verdict = {"pass": Verdict(label=target, rationale="names the right object", judge="lexical"),
+               "miss": Verdict(label=other, rationale="names the other object", judge="lexical"),
+               "unscored": Verdict(label=None, rationale="no signal", judge="lexical", unscored_reason="no signal")}.get(outcome)
+    return TrialRecord(scenario_id=IDS[index], condition=condition, trial=0, target_context=target, cue_type="object_in_hand", turn_2_judge=verdict,
                        error="candidate timed out after 3 retries" if outcome == "error" else None)
 
 
@@ -47,7 +47,7 @@ def write_run(path, trials: list[TrialRecord], run_manifest: dict):
 
 
 def summary_of(trials: list[TrialRecord], run_manifest: dict) -> dict:
-    return build_summary(TrialSet(tuple(trials), source=None), run_manifest)
+    return build_summary(TrialSet(trials=tuple(trials), source=None), run_manifest)
 
 
 def report_line(run_dir, capsys) -> str:
@@ -251,7 +251,7 @@ def test_the_scenario_table_and_the_repair_table_name_an_unjudged_repair_alike()
     """Issue 34, item 11: the repair table said "no repair recorded 0" where the scenario table said
     "1 repair missing" for the same trial (its Turn 3 was sent, and the judge left it unscored)."""
     miss = trial(2, "miss").replace(turn_3_repair_attempted=True,
-                                    turn_3_judge=Verdict(None, "no signal", "lexical", unscored_reason="no signal"))
+                                    turn_3_judge=Verdict(label=None, rationale="no signal", judge="lexical", unscored_reason="no signal"))
     findings = render_findings(summary_of([trial(0, "pass"), miss], manifest(ids=IDS[:3])))
     assert "repair missing" not in findings and "no repair recorded" not in findings
     assert "1 fail->repair-unjudged" in findings

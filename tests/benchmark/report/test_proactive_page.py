@@ -21,21 +21,21 @@ ONSET = 20_000
 
 def _trial(sid: str, strategy: str, probes: tuple[Probe, ...], outcome: str | None) -> TrialRecord:
     event = sid.startswith("pa")
-    watching = Watching(strategy, "event" if event else "quiet", 40_000, (0, ONSET), ONSET if event else None,
-                        ONSET + 12_000 if event else None, ("boil",) if event else (), probes, outcome=outcome)
-    return TrialRecord(sid, "baseline", 0, "speak_up" if event else "stay_quiet", "about_to_miss",
+    watching = Watching(strategy=strategy, kind="event" if event else "quiet", stream_ms=40_000, scene_starts_ms=(0, ONSET), onset_ms=ONSET if event else None,
+                        window_end_ms=ONSET + 12_000 if event else None, expected=("boil",) if event else (), probes=probes, outcome=outcome)
+    return TrialRecord(scenario_id=sid, condition="baseline", trial=0, target_context="speak_up" if event else "stay_quiet", cue_type="about_to_miss",
                        subset="proactive", proactive=strategy, via="stream", watching=watching)
 
 
 def _run(tmp_path: Path) -> Path:
-    early = Probe(1, 5_000, 4_800, "The pot looks nice.", False, 5_300, scene=0, outcome="false_alarm")
-    echo = Probe(2, 21_000, 20_800, "Tell me when the water is ready.", False, 21_400, scene=1,
+    early = Probe(n=1, asked_ms=5_000, frame_ms=4_800, text="The pot looks nice.", silent=False, spoke_ms=5_300, scene=0, outcome="false_alarm")
+    echo = Probe(n=2, asked_ms=21_000, frame_ms=20_800, text="Tell me when the water is ready.", silent=False, spoke_ms=21_400, scene=1,
                  outcome="false_alarm", echo=True)
-    keyless = Probe(3, 23_000, 22_800, "A tall vessel.", False, 23_300, scene=1, outcome="false_alarm",
-                    verdict=Verdict(None, "", "lexical", unscored_reason="no signal: names nothing"))
-    hit = Probe(4, 25_000, 24_800, "It is boiling.", False, 25_300, scene=1, outcome="hit",
-                verdict=Verdict("current", "names the boil", "lexical"))
-    quiet = Probe(1, 6_000, 5_800, "A cat.", False, 6_300, scene=0, outcome="false_alarm")
+    keyless = Probe(n=3, asked_ms=23_000, frame_ms=22_800, text="A tall vessel.", silent=False, spoke_ms=23_300, scene=1, outcome="false_alarm",
+                    verdict=Verdict(label=None, rationale="", judge="lexical", unscored_reason="no signal: names nothing"))
+    hit = Probe(n=4, asked_ms=25_000, frame_ms=24_800, text="It is boiling.", silent=False, spoke_ms=25_300, scene=1, outcome="hit",
+                verdict=Verdict(label="current", rationale="names the boil", judge="lexical"))
+    quiet = Probe(n=1, asked_ms=6_000, frame_ms=5_800, text="A cat.", silent=False, spoke_ms=6_300, scene=0, outcome="false_alarm")
     run = tmp_path / "run"
     run.mkdir()
     trials = [_trial("pa-01", "change", (early, echo, keyless, hit), "hit"),

@@ -18,7 +18,7 @@ from tests.benchmark.report.test_trial_viewer import CHROMIUM, CHROMIUM_ARGS
 
 def _turn(scene_ms: int, speech_end_ms: int, first_token_s: float, reply_done_s: float) -> TurnResult:
     glasses = GlassesFacts(start_ms=scene_ms - 300, scene_ms=scene_ms, speech_end_ms=speech_end_ms, lead_ms=300)
-    return TurnResult(2, TurnInput(2, "a block", "words", "perceived", "perceived"), Reply("r", "m"),
+    return TurnResult(turn=2, input=TurnInput(turn=2, camera_block="a block", speech="words", camera_source="perceived", speech_source="perceived"), reply=Reply(text="r", model="m"),
                       metrics=TurnMetrics(first_token=first_token_s, reply_done=reply_done_s), glasses=glasses)
 
 

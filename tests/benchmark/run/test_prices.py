@@ -59,7 +59,7 @@ PER_MILLION = 1_000_000
 
 def test_a_reply_is_priced_by_modality_with_cached_input_apart():
     price = price_table().get("openai-realtime:gpt-realtime-1.5")
-    usage = Usage(2530, 180, 430, 1930, 170, 1536, 384, 1152, 0, 40, 140)
+    usage = Usage(input_tokens=2530, output_tokens=180, input_text_tokens=430, input_audio_tokens=1930, input_image_tokens=170, cached_input_tokens=1536, cached_text_tokens=384, cached_audio_tokens=1152, cached_image_tokens=0, output_text_tokens=40, output_audio_tokens=140)
     expected = ((430 - 384) * 4.0 + 384 * 0.4 + (1930 - 1152) * 32.0 + 1152 * 0.4 + 170 * 5.0
                 + 40 * 16.0 + 140 * 64.0) / PER_MILLION
     cost = reply_cost(usage, price, "m")
@@ -69,15 +69,15 @@ def test_a_reply_is_priced_by_modality_with_cached_input_apart():
 def test_unknown_is_never_zero():
     price = price_table().get("openai-realtime:gpt-realtime-1.5")
     # no price for the model at all
-    assert reply_cost(Usage(10, 1, 10, 0, 0, 0, 0, 0, 0, 1, 0), None, "openai:x").why == ("no price for openai:x",)
+    assert reply_cost(Usage(input_tokens=10, output_tokens=1, input_text_tokens=10, input_audio_tokens=0, input_image_tokens=0, cached_input_tokens=0, cached_text_tokens=0, cached_audio_tokens=0, cached_image_tokens=0, output_text_tokens=1, output_audio_tokens=0), None, "openai:x").why == ("no price for openai:x",)
     # a provider that did not split its input: text, audio and image input cost differently here
-    unsplit = reply_cost(Usage(100, 10, output_text_tokens=10, output_audio_tokens=0), price, "m")
+    unsplit = reply_cost(Usage(input_tokens=100, output_tokens=10, output_text_tokens=10, output_audio_tokens=0), price, "m")
     assert unsplit.usd is None and "unknown kind" in unsplit.why[0] and "--prices" in unsplit.why[0]
     # usage not reported at all
     assert reply_cost(Usage(), price, "m").usd is None
     # a kind of token the entry has no price for
     text_only = price_table().get("openai:gpt-4o-mini")
-    spoken = reply_cost(Usage(10, 5, 10, 0, 0, 0, 0, 0, 0, 0, 5), text_only, "openai:gpt-4o-mini")
+    spoken = reply_cost(Usage(input_tokens=10, output_tokens=5, input_text_tokens=10, input_audio_tokens=0, input_image_tokens=0, cached_input_tokens=0, cached_text_tokens=0, cached_audio_tokens=0, cached_image_tokens=0, output_text_tokens=0, output_audio_tokens=5), text_only, "openai:gpt-4o-mini")
     assert spoken.usd is None and spoken.why[0].startswith("openai:gpt-4o-mini: audio output tokens have no price")
     assert "audio_output" in spoken.why[0]  # the key to add
 
@@ -87,14 +87,14 @@ def test_an_unknown_split_is_priced_when_every_price_it_could_fall_under_is_the_
     path.write_text(entry("openai:flat", {"text_input": 2.0, "text_cached_input": 2.0, "text_output": 6.0}))
     flat = price_table(path).get("openai:flat")
     # a text-only endpoint that does not say how much was cached: cached and fresh text cost alike here
-    usage = Usage(1000, 100, 1000, 0, 0, None, None, 0, 0, 100, 0)
+    usage = Usage(input_tokens=1000, output_tokens=100, input_text_tokens=1000, input_audio_tokens=0, input_image_tokens=0, cached_input_tokens=None, cached_text_tokens=None, cached_audio_tokens=0, cached_image_tokens=0, output_text_tokens=100, output_audio_tokens=0)
     assert reply_cost(usage, flat, "openai:flat").usd == pytest.approx((1000 * 2.0 + 100 * 6.0) / PER_MILLION)
     # with a discount for cached text, the same usage is priced as not cached: the most it can have cost
     discounted = price_table().get("openai:gpt-4o-mini")
     bound = reply_cost(usage, discounted, "openai:gpt-4o-mini")
     assert bound.usd == pytest.approx((1000 * 0.15 + 100 * 0.6) / PER_MILLION) and bound.notes
     # chat models bill an image's tokens at the text rate: an unsplit text-and-image prompt is still priced
-    with_image = Usage(1000, 100, None, 0, None, 0, None, 0, None, 100, 0)
+    with_image = Usage(input_tokens=1000, output_tokens=100, input_text_tokens=None, input_audio_tokens=0, input_image_tokens=None, cached_input_tokens=0, cached_text_tokens=None, cached_audio_tokens=0, cached_image_tokens=None, output_text_tokens=100, output_audio_tokens=0)
     assert reply_cost(with_image, discounted, "openai:gpt-4o-mini").usd == pytest.approx(
         (1000 * 0.15 + 100 * 0.6) / PER_MILLION)
 

@@ -23,8 +23,8 @@ class Terminal(io.StringIO):
 
 
 def record(index: int) -> TrialRecord:
-    return TrialRecord(f"sc-{index:02d}", "baseline", 0, "current", "object_in_hand",
-                       turn_2_judge=Verdict("current", "names the right object", "lexical"))
+    return TrialRecord(scenario_id=f"sc-{index:02d}", condition="baseline", trial=0, target_context="current", cue_type="object_in_hand",
+                       turn_2_judge=Verdict(label="current", rationale="names the right object", judge="lexical"))
 
 
 def play(stream, cells: int, seconds: float, clock: Clock, *, slow_start_s: float = 0.0):

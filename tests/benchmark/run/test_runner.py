@@ -33,9 +33,9 @@ def test_openai_adapter_against_the_real_llama_server(local_llama_url):
         candidate = OpenAIChatCandidate("smollm2", base_url=local_llama_url, api_key="x")
         deltas = []
         streamed = await candidate.respond(
-            [Message("user", "[Camera: a red round fruit on a counter]\nIs this ripe?")],
+            [Message(role="user", text="[Camera: a red round fruit on a counter]\nIs this ripe?")],
             "You are a helpful assistant.", GenerationConfig(max_tokens=40), on_delta=deltas.append)
-        plain = await candidate.respond([Message("user", "Say hello.")], "", GenerationConfig(max_tokens=20))
+        plain = await candidate.respond([Message(role="user", text="Say hello.")], "", GenerationConfig(max_tokens=20))
         await candidate.aclose()
         return streamed, deltas, plain
 
@@ -48,7 +48,7 @@ def test_openai_adapter_against_the_real_llama_server(local_llama_url):
 def test_retry_on_429_honours_retry_after():
     with FakeOpenAI(fail_first=2, retry_after="0") as server:
         candidate = OpenAIChatCandidate("fake", base_url=server.base_url, api_key="x")
-        reply = asyncio.run(candidate.respond([Message("user", "hi")], "", GenerationConfig()))
+        reply = asyncio.run(candidate.respond([Message(role="user", text="hi")], "", GenerationConfig()))
     assert server.statuses == [429, 429, 200]
     assert reply.text.startswith("The cross-tip") and reply.usage.output_tokens == 7
     assert backoff_delay(3, retry_after=2.5) == 2.5

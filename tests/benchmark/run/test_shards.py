@@ -122,7 +122,7 @@ def test_merge_refuses_a_cell_recorded_outside_its_shard(tmp_path):
         (run / "manifest.json").write_text(json.dumps({**manifest, "shard": f"{k}/2"}))
         dirs.append(run)
     stray = next(s for s in manifest["scenario_ids"] if shard_of((s, "baseline", 0), 2) == 2)
-    record = TrialRecord(stray, "baseline", 0, "current", "object_in_hand")
+    record = TrialRecord(scenario_id=stray, condition="baseline", trial=0, target_context="current", cue_type="object_in_hand")
     (dirs[0] / "transcripts.jsonl").write_text(record.to_line())
     with pytest.raises(MergeError, match=f"cell {stray} / baseline / 0 is not in shard 1/2"):
         merge_runs(dirs, tmp_path / "out")
@@ -181,13 +181,13 @@ def test_merge_copies_only_what_a_kept_frame_or_wav_can_be_and_names_each_refusa
     outside.write_bytes(sound.getvalue())
     os.link(outside, audio / "linked.wav")  # a hard link to a file out of the shard
     names = ["frames/baseline/good.jpg", "frames/baseline/giant.jpg", "frames/baseline/text.jpg"]
-    reply = Reply("an answer", "m", latency_s=1.0)
-    turn = TurnResult(2, TurnInput(2, None, "hi", None, "authored"), reply,
+    reply = Reply(text="an answer", model="m", latency_s=1.0)
+    turn = TurnResult(turn=2, input=TurnInput(turn=2, camera_block=None, speech="hi", camera_source=None, speech_source="authored"), reply=reply,
                       glasses=GlassesFacts(speech_file="audio/baseline/linked.wav"),
                       frames=FrameFacts(policy="fps:1", thumbnails=tuple((n * 100, name) for n, name in enumerate(names))))
-    good_turn = TurnResult(1, TurnInput(1, None, "hi", None, "authored"), reply,
+    good_turn = TurnResult(turn=1, input=TurnInput(turn=1, camera_block=None, speech="hi", camera_source=None, speech_source="authored"), reply=reply,
                            glasses=GlassesFacts(speech_file="audio/baseline/good.wav"))
-    record = TrialRecord("sc-01", "baseline", 0, "current", "object_in_hand", turns=(good_turn, turn))
+    record = TrialRecord(scenario_id="sc-01", condition="baseline", trial=0, target_context="current", cue_type="object_in_hand", turns=(good_turn, turn))
     (shard / "transcripts.jsonl").write_text(record.to_line())
 
     done = wearsim("merge", str(shard), "--output-dir", str(tmp_path / "out"))

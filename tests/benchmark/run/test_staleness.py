@@ -49,8 +49,8 @@ def test_turn_2_speech_starts_the_gap_after_the_first_frame():
 
 
 def _trial(gap, target, label, n):
-    return TrialRecord(f"s{n}", "baseline", 0, target, "object_in_hand", staleness_ms=gap,
-                       turn_2_judge=Verdict(label, "", "test"))
+    return TrialRecord(scenario_id=f"s{n}", condition="baseline", trial=0, target_context=target, cue_type="object_in_hand", staleness_ms=gap,
+                       turn_2_judge=Verdict(label=label, rationale="", judge="test"))
 
 
 def test_staleness_metrics_by_hand():
@@ -112,13 +112,13 @@ def test_a_sweep_whose_turn_2s_sent_no_frame_says_the_gap_cannot_matter():
     from benchmark.scoring.trials import TrialSet
 
     def sweep(frames: bool) -> str:
-        turn = TurnResult(2, TurnInput(2, None, "and now?", None, "perceived"), Reply("r", "m"),
+        turn = TurnResult(turn=2, input=TurnInput(turn=2, camera_block=None, speech="and now?", camera_source=None, speech_source="perceived"), reply=Reply(text="r", model="m"),
                           glasses=GlassesFacts(frames_sent=frames))
-        trials = [TrialRecord(f"sc-{i:02d}", "baseline", 0, "current", "object_in_hand", staleness_ms=gap,
-                              turns=(turn,), turn_2_judge=Verdict("current", "", "lexical"))
+        trials = [TrialRecord(scenario_id=f"sc-{i:02d}", condition="baseline", trial=0, target_context="current", cue_type="object_in_hand", staleness_ms=gap,
+                              turns=(turn,), turn_2_judge=Verdict(label="current", rationale="", judge="lexical"))
                   for i in range(1, 5) for gap in (0, 500)]
         manifest = {"ranking_condition": "baseline", "conditions": ["baseline"], "trials": 1}
-        return render_findings(build_summary(TrialSet(tuple(trials), source=None), manifest))
+        return render_findings(build_summary(TrialSet(trials=tuple(trials), source=None), manifest))
 
     assert NO_FRAMES_WARNING in sweep(False) and "pools its 2 Turn 2 gaps" in sweep(False)
     assert NO_FRAMES_WARNING not in sweep(True)

@@ -18,17 +18,17 @@ from core.watching import Probe, Watching, is_silent
 from streaming.proactive import ProbeSchedule, SilenceFilter, parse_strategies, parse_strategy
 
 ONSET, END = 14_000, 26_000
-CONVEYS = Verdict("current", "names the event", "test")
-OTHER = Verdict("prior", "talks of the earlier scene", "test")
-UNSURE = Verdict(None, "", "test", unscored_reason="no signal")
+CONVEYS = Verdict(label="current", rationale="names the event", judge="test")
+OTHER = Verdict(label="prior", rationale="talks of the earlier scene", judge="test")
+UNSURE = Verdict(label=None, rationale="", judge="test", unscored_reason="no signal")
 
 
 def event(*probes: Probe) -> Watching:
-    return Watching("change", "event", 36_000, (0, ONSET), ONSET, END, ("boiling",), probes)
+    return Watching(strategy="change", kind="event", stream_ms=36_000, scene_starts_ms=(0, ONSET), onset_ms=ONSET, window_end_ms=END, expected=("boiling",), probes=probes)
 
 
 def remark(n: int, frame_ms: int, spoke_ms: int, text: str = "The water is boiling.") -> Probe:
-    return Probe(n, frame_ms + 20, frame_ms, text, False, spoke_ms)
+    return Probe(n=n, asked_ms=frame_ms + 20, frame_ms=frame_ms, text=text, silent=False, spoke_ms=spoke_ms)
 
 
 def outcomes(watching: Watching) -> list[str | None]:
@@ -64,14 +64,14 @@ def test_a_remark_that_does_not_convey_the_event_is_a_false_alarm_and_one_the_ju
 
 
 def test_silent_probes_have_no_outcome_and_an_event_with_only_silence_is_missed():
-    silent = Probe(1, 15_000, 14_800, "[silent]", True)
+    silent = Probe(n=1, asked_ms=15_000, frame_ms=14_800, text="[silent]", silent=True)
     scored = decide(event(silent), {})
     assert outcomes(scored) == [None] and scored.outcome == "miss"
 
 
 def test_every_remark_in_a_quiet_control_is_a_false_alarm():
-    quiet = Watching("every:5", "quiet", 34_000, (0, 16_000), None, None, (),
-                     (remark(1, 5_000, 6_000, "Nice desk."), Probe(2, 10_020, 10_000, "[silent]", True),
+    quiet = Watching(strategy="every:5", kind="quiet", stream_ms=34_000, scene_starts_ms=(0, 16_000), onset_ms=None, window_end_ms=None, expected=(),
+                     probes=(remark(1, 5_000, 6_000, "Nice desk."), Probe(n=2, asked_ms=10_020, frame_ms=10_000, text="[silent]", silent=True),
                       remark(3, 16_000, 17_000, "You moved the mug.")))
     scored = decide(quiet, {})
     assert outcomes(scored) == ["false_alarm", None, "false_alarm"] and scored.outcome is None
@@ -85,15 +85,15 @@ def test_remarks_are_taken_in_the_order_they_were_heard():
 
 def _record(scenario_id: str, watching: Watching) -> TrialRecord:
     target = "speak_up" if watching.kind == "event" else "stay_quiet"
-    return TrialRecord(scenario_id, "baseline", 0, target, "x", subset="proactive", proactive=watching.strategy,
+    return TrialRecord(scenario_id=scenario_id, condition="baseline", trial=0, target_context=target, cue_type="x", subset="proactive", proactive=watching.strategy,
                        watching=watching)
 
 
 def test_a_cell_adds_up_hits_and_misses_to_events_and_counts_false_alarms_in_quiet_controls():
     hit = decide(event(remark(1, 14_400, 15_500)), {1: CONVEYS})
     missed = decide(event(remark(1, 2_000, 3_000, "Nice pot.")), {})
-    quiet = decide(Watching("change", "quiet", 30_000, (0, 15_000), None, None, (),
-                            (remark(1, 1_000, 2_000, "A desk."),)), {})
+    quiet = decide(Watching(strategy="change", kind="quiet", stream_ms=30_000, scene_starts_ms=(0, 15_000), onset_ms=None, window_end_ms=None, expected=(),
+                            probes=(remark(1, 1_000, 2_000, "A desk."),)), {})
     cell = cell_metrics([_record("a", hit), _record("b", missed), _record("q", quiet)], 0.01, [])
     assert cell["hits"] + cell["misses"] == cell["events"] == 2
     assert cell["false_alarms"] == 2 and cell["false_alarms_in_quiet_controls"] == 1
@@ -109,18 +109,18 @@ def test_a_cell_adds_up_hits_and_misses_to_events_and_counts_false_alarms_in_qui
 def test_the_lexical_judge_hears_a_remark_that_names_the_event_in_its_own_words():
     scenario = load_proactive(Path("benchmark/v1/proactive.json"))[0]  # pa-01: the pot comes to the boil
     onset, scene = scenario.onset_ms, scenario.event.scene
-    watching = Watching("change", "event", scenario.stream_ms, scenario.scene_starts_ms, scenario.onset_ms,
-                        scenario.window_end_ms, scenario.event.expected,
-                        (Probe(1, onset + 600, onset + 400, "Your water is boiling now, add the pasta.", False,
-                               onset + 1400, scene=scene),
-                         Probe(2, onset + 6000, onset + 5800, "Nice onions.", False, onset + 6700, scene=scene)))
+    watching = Watching(strategy="change", kind="event", stream_ms=scenario.stream_ms, scene_starts_ms=scenario.scene_starts_ms, onset_ms=scenario.onset_ms,
+                        window_end_ms=scenario.window_end_ms, expected=scenario.event.expected,
+                        probes=(Probe(n=1, asked_ms=onset + 600, frame_ms=onset + 400, text="Your water is boiling now, add the pasta.", silent=False,
+                               spoke_ms=onset + 1400, scene=scene),
+                         Probe(n=2, asked_ms=onset + 6000, frame_ms=onset + 5800, text="Nice onions.", silent=False, spoke_ms=onset + 6700, scene=scene)))
     scored = asyncio.run(judge_watching(scenario, watching, LexicalJudge()))
     assert outcomes(scored)[0] == "hit" and scored.probes[0].verdict.label == "current"
     assert outcomes(scored)[1] == "false_alarm"  # "Nice onions." names nothing a warning names
 
 
 def test_the_watching_block_survives_a_round_trip_and_a_bad_one_is_named():
-    watching = decide(event(remark(1, 14_400, 15_500), Probe(2, 20_000, 19_800, "[silent]", True)), {1: CONVEYS})
+    watching = decide(event(remark(1, 14_400, 15_500), Probe(n=2, asked_ms=20_000, frame_ms=19_800, text="[silent]", silent=True)), {1: CONVEYS})
     record = _record("pa-01", watching)
     again = TrialRecord.from_json(json.loads(record.to_line()))
     assert again.watching == watching and again.sweep.proactive == "change"
@@ -199,10 +199,10 @@ def test_a_remark_that_only_describes_the_new_scene_has_not_conveyed_the_event()
     onset, scene = scenario.onset_ms, scenario.event.scene
     echo = scenario.scenes[scene].camera.split(";")[0].split(".")[0]  # the scene's own words, no warning
     warning = "Stop, grapes are toxic for him!"
-    watching = Watching("change", "event", scenario.stream_ms, scenario.scene_starts_ms, onset,
-                        scenario.window_end_ms, scenario.event.expected,
-                        (Probe(1, onset + 500, onset + 400, f"The camera sees: {echo}.", False, onset + 1200, scene=scene),
-                         Probe(2, onset + 3000, onset + 2800, warning, False, onset + 3600, scene=scene)))
+    watching = Watching(strategy="change", kind="event", stream_ms=scenario.stream_ms, scene_starts_ms=scenario.scene_starts_ms, onset_ms=onset,
+                        window_end_ms=scenario.window_end_ms, expected=scenario.event.expected,
+                        probes=(Probe(n=1, asked_ms=onset + 500, frame_ms=onset + 400, text=f"The camera sees: {echo}.", silent=False, spoke_ms=onset + 1200, scene=scene),
+                         Probe(n=2, asked_ms=onset + 3000, frame_ms=onset + 2800, text=warning, silent=False, spoke_ms=onset + 3600, scene=scene)))
     scored = asyncio.run(judge_watching(scenario, watching, LexicalJudge()))
     # it names none of the keys (the words it copied from the camera do not count): it does not convey the event
     assert outcomes(scored) == ["false_alarm", "hit"], [p.verdict.rationale for p in scored.probes]
@@ -213,9 +213,9 @@ def test_rescore_judges_a_proactive_trials_remarks_again(tmp_path):
 
     scenario = _scenario("pa-01")
     onset = scenario.onset_ms
-    watching = Watching("every:5", "event", scenario.stream_ms, scenario.scene_starts_ms, onset,
-                        scenario.window_end_ms, scenario.event.expected,
-                        (Probe(1, onset + 600, onset + 400, "The water is boiling, add the pasta.", False, onset + 900,
+    watching = Watching(strategy="every:5", kind="event", stream_ms=scenario.stream_ms, scene_starts_ms=scenario.scene_starts_ms, onset_ms=onset,
+                        window_end_ms=scenario.window_end_ms, expected=scenario.event.expected,
+                        probes=(Probe(n=1, asked_ms=onset + 600, frame_ms=onset + 400, text="The water is boiling, add the pasta.", silent=False, spoke_ms=onset + 900,
                                scene=scenario.event.scene, outcome="false_alarm"),))
     record = _record("pa-01", watching).replace(watching=watching.replace(outcome="miss"))
     again = asyncio.run(rejudge_record(record, scenario, LexicalJudge()))

@@ -126,14 +126,14 @@ def test_primary_bootstrap_interval_by_hand(summary):
 def test_bootstrap_enumerable_case_and_seed():
     # Two current scenarios, one passes its single trial, one fails it. A draw of two picks
     # gives accuracy 0 (p 1/4), 0.5 (p 1/2) or 1 (p 1/4): the 95% interval is [0, 1].
-    scenarios = [ScenarioCounts("a", (1, 0), (1, 0)), ScenarioCounts("b", (0, 0), (1, 0))]
+    scenarios = [ScenarioCounts(scenario_id="a", passes=(1, 0), totals=(1, 0)), ScenarioCounts(scenario_id="b", passes=(0, 0), totals=(1, 0))]
     assert bootstrap_balanced_accuracy(scenarios) == (0.0, 1.0)
     # all trials pass: every draw is 1
-    assert bootstrap_balanced_accuracy([ScenarioCounts("a", (3, 0), (3, 0)),
-                                        ScenarioCounts("b", (0, 2), (0, 2))]) == (1.0, 1.0)
+    assert bootstrap_balanced_accuracy([ScenarioCounts(scenario_id="a", passes=(3, 0), totals=(3, 0)),
+                                        ScenarioCounts(scenario_id="b", passes=(0, 2), totals=(0, 2))]) == (1.0, 1.0)
     assert bootstrap_balanced_accuracy([]) == (None, None)
     # a different seed can move an interval; the same seed never does
-    mixed = [ScenarioCounts(str(i), (i % 3, i % 2), (2, 1)) for i in range(8)]
+    mixed = [ScenarioCounts(scenario_id=str(i), passes=(i % 3, i % 2), totals=(2, 1)) for i in range(8)]
     assert bootstrap_balanced_accuracy(mixed) == bootstrap_balanced_accuracy(mixed)
 
 
@@ -190,7 +190,7 @@ def test_code_signal_label_reads_the_judges_code_signals():
     from benchmark.judges.signals import code_signals
     from core.scenario import AnswerKey
 
-    answers = AnswerKey(("screwdriver",), ("hammer",), ("which tool",), ("cannot see",))
+    answers = AnswerKey(current_answers=("screwdriver",), prior_answers=("hammer",), clarify_indicators=("which tool",), abstain_indicators=("cannot see",))
     assert code_signal_label(code_signals("Use the screwdriver on slotted screws.", answers)) == "current"
     assert code_signal_label(code_signals("Swing the hammer from the elbow.", answers)) == "prior"
     assert code_signal_label(code_signals("No tool named here.", answers)) is None
@@ -236,7 +236,7 @@ def test_mcnemar_exact_by_hand(b, c, expected):
 
 def test_paired_bootstrap_rejects_mismatched_scenarios():
     with pytest.raises(ValueError, match="'a' paired with 'b'"):
-        paired_bootstrap_difference([ScenarioCounts("a", (1,), (1,))], [ScenarioCounts("b", (1,), (1,))])
+        paired_bootstrap_difference([ScenarioCounts(scenario_id="a", passes=(1,), totals=(1,))], [ScenarioCounts(scenario_id="b", passes=(1,), totals=(1,))])
 
 
 # ---- loading -----------------------------------------------------------------
