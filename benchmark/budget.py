@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import cast
 
 from benchmark.prices import PriceTable, Spend
 
@@ -44,8 +45,8 @@ def read_budget(run_dir: Path) -> dict | None:
     if not all(_amount(v) for v in (budget, spent)) or isinstance(remaining, bool) \
             or not isinstance(remaining, int) or remaining < 0:
         return None
-    unknown = data.get("unknown") if isinstance(data.get("unknown"), list) else []
-    return {"budget_usd": float(budget), "spent_usd": float(spent),
+    unknown = cast(list, data.get("unknown")) if isinstance(data.get("unknown"), list) else []
+    return {"budget_usd": float(cast(float, budget)), "spent_usd": float(cast(float, spent)),  # checked above
             "stopped_on_budget": data.get("stopped_on_budget") is True, "cells_remaining": remaining,
             "unknown": [str(u)[:300] for u in unknown[:20]]}
 

@@ -105,7 +105,7 @@ def with_empty_reply(record: TrialRecord) -> TrialRecord:
 
 def classify(record: TrialRecord) -> str | None:
     """The category of a record as it stands (None: every turn answered and Turn 2 has a label)."""
-    if record.errored:
+    if record.error is not None:  # (errored)
         return fault_of_error(record.error)
     if record.watching is not None:  # a proactive trial: its remarks are scored one by one, not Turn 2
         return None

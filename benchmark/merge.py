@@ -73,7 +73,7 @@ def check_shards(shards: list[Shard]) -> None:
                                  f"({_short(mine)}): shards of one run share every setting")
     counts = {s.path: s.share[1] if s.share else None for s in shards}
     if len(set(counts.values())) > 1:
-        described = ", ".join(f"{p}: {'shard ' + str(s.share[0]) + '/' + str(n) if n else 'not a shard'}"
+        described = ", ".join(f"{p}: {'shard ' + str(s.share[0]) + '/' + str(n) if n and s.share else 'not a shard'}"
                               for p, n, s in zip(counts, counts.values(), shards))
         raise MergeError(f"the dirs are not shards of one split (shard: {described}); merge the N shards of "
                          "one --shard K/N split")
@@ -104,13 +104,13 @@ def missing_shards(shards: list[Shard]) -> list[str]:
     if shards[0].share is None:
         return []
     count = shards[0].share[1]
-    given = {s.share[0] for s in shards}
+    given = {s.share[0] for s in shards if s.share is not None}  # (all are, once check_shards passed)
     return [f"{k}/{count}" for k in range(1, count + 1) if k not in given]
 
 
 def merged_manifest(shards: list[Shard]) -> dict:
     manifest = dict(shards[0].manifest)
-    stamps = [s.manifest.get("timestamp_utc") for s in shards if isinstance(s.manifest.get("timestamp_utc"), str)]
+    stamps = [stamp for s in shards if isinstance(stamp := s.manifest.get("timestamp_utc"), str)]
     configs = [s.manifest.get("config") for s in shards]  # `--config`: kept when every shard read the same file
     manifest.update(shard=None, timestamp_utc=min(stamps) if stamps else manifest.get("timestamp_utc"),
                     budget_usd=None, config=configs[0] if all(c == configs[0] for c in configs) else None,
@@ -132,7 +132,7 @@ def _copy_media(shards: list[Shard], out: Path, records: list[TrialRecord]) -> t
     """The kept frames and speech and the spoken replies the records name, copied from the shard that
     wrote them when each is what a kept frame or WAV can be (`merge_media.read_kept`). Returns how many
     were copied and each refusal ("SHARD/NAME: why")."""
-    wanted = set()
+    wanted: set[tuple[tuple, str]] = set()  # (cell, name)
     for record in records:
         for turn in record.turns:
             names = [turn.reply.audio_file, turn.glasses.speech_file, *(name for _, name in turn.frames.thumbnails)]

@@ -44,6 +44,8 @@ def copy_kept(origin: Path, root: Path, target: Path, out: Path) -> str | None:
     data, refused = read_kept(origin, root)
     if refused:
         return refused
+    if data is None:  # (read_kept gives the bytes, or why they are refused)
+        raise RuntimeError(f"{origin}: read neither its bytes nor why not")
     make_dirs(target.parent, out)
     write_atomic(target, data, out)
     return None

@@ -269,11 +269,12 @@ def _priced(cells: list[tuple[int | None, str]], total: int, rates: dict[str, fl
         return Cost(usd=None, why=(f"{model}: the reply's {direction} token counts do not add up",))
     if rest and open_keys:
         prices = {rates.get(key) for key in open_keys}
-        if len(prices) != 1 or None in prices:
+        price = prices.pop() if len(prices) == 1 else None
+        if price is None:
             return Cost(usd=None, why=(f"{model}: {direction} tokens of an unknown kind (the provider did not split "
                                f"them), and the {' / '.join(open_keys)} prices differ or are missing (give "
                                "them one price in the --prices file to price such replies)",))
-        usd += rest * prices.pop()
+        usd += rest * price
     elif rest:  # every part known but they do not make the total
         return Cost(usd=None, why=(f"{model}: the reply's {direction} token counts do not add up",))
     return Cost(usd=usd / MILLION)

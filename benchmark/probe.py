@@ -103,7 +103,7 @@ async def run_probe(model_id: str, scenario: Scenario, sight: Scene | None, *, b
 def held_names(scene: Scene) -> list[str]:
     """What the sight check's reply should name: the objects the hands hold (else touch)."""
     ids = [h.holds for h in scene.hands if h.holds] or [h.touches for h in scene.hands if h.touches]
-    return [scene.object(i).name for i in ids if scene.object(i) is not None]
+    return [o.name for i in ids if (o := scene.object(i)) is not None]
 
 
 def names_said(reply: str, names: list[str]) -> list[str]:

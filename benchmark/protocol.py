@@ -8,7 +8,7 @@ only after a Turn 2 miss.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, cast
 
 from core.candidate import Candidate, GenerationConfig, Message, TranscriptionUsage, Usage
 from core.judge import Judge, Verdict
@@ -26,6 +26,10 @@ class Conversation(Protocol):
     async def aclose(self) -> None:
         """The trial is over: release what the conversation holds (a live session, a connection)."""
         ...
+
+
+class _Closing(Protocol):
+    async def aclose(self) -> None: ...
 
 
 class DirectConversation:
@@ -53,8 +57,8 @@ class DirectConversation:
         return TurnResult(turn=turn, input=turn_input, reply=reply)
 
     async def aclose(self) -> None:
-        if self.owns_candidate:
-            await self.candidate.aclose()
+        if self.owns_candidate:  # an owned candidate is a realtime API's live conversation, which closes
+            await cast(_Closing, self.candidate).aclose()
 
 
 # told of each reply as it arrives: (role "candidate" or "judge", model id, usage, served from the cache); a

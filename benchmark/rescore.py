@@ -15,11 +15,15 @@ import sys
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.records import SCHEMA_VERSION, TrialRecord
 from core.safe_files import atomic_file, refuse_links, write_atomic
 from core.scenario import Scenario, load_bank
 from benchmark.scoring.trials import TranscriptError, load_trials, transcripts_path
+
+if TYPE_CHECKING:
+    from core.proactive_scenario import ProactiveScenario
 
 
 class RescoreError(ValueError):
@@ -85,7 +89,7 @@ def rescore(
     source = Path(source)
     trial_set = load_trials(source)
     bank = load_bank(scenarios)
-    known = {s.scenario_id: s for s in bank.scenarios}
+    known: dict[str, Scenario | ProactiveScenario] = {s.scenario_id: s for s in bank.scenarios}
     if any(t.watching is not None for t in trial_set.trials):  # proactive trials: the bank's proactive.json
         from core.proactive_scenario import PROACTIVE_FILE, load_proactive
 

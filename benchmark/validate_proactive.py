@@ -145,7 +145,7 @@ def proactive_counts(scenarios: Iterable[ProactiveScenario]) -> dict:
         "quiet_with_opening_user": sum(s.opening_user is not None for s in quiet),
         "stream_s": {"min": min(streams, default=0), "max": max(streams, default=0),
                      "total": round(sum(streams), 1)},
-        "window_s": sorted({s.event.window_s for s in events}),
+        "window_s": sorted({s.event.window_s for s in events if s.event is not None}),  # (every event's)
     }
 
 
@@ -235,9 +235,10 @@ def _check_timing(s: ProactiveScenario, where: str, problems: list[str], flag) -
     low, high = SHIPPED_STREAM_S
     if not low <= stream_s <= high:
         flag(f"{where}: field 'scenes' lasts {stream_s:g} s; a shipped scenario streams {low:g} to {high:g} s")
-    if s.event is None:
+    onset_ms, end_ms = s.onset_ms, s.window_end_ms
+    if s.event is None or onset_ms is None or end_ms is None:  # (a quiet scenario: all three are None)
         return
-    onset_s, end_s = s.onset_ms / 1000, s.window_end_ms / 1000
+    onset_s, end_s = onset_ms / 1000, end_ms / 1000
     if onset_s < MIN_ONSET_S:
         problems.append(f"{where}: field 'event.scene' starts the event at {onset_s:g} s; the onset must be at "
                         f"least {MIN_ONSET_S:g} s into the stream (lengthen the scenes before it)")
@@ -251,6 +252,8 @@ def _check_timing(s: ProactiveScenario, where: str, problems: list[str], flag) -
 
 
 def _check_expected(s: ProactiveScenario, where: str, rules: TextRules, problems: list[str], flag) -> None:
+    if s.event is None:  # (the caller checks an event's keys only)
+        return
     keys = s.event.expected
     low, high = EXPECTED_KEYS
     if not low <= len(keys) <= high:

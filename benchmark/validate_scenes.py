@@ -76,8 +76,8 @@ def spec_problems(scenario: Scenario, spec: SceneSpec, mentions) -> list[str]:
             out.append(f"{sid}: {allowed[0]}: field '{field}' names no object (the objects its answers are about)")
         entries = getattr(scenario.answers, answer_list)
         for object_id in ids:
-            found = [(n, spec.scenes[n].object(object_id)) for n in allowed
-                     if n in spec.scenes and spec.scenes[n].object(object_id) is not None]
+            found = [(n, o) for n in allowed
+                     if n in spec.scenes and (o := spec.scenes[n].object(object_id)) is not None]
             if not found:
                 out.append(f"{sid}: {allowed[0]}: field '{field}': object {object_id!r} is not in the "
                            f"{' or '.join(allowed)} scene")

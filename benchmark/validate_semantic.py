@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from core.candidate import Candidate, GenerationConfig, Message
 from core.scenario import Bank, Scenario
@@ -82,7 +83,7 @@ async def check_identification(bank: Bank, model: Candidate) -> CheckResult:
     """Check 4: each camera block, alone, lets a model name the object of its scene."""
     result = CheckResult(name="semantic_identification")
     for s in bank.scenarios:
-        report = {}
+        report: dict[str, dict[str, Any]] = {}
         for name, block, tokens, lists in blocks_to_identify(s):
             reply = await model.respond([Message(role="user", text=IDENTIFY_PROMPT.format(block=block))], "", CONFIG)
             named = _named_object(reply.text)

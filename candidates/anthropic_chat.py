@@ -50,9 +50,12 @@ class AnthropicCandidate(ratelimit.LimitedChat):
         first_token = None
         pieces: list[str] = []
         try:
-            # temperature goes in the body: SDK 1.x has no keyword for it, the API still reads it
+            # temperature goes in the body: SDK 1.x has no keyword for it, the API still reads it.
+            # The SDK's stubs want its TypedDicts and (2.x) `Omit`; plain dicts and NOT_GIVEN, which
+            # anthropic>=0.30 knows, are what it takes at run time.
             async with self.client.messages.stream(
-                model=self.model, system=system or anthropic.NOT_GIVEN, messages=self._messages(messages),
+                model=self.model, system=system or anthropic.NOT_GIVEN,  # type: ignore[arg-type]
+                messages=self._messages(messages),  # type: ignore[arg-type]
                 max_tokens=config.max_tokens, extra_body={"temperature": config.temperature}) as stream:
                 async for text in stream.text_stream:
                     if first_token is None:

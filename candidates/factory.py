@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Protocol
 
 from core.candidate import Candidate
 from candidates import providers
@@ -53,8 +54,14 @@ async def open_candidate(model_id: str, *, base_url: str | None = None, log_dir:
         yield candidate
 
 
+class _ClosingCandidate(Candidate, Protocol):
+    """A candidate holding clients or sessions, closed on exit."""
+
+    async def aclose(self) -> None: ...
+
+
 @contextlib.asynccontextmanager
-async def _closing(candidate: Candidate) -> AsyncIterator[Candidate]:
+async def _closing(candidate: _ClosingCandidate) -> AsyncIterator[Candidate]:
     try:
         yield candidate
     finally:

@@ -133,7 +133,7 @@ class GeminiLiveSession:
             raise RuntimeError(f"{model_id}: set GEMINI_API_KEY (or GOOGLE_API_KEY)")
         client = genai.Client(api_key=api_key, http_options=types.HttpOptions(base_url=base_url,
                                                                                api_version=API_VERSION))
-        modalities = ["AUDIO"] if output == "audio" else ["TEXT"]
+        modalities = [types.Modality.AUDIO] if output == "audio" else [types.Modality.TEXT]
 
         async def connect(handle: str | None):
             live_config = types.LiveConnectConfig(
@@ -159,7 +159,7 @@ class GeminiLiveSession:
                 session, manager = await connect(None)
             except Exception as exc:
                 if modalities == ["TEXT"] and _refuses_text(exc):
-                    modalities = ["AUDIO"]  # the model speaks only: read its output transcription
+                    modalities = [types.Modality.AUDIO]  # the model speaks only: read its output transcription
                     continue
                 if _model_missing(exc):
                     raise ModelNotFoundError(model_id, str(exc)) from None
@@ -293,7 +293,7 @@ class GeminiLiveSession:
         """`activityStart`, then the held audio (all of it, or only the pre-roll)."""
         held, self._held, self._held_bytes = list(self._held), deque(), 0
         if pre_roll_only:
-            keep, kept = int(PRE_ROLL_S * 2 * INPUT_RATE), []
+            keep, kept = int(PRE_ROLL_S * 2 * INPUT_RATE), list[bytes]()
             for chunk in reversed(held):
                 if keep <= 0:
                     break

@@ -110,6 +110,6 @@ def install(llama_class, llama_cpp) -> bool:
                       flush=True)
         return (yield from generate(self, tokens, *args, **kwargs))
 
-    remembering_generate.wearsim_memory = True
+    remembering_generate.__dict__["wearsim_memory"] = True  # a mark `install` checks before wrapping again
     llama_class.generate = remembering_generate
     return True

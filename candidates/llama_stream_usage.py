@@ -47,7 +47,7 @@ def install(llama_class) -> bool:
             return result
         return _with_usage_chunk(self, result)
 
-    chat_with_usage.wearsim_usage = True
+    chat_with_usage.__dict__["wearsim_usage"] = True  # a mark the installer checks before wrapping again
     llama_class.generate = counting_generate
     llama_class.create_chat_completion = chat_with_usage
     return True

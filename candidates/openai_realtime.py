@@ -37,6 +37,7 @@ import os
 import re
 import time
 from collections.abc import Callable
+from typing import overload
 
 from core.candidate import GenerationConfig, Reply, TranscriptionUsage, Usage
 from candidates.realtime_base import ModelNotFoundError, RealtimeError
@@ -172,6 +173,12 @@ class OpenAIRealtimeSession:
         await self._send_event({"type": "conversation.item.truncate",
                                 "event_id": f"{TRUNCATE_EVENT}{self._truncations}", "item_id": item,
                                 "content_index": 0, "audio_end_ms": played_ms})
+
+    @overload
+    async def _event(self, timeout: None = None) -> dict: ...
+
+    @overload
+    async def _event(self, timeout: float) -> dict | None: ...
 
     async def _event(self, timeout: float | None = None) -> dict | None:
         """The next server event (None when `timeout` passed first); a closed socket is a lost connection."""

@@ -21,6 +21,7 @@ import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from candidates.retry import with_retries
 from core.token_bucket import TokenBucket
@@ -204,6 +205,9 @@ class LimitedChat:
     """How a hosted chat API's adapter sends: each try passes the endpoint's
     buckets (`limited`), and a `RetryableError` is tried again (`with_retries`).
     The adapter sets `limiter` and `attempts` and makes one request in `_request`."""
+
+    limiter: Any
+    attempts: int
 
     async def respond(self, messages, system: str, config, on_delta: Callable[[str], None] | None = None):
         def once():

@@ -92,7 +92,12 @@ class LiveConversation:
 
     @property
     def input_rate(self) -> int:
-        return self.session.input_rate
+        return self._current().input_rate
+
+    def _current(self) -> RealtimeSession:
+        if self.session is None:
+            raise RuntimeError(f"{self.model_id}: no live session (not started yet, or closed)")
+        return self.session
 
     @property
     def _replayable(self) -> bool:
@@ -155,9 +160,9 @@ class LiveConversation:
                     await self._replace()
                     unsent = parts
                 for part in unsent:
-                    await self.session.send_user(part.text, part.images)
+                    await self._current().send_user(part.text, part.images)
                 unsent = ()
-                reply = await self.session.respond(audio_turn=audio_turn, on_delta=on_delta, on_audio=on_audio)
+                reply = await self._current().respond(audio_turn=audio_turn, on_delta=on_delta, on_audio=on_audio)
                 break
             except RetryableError as exc:
                 if exc.usage is not None and exc.usage.reported:
@@ -273,7 +278,8 @@ def _part(message: Message) -> UserPart:
 
 def answered_turns(messages: list[Message]) -> list[AnsweredTurn]:
     """A message list that ends with a reply, as the turns a new session is told."""
-    turns, parts = [], []
+    turns: list[AnsweredTurn] = []
+    parts: list[UserPart] = []
     for message in messages:
         if message.role == "assistant":
             turns.append(AnsweredTurn(told=tuple(parts), reply=message.text))

@@ -69,7 +69,10 @@ class AnsweredTurn:
 class RealtimeSession(Protocol):
     model_id: str
     input_rate: int
-    replays_history: bool  # a lost session can be replaced by a new one told the conversation so far
+
+    @property
+    def replays_history(self) -> bool:
+        """A lost session can be replaced by a new one told the conversation so far."""
 
     async def send_audio(self, pcm16: bytes) -> None: ...
 

@@ -41,6 +41,7 @@ the request itself settles it (no images sent: no image tokens).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from core.candidate import TranscriptionUsage, Usage
@@ -143,9 +144,10 @@ def _by_modality(entries: Any) -> dict[str, int] | None:
 
 
 def _plus(*parts: dict[str, int] | None) -> dict[str, int | None]:
-    if any(p is None for p in parts):
+    present = [p for p in parts if p is not None]
+    if len(present) < len(parts):
         return {"text": None, "audio": None, "image": None}
-    return {k: sum(p[k] for p in parts) for k in ("text", "audio", "image")}
+    return {k: sum(p[k] for p in present) for k in ("text", "audio", "image")}
 
 
 def gemini_usage(metadata: Any, *, text_only_input: bool = False, text_only_output: bool = False) -> Usage:
@@ -160,14 +162,16 @@ def gemini_usage(metadata: Any, *, text_only_input: bool = False, text_only_outp
     prompt = (_count(data.get("prompt_token_count")) or 0) + (_count(data.get("tool_use_prompt_token_count")) or 0)
     thoughts = _count(data.get("thoughts_token_count")) or 0
     reply = _count(data.get("candidates_token_count", data.get("response_token_count"))) or 0
-    given = _by_modality(data.get("prompt_tokens_details"))
+    prompt_kinds = _by_modality(data.get("prompt_tokens_details"))
+    given: Mapping[str, int | None] | None = prompt_kinds
     if data.get("tool_use_prompt_token_count"):
-        given = _plus(given, _by_modality(data.get("tool_use_prompt_tokens_details")))
+        given = _plus(prompt_kinds, _by_modality(data.get("tool_use_prompt_tokens_details")))
     if given is None and text_only_input:
         given = {"text": prompt, "audio": 0, "image": 0}
     given = given or {"text": None, "audio": None, "image": None}
     cached_total = _count(data.get("cached_content_token_count")) or 0
-    cached = _by_modality(data.get("cache_tokens_details")) or {"text": None, "audio": None, "image": None}
+    cached: Mapping[str, int | None] = (_by_modality(data.get("cache_tokens_details"))
+                                        or {"text": None, "audio": None, "image": None})
     said = data.get("candidates_tokens_details", data.get("response_tokens_details"))
     out = _by_modality(said)
     if out is None and text_only_output:

@@ -21,7 +21,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from media_effects.frames import decode_jpeg
 from media_effects import impairments as imp
@@ -260,7 +260,7 @@ def parse_profiles(text: str, source: str) -> dict[str, Profile]:
                              "and '_' (up to 40)")
         if not isinstance(body, dict):
             raise _problem(source, name, name, "a profile must be a table ([name] with its settings)")
-        settings = {}
+        settings: dict[str, Any] = {}  # checked field by field below
         for key, value in body.items():
             if key == "description":
                 if not isinstance(value, str):

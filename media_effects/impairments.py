@@ -275,7 +275,7 @@ def shake_image(image: np.ndarray, max_px: int, *, seed: int = 0, index: int = 0
     dx, dy = shake_offset(max_px, seed=seed, index=index)
     if dx == dy == 0:
         return image
-    matrix = np.float32([[1, 0, dx], [0, 1, dy]])
+    matrix = np.array([[1, 0, dx], [0, 1, dy]], dtype=np.float32)
     return cv2.warpAffine(image, matrix, (image.shape[1], image.shape[0]), borderMode=cv2.BORDER_REPLICATE)
 
 

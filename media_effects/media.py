@@ -41,7 +41,8 @@ def load_frames(path: Path, *, fps: int = FPS, max_seconds: float = 20.0) -> lis
         raise ValueError(f"{path}: unreadable video")
     source_fps = capture.get(cv2.CAP_PROP_FPS) or 25.0
     step = max(1, round(source_fps / fps))
-    frames, index = [], 0
+    frames: list[bytes] = []
+    index = 0
     while len(frames) < fps * max_seconds:
         ok, image = capture.read()
         if not ok:

@@ -79,15 +79,15 @@ def probe_recording(source: Path) -> None:
                 raise MediaLimit(f"{name}: {channels} audio channels; at most {MAX_CHANNELS}")
             if stream.duration and stream.time_base:
                 seconds.append(float(stream.duration * stream.time_base))
-        for stream in container.streams.video:
-            width, height = stream.codec_context.width or 0, stream.codec_context.height or 0
+        for video in container.streams.video:
+            width, height = video.codec_context.width or 0, video.codec_context.height or 0
             if width * height > MAX_VIDEO_PIXELS:
                 raise MediaLimit(f"{name}: video of {width}x{height}; at most {MAX_VIDEO_PIXELS:,} pixels "
                                       "(1920x1080)")
-            if stream.frames and stream.frames > MAX_VIDEO_FRAMES:
-                raise MediaLimit(f"{name}: {stream.frames} video frames; at most {MAX_VIDEO_FRAMES}")
-            if stream.duration and stream.time_base:
-                seconds.append(float(stream.duration * stream.time_base))
+            if video.frames and video.frames > MAX_VIDEO_FRAMES:
+                raise MediaLimit(f"{name}: {video.frames} video frames; at most {MAX_VIDEO_FRAMES}")
+            if video.duration and video.time_base:
+                seconds.append(float(video.duration * video.time_base))
     if seconds and max(seconds) > MAX_IMPORT_SECONDS:
         raise MediaLimit(f"{name}: {max(seconds):.0f} s long; a recording may be at most "
                               f"{MAX_IMPORT_SECONDS:.0f} s")

@@ -121,13 +121,13 @@ def _picture(obj: SceneObject, px: int, rng: random.Random) -> Image.Image:
         glyph = emoji_image(obj.picture)
         scale = px / max(glyph.size)
         image = glyph.resize((max(1, round(glyph.width * scale)), max(1, round(glyph.height * scale))),
-                             Image.LANCZOS)
+                             Image.Resampling.LANCZOS)
     else:
         image = _shape(obj, px, rng)
     if "on its side" in obj.states:
-        image = image.rotate(90, expand=True, resample=Image.BICUBIC)
+        image = image.rotate(90, expand=True, resample=Image.Resampling.BICUBIC)
     if "wilted" in obj.states:
-        image = image.rotate(-28, expand=True, resample=Image.BICUBIC)
+        image = image.rotate(-28, expand=True, resample=Image.Resampling.BICUBIC)
         image = _desaturate(image, 0.45)
     if "dry" in obj.states and obj.picture in PICTURES:
         image = _desaturate(image, 0.7)
@@ -159,8 +159,8 @@ def _states_under(canvas: Image.Image, obj: SceneObject, box, rng: random.Random
         canvas.alpha_composite(layer.filter(ImageFilter.GaussianBlur(14)))
     if "spilled" in obj.states:
         colour = _rgb(obj.colour) if obj.colour else (120, 40, 80)
-        layer = ImageDraw.Draw(canvas)
-        layer.ellipse((x0 - w * 0.4, y1 - h * 0.25, x1 + w * 0.2, y1 + h * 0.2), fill=colour + (200,))
+        spill = ImageDraw.Draw(canvas)
+        spill.ellipse((x0 - w * 0.4, y1 - h * 0.25, x1 + w * 0.2, y1 + h * 0.2), fill=colour + (200,))
 
 
 def _states_over(canvas: Image.Image, obj: SceneObject, box, rng: random.Random) -> None:
@@ -183,7 +183,7 @@ def _states_over(canvas: Image.Image, obj: SceneObject, box, rng: random.Random)
     if {"wet", "dripping"} & set(obj.states):
         drop = emoji_image("droplet")
         size = max(14, int(w * 0.16))
-        small = drop.resize((size, round(size * drop.height / drop.width)), Image.LANCZOS)
+        small = drop.resize((size, round(size * drop.height / drop.width)), Image.Resampling.LANCZOS)
         spots = [(x1 - size * 0.6, y0 + h * 0.1), (x0 + w * 0.2, y1 - size * 0.4)]
         if "dripping" in obj.states:
             spots.append((x0 + w * 0.5, y1 + size * 0.2))
@@ -230,6 +230,8 @@ def _screen_text(canvas: Image.Image, obj: SceneObject, box) -> None:
     dark_panel = obj.picture in PICTURES or obj.picture == "screen"
     colour = _rgb(obj.colour) if obj.colour else ((120, 230, 120) if dark_panel else (30, 30, 30))
     text = obj.screen_content
+    if not text:  # the caller draws only the text a scene shows
+        return
     size = 64
     while size > 10:
         font = ImageFont.load_default(size=size)
@@ -305,7 +307,7 @@ def render_scene(scene: Scene) -> Image.Image:
     hands = {hand.side: hand for hand in scene.hands}
     held = {hand.holds: hand.side for hand in scene.hands if hand.holds}
     placed: dict[str, tuple] = {}
-    crowd: dict[str, int] = {}
+    crowd: dict[tuple[str, str], int] = {}  # (place, size): how many stand there
     for obj in sorted(scene.objects, key=_row_order):  # stable: one place's objects in the spec's order
         x, y, scale = placement(obj)
         # two things of one size at one place stand side by side; a smaller one sits on (or in) a larger one
@@ -332,6 +334,12 @@ def render_scene(scene: Scene) -> Image.Image:
         canvas.alpha_composite(image, (int(box[0]), int(box[1])))
         _states_over(canvas, obj, box, rng)
 
+    def draw_held(object_id: str) -> None:
+        obj = scene.object(object_id)
+        if obj is None:  # `placed` has every object of the scene
+            raise ValueError(f"the scene has no object {object_id!r}")
+        draw(obj, shadow=False)
+
     for obj in order:
         draw(obj)
     arm_width = 112
@@ -348,10 +356,10 @@ def render_scene(scene: Scene) -> Image.Image:
             height = box[3] - box[1]
             grip = (cx, box[3] - min(height * 0.12, 14))
             _arm(canvas, side, grip, arm_width)
-            draw(scene.object(target), shadow=False)
+            draw_held(target)
             for object_id, holder in carried_on.items():
                 if holder == side:
-                    draw(scene.object(object_id), shadow=False)
+                    draw_held(object_id)
             _grip(canvas, grip, arm_width * 0.85, side)
         else:
             reach = (cx + (30 if side == "right" else -30), min(HEIGHT - 20, box[3] + 40))

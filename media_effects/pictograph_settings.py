@@ -105,8 +105,8 @@ def _upper(draw: ImageDraw.ImageDraw, pattern: str, colour, y0: int, rng: random
     elif pattern == "roadview":
         draw.rectangle((0, round(y0 * 0.55), WIDTH, y0), fill=(90, 90, 94))
         for i in range(4):
-            x = WIDTH // 2 + (i - 1.5) * 160
-            draw.line((x, y0, WIDTH // 2 + (i - 1.5) * 20, round(y0 * 0.55)), fill=(235, 235, 235), width=3)
+            lane_x = WIDTH // 2 + (i - 1.5) * 160
+            draw.line((lane_x, y0, WIDTH // 2 + (i - 1.5) * 20, round(y0 * 0.55)), fill=(235, 235, 235), width=3)
         draw.polygon(((0, 0), (70, 0), (20, y0), (0, y0)), fill=(40, 40, 44))
         draw.polygon(((WIDTH, 0), (WIDTH - 70, 0), (WIDTH - 20, y0), (WIDTH, y0)), fill=(40, 40, 44))
     elif pattern == "mirror":
@@ -151,7 +151,7 @@ def _surface(draw: ImageDraw.ImageDraw, pattern: str, colour, y0: int, rng: rand
     elif pattern == "tiles":
         for x in range(-WIDTH, 2 * WIDTH, 70):
             draw.line((vanish + (x - vanish) * 0.4, y0, x, HEIGHT), fill=dark, width=2)
-        step = 16
+        step: float = 16
         y = y0
         while y < HEIGHT:
             draw.line((0, y, WIDTH, y), fill=dark, width=2)
@@ -169,8 +169,8 @@ def _surface(draw: ImageDraw.ImageDraw, pattern: str, colour, y0: int, rng: rand
     elif pattern == "burners":
         for cx in (0.28, 0.72):
             for cy in (0.35, 0.8):
-                x, y = WIDTH * cx, y0 + span * cy
-                draw.ellipse((x - 70, y - 26, x + 70, y + 26), outline=(80, 80, 84), width=6)
+                bx, by = WIDTH * cx, y0 + span * cy
+                draw.ellipse((bx - 70, by - 26, bx + 70, by + 26), outline=(80, 80, 84), width=6)
     elif pattern == "road":
         draw.polygon(((vanish - 8, y0), (vanish + 8, y0), (vanish + 30, HEIGHT), (vanish - 30, HEIGHT)),
                      fill=(230, 230, 230))

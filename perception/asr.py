@@ -32,10 +32,14 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from media_effects.audio import SAMPLE_RATE
+
+if TYPE_CHECKING:
+    from faster_whisper.tokenizer import Tokenizer
 
 MAX_BATCH = 4  # utterances decoded in one pass of the model (8 or 16 were no faster: docs/performance.md)
 WINDOW_FRAMES = 3000  # Whisper's 30 s window, in 10 ms feature frames
@@ -91,7 +95,7 @@ class Transcriber:
         self._in_use = 0  # batches being decoded
         self._waiting: deque[tuple[np.ndarray, asyncio.Future]] = deque()  # clips to decode, in arrival order
         self._runners: set[asyncio.Task] = set()  # the loop's decoder tasks, at most `workers`, while there is work
-        self._tokenizer = None
+        self._tokenizer: Tokenizer | None = None  # made on the first batch
 
     def _load(self):
         if self._model is None:
@@ -174,7 +178,7 @@ class Transcriber:
         """One of the loop's decoders: batches of waiting clips, oldest first, until none waits."""
         loop = asyncio.get_running_loop()
         while True:
-            batch = []
+            batch: list[tuple[np.ndarray, asyncio.Future]] = []
             while self._waiting and len(batch) < MAX_BATCH:
                 clip, done = self._waiting.popleft()
                 if not done.done() and done.get_loop() is loop:  # a caller gone (or of a closed loop) is skipped

@@ -79,7 +79,7 @@ GREY_SATURATION = 72  # (28%) below it a colour is grey: a warm grey (a concrete
 
 def colour_name(bgr) -> str:
     b, g, r = (float(x) for x in bgr)
-    hsv = cv2.cvtColor(np.uint8([[[b, g, r]]]), cv2.COLOR_BGR2HSV)[0, 0]
+    hsv = cv2.cvtColor(np.array([[[b, g, r]]], dtype=np.uint8), cv2.COLOR_BGR2HSV)[0, 0]
     hue, sat, val = int(hsv[0]) * 2, int(hsv[1]), int(hsv[2])
     if val < 50:
         return "black"
@@ -133,7 +133,9 @@ def describe_pixels(image: np.ndarray, previous: np.ndarray | None = None, *, ma
     pixels = small.reshape(-1, 3).astype(np.float32)
     k = 4
     cv2.setRNGSeed(0)  # k-means++ draws its first centres from this thread's generator: the same frame, the same words
-    _, labels, centres = cv2.kmeans(pixels, k, None, (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 1.0),
+    # OpenCV's stubs want an array for bestLabels; None (it allocates them) is what it takes at run time
+    _, labels, centres = cv2.kmeans(pixels, k, None,  # type: ignore[call-overload]
+                                    (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 1.0),
                                     3, cv2.KMEANS_PP_CENTERS)
     shares = np.bincount(labels.reshape(-1), minlength=k) / len(labels)
     order = np.argsort(-shares)

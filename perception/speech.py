@@ -189,6 +189,12 @@ class SpeechSegmenter:
         """Voice activity hears the user now (an utterance has started and not ended)."""
         return self._speech_start is not None
 
+    def _started(self) -> int:
+        """The sample of the open utterance's first speech (callers run only while one is open)."""
+        if self._speech_start is None:
+            raise RuntimeError("no utterance is open")
+        return self._speech_start
+
     def _ms(self, sample: int) -> int:
         return self._origin_ms + int(sample * 1000 / SAMPLE_RATE)
 
@@ -229,7 +235,7 @@ class SpeechSegmenter:
     async def _rule(self, end: int) -> str | None:
         """Which rule ends the utterance at window end `end`, or None: it goes on."""
         silent_ms = (end - self._last_speech_end) * 1000 / SAMPLE_RATE
-        if end - self._speech_start >= self.max_samples:  # it holds while the speech goes on, too
+        if end - self._started() >= self.max_samples:  # it holds while the speech goes on, too
             return "cap"
         if silent_ms >= self.silence_ms:
             return "silence"
@@ -238,9 +244,10 @@ class SpeechSegmenter:
             from perception.turn_end import THRESHOLD
 
             audio = self._utterance_audio(end)
-            self._probability = await asyncio.get_running_loop().run_in_executor(
+            probability: float = await asyncio.get_running_loop().run_in_executor(
                 vad_pool(), self.turn_model.probability, audio)
-            if self._probability >= THRESHOLD:
+            self._probability = probability
+            if probability >= THRESHOLD:
                 return "model"
         return None
 
@@ -281,7 +288,7 @@ class SpeechSegmenter:
         early, self._early = self._early, None
         usable = (early is not None and not early[1].cancelled()  # (a loop that closed cancelled it)
                   and early[1].get_loop() is asyncio.get_running_loop())
-        if usable and end == early[0]:  # (new speech would have dropped it)
+        if usable and early is not None and end == early[0]:  # (new speech would have dropped it)
             return await early[1], True
         if early is not None:
             early[1].cancel()
@@ -295,14 +302,14 @@ class SpeechSegmenter:
         return [await self._finish(self._clip_end(self._scored), "hint", self._scored)]
 
     def _utterance_audio(self, end: int) -> np.ndarray:
-        start = max(0, self._speech_start - int(PRE_ROLL_MS * SAMPLE_RATE / 1000))
+        start = max(0, self._started() - int(PRE_ROLL_MS * SAMPLE_RATE / 1000))
         return self._audio[start:end]
 
     async def _finish(self, end: int, rule: str, heard_to: int) -> FinalTranscript:
         """End the utterance at sample `end` by `rule`, with audio heard up to `heard_to`."""
         ended_at = time.monotonic()
         audio = self._utterance_audio(end)
-        start_ms, end_ms = self._ms(self._speech_start), self._ms(end)
+        start_ms, end_ms = self._ms(self._started()), self._ms(end)
         silence_ms = max(0, int((heard_to - self._last_speech_end) * 1000 / SAMPLE_RATE))
         speech_end_ms, probability = self._ms(self._last_speech_end), self._probability
         transcript, decoded_early = await self._decode(audio, end)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
@@ -84,8 +84,10 @@ def create_annotate_app(desk: Desk, *, allowed_origins: tuple[str, ...] = (),
             return refuse(400, "the body is not JSON")
         if not isinstance(data, dict):
             return refuse(400, "the body must be a JSON object with key, label and note")
+        # the desk checks what the page sent (a wrong key, label or note is its LabelError, a ValueError)
+        key, label = cast(str, data.get("key")), cast(str, data.get("label"))
         try:
-            labelled = await run_in_threadpool(desk.save, data.get("key"), data.get("label"), data.get("note") or "")
+            labelled = await run_in_threadpool(desk.save, key, label, data.get("note") or "")
         except ValueError as exc:
             return refuse(400, str(exc))
         return JSONResponse({"saved": data.get("key"), "labelled": labelled}, headers=NO_STORE)

@@ -158,7 +158,8 @@ class ChatBackend:
         try:
             reply = await self._reply
         except asyncio.CancelledError:
-            if asyncio.current_task().cancelling():  # the session itself is closing, not a barge-in
+            task = asyncio.current_task()  # (a coroutine always runs in one)
+            if task is None or task.cancelling():  # the session itself is closing, not a barge-in
                 raise
             reply = Reply(text="".join(pieces), model=self.candidate.model_id, interrupted=True)
         finally:

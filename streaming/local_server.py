@@ -38,7 +38,7 @@ from streaming.connection_room import Room
 
 
 HANDSHAKE_TIMEOUT_S = 10.0  # for any request's headers, the WebSocket handshake's among them
-KEEP_ALIVE_S = 5.0  # an idle kept-alive connection is closed after this (uvicorn's timeout_keep_alive)
+KEEP_ALIVE_S = 5  # an idle kept-alive connection is closed after this (uvicorn's timeout_keep_alive)
 MAX_HTTP_CONNECTIONS = 512  # plain HTTP connections at once; WebSockets are capped apart (websocket_limit)
 MAX_HTTP_PER_CLIENT = 64  # the least share of one address while several hold connections (connection_room)
 HEALTHZ_RESERVE = 8  # connections let in past MAX_HTTP_CONNECTIONS to answer /healthz only

@@ -76,7 +76,7 @@ class OriginCheck:
         self.app = app
         self.allowed_origins = {normal_origin(o) for o in allowed_origins}
         self.allowed_hosts = {h.lower() for h in allowed_hosts} | {"localhost"}
-        self.allowed_hosts |= {host_name(o) for o in self.allowed_origins}
+        self.allowed_hosts |= {name for o in self.allowed_origins if (name := host_name(o)) is not None}
         self.token_required = token_required
 
     def refusal(self, scope) -> tuple[int, str] | None:

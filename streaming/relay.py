@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 
 class Relay:
-    def __init__(self, send: Callable[[object], Awaitable[None]]):
+    def __init__(self, send: Callable[[Any], Awaitable[None]]):  # takes what `put` is given
         self.send = send
         self._queue: asyncio.Queue = asyncio.Queue()
         self._task: asyncio.Task | None = None
@@ -28,7 +29,8 @@ class Relay:
 
     async def __aexit__(self, *exc) -> None:
         self._queue.put_nowait(None)
-        await self._task
+        if self._task is not None:  # (set on entering)
+            await self._task
 
     async def _forward(self) -> None:
         while (event := await self._queue.get()) is not None:

@@ -101,6 +101,9 @@ def run(args) -> int:
             report["proactive_counts"] = proactive
         print(json.dumps(report, indent=2))
         return 0 if ok else 1
+    if c is None:  # --subset proactive on a v1 dir without a proactive.json: nothing was counted
+        print(f"wearsim validate: --subset proactive: {bank.source} has no proactive set to count", file=sys.stderr)
+        return 2
     rule = "shipped distributions enforced" if shipped else "not the shipped bank: counts reported, not enforced"
     if args.subset == PROACTIVE:
         domains = len(set(c.get("event_domains", {})) | set(c.get("quiet_domains", {})))

@@ -69,7 +69,8 @@ class _Capped(threading.Thread):
     def __init__(self, pipe, limit: int, process):
         super().__init__(daemon=True)
         self.pipe, self.limit, self.process = pipe, limit, process
-        self.chunks, self.size, self.overflow = [], 0, False
+        self.chunks: list[bytes] = []
+        self.size, self.overflow = 0, False
         self.start()
 
     def run(self) -> None:
@@ -114,13 +115,15 @@ def run_validator(name_or_path: str, data: dict, *, timeout: float = DEFAULT_TIM
                                start_new_session=True, env=env)
     out, err = _Capped(process.stdout, MAX_OUTPUT_BYTES, process), _Capped(process.stderr, MAX_OUTPUT_BYTES, process)
     try:
-        process.stdin.write(payload)
-        process.stdin.close()
+        if process.stdin is not None:  # (always: it was opened with stdin=PIPE)
+            process.stdin.write(payload)
+            process.stdin.close()
     except BrokenPipeError:
         pass
     try:
         process.wait(timeout=timeout)
-        out.join(), err.join()
+        out.join()
+        err.join()
     except subprocess.TimeoutExpired:
         _kill_group(process)
         if not (out.overflow or err.overflow):

@@ -116,9 +116,9 @@ def reply_features(response: str, answers: AnswerKey, *, camera: str | None = No
         rule_clarify=float(label == "clarify"), rule_abstain=float(label == "abstain"),
         rule_mixed=float(decision.rule.startswith("mixed")), rule_strength=min(decision.strength, 4.0) / 4.0,
     )
-    if ev is not None:
+    if ev is not None and signals is not None:  # (the rules read both, or neither: an empty reply)
         contrast = (signals or {}).get("contrastive") or {}
-        direction = {"current_answers": 1.0, "prior_answers": -1.0}
+        direction: dict[str | None, float] = {"current_answers": 1.0, "prior_answers": -1.0}
         toward = direction.get(contrast.get("toward"), 0.0) or -direction.get(contrast.get("against"), 0.0)
         values.update(
             answer_current=_squash(ev.answer_current, 3), answer_prior=_squash(ev.answer_prior, 3),

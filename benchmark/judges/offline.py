@@ -70,7 +70,7 @@ def offline_decision(response: str, answers: AnswerKey, *, camera: str | None = 
         return OfflineDecision(label=None, reason=rules.rule)
     model = load_model()
     probs = label_probabilities(reading.values, model)
-    label = max(probs, key=probs.get)
+    label = max(probs, key=probs.__getitem__)
     confidence = probs[label]
     cut = model["threshold"] if threshold is None else threshold
     read = f"rules: {rules.label or 'unscored'}, {rules.rule}"

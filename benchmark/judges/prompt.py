@@ -88,6 +88,7 @@ def render_judge_prompt(case: JudgeCase) -> str:
         raise ValueError(f"a judge grades Turn 2 or Turn 3, not turn {case.turn!r}")
     s = case.scenario
     answers = s.answers
+    turn_2_message: str | None
     if case.turn == 2:
         turn_2_message = case.user_message
         repair_block = ""

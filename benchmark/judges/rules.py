@@ -141,7 +141,7 @@ def _uncopied_words(response: str, camera: str | None) -> str:
         return " ".join(words)
     block = re.findall(r"[a-z0-9][a-z0-9'-]*", camera.lower())
     runs = {tuple(block[i:i + 3]) for i in range(len(block) - 2)}
-    copied = set()
+    copied: set[int] = set()
     for i in range(len(words) - 2):
         if tuple(words[i:i + 3]) in runs:
             copied.update((i, i + 1, i + 2))

@@ -24,6 +24,7 @@ rules (`benchmark.judges.rules`) and the offline judge (`benchmark.judges.lexica
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
@@ -171,7 +172,7 @@ def negation_in(text: str) -> bool:
     return _NEGATION.search(text) is not None
 
 
-def fuzzy_hits(response: str, tokens: tuple[str, ...] | list[str], exclude: set[str] = frozenset(),
+def fuzzy_hits(response: str, tokens: tuple[str, ...] | list[str], exclude: AbstractSet[str] = frozenset(),
                grams: _Grams | None = None) -> list[FuzzyHit]:
     """Near matches of tokens not already found on word boundaries."""
     grams = grams or _Grams(response)
@@ -240,12 +241,12 @@ def _contrast_candidates(response: str):
         # "X now, not the Y from before" / "X instead of Y" / "no longer Y"
         for pattern in (_REJECT, _NOT_ANYMORE):
             for match in pattern.finditer(sentence):
-                rejected = match.group("rejected")
+                rejected_words = match.group("rejected")
                 present = sentence[:match.start()]
                 if not present.strip(" -\u2014,"):
                     # sentence-initial "Rather than X, Y" / "Not the X - Y": the present side follows
                     present = sentence[match.end():]
-                yield ("not X / instead of X / no longer X", sentence.strip(), rejected, present)
+                yield ("not X / instead of X / no longer X", sentence.strip(), rejected_words, present)
 
 
 def find_contrast(response: str, answers: AnswerKey) -> Contrast | None:

@@ -87,7 +87,7 @@ def _usable(scenarios: int, low, high) -> bool:
 
 
 def _through_kappa(low: float | None, high: float | None, chance: float) -> tuple[float | None, float | None]:
-    if low is None or chance >= 1:
+    if low is None or high is None or chance >= 1:  # (the bootstrap gives both or neither)
         return None, None
     return max(-1.0, (low - chance) / (1 - chance)), min(1.0, (high - chance) / (1 - chance))
 

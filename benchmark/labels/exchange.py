@@ -108,8 +108,8 @@ def read_label_studio(path: Path, known: dict[str, str], annotator: str | None =
     try:
         tasks = json.loads(_read_bounded(path))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise LabelError(f"{path}: not a Label Studio JSON export ({getattr(exc, 'msg', None) or exc.reason})") \
-            from None
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason
+        raise LabelError(f"{path}: not a Label Studio JSON export ({reason})") from None
     if not isinstance(tasks, list):
         raise LabelError(f"{path}: a Label Studio JSON export is a list of tasks")
     if annotator is not None:

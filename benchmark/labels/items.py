@@ -150,6 +150,8 @@ def _seconds(ms: int | None) -> str:
 
 def _remark_items(record: TrialRecord, scenario) -> list[LabelItem]:
     watching = record.watching
+    if watching is None:  # not a proactive trial: no remarks
+        return []
     scenes = "\n".join(f"from {_seconds(start)}: {scene.camera}"
                        for start, scene in zip(scenario.scene_starts_ms, scenario.scenes))
     if watching.kind == "quiet" or watching.onset_ms is None:

@@ -9,6 +9,7 @@ result is the dict written as agreement.json (`agreement_report`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
 
@@ -49,7 +50,7 @@ def _unique(name: str, taken: set[str]) -> str:
     return name
 
 
-def measure_agreement(run, what: str, judge_dirs: list[Path] = ()) -> dict:
+def measure_agreement(run, what: str, judge_dirs: Sequence[Path] = ()) -> dict:
     """Agreement among the annotators and of each judge with them, on the run's items of kind `what`."""
     items = {item.key: item for item in run.items(what)}
     labels = tuple(c[0] for c in CHOICES[what])
@@ -95,11 +96,12 @@ def measure_agreement(run, what: str, judge_dirs: list[Path] = ()) -> dict:
 
     against, disagreements = [], []
     for name, given in judges.items():
-        rows = [(items[k].scenario_id, m, given[k]) for k, m in majorities.items() if given.get(k) in labels]
+        scored = valid(given)  # the judge's labels that are one of `labels`
+        rows = [(items[k].scenario_id, m, scored[k]) for k, m in majorities.items() if k in scored]
         unscored = sum(given.get(k) not in labels for k in majorities)
         confusion = {m: {j: 0 for j in (*labels, UNSCORED)} for m in labels}
         for key, m in majorities.items():
-            confusion[m][given[key] if given.get(key) in labels else UNSCORED] += 1
+            confusion[m][scored[key] if key in scored else UNSCORED] += 1
             if given.get(key) != m:
                 item = items[key]
                 disagreements.append({"judge": name, "trial_key": key, "scenario_id": item.scenario_id,

@@ -64,7 +64,7 @@ def label_path(run_dir: Path, annotator: str) -> Path:
     return Path(run_dir) / LABELS_DIR / f"{check_annotator(annotator)}.jsonl"
 
 
-def make_label(key: str, label: str, annotator: str, known: dict[str, str], where: str, note: str = "",
+def make_label(key: object, label: object, annotator: str, known: dict[str, str], where: str, note: str = "",
                time: str = "") -> Label:
     """A checked `Label`: `known` maps every item key of the run to its kind; `where` names the source."""
     if not isinstance(key, str) or key not in known:
@@ -106,7 +106,8 @@ def read_label_file(path: Path, run_dir: Path, known: dict[str, str]) -> dict[st
         try:
             data = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise LabelError(f"{where}: not a JSON line ({getattr(exc, 'msg', None) or exc.reason})") from None
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason
+            raise LabelError(f"{where}: not a JSON line ({reason})") from None
         if not isinstance(data, dict):
             raise LabelError(f"{where}: expected a JSON object")
         if data.get("annotator", annotator) != annotator:

@@ -16,6 +16,7 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from benchmark.scoring.stats import percentiles
 from core.nouns import object_nouns_in
@@ -74,7 +75,7 @@ def _summary(values: Sequence[float]) -> dict:
 
 def provenance(trials: Iterable[TrialRecord]) -> dict:
     """Per channel: turns whose block was perceived, authored (fallback or text proxy), or not sent."""
-    counts = {channel: Counter() for channel in CHANNELS}
+    counts: dict[str, Counter[str]] = {channel: Counter() for channel in CHANNELS}
     turns = no_inputs = 0
     for trial in trials:
         inputs = _inputs(trial)
@@ -91,7 +92,8 @@ def provenance(trials: Iterable[TrialRecord]) -> dict:
 
 def speech_quality(trials: Iterable[TrialRecord], bank: Bank | None) -> dict:
     """Word error rate of every perceived utterance against the authored one."""
-    rows, missing = [], 0
+    rows: list[dict[str, Any]] = []
+    missing = 0
     for trial in trials:
         scenario = _scenario(bank, trial)
         for turn_input in _inputs(trial):
@@ -113,7 +115,8 @@ def speech_quality(trials: Iterable[TrialRecord], bank: Bank | None) -> dict:
 
 def camera_quality(trials: Iterable[TrialRecord], bank: Bank | None) -> dict:
     """Perceived camera and context blocks against the authored block of the same turn."""
-    rows, missing = [], 0
+    rows: list[dict[str, Any]] = []
+    missing = 0
     for trial in trials:
         scenario = _scenario(bank, trial)
         for turn_input in _inputs(trial):

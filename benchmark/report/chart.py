@@ -15,6 +15,7 @@ axis over (the first category at the top).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import lru_cache
 
 from PIL import Image, ImageDraw, ImageFont
@@ -33,7 +34,7 @@ ROTATIONS = {90: Image.Transpose.ROTATE_90, 180: Image.Transpose.ROTATE_180, 270
 
 
 @lru_cache(maxsize=None)
-def font(size: float) -> ImageFont.FreeTypeFont:
+def font(size: float) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:  # (the bitmap one without FreeType)
     """Pillow's built-in scalable font at `size` pixels (no font file needed)."""
     return ImageFont.load_default(size=round(size * SCALE))
 
@@ -57,7 +58,8 @@ def blues(share: float) -> tuple[int, int, int]:
     low = min(int(share), len(BLUES) - 2)
     a, b = _rgb(BLUES[low]), _rgb(BLUES[low + 1])
     t = share - low
-    return tuple(round(x + (y - x) * t) for x, y in zip(a, b))
+    red, green, blue = (round(x + (y - x) * t) for x, y in zip(a, b))
+    return red, green, blue
 
 
 def ink_on(colour: tuple[int, int, int]) -> str:
@@ -67,7 +69,8 @@ def ink_on(colour: tuple[int, int, int]) -> str:
 
 
 def _rgb(hex_colour: str) -> tuple[int, int, int]:
-    return tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    return r, g, b
 
 
 def nice_ticks(top: float, *, count: int = 5, integer: bool = False) -> list[float]:
@@ -131,9 +134,9 @@ class Figure:
             pen.text((side / 2, side / 2 + block_top + (i + 0.5) * step), line, font=font(size), fill=255,
                      anchor=anchor[0] + "m")
         if angle % 90 == 0:  # exact and several times faster
-            mask = mask.transpose(ROTATIONS[angle % 360]) if angle % 360 else mask
+            mask = mask.transpose(ROTATIONS[int(angle) % 360]) if angle % 360 else mask
         else:
-            mask = mask.rotate(angle, resample=Image.BICUBIC, center=(side / 2, side / 2))
+            mask = mask.rotate(angle, resample=Image.Resampling.BICUBIC, center=(side / 2, side / 2))
         self.image.paste(colour, (round(x * SCALE - side / 2), round(y * SCALE - side / 2)), mask)
 
     def save(self, path) -> None:
@@ -251,7 +254,7 @@ class Axes:
         self.figure.draw.rectangle([self.left * SCALE, self.top * SCALE, self.right * SCALE, self.bottom * SCALE],
                                    outline=FRAME, width=SCALE)
 
-    def x_ticks(self, values: list[float], labels: list[str] | None = None, *, angle: float = 0,
+    def x_ticks(self, values: Sequence[float], labels: Sequence[str] | None = None, *, angle: float = 0,
                 size: float = 11) -> None:
         labels = labels if labels is not None else [tick_label(v) for v in values]
         for value, label in zip(values, labels):
@@ -262,7 +265,7 @@ class Axes:
             else:
                 self.figure.text(x, self.bottom + 7, label, size=size, anchor="mt")
 
-    def y_ticks(self, values: list[float], labels: list[str] | None = None, *, size: float = 11) -> None:
+    def y_ticks(self, values: Sequence[float], labels: Sequence[str] | None = None, *, size: float = 11) -> None:
         labels = labels if labels is not None else [tick_label(v) for v in values]
         for value, label in zip(values, labels):
             _, y = self.px(self.x[0], value)

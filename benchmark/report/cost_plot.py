@@ -41,12 +41,12 @@ def plot_accuracy_cost(points: list[dict], path) -> None:
                                                    if one_cost else ""), below=42)
     ax.y_label("balanced Turn 2 accuracy", beside=48)
     drawn = {p["label"] for p in shown}
-    labels = dict.fromkeys(p["label"] for p in points)
-    if labels:
+    run_labels = dict.fromkeys(p["label"] for p in points)
+    if run_labels:
         ax.legend([(label[:24] + ("" if label in drawn else " (not drawn)"), palette(i), "dot")
-                   for i, label in enumerate(labels)], corner="outside right")
-        if len(drawn) < len(labels):
-            fig.text(ax.right + 14, ax.top + 24 + 16 * len(labels), "not drawn: no known cost\nor no accuracy",
+                   for i, label in enumerate(run_labels)], corner="outside right")
+        if len(drawn) < len(run_labels):
+            fig.text(ax.right + 14, ax.top + 24 + 16 * len(run_labels), "not drawn: no known cost\nor no accuracy",
                      size=9, colour=INK)
     fig.save(path)
 

@@ -4,6 +4,7 @@ thin line from the point to a moved label). Pure geometry, in pixels."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -20,7 +21,7 @@ def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float
 
 
 def place_labels(labels: list[Label], *, top: float = float("-inf"), bottom: float = float("inf"),
-                 obstacles: list[tuple[float, float, float, float]] = (), tries: int = 40) -> list[float]:
+                 obstacles: Sequence[tuple[float, float, float, float]] = (), tries: int = 40) -> list[float]:
     """Each label's vertical centre after placing them, top to bottom, one at a time: its own y if
     neither a label placed before nor an obstacle (a point's marker: left, top, right, bottom) is
     under it, else the nearest of y + h, y - h, y + 2h, ... that is free and inside [top, bottom]

@@ -17,9 +17,10 @@ PLOT_NAME = "accuracy_latency.png"
 
 def plot_accuracy_latency(rows: list[dict], path) -> None:
     """`rows`: `compare_table.run_row` dicts."""
-    def latency(row: dict) -> dict | None:
+    def latency(row: dict) -> dict:
+        """The run's first-token figures; empty (falsy) where none was measured."""
         figures = row.get("first_token_s") or {}
-        return figures if figures.get("n") else None
+        return figures if figures.get("n") else {}
 
     shown = [r for r in rows if latency(r) and r["balanced_accuracy"] is not None]
     starts = sorted({r["measured_from"] for r in shown})

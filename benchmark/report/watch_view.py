@@ -23,6 +23,7 @@ files inside the run dir).
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 
 from benchmark.report.timeline import RunFiles
 from core.watching import Watching
@@ -128,6 +129,8 @@ def strip_html(watching: Watching, files: RunFiles) -> str:
                          f'data-t-ms="{probe.asked_ms}" title="probe {probe.n} asked at {_s(probe.asked_ms)} '
                          f'({kind})"></span>')
     for row, probe in enumerate(p for p in watching.probes if p.remark and p.spoke_ms is not None):
+        if probe.spoke_ms is None:  # (only remarks with a time are listed)
+            continue
         outcome = probe.outcome or "unscored"
         flip = " flip" if probe.spoke_ms / span > 0.7 else ""
         parts.append(f'<span class="w-remark w-{outcome}{flip}" style="left:{left(probe.spoke_ms)};'
@@ -162,7 +165,7 @@ def watching_html(watching: Watching, files: RunFiles | None) -> str:
     event = ("a quiet control: any remark is a false alarm" if watching.kind == "quiet" else
              f"event at {_s(watching.onset_ms)}, on time until {_s(watching.window_end_ms)}; "
              f"{watching.outcome or 'not scored'}")
-    files = files or RunFiles(".", ".")
+    files = files or RunFiles(Path("."), Path("."))
     return (f'<div class="watching"><p class="note">{escape(event)}; expected: '
             f'{escape(", ".join(watching.expected) or "-")}</p>{strip_html(watching, files)}'
             f"{probes_html(watching, files)}</div>")

@@ -14,6 +14,7 @@ from benchmark.protocol import Conversation, run_trial
 from benchmark.run.errors import ModelMissing
 from benchmark.run.settings import RunSettings, sweep_points
 from benchmark.shards import in_shard, shard_text
+from core.judge import Judge
 from core.proactive_scenario import ProactiveScenario
 from core.records import SweepPoint, TrialRecord
 from core.scenario import Bank, Condition, Scenario
@@ -73,8 +74,8 @@ def plan_cells(bank: Bank, settings: RunSettings, done: set) -> CellPlan:
 class Judges:
     """The judge of every Turn 2 and 3, and the optional ranking judge."""
 
-    judge: object
-    ranking: object | None = None
+    judge: Judge
+    ranking: Judge | None = None
 
     def for_cell(self, cache: "CellCache") -> "Judges":
         """The judges asking for one cell: a judge model behind the response cache logs to the cell."""

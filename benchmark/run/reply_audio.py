@@ -55,8 +55,11 @@ def save_remark_audio(run_dir: Path, record: TrialRecord, gap: str):
     from core.candidate import REPLY_AUDIO_RATE
     from media_effects.audio import write_wav
 
+    watching = record.watching
+    if watching is None:  # (the caller saves a proactive record's remarks only)
+        raise ValueError(f"{record.scenario_id}: not a proactive record")
     files = {}
-    for n, pcm in record.watching.audio:
+    for n, pcm in watching.audio:
         name = (Path(AUDIO_DIR) / _file_name(record.condition)
                 / f"{_file_name(record.scenario_id)}-t{record.trial}{gap}-remark{n}.wav")
         try:
@@ -64,5 +67,5 @@ def save_remark_audio(run_dir: Path, record: TrialRecord, gap: str):
         except OSError as exc:
             raise write_failed(run_dir / name, exc) from None
         files[n] = name.as_posix()
-    probes = tuple(replace(p, audio_file=files.get(p.n, p.audio_file)) for p in record.watching.probes)
-    return record.watching.replace(probes=probes, audio=())
+    probes = tuple(replace(p, audio_file=files.get(p.n, p.audio_file)) for p in watching.probes)
+    return watching.replace(probes=probes, audio=())

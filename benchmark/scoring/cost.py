@@ -101,8 +101,8 @@ def group_cost(trials: list[TrialRecord], table: PriceTable) -> dict:
         judge += judge_cost(trial, table)
         transcribed += transcriptions_cost(trial, table)
     correct = sum(t.passed is True for t in finished)
-    verdicts = [v for t in finished for v in (t.turn_2_judge, t.turn_2_ranking_judge, t.turn_3_judge)
-                if v is not None and v.usage is not None]
+    judged = [v.usage for t in finished for v in (t.turn_2_judge, t.turn_2_ranking_judge, t.turn_3_judge)
+              if v is not None and v.usage is not None]
     return {
         "candidate_usd": candidate.usd,
         "transcription_usd": transcribed.usd,
@@ -118,7 +118,7 @@ def group_cost(trials: list[TrialRecord], table: PriceTable) -> dict:
         "upper_bound": list((candidate + judge).notes),  # how a figure is at most what was spent
         "candidate_tokens": _tokens([*(turn.reply.usage for t in finished for turn in t.turns),
                                      *(p.usage or Usage() for t in finished if t.watching for p in t.watching.probes)]),
-        "judge_tokens": _tokens(v.usage for v in verdicts),
+        "judge_tokens": _tokens(judged),
         "transcription": _transcribed(finished),
     }
 

@@ -39,7 +39,7 @@ def per_class(trials: Iterable[TrialRecord]) -> dict[str, dict]:
     for trial in trials:
         if trial.scored:
             n[trial.target_context] += 1
-            k[trial.target_context] += int(trial.passed)
+            k[trial.target_context] += int(trial.passed is True)
     return {label: rate_cell(k[label], n[label]) for label in LABELS}
 
 
@@ -55,7 +55,7 @@ def scenario_counts(trials: Iterable[TrialRecord], over: Sequence[str] = PRIMARY
         if not trial.scored or trial.target_context not in over:
             continue
         at = over.index(trial.target_context)
-        k.setdefault(trial.scenario_id, [0] * len(over))[at] += int(trial.passed)
+        k.setdefault(trial.scenario_id, [0] * len(over))[at] += int(trial.passed is True)
         n.setdefault(trial.scenario_id, [0] * len(over))[at] += 1
     return [stats.ScenarioCounts(scenario_id=sid, passes=tuple(k[sid]), totals=tuple(n[sid])) for sid in sorted(n)]
 
@@ -89,7 +89,7 @@ def breakdown(trials: Iterable[TrialRecord], key: str) -> dict[str, dict]:
         seen.add(value)
         if trial.scored:
             n[value] += 1
-            k[value] += int(trial.passed)
+            k[value] += int(trial.passed is True)
     return {value: rate_cell(k[value], n[value]) for value in sorted(seen)}
 
 
@@ -97,7 +97,7 @@ def staleness(trials: Iterable[TrialRecord]) -> dict[str, dict]:
     """The staleness sweep, per Turn 2 gap (ms): `frame_row` of the trials at that gap."""
     trials = [t for t in trials if t.staleness_ms is not None]
     return {str(gap): frame_row([t for t in trials if t.staleness_ms == gap])
-            for gap in sorted({t.staleness_ms for t in trials})}
+            for gap in sorted({t.staleness_ms for t in trials if t.staleness_ms is not None})}
 
 
 def frame_policies(trials: Iterable[TrialRecord]) -> dict[str, dict]:
@@ -105,7 +105,7 @@ def frame_policies(trials: Iterable[TrialRecord]) -> dict[str, dict]:
     sweep too, `by_gap` (the same row per Turn 2 gap)."""
     trials = [t for t in trials if t.frame_policy is not None]
     out: dict[str, dict] = {}
-    for policy in dict.fromkeys(t.frame_policy for t in trials):
+    for policy in dict.fromkeys(t.frame_policy for t in trials if t.frame_policy is not None):
         chosen = [t for t in trials if t.frame_policy == policy]
         out[policy] = frame_row(chosen)
         if any(t.staleness_ms is not None for t in chosen):
@@ -188,15 +188,15 @@ def impairments(trials: Iterable[TrialRecord]) -> dict[str, dict]:
     out: dict[str, dict] = {}
     base = {_unimpaired(t): t for t in trials if t.impairment == BASE_PROFILE and t.scored}
     paired = any(t.impairment == BASE_PROFILE for t in trials)
-    for profile in dict.fromkeys(t.impairment for t in trials):
+    for profile in dict.fromkeys(t.impairment for t in trials if t.impairment is not None):
         chosen = [t for t in trials if t.impairment == profile]
         ran = [t for t in chosen if not t.errored]
         scored = [t for t in ran if t.scored]
         turns = [turn for t in ran for turn in t.turns]
         rates = speech_error_rates(turns)
-        similar = [word_recall(turn.glasses.camera_script, turn.input.camera_block) for turn in turns
+        recalls = [word_recall(turn.glasses.camera_script, turn.input.camera_block or "") for turn in turns
                    if turn.glasses.camera_script and turn.input.camera_source == "perceived"]
-        similar = [s for s in similar if s is not None]
+        similar = [s for s in recalls if s is not None]
         done = stats.percentiles([turn.metrics.reply_done for turn in turns if turn.metrics.reply_done is not None])
         row = {"trials": len(chosen),
                "accuracy": rate_cell(sum(bool(t.passed) for t in scored), len(scored)),
@@ -373,7 +373,7 @@ def perception(trials: Iterable[TrialRecord]) -> dict | None:
         for turn in turns:
             counts[getattr(turn.input, f"{channel}_source") or "none"] += 1
         channels[channel] = dict(sorted(counts.items()))
-    stages = {stage: stats.percentiles([t.metrics.stage(stage) for t in turns if t.metrics.stage(stage) is not None])
+    stages = {stage: stats.percentiles([s for t in turns if (s := t.metrics.stage(stage)) is not None])
               for stage in LATENCY_STAGES}
     stages["asr_decode_s"] = stats.percentiles([t.input.timings["asr_decode_s"] for t in turns
                                            if t.input.timings.get("asr_decode_s") is not None])

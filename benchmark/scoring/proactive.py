@@ -118,6 +118,8 @@ def decide(watching: Watching, verdicts: dict[int, Verdict | None]) -> Watching:
     hit = late = False
     decided: dict[int, tuple[str | None, Verdict | None]] = {}
     for probe in sorted(watching.remarks, key=lambda p: (p.spoke_ms if p.spoke_ms is not None else 1 << 62, p.n)):
+        if onset is None or end is None:  # (None only in a quiet control, decided above)
+            raise ValueError("an event's watching without its onset_ms and window_end_ms cannot be decided")
         verdict = verdicts.get(probe.n)
         if before_event(probe, onset) or probe.echo:
             outcome = "false_alarm"
@@ -183,7 +185,8 @@ def _ratio(k: int, n: int, per_scenario: list[tuple[int, int]]) -> dict:
         if low is None or high is None or high - low <= 0:
             low, high = stats.wilson_interval(k, n)
             method = "wilson"
-        low, high = round(low, 4), round(high, 4)
+        if low is not None and high is not None:  # (n > 0: the Wilson interval always has both)
+            low, high = round(low, 4), round(high, 4)
     return {"rate": rate, "k": k, "n": n, "ci_low": low, "ci_high": high, "ci_method": method}
 
 
@@ -229,7 +232,7 @@ def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknow
                    for ws in by_scenario.values()]
     precision_rows = [(sum(w.count("hit") for w in ws), sum(w.count("hit") + w.count("false_alarm") for w in ws))
                       for ws in by_scenario.values()]
-    to_speak = [(p.spoke_ms - w.onset_ms) / 1000 for w in events for p in w.probes if p.outcome == "hit"]
+    to_speak = [_to_speak_s(p, w) for w in events for p in w.probes if p.outcome == "hit"]
     speak = stats.percentiles(to_speak, digits=3)
     hours = minutes / 60
     return {
@@ -265,15 +268,24 @@ def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknow
     }
 
 
+def _to_speak_s(probe: Probe, watching: Watching) -> float:
+    """Seconds from the event's onset to a hit remark (a hit has both times)."""
+    if probe.spoke_ms is None or watching.onset_ms is None:
+        raise ValueError(f"probe {probe.n}: a hit needs its time and the event's onset")
+    return (probe.spoke_ms - watching.onset_ms) / 1000
+
+
 def _scenario_row(record: TrialRecord) -> dict:
     """One trial as the findings' table shows it: outcome, and each remark's time and outcome."""
     w = record.watching
+    if w is None:  # (the caller passes watched trials only)
+        raise ValueError(f"{record.scenario_id}: not a proactive trial")
     hit = next((p for p in w.probes if p.outcome == "hit"), None)
     return {"scenario_id": record.scenario_id, "trial": record.trial, "kind": w.kind, "outcome": w.outcome,
             "onset_s": None if w.onset_ms is None else w.onset_ms / 1000,
             "window_end_s": None if w.window_end_ms is None else w.window_end_ms / 1000,
             "probes": w.asked, "false_alarms": w.count("false_alarm"),
-            "time_to_speak_s": None if hit is None else round((hit.spoke_ms - w.onset_ms) / 1000, 3),
+            "time_to_speak_s": None if hit is None else round(_to_speak_s(hit, w), 3),
             "remarks": [{"at_s": None if p.spoke_ms is None else p.spoke_ms / 1000, "outcome": p.outcome,
                          "echo": p.echo, "text": p.text[:160]} for p in w.remarks]}
 

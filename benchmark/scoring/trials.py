@@ -94,6 +94,7 @@ def bounded_lines(path: Path, max_bytes: int | None = None):
     max_bytes = MAX_LINE_BYTES if max_bytes is None else max_bytes
     with path.open("rb") as handle:
         number, offset = 0, 0
+        raw: bytes | None  # None: the line was over the cap
         while True:
             raw = handle.readline(max_bytes + 1)
             if not raw:
