@@ -213,7 +213,7 @@ class Session:
                     await self.send(done)
                 elif isinstance(item, ReplyCut):
                     await self._to_backend(item)
-                else:
+                elif isinstance(item, Media):  # audio: frames are taken on arrival, never queued
                     self.pending_audio -= len(item.payload)
                     if self.pending_audio + wire.MAX_MESSAGE_BYTES <= self.max_pending_audio:
                         self._drained.set()
@@ -233,11 +233,12 @@ class Session:
     def _with_gap(self, audio: Media) -> list[Media]:
         """The chunk, after silence for the stream time no audio came for (a chunk the uplink
         lost), so voice activity and a realtime API keep the stream's timing."""
-        gap = 0 if self._audio_end_ms is None else audio.t_ms - self._audio_end_ms
+        end = self._audio_end_ms
+        gap = 0 if end is None else audio.t_ms - end
         chunks = [audio]
-        if MIN_AUDIO_GAP_MS <= gap <= MAX_AUDIO_GAP_MS:
-            chunks.insert(0, Media(kind=KIND_AUDIO, t_ms=self._audio_end_ms, payload=bytes(gap * BYTES_PER_MS)))
-            self.audio_gaps_ms.append((self._audio_end_ms, gap))
+        if end is not None and MIN_AUDIO_GAP_MS <= gap <= MAX_AUDIO_GAP_MS:
+            chunks.insert(0, Media(kind=KIND_AUDIO, t_ms=end, payload=bytes(gap * BYTES_PER_MS)))
+            self.audio_gaps_ms.append((end, gap))
         self._audio_end_ms = audio.t_ms + len(audio.payload) // BYTES_PER_MS
         return chunks
 

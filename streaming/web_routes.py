@@ -105,8 +105,8 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
             return refuse(400, f"unknown scenario {scenario[:40]!r}")
         if step not in STEPS:
             return refuse(400, f"step must be one of {', '.join(STEPS)}")
-        declared = request.headers.get("content-length")
-        declared = int(declared) if declared and declared.isascii() and declared.isdigit() else 0
+        length = request.headers.get("content-length")
+        declared = int(length) if length and length.isascii() and length.isdigit() else 0
         if declared > MAX_RECORDING_BYTES:
             return refuse(413, f"a recording may be at most {MAX_RECORDING_BYTES // 2**20} MB")
         try:

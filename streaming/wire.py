@@ -238,7 +238,7 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def _json_object(text: str) -> dict:
+def _json_object(text: str | bytes) -> dict:  # a binary message is refused here
     if not isinstance(text, str):
         raise WireError("bad_message", "a text message must be a string")
     if len(text) > MAX_MESSAGE_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_MESSAGE_BYTES:
@@ -303,7 +303,7 @@ def encode_event(event: ServerEvent) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
-def decode_event(text: str) -> ServerEvent:
+def decode_event(text: str | bytes) -> ServerEvent:
     """One server event; an unknown type, a missing field or an unknown field is a `WireError`."""
     data = _json_object(text)
     kind = data.pop("type")
@@ -348,13 +348,13 @@ def decode_event(text: str) -> ServerEvent:
     if unknown or missing:
         raise WireError("bad_message", f"{cls.type} event: unknown field(s) {unknown}, missing field(s) {missing}")
     for f in fields(cls):
-        if f.name in data and not _of_type(data[f.name], f.type):
+        if f.name in data and not _of_type(data[f.name], str(f.type)):  # annotations are strings here
             raise WireError("bad_message", f"{cls.type} event: field '{f.name}' must be {f.type}")
     return cls(**data)
 
 
 # a `metrics` event's turn facts: on the wire, each its record type's JSON form
-TURN_FACTS: dict[str, type] = {"latency_s": TurnMetrics, "frames": FrameFacts, "turn_end": TurnEnd}
+TURN_FACTS: dict[str, Any] = {"latency_s": TurnMetrics, "frames": FrameFacts, "turn_end": TurnEnd}
 _FIELD_TYPES = {"int": (int,), "float": (int, float), "str": (str,), "dict": (dict,), "bool": (bool,), "TurnInput": (TurnInput,),
                 "Usage": (Usage,), "TranscriptionUsage": (TranscriptionUsage,), "TurnMetrics": (TurnMetrics,),
                 "FrameFacts": (FrameFacts,), "TurnEnd": (TurnEnd,), "None": (type(None),)}

@@ -75,7 +75,7 @@ def describer_note(summary: dict) -> str | None:
     described = ((summary.get("perception") or {}).get("sources", {}).get("camera") or {}).get("perceived")
     describer, counts = manifest.get("describer"), frame_counts(summary)
     unread = [s for s in ("pictograph", "synthetic") if s in counts and cannot_read(describer, s)]
-    if not unread or not described:
+    if not unread or not described or not isinstance(describer, str):
         return None
     return " ".join(unreadable_note(describer, source) for source in unread)
 
@@ -85,7 +85,7 @@ def before_run_note(describer: str | None, source: str | None, model_id: str) ->
     model behind a describer that cannot read them; None when it can, or a realtime model sees the frames."""
     from candidates.model_ids import is_realtime
 
-    if not source or is_realtime(model_id) or not cannot_read(describer, source):
+    if not source or describer is None or is_realtime(model_id) or not cannot_read(describer, source):
         return None
     return f"note: {unreadable_note(describer, source)}"
 

@@ -46,7 +46,7 @@ def read_findings(path: Path, root: Path) -> tuple[str, str | None]:
     if not path.exists() and not path.is_symlink():
         return "", None
     data, refused = read_bounded(path, root, MAX_FINDINGS_BYTES, "findings.md")
-    if refused is not None:
+    if refused is not None or data is None:
         return "", f"{path}: {refused}"
     return data.decode("utf-8", errors="replace"), None
 
@@ -57,7 +57,7 @@ def image_data_uri(path: Path, root: Path, cap: int, what: str) -> tuple[str | N
     if mime is None:
         return None, f"{path}: not a .png or .jpg"
     data, refused = read_bounded(path, root, cap, what, header)
-    if refused is not None:
+    if refused is not None or data is None:
         return None, f"{path}: {refused}"
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}", None
 

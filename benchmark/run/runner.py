@@ -42,11 +42,10 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
     for name in settings.conditions:
         bank.condition(name)  # unknown names fail before anything starts
     own = prepared is None
-    if own:
-        prepared = open_run_dir(run_dir, build_manifest(bank, settings), resume)
+    opened = prepared if prepared is not None else open_run_dir(run_dir, build_manifest(bank, settings), resume)
     try:
-        prepared.start()
-        plan = plan_cells(bank, settings, prepared.done)
+        opened.start()
+        plan = plan_cells(bank, settings, opened.done)
         print(plan.describe(run_dir, settings.shard), file=sys.stderr)
         budget = open_budget(settings, run_dir)
         nothing = _nothing_to_run(plan, settings, run_dir, budget)
@@ -55,7 +54,7 @@ async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversati
         return await _run_cells(bank, settings, run_dir, conversation, plan, budget)
     finally:
         if own:
-            prepared.close()
+            opened.close()
 
 
 def _nothing_to_run(plan: CellPlan, settings: RunSettings, run_dir: Path, budget: Budget | None) -> dict | None:
@@ -92,7 +91,7 @@ async def _run_cells(bank: Bank, settings: RunSettings, run_dir: Path, conversat
             await run.every_cell(plan.to_run, Judges(judge=judge, ranking=ranking))
         finally:
             ticking.cancel()
-    counts = {"ran": run.progress.done, "skipped": plan.planned - len(plan.to_run), **run.progress.counts}
+    counts: dict = {"ran": run.progress.done, "skipped": plan.planned - len(plan.to_run), **run.progress.counts}
     if budget is not None:
         counts.update(budget=budget.state(), budget_line=budget.describe())
     if cache is not None:
@@ -134,8 +133,8 @@ class CellRun:
         try:
             finished, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
             for task in finished:
-                if task.exception() is not None:
-                    raise task.exception()
+                if (failure := task.exception()) is not None:
+                    raise failure
         finally:
             for task in tasks:
                 task.cancel()
