@@ -11,8 +11,16 @@ from core.scenario import SUBSETS, Bank
 # the shipped bank's exact distributions (check 3), counted on its `bank` subset
 SHIPPED_DISTRIBUTIONS = {
     "target_context": {"current": 33, "prior": 12, "clarify": 3, "abstain": 2},
-    "cue_type": {"object_in_hand": 12, "object_state": 8, "sequential_task": 6, "location": 6,
-                 "object_in_view": 5, "absent_referent": 5, "screen_content": 4, "pre_conversation_recall": 4},
+    "cue_type": {
+        "object_in_hand": 12,
+        "object_state": 8,
+        "sequential_task": 6,
+        "location": 6,
+        "object_in_view": 5,
+        "absent_referent": 5,
+        "screen_content": 4,
+        "pre_conversation_recall": 4,
+    },
     "difficulty_tier": {"easy": 15, "medium": 20, "hard": 15},
 }
 SHIPPED_SIZE = 50
@@ -21,8 +29,16 @@ MIN_DOMAINS = 14
 # and distractor-rich scenes where the earlier object is still visible
 SHIPPED_CONTRAST_DISTRIBUTIONS = {
     "target_context": {"current": 14, "prior": 6},
-    "cue_type": {"object_in_hand": 4, "object_state": 2, "sequential_task": 2, "location": 2,
-                 "object_in_view": 3, "absent_referent": 2, "screen_content": 3, "pre_conversation_recall": 2},
+    "cue_type": {
+        "object_in_hand": 4,
+        "object_state": 2,
+        "sequential_task": 2,
+        "location": 2,
+        "object_in_view": 3,
+        "absent_referent": 2,
+        "screen_content": 3,
+        "pre_conversation_recall": 2,
+    },
 }
 SHIPPED_CONTRAST_SIZE = 20
 
@@ -74,8 +90,10 @@ def shipped_count_problems(bank: Bank) -> list[str]:
         wanted_ids = [f"ct-{n:02d}" for n in range(1, SHIPPED_CONTRAST_SIZE + 1)]
         ids = sorted(s.scenario_id for s in contrast)
         if ids != wanted_ids:
-            p.append(f"shipped bank: the contrast subset must be exactly {wanted_ids[0]} .. {wanted_ids[-1]}, "
-                     f"got {', '.join(ids) or 'none'}")
+            p.append(
+                f"shipped bank: the contrast subset must be exactly {wanted_ids[0]} .. {wanted_ids[-1]}, "
+                f"got {', '.join(ids) or 'none'}"
+            )
         cc = counts(dataclasses.replace(bank, scenarios=tuple(contrast)))
         for key, wanted in SHIPPED_CONTRAST_DISTRIBUTIONS.items():
             if cc[key] != wanted:
@@ -84,6 +102,7 @@ def shipped_count_problems(bank: Bank) -> list[str]:
         bank_pairs = {s.pair_id for s in bank.scenarios if s.subset == "bank" and s.pair_id is not None}
         for s in contrast if bank.subset is None else ():  # a pair's bank item is not in a selected subset
             if s.pair_id is not None and (s.pair_id not in bank_pairs or pairs[s.pair_id] != 2):
-                p.append(f"{s.scenario_id}: field 'pair_id' {s.pair_id!r} must name exactly one bank item "
-                         "(a minimal pair)")
+                p.append(
+                    f"{s.scenario_id}: field 'pair_id' {s.pair_id!r} must name exactly one bank item (a minimal pair)"
+                )
     return p

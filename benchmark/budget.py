@@ -42,13 +42,21 @@ def read_budget(run_dir: Path) -> dict | None:
     if not isinstance(data, dict):
         return None
     budget, spent, remaining = data.get("budget_usd"), data.get("spent_usd"), data.get("cells_remaining")
-    if not all(_amount(v) for v in (budget, spent)) or isinstance(remaining, bool) \
-            or not isinstance(remaining, int) or remaining < 0:
+    if (
+        not all(_amount(v) for v in (budget, spent))
+        or isinstance(remaining, bool)
+        or not isinstance(remaining, int)
+        or remaining < 0
+    ):
         return None
     unknown = cast(list, data.get("unknown")) if isinstance(data.get("unknown"), list) else []
-    return {"budget_usd": float(cast(float, budget)), "spent_usd": float(cast(float, spent)),  # checked above
-            "stopped_on_budget": data.get("stopped_on_budget") is True, "cells_remaining": remaining,
-            "unknown": [str(u)[:300] for u in unknown[:20]]}
+    return {
+        "budget_usd": float(cast(float, budget)),
+        "spent_usd": float(cast(float, spent)),  # checked above
+        "stopped_on_budget": data.get("stopped_on_budget") is True,
+        "cells_remaining": remaining,
+        "unknown": [str(u)[:300] for u in unknown[:20]],
+    }
 
 
 def _amount(value) -> bool:
@@ -75,20 +83,28 @@ class Budget:
         self.cells_remaining += 1
 
     def state(self) -> dict:
-        return {"budget_usd": self.limit, "spent_usd": round(self.spend.usd, 9),
-                "stopped_on_budget": self.cells_remaining > 0, "cells_remaining": self.cells_remaining,
-                "unknown": list(self.spend.unknown)}
+        return {
+            "budget_usd": self.limit,
+            "spent_usd": round(self.spend.usd, 9),
+            "stopped_on_budget": self.cells_remaining > 0,
+            "cells_remaining": self.cells_remaining,
+            "unknown": list(self.spend.unknown),
+        }
 
     def describe(self) -> str:
         """One line for the terminal."""
         if self.cells_remaining == 0:
             return f"spend ${self.spend.usd:.4f} of the ${self.limit:g} budget"
         if self.spend.unknown:  # no budget is kept without knowing the cost: a larger one changes nothing
-            return (f"stopped on the budget: the cost of a reply is unknown ({'; '.join(self.spend.unknown)}); "
-                    f"{self.cells_remaining} cells remain: change what the reason says, then rerun the same "
-                    "command to finish them (a larger --budget alone does not help)")
-        return (f"stopped on the budget: ${self.spend.usd:.4f} spent of the ${self.limit:g} budget; "
-                f"{self.cells_remaining} cells remain (rerun the same command with a larger --budget to finish them)")
+            return (
+                f"stopped on the budget: the cost of a reply is unknown ({'; '.join(self.spend.unknown)}); "
+                f"{self.cells_remaining} cells remain: change what the reason says, then rerun the same "
+                "command to finish them (a larger --budget alone does not help)"
+            )
+        return (
+            f"stopped on the budget: ${self.spend.usd:.4f} spent of the ${self.limit:g} budget; "
+            f"{self.cells_remaining} cells remain (rerun the same command with a larger --budget to finish them)"
+        )
 
 
 def spent_before(run_dir: Path, table: PriceTable, records) -> float:

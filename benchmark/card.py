@@ -34,10 +34,10 @@ def _tables(scenarios) -> list[str]:
     lines += _table("time_gap_bucket", gaps, [g for g in (*TIME_GAP_BUCKETS, "null") if gaps.get(g)])
     lines += _table("activity_domain", Counter(s.activity_domain for s in scenarios))
     cross = Counter((s.cue_type, s.target_context) for s in scenarios)
-    lines += ["| cue_type \\ target | " + " | ".join(TARGET_CONTEXTS) + " |",
-              "|---|" + "---:|" * len(TARGET_CONTEXTS)]
-    lines += [f"| {cue} | " + " | ".join(str(cross.get((cue, t), 0)) for t in TARGET_CONTEXTS) + " |"
-              for cue in CUE_TYPES]
+    lines += ["| cue_type \\ target | " + " | ".join(TARGET_CONTEXTS) + " |", "|---|" + "---:|" * len(TARGET_CONTEXTS)]
+    lines += [
+        f"| {cue} | " + " | ".join(str(cross.get((cue, t), 0)) for t in TARGET_CONTEXTS) + " |" for cue in CUE_TYPES
+    ]
     return lines
 
 
@@ -45,17 +45,32 @@ def statistics_block(bank: Bank) -> str:
     scenarios = bank.scenarios
     subsets = [name for name in SUBSETS if any(s.subset == name for s in scenarios)]
     if len(subsets) <= 1:
-        lines = [BEGIN, "", f"{len(scenarios)} scenarios, "
-                 f"{len({s.activity_domain for s in scenarios})} activity domains.", ""]
+        lines = [
+            BEGIN,
+            "",
+            f"{len(scenarios)} scenarios, {len({s.activity_domain for s in scenarios})} activity domains.",
+            "",
+        ]
         return "\n".join(lines + _tables(scenarios) + ["", END])
-    lines = [BEGIN, "", f"{len(scenarios)} scenarios: " + ", ".join(
-        f"{sum(s.subset == name for s in scenarios)} in the `{name}` subset" for name in subsets) + "."]
+    lines = [
+        BEGIN,
+        "",
+        f"{len(scenarios)} scenarios: "
+        + ", ".join(f"{sum(s.subset == name for s in scenarios)} in the `{name}` subset" for name in subsets)
+        + ".",
+    ]
     for name in subsets:
         part = [s for s in scenarios if s.subset == name]
         paired = sum(s.pair_id is not None for s in part)
-        lines += ["", f"### Subset `{name}`", "", f"{len(part)} scenarios, "
-                  f"{len({s.activity_domain for s in part})} activity domains"
-                  + (f", {paired} in minimal pairs (`pair_id`)." if paired else "."), ""]
+        lines += [
+            "",
+            f"### Subset `{name}`",
+            "",
+            f"{len(part)} scenarios, "
+            f"{len({s.activity_domain for s in part})} activity domains"
+            + (f", {paired} in minimal pairs (`pair_id`)." if paired else "."),
+            "",
+        ]
         lines += _tables(part)
     return "\n".join(lines + ["", END])
 
@@ -65,7 +80,7 @@ def render_card(card_text: str, bank: Bank) -> str:
     start, end = card_text.find(BEGIN), card_text.find(END)
     if start < 0 or end < start:
         raise ValueError("dataset card has no statistics markers")
-    return card_text[:start] + statistics_block(bank) + card_text[end + len(END):]
+    return card_text[:start] + statistics_block(bank) + card_text[end + len(END) :]
 
 
 def card_path(bank: Bank) -> Path:

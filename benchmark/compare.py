@@ -17,8 +17,8 @@ from pathlib import Path
 from benchmark.scoring import metrics, stats
 from benchmark.scoring.summary import ranking_condition
 from benchmark.scoring.summary_view import RunManifest
-from core.records import TrialRecord
 from benchmark.scoring.trials import TrialSet, load_trials
+from core.records import TrialRecord
 
 
 def _manifest_of(path: Path) -> RunManifest:
@@ -30,8 +30,7 @@ def _manifest_of(path: Path) -> RunManifest:
 def paired_trials(a: TrialSet, b: TrialSet) -> list[tuple[TrialRecord, TrialRecord]]:
     """Pairs of scored trials present in both runs, in cell order."""
     second = {t.cell: t for t in b.trials if t.scored}
-    return [(t, second[t.cell]) for t in sorted(a.trials, key=lambda t: t.cell)
-            if t.scored and t.cell in second]
+    return [(t, second[t.cell]) for t in sorted(a.trials, key=lambda t: t.cell) if t.scored and t.cell in second]
 
 
 def _cost(trials: TrialSet, condition: str, manifest: RunManifest | dict | None) -> dict:
@@ -51,16 +50,28 @@ def accuracy_cost_points(runs: list[tuple[str, TrialSet, RunManifest | dict]]) -
             chosen = [t for t in trials.trials if t.condition == condition]
             cost = _cost(trials, condition, manifest)
             scored = sum(t.scored for t in chosen)
-            points.append({"run": str(trials.source), "label": label, "condition": condition,
-                           "accuracy": metrics.balanced_accuracy(metrics.per_class(chosen)),
-                           "measured": 2 * scored >= len(chosen) > 0, "cost_per_trial": cost["candidate_usd_per_trial"],
-                           "per_correct": cost["per_correct_turn2_usd"], "unknown": cost["unknown"]})
+            points.append(
+                {
+                    "run": str(trials.source),
+                    "label": label,
+                    "condition": condition,
+                    "accuracy": metrics.balanced_accuracy(metrics.per_class(chosen)),
+                    "measured": 2 * scored >= len(chosen) > 0,
+                    "cost_per_trial": cost["candidate_usd_per_trial"],
+                    "per_correct": cost["per_correct_turn2_usd"],
+                    "unknown": cost["unknown"],
+                }
+            )
     return points
 
 
-def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None,
-                       manifest_a: RunManifest | dict | None = None, manifest_b: RunManifest | dict | None = None
-                       ) -> dict:
+def compare_trial_sets(
+    a: TrialSet,
+    b: TrialSet,
+    condition: str | None = None,
+    manifest_a: RunManifest | dict | None = None,
+    manifest_b: RunManifest | dict | None = None,
+) -> dict:
     condition = condition or ranking_condition(a.trials, RunManifest.of(manifest_a).raw)[0]
     pairs = paired_trials(a, b)
     chosen = [(x, y) for x, y in pairs if x.condition == condition]
@@ -75,17 +86,25 @@ def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None,
     note = None
     if low is not None and low == high:  # every resample gives one value: no interval, and say why
         low = high = None
-        note = (f"no interval: every resample of the {len(counts_a)} scenarios gives the same difference "
-                "(too few scenarios, or none where the runs differ)")
+        note = (
+            f"no interval: every resample of the {len(counts_a)} scenarios gives the same difference "
+            "(too few scenarios, or none where the runs differ)"
+        )
     only_a = sum(bool(x.passed and not y.passed) for x, y in chosen)
     only_b = sum(bool(y.passed and not x.passed) for x, y in chosen)
     flips: dict[str, dict] = {}
     for x, y in pairs:
         if x.passed == y.passed:
             continue
-        row = flips.setdefault(f"{x.scenario_id} / {x.condition}", {
-            "scenario_id": x.scenario_id, "condition": x.condition, "pass_to_fail": [], "fail_to_pass": [],
-        })
+        row = flips.setdefault(
+            f"{x.scenario_id} / {x.condition}",
+            {
+                "scenario_id": x.scenario_id,
+                "condition": x.condition,
+                "pass_to_fail": [],
+                "fail_to_pass": [],
+            },
+        )
         row["pass_to_fail" if x.passed else "fail_to_pass"].append(x.trial)
     unpaired = len({t.cell for t in a.trials} ^ {t.cell for t in b.trials})
     agree = [x.turn_2_label == y.turn_2_label for x, y in pairs]
@@ -104,13 +123,22 @@ def compare_trial_sets(a: TrialSet, b: TrialSet, condition: str | None = None,
         "ci_high": high,
         "interval_note": note,
         "bootstrap": {"resamples": "scenarios, paired", "draws": stats.BOOTSTRAP_DRAWS, "seed": stats.BOOTSTRAP_SEED},
-        "mcnemar": {"a_pass_b_fail": only_a, "a_fail_b_pass": only_b,
-                    "p_value": stats.mcnemar_exact(only_a, only_b), "test": "exact, two-sided"},
+        "mcnemar": {
+            "a_pass_b_fail": only_a,
+            "a_fail_b_pass": only_b,
+            "p_value": stats.mcnemar_exact(only_a, only_b),
+            "test": "exact, two-sided",
+        },
         "flips": sorted(flips.values(), key=lambda r: (r["scenario_id"], r["condition"])),
-        "label_agreement": {"agree": sum(agree), "pairs": len(agree),
-                            "rate": sum(agree) / len(agree) if agree else None},
-        "scored_in_one_run_only": {"a": sum(t.scored for t in a.trials if t.cell in only_cells(b, a)),
-                                   "b": sum(t.scored for t in b.trials if t.cell in only_cells(a, b))},
+        "label_agreement": {
+            "agree": sum(agree),
+            "pairs": len(agree),
+            "rate": sum(agree) / len(agree) if agree else None,
+        },
+        "scored_in_one_run_only": {
+            "a": sum(t.scored for t in a.trials if t.cell in only_cells(b, a)),
+            "b": sum(t.scored for t in b.trials if t.cell in only_cells(a, b)),
+        },
         "latency_a": metrics.latency(a.trials),
         "latency_b": metrics.latency(b.trials),
         # the frame policy sweep of either run, under the compared condition, side by side
@@ -125,8 +153,15 @@ SWEEP_AXES = ("staleness_ms", "frame_policy", "impairment")  # what a cell carri
 
 
 def _axes(trials: TrialSet, condition: str) -> str:
-    names = sorted({axis for t in trials.trials if t.condition == condition for axis, value in
-                    zip(SWEEP_AXES, t.sweep) if value is not None})
+    names = sorted(
+        {
+            axis
+            for t in trials.trials
+            if t.condition == condition
+            for axis, value in zip(SWEEP_AXES, t.sweep)
+            if value is not None
+        }
+    )
     return " and ".join(names) if names else "no sweep axis"
 
 
@@ -143,15 +178,18 @@ def no_pairs_reason(a: TrialSet, b: TrialSet, condition: str, names: tuple[str, 
     if not shared:
         axes_a, axes_b = _axes(a, condition), _axes(b, condition)
         if axes_a != axes_b:
-            return (f"no cell is in both runs: a cell is (scenario, condition, trial) plus the sweep axes a run "
-                    f"sets, and {first}'s cells carry {axes_a}, {second}'s {axes_b} (e.g. a text-proxy run "
-                    "against a stream sweep)")
+            return (
+                f"no cell is in both runs: a cell is (scenario, condition, trial) plus the sweep axes a run "
+                f"sets, and {first}'s cells carry {axes_a}, {second}'s {axes_b} (e.g. a text-proxy run "
+                "against a stream sweep)"
+            )
         return "no cell is in both runs: they ran other scenarios or trials"
     scored_a = {t.cell for t in a.trials if t.scored}
     scored_b = {t.cell for t in b.trials if t.scored}
     if not shared & scored_a & scored_b:
-        return (f"{len(shared)} {'cell is' if len(shared) == 1 else 'cells are'} in both runs, "
-                "but none is scored in both")
+        return (
+            f"{len(shared)} {'cell is' if len(shared) == 1 else 'cells are'} in both runs, but none is scored in both"
+        )
     return None
 
 
@@ -161,24 +199,35 @@ def only_cells(other: TrialSet, this: TrialSet) -> set:
     return {t.cell for t in this.trials} - scored
 
 
-def against_first(sets: list[TrialSet], manifests: list[RunManifest], labels: list[str],
-                  condition: str) -> list[dict]:
+def against_first(sets: list[TrialSet], manifests: list[RunManifest], labels: list[str], condition: str) -> list[dict]:
     """Each run after the first, paired with it by cell: B - A in balanced accuracy with its paired
     bootstrap interval, and McNemar's p."""
     rows = []
     for label, trials, manifest in zip(labels[1:], sets[1:], manifests[1:]):
         paired = compare_trial_sets(sets[0], trials, condition, manifests[0], manifest)
-        reason = None if paired["pairs"] else no_pairs_reason(sets[0], trials, condition,
-                                                              (labels[0].partition(":")[0], label.partition(":")[0]))
-        rows.append({"label": label, "pairs": paired["pairs"], "difference": paired["difference"],
-                     "ci_low": paired["ci_low"], "ci_high": paired["ci_high"],
-                     "p_value": paired["mcnemar"]["p_value"], "reason": reason,
-                     "interval_note": paired["interval_note"]})
+        reason = (
+            None
+            if paired["pairs"]
+            else no_pairs_reason(sets[0], trials, condition, (labels[0].partition(":")[0], label.partition(":")[0]))
+        )
+        rows.append(
+            {
+                "label": label,
+                "pairs": paired["pairs"],
+                "difference": paired["difference"],
+                "ci_low": paired["ci_low"],
+                "ci_high": paired["ci_high"],
+                "p_value": paired["mcnemar"]["p_value"],
+                "reason": reason,
+                "interval_note": paired["interval_note"],
+            }
+        )
     return rows
 
 
-def compare_runs(run_a: str | Path, run_b: str | Path, condition: str | None = None,
-                 more: tuple[str | Path, ...] = ()) -> dict:
+def compare_runs(
+    run_a: str | Path, run_b: str | Path, condition: str | None = None, more: tuple[str | Path, ...] = ()
+) -> dict:
     """The paired comparison of A and B; over every run given (A, B and `more`), `runs` (one row each
     under the compared condition, `compare_table.run_row`), `against_first` (each run paired with A) and
     `points` (every run's conditions as accuracy against cost, the plot of `wearsim compare --html`).
@@ -197,23 +246,31 @@ def compare_runs(run_a: str | Path, run_b: str | Path, condition: str | None = N
     watched = [i for i, p in enumerate(proactive) if p]
     asked = [i for i, p in enumerate(proactive) if not p]
     pick = lambda items, chosen: [items[i] for i in chosen]  # noqa: E731
-    return {"kinds": {"proactive": pick(labels, watched), "qa": pick(labels, asked)},
-            "proactive": compare_proactive(pick(labels, watched), pick(sets, watched), pick(manifests, watched)),
-            "qa": _compare_qa(pick(paths, asked), pick(sets, asked), pick(manifests, asked), pick(labels, asked),
-                              condition) if len(asked) >= 2 else None}
+    return {
+        "kinds": {"proactive": pick(labels, watched), "qa": pick(labels, asked)},
+        "proactive": compare_proactive(pick(labels, watched), pick(sets, watched), pick(manifests, watched)),
+        "qa": _compare_qa(pick(paths, asked), pick(sets, asked), pick(manifests, asked), pick(labels, asked), condition)
+        if len(asked) >= 2
+        else None,
+    }
 
 
-def _compare_qa(paths: list[Path], sets: list[TrialSet], manifests: list[RunManifest], labels: list[str],
-                condition: str | None) -> dict:
+def _compare_qa(
+    paths: list[Path], sets: list[TrialSet], manifests: list[RunManifest], labels: list[str], condition: str | None
+) -> dict:
     from benchmark.compare_table import run_row
 
     result = compare_trial_sets(sets[0], sets[1], condition, manifests[0], manifests[1])
-    result["runs"] = [run_row(label, path, trials, manifest, result["condition"])
-                      for label, path, trials, manifest in zip(labels, paths, sets, manifests)]
+    result["runs"] = [
+        run_row(label, path, trials, manifest, result["condition"])
+        for label, path, trials, manifest in zip(labels, paths, sets, manifests)
+    ]
     result["against_first"] = against_first(sets, manifests, labels, result["condition"])
-    result["leaderboard"] = [run_row(label, path, trials, manifest, condition)  # every run and condition
-                             for label, path, trials, manifest in zip(labels, paths, sets, manifests)
-                             for condition in sorted({t.condition for t in trials.trials})]
+    result["leaderboard"] = [
+        run_row(label, path, trials, manifest, condition)  # every run and condition
+        for label, path, trials, manifest in zip(labels, paths, sets, manifests)
+        for condition in sorted({t.condition for t in trials.trials})
+    ]
     result["points"] = accuracy_cost_points(list(zip(labels, sets, manifests)))
     return result
 
@@ -236,8 +293,11 @@ def render_comparison(result: dict) -> str:
     m = result["mcnemar"]
     from benchmark.compare_table import render_runs_table
 
-    lines = [*render_runs_table(result.get("runs") or [], result.get("against_first") or []), "",
-             "A against B, in detail:"] if result.get("runs") else []
+    lines = (
+        [*render_runs_table(result.get("runs") or [], result.get("against_first") or []), "", "A against B, in detail:"]
+        if result.get("runs")
+        else []
+    )
     lines += [
         f"A: {result['run_a']}",
         f"B: {result['run_b']}",
@@ -246,47 +306,66 @@ def render_comparison(result: dict) -> str:
         + (f"; no pairs: {result['no_pairs_reason']}" if result.get("no_pairs_reason") else ""),
         f"balanced accuracy A {pct(result['balanced_accuracy_a'])}, B {pct(result['balanced_accuracy_b'])}, "
         f"B - A {signed(result['difference'])}, "
-        + (f"{result['interval_note']}" if result.get("interval_note") else
-           f"95% CI [{signed(result['ci_low'])}, {signed(result['ci_high'])}] "
-           f"(paired bootstrap over scenarios, {result['bootstrap']['draws']:,} draws, seed {result['bootstrap']['seed']})"),
+        + (
+            f"{result['interval_note']}"
+            if result.get("interval_note")
+            else f"95% CI [{signed(result['ci_low'])}, {signed(result['ci_high'])}] "
+            f"(paired bootstrap over scenarios, {result['bootstrap']['draws']:,} draws, seed {result['bootstrap']['seed']})"
+        ),
         f"McNemar exact on Turn 2 pass: A-only passes {m['a_pass_b_fail']}, B-only passes {m['a_fail_b_pass']}, "
         f"p = {m['p_value']:.4g}",
     ]
     agreement = result["label_agreement"]
-    lines.append(f"Turn 2 label agreement over {agreement['pairs']} pairs scored in both: {pct(agreement['rate'])}; "
-                 f"scored in only one run: A {result['scored_in_one_run_only']['a']}, "
-                 f"B {result['scored_in_one_run_only']['b']}")
+    lines.append(
+        f"Turn 2 label agreement over {agreement['pairs']} pairs scored in both: {pct(agreement['rate'])}; "
+        f"scored in only one run: A {result['scored_in_one_run_only']['a']}, "
+        f"B {result['scored_in_one_run_only']['b']}"
+    )
 
     def seconds(v):
         return "n/a" if v is None else f"{v:.2f} s"
 
-    for key, name in (("first_token_s", "first reply text"), ("first_audio_s", "first reply audio"),
-                      ("first_voice_s", "voice to voice"), ("reply_done_s", "reply done")):
+    for key, name in (
+        ("first_token_s", "first reply text"),
+        ("first_audio_s", "first reply audio"),
+        ("first_voice_s", "voice to voice"),
+        ("reply_done_s", "reply done"),
+    ):
         a, b = result["latency_a"].get(key) or {"n": 0}, result["latency_b"].get(key) or {"n": 0}
         if a["n"] or b["n"]:
-            lines.append(f"latency, {name} p50/p95: A {seconds(a['p50'])} / {seconds(a['p95'])} "
-                         f"(from {result['latency_a']['measured_from']}), B {seconds(b['p50'])} / "
-                         f"{seconds(b['p95'])} (from {result['latency_b']['measured_from']})")
+            lines.append(
+                f"latency, {name} p50/p95: A {seconds(a['p50'])} / {seconds(a['p95'])} "
+                f"(from {result['latency_a']['measured_from']}), B {seconds(b['p50'])} / "
+                f"{seconds(b['p95'])} (from {result['latency_b']['measured_from']})"
+            )
     from benchmark.report.cost import per_correct, usd
 
     for side in ("a", "b"):
         cost = result.get(f"cost_{side}")
         if cost:
             unknown = f" (unknown: {'; '.join(cost['unknown'][:2])})" if cost["unknown"] else ""
-            lines.append(f"cost ({result['condition']}), {side.upper()}: candidate {usd(cost['candidate_usd'])} over "
-                         f"{cost['trials']} trials, {usd(cost['candidate_usd_per_trial'])} per trial, "
-                         f"{per_correct(cost)} per correct Turn 2 answer; judge "
-                         f"{usd(cost['judge_usd'])}{unknown}")
+            lines.append(
+                f"cost ({result['condition']}), {side.upper()}: candidate {usd(cost['candidate_usd'])} over "
+                f"{cost['trials']} trials, {usd(cost['candidate_usd_per_trial'])} per trial, "
+                f"{per_correct(cost)} per correct Turn 2 answer; judge "
+                f"{usd(cost['judge_usd'])}{unknown}"
+            )
     if result.get("points"):
         lines.append("accuracy against the candidate's cost per trial (every run and condition):")
-        lines += [f"  {p['label']} [{p['condition']}]: {pct(p['accuracy'])}"
-                  + ("" if p["measured"] else " (under half scored)") + f", {usd(p['cost_per_trial'])} per trial"
-                  for p in result["points"]]
+        lines += [
+            f"  {p['label']} [{p['condition']}]: {pct(p['accuracy'])}"
+            + ("" if p["measured"] else " (under half scored)")
+            + f", {usd(p['cost_per_trial'])} per trial"
+            for p in result["points"]
+        ]
     starts = {result["latency_a"]["measured_from"], result["latency_b"]["measured_from"]}
     if len(starts) > 1 and any(line.startswith("latency,") for line in lines):
-        lines.append("note: the two runs' latencies start at different points (" + " and ".join(sorted(starts))
-                     + "): the end of speech comes after the speech itself, the request after transcription, "
-                       "so A and B are not comparable figure for figure")
+        lines.append(
+            "note: the two runs' latencies start at different points ("
+            + " and ".join(sorted(starts))
+            + "): the end of speech comes after the speech itself, the request after transcription, "
+            "so A and B are not comparable figure for figure"
+        )
     lines += _policies_side_by_side(result, pct)
     if result["flips"]:
         lines.append("flips (trial indices):")
@@ -314,8 +393,10 @@ def _policies_side_by_side(result: dict, pct) -> list[str]:
             return "not run"
         stale = row.get("stale_frame_rate") or {}
         rate = row.get("frames_per_minute")
-        return (f"Turn 2 accuracy {pct(row['accuracy']['rate'])}, stale frame {pct(stale.get('rate'))}, "
-                f"{'n/a' if rate is None else f'{rate:.1f}'} frames/min")
+        return (
+            f"Turn 2 accuracy {pct(row['accuracy']['rate'])}, stale frame {pct(stale.get('rate'))}, "
+            f"{'n/a' if rate is None else f'{rate:.1f}'} frames/min"
+        )
 
     lines = [f"frame policies, condition {result['condition']} (A | B):"]
     for policy in dict.fromkeys([*a, *b]):

@@ -22,8 +22,9 @@ from core.records import PROACTIVE_TARGETS, TrialRecord
 
 def is_proactive_run(trials: TrialSet) -> bool:
     """Every trial of the run is a proactive one (and it has one)."""
-    return bool(trials.trials) and all(t.watching is not None or t.target_context in PROACTIVE_TARGETS
-                                       for t in trials.trials)
+    return bool(trials.trials) and all(
+        t.watching is not None or t.target_context in PROACTIVE_TARGETS for t in trials.trials
+    )
 
 
 def _cells(trials: TrialSet) -> dict[tuple[str, str], list[TrialRecord]]:
@@ -45,9 +46,15 @@ def _per_minute(records: list[TrialRecord]) -> dict:
     low = high = None
     if len(rows) >= 2 and minutes:
         low, high = bootstrap_ratio(list(rows.values()))
-    return {"rate": round(alarms / minutes, 3) if minutes else None, "false_alarms": alarms,
-            "minutes": round(minutes, 3), "trials": len(records), "scenarios": len(rows),
-            "ci_low": None if low is None else round(low, 3), "ci_high": None if high is None else round(high, 3)}
+    return {
+        "rate": round(alarms / minutes, 3) if minutes else None,
+        "false_alarms": alarms,
+        "minutes": round(minutes, 3),
+        "trials": len(records),
+        "scenarios": len(rows),
+        "ci_low": None if low is None else round(low, 3),
+        "ci_high": None if high is None else round(high, 3),
+    }
 
 
 def _scenario_rows(records: list[TrialRecord], of) -> dict[str, tuple[float, float]]:
@@ -78,10 +85,18 @@ def cell_rows(label: str, trials: TrialSet, manifest: RunManifest | dict | None)
                 total += cost.usd
         cell = cell_metrics(records, None if unknown else total, unknown)
         cell.pop("scenarios")
-        rows.append({"label": label, "run": str(trials.source), "model": manifest.candidate_model,
-                     "condition": condition, "cell": name, "metrics": cell,
-                     "false_alarms_per_min": _per_minute(records),
-                     "hours": round(cell["stream_minutes"] / 60, 4)})
+        rows.append(
+            {
+                "label": label,
+                "run": str(trials.source),
+                "model": manifest.candidate_model,
+                "condition": condition,
+                "cell": name,
+                "metrics": cell,
+                "false_alarms_per_min": _per_minute(records),
+                "hours": round(cell["stream_minutes"] / 60, 4),
+            }
+        )
     return rows
 
 
@@ -93,8 +108,7 @@ def _paired_cells(a: TrialSet, b: TrialSet) -> list[tuple[str, str, str, list, l
         mine = [n for c, n in first if c == condition]
         theirs = [n for c, n in second if c == condition]
         if len(mine) == len(theirs) == 1 and mine != theirs:
-            pairs.append((condition, mine[0], theirs[0], first[(condition, mine[0])],
-                          second[(condition, theirs[0])]))
+            pairs.append((condition, mine[0], theirs[0], first[(condition, mine[0])], second[(condition, theirs[0])]))
     return pairs
 
 
@@ -143,28 +157,47 @@ def paired_difference(condition: str, cell_a: str, cell_b: str, records_a: list,
     fa_a, min_a = sum(v[0] for v in alarms.values()), sum(v[1] for v in alarms.values())
     fa_b, min_b = sum(v[2] for v in alarms.values()), sum(v[3] for v in alarms.values())
     fa_low, fa_high = _paired_bootstrap([((v[0], v[1]), (v[2], v[3])) for v in alarms.values()])
-    return {"condition": condition, "cell_a": cell_a, "cell_b": cell_b, "pairs": len(pairs), "events": len(events),
-            "scenarios": len(by_scenario), "recall_a": round(hits_a / len(events), 4) if events else None,
-            "recall_b": round(hits_b / len(events), 4) if events else None,
-            "recall_difference": round((hits_b - hits_a) / len(events), 4) if events else None,
-            "recall_ci_low": low, "recall_ci_high": high,
-            "mcnemar": {"a_hit_b_miss": only_a, "a_miss_b_hit": only_b, "p_value": stats.mcnemar_exact(only_a, only_b),
-                        "test": "exact, two-sided"},
-            "false_alarms_per_min_a": round(fa_a / min_a, 3) if min_a else None,
-            "false_alarms_per_min_b": round(fa_b / min_b, 3) if min_b else None,
-            "false_alarms_per_min_difference": round(fa_b / min_b - fa_a / min_a, 3) if min_a and min_b else None,
-            "false_alarms_ci_low": fa_low, "false_alarms_ci_high": fa_high}
+    return {
+        "condition": condition,
+        "cell_a": cell_a,
+        "cell_b": cell_b,
+        "pairs": len(pairs),
+        "events": len(events),
+        "scenarios": len(by_scenario),
+        "recall_a": round(hits_a / len(events), 4) if events else None,
+        "recall_b": round(hits_b / len(events), 4) if events else None,
+        "recall_difference": round((hits_b - hits_a) / len(events), 4) if events else None,
+        "recall_ci_low": low,
+        "recall_ci_high": high,
+        "mcnemar": {
+            "a_hit_b_miss": only_a,
+            "a_miss_b_hit": only_b,
+            "p_value": stats.mcnemar_exact(only_a, only_b),
+            "test": "exact, two-sided",
+        },
+        "false_alarms_per_min_a": round(fa_a / min_a, 3) if min_a else None,
+        "false_alarms_per_min_b": round(fa_b / min_b, 3) if min_b else None,
+        "false_alarms_per_min_difference": round(fa_b / min_b - fa_a / min_a, 3) if min_a and min_b else None,
+        "false_alarms_ci_low": fa_low,
+        "false_alarms_ci_high": fa_high,
+    }
 
 
 def compare_proactive(labels: list[str], sets: list[TrialSet], manifests: list[RunManifest]) -> dict:
     """The proactive runs' rows, each later run against the first, and the plot's points."""
-    rows = [row for label, trials, manifest in zip(labels, sets, manifests)
-            for row in cell_rows(label, trials, manifest)]
+    rows = [
+        row for label, trials, manifest in zip(labels, sets, manifests) for row in cell_rows(label, trials, manifest)
+    ]
     against = []
     for label, trials in zip(labels[1:], sets[1:]):
         cells = _paired_cells(sets[0], trials)
-        against.append({"label": label, "cells": [paired_difference(*cell) for cell in cells],
-                        "reason": None if cells else "no condition and cell in both runs"})
+        against.append(
+            {
+                "label": label,
+                "cells": [paired_difference(*cell) for cell in cells],
+                "reason": None if cells else "no condition and cell in both runs",
+            }
+        )
     return {"runs": labels, "rows": rows, "against_first": against}
 
 
@@ -185,8 +218,11 @@ def rate_text(block: dict) -> str:
 def per_minute_text(block: dict) -> str:
     if block["rate"] is None:
         return "n/a"
-    interval = (f" [{block['ci_low']:.2f}, {block['ci_high']:.2f}]" if block["ci_low"] is not None
-                else " (no interval: under 2 scenarios)")
+    interval = (
+        f" [{block['ci_low']:.2f}, {block['ci_high']:.2f}]"
+        if block["ci_low"] is not None
+        else " (no interval: under 2 scenarios)"
+    )
     return f"{block['rate']:.2f}{interval} ({block['false_alarms']} in {block['minutes']:.1f} min, {block['trials']} trials)"
 
 
@@ -195,18 +231,37 @@ def render_proactive(result: dict) -> list[str]:
     from benchmark.report.proactive_findings import cost_text, speak_text
 
     lines = ["proactive runs, one row per run and cell (intervals: 95%, bootstrap over scenarios or Wilson):"]
-    header = ["run", "condition", "cell", "recall [95%] (k/n)", "precision [95%] (k/n)",
-              "false alarms/min [95%] (n)", "time to speak p50 / p95", "cost per hour watched"]
-    body = [[row["label"], row["condition"], row["cell"], rate_text(row["metrics"]["recall"]),
-             rate_text(row["metrics"]["precision"]), per_minute_text(row["false_alarms_per_min"]),
-             speak_text(row["metrics"]), cost_text(row["metrics"], row["model"], row["hours"])]
-            for row in result["rows"]]
+    header = [
+        "run",
+        "condition",
+        "cell",
+        "recall [95%] (k/n)",
+        "precision [95%] (k/n)",
+        "false alarms/min [95%] (n)",
+        "time to speak p50 / p95",
+        "cost per hour watched",
+    ]
+    body = [
+        [
+            row["label"],
+            row["condition"],
+            row["cell"],
+            rate_text(row["metrics"]["recall"]),
+            rate_text(row["metrics"]["precision"]),
+            per_minute_text(row["false_alarms_per_min"]),
+            speak_text(row["metrics"]),
+            cost_text(row["metrics"], row["model"], row["hours"]),
+        ]
+        for row in result["rows"]
+    ]
     widths = [max(len(str(line[i])) for line in [header, *body]) for i in range(len(header))]
     lines += ["  " + "  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip() for line in [header, *body]]
     if result["against_first"]:
         first = result["runs"][0]
-        lines.append(f"against {first} (trials paired by scenario and trial; paired bootstrap over scenarios, "
-                     "McNemar exact on hits):")
+        lines.append(
+            f"against {first} (trials paired by scenario and trial; paired bootstrap over scenarios, "
+            "McNemar exact on hits):"
+        )
     for pair in result["against_first"]:
         if not pair["cells"]:
             lines.append(f"  {pair['label']}: no pairs: {pair['reason']}")
@@ -217,16 +272,26 @@ def render_proactive(result: dict) -> list[str]:
 
 def difference_text(label: str, cell: dict) -> str:
     names = cell["cell_a"] if cell["cell_a"] == cell["cell_b"] else f"{cell['cell_b']} against {cell['cell_a']}"
-    recall = (f"recall {_signed(cell['recall_difference'])} "
-              + (f"[{_signed(cell['recall_ci_low'])}, {_signed(cell['recall_ci_high'])}]"
-                 if cell["recall_ci_low"] is not None else "(no interval)")
-              + f" over {cell['events']} event trials in {cell['scenarios']} scenarios, "
-                f"McNemar p = {cell['mcnemar']['p_value']:.4g} ({cell['mcnemar']['a_hit_b_miss']} hit only in the "
-                f"first, {cell['mcnemar']['a_miss_b_hit']} only here)")
-    alarms = (f"false alarms/min {_signed(cell['false_alarms_per_min_difference'], '/min')} "
-              + (f"[{cell['false_alarms_ci_low']:+.2f}, {cell['false_alarms_ci_high']:+.2f}]"
-                 if cell["false_alarms_ci_low"] is not None else "(no interval)")
-              + f" over {cell['pairs']} paired trials")
+    recall = (
+        f"recall {_signed(cell['recall_difference'])} "
+        + (
+            f"[{_signed(cell['recall_ci_low'])}, {_signed(cell['recall_ci_high'])}]"
+            if cell["recall_ci_low"] is not None
+            else "(no interval)"
+        )
+        + f" over {cell['events']} event trials in {cell['scenarios']} scenarios, "
+        f"McNemar p = {cell['mcnemar']['p_value']:.4g} ({cell['mcnemar']['a_hit_b_miss']} hit only in the "
+        f"first, {cell['mcnemar']['a_miss_b_hit']} only here)"
+    )
+    alarms = (
+        f"false alarms/min {_signed(cell['false_alarms_per_min_difference'], '/min')} "
+        + (
+            f"[{cell['false_alarms_ci_low']:+.2f}, {cell['false_alarms_ci_high']:+.2f}]"
+            if cell["false_alarms_ci_low"] is not None
+            else "(no interval)"
+        )
+        + f" over {cell['pairs']} paired trials"
+    )
     return f"{label} [{cell['condition']}, {names}]: {recall}; {alarms}"
 
 
@@ -235,7 +300,12 @@ def kinds_note(kinds: dict[str, list[str]]) -> str:
     watched, asked = kinds["proactive"], kinds["qa"]
     if not asked:
         return f"proactive runs ({', '.join(watched)}): recall and false alarms, not Turn 2 accuracy"
-    apart = ("; the question-and-answer runs against each other below" if len(asked) >= 2 else
-             f"; {asked[0]} is the only question-and-answer run, with nothing of its kind to compare it with")
-    return (f"a mix of kinds, each compared apart: proactive {', '.join(watched)}; question-and-answer "
-            f"{', '.join(asked)}{apart}")
+    apart = (
+        "; the question-and-answer runs against each other below"
+        if len(asked) >= 2
+        else f"; {asked[0]} is the only question-and-answer run, with nothing of its kind to compare it with"
+    )
+    return (
+        f"a mix of kinds, each compared apart: proactive {', '.join(watched)}; question-and-answer "
+        f"{', '.join(asked)}{apart}"
+    )

@@ -37,15 +37,29 @@ def run_row(label: str, path: Path, trials: TrialSet, manifest: RunManifest | di
     latency = metrics.latency(chosen)
     repair = metrics.repair_rate(chosen)
     cost = group_cost(chosen, table_from_manifest(manifest.raw)[0])
-    return {"label": label, "run": str(path), "model": manifest.candidate_model, "condition": condition,
-            "balanced_accuracy": metrics.balanced_accuracy(classes), "ci_low": low, "ci_high": high,
-            "ci_method": method,
-            "measured": cells > 0 and 2 * scored >= cells, "scored": scored, "cells": cells,
-            "repair_rate": repair["rate"], "repair_k": repair["k"], "repair_n": repair["n"],
-            "first_token_s": latency["first_token_s"], "first_voice_s": latency["first_voice_s"],
-            "measured_from": latency["measured_from"], "per_correct_usd": cost["per_correct_turn2_usd"],
-            "cost_per_trial_usd": cost["candidate_usd_per_trial"], "cost_unknown": cost["unknown"],
-            "turns_ok": sum(fault_of(t) is None for t in chosen)}
+    return {
+        "label": label,
+        "run": str(path),
+        "model": manifest.candidate_model,
+        "condition": condition,
+        "balanced_accuracy": metrics.balanced_accuracy(classes),
+        "ci_low": low,
+        "ci_high": high,
+        "ci_method": method,
+        "measured": cells > 0 and 2 * scored >= cells,
+        "scored": scored,
+        "cells": cells,
+        "repair_rate": repair["rate"],
+        "repair_k": repair["k"],
+        "repair_n": repair["n"],
+        "first_token_s": latency["first_token_s"],
+        "first_voice_s": latency["first_voice_s"],
+        "measured_from": latency["measured_from"],
+        "per_correct_usd": cost["per_correct_turn2_usd"],
+        "cost_per_trial_usd": cost["candidate_usd_per_trial"],
+        "cost_unknown": cost["unknown"],
+        "turns_ok": sum(fault_of(t) is None for t in chosen),
+    }
 
 
 def _pct(value) -> str:
@@ -66,28 +80,53 @@ def render_runs_table(rows: list[dict], pairs: list[dict]) -> list[str]:
     """The table as text lines (what `wearsim compare` prints first)."""
     from benchmark.report.cost import usd
 
-    header = ["run", "balanced Turn 2 accuracy [95% CI]", "repair rate", "first text p50/p95",
-              "voice to voice p50/p95", "cost per correct", "turns OK"]
+    header = [
+        "run",
+        "balanced Turn 2 accuracy [95% CI]",
+        "repair rate",
+        "first text p50/p95",
+        "voice to voice p50/p95",
+        "cost per correct",
+        "turns OK",
+    ]
     body = []
     for row in rows:
-        accuracy = (f"{_pct(row['balanced_accuracy'])} [{_pct(row['ci_low'])}, {_pct(row['ci_high'])}]"
-                    if row["measured"] else f"not a measurement ({row['scored']} of {row['cells']} scored)")
-        body.append([row["label"], accuracy,
-                     f"{_pct(row['repair_rate'])} ({row['repair_k']}/{row['repair_n']})",
-                     _seconds(row["first_token_s"]), _seconds(row["first_voice_s"]),
-                     usd(row["per_correct_usd"]) if row["per_correct_usd"] is not None else "n/a",
-                     f"{row['turns_ok']} of {row['cells']}"])
+        accuracy = (
+            f"{_pct(row['balanced_accuracy'])} [{_pct(row['ci_low'])}, {_pct(row['ci_high'])}]"
+            if row["measured"]
+            else f"not a measurement ({row['scored']} of {row['cells']} scored)"
+        )
+        body.append(
+            [
+                row["label"],
+                accuracy,
+                f"{_pct(row['repair_rate'])} ({row['repair_k']}/{row['repair_n']})",
+                _seconds(row["first_token_s"]),
+                _seconds(row["first_voice_s"]),
+                usd(row["per_correct_usd"]) if row["per_correct_usd"] is not None else "n/a",
+                f"{row['turns_ok']} of {row['cells']}",
+            ]
+        )
     widths = [max(len(str(line[i])) for line in [header, *body]) for i in range(len(header))]
     condition = rows[0]["condition"] if rows else "?"
     lines = [f"runs, condition {condition} (latencies from {' / '.join(sorted({r['measured_from'] for r in rows}))}):"]
-    lines += ["  " + "  ".join(str(cell).ljust(width) for cell, width in zip(line, widths)).rstrip()
-              for line in [header, *body]]
+    lines += [
+        "  " + "  ".join(str(cell).ljust(width) for cell, width in zip(line, widths)).rstrip()
+        for line in [header, *body]
+    ]
     if pairs:
         first = rows[0]["label"]
         lines.append(f"against {first} (paired by cell, scored in both; bootstrap over scenarios, McNemar exact):")
-        lines += [f"  {p['label']}: no pairs: {p['reason']}" if not p["pairs"] and p.get("reason") else
-                  f"  {p['label']}: {_points(p['difference'])} "
-                  + (f"({p['interval_note']})" if p.get("interval_note")
-                     else f"[{_points(p['ci_low'])}, {_points(p['ci_high'])}]")
-                  + f" over {p['pairs']} pairs, p = {p['p_value']:.4g}" for p in pairs]
+        lines += [
+            f"  {p['label']}: no pairs: {p['reason']}"
+            if not p["pairs"] and p.get("reason")
+            else f"  {p['label']}: {_points(p['difference'])} "
+            + (
+                f"({p['interval_note']})"
+                if p.get("interval_note")
+                else f"[{_points(p['ci_low'])}, {_points(p['ci_high'])}]"
+            )
+            + f" over {p['pairs']} pairs, p = {p['p_value']:.4g}"
+            for p in pairs
+        ]
     return lines

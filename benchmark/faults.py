@@ -32,8 +32,15 @@ from collections.abc import Iterable
 
 from core.records import FAULTS, TrialRecord
 
-PROVIDER_FAULTS = ("rate_limited", "session_limit", "connection_lost", "refused", "empty_reply", "timeout",
-                   "provider_error")
+PROVIDER_FAULTS = (
+    "rate_limited",
+    "session_limit",
+    "connection_lost",
+    "refused",
+    "empty_reply",
+    "timeout",
+    "provider_error",
+)
 COUNTED = (*PROVIDER_FAULTS, "harness_error")  # what the exit status and --max-error-rate count
 EMPTY_REPLY = "EmptyReply"  # the error a record gets when a turn's reply was empty
 
@@ -41,29 +48,112 @@ EMPTY_REPLY = "EmptyReply"  # the error a record gets when a turn's reply was em
 RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("empty_reply", (EMPTY_REPLY.lower(), "empty reply", "empty response")),
     # our streaming server turned the session away, or failed on its own
-    ("harness_error", ("server refused the session", "internal_error", "bad_hello", "backend_not_allowed",
-                       "describer_not_allowed", "unauthenticated", "unreadable server event", "frame_too_large",
-                       "audio_rate", "frame_rate")),
-    ("rate_limited", ("rate_limit", "rate limit", "ratelimit", "(429)", "http 429", " 429", "resource_exhausted",
-                      "too many requests", "quota")),
-    ("session_limit", ("goaway", "go away", "go_away", "session_expired", "session expired", "session limit",
-                       "session_limit", "maximum session", "max session", "session duration")),
+    (
+        "harness_error",
+        (
+            "server refused the session",
+            "internal_error",
+            "bad_hello",
+            "backend_not_allowed",
+            "describer_not_allowed",
+            "unauthenticated",
+            "unreadable server event",
+            "frame_too_large",
+            "audio_rate",
+            "frame_rate",
+        ),
+    ),
+    (
+        "rate_limited",
+        (
+            "rate_limit",
+            "rate limit",
+            "ratelimit",
+            "(429)",
+            "http 429",
+            " 429",
+            "resource_exhausted",
+            "too many requests",
+            "quota",
+        ),
+    ),
+    (
+        "session_limit",
+        (
+            "goaway",
+            "go away",
+            "go_away",
+            "session_expired",
+            "session expired",
+            "session limit",
+            "session_limit",
+            "maximum session",
+            "max session",
+            "session duration",
+        ),
+    ),
     ("timeout", ("timeout", "timed out", "no reply for turn", "deadline")),
-    ("connection_lost", ("connection lost", "connection closed", "connectionclosed", "cannot connect",
-                         "session ended during the reply", "gave no resumption handle", "cannot resume",
-                         "was lost mid-conversation", "disconnect")),
-    ("refused", ("invalid_request", "not_found", "not found", "does not exist", "content_policy", "policy_violation", "safety",
-                 "blocked", "declined", "refus", "not supported", "permission", "forbidden", "unauthorized",
-                 "invalid_api_key", "http 400", "http 401", "http 403", "http 404", "http 422")),
+    (
+        "connection_lost",
+        (
+            "connection lost",
+            "connection closed",
+            "connectionclosed",
+            "cannot connect",
+            "session ended during the reply",
+            "gave no resumption handle",
+            "cannot resume",
+            "was lost mid-conversation",
+            "disconnect",
+        ),
+    ),
+    (
+        "refused",
+        (
+            "invalid_request",
+            "not_found",
+            "not found",
+            "does not exist",
+            "content_policy",
+            "policy_violation",
+            "safety",
+            "blocked",
+            "declined",
+            "refus",
+            "not supported",
+            "permission",
+            "forbidden",
+            "unauthorized",
+            "invalid_api_key",
+            "http 400",
+            "http 401",
+            "http 403",
+            "http 404",
+            "http 422",
+        ),
+    ),
 )
 # exception names of a fault of ours (a bug or a setting), wherever they appear in the chain
-HARNESS_NAMES = re.compile(r"\b(TypeError|AttributeError|KeyError|IndexError|NameError|AssertionError|"
-                           r"ZeroDivisionError|UnboundLocalError|RecursionError|ImportError|ModuleNotFoundError|"
-                           r"NotImplementedError|RecordError|UnsafePathError|TranscriptWriteError|UsageError|"
-                           r"ValueError|FileNotFoundError|PermissionError)\b")
+HARNESS_NAMES = re.compile(
+    r"\b(TypeError|AttributeError|KeyError|IndexError|NameError|AssertionError|"
+    r"ZeroDivisionError|UnboundLocalError|RecursionError|ImportError|ModuleNotFoundError|"
+    r"NotImplementedError|RecordError|UnsafePathError|TranscriptWriteError|UsageError|"
+    r"ValueError|FileNotFoundError|PermissionError)\b"
+)
 # what an API's error looks like when no rule above named it
-PROVIDER_MARKERS = ("realtimeerror", "retryableerror", "backend_error", "server_error", "http 5", "response failed",
-                    "apierror", "apistatuserror", "internalservererror", "servererror: turn", "overloaded")
+PROVIDER_MARKERS = (
+    "realtimeerror",
+    "retryableerror",
+    "backend_error",
+    "server_error",
+    "http 5",
+    "response failed",
+    "apierror",
+    "apistatuserror",
+    "internalservererror",
+    "servererror: turn",
+    "overloaded",
+)
 
 
 def fault_of_error(text: str) -> str:
@@ -110,8 +200,7 @@ def classify(record: TrialRecord) -> str | None:
     if record.watching is not None:  # a proactive trial: its remarks are scored one by one, not Turn 2
         return None
     if record.turn_2_label is None:
-        return "empty_reply" if unscored_reason(record) == "empty response" and empty_turn(record) else \
-            "judge_unscored"
+        return "empty_reply" if unscored_reason(record) == "empty response" and empty_turn(record) else "judge_unscored"
     return None
 
 

@@ -94,8 +94,13 @@ class MediaKeeper:
                 if self._write(name, wav_bytes(glasses.speech_audio)):
                     self.speech += 1
                     speech_file = name.as_posix()
-            turns.append(replace(turn, frames=replace(frames, thumbnails=tuple(kept) or frames.thumbnails, pictures=()),
-                                 glasses=replace(glasses, speech_file=speech_file, speech_audio=b"")))
+            turns.append(
+                replace(
+                    turn,
+                    frames=replace(frames, thumbnails=tuple(kept) or frames.thumbnails, pictures=()),
+                    glasses=replace(glasses, speech_file=speech_file, speech_audio=b""),
+                )
+            )
         record = record.replace(turns=tuple(turns))
         if record.watching is not None and record.watching.pictures:
             kept = []
@@ -118,7 +123,10 @@ class MediaKeeper:
             write_atomic(path, data, self.run_dir)
             return True
         except (OSError, UnsafePathError) as exc:
-            print(f"warning: cannot keep {path}: {getattr(exc, 'strerror', None) or exc}; no more frames or "
-                  "speech are kept in this run (the trial records are)", file=sys.stderr)
+            print(
+                f"warning: cannot keep {path}: {getattr(exc, 'strerror', None) or exc}; no more frames or "
+                "speech are kept in this run (the trial records are)",
+                file=sys.stderr,
+            )
             self.frames, self.speech = MAX_FRAMES, MAX_SPEECH
             return False

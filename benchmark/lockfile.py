@@ -44,8 +44,9 @@ def lock_hashes(directory: Path) -> dict:
         path = directory / name
         hashes[key] = hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else None
     hashes["scene_specs_sha256"] = scene_specs_sha256(directory)
-    hashes["judge_prompt_sha256"] = (hashlib.sha256(JUDGE_TEMPLATE.read_bytes()).hexdigest()
-                                     if JUDGE_TEMPLATE.exists() else None)
+    hashes["judge_prompt_sha256"] = (
+        hashlib.sha256(JUDGE_TEMPLATE.read_bytes()).hexdigest() if JUDGE_TEMPLATE.exists() else None
+    )
     return hashes
 
 
@@ -76,5 +77,6 @@ def lock_drift(directory: Path) -> list[str] | None:
         if value is not None and lock.get(key) != value:
             problems.append(
                 f"{path}: {key} drifted (bank content changed without a BENCHMARK_VERSION bump; "
-                "bump it or run `wearsim validate --write-lock` for an intended change)")
+                "bump it or run `wearsim validate --write-lock` for an intended change)"
+            )
     return problems

@@ -19,11 +19,11 @@ from pathlib import Path
 
 from benchmark.kept_media import AUDIO_DIR, FRAMES_DIR
 from benchmark.merge_media import copy_kept, read_kept
-from core.records import TrialRecord
 from benchmark.run.manifest import LEGACY_RESUME_VALUES, RESUME_KEYS, write_manifest
 from benchmark.run.outputs import CACHE_LOG, RUN_OUTPUTS
-from core.safe_files import UnsafePathError, refuse_links, write_atomic
 from benchmark.shards import cell_key, manifest_shard, planned_cells, shard_of
+from core.records import TrialRecord
+from core.safe_files import UnsafePathError, refuse_links, write_atomic
 
 AGREED = tuple(key for key in RESUME_KEYS if key != "shard") + ("prices",)  # what every shard must share
 
@@ -69,29 +69,38 @@ def check_shards(shards: list[Shard]) -> None:
             mine = first.manifest.get(key, LEGACY_RESUME_VALUES.get(key))
             theirs = other.manifest.get(key, LEGACY_RESUME_VALUES.get(key))
             if mine != theirs:
-                raise MergeError(f"{other.path} was run with another {key} ({_short(theirs)}) than {first.path} "
-                                 f"({_short(mine)}): shards of one run share every setting")
+                raise MergeError(
+                    f"{other.path} was run with another {key} ({_short(theirs)}) than {first.path} "
+                    f"({_short(mine)}): shards of one run share every setting"
+                )
     counts = {s.path: s.share[1] if s.share else None for s in shards}
     if len(set(counts.values())) > 1:
-        described = ", ".join(f"{p}: {'shard ' + str(s.share[0]) + '/' + str(n) if n and s.share else 'not a shard'}"
-                              for p, n, s in zip(counts, counts.values(), shards))
-        raise MergeError(f"the dirs are not shards of one split (shard: {described}); merge the N shards of "
-                         "one --shard K/N split")
+        described = ", ".join(
+            f"{p}: {'shard ' + str(s.share[0]) + '/' + str(n) if n and s.share else 'not a shard'}"
+            for p, n, s in zip(counts, counts.values(), shards)
+        )
+        raise MergeError(
+            f"the dirs are not shards of one split (shard: {described}); merge the N shards of one --shard K/N split"
+        )
     seen: dict[tuple[int, int] | None, Path] = {}
     for shard in shards:
         if shard.share is not None and shard.share in seen:
-            raise MergeError(f"{seen[shard.share]} and {shard.path} are both shard {shard.share[0]}/{shard.share[1]}: "
-                             "they overlap")
+            raise MergeError(
+                f"{seen[shard.share]} and {shard.path} are both shard {shard.share[0]}/{shard.share[1]}: they overlap"
+            )
         seen[shard.share] = shard.path
     owner: dict[tuple, Path] = {}
     for shard in shards:
         for record in shard.records:
             if shard.share is not None and shard_of(record.cell, shard.share[1]) != shard.share[0]:
-                raise MergeError(f"{shard.path}: the record of cell {_cell_text(record)} is not in shard "
-                                 f"{shard.share[0]}/{shard.share[1]} (was the dir written by another run?)")
+                raise MergeError(
+                    f"{shard.path}: the record of cell {_cell_text(record)} is not in shard "
+                    f"{shard.share[0]}/{shard.share[1]} (was the dir written by another run?)"
+                )
             if record.cell in owner:
-                raise MergeError(f"{owner[record.cell]} and {shard.path} both hold cell {_cell_text(record)}: "
-                                 "the shards overlap")
+                raise MergeError(
+                    f"{owner[record.cell]} and {shard.path} both hold cell {_cell_text(record)}: the shards overlap"
+                )
             owner[record.cell] = shard.path
 
 
@@ -112,12 +121,22 @@ def merged_manifest(shards: list[Shard]) -> dict:
     manifest = dict(shards[0].manifest)
     stamps = [stamp for s in shards if isinstance(stamp := s.manifest.get("timestamp_utc"), str)]
     configs = [s.manifest.get("config") for s in shards]  # `--config`: kept when every shard read the same file
-    manifest.update(shard=None, timestamp_utc=min(stamps) if stamps else manifest.get("timestamp_utc"),
-                    budget_usd=None, config=configs[0] if all(c == configs[0] for c in configs) else None,
-                    merged_from=[{"run_dir": str(s.path), "shard": s.manifest.get("shard"),
-                                  "timestamp_utc": s.manifest.get("timestamp_utc"),
-                                  "runner_git_commit": s.manifest.get("runner_git_commit"),
-                                  "config": s.manifest.get("config")} for s in shards])
+    manifest.update(
+        shard=None,
+        timestamp_utc=min(stamps) if stamps else manifest.get("timestamp_utc"),
+        budget_usd=None,
+        config=configs[0] if all(c == configs[0] for c in configs) else None,
+        merged_from=[
+            {
+                "run_dir": str(s.path),
+                "shard": s.manifest.get("shard"),
+                "timestamp_utc": s.manifest.get("timestamp_utc"),
+                "runner_git_commit": s.manifest.get("runner_git_commit"),
+                "config": s.manifest.get("config"),
+            }
+            for s in shards
+        ],
+    )
     return manifest
 
 
@@ -189,9 +208,14 @@ def merge_runs(paths: list[Path], out: Path) -> dict:
         write_atomic(out / CACHE_LOG, "".join(logs), out)
     write_manifest(out / "manifest.json", manifest)
     summary = write_report(out)
-    return {"shards": len(shards), "records": len(records), "media_files": copied, "refused": refused,
-            "missing": missing_shards(shards),
-            "summary": summary}
+    return {
+        "shards": len(shards),
+        "records": len(records),
+        "media_files": copied,
+        "refused": refused,
+        "missing": missing_shards(shards),
+        "summary": summary,
+    }
 
 
 __all__ = ["MergeError", "merge_runs", "check_shards", "read_shard"]

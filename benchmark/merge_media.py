@@ -19,8 +19,12 @@ from core.safe_files import make_dirs, read_bounded, write_atomic
 MAX_FRAME_BYTES = 1 << 20  # a kept thumbnail (160 px JPEG) is about 5 KB
 MAX_WAV_BYTES = 32 << 20  # about 11 minutes of a 24 kHz PCM16 mono reply, 17 of the glasses' 16 kHz speech
 MAX_LOG_BYTES = 64 << 20  # a response-cache log: a short JSON line per cell
-KINDS = {".jpg": ("JPEG", MAX_FRAME_BYTES), ".jpeg": ("JPEG", MAX_FRAME_BYTES), ".wav": ("WAV", MAX_WAV_BYTES),
-         ".jsonl": ("cache log", MAX_LOG_BYTES)}
+KINDS = {
+    ".jpg": ("JPEG", MAX_FRAME_BYTES),
+    ".jpeg": ("JPEG", MAX_FRAME_BYTES),
+    ".wav": ("WAV", MAX_WAV_BYTES),
+    ".jsonl": ("cache log", MAX_LOG_BYTES),
+}
 
 
 def _header_ok(kind: str, head: bytes) -> bool:

@@ -47,15 +47,24 @@ import datetime
 import math
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from core.candidate import TranscriptionUsage, Usage
 from candidates.model_ids import parse_model_id, price_key
+from core.candidate import TranscriptionUsage, Usage
 
-TOKEN_KEYS = ("text_input", "text_cached_input", "text_output", "audio_input", "audio_cached_input",
-              "audio_output", "image_input", "image_cached_input")  # USD per million tokens
+TOKEN_KEYS = (
+    "text_input",
+    "text_cached_input",
+    "text_output",
+    "audio_input",
+    "audio_cached_input",
+    "audio_output",
+    "image_input",
+    "image_cached_input",
+)  # USD per million tokens
 MINUTE_KEYS = ("audio_minute",)  # USD per minute of audio (a transcription billed by duration)
 PRICE_KEYS = TOKEN_KEYS + MINUTE_KEYS
 INFO_KEYS = ("date", "source")
@@ -90,12 +99,16 @@ class Price:
     @property
     def free(self) -> bool:
         """Every kind of token priced at 0, and audio by the minute too where it is priced (a local model)."""
-        return all(self.rates.get(key) == 0 for key in TOKEN_KEYS) and \
-            all(self.rates.get(key, 0) == 0 for key in MINUTE_KEYS)
+        return all(self.rates.get(key) == 0 for key in TOKEN_KEYS) and all(
+            self.rates.get(key, 0) == 0 for key in MINUTE_KEYS
+        )
 
     def to_json(self) -> dict:
-        return {**{key: self.rates[key] for key in PRICE_KEYS if key in self.rates},
-                "date": self.date, "source": self.source}
+        return {
+            **{key: self.rates[key] for key in PRICE_KEYS if key in self.rates},
+            "date": self.date,
+            "source": self.source,
+        }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,7 +119,7 @@ class Cost:
     why: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
-    def __add__(self, other: "Cost") -> "Cost":
+    def __add__(self, other: Cost) -> Cost:
         why = tuple(dict.fromkeys(self.why + other.why))
         notes = tuple(dict.fromkeys(self.notes + other.notes))
         if self.usd is None or other.usd is None:
@@ -126,19 +139,20 @@ def _entry(path: str, name: Any, data: Any) -> Price:
     except ValueError as exc:
         raise PriceFileError(path, name, None, f"not a model id: {exc}") from None
     if not isinstance(data, dict):
-        raise PriceFileError(path, name, None, f"must be a table of prices (write [\"{name}\"] and the prices "
-                                               "under it), got a value")
+        raise PriceFileError(
+            path, name, None, f'must be a table of prices (write ["{name}"] and the prices under it), got a value'
+        )
     rates: dict[str, float] = {}
     for key, value in data.items():
         if key in INFO_KEYS:
             continue
         if key not in PRICE_KEYS:
-            raise PriceFileError(path, name, str(key)[:60],
-                                 f"unknown key; the keys are {', '.join(PRICE_KEYS + INFO_KEYS)}")
+            raise PriceFileError(
+                path, name, str(key)[:60], f"unknown key; the keys are {', '.join(PRICE_KEYS + INFO_KEYS)}"
+            )
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             unit = "minute of audio" if key in MINUTE_KEYS else "million tokens"
-            raise PriceFileError(path, name, key, f"must be a number of USD per {unit}, got "
-                                                  f"{str(value)[:40]!r}")
+            raise PriceFileError(path, name, key, f"must be a number of USD per {unit}, got {str(value)[:40]!r}")
         if not math.isfinite(value) or value < 0:
             raise PriceFileError(path, name, key, f"must be a finite price, 0 or more, got {value}")
         rates[key] = float(value)
@@ -149,8 +163,13 @@ def _entry(path: str, name: Any, data: Any) -> Price:
             value = value.isoformat()
         if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT:
             shown = "missing" if value is None else f"got {str(value)[:40]!r}"
-            raise PriceFileError(path, name, key, f"every entry needs its {key} (when the price was read, and "
-                                                  f"where) as text of at most {MAX_TEXT} characters; {shown}")
+            raise PriceFileError(
+                path,
+                name,
+                key,
+                f"every entry needs its {key} (when the price was read, and "
+                f"where) as text of at most {MAX_TEXT} characters; {shown}",
+            )
         info[key] = value.strip()
     return Price(model=name, rates=rates, date=info["date"], source=info["source"])
 
@@ -193,8 +212,9 @@ def load_price_file(path: Path | str) -> dict[str, Price]:
         hint = ""
         if entry and ":" in entry and f'"{entry}"' not in text and f"'{entry}'" not in text:
             hint = f' (a model id holds ":": quote the table name, ["{entry}"])'
-        raise PriceFileError(shown, entry or "(before the first table)", key or "(unknown)",
-                             f"not valid TOML: {exc}{hint}") from None
+        raise PriceFileError(
+            shown, entry or "(before the first table)", key or "(unknown)", f"not valid TOML: {exc}{hint}"
+        ) from None
     return {name: _entry(shown, name, value) for name, value in data.items()}
 
 
@@ -229,8 +249,7 @@ def price_table(extra: Path | str | None = None) -> PriceTable:
     entries = load_price_file(SHIPPED)
     if extra is None:
         return PriceTable(entries, "the shipped table (benchmark/prices.toml)")
-    return PriceTable({**entries, **load_price_file(extra)},
-                      f"the shipped table (benchmark/prices.toml) and {extra}")
+    return PriceTable({**entries, **load_price_file(extra)}, f"the shipped table (benchmark/prices.toml) and {extra}")
 
 
 def table_from_manifest(manifest: dict) -> tuple[PriceTable, list[str]]:
@@ -250,8 +269,9 @@ def table_from_manifest(manifest: dict) -> tuple[PriceTable, list[str]]:
     return PriceTable(entries, "the run's manifest"), problems
 
 
-def _priced(cells: list[tuple[int | None, str]], total: int, rates: dict[str, float], direction: str,
-            model: str) -> Cost:
+def _priced(
+    cells: list[tuple[int | None, str]], total: int, rates: dict[str, float], direction: str, model: str
+) -> Cost:
     """Tokens in `cells` (count or None, price key) that add up to `total`, priced by the rule above."""
     usd, known, open_keys = 0.0, 0, []
     for count, key in cells:
@@ -261,8 +281,13 @@ def _priced(cells: list[tuple[int | None, str]], total: int, rates: dict[str, fl
         known += count
         if count:
             if key not in rates:
-                return Cost(usd=None, why=(f"{model}: {key.replace('_', ' ')} tokens have no price (add {key} to its "
-                                   "entry in the --prices file)",))
+                return Cost(
+                    usd=None,
+                    why=(
+                        f"{model}: {key.replace('_', ' ')} tokens have no price (add {key} to its "
+                        "entry in the --prices file)",
+                    ),
+                )
             usd += count * rates[key]
     rest = total - known
     if rest < 0:
@@ -271,9 +296,14 @@ def _priced(cells: list[tuple[int | None, str]], total: int, rates: dict[str, fl
         prices = {rates.get(key) for key in open_keys}
         price = prices.pop() if len(prices) == 1 else None
         if price is None:
-            return Cost(usd=None, why=(f"{model}: {direction} tokens of an unknown kind (the provider did not split "
-                               f"them), and the {' / '.join(open_keys)} prices differ or are missing (give "
-                               "them one price in the --prices file to price such replies)",))
+            return Cost(
+                usd=None,
+                why=(
+                    f"{model}: {direction} tokens of an unknown kind (the provider did not split "
+                    f"them), and the {' / '.join(open_keys)} prices differ or are missing (give "
+                    "them one price in the --prices file to price such replies)",
+                ),
+            )
         usd += rest * price
     elif rest:  # every part known but they do not make the total
         return Cost(usd=None, why=(f"{model}: the reply's {direction} token counts do not add up",))
@@ -287,20 +317,33 @@ def reply_cost(usage: Usage | None, price: Price | None, model: str) -> Cost:
     if price.free:
         return NOTHING
     if usage is None or not usage.reported:
-        return Cost(usd=None, why=(f"{model}: a reply's usage was not reported (the provider gave no token counts, "
-                           "so no price file can price it: run without --budget)",))
+        return Cost(
+            usd=None,
+            why=(
+                f"{model}: a reply's usage was not reported (the provider gave no token counts, "
+                "so no price file can price it: run without --budget)",
+            ),
+        )
     u = usage.completed()
     notes: tuple[str, ...] = ()
     if u.cached_input_tokens is None and u.input_tokens:  # the provider said nothing of a cache
-        dearer = [kind for kind in KINDS if price.rates.get(f"{kind}_cached_input", 0.0)
-                  > price.rates.get(f"{kind}_input", math.inf) and getattr(u, f"input_{kind}_tokens") != 0]
+        dearer = [
+            kind
+            for kind in KINDS
+            if price.rates.get(f"{kind}_cached_input", 0.0) > price.rates.get(f"{kind}_input", math.inf)
+            and getattr(u, f"input_{kind}_tokens") != 0
+        ]
         if dearer:
-            return Cost(usd=None, why=(f"{model}: the provider did not say which input was cached, and its "
-                               f"{dearer[0]}_cached_input price is above its {dearer[0]}_input price, so pricing "
-                               "it as not cached is no upper bound (fix the entry in the --prices file)",))
+            return Cost(
+                usd=None,
+                why=(
+                    f"{model}: the provider did not say which input was cached, and its "
+                    f"{dearer[0]}_cached_input price is above its {dearer[0]}_input price, so pricing "
+                    "it as not cached is no upper bound (fix the entry in the --prices file)",
+                ),
+            )
         u = replace(u, cached_input_tokens=0).completed()
-        notes = (f"{model}: the provider did not say which input was cached; priced as not cached, "
-                 "an upper bound",)
+        notes = (f"{model}: the provider did not say which input was cached; priced as not cached, an upper bound",)
     cells: list[tuple[int | None, str]] = []
     for kind in KINDS:
         given, cached = getattr(u, f"input_{kind}_tokens"), getattr(u, f"cached_{kind}_tokens")
@@ -309,8 +352,13 @@ def reply_cost(usage: Usage | None, price: Price | None, model: str) -> Cost:
     if any(count is not None and count < 0 for count, _ in cells):
         return Cost(usd=None, why=(f"{model}: the reply's cached tokens exceed its input tokens",))
     spent = _priced(cells, u.input_tokens, price.rates, "input", model)
-    spent += _priced([(u.output_text_tokens, "text_output"), (u.output_audio_tokens, "audio_output")],
-                     u.output_tokens, price.rates, "output", model)
+    spent += _priced(
+        [(u.output_text_tokens, "text_output"), (u.output_audio_tokens, "audio_output")],
+        u.output_tokens,
+        price.rates,
+        "output",
+        model,
+    )
     return Cost(usd=spent.usd, why=spent.why, notes=notes)
 
 
@@ -327,8 +375,13 @@ def transcription_cost(usage: TranscriptionUsage | None, price: Price | None, mo
         return Cost(usd=None, why=(f"{model}: an input transcription's usage was not reported",))
     cost = NOTHING
     if usage.input_tokens or usage.output_tokens:
-        cost += _priced([(usage.input_audio_tokens, "audio_input"), (usage.input_text_tokens, "text_input")],
-                        usage.input_tokens, price.rates, "input", model)
+        cost += _priced(
+            [(usage.input_audio_tokens, "audio_input"), (usage.input_text_tokens, "text_input")],
+            usage.input_tokens,
+            price.rates,
+            "input",
+            model,
+        )
         cost += _priced([(usage.output_tokens, "text_output")], usage.output_tokens, price.rates, "output", model)
     if usage.seconds:
         if "audio_minute" not in price.rates:

@@ -9,16 +9,17 @@ costs tokens whatever it answers) and every judge model's verdict goes to
 
 from __future__ import annotations
 
+from benchmark.protocol import ReplyMeter
+from benchmark.scoring.proactive import judge_watching
 from core.candidate import Usage
 from core.judge import Judge, JudgeCase, Verdict
 from core.proactive_scenario import ProactiveScenario
-from benchmark.protocol import ReplyMeter
 from core.records import TrialRecord
-from benchmark.scoring.proactive import judge_watching
 
 
-async def run_proactive_trial(conversation, scenario: ProactiveScenario, judge: Judge,
-                              on_reply: ReplyMeter | None = None) -> TrialRecord:
+async def run_proactive_trial(
+    conversation, scenario: ProactiveScenario, judge: Judge, on_reply: ReplyMeter | None = None
+) -> TrialRecord:
     """`conversation`: a `WatchConversation` (its `watch()` plays the trial). Returns the trial's
     record; the caller fills in the cell identity with `TrialRecord.replace`."""
     meter = on_reply or (lambda *_: None)
@@ -40,7 +41,16 @@ async def run_proactive_trial(conversation, scenario: ProactiveScenario, judge: 
     watching = await judge_watching(scenario, watched.watching, judge, label, heard)
     opening = watched.turns[0].reply.text if watched.turns else None
     return TrialRecord(
-        scenario_id=scenario.scenario_id, condition="", trial=0, target_context=scenario.target_context,
-        cue_type=scenario.cue_type, difficulty_tier=scenario.difficulty_tier,
-        activity_domain=scenario.activity_domain, subset=scenario.subset, messages=watched.messages,
-        turns=watched.turns, turn_1_response=opening, watching=watching)
+        scenario_id=scenario.scenario_id,
+        condition="",
+        trial=0,
+        target_context=scenario.target_context,
+        cue_type=scenario.cue_type,
+        difficulty_tier=scenario.difficulty_tier,
+        activity_domain=scenario.activity_domain,
+        subset=scenario.subset,
+        messages=watched.messages,
+        turns=watched.turns,
+        turn_1_response=opening,
+        watching=watching,
+    )

@@ -26,12 +26,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.candidate import DEFAULT_MAX_TOKENS, GenerationConfig, Reply, Usage
+from benchmark.probe_trace import Trace
 from candidates.model_ids import parse_model_id
 from candidates.realtime import open_realtime_session
+from core.candidate import DEFAULT_MAX_TOKENS, GenerationConfig, Reply, Usage
 from core.scenario import Scenario
 from core.scenes import Scene
-from benchmark.probe_trace import Trace
 
 SYSTEM = "You are a wearable assistant. The user's camera frames come as images. Answer in one short sentence."
 CHUNK_MS = 20
@@ -67,20 +67,35 @@ async def _speak(session, pcm16: bytes) -> None:
     await session.speech_started()
     deadline = time.monotonic()
     for start in range(0, len(audio), size):
-        await session.send_audio(audio[start:start + size])
+        await session.send_audio(audio[start : start + size])
         deadline += CHUNK_MS / 1000
         await asyncio.sleep(max(0.0, deadline - time.monotonic()))
 
 
-async def run_probe(model_id: str, scenario: Scenario, sight: Scene | None, *, base_url: str | None, output: str,
-                    trace: Trace, say: Callable[[str], None]) -> list[Check]:
+async def run_probe(
+    model_id: str,
+    scenario: Scenario,
+    sight: Scene | None,
+    *,
+    base_url: str | None,
+    output: str,
+    trace: Trace,
+    say: Callable[[str], None],
+) -> list[Check]:
     """The probe session, every message going to `trace` (kept when the session fails); `sight`:
     the scene of the sight check (None: the scenario has no scene spec). `say` gets progress
     lines. Raises what opening the session, or any turn, raises."""
     from media_effects.synthetic import synthetic_frame
 
-    session = await open_realtime_session(model_id, SYSTEM, base_url=base_url, output=output, streaming_input=True,
-                                          config=GenerationConfig(max_tokens=DEFAULT_MAX_TOKENS), trace=trace)
+    session = await open_realtime_session(
+        model_id,
+        SYSTEM,
+        base_url=base_url,
+        output=output,
+        streaming_input=True,
+        config=GenerationConfig(max_tokens=DEFAULT_MAX_TOKENS),
+        trace=trace,
+    )
     checks: list[Check] = []
     try:
         say(f"connected; Turn 1 of {scenario.scenario_id}: a camera frame, then {scenario.turn_1_user!r} spoken")
@@ -90,8 +105,14 @@ async def run_probe(model_id: str, scenario: Scenario, sight: Scene | None, *, b
         checks += _first_reply(first, output, trace)
         say(f"Turn 2: {scenario.turn_2_user!r} spoken, then talked over when the reply starts")
         second, truncated = await _barge_in(session, spoken(scenario.turn_2_user, session.input_rate))
-        checks.append(Check(ok=second.interrupted, what="barge-in: the reply was cut off when the user talked over it"
-                            if second.interrupted else "barge-in: the reply ran to its end although cut"))
+        checks.append(
+            Check(
+                ok=second.interrupted,
+                what="barge-in: the reply was cut off when the user talked over it"
+                if second.interrupted
+                else "barge-in: the reply ran to its end although cut",
+            )
+        )
         if truncated is not None:
             checks.append(Check(ok=None, what=f"truncation sent for the spoken reply at {truncated} ms"))
         checks.append(await _sight_check(session, sight, trace, say))
@@ -108,8 +129,7 @@ def held_names(scene: Scene) -> list[str]:
 
 def names_said(reply: str, names: list[str]) -> list[str]:
     """The names whose head word (the last: "claw hammer" -> hammer) the reply says, a plural too."""
-    return [name for name in names
-            if re.search(rf"\b{re.escape(name.split()[-1].lower())}(s|es)?\b", reply.lower())]
+    return [name for name in names if re.search(rf"\b{re.escape(name.split()[-1].lower())}(s|es)?\b", reply.lower())]
 
 
 async def _sight_check(session, scene: Scene | None, trace: Trace, say: Callable[[str], None]) -> Check:
@@ -126,16 +146,20 @@ async def _sight_check(session, scene: Scene | None, trace: Trace, say: Callable
     named = names_said(reply.text, names)
     trace("check", {"sight": {"expected": names, "named": named, "reply": reply.text}})
     if named:
-        return Check(ok=True, what=f"sight: the reply names {', '.join(named)} (in hand: {', '.join(names)}): "
-                           f"the API looked at the frame")
+        return Check(
+            ok=True,
+            what=f"sight: the reply names {', '.join(named)} (in hand: {', '.join(names)}): "
+            f"the API looked at the frame",
+        )
     return Check(ok=False, what=f"sight: the reply names none of {', '.join(names)}: {reply.text[:100]!r}")
 
 
 async def _barge_in(session, speech: bytes) -> tuple[Reply, int | None]:
     await _speak(session, speech)
     started = asyncio.Event()
-    answer = asyncio.create_task(session.respond(audio_turn=True, on_delta=lambda _: started.set(),
-                                                 on_audio=lambda _: started.set()))
+    answer = asyncio.create_task(
+        session.respond(audio_turn=True, on_delta=lambda _: started.set(), on_audio=lambda _: started.set())
+    )
     waiting = asyncio.create_task(started.wait())
     await asyncio.wait({answer, waiting}, timeout=REPLY_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED)
     waiting.cancel()
@@ -150,13 +174,29 @@ async def _barge_in(session, speech: bytes) -> tuple[Reply, int | None]:
 
 
 def _first_reply(reply: Reply, output: str, trace: Trace) -> list[Check]:
-    checks = [Check(ok=bool(reply.text), what=f"reply to the spoken question: {reply.text[:100]!r}"
-                    + (f" (first text {reply.first_token_s:.2f} s after the turn ended)"
-                       if reply.first_token_s is not None else ""))]
+    checks = [
+        Check(
+            ok=bool(reply.text),
+            what=f"reply to the spoken question: {reply.text[:100]!r}"
+            + (
+                f" (first text {reply.first_token_s:.2f} s after the turn ended)"
+                if reply.first_token_s is not None
+                else ""
+            ),
+        )
+    ]
     if output == "audio":
-        checks.append(Check(ok=bool(reply.audio), what=f"spoken reply: {len(reply.audio) / 48000:.1f} s of audio"
-                            + (f", first audio {reply.first_audio_s:.2f} s after the turn ended"
-                               if reply.first_audio_s is not None else "")))
+        checks.append(
+            Check(
+                ok=bool(reply.audio),
+                what=f"spoken reply: {len(reply.audio) / 48000:.1f} s of audio"
+                + (
+                    f", first audio {reply.first_audio_s:.2f} s after the turn ended"
+                    if reply.first_audio_s is not None
+                    else ""
+                ),
+            )
+        )
     checks.append(Check(ok=reply.heard is not None, what=_transcript_timing(reply, trace)))
     if reply.incomplete:
         checks.append(Check(ok=False, what=f"the reply was cut short: {reply.incomplete}"))
@@ -178,9 +218,14 @@ def _transcript_timing(reply: Reply, trace: Trace) -> str:
 
 
 def _usage_line(usage: Usage) -> str:
-    parts = {"in text": usage.input_text_tokens, "in audio": usage.input_audio_tokens,
-             "in image": usage.input_image_tokens, "cached": usage.cached_input_tokens,
-             "out text": usage.output_text_tokens, "out audio": usage.output_audio_tokens}
+    parts = {
+        "in text": usage.input_text_tokens,
+        "in audio": usage.input_audio_tokens,
+        "in image": usage.input_image_tokens,
+        "cached": usage.cached_input_tokens,
+        "out text": usage.output_text_tokens,
+        "out audio": usage.output_audio_tokens,
+    }
     return ", ".join(f"{name} {'unknown' if count is None else count}" for name, count in parts.items())
 
 
@@ -191,20 +236,45 @@ def _session_facts(trace: Trace) -> list[Check]:
     counts = dict.fromkeys(kinds, 0)  # in the order each kind first came
     for kind in kinds:
         counts[kind] += 1
-    checks = [Check(ok=None, what="events received (in the order each first came): "
-                    + ", ".join(kind + (f" x{n}" if n > 1 else "") for kind, n in counts.items()))]
-    errors = [line["message"] for line in trace.lines if line["direction"] == "received" and (
-        line["message"].get("type") == "error"
-        or (line["message"].get("response") or {}).get("status") == "failed")]
-    checks.append(Check(ok=not errors, what=f"error events or failed responses: {len(errors)}"
-                        + (f" (first: {json.dumps(errors[0])[:200]})" if errors else "")))
-    setups = [line["message"]["setup (as configured)"] for line in trace.lines
-              if "setup (as configured)" in line["message"]]
+    checks = [
+        Check(
+            ok=None,
+            what="events received (in the order each first came): "
+            + ", ".join(kind + (f" x{n}" if n > 1 else "") for kind, n in counts.items()),
+        )
+    ]
+    errors = [
+        line["message"]
+        for line in trace.lines
+        if line["direction"] == "received"
+        and (
+            line["message"].get("type") == "error" or (line["message"].get("response") or {}).get("status") == "failed"
+        )
+    ]
+    checks.append(
+        Check(
+            ok=not errors,
+            what=f"error events or failed responses: {len(errors)}"
+            + (f" (first: {json.dumps(errors[0])[:200]})" if errors else ""),
+        )
+    )
+    setups = [
+        line["message"]["setup (as configured)"] for line in trace.lines if "setup (as configured)" in line["message"]
+    ]
     if setups:
-        checks.append(Check(ok=all("context_window_compression" in s for s in setups),
-                             what="every setup asked for context window compression"))
-        checks.append(Check(ok=None, what=f"resumption handles given: {sum('session_resumption_update' in k for k in kinds)}"
-                                  f"; goAway: {sum('go_away' in k for k in kinds)}"))
+        checks.append(
+            Check(
+                ok=all("context_window_compression" in s for s in setups),
+                what="every setup asked for context window compression",
+            )
+        )
+        checks.append(
+            Check(
+                ok=None,
+                what=f"resumption handles given: {sum('session_resumption_update' in k for k in kinds)}"
+                f"; goAway: {sum('go_away' in k for k in kinds)}",
+            )
+        )
     return checks
 
 

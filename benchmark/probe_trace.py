@@ -42,10 +42,10 @@ BASE64 = re.compile(r"[A-Za-z0-9+/_-]{40,}={0,2}")  # a long unbroken run of bas
 class Redactor:
     def __init__(self, secrets: Iterable[str]):
         keys = [s for s in (k.strip() for k in secrets) if len(s) >= RUN]
-        self._pieces = {key[i:i + RUN] for key in keys for i in range(len(key) - RUN + 1)}
+        self._pieces = {key[i : i + RUN] for key in keys for i in range(len(key) - RUN + 1)}
 
     @classmethod
-    def from_environment(cls) -> "Redactor":
+    def from_environment(cls) -> Redactor:
         return cls(os.environ.get(name, "") for name in SECRET_NAMES)
 
     def _hidden(self, text: str) -> list[bool]:
@@ -53,8 +53,8 @@ class Redactor:
         hidden = [False] * len(text)
         if self._pieces:
             for i in range(len(text) - RUN + 1):
-                if text[i:i + RUN] in self._pieces:
-                    hidden[i:i + RUN] = [True] * RUN
+                if text[i : i + RUN] in self._pieces:
+                    hidden[i : i + RUN] = [True] * RUN
         return hidden
 
     def text(self, text: str) -> str:
@@ -79,7 +79,7 @@ class Redactor:
             start = 0
             for i in indices:
                 size = len(leaves[i][1])
-                redacted[i] = _joined(leaves[i][1], hidden[start:start + size])
+                redacted[i] = _joined(leaves[i][1], hidden[start : start + size])
                 start += size
         return _replace(shown, iter(redacted))
 
@@ -98,10 +98,12 @@ def _joined(text: str, hidden: list[bool]) -> str:
 
 def _without_base64(text: str) -> str:
     """... is media when it mixes upper and lower case letters and digits (an event name does not)."""
+
     def size(match: re.Match) -> str:
         run = match.group()
         mixed = any(c.isupper() for c in run) and any(c.islower() for c in run) and any(c.isdigit() for c in run)
         return f"<{len(run)} characters of base64>" if mixed else run
+
     return BASE64.sub(size, text)
 
 
@@ -157,13 +159,15 @@ def _replace(value, redacted):
 class Trace:
     """Every message of the session as (seconds since the start, direction, message), redacted
     when written (`write`): the whole trace at once, so a key spelled across messages is found."""
+
     redactor: Redactor
     started: float = field(default_factory=time.monotonic)
     lines: list[dict] = field(default_factory=list)
 
     def __call__(self, direction: str, message: dict) -> None:
-        self.lines.append({"t": round(time.monotonic() - self.started, 3), "direction": direction,
-                           "message": without_media(message)})
+        self.lines.append(
+            {"t": round(time.monotonic() - self.started, 3), "direction": direction, "message": without_media(message)}
+        )
 
     def write(self, path: Path) -> Path:
         lines = self.redactor.messages(self.lines)

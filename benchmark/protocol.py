@@ -37,8 +37,17 @@ class DirectConversation:
     `owns_candidate`: the candidate is this conversation's own (a realtime API's
     live conversation) and closes with it; a shared one is closed by its opener."""
 
-    def __init__(self, scenario: Scenario, condition: Condition, candidate: Candidate, config: GenerationConfig,
-                 *, camera: bool = True, repair_style: str = "named", owns_candidate: bool = False):
+    def __init__(
+        self,
+        scenario: Scenario,
+        condition: Condition,
+        candidate: Candidate,
+        config: GenerationConfig,
+        *,
+        camera: bool = True,
+        repair_style: str = "named",
+        owns_candidate: bool = False,
+    ):
         authored_turn_input(scenario, 3, repair_style=repair_style)  # an unknown style fails here
         self.scenario = scenario
         self.condition = condition
@@ -66,8 +75,13 @@ class DirectConversation:
 ReplyMeter = Callable[[str, str, "Usage | TranscriptionUsage | None", bool], None]
 
 
-async def run_trial(conversation: Conversation, scenario: Scenario, judge: Judge,
-                    ranking_judge: Judge | None = None, on_reply: ReplyMeter | None = None) -> TrialRecord:
+async def run_trial(
+    conversation: Conversation,
+    scenario: Scenario,
+    judge: Judge,
+    ranking_judge: Judge | None = None,
+    on_reply: ReplyMeter | None = None,
+) -> TrialRecord:
     """Turn 1, Turn 2, judge Turn 2; on a miss the repair turn and its judgement.
 
     Turn 2 passes when its label is the scenario's target context; Turn 3 when
@@ -107,14 +121,25 @@ async def run_trial(conversation: Conversation, scenario: Scenario, judge: Judge
         turns.append(turn_3)
         verdict_3 = await label(judge, judge_case(scenario, 3, turn_3.reply.text, inputs + [turn_3.input]))
     return TrialRecord(
-        scenario_id=scenario.scenario_id, condition="", trial=0, target_context=scenario.target_context,
-        cue_type=scenario.cue_type, difficulty_tier=scenario.difficulty_tier,
-        activity_domain=scenario.activity_domain, subset=scenario.subset,
-        messages=tuple(conversation.messages), turns=tuple(turns),
-        turn_1_response=turns[0].reply.text, turn_2_user_message=turn_2.input.user_message,
-        turn_2_response=turn_2.reply.text, turn_2_judge=verdict_2,
-        turn_2_code_signals=code_signals(turn_2.reply.text, scenario.answers), turn_2_ranking_judge=ranking,
-        turn_3_repair_attempted=missed, turn_3_message=turn_3.input.user_message if turn_3 else None,
-        turn_3_response=turn_3.reply.text if turn_3 else None, turn_3_judge=verdict_3,
+        scenario_id=scenario.scenario_id,
+        condition="",
+        trial=0,
+        target_context=scenario.target_context,
+        cue_type=scenario.cue_type,
+        difficulty_tier=scenario.difficulty_tier,
+        activity_domain=scenario.activity_domain,
+        subset=scenario.subset,
+        messages=tuple(conversation.messages),
+        turns=tuple(turns),
+        turn_1_response=turns[0].reply.text,
+        turn_2_user_message=turn_2.input.user_message,
+        turn_2_response=turn_2.reply.text,
+        turn_2_judge=verdict_2,
+        turn_2_code_signals=code_signals(turn_2.reply.text, scenario.answers),
+        turn_2_ranking_judge=ranking,
+        turn_3_repair_attempted=missed,
+        turn_3_message=turn_3.input.user_message if turn_3 else None,
+        turn_3_response=turn_3.reply.text if turn_3 else None,
+        turn_3_judge=verdict_3,
         repair_target_context=scenario.repair_target,
     )

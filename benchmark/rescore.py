@@ -13,14 +13,14 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchmark.scoring.trials import TranscriptError, load_trials, transcripts_path
 from core.records import SCHEMA_VERSION, TrialRecord
 from core.safe_files import atomic_file, refuse_links, write_atomic
 from core.scenario import Scenario, load_bank
-from benchmark.scoring.trials import TranscriptError, load_trials, transcripts_path
 
 if TYPE_CHECKING:
     from core.proactive_scenario import ProactiveScenario
@@ -35,7 +35,12 @@ async def _judge_turn(judge, record: TrialRecord, scenario: Scenario, turn: int)
 
     response = record.turn_2_response if turn == 2 else record.turn_3_response
     if response is None:
-        return Verdict(label=None, rationale="", judge=getattr(judge, "name", "?"), unscored_reason=f"no recorded Turn {turn} response")
+        return Verdict(
+            label=None,
+            rationale="",
+            judge=getattr(judge, "name", "?"),
+            unscored_reason=f"no recorded Turn {turn} response",
+        )
     return await judge.label(record.judge_case(scenario, turn))
 
 
@@ -53,22 +58,38 @@ async def rejudge_record(record: TrialRecord, scenario, judge) -> TrialRecord:
 
         if record.errored:
             return record
-        return record.replace(schema_version=SCHEMA_VERSION,
-                              watching=await judge_watching(scenario, record.watching, judge, heard=tuple(
-                                  turn.input.speech for turn in record.turns if turn.input.speech)), fault=None)
+        return record.replace(
+            schema_version=SCHEMA_VERSION,
+            watching=await judge_watching(
+                scenario,
+                record.watching,
+                judge,
+                heard=tuple(turn.input.speech for turn in record.turns if turn.input.speech),
+            ),
+            fault=None,
+        )
     record = record.replace(
-        schema_version=SCHEMA_VERSION, activity_domain=record.activity_domain or scenario.activity_domain,
-        repair_target_context=scenario.repair_target, subset=scenario.subset,
-        difficulty_tier=scenario.difficulty_tier if record.difficulty_tier == "unknown" else record.difficulty_tier)
+        schema_version=SCHEMA_VERSION,
+        activity_domain=record.activity_domain or scenario.activity_domain,
+        repair_target_context=scenario.repair_target,
+        subset=scenario.subset,
+        difficulty_tier=scenario.difficulty_tier if record.difficulty_tier == "unknown" else record.difficulty_tier,
+    )
     if record.errored:
         return record.replace(fault=fault_of(record))
     record = record.replace(
-        turn_2_previous_judge_label=record.turn_2_label, turn_2_judge=await _judge_turn(judge, record, scenario, 2),
-        turn_2_code_signals=(code_signals(record.turn_2_response, scenario.answers)
-                             if record.turn_2_response is not None else record.turn_2_code_signals))
+        turn_2_previous_judge_label=record.turn_2_label,
+        turn_2_judge=await _judge_turn(judge, record, scenario, 2),
+        turn_2_code_signals=(
+            code_signals(record.turn_2_response, scenario.answers)
+            if record.turn_2_response is not None
+            else record.turn_2_code_signals
+        ),
+    )
     if record.turn_3_repair_attempted:
-        record = record.replace(turn_3_previous_judge_label=record.turn_3_label,
-                                turn_3_judge=await _judge_turn(judge, record, scenario, 3))
+        record = record.replace(
+            turn_3_previous_judge_label=record.turn_3_label, turn_3_judge=await _judge_turn(judge, record, scenario, 3)
+        )
     return record.replace(fault=classify(record))  # the new judge's label decides judge_unscored
 
 
@@ -96,8 +117,9 @@ def rescore(
         known.update((s.scenario_id, s) for s in load_proactive(Path(bank.source) / PROACTIVE_FILE))
     missing = sorted({t.scenario_id for t in trial_set.trials} - set(known))
     if missing:
-        raise RescoreError(f"{transcripts_path(source)}: scenario ids not in the bank {bank.source}: "
-                           + ", ".join(missing))
+        raise RescoreError(
+            f"{transcripts_path(source)}: scenario ids not in the bank {bank.source}: " + ", ".join(missing)
+        )
     out = Path(output_dir)
     if (out / "transcripts.jsonl").exists():
         raise RescoreError(f"{out / 'transcripts.jsonl'} already exists; choose a new --output-dir")
@@ -110,18 +132,20 @@ def rescore(
 
         async with open_judge(judge_family, judge_model, base_url=base_url) as judge:
             updated = dict(manifest)
-            updated.update({
-                "judge_family": getattr(judge, "family", judge_family),
-                "judge_model": getattr(judge, "name", judge_model),
-                "judge_family_resolution": "explicit (rescore)",
-                "rescore": {
-                    "source": str(transcripts_path(source)),
-                    "bank": str(bank.source),
-                    "previous_judge_family": manifest.get("judge_family"),
-                    "previous_judge_model": manifest.get("judge_model"),
-                    "timestamp_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                },
-            })
+            updated.update(
+                {
+                    "judge_family": getattr(judge, "family", judge_family),
+                    "judge_model": getattr(judge, "name", judge_model),
+                    "judge_family_resolution": "explicit (rescore)",
+                    "rescore": {
+                        "source": str(transcripts_path(source)),
+                        "bank": str(bank.source),
+                        "previous_judge_family": manifest.get("judge_family"),
+                        "previous_judge_model": manifest.get("judge_model"),
+                        "timestamp_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+                    },
+                }
+            )
             name = getattr(judge, "name", None)
             if isinstance(manifest.get("prices"), dict) and name and getattr(judge, "family", "") != "lexical":
                 from benchmark.prices import price_table  # the new judge's price beside the run's own
@@ -141,8 +165,10 @@ def rescore(
                     record = await rejudge_record(trial, known[trial.scenario_id], judge)
                     handle.write(record.to_line().encode("utf-8"))
                     verdict = record.turn_2_label if record.watching is None else record.watching.outcome or "quiet"
-                    progress(f"rescored {number}/{total}: {trial.scenario_id} [{trial.condition}] trial {trial.trial}"
-                             f" -> {verdict}")
+                    progress(
+                        f"rescored {number}/{total}: {trial.scenario_id} [{trial.condition}] trial {trial.trial}"
+                        f" -> {verdict}"
+                    )
             return updated
 
     asyncio.run(run())

@@ -19,13 +19,14 @@ class ShardError(ValueError):
 
 
 def parse_shard(text: str) -> tuple[int, int]:
-    """"K/N" -> (K, N), with 1 <= K <= N."""
+    """ "K/N" -> (K, N), with 1 <= K <= N."""
     index, _, count = (text or "").partition("/")
     try:
         k, n = int(index), int(count)
     except ValueError:
-        raise ShardError(f"--shard takes K/N, e.g. 1/4 (this machine runs the first of four shares); "
-                         f"got {text!r}") from None
+        raise ShardError(
+            f"--shard takes K/N, e.g. 1/4 (this machine runs the first of four shares); got {text!r}"
+        ) from None
     if n < 1 or not 1 <= k <= n:
         raise ShardError(f"--shard K/N needs 1 <= K <= N; got {text!r}")
     return k, n
@@ -38,8 +39,10 @@ def shard_text(shard: tuple[int, int] | None) -> str | None:
 def empty_shard_line(shard: tuple[int, int], cells: int) -> str:
     """What `wearsim bench` says of a shard that holds no cell (a small run split many ways: the hash
     split is even only over many cells). It exits 0: the dir is a valid shard that `merge` takes."""
-    return (f"shard {shard_text(shard)} holds none of this run's {cells} cells: nothing to run, no report "
-            f"written; give this dir to `wearsim merge` with the other shards as usual (it adds no record)")
+    return (
+        f"shard {shard_text(shard)} holds none of this run's {cells} cells: nothing to run, no report "
+        f"written; give this dir to `wearsim merge` with the other shards as usual (it adds no record)"
+    )
 
 
 def cell_key(cell: tuple) -> tuple:
@@ -77,14 +80,29 @@ def planned_cells(manifest: dict) -> list[tuple] | None:
     strategy), in run order,
     its shard's only; None when the manifest does not say (a transcript from elsewhere)."""
     conditions, ids, trials = manifest.get("conditions"), manifest.get("scenario_ids"), manifest.get("trials")
-    if not (isinstance(conditions, list) and isinstance(ids, list) and isinstance(trials, int)
-            and not isinstance(trials, bool)):
+    if not (
+        isinstance(conditions, list)
+        and isinstance(ids, list)
+        and isinstance(trials, int)
+        and not isinstance(trials, bool)
+    ):
         return None
     gaps = manifest.get("staleness_ms") or [None]
     policies = manifest.get("frame_policies") or [None]
     profiles = manifest.get("impairments") or [None]
     strategies = manifest.get("proactive") or [None]
     shard = manifest_shard(manifest)
-    return [cell for cell in ((c, s, t, g, p, i, a) for c in conditions for s in ids for t in range(trials)
-                              for g in gaps for p in policies for i in profiles for a in strategies)
-            if in_shard(cell, shard)]
+    return [
+        cell
+        for cell in (
+            (c, s, t, g, p, i, a)
+            for c in conditions
+            for s in ids
+            for t in range(trials)
+            for g in gaps
+            for p in policies
+            for i in profiles
+            for a in strategies
+        )
+        if in_shard(cell, shard)
+    ]

@@ -39,26 +39,48 @@ def session_config(scenario: Scenario, condition: Condition, backend: str, *, ca
     from streaming.wire import SessionConfig
 
     fallback = {str(n): text for n, text in ((1, scenario.turn_1_image), (2, scenario.turn_2_image)) if text}
-    return SessionConfig(backend=backend, system_prompt=condition.system_prompt, camera=camera,
-                         fallback_camera=fallback if camera else {},
-                         fallback_context=scenario.context_image if camera else None, **options)
+    return SessionConfig(
+        backend=backend,
+        system_prompt=condition.system_prompt,
+        camera=camera,
+        fallback_camera=fallback if camera else {},
+        fallback_context=scenario.context_image if camera else None,
+        **options,
+    )
 
 
 def turn_reply(events, backend: str, audio: bytes) -> Reply:
     """The `Reply` of one finished turn, from the server's events for it (`simulator.client.TurnEvents`)."""
     done, metrics = events.done, events.metrics.latency_s
-    return Reply(text=done.text, model=backend, usage=done.usage, latency_s=metrics.reply_done or 0.0,
-                 first_token_s=metrics.first_token, first_audio_s=metrics.first_audio, heard=done.heard,
-                 audio=audio, session_lost=done.session_lost, incomplete=done.incomplete,
-                 transcription=done.transcription)
+    return Reply(
+        text=done.text,
+        model=backend,
+        usage=done.usage,
+        latency_s=metrics.reply_done or 0.0,
+        first_token_s=metrics.first_token,
+        first_audio_s=metrics.first_audio,
+        heard=done.heard,
+        audio=audio,
+        session_lost=done.session_lost,
+        incomplete=done.incomplete,
+        transcription=done.transcription,
+    )
 
 
 class StreamConversation:
     """One trial's session, its turns played as `settings` (a `simulator.settings.GlassesSettings`) say;
     `on_event` sees each server event as it comes (`wearsim simulate` prints them)."""
 
-    def __init__(self, scenario: Scenario, condition: Condition, settings, *, camera: bool = True,
-                 repair_style: str = "named", on_event=None):
+    def __init__(
+        self,
+        scenario: Scenario,
+        condition: Condition,
+        settings,
+        *,
+        camera: bool = True,
+        repair_style: str = "named",
+        on_event=None,
+    ):
         self.scenario = scenario
         self.condition = condition
         self.glasses = settings
@@ -79,10 +101,12 @@ class StreamConversation:
         from simulator.client import GlassesClient
 
         glasses = self.glasses
-        session = session_config(self.scenario, self.condition, glasses.backend, camera=self.camera,
-                                 **glasses.hello_options())
-        client = GlassesClient(glasses.url, token=glasses.token, on_event=self.on_event,
-                               drop_frames=glasses.drop_frames)
+        session = session_config(
+            self.scenario, self.condition, glasses.backend, camera=self.camera, **glasses.hello_options()
+        )
+        client = GlassesClient(
+            glasses.url, token=glasses.token, on_event=self.on_event, drop_frames=glasses.drop_frames
+        )
         await client.connect(session)
         self.client = client
         impairment = glasses.impairment
@@ -101,10 +125,19 @@ class StreamConversation:
         if self.clock_ms is None:
             self.clock_ms = stream_phase_ms(self.scenario.scenario_id)
         lead = glasses.staleness_ms if (turn == 2 and glasses.staleness_ms is not None) else LEAD_MS
-        plan = plan_turn(self.scenario, turn, self.clock_ms, media_root=glasses.media_root or MEDIA_ROOT,
-                         camera=self.camera, repair_style=self.repair_style, lead_ms=lead,
-                         live_frames=glasses.live_frames, synthetic_frames=glasses.synthetic_frames,
-                         profile=glasses.impairment, scenes=glasses.scenes)
+        plan = plan_turn(
+            self.scenario,
+            turn,
+            self.clock_ms,
+            media_root=glasses.media_root or MEDIA_ROOT,
+            camera=self.camera,
+            repair_style=self.repair_style,
+            lead_ms=lead,
+            live_frames=glasses.live_frames,
+            synthetic_frames=glasses.synthetic_frames,
+            profile=glasses.impairment,
+            scenes=glasses.scenes,
+        )
         self.clock_ms = plan.end_ms + glasses.gap_ms
         self.scenes.update(plan.frame_scenes())
         if glasses.keep_frames:
@@ -123,16 +156,26 @@ class StreamConversation:
             frames = dataclasses.replace(frames, pictures=await asyncio.to_thread(self._thumbnails, frames.sent_ms))
         profile = glasses.impairment
         facts = GlassesFacts(
-            speech_media=plan.speech_source, frames_sent=plan.has_frames, synthetic_frames=plan.synthetic_frames,
-            frames_source=plan.frames_source, lead_ms=lead, script=authored.speech,
+            speech_media=plan.speech_source,
+            frames_sent=plan.has_frames,
+            synthetic_frames=plan.synthetic_frames,
+            frames_source=plan.frames_source,
+            lead_ms=lead,
+            script=authored.speech,
             camera_script=authored.camera_block,
-            impairment=profile.name if profile else None, impairment_seed=profile.seed if profile else None,
+            impairment=profile.name if profile else None,
+            impairment_seed=profile.seed if profile else None,
             frames_played=delivery.frames_played if profile else None,
-            frames_degraded=plan.frames_degraded if profile else None, audio_lost_ms=delivery.lost_audio_ms,
-            frames_lost_ms=delivery.lost_frames_ms, uplink_delay_ms=delivery.mean_delay_ms,
-            **self._timeline(plan, turn))
+            frames_degraded=plan.frames_degraded if profile else None,
+            audio_lost_ms=delivery.lost_audio_ms,
+            frames_lost_ms=delivery.lost_frames_ms,
+            uplink_delay_ms=delivery.mean_delay_ms,
+            **self._timeline(plan, turn),
+        )
         turn_end = events.metrics.turn_end
-        return TurnResult(turn=turn, input=events.input, reply=reply, metrics=metrics, glasses=facts, frames=frames, turn_end=turn_end)
+        return TurnResult(
+            turn=turn, input=events.input, reply=reply, metrics=metrics, glasses=facts, frames=frames, turn_end=turn_end
+        )
 
     def _client(self) -> GlassesClient:
         """The open session's client (`open` made it)."""
@@ -146,20 +189,27 @@ class StreamConversation:
         from streaming.wire import TranscriptFinal
 
         audio = [item for item in plan.items if item.kind == "audio"]
-        scene = next((item.t_ms for item in plan.items if item.kind == "frame" and plan.scene
-                      and item.scene == plan.scene), None)
-        heard = [event for _, event in self._client().events if isinstance(event, TranscriptFinal) and event.turn == turn]
-        return {"start_ms": audio[0].t_ms if audio else None, "scene_ms": scene,
-                "speech_end_ms": heard[-1].end_ms if heard else None,
-                "speech_audio": b"".join(item.payload for item in audio)}
+        scene = next(
+            (item.t_ms for item in plan.items if item.kind == "frame" and plan.scene and item.scene == plan.scene), None
+        )
+        heard = [
+            event for _, event in self._client().events if isinstance(event, TranscriptFinal) and event.turn == turn
+        ]
+        return {
+            "start_ms": audio[0].t_ms if audio else None,
+            "scene_ms": scene,
+            "speech_end_ms": heard[-1].end_ms if heard else None,
+            "speech_audio": b"".join(item.payload for item in audio),
+        }
 
     def _thumbnails(self, sent_ms: tuple[int, ...]) -> tuple[tuple[int, bytes], ...]:
         """Each frame sent, as played, made small (`THUMBNAIL_PX` on its longer side); a frame the glasses
         did not play (none should be) is left out."""
         from perception.frame_policy import resize_frame
 
-        return tuple((t, resize_frame(self.played[t], THUMBNAIL_PX, THUMBNAIL_QUALITY))
-                     for t in sent_ms if t in self.played)
+        return tuple(
+            (t, resize_frame(self.played[t], THUMBNAIL_PX, THUMBNAIL_QUALITY)) for t in sent_ms if t in self.played
+        )
 
     def _frame_facts(self, facts: FrameFacts, scene: str | None) -> FrameFacts:
         """The server's frame facts, and which scene the newest frame sent shows: the glasses

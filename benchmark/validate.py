@@ -16,20 +16,27 @@ warnings on any other bank, whose authors may follow other rules
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from benchmark.bank_counts import counts, shipped_count_problems
+from benchmark.bank_counts import shipped_count_problems
 from benchmark.lockfile import lock_drift
 from benchmark.validate_duplicates import near_duplicates
 from core.nouns import as_object_noun, object_nouns_in
 from core.scenario import (
-    COGNITIVE_LOADS, CUE_TYPES, DIFFICULTY_TIERS, JSONL_RENAMES, SHIPPED_BANK, TARGET_CONTEXTS,
-    TIME_GAP_BUCKETS, Bank, BankError, load_bank,
+    COGNITIVE_LOADS,
+    CUE_TYPES,
+    DIFFICULTY_TIERS,
+    JSONL_RENAMES,
+    SHIPPED_BANK,
+    TARGET_CONTEXTS,
+    TIME_GAP_BUCKETS,
+    Bank,
+    BankError,
+    load_bank,
 )
 
 SPEECH_FIELDS = ("turn_1_user", "turn_2_user", "turn_3_repair_anchor_deictic")
@@ -54,7 +61,8 @@ MIN_INDICATORS = 4  # entries per clarify and abstain list
 MIN_OWN_INDICATORS = 2  # of which no other scenario uses in the same list
 # answer tokens that fire on replies about anything: the validator rejects them
 # as list entries (inside a phrase they are fine: "wait a day", "bake at 180 c")
-GENERIC_TOKENS = frozenset("""
+GENERIC_TOKENS = frozenset(
+    """
     fine ok okay good bad great better best worse wrong right correct yes no maybe
     wait ready set done normal safe enough more less too much little lot
     it this that these those one thing things stuff something part
@@ -63,7 +71,8 @@ GENERIC_TOKENS = frozenset("""
     water hot cold warm cool high low big small large long short new old full empty
     red blue green yellow white black brown orange pink purple grey gray
     check use try keep make put add go stop start look see
-""".split())
+""".split()
+)
 BARE_NUMBER = re.compile(r"^[\d.,:/%+-]+$")
 # a camera block describes what is there; it does not narrate what is not
 ABSENCE = re.compile(
@@ -77,9 +86,15 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 # check 3: no text field may be longer than this (it also bounds checks 2 and 6)
 MAX_TEXT_CHARS = 2000
-TEXT_FIELDS = ("context_image", "turn_1_image", "turn_2_image", "turn_1_user", "turn_2_user",
-               "turn_3_repair_anchor", "turn_3_repair_anchor_deictic")
-
+TEXT_FIELDS = (
+    "context_image",
+    "turn_1_image",
+    "turn_2_image",
+    "turn_1_user",
+    "turn_2_user",
+    "turn_3_repair_anchor",
+    "turn_3_repair_anchor_deictic",
+)
 
 
 @dataclass(kw_only=True)
@@ -139,8 +154,9 @@ def mentions(text: str | None, token: str) -> bool:
 @lru_cache(maxsize=1 << 16)
 def _mention_pattern(token: str) -> re.Pattern:
     """One pattern for the token's forms (compiled once per token: a bank repeats its tokens)."""
-    bodies = sorted((r"\s+".join(re.escape(word) for word in form.split()) for form in _token_forms(token)),
-                    key=len, reverse=True)
+    bodies = sorted(
+        (r"\s+".join(re.escape(word) for word in form.split()) for form in _token_forms(token)), key=len, reverse=True
+    )
     return re.compile(rf"(?<!\w)(?:{'|'.join(bodies)})(?!\w)", re.IGNORECASE)
 
 
@@ -149,7 +165,7 @@ def sentences(text: str) -> list[str]:
     return [part for part in _SENTENCE_END.split(text.strip()) if part.strip()]
 
 
-def _flag(result: "CheckResult", shipped: bool, message: str) -> None:
+def _flag(result: CheckResult, shipped: bool, message: str) -> None:
     """An authoring-rule finding: a problem on the shipped bank, a warning elsewhere."""
     (result.problems if shipped else result.warnings).append(message)
 
@@ -192,8 +208,10 @@ def check_object_names(bank: Bank, *, shipped: bool = False) -> CheckResult:
                 elif noun in inside:
                     _flag(result, shipped, f"{where} names an object: {noun!r} (part of an answer token)")
                 elif shipped:
-                    result.problems.append(f"{where} names an object: {noun!r} "
-                                           "(not an answer token; the shipped bank names no listed object)")
+                    result.problems.append(
+                        f"{where} names an object: {noun!r} "
+                        "(not an answer token; the shipped bank names no listed object)"
+                    )
                 else:
                     result.warnings.append(f"{where} names an object: {noun!r} (not an answer token)")
             reported: set[str] = set()
@@ -219,12 +237,20 @@ def check_camera_blocks(bank: Bank, *, shipped: bool = False) -> CheckResult:
                 continue
             n = len(sentences(text))
             if not low <= n <= high:
-                _flag(result, shipped, f"{s.scenario_id}: field '{name}' has {n} sentence{'s' if n != 1 else ''}; "
-                                       f"a camera block has {low} to {high}")
+                _flag(
+                    result,
+                    shipped,
+                    f"{s.scenario_id}: field '{name}' has {n} sentence{'s' if n != 1 else ''}; "
+                    f"a camera block has {low} to {high}",
+                )
             match = ABSENCE.search(text)
             if match:
-                _flag(result, shipped, f"{s.scenario_id}: field '{name}' narrates an absence ({match.group(0)!r}); "
-                                       "describe what the camera shows")
+                _flag(
+                    result,
+                    shipped,
+                    f"{s.scenario_id}: field '{name}' narrates an absence ({match.group(0)!r}); "
+                    "describe what the camera shows",
+                )
     return result
 
 
@@ -255,23 +281,34 @@ def check_answer_lists(bank: Bank, *, shipped: bool = False) -> CheckResult:
             if not entries and not shipped and s.target_context in ("clarify", "abstain"):
                 continue
             if len(entries) < MIN_ANSWERS:
-                _flag(result, shipped, f"{sid}: answer list '{name}' has {len(entries)} entries; at least "
-                                       f"{MIN_ANSWERS} (object name, technique and state words)")
+                _flag(
+                    result,
+                    shipped,
+                    f"{sid}: answer list '{name}' has {len(entries)} entries; at least "
+                    f"{MIN_ANSWERS} (object name, technique and state words)",
+                )
             phrases = sum(len(e.split()) > 1 for e in entries)
             if phrases < MIN_PHRASES:
-                _flag(result, shipped, f"{sid}: answer list '{name}' has {phrases} multi-word phrase"
-                                       f"{'s' if phrases != 1 else ''}; at least {MIN_PHRASES}")
+                _flag(
+                    result,
+                    shipped,
+                    f"{sid}: answer list '{name}' has {phrases} multi-word phrase"
+                    f"{'s' if phrases != 1 else ''}; at least {MIN_PHRASES}",
+                )
             for entry in entries:
                 if is_generic(entry):
-                    _flag(result, shipped, f"{sid}: answer list '{name}' holds the generic token {entry!r} "
-                                           "(it fires on unrelated replies)")
+                    _flag(
+                        result,
+                        shipped,
+                        f"{sid}: answer list '{name}' holds the generic token {entry!r} "
+                        "(it fires on unrelated replies)",
+                    )
                 if entry != entry.strip().lower():
                     _flag(result, shipped, f"{sid}: answer list '{name}': {entry!r} must be lower-case and trimmed")
             for entry, n in Counter(e.strip().lower() for e in entries).items():
                 if n > 1:
                     _flag(result, shipped, f"{sid}: answer list '{name}' repeats {entry!r}")
-        both = ({e.strip().lower() for e in answers.current_answers}
-                & {e.strip().lower() for e in answers.prior_answers})
+        both = {e.strip().lower() for e in answers.current_answers} & {e.strip().lower() for e in answers.prior_answers}
         for entry in sorted(both):
             _flag(result, shipped, f"{sid}: {entry!r} is in both current_answers and prior_answers")
         for name in ("clarify_indicators", "abstain_indicators"):
@@ -279,13 +316,20 @@ def check_answer_lists(bank: Bank, *, shipped: bool = False) -> CheckResult:
             if not entries and not shipped and s.target_context != name.split("_")[0]:
                 continue
             if len(entries) < MIN_INDICATORS:
-                _flag(result, shipped, f"{sid}: answer list '{name}' has {len(entries)} entries; "
-                                       f"at least {MIN_INDICATORS}")
+                _flag(
+                    result,
+                    shipped,
+                    f"{sid}: answer list '{name}' has {len(entries)} entries; at least {MIN_INDICATORS}",
+                )
             own = sum(users[(name, e)] == {sid} for e in entries)
             if len(bank.scenarios) > 1 and own < MIN_OWN_INDICATORS:
-                _flag(result, shipped, f"{sid}: answer list '{name}' has {own} entr{'y' if own == 1 else 'ies'} "
-                                       f"of its own; at least {MIN_OWN_INDICATORS} written for this scenario "
-                                       "(not one list copied across the bank)")
+                _flag(
+                    result,
+                    shipped,
+                    f"{sid}: answer list '{name}' has {own} entr{'y' if own == 1 else 'ies'} "
+                    f"of its own; at least {MIN_OWN_INDICATORS} written for this scenario "
+                    "(not one list copied across the bank)",
+                )
     return result
 
 
@@ -301,12 +345,19 @@ def check_repair_anchors(bank: Bank, *, shipped: bool = False) -> CheckResult:
             tokens = getattr(s.answers, name)
             if not tokens:
                 if shipped:
-                    _flag(result, shipped, f"{s.scenario_id}: answer list '{name}' is empty: the named repair "
-                                           "anchor cannot be checked")
+                    _flag(
+                        result,
+                        shipped,
+                        f"{s.scenario_id}: answer list '{name}' is empty: the named repair anchor cannot be checked",
+                    )
                 continue
             if not any(mentions(anchor, token) for token in tokens):
-                _flag(result, shipped, f"{s.scenario_id}: field 'turn_3_repair_anchor' names nothing from "
-                                       f"'{name}'; it must name the intended and the wrong object")
+                _flag(
+                    result,
+                    shipped,
+                    f"{s.scenario_id}: field 'turn_3_repair_anchor' names nothing from "
+                    f"'{name}'; it must name the intended and the wrong object",
+                )
     return result
 
 
@@ -320,14 +371,21 @@ def check_structure(bank: Bank, *, shipped: bool) -> CheckResult:
         if n > 1:
             p.append(f"{sid}: scenario_id used {n} times")
     jsonl_names = {ours: theirs for theirs, ours in JSONL_RENAMES.items()} if bank.format == "jsonl" else {}
-    enums = {"target_context": TARGET_CONTEXTS, "cue_type": CUE_TYPES, "difficulty_tier": DIFFICULTY_TIERS,
-             "cognitive_load": COGNITIVE_LOADS, "time_gap_bucket": TIME_GAP_BUCKETS}
+    enums = {
+        "target_context": TARGET_CONTEXTS,
+        "cue_type": CUE_TYPES,
+        "difficulty_tier": DIFFICULTY_TIERS,
+        "cognitive_load": COGNITIVE_LOADS,
+        "time_gap_bucket": TIME_GAP_BUCKETS,
+    }
     for s in bank.scenarios:
         for name in TEXT_FIELDS:
             value = getattr(s, name) or ""
             if len(value) > MAX_TEXT_CHARS:
-                p.append(f"{s.scenario_id}: field '{name}' is {len(value):,} characters; the limit is "
-                         f"{MAX_TEXT_CHARS:,} (a camera block is 2-4 sentences, a turn one utterance)")
+                p.append(
+                    f"{s.scenario_id}: field '{name}' is {len(value):,} characters; the limit is "
+                    f"{MAX_TEXT_CHARS:,} (a camera block is 2-4 sentences, a turn one utterance)"
+                )
         if s.subset == "contrast" and not CONTRAST_ID_PATTERN.match(s.scenario_id):
             p.append(f"{s.scenario_id}: field 'scenario_id' must look like sc-01, adv-01 or ct-01 on a contrast item")
         elif s.subset != "contrast" and not ID_PATTERN.match(s.scenario_id):
@@ -353,14 +411,20 @@ def check_structure(bank: Bank, *, shipped: bool) -> CheckResult:
                 p.append(f"{s.scenario_id}: answer list '{name}' is empty on a {s.target_context} item")
         repair = s.turn_3_target_context
         if repair is not None and repair not in TARGET_CONTEXTS:
-            p.append(f"{s.scenario_id}: field 'turn_3_target_context' is {repair!r}; allowed: "
-                     f"{', '.join(TARGET_CONTEXTS)} or null")
+            p.append(
+                f"{s.scenario_id}: field 'turn_3_target_context' is {repair!r}; allowed: "
+                f"{', '.join(TARGET_CONTEXTS)} or null"
+            )
         elif repair is not None and s.target_context in ("current", "prior") and repair != s.target_context:
-            p.append(f"{s.scenario_id}: field 'turn_3_target_context' is {repair!r} on a {s.target_context} item; "
-                     "a repair of a current or prior item points at the same context")
+            p.append(
+                f"{s.scenario_id}: field 'turn_3_target_context' is {repair!r} on a {s.target_context} item; "
+                "a repair of a current or prior item points at the same context"
+            )
         elif shipped and s.target_context == "clarify" and repair not in ("current", "prior"):
-            p.append(f"{s.scenario_id}: field 'turn_3_target_context' must be current or prior on a shipped clarify "
-                     "item: its named repair anchor resolves the ambiguity")
+            p.append(
+                f"{s.scenario_id}: field 'turn_3_target_context' must be current or prior on a shipped clarify "
+                "item: its named repair anchor resolves the ambiguity"
+            )
     if shipped:
         p.extend(shipped_count_problems(bank))
     return result
@@ -377,9 +441,15 @@ def check_lockfile(directory: Path, *, required: bool = False) -> CheckResult:
     drift = lock_drift(directory)
     if drift is not None:
         return CheckResult(name="lockfile", problems=drift)
-    missing = (f"{directory / 'MANIFEST.lock.json'}: missing; run `wearsim validate --scenarios {directory} "
-               "--write-lock` to lock this bank")
-    return CheckResult(name="lockfile", problems=[missing]) if required else CheckResult(name="lockfile", warnings=[missing])
+    missing = (
+        f"{directory / 'MANIFEST.lock.json'}: missing; run `wearsim validate --scenarios {directory} "
+        "--write-lock` to lock this bank"
+    )
+    return (
+        CheckResult(name="lockfile", problems=[missing])
+        if required
+        else CheckResult(name="lockfile", warnings=[missing])
+    )
 
 
 def check_scene_specs(bank: Bank, *, shipped: bool = False) -> CheckResult:
@@ -403,8 +473,12 @@ def check_proactive(bank: Bank, *, shipped: bool = False) -> CheckResult:
         except BankError:
             pass
     problems, warnings = proactive_findings(
-        Path(bank.source), proactive_rules(), shipped=shipped, bank_ids={s.scenario_id for s in whole.scenarios},
-        bank_domains={s.activity_domain for s in whole.scenarios})
+        Path(bank.source),
+        proactive_rules(),
+        shipped=shipped,
+        bank_ids={s.scenario_id for s in whole.scenarios},
+        bank_domains={s.activity_domain for s in whole.scenarios},
+    )
     return CheckResult(name="proactive", problems=problems, warnings=warnings)
 
 
@@ -429,10 +503,16 @@ def validate_bank(bank: Bank) -> list[CheckResult]:
     """Every check of the bank; a bank narrowed to the proactive subset (`--subset proactive`) gets the
     proactive check and the lockfile only (its three-turn scenarios were all left out)."""
     shipped = is_shipped(bank)
-    checks = [check_token_leakage(bank), check_object_names(bank, shipped=shipped),
-              check_camera_blocks(bank, shipped=shipped), check_answer_lists(bank, shipped=shipped),
-              check_repair_anchors(bank, shipped=shipped), check_structure(bank, shipped=shipped),
-              check_near_duplicates(bank), check_scene_specs(bank, shipped=shipped)]
+    checks = [
+        check_token_leakage(bank),
+        check_object_names(bank, shipped=shipped),
+        check_camera_blocks(bank, shipped=shipped),
+        check_answer_lists(bank, shipped=shipped),
+        check_repair_anchors(bank, shipped=shipped),
+        check_structure(bank, shipped=shipped),
+        check_near_duplicates(bank),
+        check_scene_specs(bank, shipped=shipped),
+    ]
     if bank.subset == "proactive":
         checks = []
     if has_proactive(bank):

@@ -55,8 +55,9 @@ class _PrefixIndex:
 
     def __init__(self, sequences: list[tuple[str, ...]], threshold: float):
         self.threshold = threshold
-        self.tokens = [[f"{w}#{k}" for w, count in Counter(seq).items() for k in range(1, count + 1)]
-                       for seq in sequences]
+        self.tokens = [
+            [f"{w}#{k}" for w, count in Counter(seq).items() for k in range(1, count + 1)] for seq in sequences
+        ]
         frequency = Counter(t for toks in self.tokens for t in set(toks))
         for toks in self.tokens:
             toks.sort(key=lambda t: (frequency[t], t))
@@ -65,7 +66,7 @@ class _PrefixIndex:
     def _prefix(self, i: int) -> list[str]:
         toks = self.tokens[i]
         needed = math.ceil(self.threshold * len(toks) / (2 - self.threshold) - 1e-9)
-        return toks[:max(0, len(toks) - needed + 1)]
+        return toks[: max(0, len(toks) - needed + 1)]
 
     def candidates(self, i: int) -> set[int]:
         return {j for token in self._prefix(i) for j in self.index.get(token, ())}
@@ -94,13 +95,20 @@ def near_duplicates(bank: Bank, text_limit: int) -> list[str]:
     groups: dict[tuple, list[int]] = {}
     for i, s in enumerate(scenarios):
         groups.setdefault((s.cue_type, s.target_context), []).append(i)
-    by_speech = {key: (_PrefixIndex([texts[i].speech for i in members], SPEECH_SIMILARITY_THRESHOLD),
-                       {i: n for n, i in enumerate(members)}, members) for key, members in groups.items()}
+    by_speech = {
+        key: (
+            _PrefixIndex([texts[i].speech for i in members], SPEECH_SIMILARITY_THRESHOLD),
+            {i: n for n, i in enumerate(members)},
+            members,
+        )
+        for key, members in groups.items()
+    }
     for i, b in enumerate(scenarios):
         speech_index, position, members = by_speech[(b.cue_type, b.target_context)]
         earlier = by_text.candidates(i) | {members[n] for n in speech_index.candidates(position[i])}
-        problem = next((found for j in sorted(earlier) if (found := _near_copy(scenarios[j], b, texts[j], texts[i]))),
-                       None)
+        problem = next(
+            (found for j in sorted(earlier) if (found := _near_copy(scenarios[j], b, texts[j], texts[i]))), None
+        )
         if problem:
             problems.append(problem)
         else:  # it stands for itself: later scenarios are compared with it

@@ -55,9 +55,35 @@ _WORD = re.compile(r"[a-z0-9']+")
 # words a remark can use about any scene change ("I notice the view changed"): the lexical judge's frame rule
 # (a reply with no answer word is about the frame whose description shares more of its words) would credit such
 # a remark as conveying the event if the event's scene brought one of them in
-NARRATION = ("view", "glance", "glanced", "gaze", "move", "moved", "moving", "turn", "head", "walk", "leave",
-             "leaves", "leaving", "appear", "notice", "noticed", "show", "showing", "change", "changed", "changes",
-             "scene", "scenes", "moment", "something", "frame", "frames")
+NARRATION = (
+    "view",
+    "glance",
+    "glanced",
+    "gaze",
+    "move",
+    "moved",
+    "moving",
+    "turn",
+    "head",
+    "walk",
+    "leave",
+    "leaves",
+    "leaving",
+    "appear",
+    "notice",
+    "noticed",
+    "show",
+    "showing",
+    "change",
+    "changed",
+    "changes",
+    "scene",
+    "scenes",
+    "moment",
+    "something",
+    "frame",
+    "frames",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,7 +129,9 @@ def judge_matches(text: str, keys: Iterable[str]) -> list[tuple[str, str]]:
     from benchmark.judges.signals import code_signals
     from core.scenario import AnswerKey
 
-    signals = code_signals(text, AnswerKey(current_answers=tuple(keys), prior_answers=(), clarify_indicators=(), abstain_indicators=()))
+    signals = code_signals(
+        text, AnswerKey(current_answers=tuple(keys), prior_answers=(), clarify_indicators=(), abstain_indicators=())
+    )
     found = [(key, key) for key in signals["word_boundary"]["current_answers"]]
     return found + [(hit["token"], hit["matched"]) for hit in signals["fuzzy"]["current_answers"]]
 
@@ -143,14 +171,19 @@ def proactive_counts(scenarios: Iterable[ProactiveScenario]) -> dict:
         "quiet_domains": _by_count(s.activity_domain for s in quiet),
         "events_with_opening_user": sum(s.opening_user is not None for s in events),
         "quiet_with_opening_user": sum(s.opening_user is not None for s in quiet),
-        "stream_s": {"min": min(streams, default=0), "max": max(streams, default=0),
-                     "total": round(sum(streams), 1)},
+        "stream_s": {"min": min(streams, default=0), "max": max(streams, default=0), "total": round(sum(streams), 1)},
         "window_s": sorted({s.event.window_s for s in events if s.event is not None}),  # (every event's)
     }
 
 
-def proactive_findings(directory: Path, rules: TextRules, *, shipped: bool = False, bank_ids: Iterable[str] = (),
-                       bank_domains: Iterable[str] = ()) -> tuple[list[str], list[str]]:
+def proactive_findings(
+    directory: Path,
+    rules: TextRules,
+    *,
+    shipped: bool = False,
+    bank_ids: Iterable[str] = (),
+    bank_domains: Iterable[str] = (),
+) -> tuple[list[str], list[str]]:
     """(problems, warnings) of `directory`'s proactive.json. `rules`: the bank's text rules
     (`benchmark.validate.proactive_rules()`); `bank_ids`: the three-turn bank's scenario ids (a proactive id
     must not reuse one); `bank_domains`: its activity domains (a proactive scenario's domain should be one of
@@ -172,18 +205,25 @@ def proactive_findings(directory: Path, rules: TextRules, *, shipped: bool = Fal
         if s.scenario_id in bank_ids:
             problems.append(f"{where}: field 'scenario_id' is also a three-turn scenario's id")
         if not ID_PATTERNS[s.kind].match(s.scenario_id):
-            flag(f"{where}: field 'scenario_id' must look like {'pa-01' if s.kind == 'event' else 'pq-01'} "
-                 f"on {'an event' if s.kind == 'event' else 'a quiet control'}")
+            flag(
+                f"{where}: field 'scenario_id' must look like {'pa-01' if s.kind == 'event' else 'pq-01'} "
+                f"on {'an event' if s.kind == 'event' else 'a quiet control'}"
+            )
         if bank_domains and s.activity_domain not in bank_domains:
-            flag(f"{where}: field 'activity_domain' {s.activity_domain!r} is none of the bank's domains "
-                 f"({', '.join(sorted(bank_domains))})")
+            flag(
+                f"{where}: field 'activity_domain' {s.activity_domain!r} is none of the bank's domains "
+                f"({', '.join(sorted(bank_domains))})"
+            )
         if not s.notes.strip():
-            flag(f"{where}: field 'notes' is empty; say in one sentence what a correct remark says "
-                 "(or why nothing needs saying)")
+            flag(
+                f"{where}: field 'notes' is empty; say in one sentence what a correct remark says "
+                "(or why nothing needs saying)"
+            )
         for name, value in (("opening_user", s.opening_user or ""), ("notes", s.notes)):
             if len(value) > MAX_TEXT_CHARS:
-                problems.append(f"{where}: field '{name}' is {len(value):,} characters; the limit is "
-                                f"{MAX_TEXT_CHARS:,}")
+                problems.append(
+                    f"{where}: field '{name}' is {len(value):,} characters; the limit is {MAX_TEXT_CHARS:,}"
+                )
         _check_scenes(s, where, rules, problems, flag)
         _check_timing(s, where, problems, flag)
         if s.event is not None:
@@ -212,22 +252,30 @@ def _check_scenes(s: ProactiveScenario, where: str, rules: TextRules, problems: 
         if s.event is not None:
             leaked = [key for key in s.event.expected if leaked_key(scene.camera, key, rules.mentions)]
             for key in leaked:
-                problems.append(f"{at} contains expected key {key!r} (in some form): the remark's words "
-                                "must be inferred, not read off the camera")
+                problems.append(
+                    f"{at} contains expected key {key!r} (in some form): the remark's words "
+                    "must be inferred, not read off the camera"
+                )
             for key, matched in judge_matches(scene.camera, s.event.expected):
                 if key not in leaked:
-                    problems.append(f"{at} contains {matched!r}, which the lexical judge matches to expected key "
-                                    f"{key!r}: it would set that key aside in a remark as copied from the camera")
+                    problems.append(
+                        f"{at} contains {matched!r}, which the lexical judge matches to expected key "
+                        f"{key!r}: it would set that key aside in a remark as copied from the camera"
+                    )
         if index and s.event is not None and index == s.event.scene:
             brought = narration_brought_in(s.scenes[index - 1].camera, scene.camera)
             if brought:
-                flag(f"{at} brings in narration words the scene before lacks ({', '.join(brought)}): the lexical "
-                     "judge would credit a remark that only narrates the change; drop them or use them in both scenes")
+                flag(
+                    f"{at} brings in narration words the scene before lacks ({', '.join(brought)}): the lexical "
+                    "judge would credit a remark that only narrates the change; drop them or use them in both scenes"
+                )
         if index:
             ratio = _ratio(_words(s.scenes[index - 1].camera), _words(scene.camera))
             if ratio >= SCENE_SIMILARITY:
-                problems.append(f"{at} is near-identical to scenes[{index - 1}] (similarity {ratio:.2f}): "
-                                "a scene change must show in its text")
+                problems.append(
+                    f"{at} is near-identical to scenes[{index - 1}] (similarity {ratio:.2f}): "
+                    "a scene change must show in its text"
+                )
 
 
 def _check_timing(s: ProactiveScenario, where: str, problems: list[str], flag) -> None:
@@ -240,15 +288,18 @@ def _check_timing(s: ProactiveScenario, where: str, problems: list[str], flag) -
         return
     onset_s, end_s = onset_ms / 1000, end_ms / 1000
     if onset_s < MIN_ONSET_S:
-        problems.append(f"{where}: field 'event.scene' starts the event at {onset_s:g} s; the onset must be at "
-                        f"least {MIN_ONSET_S:g} s into the stream (lengthen the scenes before it)")
+        problems.append(
+            f"{where}: field 'event.scene' starts the event at {onset_s:g} s; the onset must be at "
+            f"least {MIN_ONSET_S:g} s into the stream (lengthen the scenes before it)"
+        )
     if stream_s - end_s < MIN_TAIL_S:
-        problems.append(f"{where}: field 'event.window_s' ends the window at {end_s:g} s, {stream_s - end_s:g} s "
-                        f"before the stream ends ({stream_s:g} s); leave at least {MIN_TAIL_S:g} s after it")
+        problems.append(
+            f"{where}: field 'event.window_s' ends the window at {end_s:g} s, {stream_s - end_s:g} s "
+            f"before the stream ends ({stream_s:g} s); leave at least {MIN_TAIL_S:g} s after it"
+        )
     wlow, whigh = SHIPPED_WINDOW_S
     if not wlow <= s.event.window_s <= whigh:
-        flag(f"{where}: field 'event.window_s' is {s.event.window_s:g} s; a shipped window is {wlow:g} to "
-             f"{whigh:g} s")
+        flag(f"{where}: field 'event.window_s' is {s.event.window_s:g} s; a shipped window is {wlow:g} to {whigh:g} s")
 
 
 def _check_expected(s: ProactiveScenario, where: str, rules: TextRules, problems: list[str], flag) -> None:
@@ -263,8 +314,10 @@ def _check_expected(s: ProactiveScenario, where: str, rules: TextRules, problems
             flag(f"{where}: field 'event.expected' lists {key!r} {n} times")
     for key in keys:
         if rules.is_generic(key):
-            flag(f"{where}: field 'event.expected' key {key!r} is a generic word or a bare number that fires on "
-                 "unrelated remarks (the bank's stoplist); write the phrase a warning uses (\"it's ready\")")
+            flag(
+                f"{where}: field 'event.expected' key {key!r} is a generic word or a bare number that fires on "
+                "unrelated remarks (the bank's stoplist); write the phrase a warning uses (\"it's ready\")"
+            )
         if key != key.lower():
             flag(f"{where}: field 'event.expected' key {key!r} must be lower-case")
         if len(key) > 80:
@@ -273,8 +326,7 @@ def _check_expected(s: ProactiveScenario, where: str, rules: TextRules, problems
 
 def _check_copies(scenarios, path: Path, problems: list[str]) -> None:
     """Two scenarios whose camera texts, taken together, are near copies (the bank's check 6 rule)."""
-    texts = [(s.scenario_id, _words(" ".join(scene.camera[:MAX_TEXT_CHARS] for scene in s.scenes)))
-             for s in scenarios]
+    texts = [(s.scenario_id, _words(" ".join(scene.camera[:MAX_TEXT_CHARS] for scene in s.scenes))) for s in scenarios]
     for i, (sid_b, b) in enumerate(texts):
         for sid_a, a in texts[:i]:
             ca, cb = Counter(a), Counter(b)
@@ -291,17 +343,25 @@ def _check_shipped_counts(scenarios, path: Path, problems: list[str]) -> None:
     where = f"{path}: shipped proactive set"
     for kind in ("event", "quiet"):
         if c["kind"][kind] < SHIPPED_MINIMUMS[kind]:
-            problems.append(f"{where}: {c['kind'][kind]} {kind} scenarios (field 'kind'), expected at least "
-                            f"{SHIPPED_MINIMUMS[kind]}")
+            problems.append(
+                f"{where}: {c['kind'][kind]} {kind} scenarios (field 'kind'), expected at least "
+                f"{SHIPPED_MINIMUMS[kind]}"
+            )
     if len(c["event_domains"]) < SHIPPED_MINIMUMS["event_domains"]:
-        problems.append(f"{where}: events span {len(c['event_domains'])} activity domains (field "
-                        f"'activity_domain'), expected at least {SHIPPED_MINIMUMS['event_domains']}")
+        problems.append(
+            f"{where}: events span {len(c['event_domains'])} activity domains (field "
+            f"'activity_domain'), expected at least {SHIPPED_MINIMUMS['event_domains']}"
+        )
     for event_type, n in c["event_type"].items():
         if n < SHIPPED_MINIMUMS["per_event_type"]:
-            problems.append(f"{where}: {n} events of event_type {event_type!r} (field 'event_type'), expected at "
-                            f"least {SHIPPED_MINIMUMS['per_event_type']}")
+            problems.append(
+                f"{where}: {n} events of event_type {event_type!r} (field 'event_type'), expected at "
+                f"least {SHIPPED_MINIMUMS['per_event_type']}"
+            )
     events = c["kind"]["event"]
     low, high = SHIPPED_OPENING_SHARE
     if events and not low <= c["events_with_opening_user"] / events <= high:
-        problems.append(f"{where}: {c['events_with_opening_user']} of {events} events have an opening line "
-                        f"(field 'opening_user'), expected about a third ({low:.0%} to {high:.0%})")
+        problems.append(
+            f"{where}: {c['events_with_opening_user']} of {events} events have an opening line "
+            f"(field 'opening_user'), expected about a third ({low:.0%} to {high:.0%})"
+        )

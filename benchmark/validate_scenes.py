@@ -65,8 +65,10 @@ def spec_problems(scenario: Scenario, spec: SceneSpec, mentions) -> list[str]:
         if shown and name not in spec.scenes:
             out.append(f"{sid}: {name}: field 'scenes.{name}' is missing (the scenario has {IMAGE_OF_SCENE[name]})")
         elif not shown and name in spec.scenes:
-            out.append(f"{sid}: {name}: field 'scenes.{name}' describes a frame the scenario does not have "
-                       f"({IMAGE_OF_SCENE[name]} is null)")
+            out.append(
+                f"{sid}: {name}: field 'scenes.{name}' describes a frame the scenario does not have "
+                f"({IMAGE_OF_SCENE[name]} is null)"
+            )
     anchor = scenario.turn_3_repair_anchor
     for answer_list in ("current_answers", "prior_answers"):
         ids = spec.answer_objects.get(answer_list, ())
@@ -76,25 +78,35 @@ def spec_problems(scenario: Scenario, spec: SceneSpec, mentions) -> list[str]:
             out.append(f"{sid}: {allowed[0]}: field '{field}' names no object (the objects its answers are about)")
         entries = getattr(scenario.answers, answer_list)
         for object_id in ids:
-            found = [(n, o) for n in allowed
-                     if n in spec.scenes and (o := spec.scenes[n].object(object_id)) is not None]
+            found = [
+                (n, o) for n in allowed if n in spec.scenes and (o := spec.scenes[n].object(object_id)) is not None
+            ]
             if not found:
-                out.append(f"{sid}: {allowed[0]}: field '{field}': object {object_id!r} is not in the "
-                           f"{' or '.join(allowed)} scene")
+                out.append(
+                    f"{sid}: {allowed[0]}: field '{field}': object {object_id!r} is not in the "
+                    f"{' or '.join(allowed)} scene"
+                )
                 continue
             scene_name, obj = found[0]
-            if not (any(mentions(obj.name, entry) for entry in entries)
-                    or any(mentions(entry, obj.name) for entry in entries) or mentions(anchor, obj.name)):
-                out.append(f"{sid}: {scene_name}: field '{field}': object {object_id!r} is named {obj.name!r}, "
-                           f"which neither holds an entry of {answer_list} nor is named by one or by the repair anchor")
+            if not (
+                any(mentions(obj.name, entry) for entry in entries)
+                or any(mentions(entry, obj.name) for entry in entries)
+                or mentions(anchor, obj.name)
+            ):
+                out.append(
+                    f"{sid}: {scene_name}: field '{field}': object {object_id!r} is named {obj.name!r}, "
+                    f"which neither holds an entry of {answer_list} nor is named by one or by the repair anchor"
+                )
     shown = [n for n in SCENE_NAMES if n in spec.scenes]
     for earlier, later in zip(shown, shown[1:]):
         before, after = spec.scenes[earlier], spec.scenes[later]
         allowed_over = set(spec.carried.get(later, ()))
         for hand in after.hands:
             if hand.holds and before.object(hand.holds) is not None and hand.holds not in allowed_over:
-                out.append(f"{sid}: {later}: field 'hands': the {hand.side} hand holds {hand.holds!r}, an object "
-                           f"of the {earlier} scene (list it in carried.{later} only where the scenario says so)")
+                out.append(
+                    f"{sid}: {later}: field 'hands': the {hand.side} hand holds {hand.holds!r}, an object "
+                    f"of the {earlier} scene (list it in carried.{later} only where the scenario says so)"
+                )
         for object_id in sorted(allowed_over - after.held()):
             out.append(f"{sid}: {later}: field 'carried.{later}': {object_id!r} is not held in the {later} scene")
     for scene_name, scene in spec.scenes.items():
@@ -103,7 +115,7 @@ def spec_problems(scenario: Scenario, spec: SceneSpec, mentions) -> list[str]:
                 continue
             for entry in scenario.answers.current_answers + scenario.answers.prior_answers:
                 if mentions(obj.screen_content, entry):
-                    out.append(f"{sid}: {scene_name}: field 'screen_content' of {obj.id!r} holds answer token "
-                               f"{entry!r}")
+                    out.append(
+                        f"{sid}: {scene_name}: field 'screen_content' of {obj.id!r} holds answer token {entry!r}"
+                    )
     return out
-

@@ -26,14 +26,14 @@ import json
 import re
 from typing import Any
 
+from benchmark.validate import CheckResult, mentions
 from core.candidate import Candidate, GenerationConfig, Message
 from core.scenario import Bank, Scenario
-from benchmark.validate import CheckResult, mentions
 
 IDENTIFY_PROMPT = (
     "A camera on a pair of smart glasses reports the scene below in words; it never names objects. "
     "What is the main object (or place, or screen content) the wearer is attending to? Name it the way a "
-    "person would, in at most five words. Reply with JSON only: {{\"object\": \"...\"}}.\n\n"
+    'person would, in at most five words. Reply with JSON only: {{"object": "..."}}.\n\n'
     "Scene: {block}"
 )
 # check 5's candidate has no camera: a text-only assistant
@@ -62,8 +62,14 @@ def blocks_to_identify(s: Scenario) -> list[tuple[str, str, tuple[str, ...], str
         out.append(("context_image", s.context_image, a.prior_answers, "prior_answers"))
     if s.turn_1_image:
         if recall:
-            out.append(("turn_1_image", s.turn_1_image, a.prior_answers + a.current_answers,
-                        "prior_answers or current_answers"))
+            out.append(
+                (
+                    "turn_1_image",
+                    s.turn_1_image,
+                    a.prior_answers + a.current_answers,
+                    "prior_answers or current_answers",
+                )
+            )
         else:
             out.append(("turn_1_image", s.turn_1_image, a.prior_answers, "prior_answers"))
     if s.turn_2_image:
@@ -96,7 +102,8 @@ async def check_identification(bank: Bank, model: Candidate) -> CheckResult:
             if match is None:
                 result.problems.append(
                     f"{s.scenario_id}: field '{name}': the model names {named!r}, not among {lists}; "
-                    "the description does not identify the object")
+                    "the description does not identify the object"
+                )
         result.details[s.scenario_id] = report
     return result
 

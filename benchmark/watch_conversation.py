@@ -15,11 +15,11 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from benchmark.stream_conversation import THUMBNAIL_PX, THUMBNAIL_QUALITY, turn_reply
 from core.candidate import Message
 from core.proactive_scenario import ProactiveScenario
 from core.records import TurnResult
 from core.scenario import Condition
-from benchmark.stream_conversation import THUMBNAIL_PX, THUMBNAIL_QUALITY, turn_reply
 from core.watching import Probe, Watching
 
 if TYPE_CHECKING:
@@ -40,8 +40,16 @@ class WatchConversation:
     """One proactive trial, played as `settings` (a `simulator.settings.GlassesSettings`) say, at real
     time: timing is what a proactive trial measures, so it is never unpaced (`speed`)."""
 
-    def __init__(self, scenario: ProactiveScenario, condition: Condition, settings, *, strategy: str,
-                 speed: float = 1.0, pictures: tuple | None = None):
+    def __init__(
+        self,
+        scenario: ProactiveScenario,
+        condition: Condition,
+        settings,
+        *,
+        strategy: str,
+        speed: float = 1.0,
+        pictures: tuple | None = None,
+    ):
         self.scenario, self.condition, self.strategy = scenario, condition, strategy
         self.glasses = settings
         self.speed = speed
@@ -56,8 +64,13 @@ class WatchConversation:
         from streaming.wire import SessionConfig
 
         scenario, glasses = self.scenario, self.glasses
-        session = SessionConfig(backend=glasses.backend, system_prompt=self.condition.system_prompt, camera=True,
-                                proactive=self.strategy, **glasses.hello_options())
+        session = SessionConfig(
+            backend=glasses.backend,
+            system_prompt=self.condition.system_prompt,
+            camera=True,
+            proactive=self.strategy,
+            **glasses.hello_options(),
+        )
         self.client = client = GlassesClient(glasses.url, token=glasses.token)
         await client.connect(session)
         plan = await asyncio.to_thread(plan_watch, scenario, stream_phase_ms(scenario.scenario_id), self.pictures)
@@ -70,27 +83,46 @@ class WatchConversation:
             reply = turn_reply(events, glasses.backend, client.reply_audio(1))
             metrics = events.metrics.latency_s
             turns = (TurnResult(turn=1, input=events.input, reply=reply, metrics=metrics),)
-            messages = (*(Message(role="user", text=text) for text in events.input.messages()),
-                        Message(role="assistant", text=events.done.text))
+            messages = (
+                *(Message(role="user", text=text) for text in events.input.messages()),
+                Message(role="assistant", text=events.done.text),
+            )
         origin = plan.start_ms
         recorded = []
         for event in probes:
-            spoke = None if event.silent or event.first_s is None else event.asked_ms - origin + round(
-                event.first_s * 1000)
-            recorded.append(Probe(n=event.probe, asked_ms=event.asked_ms - origin,
-                                  frame_ms=None if event.frame_ms is None else event.frame_ms - origin, text=event.text,
-                                  silent=event.silent, spoke_ms=spoke, done_s=event.done_s, usage=event.usage if event.usage.reported else None,
-                                  scene=None if event.frame_ms is None else plan.scene_at(event.frame_ms),
-                                  camera=event.camera))
+            spoke = (
+                None if event.silent or event.first_s is None else event.asked_ms - origin + round(event.first_s * 1000)
+            )
+            recorded.append(
+                Probe(
+                    n=event.probe,
+                    asked_ms=event.asked_ms - origin,
+                    frame_ms=None if event.frame_ms is None else event.frame_ms - origin,
+                    text=event.text,
+                    silent=event.silent,
+                    spoke_ms=spoke,
+                    done_s=event.done_s,
+                    usage=event.usage if event.usage.reported else None,
+                    scene=None if event.frame_ms is None else plan.scene_at(event.frame_ms),
+                    camera=event.camera,
+                )
+            )
         sent = [t for t in done.frames.get("sent_ms", []) if isinstance(t, int)]
         watching = Watching(
-            strategy=self.strategy, kind=scenario.kind, stream_ms=scenario.stream_ms,
-            scene_starts_ms=scenario.scene_starts_ms, onset_ms=scenario.onset_ms,
-            window_end_ms=scenario.window_end_ms, expected=scenario.event.expected if scenario.event else (),
-            probes=tuple(recorded), frames_sent_ms=tuple(t - origin for t in sent),
+            strategy=self.strategy,
+            kind=scenario.kind,
+            stream_ms=scenario.stream_ms,
+            scene_starts_ms=scenario.scene_starts_ms,
+            onset_ms=scenario.onset_ms,
+            window_end_ms=scenario.window_end_ms,
+            expected=scenario.event.expected if scenario.event else (),
+            probes=tuple(recorded),
+            frames_sent_ms=tuple(t - origin for t in sent),
             pictures=await asyncio.to_thread(self._pictures, plan, sent, origin) if glasses.keep_frames else (),
             audio=tuple((p.probe, pcm) for p in probes if not p.silent and (pcm := client.remark_audio(p.probe))),
-            skipped=done.skipped, frames_source=plan.frames_source)
+            skipped=done.skipped,
+            frames_source=plan.frames_source,
+        )
         return Watched(turns=turns, watching=watching, messages=messages, model=glasses.backend)
 
     def _pictures(self, plan, sent: list[int], origin: int) -> tuple[tuple[int, bytes], ...]:

@@ -28,10 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.scenario import load_bank  # noqa: E402
 from core.words import word_error_rate  # noqa: E402
-from perception import asr  # noqa: E402
-from perception.asr import Transcriber  # noqa: E402
 from media_effects.audio import decode_audio  # noqa: E402
 from media_effects.tts import synthesize  # noqa: E402
+from perception import asr  # noqa: E402
+from perception.asr import Transcriber  # noqa: E402
 
 
 def main() -> int:
@@ -43,7 +43,7 @@ def main() -> int:
     args = parser.parse_args()
     asr.MAX_BATCH = args.max_batch
     bank = load_bank().select("bank")
-    texts = [t for s in bank.scenarios for t in (s.turn_1_user, s.turn_2_user)][:args.lines]
+    texts = [t for s in bank.scenarios for t in (s.turn_1_user, s.turn_2_user)][: args.lines]
     with tempfile.TemporaryDirectory() as tmp:
         clips = [decode_audio(synthesize(t, Path(tmp) / f"{i}.wav", root=Path(tmp))) for i, t in enumerate(texts)]
     transcriber = Transcriber()
@@ -63,19 +63,37 @@ def main() -> int:
 
         async def ask():
             return await asyncio.gather(*(transcriber.transcribe(clip) for _, clip in picked))
+
         started = time.perf_counter()
         transcripts = asyncio.run(ask())
         wall = time.perf_counter() - started
-        together.append({"clips": n, "wall_s": round(wall, 3), "per_clip_s": round(wall / n, 3),
-                         "mean_wer": round(float(np.mean([word_error_rate(t, r.text)
-                                                          for (t, _), r in zip(picked, transcripts)])), 3)})
-    out = {"command": f"python benchmarks/asr_batch.py --lines {args.lines} --together {args.together} "
-                      f"--max-batch {args.max_batch}", "max_batch": args.max_batch,
-           "cores": os.cpu_count(), "clips": len(clips),
-           "clip_seconds_mean": round(float(np.mean([len(c) / 16000 for c in clips])), 2),
-           "plain_30s_window": {"p50_s": round(float(np.median(plain)), 3), "mean_wer": round(float(np.mean(plain_wer)), 3)},
-           "batched_path_alone": {"p50_s": round(float(np.median(alone)), 3), "mean_wer": round(float(np.mean(alone_wer)), 3)},
-           "asked_together": together}
+        together.append(
+            {
+                "clips": n,
+                "wall_s": round(wall, 3),
+                "per_clip_s": round(wall / n, 3),
+                "mean_wer": round(
+                    float(np.mean([word_error_rate(t, r.text) for (t, _), r in zip(picked, transcripts)])), 3
+                ),
+            }
+        )
+    out = {
+        "command": f"python benchmarks/asr_batch.py --lines {args.lines} --together {args.together} "
+        f"--max-batch {args.max_batch}",
+        "max_batch": args.max_batch,
+        "cores": os.cpu_count(),
+        "clips": len(clips),
+        "clip_seconds_mean": round(float(np.mean([len(c) / 16000 for c in clips])), 2),
+        "plain_30s_window": {
+            "p50_s": round(float(np.median(plain)), 3),
+            "mean_wer": round(float(np.mean(plain_wer)), 3),
+        },
+        "batched_path_alone": {
+            "p50_s": round(float(np.median(alone)), 3),
+            "mean_wer": round(float(np.mean(alone_wer)), 3),
+        },
+        "asked_together": together,
+    }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))

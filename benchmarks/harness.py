@@ -51,7 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,6 +62,7 @@ CANDIDATE_REPLY = "That is the one in your hand now; it looks fine for the job."
 
 
 # ---- the fixed-latency server (child process) -------------------------------
+
 
 class Counts:
     requests = 0
@@ -79,11 +80,16 @@ def _chat_payload(body: dict) -> bytes:
     Counts.requests += 1
     Counts.judge += judge
     text = _judge_reply(body) if judge else CANDIDATE_REPLY
-    return json.dumps({
-        "id": "chatcmpl-harness", "object": "chat.completion", "created": 0, "model": body.get("model", "?"),
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-    }).encode()
+    return json.dumps(
+        {
+            "id": "chatcmpl-harness",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "?"),
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+        }
+    ).encode()
 
 
 async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: float) -> None:
@@ -108,8 +114,12 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, la
                 if latency:
                     await asyncio.sleep(latency)
                 payload = _chat_payload(body)
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-                         + str(len(payload)).encode() + b"\r\n\r\n" + payload)
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                + str(len(payload)).encode()
+                + b"\r\n\r\n"
+                + payload
+            )
             await writer.drain()
     except (asyncio.IncompleteReadError, ConnectionError):
         pass
@@ -145,7 +155,9 @@ class FixedLatencyServer:
     def __enter__(self):
         self.process = subprocess.Popen(
             [sys.executable, __file__, "--serve", str(self.port), "--latency-ms", str(self.latency_ms)],
-            stdout=subprocess.PIPE, text=True)
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         if self.process.stdout.readline().strip() != "ready":
             raise RuntimeError("the harness server did not start")
         return self
@@ -173,12 +185,16 @@ class FixedLatencyServer:
 
 # ---- the measurements ------------------------------------------------------------
 
+
 def _env() -> dict:
     # PYTHONDONTWRITEBYTECODE (set in some sandboxes) is dropped: an installed wearsim runs from
     # cached bytecode, not by compiling its modules on every command
-    env = {k: v for k, v in os.environ.items()
-           if not k.endswith("_API_KEY") and k not in ("OPENAI_BASE_URL", "WEARSIM_JUDGE_BASE_URL",
-                                                        "PYTHONDONTWRITEBYTECODE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.endswith("_API_KEY")
+        and k not in ("OPENAI_BASE_URL", "WEARSIM_JUDGE_BASE_URL", "PYTHONDONTWRITEBYTECODE")
+    }
     return env
 
 
@@ -215,13 +231,30 @@ def _critical_path_requests(run_dir: Path) -> tuple[int, int, int]:
 def run_level(server: FixedLatencyServer, concurrency: int, work: Path, extra: list[str] | None = None) -> dict:
     run_dir = work / f"c{concurrency}-{server.latency_ms:g}ms"
     shutil.rmtree(run_dir, ignore_errors=True)
-    command = [str(ROOT / ".venv" / "bin" / "wearsim"), "bench", "--model", CANDIDATE, "--base-url", server.base_url,
-               "--judge-model", JUDGE, "--judge-family", "openai", "--judge-base-url", server.base_url,
-               "--concurrency", str(concurrency), "--output-dir", str(run_dir), *(extra or [])]
+    command = [
+        str(ROOT / ".venv" / "bin" / "wearsim"),
+        "bench",
+        "--model",
+        CANDIDATE,
+        "--base-url",
+        server.base_url,
+        "--judge-model",
+        JUDGE,
+        "--judge-family",
+        "openai",
+        "--judge-base-url",
+        server.base_url,
+        "--concurrency",
+        str(concurrency),
+        "--output-dir",
+        str(run_dir),
+        *(extra or []),
+    ]
     server.reset()
     started = time.monotonic()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env(),
-                               cwd=work)
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env(), cwd=work
+    )
     marks: dict[str, float] = {}
     tail: list[str] = []
     buffer = ""
@@ -253,16 +286,24 @@ def run_level(server: FixedLatencyServer, concurrency: int, work: Path, extra: l
     run_s = marks.get("run_end", started) - marks.get("run_start", started)
     run_cpu = marks.get("cpu_end", 0.0) - marks.get("cpu_start", 0.0)
     return {
-        "latency_ms": server.latency_ms, "concurrency": concurrency, "cells": cells, "cells_with_repair": repaired,
-        "requests": requests, "critical_path_requests": critical,
-        "wall_s": round(wall, 3), "run_s": round(run_s, 3), "floor_s": round(floor, 3),
+        "latency_ms": server.latency_ms,
+        "concurrency": concurrency,
+        "cells": cells,
+        "cells_with_repair": repaired,
+        "requests": requests,
+        "critical_path_requests": critical,
+        "wall_s": round(wall, 3),
+        "run_s": round(run_s, 3),
+        "floor_s": round(floor, 3),
         "wall_over_floor": round(wall / floor, 3) if floor else None,
         # wall time before the cells (interpreter, imports, bank, manifest) and after them (report, exit)
         "start_s": round(marks.get("run_start", started) - started, 3),
         "after_s": round(started + wall - marks.get("run_end", started + wall), 3),
         "run_over_floor": round(run_s / floor, 3) if floor else None,
-        "cpu_s": round(cpu, 3), "cpu_ms_per_request": round(1000 * cpu / max(requests, 1), 3),
-        "run_cpu_s": round(run_cpu, 3), "run_cpu_ms_per_request": round(1000 * run_cpu / max(requests, 1), 3),
+        "cpu_s": round(cpu, 3),
+        "cpu_ms_per_request": round(1000 * cpu / max(requests, 1), 3),
+        "run_cpu_s": round(run_cpu, 3),
+        "run_cpu_ms_per_request": round(1000 * run_cpu / max(requests, 1), 3),
         # the rest of the command's CPU: before the cells (imports, bank, manifest) and after them (the report)
         "startup_cpu_s": round(marks.get("cpu_start", 0.0), 3),
         "report_cpu_s": round(cpu - marks.get("cpu_end", cpu), 3),
@@ -286,9 +327,21 @@ def rescore_figure(source_run: Path, trials: int, work: Path) -> dict:
     out = work / f"rescored-{trials}"
     shutil.rmtree(out, ignore_errors=True)
     started = time.monotonic()
-    process = subprocess.Popen([str(ROOT / ".venv" / "bin" / "wearsim"), "rescore", str(big), "--judge-family",
-                                "lexical", "--output-dir", str(out)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, env=_env(), cwd=work)
+    process = subprocess.Popen(
+        [
+            str(ROOT / ".venv" / "bin" / "wearsim"),
+            "rescore",
+            str(big),
+            "--judge-family",
+            "lexical",
+            "--output-dir",
+            str(out),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_env(),
+        cwd=work,
+    )
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.monotonic() - started
     if os.waitstatus_to_exitcode(status) != 0:
@@ -297,15 +350,20 @@ def rescore_figure(source_run: Path, trials: int, work: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     epilog="example: .venv/bin/python benchmarks/harness.py")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], epilog="example: .venv/bin/python benchmarks/harness.py"
+    )
     parser.add_argument("--serve", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument("--latency-ms", type=float, default=200.0, help="server latency of the wall-time levels")
     parser.add_argument("--concurrency", default="1,8,32,64", help="levels, comma separated")
     parser.add_argument("--cpu-latency-ms", type=float, default=0.0, help="server latency of the CPU level")
     parser.add_argument("--cpu-concurrency", type=int, default=32)
-    parser.add_argument("--cpu-repeats", type=int, default=3,
-                        help="runs of the CPU level; the median is reported (the machine is shared)")
+    parser.add_argument(
+        "--cpu-repeats",
+        type=int,
+        default=3,
+        help="runs of the CPU level; the median is reported (the machine is shared)",
+    )
     parser.add_argument("--rescore-trials", type=int, default=3000)
     parser.add_argument("--skip-rescore", action="store_true")
     parser.add_argument("--output", type=Path, default=RESULTS)
@@ -315,35 +373,46 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     levels = [int(v) for v in args.concurrency.split(",") if v.strip()]
     work = Path(tempfile.mkdtemp(prefix="wearsim-harness-"))
-    result: dict = {"measured_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                    "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-                    "command": "benchmarks/harness.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-                    "levels": [], "cpu": None, "rescore": None}
+    result: dict = {
+        "measured_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "command": "benchmarks/harness.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "levels": [],
+        "cpu": None,
+        "rescore": None,
+    }
     try:
         with FixedLatencyServer(args.cpu_latency_ms) as server:
             runs = [run_level(server, args.cpu_concurrency, work) for _ in range(max(1, args.cpu_repeats))]
             cpu = sorted(runs, key=lambda r: r["cpu_ms_per_request"])[len(runs) // 2]
             cpu["repeats_cpu_ms_per_request"] = [r["cpu_ms_per_request"] for r in runs]
             result["cpu"] = cpu
-            print(f"CPU at {args.cpu_latency_ms:g} ms latency, concurrency {args.cpu_concurrency}: "
-                  f"{cpu['cpu_ms_per_request']} ms per request for the whole command ({cpu['requests']} requests, "
-                  f"{cpu['cpu_s']} s CPU, wall {cpu['wall_s']} s); {cpu['run_cpu_ms_per_request']} ms per request "
-                  f"while the cells ran ({cpu['run_cpu_s']} s; before them {cpu['startup_cpu_s']} s, report after "
-                  f"them {cpu['report_cpu_s']} s)", flush=True)
+            print(
+                f"CPU at {args.cpu_latency_ms:g} ms latency, concurrency {args.cpu_concurrency}: "
+                f"{cpu['cpu_ms_per_request']} ms per request for the whole command ({cpu['requests']} requests, "
+                f"{cpu['cpu_s']} s CPU, wall {cpu['wall_s']} s); {cpu['run_cpu_ms_per_request']} ms per request "
+                f"while the cells ran ({cpu['run_cpu_s']} s; before them {cpu['startup_cpu_s']} s, report after "
+                f"them {cpu['report_cpu_s']} s)",
+                flush=True,
+            )
         with FixedLatencyServer(args.latency_ms) as server:
             for concurrency in levels:
                 level = run_level(server, concurrency, work)
                 result["levels"].append(level)
-                print(f"latency {args.latency_ms:g} ms, concurrency {concurrency}: wall {level['wall_s']} s, run "
-                      f"{level['run_s']} s, floor {level['floor_s']} s (wall/floor {level['wall_over_floor']}, "
-                      f"run/floor {level['run_over_floor']}; {level['start_s']} s before the cells, "
-                      f"{level['after_s']} s after), {level['cpu_ms_per_request']} ms CPU per request",
-                      flush=True)
+                print(
+                    f"latency {args.latency_ms:g} ms, concurrency {concurrency}: wall {level['wall_s']} s, run "
+                    f"{level['run_s']} s, floor {level['floor_s']} s (wall/floor {level['wall_over_floor']}, "
+                    f"run/floor {level['run_over_floor']}; {level['start_s']} s before the cells, "
+                    f"{level['after_s']} s after), {level['cpu_ms_per_request']} ms CPU per request",
+                    flush=True,
+                )
         if not args.skip_rescore:
             source = work / f"c{args.cpu_concurrency}-{args.cpu_latency_ms:g}ms"
             result["rescore"] = rescore_figure(source, args.rescore_trials, work)
-            print(f"rescore --judge-family lexical over {args.rescore_trials} trials: "
-                  f"{result['rescore']['wall_s']} s", flush=True)
+            print(
+                f"rescore --judge-family lexical over {args.rescore_trials} trials: {result['rescore']['wall_s']} s",
+                flush=True,
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -56,8 +56,10 @@ from tests.fake_openai import FakeOpenAI  # noqa: E402  (a tiny chat endpoint: t
 # attack's idle connections give way to new ones from any address: streaming/connection_room.py)
 BYSTANDER = "127.0.0.2"
 SLOW_BODIES = "127.0.0.3"
-SPEECH_TEXT = ("the drill bit goes in the chuck and then you tighten it with the key and check that it runs true "
-               "before you start on the board and keep the speed low for the first few holes ")
+SPEECH_TEXT = (
+    "the drill bit goes in the chuck and then you tighten it with the key and check that it runs true "
+    "before you start on the board and keep the speed low for the first few holes "
+)
 
 
 def rss_bytes(pid: int) -> int:
@@ -104,7 +106,7 @@ def bomb_jpeg(width: int, height: int) -> bytes:
 
     data = bytearray(encode_jpeg(np.full((16, 16, 3), 90, np.uint8)))
     at = data.index(b"\xff\xc0")
-    data[at + 5:at + 9] = height.to_bytes(2, "big") + width.to_bytes(2, "big")
+    data[at + 5 : at + 9] = height.to_bytes(2, "big") + width.to_bytes(2, "big")
     return bytes(data)
 
 
@@ -150,7 +152,7 @@ def speech_pcm(folder: Path, seconds: float) -> bytes:
     subprocess.run(["espeak-ng", "-v", "en-us", "-s", "170", "-g", "0", "-w", str(path), SPEECH_TEXT], check=True)
     audio = decode_audio(path)
     loops = int(seconds * 16000 // len(audio)) + 1
-    return float_to_pcm16(np.tile(audio, loops)[:int(seconds * 16000)])
+    return float_to_pcm16(np.tile(audio, loops)[: int(seconds * 16000)])
 
 
 async def session_events(ws, until, timeout: float) -> list[dict]:
@@ -159,7 +161,7 @@ async def session_events(ws, until, timeout: float) -> list[dict]:
     while time.monotonic() < end:
         try:
             event = json.loads(await asyncio.wait_for(ws.recv(), end - time.monotonic()))
-        except (asyncio.TimeoutError, Exception):
+        except (TimeoutError, Exception):
             break
         events.append(event)
         if until(event, events):
@@ -180,7 +182,7 @@ async def open_session(url: str, **config):
 async def speak(ws, pcm: bytes, speed: float, start_ms: int = 0) -> None:
     chunk = 6400  # 200 ms
     for at in range(0, len(pcm), chunk):
-        await ws.send(wire.encode_media(wire.KIND_AUDIO, start_ms + at // 32, pcm[at:at + chunk]))
+        await ws.send(wire.encode_media(wire.KIND_AUDIO, start_ms + at // 32, pcm[at : at + chunk]))
         await asyncio.sleep(0.2 / speed)
 
 
@@ -194,10 +196,13 @@ async def one_turn(url: str, pcm: bytes) -> dict:
         await ws.close()
     metrics = next((e for e in events if e["type"] == "metrics"), None)
     final = next((e for e in events if e["type"] == "transcript.final"), None)
-    return {"transcript": final["text"] if final else None,
-            "speech_end_to_transcript_final_s":
-                round(metrics["latency_s"]["speech_end_to_transcript_final"], 3) if metrics else None,
-            "errors": [e for e in events if e["type"] == "error"]}
+    return {
+        "transcript": final["text"] if final else None,
+        "speech_end_to_transcript_final_s": round(metrics["latency_s"]["speech_end_to_transcript_final"], 3)
+        if metrics
+        else None,
+        "errors": [e for e in events if e["type"] == "error"],
+    }
 
 
 async def frame_bombs(url: str) -> dict:
@@ -217,10 +222,18 @@ async def frame_bombs(url: str) -> dict:
 
 def upload(http: str, path: Path) -> dict:
     started = time.monotonic()
-    answer = httpx.post(f"{http}/v1/record?scenario=sc-01&step=turn_1", content=path.read_bytes(), timeout=600,
-                        headers={"Origin": http, "Content-Type": "video/webm"})
-    return {"bytes": path.stat().st_size, "status": answer.status_code, "answer": answer.text[:300],
-            "wall_s": round(time.monotonic() - started, 2)}
+    answer = httpx.post(
+        f"{http}/v1/record?scenario=sc-01&step=turn_1",
+        content=path.read_bytes(),
+        timeout=600,
+        headers={"Origin": http, "Content-Type": "video/webm"},
+    )
+    return {
+        "bytes": path.stat().st_size,
+        "status": answer.status_code,
+        "answer": answer.text[:300],
+        "wall_s": round(time.monotonic() - started, 2),
+    }
 
 
 async def endless_speech(url: str, long_pcm: bytes, line_pcm: bytes) -> dict:
@@ -252,8 +265,14 @@ async def endless_speech(url: str, long_pcm: bytes, line_pcm: bytes) -> dict:
     await asyncio.sleep(10)
     listener.cancel()
     await talker.close()
-    return {"speech_s": speech_s, "finals_s": finals, "talker_speech_end_to_final_s": latencies,
-            "partials": partials, "wall_s": round(time.monotonic() - started, 1), "other_session": other}
+    return {
+        "speech_s": speech_s,
+        "finals_s": finals,
+        "talker_speech_end_to_final_s": latencies,
+        "partials": partials,
+        "wall_s": round(time.monotonic() - started, 1),
+        "other_session": other,
+    }
 
 
 def slow_clients(http: str, count: int) -> dict:
@@ -275,8 +294,10 @@ def slow_clients(http: str, count: int) -> dict:
     bodies = []
     for _ in range(8):  # from a third address: the first holds its 64 already
         sock = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(SLOW_BODIES, 0))
-        sock.sendall(b"POST /v1/record?scenario=sc-01&step=turn_1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                     b"Content-Type: video/webm\r\nContent-Length: 1000000\r\n\r\nx")
+        sock.sendall(
+            b"POST /v1/record?scenario=sc-01&step=turn_1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: video/webm\r\nContent-Length: 1000000\r\n\r\nx"
+        )
         bodies.append(sock)
     answers = {}
     bystander = httpx.Client(timeout=30, transport=httpx.HTTPTransport(local_address=BYSTANDER))
@@ -284,9 +305,12 @@ def slow_clients(http: str, count: int) -> dict:
         started = time.monotonic()
         answers[path] = [bystander.get(http + path).status_code, round(time.monotonic() - started, 3)]
     started = time.monotonic()
-    answers["/v1/record"] = [bystander.post(f"{http}/v1/record?scenario=sc-01&step=turn_1", content=b"",
-                                            headers={"Origin": http}).status_code,
-                             round(time.monotonic() - started, 3)]
+    answers["/v1/record"] = [
+        bystander.post(
+            f"{http}/v1/record?scenario=sc-01&step=turn_1", content=b"", headers={"Origin": http}
+        ).status_code,
+        round(time.monotonic() - started, 3),
+    ]
     bystander.close()
     dropped_by = {}
     deadline = time.monotonic() + 180
@@ -298,34 +322,58 @@ def slow_clients(http: str, count: int) -> dict:
                 while sock.recv(4096):
                     pass
                 closed += 1
-            except (socket.timeout, OSError):
+            except (TimeoutError, OSError):
                 pass
             sock.close()
-        dropped_by[name] = {"closed_by_server": closed, "of": len(group), "within_s": round(
-            time.monotonic() - (deadline - 180), 1)}
-    return {"stalled_connections": count, "refused_while_opening": refused, "answers_meanwhile": answers,
-            "dropped": dropped_by}
+        dropped_by[name] = {
+            "closed_by_server": closed,
+            "of": len(group),
+            "within_s": round(time.monotonic() - (deadline - 180), 1),
+        }
+    return {
+        "stalled_connections": count,
+        "refused_while_opening": refused,
+        "answers_meanwhile": answers,
+        "dropped": dropped_by,
+    }
 
 
 def summarise(samples: list[dict], baseline: int, phase: str | None = None) -> dict:
     chosen = [s for s in samples if phase is None or s["phase"] == phase]
     times = sorted(s["healthz_s"] for s in chosen)
-    return {"samples": len(chosen), "rss_peak_growth_mb": round((max(s["rss"] for s in chosen) - baseline) / 2**20, 1)
-            if chosen else None,
-            "healthz_max_s": round(times[-1], 3) if times else None,
-            "healthz_p50_s": round(times[len(times) // 2], 3) if times else None,
-            "healthz_failures": sum(not s["ok"] for s in chosen),
-            "healthz_over_1s": sum(s["healthz_s"] > 1.0 for s in chosen)}
+    return {
+        "samples": len(chosen),
+        "rss_peak_growth_mb": round((max(s["rss"] for s in chosen) - baseline) / 2**20, 1) if chosen else None,
+        "healthz_max_s": round(times[-1], 3) if times else None,
+        "healthz_p50_s": round(times[len(times) // 2], 3) if times else None,
+        "healthz_failures": sum(not s["ok"] for s in chosen),
+        "healthz_over_1s": sum(s["healthz_s"] > 1.0 for s in chosen),
+    }
 
 
 def start_serve(port: int, fake_base_url: str, studio: Path) -> subprocess.Popen:
     """`wearsim serve` in its own process on `port`, a fake chat backend behind it and the studio
     recording into `studio`; returned once `/healthz` answers."""
     env = dict(os.environ, OPENAI_API_KEY="sk-load-script-fake")
-    server = subprocess.Popen([sys.executable, "-c", "import sys; from benchmark.cli import main; "
-                               "sys.exit(main(sys.argv[1:]))", "serve", "--port", str(port),
-                               "--backend", "openai:fake", "--base-url", fake_base_url,
-                               "--record", str(studio)], cwd=ROOT, env=env, stdin=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from benchmark.cli import main; sys.exit(main(sys.argv[1:]))",
+            "serve",
+            "--port",
+            str(port),
+            "--backend",
+            "openai:fake",
+            "--base-url",
+            fake_base_url,
+            "--record",
+            str(studio),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
     return await_healthz(server, port, 120)
 
 
@@ -369,8 +417,10 @@ def main() -> int:
     line_pcm = speech_pcm(work, 2.5)
     port = free_port()
     http, url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}"
-    result: dict = {"command": "benchmarks/hostile_load.py " + " ".join(sys.argv[1:]),
-                    "media_bytes": {k: p.stat().st_size for k, p in media.items()}}
+    result: dict = {
+        "command": "benchmarks/hostile_load.py " + " ".join(sys.argv[1:]),
+        "media_bytes": {k: p.stat().st_size for k, p in media.items()},
+    }
     with FakeOpenAI(reply="Fine.") as fake:
         server = start_serve(port, fake.base_url, work / "studio")
         sampler = None

@@ -57,14 +57,14 @@ def make_webm(path: Path, seconds: float, speech: bytes) -> Path:
         for n in range(int(seconds * 30)):
             picture = background.copy()
             x = (n * 7) % 1180
-            picture[300:400, x:x + 100] = (200, 60, 40)
+            picture[300:400, x : x + 100] = (200, 60, 40)
             out.mux(video.encode(av.VideoFrame.from_ndarray(picture, format="rgb24")))
         out.mux(video.encode())
         pcm = np.frombuffer(speech, np.int16)
         pcm48 = np.repeat(pcm, 3)  # 16 kHz -> 48 kHz, good enough for a load test
         step = 960
         for at in range(0, len(pcm48) - step, step):
-            frame = av.AudioFrame.from_ndarray(pcm48[at:at + step].reshape(1, -1), format="s16", layout="mono")
+            frame = av.AudioFrame.from_ndarray(pcm48[at : at + step].reshape(1, -1), format="s16", layout="mono")
             frame.sample_rate, frame.pts = 48000, at
             out.mux(audio.encode(frame))
         out.mux(audio.encode())
@@ -80,7 +80,7 @@ async def timed_turn(url: str, pcm: bytes) -> dict:
         audio = pcm + bytes(32000)  # then a second of silence
         spoken_until = None
         for at in range(0, len(audio), chunk):
-            await ws.send(wire.encode_media(wire.KIND_AUDIO, at // 32, audio[at:at + chunk]))
+            await ws.send(wire.encode_media(wire.KIND_AUDIO, at // 32, audio[at : at + chunk]))
             if at + chunk >= len(pcm) and spoken_until is None:
                 spoken_until = time.monotonic()
             await asyncio.sleep(0.2)
@@ -88,7 +88,7 @@ async def timed_turn(url: str, pcm: bytes) -> dict:
         while True:
             try:
                 event = json.loads(await asyncio.wait_for(ws.recv(), 300))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 break
             events.append(event["type"])
             if event["type"] == "transcript.final" and final_at is None:
@@ -98,15 +98,21 @@ async def timed_turn(url: str, pcm: bytes) -> dict:
     finally:
         await ws.close()
     metrics = event if event["type"] == "metrics" else None
-    return {"client_s": round(final_at - spoken_until, 2) if final_at else None,
-            "server_s": round(metrics["latency_s"]["speech_end_to_transcript_final"], 2) if metrics else None}
+    return {
+        "client_s": round(final_at - spoken_until, 2) if final_at else None,
+        "server_s": round(metrics["latency_s"]["speech_end_to_transcript_final"], 2) if metrics else None,
+    }
 
 
 def post(http: str, path: Path, step: str) -> dict:
     started = time.monotonic()
     try:
-        answer = httpx.post(f"{http}/v1/record?scenario=sc-01&step={step}", content=path.read_bytes(),
-                            timeout=900, headers={"Origin": http, "Content-Type": "video/webm"})
+        answer = httpx.post(
+            f"{http}/v1/record?scenario=sc-01&step={step}",
+            content=path.read_bytes(),
+            timeout=900,
+            headers={"Origin": http, "Content-Type": "video/webm"},
+        )
         status, text = answer.status_code, answer.text[:200]
     except httpx.HTTPError as exc:
         status, text = None, str(exc)[:200]
@@ -133,8 +139,12 @@ def main() -> int:
     webm = make_webm(work / "long.webm", args.seconds, speech_pcm(work, args.seconds - 1))
     port = free_port()
     http, url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}"
-    result: dict = {"command": "benchmarks/import_load.py " + " ".join(sys.argv[1:]),
-                    "webm_bytes": webm.stat().st_size, "webm_seconds": args.seconds, "cores": os.cpu_count()}
+    result: dict = {
+        "command": "benchmarks/import_load.py " + " ".join(sys.argv[1:]),
+        "webm_bytes": webm.stat().st_size,
+        "webm_seconds": args.seconds,
+        "cores": os.cpu_count(),
+    }
     studio = work / "studio"
     with FakeOpenAI(reply="Fine.") as fake:
         server = start_serve(port, fake.base_url, studio)
@@ -162,17 +172,23 @@ def main() -> int:
                 thread.join()
             stored = stored_bytes(studio / "sc-01")
             imported = sum(a["status"] == 200 for a in answers)
-            result.update({
-                "alone_final_transcript_s": alone,
-                "during_imports_final_transcript_s": during,
-                "during_client_max_s": max((d["client_s"] for d in during if d["client_s"] is not None), default=None),
-                "turns_without_final": sum(d["client_s"] is None for d in during),
-                "imports": answers, "imports_wall_s": round(time.monotonic() - started, 1),
-                "imported": imported, "busy_503": sum(a["status"] == 503 for a in answers),
-                "server_cpu_s_during_imports": round(cpu_seconds(server.pid) - cpu, 1),
-                "stored_bytes_turn_1": stored,
-                "stored_bytes_per_s_of_recording": round(stored / args.seconds) if imported else None,
-            })
+            result.update(
+                {
+                    "alone_final_transcript_s": alone,
+                    "during_imports_final_transcript_s": during,
+                    "during_client_max_s": max(
+                        (d["client_s"] for d in during if d["client_s"] is not None), default=None
+                    ),
+                    "turns_without_final": sum(d["client_s"] is None for d in during),
+                    "imports": answers,
+                    "imports_wall_s": round(time.monotonic() - started, 1),
+                    "imported": imported,
+                    "busy_503": sum(a["status"] == 503 for a in answers),
+                    "server_cpu_s_during_imports": round(cpu_seconds(server.pid) - cpu, 1),
+                    "stored_bytes_turn_1": stored,
+                    "stored_bytes_per_s_of_recording": round(stored / args.seconds) if imported else None,
+                }
+            )
         finally:
             stop_serve(server)
             shutil.rmtree(work, ignore_errors=True)

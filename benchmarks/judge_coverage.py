@@ -21,12 +21,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from scripts.judge_agreement import FIXTURE_DIR, load_labelled_set  # noqa: E402
-from scripts.judge_development_set import (  # noqa: E402
-    DevelopmentReply, JudgedReply, coverage_curve, figures, judge_replies, load_development_half)
 from benchmark.judges.rules import MIN_STRENGTH, lexical_decision  # noqa: E402
 from benchmark.report.chart import Figure, palette  # noqa: E402
 from core.scenario import load_bank  # noqa: E402
+from scripts.judge_agreement import FIXTURE_DIR, load_labelled_set  # noqa: E402
+from scripts.judge_development_set import (  # noqa: E402
+    DevelopmentReply,
+    JudgedReply,
+    coverage_curve,
+    figures,
+    judge_replies,
+    load_development_half,
+)
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -42,14 +48,27 @@ def judged_hand_set() -> list[JudgedReply]:
 
 
 def curve_rows(judged: list[JudgedReply]) -> list[dict]:
-    return [{"min_strength": t, "coverage": round(f.coverage, 4), "agreement": round(f.agreement, 4),
-             "kappa": None if f.kappa is None else round(f.kappa, 4), "scored": f.scored, "agreed": f.agreed,
-             "total": f.total} for t, f in coverage_curve(judged)]
+    return [
+        {
+            "min_strength": t,
+            "coverage": round(f.coverage, 4),
+            "agreement": round(f.agreement, 4),
+            "kappa": None if f.kappa is None else round(f.kappa, 4),
+            "scored": f.scored,
+            "agreed": f.agreed,
+            "total": f.total,
+        }
+        for t, f in coverage_curve(judged)
+    ]
 
 
 def plot(curves: dict[str, list[dict]], path: Path) -> None:
-    fig = Figure(760, 480, "Lexical judge: agreement with the hand labels as it leaves more replies unscored\n"
-                           "one point per threshold on decision strength; ringed: the operating point")
+    fig = Figure(
+        760,
+        480,
+        "Lexical judge: agreement with the hand labels as it leaves more replies unscored\n"
+        "one point per threshold on decision strength; ringed: the operating point",
+    )
     ax = fig.axes(78, 62, 220, 60, x=(0.3, 1.0), y=(0.75, 1.01))
     entries = []
     for index, (name, rows) in enumerate(curves.items()):
@@ -74,8 +93,9 @@ def plot(curves: dict[str, list[dict]], path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     epilog="Example: .venv/bin/python benchmarks/judge_coverage.py")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], epilog="Example: .venv/bin/python benchmarks/judge_coverage.py"
+    )
     parser.add_argument("--output", type=Path, default=RESULTS / "judge_coverage.json")
     parser.add_argument("--plot", type=Path, default=RESULTS / "judge_coverage.png")
     args = parser.parse_args(argv)
@@ -87,9 +107,14 @@ def main(argv: list[str] | None = None) -> int:
     result = {"operating_point": MIN_STRENGTH, "curves": curves, "at_operating_point": {}}
     for half, judged in halves.items():
         at = figures(judged, MIN_STRENGTH)
-        result["at_operating_point"][half] = {"coverage": round(at.coverage, 4), "agreement": round(at.agreement, 4),
-                                              "kappa": None if at.kappa is None else round(at.kappa, 4),
-                                              "scored": at.scored, "agreed": at.agreed, "total": at.total}
+        result["at_operating_point"][half] = {
+            "coverage": round(at.coverage, 4),
+            "agreement": round(at.agreement, 4),
+            "kappa": None if at.kappa is None else round(at.kappa, 4),
+            "scored": at.scored,
+            "agreed": at.agreed,
+            "total": at.total,
+        }
         print(f"{half} at the operating point (min strength {MIN_STRENGTH}): {at.line()}")
         unscored = [j for j in judged if j.label is None]
         for j in unscored:
@@ -98,8 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         print(name)
         for row in rows:
             kappa = "undefined" if row["kappa"] is None else f"{row['kappa']:.3f}"
-            print(f"  min strength {row['min_strength']:>4}: coverage {row['coverage']:.3f}, "
-                  f"agreement {row['agreement']:.3f}, kappa {kappa}")
+            print(
+                f"  min strength {row['min_strength']:>4}: coverage {row['coverage']:.3f}, "
+                f"agreement {row['agreement']:.3f}, kappa {kappa}"
+            )
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     plot(curves, args.plot)

@@ -62,21 +62,34 @@ def main(argv: list[str] | None = None) -> int:
             results = [replicate(n, accuracy, rng) for _ in range(args.replicates)]
             kept = [r for r in results if r["kappa"] is not None]
             held = sum(r["kappa_ci_low"] <= target <= r["kappa_ci_high"] for r in kept)
-            row = {"labels": n, "judge_accuracy": accuracy, "population_kappa": round(target, 3),
-                   "median_kappa": round(statistics.median(r["kappa"] for r in kept), 3),
-                   "median_kappa_width": round(statistics.median(r["kappa_ci_high"] - r["kappa_ci_low"]
-                                                                 for r in kept), 3),
-                   "median_agreement_width": round(statistics.median(
-                       r["agreement"]["ci_high"] - r["agreement"]["ci_low"] for r in kept), 3),
-                   "held_population_kappa": round(held / len(kept), 3),
-                   "methods": sorted({r["ci_method"] for r in kept})}
+            row = {
+                "labels": n,
+                "judge_accuracy": accuracy,
+                "population_kappa": round(target, 3),
+                "median_kappa": round(statistics.median(r["kappa"] for r in kept), 3),
+                "median_kappa_width": round(statistics.median(r["kappa_ci_high"] - r["kappa_ci_low"] for r in kept), 3),
+                "median_agreement_width": round(
+                    statistics.median(r["agreement"]["ci_high"] - r["agreement"]["ci_low"] for r in kept), 3
+                ),
+                "held_population_kappa": round(held / len(kept), 3),
+                "methods": sorted({r["ci_method"] for r in kept}),
+            }
             rows.append(row)
-            print(f"A={accuracy} N={n:4d}: kappa {row['median_kappa']:.2f} (population {target:.2f}), 95% interval "
-                  f"width {row['median_kappa_width']:.2f}, agreement width {row['median_agreement_width']:.2f}, "
-                  f"held {row['held_population_kappa']:.0%}", flush=True)
+            print(
+                f"A={accuracy} N={n:4d}: kappa {row['median_kappa']:.2f} (population {target:.2f}), 95% interval "
+                f"width {row['median_kappa_width']:.2f}, agreement width {row['median_agreement_width']:.2f}, "
+                f"held {row['held_population_kappa']:.0%}",
+                flush=True,
+            )
     RESULTS.mkdir(parents=True, exist_ok=True)
-    out = {"command": "python benchmarks/label_interval_width.py", "replicates": args.replicates,
-           "seed": args.seed, "mix": dict(zip(LABELS, MIX)), "scenarios": SCENARIOS, "rows": rows}
+    out = {
+        "command": "python benchmarks/label_interval_width.py",
+        "replicates": args.replicates,
+        "seed": args.seed,
+        "mix": dict(zip(LABELS, MIX)),
+        "scenarios": SCENARIOS,
+        "rows": rows,
+    }
     (RESULTS / "label_interval_width.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     return 0
 

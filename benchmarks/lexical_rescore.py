@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import os
 import io
 import json
+import os
 import pstats
 import sys
 import tempfile
@@ -36,9 +36,9 @@ sys.path.insert(0, os.environ.get("WEARSIM_TREE", str(ROOT)))
 
 from benchmark.judges.lexical import LexicalJudge  # noqa: E402
 from benchmark.judges.signals import code_signals  # noqa: E402
+from benchmark.scoring.trials import load_trials  # noqa: E402
 from core.records import build_user_turn  # noqa: E402
 from core.scenario import load_bank  # noqa: E402
-from benchmark.scoring.trials import load_trials  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 DEVELOPMENT_DIR = ROOT / "tests" / "fixtures" / "judging" / "development"
@@ -46,8 +46,12 @@ DEVELOPMENT_DIR = ROOT / "tests" / "fixtures" / "judging" / "development"
 
 def build_records(count: int, joined: int) -> list[dict]:
     bank = load_bank()
-    replies = [json.loads(line) for half in ("tuning", "locked")
-               for line in (DEVELOPMENT_DIR / f"{half}.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    replies = [
+        json.loads(line)
+        for half in ("tuning", "locked")
+        for line in (DEVELOPMENT_DIR / f"{half}.jsonl").read_text(encoding="utf-8").splitlines()
+        if line
+    ]
     by_scenario: dict[str, list[str]] = {}
     for reply in replies:
         by_scenario.setdefault(reply["bank_scenario"], []).append(reply["response"])
@@ -61,22 +65,40 @@ def build_records(count: int, joined: int) -> list[dict]:
         text = " ".join(pool[(start + k) % len(pool)] for k in range(joined)) + f" #{number}"
         turn_1 = build_user_turn(scenario.turn_1_image, scenario.turn_1_user)
         turn_2 = build_user_turn(scenario.turn_2_image, scenario.turn_2_user)
-        messages = [{"role": "user", "text": turn_1}, {"role": "assistant", "text": "Turn one answer."},
-                    {"role": "user", "text": turn_2}, {"role": "assistant", "text": text}]
+        messages = [
+            {"role": "user", "text": turn_1},
+            {"role": "assistant", "text": "Turn one answer."},
+            {"role": "user", "text": turn_2},
+            {"role": "assistant", "text": text},
+        ]
         repair = number % 4 == 3
         if repair:
             messages.append({"role": "user", "text": scenario.turn_3_repair_anchor})
-        records.append({
-            "schema_version": 1, "scenario_id": scenario.scenario_id, "condition": "baseline",
-            "trial": number, "target_context": scenario.target_context, "cue_type": scenario.cue_type,
-            "difficulty_tier": scenario.difficulty_tier, "activity_domain": scenario.activity_domain,
-            "via": "direct", "messages": messages, "turn_1_response": "Turn one answer.", "turn_2_response": text,
-            "turn_2_judge_label": "current", "turn_2_judge_rationale": "recorded", "turn_2_passed": False,
-            "turn_3_repair_attempted": repair,
-            "turn_3_response": f"{pool[(start + 1) % len(pool)]} #{number}" if repair else None,
-            "turn_3_judge_label": "current" if repair else None, "turn_3_repair_passed": None, "turns": [],
-            "error": None,
-        })
+        records.append(
+            {
+                "schema_version": 1,
+                "scenario_id": scenario.scenario_id,
+                "condition": "baseline",
+                "trial": number,
+                "target_context": scenario.target_context,
+                "cue_type": scenario.cue_type,
+                "difficulty_tier": scenario.difficulty_tier,
+                "activity_domain": scenario.activity_domain,
+                "via": "direct",
+                "messages": messages,
+                "turn_1_response": "Turn one answer.",
+                "turn_2_response": text,
+                "turn_2_judge_label": "current",
+                "turn_2_judge_rationale": "recorded",
+                "turn_2_passed": False,
+                "turn_3_repair_attempted": repair,
+                "turn_3_response": f"{pool[(start + 1) % len(pool)]} #{number}" if repair else None,
+                "turn_3_judge_label": "current" if repair else None,
+                "turn_3_repair_passed": None,
+                "turns": [],
+                "error": None,
+            }
+        )
     return records
 
 
@@ -117,8 +139,10 @@ def time_rescore(path: Path) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     epilog="Example: .venv/bin/python benchmarks/lexical_rescore.py --records 3300")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="Example: .venv/bin/python benchmarks/lexical_rescore.py --records 3300",
+    )
     parser.add_argument("--records", type=int, default=3300)
     parser.add_argument("--joined", type=int, default=8, help="development replies run together per record")
     parser.add_argument("--repeat", type=int, default=3)
@@ -136,18 +160,25 @@ def main(argv: list[str] | None = None) -> int:
         if args.profile:
             print(time_judge(path, True)[1])
     repairs = sum(r["turn_3_repair_attempted"] for r in records)
-    result = {"records": len(records), "turn_3_replies": repairs, "mean_turn_2_words": round(words, 1),
-              "joined": args.joined,
-              "judge_seconds": round(min(t[0] for t in judge_times), 2),
-              "judge_cpu_seconds": round(min(t[1] for t in judge_times), 2),
-              "rescore_seconds": round(min(t[0] for t in rescore_times), 2),
-              "rescore_cpu_seconds": round(min(t[1] for t in rescore_times), 2),
-              "repeat": args.repeat, "label": args.label,
-              "tree": os.environ.get("WEARSIM_TREE", "this checkout")}
-    print(f"{len(records)} records ({repairs} with a Turn 3 reply, Turn 2 replies of {words:.0f} words on "
-          f"average), best of {args.repeat}: judge {result['judge_seconds']:.2f} s "
-          f"({result['judge_cpu_seconds']:.2f} s CPU), rescore end to end {result['rescore_seconds']:.2f} s "
-          f"({result['rescore_cpu_seconds']:.2f} s CPU)")
+    result = {
+        "records": len(records),
+        "turn_3_replies": repairs,
+        "mean_turn_2_words": round(words, 1),
+        "joined": args.joined,
+        "judge_seconds": round(min(t[0] for t in judge_times), 2),
+        "judge_cpu_seconds": round(min(t[1] for t in judge_times), 2),
+        "rescore_seconds": round(min(t[0] for t in rescore_times), 2),
+        "rescore_cpu_seconds": round(min(t[1] for t in rescore_times), 2),
+        "repeat": args.repeat,
+        "label": args.label,
+        "tree": os.environ.get("WEARSIM_TREE", "this checkout"),
+    }
+    print(
+        f"{len(records)} records ({repairs} with a Turn 3 reply, Turn 2 replies of {words:.0f} words on "
+        f"average), best of {args.repeat}: judge {result['judge_seconds']:.2f} s "
+        f"({result['judge_cpu_seconds']:.2f} s CPU), rescore end to end {result['rescore_seconds']:.2f} s "
+        f"({result['rescore_cpu_seconds']:.2f} s CPU)"
+    )
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -43,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from hostile_load import one_turn, rss_bytes, speech_pcm, start_serve, stop_serve  # noqa: E402
+
 from streaming import wire  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 
@@ -73,8 +73,9 @@ async def big_frame_session(url: str, frames: list[bytes], seconds: float, fps: 
     import websockets
 
     ws = await websockets.connect(url + "/v1/session", max_size=None)
-    await ws.send(wire.hello(None, wire.SessionConfig(backend="openai:fake", frame_policy="change:0.01",
-                                                      frame_quality=100)))
+    await ws.send(
+        wire.hello(None, wire.SessionConfig(backend="openai:fake", frame_policy="change:0.01", frame_quality=100))
+    )
     ready = json.loads(await ws.recv())
     assert ready["type"] == "ready", ready
     errors = []
@@ -134,8 +135,9 @@ def server_memory(args, work: Path) -> dict:
             peak.start()
 
             async def all_sessions():
-                return await asyncio.gather(*(big_frame_session(url, frames, args.seconds, args.fps)
-                                              for _ in range(args.sessions)))
+                return await asyncio.gather(
+                    *(big_frame_session(url, frames, args.seconds, args.fps) for _ in range(args.sessions))
+                )
 
             out["sessions"] = asyncio.run(all_sessions())
             closed = time.monotonic()
@@ -143,10 +145,14 @@ def server_memory(args, work: Path) -> dict:
             idle = rss_bytes(server.pid)
             peak.stop.set()
             peak.join()
-            out.update(baseline_rss_mb=round(baseline / MB, 1), peak_rss_mb=round(peak.peak / MB, 1),
-                       idle_rss_mb=round(idle / MB, 1), idle_growth_mb=round((idle - baseline) / MB, 1),
-                       idle_after_s=round(time.monotonic() - closed, 1),
-                       server_alive_after=server.poll() is None)
+            out.update(
+                baseline_rss_mb=round(baseline / MB, 1),
+                peak_rss_mb=round(peak.peak / MB, 1),
+                idle_rss_mb=round(idle / MB, 1),
+                idle_growth_mb=round((idle - baseline) / MB, 1),
+                idle_after_s=round(time.monotonic() - closed, 1),
+                server_alive_after=server.poll() is None,
+            )
         finally:
             stop_serve(server)
     return out
@@ -158,24 +164,36 @@ def report_memory(args, work: Path) -> dict:
     run.mkdir()
     fixture = ROOT / "tests" / "fixtures" / "transcripts" / "ours_small" / "transcripts.jsonl"
     ordinary = json.loads(fixture.read_text().splitlines()[0])
-    (run / "manifest.json").write_text(json.dumps({"candidate_model": ordinary.get("candidate_model", "local"),
-                                                   "conditions": [ordinary["condition"]]}))
+    (run / "manifest.json").write_text(
+        json.dumps({"candidate_model": ordinary.get("candidate_model", "local"), "conditions": [ordinary["condition"]]})
+    )
     huge = dict(ordinary, trial=ordinary.get("trial", 0) + 1, turn_2_response="x" * (args.line_mb * MB))
     with (run / "transcripts.jsonl").open("w") as out:
         out.write(json.dumps(ordinary) + "\n")
         out.write(json.dumps(huge) + "\n")
     line_bytes = (run / "transcripts.jsonl").stat().st_size
     # a wrapper runs the report and says the peak RSS of its children (only the report)
-    wrapper = ("import json, resource, subprocess, sys; done = subprocess.run(sys.argv[1:], capture_output=True, "
-               "text=True); print(json.dumps({'status': done.returncode, 'stderr': done.stderr[-2000:], "
-               "'maxrss_kb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))")
+    wrapper = (
+        "import json, resource, subprocess, sys; done = subprocess.run(sys.argv[1:], capture_output=True, "
+        "text=True); print(json.dumps({'status': done.returncode, 'stderr': done.stderr[-2000:], "
+        "'maxrss_kb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))"
+    )
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", wrapper, sys.executable, "-m", "benchmark", "report", str(run)],
-                          cwd=ROOT, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", wrapper, sys.executable, "-m", "benchmark", "report", str(run)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     said = json.loads(done.stdout)
-    return {"file_bytes": line_bytes, "exit_status": said["status"], "wall_s": round(time.monotonic() - started, 1),
-            "said": (said["stderr"].strip().splitlines() or [""])[0][:300],
-            "peak_rss_mb": round(said["maxrss_kb"] / 1024, 1)}
+    return {
+        "file_bytes": line_bytes,
+        "exit_status": said["status"],
+        "wall_s": round(time.monotonic() - started, 1),
+        "said": (said["stderr"].strip().splitlines() or [""])[0][:300],
+        "peak_rss_mb": round(said["maxrss_kb"] / 1024, 1),
+    }
 
 
 def main() -> int:

@@ -38,9 +38,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.scenario import load_bank  # noqa: E402
 from core.words import word_error_rate  # noqa: E402
+from media_effects.synthetic import synthetic_frame  # noqa: E402
 from perception import ocr  # noqa: E402
 from perception.describers import make_describer  # noqa: E402
-from media_effects.synthetic import synthetic_frame  # noqa: E402
 
 TARGET = 0.90
 
@@ -56,8 +56,12 @@ def recall(authored: str, read: str) -> tuple[int, int]:
 
 
 def camera_texts(bank) -> list[tuple[str, str, str]]:
-    return [(s.scenario_id, field, getattr(s, field)) for s in bank.scenarios
-            for field in ("context_image", "turn_1_image", "turn_2_image") if getattr(s, field)]
+    return [
+        (s.scenario_id, field, getattr(s, field))
+        for s in bank.scenarios
+        for field in ("context_image", "turn_1_image", "turn_2_image")
+        if getattr(s, field)
+    ]
 
 
 async def read_all(frames: list[tuple[str, str, str, bytes]]) -> list[dict]:
@@ -69,11 +73,20 @@ async def read_all(frames: list[tuple[str, str, str, bytes]]) -> list[dict]:
         seconds, cpu_s = time.monotonic() - started, time.process_time() - cpu
         read = ocr.text_in_description(description.text)
         found, total = recall(authored, read)
-        rows.append({"scenario_id": scenario_id, "field": field, "found": found, "words": total,
-                     "exact": read == authored, "wer": word_error_rate(authored, read), "seconds": seconds,
-                     "cpu_s": cpu_s, "read": read})
-        print(f"{index}/{len(frames)} {scenario_id} {field}: {found}/{total} words, {seconds:.2f} s",
-              file=sys.stderr)
+        rows.append(
+            {
+                "scenario_id": scenario_id,
+                "field": field,
+                "found": found,
+                "words": total,
+                "exact": read == authored,
+                "wer": word_error_rate(authored, read),
+                "seconds": seconds,
+                "cpu_s": cpu_s,
+                "read": read,
+            }
+        )
+        print(f"{index}/{len(frames)} {scenario_id} {field}: {found}/{total} words, {seconds:.2f} s", file=sys.stderr)
     return rows
 
 
@@ -87,14 +100,26 @@ def summarise(rows: list[dict]) -> dict:
         "word_recall": round(found / max(total, 1), 4),
         "frames_read_exactly": sum(r["exact"] for r in rows),
         "mean_word_error_rate": round(float(np.mean([r["wer"] for r in rows])), 4) if rows else None,
-        "seconds_per_frame": {"mean": round(float(np.mean(seconds)), 3),
-                              "p50": round(float(np.percentile(seconds, 50)), 3),
-                              "p95": round(float(np.percentile(seconds, 95)), 3)} if rows else None,
+        "seconds_per_frame": {
+            "mean": round(float(np.mean(seconds)), 3),
+            "p50": round(float(np.percentile(seconds, 50)), 3),
+            "p95": round(float(np.percentile(seconds, 95)), 3),
+        }
+        if rows
+        else None,
         # the CPU every thread of the process used during the read (onnxruntime reads on 2 threads)
         "cpu_s_per_frame": round(float(np.mean([r["cpu_s"] for r in rows])), 3) if rows else None,
-        "lowest_recall": sorted(({"scenario_id": r["scenario_id"], "field": r["field"],
-                                  "recall": round(r["found"] / max(r["words"], 1), 3)} for r in rows),
-                                key=lambda r: r["recall"])[:5],
+        "lowest_recall": sorted(
+            (
+                {
+                    "scenario_id": r["scenario_id"],
+                    "field": r["field"],
+                    "recall": round(r["found"] / max(r["words"], 1), 3),
+                }
+                for r in rows
+            ),
+            key=lambda r: r["recall"],
+        )[:5],
     }
 
 
@@ -111,17 +136,25 @@ def confidence_study(frames: list[tuple[str, str, str, bytes]]) -> dict:
                 if word.confidence < ocr.MIN_CONFIDENCE:
                     under += 1
                     under_right += all(wanted[w] > 0 for w in words(word.text))
-    return {"words_read_without_threshold": read, "under_min_confidence": under,
-            "under_min_confidence_and_authored": under_right, "under_0_7": under_07}
+    return {
+        "words_read_without_threshold": read,
+        "under_min_confidence": under,
+        "under_min_confidence_and_authored": under_right,
+        "under_0_7": under_07,
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--limit", type=int, help="read only the first N frames")
-    parser.add_argument("--impair", default="", help="also read through these profiles' video impairments, "
-                                                       "e.g. dim,shaky")
-    parser.add_argument("--confidence", action="store_true",
-                        help="also count the words the confidence threshold drops (a second read per frame)")
+    parser.add_argument(
+        "--impair", default="", help="also read through these profiles' video impairments, e.g. dim,shaky"
+    )
+    parser.add_argument(
+        "--confidence",
+        action="store_true",
+        help="also count the words the confidence threshold drops (a second read per frame)",
+    )
     parser.add_argument("--output", default="benchmarks/results/ocr_reading.json")
     args = parser.parse_args()
 
@@ -131,10 +164,15 @@ def main() -> int:
     load_s = time.monotonic() - load_started
     clean = [(sid, field, text, synthetic_frame(text)) for sid, field, text in texts]
     result = {
-        "command": "python benchmarks/ocr_reading.py" + (f" --limit {args.limit}" if args.limit else "")
-                   + (f" --impair {args.impair}" if args.impair else "") + (" --confidence" if args.confidence else ""),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "load_average_at_start": round(os.getloadavg()[0], 2)},
+        "command": "python benchmarks/ocr_reading.py"
+        + (f" --limit {args.limit}" if args.limit else "")
+        + (f" --impair {args.impair}" if args.impair else "")
+        + (" --confidence" if args.confidence else ""),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "load_average_at_start": round(os.getloadavg()[0], 2),
+        },
         "engine": ocr.ENGINE,
         "min_confidence": ocr.MIN_CONFIDENCE,
         "engine_load_s": round(load_s, 3),
@@ -144,11 +182,14 @@ def main() -> int:
     runs = {"clean": clean}
     if args.impair:
         from media_effects.impairment_profiles import load_profiles
+
         profiles = load_profiles()
         for name in [n.strip() for n in args.impair.split(",") if n.strip()]:
             profile = profiles[name]
-            runs[name] = [(sid, field, text, profile.impair_frame(jpeg, index))
-                          for index, (sid, field, text, jpeg) in enumerate(clean)]
+            runs[name] = [
+                (sid, field, text, profile.impair_frame(jpeg, index))
+                for index, (sid, field, text, jpeg) in enumerate(clean)
+            ]
     for name, frames in runs.items():
         rows = asyncio.run(read_all(frames))
         for row, (_, _, authored, _) in zip(rows, frames):

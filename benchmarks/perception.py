@@ -24,8 +24,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.scenario import load_bank  # noqa: E402
-from perception.asr import Transcriber  # noqa: E402
 from media_effects.audio import decode_audio, float_to_pcm16  # noqa: E402
+from perception.asr import Transcriber  # noqa: E402
 from perception.speech import FinalTranscript, SpeechSegmenter  # noqa: E402
 
 CHUNK_MS = 20
@@ -52,7 +52,7 @@ async def stream_latency(transcriber, audio: np.ndarray) -> float:
             await asyncio.sleep(delay)
         if speech_end_wall is None and offset // 2 >= speech_end_sample:
             speech_end_wall = time.monotonic()
-        for event in await segmenter.feed(pcm[offset:offset + step], offset // 32):
+        for event in await segmenter.feed(pcm[offset : offset + step], offset // 32):
             if isinstance(event, FinalTranscript):
                 return time.monotonic() - (speech_end_wall or time.monotonic())
     return float("nan")
@@ -77,19 +77,26 @@ def main() -> int:
             audio = decode_audio(path)
             rtfs.append(transcriber.transcribe_sync(audio).rtf)
             latencies.append(asyncio.run(stream_latency(transcriber, audio)))
-            print(f"{i + 1}/{len(sentences)} rtf {rtfs[-1]:.3f} end-of-speech->final {latencies[-1]:.3f}s",
-                  file=sys.stderr)
+            print(
+                f"{i + 1}/{len(sentences)} rtf {rtfs[-1]:.3f} end-of-speech->final {latencies[-1]:.3f}s",
+                file=sys.stderr,
+            )
     result = {
         "command": "python benchmarks/perception.py --utterances %d" % args.utterances,
         "machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()},
         "model": "whisper tiny.en int8 (bundled)",
         "first_call_s": round(load_s, 3),
         "utterances": len(sentences),
-        "asr_rtf": {"mean": round(float(np.mean(rtfs)), 3), "p50": round(percentile(rtfs, 50), 3),
-                    "p95": round(percentile(rtfs, 95), 3)},
-        "end_of_speech_to_final_s": {"p50": round(percentile(latencies, 50), 3),
-                                     "p95": round(percentile(latencies, 95), 3),
-                                     "silence_ms": 600},
+        "asr_rtf": {
+            "mean": round(float(np.mean(rtfs)), 3),
+            "p50": round(percentile(rtfs, 50), 3),
+            "p95": round(percentile(rtfs, 95), 3),
+        },
+        "end_of_speech_to_final_s": {
+            "p50": round(percentile(latencies, 50), 3),
+            "p95": round(percentile(latencies, 95), 3),
+            "silence_ms": 600,
+        },
     }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(result, indent=2) + "\n")

@@ -63,10 +63,25 @@ def free_port() -> int:
 
 
 def start_serve(port: int, *pace: str) -> subprocess.Popen:
-    server = subprocess.Popen([sys.executable, "-c", "import sys; from benchmark.cli import main; "
-                               "sys.exit(main(sys.argv[1:]))", "serve", "--port", str(port), "--backend", "local",
-                               "--max-sessions", "16", *pace], cwd=ROOT, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from benchmark.cli import main; sys.exit(main(sys.argv[1:]))",
+            "serve",
+            "--port",
+            str(port),
+            "--backend",
+            "local",
+            "--max-sessions",
+            "16",
+            *pace,
+        ],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return await_healthz(server, port, 180)
 
 
@@ -81,8 +96,10 @@ def question_pcm(folder: Path) -> bytes:
 def frames(count: int) -> list[bytes]:
     from media_effects.synthetic import synthetic_frame
 
-    return [synthetic_frame(f"A kitchen counter, view {n}: a pot, a board, a knife and {n % 7 + 1} onions.")
-            for n in range(count)]
+    return [
+        synthetic_frame(f"A kitchen counter, view {n}: a pot, a board, a knife and {n % 7 + 1} onions.")
+        for n in range(count)
+    ]
 
 
 async def connect(url: str, config: wire.SessionConfig):
@@ -98,8 +115,10 @@ async def connect(url: str, config: wire.SessionConfig):
 
 async def racer(url: str, pictures: list[bytes], stop: asyncio.Event, log: dict) -> None:
     """A proactive session that advances its stream 10 s a chunk until `stop` is set, then `watch.end`."""
-    ws = await connect(url, wire.SessionConfig(backend="local", camera=True, proactive="every:5",
-                                               describer="opencv", frame_policy="fps:1"))
+    ws = await connect(
+        url,
+        wire.SessionConfig(backend="local", camera=True, proactive="every:5", describer="opencv", frame_policy="fps:1"),
+    )
     done = asyncio.Event()
 
     async def read():
@@ -143,14 +162,18 @@ async def speaker(url: str, pcm: bytes, questions: int, start_after: float) -> l
         for _ in range(questions):
             audio = pcm + bytes(32_000)  # the question and a second of silence
             for at in range(0, len(audio), 6400):  # 200 ms chunks, in real time
-                await ws.send(wire.encode_media(wire.KIND_AUDIO, clock + at // 32, audio[at:at + 6400]))
+                await ws.send(wire.encode_media(wire.KIND_AUDIO, clock + at // 32, audio[at : at + 6400]))
                 await asyncio.sleep(0.2)
             clock += len(audio) // 32
             while True:
                 event = json.loads(await asyncio.wait_for(ws.recv(), 120))
                 if event["type"] == "metrics":
-                    turns.append({key: event["latency_s"].get(key) for key in
-                                  ("speech_end_to_first_token", "turn_end_to_first_token")})
+                    turns.append(
+                        {
+                            key: event["latency_s"].get(key)
+                            for key in ("speech_end_to_first_token", "turn_end_to_first_token")
+                        }
+                    )
                     break
                 if event["type"] == "error":
                     raise RuntimeError(event["message"])
@@ -179,18 +202,30 @@ async def phase(url: str, pcm: bytes, pictures: list[bytes], racers: int, speake
     per_second = [sum(1 for t in window if s <= t < s + 1) for s in range(int(seconds))]
     first = [t["speech_end_to_first_token"] for t in turns if t["speech_end_to_first_token"] is not None]
     after_end = [t["turn_end_to_first_token"] for t in turns if t["turn_end_to_first_token"] is not None]
-    return {"racers": racers, "speakers": speakers, "racing_s": round(seconds, 1) if racers else 0,
-            "probes_answered": len(log["probe_started_at"]), "probes_started_in_window": len(window),
-            "probes_per_s": {"mean": round(len(window) / seconds, 2) if racers else 0,
-                             "max_in_a_second": max(per_second) if racers else 0},
-            "probe_s": {"p50": pct(log["probe_s"], 50), "p95": pct(log["probe_s"], 95)},
-            "probes_asked": log["asked"], "probes_skipped": log["skipped"], "paced_notices": log["paced"],
-            "errors": log["errors"][:5],
-            "questions": len(turns),
-            "speech_end_to_first_token_s": {"p50": pct(first, 50), "p95": pct(first, 95),
-                                            "max": round(max(first), 3) if first else None,
-                                            "each": [round(value, 3) for value in first]},
-            "turn_end_to_first_token_s": {"p50": pct(after_end, 50), "p95": pct(after_end, 95)}}
+    return {
+        "racers": racers,
+        "speakers": speakers,
+        "racing_s": round(seconds, 1) if racers else 0,
+        "probes_answered": len(log["probe_started_at"]),
+        "probes_started_in_window": len(window),
+        "probes_per_s": {
+            "mean": round(len(window) / seconds, 2) if racers else 0,
+            "max_in_a_second": max(per_second) if racers else 0,
+        },
+        "probe_s": {"p50": pct(log["probe_s"], 50), "p95": pct(log["probe_s"], 95)},
+        "probes_asked": log["asked"],
+        "probes_skipped": log["skipped"],
+        "paced_notices": log["paced"],
+        "errors": log["errors"][:5],
+        "questions": len(turns),
+        "speech_end_to_first_token_s": {
+            "p50": pct(first, 50),
+            "p95": pct(first, 95),
+            "max": round(max(first), 3) if first else None,
+            "each": [round(value, 3) for value in first],
+        },
+        "turn_end_to_first_token_s": {"p50": pct(after_end, 50), "p95": pct(after_end, 95)},
+    }
 
 
 def main() -> int:
@@ -201,10 +236,13 @@ def main() -> int:
     parser.add_argument("--phases", default="quiet,unpaced,paced")
     parser.add_argument("--output", default=str(ROOT / "benchmarks/results/probe_load.json"))
     args = parser.parse_args()
-    pace = {"quiet": (), "unpaced": ("--probe-min-gap", "0", "--probe-rate", "1000", "--no-probe-hold"),
-            "paced": ()}
-    results = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "cpus": os.cpu_count(),
-               "chunk": {"wall_s": CHUNK_WALL_S, "stream_ms": CHUNK_STREAM_MS}, "phases": {}}
+    pace = {"quiet": (), "unpaced": ("--probe-min-gap", "0", "--probe-rate", "1000", "--no-probe-hold"), "paced": ()}
+    results = {
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "cpus": os.cpu_count(),
+        "chunk": {"wall_s": CHUNK_WALL_S, "stream_ms": CHUNK_STREAM_MS},
+        "phases": {},
+    }
     with tempfile.TemporaryDirectory() as folder:
         pcm = question_pcm(Path(folder))
         pictures = frames(16)
@@ -213,8 +251,9 @@ def main() -> int:
             server = start_serve(port, *pace[name])
             try:
                 racers = 0 if name == "quiet" else args.racers
-                results["phases"][name] = asyncio.run(phase(f"ws://127.0.0.1:{port}", pcm, pictures, racers,
-                                                            args.speakers, args.questions))
+                results["phases"][name] = asyncio.run(
+                    phase(f"ws://127.0.0.1:{port}", pcm, pictures, racers, args.speakers, args.questions)
+                )
             finally:
                 stop_serve(server)
             print(name, json.dumps(results["phases"][name]), flush=True)

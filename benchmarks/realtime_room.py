@@ -40,21 +40,53 @@ def main() -> int:
         run = Path(tmp) / "run"
         started = time.monotonic()
         done = subprocess.run(
-            [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--model", "openai-realtime:gpt-realtime",
-             "--base-url", server.base_url, "--concurrency", str(n), "--limit", str(n), "--speed", "1",
-             "--judge-family", "lexical", "--conditions", "baseline", "--no-frames", "--output-dir", str(run)],
-            capture_output=True, text=True, cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": "sk-conformance"})
+            [
+                sys.executable,
+                "-m",
+                "benchmark",
+                "bench",
+                "--via",
+                "stream",
+                "--model",
+                "openai-realtime:gpt-realtime",
+                "--base-url",
+                server.base_url,
+                "--concurrency",
+                str(n),
+                "--limit",
+                str(n),
+                "--speed",
+                "1",
+                "--judge-family",
+                "lexical",
+                "--conditions",
+                "baseline",
+                "--no-frames",
+                "--output-dir",
+                str(run),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "OPENAI_API_KEY": "sk-conformance"},
+        )
         wall = time.monotonic() - started
         path = run / "transcripts.jsonl"
         records = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
         log_path = run / "logs" / "server.log"
         log = log_path.read_text() if log_path.exists() else ""
     errors = [r["error"] for r in records if r.get("error")]
-    out = {"command": f"python benchmarks/realtime_room.py --concurrency {n}", "cores": os.cpu_count(),
-           "exit_status": done.returncode, "cells": len(records), "errored": len(errors),
-           "refused": sum("server_busy" in e for e in errors) + log.count("server_busy"),
-           "first_errors": errors[:3], "wall_s": round(wall, 1),
-           "stderr_tail": done.stderr[-400:] if done.returncode else ""}
+    out = {
+        "command": f"python benchmarks/realtime_room.py --concurrency {n}",
+        "cores": os.cpu_count(),
+        "exit_status": done.returncode,
+        "cells": len(records),
+        "errored": len(errors),
+        "refused": sum("server_busy" in e for e in errors) + log.count("server_busy"),
+        "first_errors": errors[:3],
+        "wall_s": round(wall, 1),
+        "stderr_tail": done.stderr[-400:] if done.returncode else "",
+    }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))

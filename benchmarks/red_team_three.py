@@ -55,15 +55,22 @@ def sparse(path: Path, size: int, head: bytes = b"") -> None:
 
 
 # runs the command as its only child and says the child's peak RSS (KB) on its last stderr line
-PEAK = ("import resource, subprocess, sys; done = subprocess.run(sys.argv[1:]); "
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(done.returncode)")
+PEAK = (
+    "import resource, subprocess, sys; done = subprocess.run(sys.argv[1:]); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(done.returncode)"
+)
 
 
 def wearsim(*argv: str, timeout: float = 300) -> tuple[subprocess.CompletedProcess, float, float]:
     """The command's result (stderr without the peak line), its wall seconds and its peak RSS in MB."""
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", PEAK, sys.executable, "-m", "benchmark", *argv],
-                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK, sys.executable, "-m", "benchmark", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
     took = time.monotonic() - started
     *said, peak = done.stderr.rstrip("\n").split("\n")
     done.stderr = "\n".join(said)
@@ -80,10 +87,14 @@ def view_with_giants(work: Path) -> dict:
     os.utime(run_dir / "summary.json")  # newer than the transcripts: view does not rewrite the report
     done, took, peak = wearsim("view", str(run_dir))
     page = (run_dir / "index.html").read_text(encoding="utf-8") if done.returncode == 0 else ""
-    return {"exit": done.returncode, "seconds": round(took, 2), "peak_rss_mb": round(peak, 1),
-            "page_mb": round(len(page.encode()) / 2**20, 2),
-            "zz_png_named": "zz.png: 300.0 MB, larger than a plot can be" in page,
-            "findings_named": "findings.md: 200.0 MB, larger than a findings.md can be" in page}
+    return {
+        "exit": done.returncode,
+        "seconds": round(took, 2),
+        "peak_rss_mb": round(peak, 1),
+        "page_mb": round(len(page.encode()) / 2**20, 2),
+        "zz_png_named": "zz.png: 300.0 MB, larger than a plot can be" in page,
+        "findings_named": "findings.md: 200.0 MB, larger than a findings.md can be" in page,
+    }
 
 
 def silent(port: int, source: str) -> socket.socket | None:
@@ -106,8 +117,11 @@ def timed_get(http: str, path: str, source: str) -> float | None:
 def slow_crowd(port: int, http: str, count: int) -> dict:
     crowd = [silent(port, "127.0.0.1") for _ in range(count)]
     try:
-        return {"slow_clients": count, "healthz_s": [timed_get(http, "/healthz", "127.0.0.1") for _ in range(5)],
-                "page_s": [timed_get(http, "/", "127.0.0.1") for _ in range(5)]}
+        return {
+            "slow_clients": count,
+            "healthz_s": [timed_get(http, "/healthz", "127.0.0.1") for _ in range(5)],
+            "page_s": [timed_get(http, "/", "127.0.0.1") for _ in range(5)],
+        }
     finally:
         for sock in crowd:
             if sock is not None:
@@ -147,10 +161,15 @@ def ten_addresses(port: int, http: str, seconds: float = 25.0) -> dict:
     for thread in threads:
         thread.join()
     answered = [t for t in page if t is not None]
-    return {"seconds": seconds, "connections_opened_by_the_attack": opened[0], "page_asked": len(page),
-            "page_answered": len(answered), "page_slowest_s": max(answered, default=None),
-            "healthz_slowest_s": max((t for t in healthz if t is not None), default=None),
-            "healthz_failed": sum(t is None for t in healthz)}
+    return {
+        "seconds": seconds,
+        "connections_opened_by_the_attack": opened[0],
+        "page_asked": len(page),
+        "page_answered": len(answered),
+        "page_slowest_s": max(answered, default=None),
+        "healthz_slowest_s": max((t for t in healthz if t is not None), default=None),
+        "healthz_failed": sum(t is None for t in healthz),
+    }
 
 
 def _dropped(sock: socket.socket) -> bool:
@@ -182,9 +201,13 @@ def slow_uploads(port: int, studio: Path, count: int = 30, declared: int = 30 <<
     try:
         for i in range(count):
             sock = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(f"127.0.0.{40 + i}", 0))
-            sock.sendall((f"POST /v1/record?scenario=sc-01&step=turn_1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                          f"Origin: http://127.0.0.1:{port}\r\nContent-Type: video/webm\r\n"
-                          f"Content-Length: {declared}\r\n\r\n").encode())
+            sock.sendall(
+                (
+                    f"POST /v1/record?scenario=sc-01&step=turn_1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                    f"Origin: http://127.0.0.1:{port}\r\nContent-Type: video/webm\r\n"
+                    f"Content-Length: {declared}\r\n\r\n"
+                ).encode()
+            )
             socks.append(sock)
         piece = b"\x00" * (1 << 20)
         for _ in range(8):  # 8 MB each, a MB at a time
@@ -198,15 +221,19 @@ def slow_uploads(port: int, studio: Path, count: int = 30, declared: int = 30 <<
             sock.settimeout(0.2)
             try:
                 refused += sock.recv(64).startswith(b"HTTP/1.1 503")
-            except (socket.timeout, OSError):
+            except (TimeoutError, OSError):
                 pass
     finally:
         stop.set()
         watcher.join()
         for sock in socks:
             sock.close()
-    return {"uploads": count, "declared_mb_each": declared >> 20, "refused_503": refused,
-            "incoming_peak_mb": round(peak[0] / 2**20, 1)}
+    return {
+        "uploads": count,
+        "declared_mb_each": declared >> 20,
+        "refused_503": refused,
+        "incoming_peak_mb": round(peak[0] / 2**20, 1),
+    }
 
 
 async def frame_rounds(url: str, http: str, rounds: int = 3, sessions: int = 4) -> dict:
@@ -247,8 +274,12 @@ def giant_manifest(work: Path) -> dict:
     shutil.copytree(FIXTURE, run_dir)
     sparse(run_dir / "manifest.json", 512 << 20, b"{")
     done, took, peak = wearsim("report", str(run_dir))
-    return {"exit": done.returncode, "seconds": round(took, 2), "peak_rss_mb": round(peak, 1),
-            "said": done.stderr.strip().splitlines()[-1][:200] if done.stderr.strip() else ""}
+    return {
+        "exit": done.returncode,
+        "seconds": round(took, 2),
+        "peak_rss_mb": round(peak, 1),
+        "said": done.stderr.strip().splitlines()[-1][:200] if done.stderr.strip() else "",
+    }
 
 
 def deep_and_huge(work: Path) -> dict:
@@ -256,11 +287,16 @@ def deep_and_huge(work: Path) -> dict:
     shutil.copytree(FIXTURE, run_dir)
     path = run_dir / "transcripts.jsonl"
     lines = path.read_bytes().splitlines()
-    path.write_bytes(b"\n".join([lines[0], b"[" * 100_000 + b"]" * 100_000, b'{"trial": ' + b"7" * 5000 + b"}",
-                                 *lines[1:]]) + b"\n")
+    path.write_bytes(
+        b"\n".join([lines[0], b"[" * 100_000 + b"]" * 100_000, b'{"trial": ' + b"7" * 5000 + b"}", *lines[1:]]) + b"\n"
+    )
     done, took, _ = wearsim("report", str(run_dir))
-    return {"exit": done.returncode, "seconds": round(took, 2), "traceback": "Traceback" in done.stderr,
-            "said": [line[:200] for line in done.stderr.splitlines() if "line " in line][:3]}
+    return {
+        "exit": done.returncode,
+        "seconds": round(took, 2),
+        "traceback": "Traceback" in done.stderr,
+        "said": [line[:200] for line in done.stderr.splitlines() if "line " in line][:3],
+    }
 
 
 def giant_scene() -> dict:
@@ -268,8 +304,9 @@ def giant_scene() -> dict:
 
     problems: list[str] = []
     started = time.process_time()
-    scene = parse_scene({"setting": "workbench", "objects": [{"id": f"o{i}", "name": "nail"} for i in range(2000)]},
-                        "scene", problems)
+    scene = parse_scene(
+        {"setting": "workbench", "objects": [{"id": f"o{i}", "name": "nail"} for i in range(2000)]}, "scene", problems
+    )
     return {"refused": scene is None, "cpu_s": round(time.process_time() - started, 4), "said": problems[:1]}
 
 

@@ -52,20 +52,30 @@ def pct(values: list[float], q: float) -> float | None:
 
 def summarise(run_dir: Path) -> dict:
     records = [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines() if line]
-    errors = [{"scenario_id": r["scenario_id"], "error": r["error"], "wall_s": r.get("wall_s")}
-              for r in records if r.get("error")]
+    errors = [
+        {"scenario_id": r["scenario_id"], "error": r["error"], "wall_s": r.get("wall_s")}
+        for r in records
+        if r.get("error")
+    ]
     latencies: dict[str, list[float]] = {}
     for record in records:
         for turn in record.get("turns") or []:
             for name, value in (turn.get("metrics") or {}).items():
                 if isinstance(value, (int, float)):
                     latencies.setdefault(name, []).append(float(value))
-    return {"cells": len(records), "errored_cells": len(errors), "errors": errors,
-            "turns": sum(len(r.get("turns") or []) for r in records),
-            "cell_wall_s": {"p50": pct([r["wall_s"] for r in records if r.get("wall_s")], 50),
-                            "max": round(max((r["wall_s"] for r in records if r.get("wall_s")), default=0), 1)},
-            "latency_s": {name: {"p50": pct(values, 50), "p95": pct(values, 95)}
-                          for name, values in sorted(latencies.items())}}
+    return {
+        "cells": len(records),
+        "errored_cells": len(errors),
+        "errors": errors,
+        "turns": sum(len(r.get("turns") or []) for r in records),
+        "cell_wall_s": {
+            "p50": pct([r["wall_s"] for r in records if r.get("wall_s")], 50),
+            "max": round(max((r["wall_s"] for r in records if r.get("wall_s")), default=0), 1),
+        },
+        "latency_s": {
+            name: {"p50": pct(values, 50), "p95": pct(values, 95)} for name, values in sorted(latencies.items())
+        },
+    }
 
 
 def main() -> int:
@@ -80,14 +90,32 @@ def main() -> int:
     args = parser.parse_args()
 
     run_dir = Path(tempfile.mkdtemp(prefix="wearsim-load-")) / "run"
-    command = [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--conditions", "baseline",
-               "--limit", str(args.limit), "--concurrency", str(args.concurrency), "--model", args.model,
-               "--judge-family", "lexical", "--output-dir", str(run_dir)]
+    command = [
+        sys.executable,
+        "-m",
+        "benchmark",
+        "bench",
+        "--via",
+        "stream",
+        "--conditions",
+        "baseline",
+        "--limit",
+        str(args.limit),
+        "--concurrency",
+        str(args.concurrency),
+        "--model",
+        args.model,
+        "--judge-family",
+        "lexical",
+        "--output-dir",
+        str(run_dir),
+    ]
     spinner = None if args.no_load else start_spinner(args.busy_max_s, args.core)
     started = time.monotonic()
     try:
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True,
-                              timeout=args.busy_max_s if spinner else None)
+        done = subprocess.run(
+            command, cwd=ROOT, capture_output=True, text=True, timeout=args.busy_max_s if spinner else None
+        )
         wall = time.monotonic() - started
         spin_cpu = cpu_seconds(spinner.pid) if spinner and spinner.poll() is None else None
     finally:
@@ -100,11 +128,18 @@ def main() -> int:
     result = {
         "command": "python benchmarks/stream_under_load.py " + shlex.join(sys.argv[1:]),
         "bench_command": "wearsim " + shlex.join(command[3:-2]),
-        "load": None if spinner is None else {
-            "spinner_core": args.core, "spinner_cpu_s": round(spin_cpu, 1) if spin_cpu is not None else None,
-            "spinner_busy_share": round(spin_cpu / wall, 2) if spin_cpu is not None else None},
-        "cores": os.cpu_count(), "bench_exit_status": done.returncode, "wall_s": round(wall, 1),
-        **summarise(run_dir)}
+        "load": None
+        if spinner is None
+        else {
+            "spinner_core": args.core,
+            "spinner_cpu_s": round(spin_cpu, 1) if spin_cpu is not None else None,
+            "spinner_busy_share": round(spin_cpu / wall, 2) if spin_cpu is not None else None,
+        },
+        "cores": os.cpu_count(),
+        "bench_exit_status": done.returncode,
+        "wall_s": round(wall, 1),
+        **summarise(run_dir),
+    }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))

@@ -34,8 +34,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.scenario import load_bank  # noqa: E402
 from benchmark.stream_conversation import StreamConversation  # noqa: E402
+from core.scenario import load_bank  # noqa: E402
 from simulator.settings import SILENCE_MS, GlassesSettings  # noqa: E402
 from streaming.app import ServerSettings  # noqa: E402
 from streaming.local_server import running_server  # noqa: E402
@@ -54,8 +54,9 @@ async def level(url: str, n: int, backend: str, bank, end_of_turn: str, silence_
     scenarios = bank.scenarios[:n] if n <= len(bank.scenarios) else list(bank.scenarios) * (n // 50 + 1)
 
     async def one(scenario):
-        glasses = GlassesSettings(url=url, backend=backend, silence_ms=silence_ms, end_of_turn=end_of_turn,
-                                  max_tokens=60, speed=1.0)
+        glasses = GlassesSettings(
+            url=url, backend=backend, silence_ms=silence_ms, end_of_turn=end_of_turn, max_tokens=60, speed=1.0
+        )
         conversation = StreamConversation(scenario, condition, glasses)
         try:
             turns = [await conversation.send(turn) for turn in (1, 2)]
@@ -87,32 +88,52 @@ async def level(url: str, n: int, backend: str, bank, end_of_turn: str, silence_
     played = sum(len(turns) for turns, _, _ in ok)
     # held: perception keeps up once a turn has ended (turn end -> final transcript, the figure measured before
     # issue 36; from the end of speech it also holds the silence waited, 1.5 s under the fixed silence)
-    held = (not failures and pct(decoded, 95) is not None and pct(decoded, 95) <= HOLD_P95_S
-            and np.mean(by_turn[2]) <= np.mean(by_turn[1]) + 0.5)
-    return {"sessions": n, "held_in_real_time": bool(held), "wall_s": round(wall, 1), "failures": failures,
-            "refused": sum("server_busy" in f for f in failures),
-            "turn_end_rules": rules, "silence_waited_s": {"p50": pct(silences, 50), "p95": pct(silences, 95)},
-            "premature_ends": {"extra_final_transcripts": extra, "turns_played": played},
-            "speech_end_to_turn_end_s": {"p50": pct(turn_end, 50), "p95": pct(turn_end, 95)},
-            # what the server's perception adds once the turn has ended (the quantity measured before issue 36)
-            "turn_end_to_transcript_final_s": {"p50": pct(decoded, 50), "p95": pct(decoded, 95)},
-            "speech_end_to_transcript_final_s": {"p50": pct(finals, 50), "p95": pct(finals, 95),
-                                                 "turn_1_mean": round(float(np.mean(by_turn[1])), 3) if by_turn[1] else None,
-                                                 "turn_2_mean": round(float(np.mean(by_turn[2])), 3) if by_turn[2] else None},
-            "speech_end_to_first_token_s": {"p50": pct(first_token, 50), "p95": pct(first_token, 95)},
-            "speech_end_to_reply_done_s": {"p50": pct(done, 50), "p95": pct(done, 95)},
-            "client_send_lateness_ms": {"p95": pct([x * 1000 for x in lateness], 95),
-                                        "max": round(max(lateness) * 1000, 1) if lateness else None}}
+    held = (
+        not failures
+        and pct(decoded, 95) is not None
+        and pct(decoded, 95) <= HOLD_P95_S
+        and np.mean(by_turn[2]) <= np.mean(by_turn[1]) + 0.5
+    )
+    return {
+        "sessions": n,
+        "held_in_real_time": bool(held),
+        "wall_s": round(wall, 1),
+        "failures": failures,
+        "refused": sum("server_busy" in f for f in failures),
+        "turn_end_rules": rules,
+        "silence_waited_s": {"p50": pct(silences, 50), "p95": pct(silences, 95)},
+        "premature_ends": {"extra_final_transcripts": extra, "turns_played": played},
+        "speech_end_to_turn_end_s": {"p50": pct(turn_end, 50), "p95": pct(turn_end, 95)},
+        # what the server's perception adds once the turn has ended (the quantity measured before issue 36)
+        "turn_end_to_transcript_final_s": {"p50": pct(decoded, 50), "p95": pct(decoded, 95)},
+        "speech_end_to_transcript_final_s": {
+            "p50": pct(finals, 50),
+            "p95": pct(finals, 95),
+            "turn_1_mean": round(float(np.mean(by_turn[1])), 3) if by_turn[1] else None,
+            "turn_2_mean": round(float(np.mean(by_turn[2])), 3) if by_turn[2] else None,
+        },
+        "speech_end_to_first_token_s": {"p50": pct(first_token, 50), "p95": pct(first_token, 95)},
+        "speech_end_to_reply_done_s": {"p50": pct(done, 50), "p95": pct(done, 95)},
+        "client_send_lateness_ms": {
+            "p95": pct([x * 1000 for x in lateness], 95),
+            "max": round(max(lateness) * 1000, 1) if lateness else None,
+        },
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", default="1,2,4")
     parser.add_argument("--backend", default="local")
-    parser.add_argument("--end-of-turn", choices=("model", "silence"), default="silence",
-                        help="model: the end-of-turn model after a short silence; silence: the fixed silence only")
-    parser.add_argument("--silence-ms", type=int, default=SILENCE_MS,
-                        help=f"the fixed silence (the bench's {SILENCE_MS} ms)")
+    parser.add_argument(
+        "--end-of-turn",
+        choices=("model", "silence"),
+        default="silence",
+        help="model: the end-of-turn model after a short silence; silence: the fixed silence only",
+    )
+    parser.add_argument(
+        "--silence-ms", type=int, default=SILENCE_MS, help=f"the fixed silence (the bench's {SILENCE_MS} ms)"
+    )
     parser.add_argument("--output", default="benchmarks/results/streaming.json")
     args = parser.parse_args()
     bank = load_bank()
@@ -126,10 +147,16 @@ def main() -> int:
             print(json.dumps(result), file=sys.stderr)
             levels.append(result)
     held = [lv["sessions"] for lv in levels if lv["held_in_real_time"]]
-    out = {"command": f"python benchmarks/streaming.py --sessions {args.sessions} --backend {args.backend} "
-                      f"--end-of-turn {args.end_of_turn} --silence-ms {args.silence_ms}",
-           "backend": args.backend, "end_of_turn": args.end_of_turn, "silence_ms": args.silence_ms,
-           "cores": os.cpu_count(), "max_sessions_held": max(held) if held else 0, "levels": levels}
+    out = {
+        "command": f"python benchmarks/streaming.py --sessions {args.sessions} --backend {args.backend} "
+        f"--end-of-turn {args.end_of_turn} --silence-ms {args.silence_ms}",
+        "backend": args.backend,
+        "end_of_turn": args.end_of_turn,
+        "silence_ms": args.silence_ms,
+        "cores": os.cpu_count(),
+        "max_sessions_held": max(held) if held else 0,
+        "levels": levels,
+    }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))

@@ -35,10 +35,23 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "tests.jsonl"
-        command = [sys.executable, "-m", "pytest", "-q", "-p", "suite_cpu_plugin", "-p", "no:cacheprovider",
-                   *(["-n", str(args.workers)] if args.workers else [])]
-        env = {**os.environ, "CI": "true", "SUITE_CPU_OUT": str(out),
-               "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH")]))}
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "suite_cpu_plugin",
+            "-p",
+            "no:cacheprovider",
+            *(["-n", str(args.workers)] if args.workers else []),
+        ]
+        env = {
+            **os.environ,
+            "CI": "true",
+            "SUITE_CPU_OUT": str(out),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "benchmarks"), os.environ.get("PYTHONPATH")])),
+        }
         cpu, started = cpu_of_children(), time.monotonic()
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
         wall, cpu = time.monotonic() - started, cpu_of_children() - cpu
@@ -51,17 +64,25 @@ def main() -> int:
     summary = {
         "command": "benchmarks/suite_cpu.py" + (f" --workers {args.workers}" if args.workers else ""),
         "machine": {"cpus": cores, "python": platform.python_version()},
-        "result": (done.stdout.strip().splitlines() or [""])[-1], "passed": done.returncode == 0,
-        "tests": len(tests), "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
-        "cpu_floor_s": round(cpu / cores, 1), "busy": round(cpu / (cores * wall), 2),
-        "by_file": [{"file": f, "cpu_s": round(c, 1), "wall_s": round(w, 1)}
-                    for f, (c, w) in sorted(by_file.items(), key=lambda item: -item[1][0])[:TOP]],
+        "result": (done.stdout.strip().splitlines() or [""])[-1],
+        "passed": done.returncode == 0,
+        "tests": len(tests),
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "cpu_floor_s": round(cpu / cores, 1),
+        "busy": round(cpu / (cores * wall), 2),
+        "by_file": [
+            {"file": f, "cpu_s": round(c, 1), "wall_s": round(w, 1)}
+            for f, (c, w) in sorted(by_file.items(), key=lambda item: -item[1][0])[:TOP]
+        ],
         "by_test": sorted(tests, key=lambda t: -t["cpu_s"])[:TOP],
     }
     RESULT.parent.mkdir(exist_ok=True)
     RESULT.write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"{summary['result']}: {summary['wall_s']} s wall, {summary['cpu_s']} s CPU "
-          f"(floor {summary['cpu_floor_s']} s on {cores} cores, busy {summary['busy']:.0%}); {RESULT}")
+    print(
+        f"{summary['result']}: {summary['wall_s']} s wall, {summary['cpu_s']} s CPU "
+        f"(floor {summary['cpu_floor_s']} s on {cores} cores, busy {summary['busy']:.0%}); {RESULT}"
+    )
     return 0 if done.returncode == 0 else 1
 
 

@@ -20,7 +20,11 @@ def _cpu() -> float:
 def pytest_runtest_protocol(item, nextitem):
     cpu, started = _cpu(), time.monotonic()
     yield
-    line = {"test": item.nodeid, "cpu_s": round(_cpu() - cpu, 2), "wall_s": round(time.monotonic() - started, 2),
-            "worker": os.environ.get("PYTEST_XDIST_WORKER")}
+    line = {
+        "test": item.nodeid,
+        "cpu_s": round(_cpu() - cpu, 2),
+        "wall_s": round(time.monotonic() - started, 2),
+        "worker": os.environ.get("PYTEST_XDIST_WORKER"),
+    }
     with open(os.environ["SUITE_CPU_OUT"], "a", encoding="utf-8") as out:
         out.write(json.dumps(line) + "\n")

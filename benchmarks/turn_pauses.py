@@ -28,19 +28,19 @@ import json
 import random
 import sys
 import tempfile
-from xml.sax.saxutils import escape
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.scenario import load_bank  # noqa: E402
-from perception.asr import Transcript  # noqa: E402
 from media_effects.audio import SAMPLE_RATE, decode_audio, float_to_pcm16  # noqa: E402
+from media_effects.tts import synthesize  # noqa: E402
+from perception.asr import Transcript  # noqa: E402
 from perception.speech import FinalTranscript, SpeechSegmenter, VoiceActivity  # noqa: E402
 from perception.turn_end import shared_model  # noqa: E402
-from media_effects.tts import synthesize  # noqa: E402
 
 LEAD_S, TAIL_S = 0.3, 2.0
 PAUSE_MS = (400, 800)
@@ -60,7 +60,7 @@ class NoDecode:
 def voiced(audio: np.ndarray) -> np.ndarray:
     """The clip without the silence espeak-ng puts around it."""
     loud = np.nonzero(np.abs(audio) > 0.01)[0]
-    return audio[loud[0]:loud[-1] + 1] if len(loud) else audio
+    return audio[loud[0] : loud[-1] + 1] if len(loud) else audio
 
 
 def bank_lines(limit: int = 0) -> list[str]:
@@ -81,8 +81,9 @@ def paused_line(text: str, index: int, folder: Path) -> tuple[np.ndarray, int, s
     cut = max(1, len(words) // 2)
     kind = "filler" if index % 2 == 0 else "mid-clause"
     pause_ms = random.Random(f"{index}:{text}").randint(*PAUSE_MS)
-    marked = " ".join(words[:cut] + (["um"] if kind == "filler" else []) + [f'<break time="{pause_ms}ms"/>']
-                      + words[cut:])
+    marked = " ".join(
+        words[:cut] + (["um"] if kind == "filler" else []) + [f'<break time="{pause_ms}ms"/>'] + words[cut:]
+    )
     speech = voiced(decode_audio(synthesize(marked, folder / "line.wav", root=folder, markup=True)))
     loud = np.nonzero(np.abs(speech) > 0.01)[0]
     gaps = np.diff(loud)
@@ -95,7 +96,7 @@ def paused_line(text: str, index: int, folder: Path) -> tuple[np.ndarray, int, s
 async def turn_ends(audio: np.ndarray, segmenter: SpeechSegmenter) -> list[FinalTranscript]:
     pcm, finals = float_to_pcm16(audio), []
     for i in range(0, len(pcm), CHUNK * 2):
-        finals += [e for e in await segmenter.feed(pcm[i:i + CHUNK * 2], i // 32) if isinstance(e, FinalTranscript)]
+        finals += [e for e in await segmenter.feed(pcm[i : i + CHUNK * 2], i // 32) if isinstance(e, FinalTranscript)]
     return finals
 
 
@@ -114,20 +115,32 @@ def main() -> int:
         folder = Path(tmp)
         for index, text in enumerate(lines):
             clip, resume, kind, pause_ms = paused_line(text, index, folder)
-            whole = np.concatenate([np.zeros(int(LEAD_S * SAMPLE_RATE), np.float32), speak(text, folder),
-                                    np.zeros(int(TAIL_S * SAMPLE_RATE), np.float32)])
+            whole = np.concatenate(
+                [
+                    np.zeros(int(LEAD_S * SAMPLE_RATE), np.float32),
+                    speak(text, folder),
+                    np.zeros(int(TAIL_S * SAMPLE_RATE), np.float32),
+                ]
+            )
             row = {"line": text, "kind": kind, "pause_ms": pause_ms}
             for silence in silences:
                 for rule, turn_model in (("before", None), ("after", model)):
-                    paused = asyncio.run(turn_ends(clip, SpeechSegmenter(
-                        transcriber, silence_ms=silence, vad=vad, turn_model=turn_model)))
-                    plain = asyncio.run(turn_ends(whole, SpeechSegmenter(
-                        transcriber, silence_ms=silence, vad=vad, turn_model=turn_model)))
+                    paused = asyncio.run(
+                        turn_ends(
+                            clip, SpeechSegmenter(transcriber, silence_ms=silence, vad=vad, turn_model=turn_model)
+                        )
+                    )
+                    plain = asyncio.run(
+                        turn_ends(
+                            whole, SpeechSegmenter(transcriber, silence_ms=silence, vad=vad, turn_model=turn_model)
+                        )
+                    )
                     row[f"{rule}_{silence}"] = {
                         "premature": bool(paused) and paused[0].end_ms * SAMPLE_RATE // 1000 < resume,
                         "paused_rules": [f.ended_by for f in paused],
                         "whole_rule": plain[0].ended_by if plain else None,
-                        "whole_silence_ms": plain[0].silence_ms if plain else None}
+                        "whole_silence_ms": plain[0].silence_ms if plain else None,
+                    }
             rows.append(row)
             print(json.dumps(row), file=sys.stderr)
     summary = {}
@@ -137,16 +150,25 @@ def main() -> int:
             waited = [f["whole_silence_ms"] for f in facts if f["whole_silence_ms"] is not None]
             summary[f"{rule}_{silence}"] = {
                 "premature_pct": round(100 * sum(f["premature"] for f in facts) / len(facts), 1),
-                "premature_by_kind": {kind: sum(f["premature"] for f, r in zip(facts, rows) if r["kind"] == kind)
-                                      for kind in ("filler", "mid-clause")},
-                "whole_lines_ended_by_model_pct": round(100 * sum(f["whole_rule"] == "model" for f in facts)
-                                                        / len(facts), 1),
-                "whole_lines_silence_waited_ms_p50": float(np.percentile(waited, 50)) if waited else None}
+                "premature_by_kind": {
+                    kind: sum(f["premature"] for f, r in zip(facts, rows) if r["kind"] == kind)
+                    for kind in ("filler", "mid-clause")
+                },
+                "whole_lines_ended_by_model_pct": round(
+                    100 * sum(f["whole_rule"] == "model" for f in facts) / len(facts), 1
+                ),
+                "whole_lines_silence_waited_ms_p50": float(np.percentile(waited, 50)) if waited else None,
+            }
         summary[f"difference_{silence}_points"] = round(
-            summary[f"after_{silence}"]["premature_pct"] - summary[f"before_{silence}"]["premature_pct"], 1)
-    out = {"command": f"python benchmarks/turn_pauses.py --silence-ms {args.silence_ms}"
-                      + (f" --limit {args.limit}" if args.limit else ""),
-           "lines": len(rows), "summary": summary, "rows": rows}
+            summary[f"after_{silence}"]["premature_pct"] - summary[f"before_{silence}"]["premature_pct"], 1
+        )
+    out = {
+        "command": f"python benchmarks/turn_pauses.py --silence-ms {args.silence_ms}"
+        + (f" --limit {args.limit}" if args.limit else ""),
+        "lines": len(rows),
+        "summary": summary,
+        "rows": rows,
+    }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps({"lines": len(rows), "summary": summary}, indent=2))

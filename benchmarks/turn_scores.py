@@ -36,11 +36,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.append(str(Path(__file__).resolve().parent))  # after the project: benchmarks/perception.py is no package
 
+from turn_pauses import bank_lines, paused_line, speak  # noqa: E402
+
 from candidates.local import bundled_gguf  # noqa: E402
 from media_effects.audio import SAMPLE_RATE  # noqa: E402
 from perception.asr import Transcriber  # noqa: E402
 from perception.turn_end import shared_model  # noqa: E402
-from turn_pauses import bank_lines, paused_line, speak  # noqa: E402
 
 ASKED_AFTER_S = 0.25  # silence heard when the models are asked
 AUDIO_THRESHOLDS = (0.0, 0.5, 0.7, 0.9, 0.95)
@@ -53,8 +54,9 @@ class MessageEnd:
     def __init__(self):
         import llama_cpp
 
-        self.model = llama_cpp.Llama(model_path=str(bundled_gguf()), n_ctx=256, n_threads=1, logits_all=True,
-                                     verbose=False)
+        self.model = llama_cpp.Llama(
+            model_path=str(bundled_gguf()), n_ctx=256, n_threads=1, logits_all=True, verbose=False
+        )
         self.end = self.model.tokenize(b"<|im_end|>", add_bos=False, special=True)[0]
 
     def probability(self, text: str) -> float:
@@ -84,13 +86,16 @@ def main() -> int:
         folder = Path(tmp)
         for index, text in enumerate(lines):
             clip, resume, kind, pause_ms = paused_line(text, index, folder)
-            before_pause = clip[:resume - int(pause_ms * SAMPLE_RATE / 1000) + len(asked_after)]
+            before_pause = clip[: resume - int(pause_ms * SAMPLE_RATE / 1000) + len(asked_after)]
             whole = np.concatenate([np.zeros(int(0.3 * SAMPLE_RATE), np.float32), speak(text, folder), asked_after])
             row = {"line": text, "kind": kind, "pause_ms": pause_ms}
             for name, audio in (("paused", before_pause), ("whole", whole)):
                 heard = whisper.transcribe_batch_sync([audio])[0].text
-                row[name] = {"heard": heard, "audio": round(audio_model.probability(audio), 4),
-                             "text": round(text_model.probability(heard), 4)}
+                row[name] = {
+                    "heard": heard,
+                    "audio": round(audio_model.probability(audio), 4),
+                    "text": round(text_model.probability(heard), 4),
+                }
             rows.append(row)
             print(json.dumps(row), file=sys.stderr)
     table = []
@@ -98,20 +103,32 @@ def main() -> int:
         for t in TEXT_THRESHOLDS:
             premature = sum(ends(r["paused"], a, t) for r in rows)
             caught = sum(ends(r["whole"], a, t) for r in rows)
-            table.append({"audio_at_least": a, "text_at_least": t,
-                          "premature_pct": round(100 * premature / len(rows), 1),
-                          "whole_caught_pct": round(100 * caught / len(rows), 1)})
+            table.append(
+                {
+                    "audio_at_least": a,
+                    "text_at_least": t,
+                    "premature_pct": round(100 * premature / len(rows), 1),
+                    "whole_caught_pct": round(100 * caught / len(rows), 1),
+                }
+            )
     usable = [row for row in table if row["premature_pct"] <= 2.0 and (row["audio_at_least"] or row["text_at_least"])]
     best = max(usable, key=lambda row: row["whole_caught_pct"], default=None)
-    out = {"command": "python benchmarks/turn_scores.py" + (f" --limit {args.limit}" if args.limit else ""),
-           "lines": len(rows), "asked_after_s": ASKED_AFTER_S, "table": table,
-           "best_within_2_points": best, "rows": rows}
+    out = {
+        "command": "python benchmarks/turn_scores.py" + (f" --limit {args.limit}" if args.limit else ""),
+        "lines": len(rows),
+        "asked_after_s": ASKED_AFTER_S,
+        "table": table,
+        "best_within_2_points": best,
+        "rows": rows,
+    }
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(out, indent=2) + "\n")
     print(f"{'audio >=':>9} {'text >=':>8} {'premature':>10} {'whole caught':>13}")
     for row in table:
-        print(f"{row['audio_at_least']:>9} {row['text_at_least']:>8} {row['premature_pct']:>9}% "
-              f"{row['whole_caught_pct']:>12}%")
+        print(
+            f"{row['audio_at_least']:>9} {row['text_at_least']:>8} {row['premature_pct']:>9}% "
+            f"{row['whole_caught_pct']:>12}%"
+        )
     print("best rule within 2 points of premature ends:", json.dumps(best))
     return 0
 

@@ -17,8 +17,8 @@ import random
 import time
 from pathlib import Path
 
-from core.scenario import load_bank
 from benchmark.validate import validate_bank
+from core.scenario import load_bank
 
 WORDS = "red green blue tall short round square wooden metal glass paper cloth left right top bottom near far".split()
 
@@ -29,19 +29,33 @@ def main() -> None:
     args = parser.parse_args()
     bank = load_bank()
     rng = random.Random(1)
-    many = dataclasses.replace(bank, scenarios=tuple(
-        dataclasses.replace(s, scenario_id=f"x-{i:03d}", subset="bank",
-                            turn_2_user=s.turn_2_user + " " + " ".join(rng.choice(WORDS) for _ in range(6)))
-        for i, s in enumerate((bank.scenarios * (args.scenarios // len(bank.scenarios) + 1))[:args.scenarios])))
-    huge = dataclasses.replace(bank, scenarios=tuple(
-        dataclasses.replace(s, turn_1_image=" ".join(rng.choice(WORDS) for _ in range(17000)))
-        for s in bank.scenarios[:2]))
+    many = dataclasses.replace(
+        bank,
+        scenarios=tuple(
+            dataclasses.replace(
+                s,
+                scenario_id=f"x-{i:03d}",
+                subset="bank",
+                turn_2_user=s.turn_2_user + " " + " ".join(rng.choice(WORDS) for _ in range(6)),
+            )
+            for i, s in enumerate((bank.scenarios * (args.scenarios // len(bank.scenarios) + 1))[: args.scenarios])
+        ),
+    )
+    huge = dataclasses.replace(
+        bank,
+        scenarios=tuple(
+            dataclasses.replace(s, turn_1_image=" ".join(rng.choice(WORDS) for _ in range(17000)))
+            for s in bank.scenarios[:2]
+        ),
+    )
     results = {}
     for name, candidate in ((f"{args.scenarios} scenarios", many), ("2 scenarios with 100 KB camera blocks", huge)):
         started = time.perf_counter()
         checks = validate_bank(candidate)
-        results[name] = {"seconds": round(time.perf_counter() - started, 2),
-                         "problems": sum(len(c.problems) for c in checks)}
+        results[name] = {
+            "seconds": round(time.perf_counter() - started, 2),
+            "problems": sum(len(c.problems) for c in checks),
+        }
         print(f"{name}: {results[name]['seconds']} s, {results[name]['problems']} problems reported")
     out = Path(__file__).parent / "results" / "validate_scale.json"
     out.write_text(json.dumps(results, indent=2) + "\n")

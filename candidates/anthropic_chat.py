@@ -7,16 +7,23 @@ import os
 import time
 
 from candidates import ratelimit
-from core.candidate import Message, Reply
 from candidates.retry import RetryableError, retry_after_seconds
 from candidates.usage import anthropic_usage
+from core.candidate import Message, Reply
 
 
 class AnthropicCandidate(ratelimit.LimitedChat):
     family = "claude"
 
-    def __init__(self, model: str, *, model_id: str | None = None, base_url: str | None = None,
-                 api_key: str | None = None, attempts: int = 5):
+    def __init__(
+        self,
+        model: str,
+        *,
+        model_id: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        attempts: int = 5,
+    ):
         try:
             import anthropic
         except ImportError:
@@ -37,9 +44,16 @@ class AnthropicCandidate(ratelimit.LimitedChat):
         for message in messages:
             content: list[dict] = [{"type": "text", "text": message.text}]
             for image in message.images:
-                content.append({"type": "image", "source": {
-                    "type": "base64", "media_type": image.mime_type,
-                    "data": base64.b64encode(image.data).decode("ascii")}})
+                content.append(
+                    {
+                        "type": "image",
+                        "source": {
+                            "type": "base64",
+                            "media_type": image.mime_type,
+                            "data": base64.b64encode(image.data).decode("ascii"),
+                        },
+                    }
+                )
             out.append({"role": message.role, "content": content})
         return out
 
@@ -54,9 +68,12 @@ class AnthropicCandidate(ratelimit.LimitedChat):
             # The SDK's stubs want its TypedDicts and (2.x) `Omit`; plain dicts and NOT_GIVEN, which
             # anthropic>=0.30 knows, are what it takes at run time.
             async with self.client.messages.stream(
-                model=self.model, system=system or anthropic.NOT_GIVEN,  # type: ignore[arg-type]
+                model=self.model,
+                system=system or anthropic.NOT_GIVEN,  # type: ignore[arg-type]
                 messages=self._messages(messages),  # type: ignore[arg-type]
-                max_tokens=config.max_tokens, extra_body={"temperature": config.temperature}) as stream:
+                max_tokens=config.max_tokens,
+                extra_body={"temperature": config.temperature},
+            ) as stream:
                 async for text in stream.text_stream:
                     if first_token is None:
                         first_token = time.monotonic() - started
@@ -65,13 +82,21 @@ class AnthropicCandidate(ratelimit.LimitedChat):
                         on_delta(text)
                 final = await stream.get_final_message()
         except anthropic.RateLimitError as exc:
-            raise RetryableError(f"{self.model_id}: rate limited (429)", retry_after_seconds(exc.response.headers)) from None
+            raise RetryableError(
+                f"{self.model_id}: rate limited (429)", retry_after_seconds(exc.response.headers)
+            ) from None
         except anthropic.InternalServerError as exc:
             raise RetryableError(f"{self.model_id}: server error {exc.status_code}") from None
         except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
             raise RetryableError(f"{self.model_id}: {type(exc).__name__}") from None
         usage = anthropic_usage(final.usage, images_sent=any(m.images for m in messages))
-        return Reply(text="".join(pieces), model=self.model_id, usage=usage, latency_s=time.monotonic() - started, first_token_s=first_token)
+        return Reply(
+            text="".join(pieces),
+            model=self.model_id,
+            usage=usage,
+            latency_s=time.monotonic() - started,
+            first_token_s=first_token,
+        )
 
     async def aclose(self) -> None:
         await self.client.close()

@@ -90,13 +90,24 @@ def safe_endpoint(base_url: str | None) -> str:
     return f"{parts.scheme}://{host}{parts.path.rstrip('/')}"
 
 
-def request_key(model_id: str, endpoint: str | None, system: str, messages: list[Message],
-                config: GenerationConfig, trial: int | None) -> str:
+def request_key(
+    model_id: str,
+    endpoint: str | None,
+    system: str,
+    messages: list[Message],
+    config: GenerationConfig,
+    trial: int | None,
+) -> str:
     """The cache key of one request (hex sha256)."""
     document = {
-        "v": KEY_VERSION, "model": model_id, "endpoint": endpoint or "default", "system": system,
+        "v": KEY_VERSION,
+        "model": model_id,
+        "endpoint": endpoint or "default",
+        "system": system,
         "messages": [[m.role, m.text, [hashlib.sha256(i.data).hexdigest() for i in m.images]] for m in messages],
-        "temperature": config.temperature, "max_tokens": config.max_tokens, "json_mode": config.json_mode,
+        "temperature": config.temperature,
+        "max_tokens": config.max_tokens,
+        "json_mode": config.json_mode,
         "trial": trial,
     }
     text = json.dumps(document, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
@@ -139,8 +150,10 @@ class ResponseCache:
             db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, model TEXT, endpoint TEXT, "
-                       "role TEXT, created REAL, hits INTEGER DEFAULT 0, reply TEXT)")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, model TEXT, endpoint TEXT, "
+                "role TEXT, created REAL, hits INTEGER DEFAULT 0, reply TEXT)"
+            )
             self._local.db = db
         return db
 
@@ -152,16 +165,32 @@ class ResponseCache:
         self.hits += 1
         self._db().execute("UPDATE replies SET hits = hits + 1 WHERE key = ?", (key,))
         data = json.loads(row[0])
-        return Reply(text=data["text"], model=data["model"], usage=_stored_usage(data.get("usage")), latency_s=data.get("latency_s", 0.0),
-                     first_token_s=data.get("first_token_s"), first_audio_s=data.get("first_audio_s"), heard=data.get("heard"), cached=True)
+        return Reply(
+            text=data["text"],
+            model=data["model"],
+            usage=_stored_usage(data.get("usage")),
+            latency_s=data.get("latency_s", 0.0),
+            first_token_s=data.get("first_token_s"),
+            first_audio_s=data.get("first_audio_s"),
+            heard=data.get("heard"),
+            cached=True,
+        )
 
     def put(self, key: str, reply: Reply, *, model: str, endpoint: str, role: str) -> None:
-        data = {"text": reply.text, "model": reply.model,
-                "usage": reply.usage.to_json(),
-                "latency_s": reply.latency_s, "first_token_s": reply.first_token_s,
-                "first_audio_s": reply.first_audio_s, "heard": reply.heard}
-        self._db().execute("INSERT OR REPLACE INTO replies (key, model, endpoint, role, created, hits, reply) "
-                           "VALUES (?, ?, ?, ?, ?, 0, ?)", (key, model, endpoint, role, time.time(), json.dumps(data)))
+        data = {
+            "text": reply.text,
+            "model": reply.model,
+            "usage": reply.usage.to_json(),
+            "latency_s": reply.latency_s,
+            "first_token_s": reply.first_token_s,
+            "first_audio_s": reply.first_audio_s,
+            "heard": reply.heard,
+        }
+        self._db().execute(
+            "INSERT OR REPLACE INTO replies (key, model, endpoint, role, created, hits, reply) "
+            "VALUES (?, ?, ?, ?, ?, 0, ?)",
+            (key, model, endpoint, role, time.time(), json.dumps(data)),
+        )
 
     def stats(self) -> CacheStats:
         if not self.path.exists():
@@ -171,7 +200,9 @@ class ResponseCache:
         by_model = dict(db.execute("SELECT model, COUNT(*) FROM replies GROUP BY model ORDER BY model"))
         by_role = dict(db.execute("SELECT role, COUNT(*) FROM replies GROUP BY role ORDER BY role"))
         size = sum(p.stat().st_size for p in self.directory.glob(CACHE_FILE + "*") if p.is_file())
-        return CacheStats(directory=self.directory, entries=entries, bytes=size, hits=hits, by_model=by_model, by_role=by_role)
+        return CacheStats(
+            directory=self.directory, entries=entries, bytes=size, hits=hits, by_model=by_model, by_role=by_role
+        )
 
     def clear(self, model: str | None = None) -> int:
         """Delete every entry (or those of one model id); returns how many."""
@@ -215,8 +246,15 @@ class CachedCandidate:
     `endpoint` attribute (its base URL, or for the embedded model its weights
     file) goes into the key."""
 
-    def __init__(self, inner, cache: ResponseCache, *, role: str = "candidate", keyed_by_trial: bool = True,
-                 cell: CellCache | None = None):
+    def __init__(
+        self,
+        inner,
+        cache: ResponseCache,
+        *,
+        role: str = "candidate",
+        keyed_by_trial: bool = True,
+        cell: CellCache | None = None,
+    ):
         self.inner = inner
         self.cache = cache
         self.role = role
@@ -226,15 +264,20 @@ class CachedCandidate:
         self.family = inner.family
         self.endpoint = safe_endpoint(getattr(inner, "endpoint", None))
 
-    def for_cell(self, cell: CellCache) -> "CachedCandidate":
+    def for_cell(self, cell: CellCache) -> CachedCandidate:
         """The same model and store, asking for one cell: keyed by its trial (candidates), logged to it."""
         return CachedCandidate(self.inner, self.cache, role=self.role, keyed_by_trial=self.keyed_by_trial, cell=cell)
 
     def __getattr__(self, name):  # limiter, family, ... of the wrapped adapter
         return getattr(self.inner, name)
 
-    async def respond(self, messages: list[Message], system: str, config: GenerationConfig,
-                      on_delta: Callable[[str], None] | None = None) -> Reply:
+    async def respond(
+        self,
+        messages: list[Message],
+        system: str,
+        config: GenerationConfig,
+        on_delta: Callable[[str], None] | None = None,
+    ) -> Reply:
         trial = self.cell.trial if self.keyed_by_trial and self.cell is not None else None
         key = request_key(self.model_id, self.endpoint, system, messages, config, trial)
         log = self.cell.events if self.cell is not None else None
@@ -253,4 +296,3 @@ class CachedCandidate:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
-

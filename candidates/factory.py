@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Protocol
 
-from core.candidate import Candidate
 from candidates import providers
 from candidates.model_ids import LOCAL_FAMILY, output_problem, parse_model_id
+from core.candidate import Candidate
 
 
 def model_file(model_id: str) -> str | None:
@@ -32,8 +32,9 @@ def model_file(model_id: str) -> str | None:
 
 
 @contextlib.asynccontextmanager
-async def open_candidate(model_id: str, *, base_url: str | None = None, log_dir: Path | None = None,
-                         output: str = "text") -> AsyncIterator[Candidate]:
+async def open_candidate(
+    model_id: str, *, base_url: str | None = None, log_dir: Path | None = None, output: str = "text"
+) -> AsyncIterator[Candidate]:
     """A ready candidate, opened through its provider's entry in `candidates.providers`; servers it
     started and clients it opened close on exit. `output="audio"` (realtime APIs only) asks for
     spoken replies. A provider the table does not hold is a ValueError naming the known ones."""
@@ -83,23 +84,35 @@ def open_replay(model: str, *, model_id: str, base_url: str | None, log_dir: Pat
 
 
 @contextlib.asynccontextmanager
-async def open_local(model: str, *, model_id: str, base_url: str | None, log_dir: Path | None,
-                     output: str) -> AsyncIterator[Candidate]:
+async def open_local(
+    model: str, *, model_id: str, base_url: str | None, log_dir: Path | None, output: str
+) -> AsyncIterator[Candidate]:
     """The opener of `local` and `local:PATH.gguf`: the embedded llama.cpp servers, started here and
     stopped on exit (also when cancelled while starting or stopping)."""
     from candidates.local import LocalLlamaServer, LocalModel, slots
     from candidates.openai_chat import OpenAIChatCandidate
 
     count, threads = slots(bundled=not model)
-    servers = [LocalLlamaServer(Path(model) if model else None, log_dir=log_dir, threads=threads,
-                                log_name="llama_server.log" if n == 0 else f"llama_server-{n + 1}.log")
-               for n in range(count)]
+    servers = [
+        LocalLlamaServer(
+            Path(model) if model else None,
+            log_dir=log_dir,
+            threads=threads,
+            log_name="llama_server.log" if n == 0 else f"llama_server-{n + 1}.log",
+        )
+        for n in range(count)
+    ]
     try:
         await asyncio.gather(*(asyncio.to_thread(server.start) for server in servers))
         clients = []
         for server in servers:
-            client = OpenAIChatCandidate(server.model_path.stem, model_id=model_id, base_url=server.base_url,
-                                         api_key="not-needed", family=LOCAL_FAMILY)
+            client = OpenAIChatCandidate(
+                server.model_path.stem,
+                model_id=model_id,
+                base_url=server.base_url,
+                api_key="not-needed",
+                family=LOCAL_FAMILY,
+            )
             client.endpoint = f"local:{server.model_path.name}"
             clients.append(client)
         candidate = LocalModel(model_id, clients)

@@ -6,16 +6,23 @@ import os
 import time
 
 from candidates import ratelimit
-from core.candidate import Message, Reply, Usage
 from candidates.retry import RetryableError
 from candidates.usage import gemini_usage
+from core.candidate import Message, Reply, Usage
 
 
 class GeminiCandidate(ratelimit.LimitedChat):
     family = "gemini"
 
-    def __init__(self, model: str, *, model_id: str | None = None, base_url: str | None = None,
-                 api_key: str | None = None, attempts: int = 5):
+    def __init__(
+        self,
+        model: str,
+        *,
+        model_id: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        attempts: int = 5,
+    ):
         from google import genai
         from google.genai import types
 
@@ -44,19 +51,24 @@ class GeminiCandidate(ratelimit.LimitedChat):
         from google.genai import errors
 
         generation = self.types.GenerateContentConfig(
-            system_instruction=system or None, temperature=config.temperature, max_output_tokens=config.max_tokens,
-            response_mime_type="application/json" if config.json_mode else None)
+            system_instruction=system or None,
+            temperature=config.temperature,
+            max_output_tokens=config.max_tokens,
+            response_mime_type="application/json" if config.json_mode else None,
+        )
         started = time.monotonic()
         first_token = None
         pieces: list[str] = []
         usage = Usage()
         try:
             stream = await self.client.aio.models.generate_content_stream(
-                model=self.model, contents=self._contents(messages), config=generation)
+                model=self.model, contents=self._contents(messages), config=generation
+            )
             async for chunk in stream:
                 if chunk.usage_metadata is not None:
-                    usage = gemini_usage(chunk.usage_metadata, text_only_output=True,
-                                         text_only_input=not any(m.images for m in messages))
+                    usage = gemini_usage(
+                        chunk.usage_metadata, text_only_output=True, text_only_input=not any(m.images for m in messages)
+                    )
                 if chunk.text:
                     if first_token is None:
                         first_token = time.monotonic() - started
@@ -67,7 +79,13 @@ class GeminiCandidate(ratelimit.LimitedChat):
             if exc.code == 429 or (exc.code or 0) >= 500:
                 raise RetryableError(f"{self.model_id}: HTTP {exc.code}") from None
             raise RuntimeError(f"{self.model_id}: HTTP {exc.code}: {(exc.message or '')[:300]}") from None
-        return Reply(text="".join(pieces), model=self.model_id, usage=usage, latency_s=time.monotonic() - started, first_token_s=first_token)
+        return Reply(
+            text="".join(pieces),
+            model=self.model_id,
+            usage=usage,
+            latency_s=time.monotonic() - started,
+            first_token_s=first_token,
+        )
 
     async def aclose(self) -> None:
         return None

@@ -52,10 +52,10 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.candidate import GenerationConfig, Reply, Usage
 from candidates.realtime_base import ModelNotFoundError
 from candidates.retry import RetryableError
 from candidates.usage import gemini_usage
+from core.candidate import GenerationConfig, Reply, Usage
 
 log = logging.getLogger(__name__)
 
@@ -65,13 +65,18 @@ RESUMES_WITHOUT_PROGRESS = 3  # connections in a row that closed before any repl
 UNSENT_CAP = 8000  # at most this many messages kept for a resend (about 160 s of 20 ms audio chunks)
 PRE_ROLL_S = 0.5  # audio before the speech start that opens an activity (voice activity starts a little late)
 HELD_S = 15  # audio held outside an activity: a turn that ends with no speech start said takes it all
-MODEL_MISSING = ("is not found", "not found for api version", "not supported for bidigeneratecontent",
-                 "requested entity was not found")
+MODEL_MISSING = (
+    "is not found",
+    "not found for api version",
+    "not supported for bidigeneratecontent",
+    "requested entity was not found",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
 class _Dropped:
     """Put in the inbox when a connection ends: its generation, and why."""
+
     generation: int
     reason: str
 
@@ -123,34 +128,56 @@ class GeminiLiveSession:
         return not self.streaming_input
 
     @classmethod
-    async def open(cls, model: str, model_id: str, system: str, *, base_url: str | None, output: str,
-                   streaming_input: bool, config: GenerationConfig, trace=None) -> "GeminiLiveSession":
+    async def open(
+        cls,
+        model: str,
+        model_id: str,
+        system: str,
+        *,
+        base_url: str | None,
+        output: str,
+        streaming_input: bool,
+        config: GenerationConfig,
+        trace=None,
+    ) -> GeminiLiveSession:
         from google import genai
         from google.genai import types
 
         api_key = os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
         if not api_key:
             raise RuntimeError(f"{model_id}: set GEMINI_API_KEY (or GOOGLE_API_KEY)")
-        client = genai.Client(api_key=api_key, http_options=types.HttpOptions(base_url=base_url,
-                                                                               api_version=API_VERSION))
+        client = genai.Client(
+            api_key=api_key, http_options=types.HttpOptions(base_url=base_url, api_version=API_VERSION)
+        )
         modalities = [types.Modality.AUDIO] if output == "audio" else [types.Modality.TEXT]
 
         async def connect(handle: str | None):
             live_config = types.LiveConnectConfig(
-                response_modalities=modalities, system_instruction=system or None,
-                max_output_tokens=config.max_tokens, temperature=config.temperature,
+                response_modalities=modalities,
+                system_instruction=system or None,
+                max_output_tokens=config.max_tokens,
+                temperature=config.temperature,
                 input_audio_transcription=types.AudioTranscriptionConfig() if streaming_input else None,
                 output_audio_transcription=types.AudioTranscriptionConfig() if modalities == ["AUDIO"] else None,
                 realtime_input_config=types.RealtimeInputConfig(
-                    automatic_activity_detection=types.AutomaticActivityDetection(disabled=True))
-                if streaming_input else None,
+                    automatic_activity_detection=types.AutomaticActivityDetection(disabled=True)
+                )
+                if streaming_input
+                else None,
                 # without it a session with audio and video ends after about two minutes
-                context_window_compression=types.ContextWindowCompressionConfig(
-                    sliding_window=types.SlidingWindow()),
-                session_resumption=types.SessionResumptionConfig(handle=handle))
+                context_window_compression=types.ContextWindowCompressionConfig(sliding_window=types.SlidingWindow()),
+                session_resumption=types.SessionResumptionConfig(handle=handle),
+            )
             if trace is not None:
-                trace("sent", {"setup (as configured)": {"model": model, **live_config.model_dump(
-                    mode="json", exclude_none=True)}})
+                trace(
+                    "sent",
+                    {
+                        "setup (as configured)": {
+                            "model": model,
+                            **live_config.model_dump(mode="json", exclude_none=True),
+                        }
+                    },
+                )
             manager = client.aio.live.connect(model=model, config=live_config)
             return await manager.__aenter__(), manager
 
@@ -190,7 +217,9 @@ class GeminiLiveSession:
             raise
         except Exception as exc:  # noqa: BLE001 - the connection ended: `respond` or the next send resumes it
             if generation == self._generation:
-                self._inbox.put_nowait(_Dropped(generation=generation, reason=f"{type(exc).__name__}: {str(exc)[:200]}"))
+                self._inbox.put_nowait(
+                    _Dropped(generation=generation, reason=f"{type(exc).__name__}: {str(exc)[:200]}")
+                )
 
     def _note(self, message) -> None:
         if self.trace is not None:
@@ -225,19 +254,24 @@ class GeminiLiveSession:
         so far. Called with the lock held."""
         self._fruitless += 1
         if self._fruitless > RESUMES_WITHOUT_PROGRESS:
-            raise RetryableError(f"{self.model_id}: the connection closed {self._fruitless} times in a row with no "
-                                 f"reply or resumption handle in between")
+            raise RetryableError(
+                f"{self.model_id}: the connection closed {self._fruitless} times in a row with no "
+                f"reply or resumption handle in between"
+            )
         if self.handle is None and self._overflowed:
-            raise RetryableError(f"{self.model_id}: the connection closed before the API gave a resumption "
-                                 f"handle, with more input than is kept to send again")
+            raise RetryableError(
+                f"{self.model_id}: the connection closed before the API gave a resumption "
+                f"handle, with more input than is kept to send again"
+            )
         old, reader = self._manager, self._reader
         if reader is not None:
             reader.cancel()
         try:
             session, manager = await self._connect(self.handle)
         except Exception as exc:
-            raise RetryableError(f"{self.model_id}: cannot resume the session: {type(exc).__name__}: "
-                                 f"{str(exc)[:200]}") from None
+            raise RetryableError(
+                f"{self.model_id}: cannot resume the session: {type(exc).__name__}: {str(exc)[:200]}"
+            ) from None
         finally:
             await _close(old, self.model_id)
         self._attach(session, manager)
@@ -248,8 +282,9 @@ class GeminiLiveSession:
             for _, method, kwargs in unsent:
                 await self._deliver(method, kwargs)
         except Exception as exc:  # noqa: BLE001 - the new connection failed too: the turn fails, retryable
-            raise RetryableError(f"{self.model_id}: the resumed connection failed: {type(exc).__name__}: "
-                                 f"{str(exc)[:200]}") from None
+            raise RetryableError(
+                f"{self.model_id}: the resumed connection failed: {type(exc).__name__}: {str(exc)[:200]}"
+            ) from None
 
     async def _deliver(self, method: str, kwargs: dict) -> None:
         """Send one message on the current connection, kept until a handle's state holds it."""
@@ -306,8 +341,9 @@ class GeminiLiveSession:
             await self._send_pcm(chunk)
 
     async def _send_pcm(self, pcm16: bytes) -> None:
-        await self._send("send_realtime_input",
-                         audio=self.types.Blob(data=pcm16, mime_type=f"audio/pcm;rate={INPUT_RATE}"))
+        await self._send(
+            "send_realtime_input", audio=self.types.Blob(data=pcm16, mime_type=f"audio/pcm;rate={INPUT_RATE}")
+        )
 
     async def send_user(self, text: str | None, images: tuple[bytes, ...] = ()) -> None:
         types = self.types
@@ -328,8 +364,13 @@ class GeminiLiveSession:
     async def send_assistant(self, text: str) -> None:
         self._turns.append(self.types.Content(role="model", parts=[self.types.Part.from_text(text=text)]))
 
-    async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None,
-                      on_audio: Callable[[bytes], None] | None = None) -> Reply:
+    async def respond(
+        self,
+        *,
+        audio_turn: bool,
+        on_delta: Callable[[str], None] | None = None,
+        on_audio: Callable[[bytes], None] | None = None,
+    ) -> Reply:
         turns, self._turns = self._turns, []
         self._replying = True
         try:
@@ -379,8 +420,10 @@ class GeminiLiveSession:
                 if item.generation != self._generation:
                     continue  # an earlier connection's end
                 if resumed or self.handle is None:
-                    raise RetryableError(f"{self.model_id}: session ended during the reply"
-                                         f"{', also after resuming it' if resumed else ''}: {item.reason}")
+                    raise RetryableError(
+                        f"{self.model_id}: session ended during the reply"
+                        f"{', also after resuming it' if resumed else ''}: {item.reason}"
+                    )
                 resumed = True
                 async with self._lock:
                     await self._resume()
@@ -412,9 +455,17 @@ class GeminiLiveSession:
                 heard.append(content.input_transcription.text)
             if content.turn_complete:
                 self._fruitless = 0
-                return Reply(text="".join(text), model=self.model_id, audio=b"".join(audio),
-                             heard="".join(heard) or None, first_token_s=first_text, first_audio_s=first_audio,
-                             latency_s=time.monotonic() - started, usage=usage, interrupted=interrupted)
+                return Reply(
+                    text="".join(text),
+                    model=self.model_id,
+                    audio=b"".join(audio),
+                    heard="".join(heard) or None,
+                    first_token_s=first_text,
+                    first_audio_s=first_audio,
+                    latency_s=time.monotonic() - started,
+                    usage=usage,
+                    interrupted=interrupted,
+                )
 
     async def aclose(self) -> None:
         """Close the connection. An activity still open (speech that no turn end followed) is left

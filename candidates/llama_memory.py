@@ -48,7 +48,7 @@ class Memory:
 
     def before(self, llama, prompt: np.ndarray) -> None:
         """Called with the context as the last completion left it, before `prompt` is evaluated."""
-        held = llama.input_ids[:llama.n_tokens].copy()
+        held = llama.input_ids[: llama.n_tokens].copy()
         now = shared(held, prompt)
         if len(held) >= KEEP_FROM_TOKENS and now < len(held) - SLACK_TOKENS:
             self._keep(llama, held)
@@ -80,7 +80,7 @@ class Memory:
         if self.api.llama_state_set_data(llama._ctx.ctx, state, size) != size:
             llama.reset()  # the context is unknown now: the prompt is evaluated from the start
             return
-        llama.input_ids[:len(tokens)] = tokens
+        llama.input_ids[: len(tokens)] = tokens
         llama.n_tokens = len(tokens)
         llama._requires_eval = True  # the last token is evaluated again, so its logits are fresh
 
@@ -106,8 +106,7 @@ def install(llama_class, llama_cpp) -> bool:
             except Exception as exc:  # never fail a reply for its sake: the prompt is evaluated instead
                 memory.working = False
                 self.reset()
-                print(f"wearsim: keeping conversations aside failed ({exc!r}); it is off for this server",
-                      flush=True)
+                print(f"wearsim: keeping conversations aside failed ({exc!r}); it is off for this server", flush=True)
         return (yield from generate(self, tokens, *args, **kwargs))
 
     remembering_generate.__dict__["wearsim_memory"] = True  # a mark `install` checks before wrapping again

@@ -72,7 +72,15 @@ def _with_usage_chunk(llama, chunks):
     if counts is None or last is None:
         return  # nothing was generated (an error): the usage stays unreported
     completion = counts["generated"] - (1 if counts["last_ends"] else 0)
-    yield {"id": last.get("id"), "object": "chat.completion.chunk", "created": last.get("created"),
-           "model": last.get("model"), "choices": [],
-           "usage": {"prompt_tokens": counts["prompt"], "completion_tokens": completion,
-                     "total_tokens": counts["prompt"] + completion}}
+    yield {
+        "id": last.get("id"),
+        "object": "chat.completion.chunk",
+        "created": last.get("created"),
+        "model": last.get("model"),
+        "choices": [],
+        "usage": {
+            "prompt_tokens": counts["prompt"],
+            "completion_tokens": completion,
+            "total_tokens": counts["prompt"] + completion,
+        },
+    }

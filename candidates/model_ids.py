@@ -16,8 +16,9 @@ def _provider(model_id: str):
     return PROVIDERS[parse_model_id(model_id)[0]]
 
 
-def missing_credentials(model_id: str, *, base_url: str | None = None, env=None,
-                        base_url_flag: str = "--base-url") -> str | None:
+def missing_credentials(
+    model_id: str, *, base_url: str | None = None, env=None, base_url_flag: str = "--base-url"
+) -> str | None:
     """None when `model_id` can be opened with the keys at hand; otherwise one
     line naming the environment variable to set (never a value) and, for
     OpenAI-compatible ids, the command's endpoint flag (`base_url_flag`)."""
@@ -29,8 +30,10 @@ def missing_credentials(model_id: str, *, base_url: str | None = None, env=None,
     if provider.base_url_variable:
         if base_url or env.get(provider.base_url_variable, "").strip():
             return None  # a local OpenAI-compatible endpoint needs no key
-        return (f"{model_id} needs an API key: set {' or '.join(names)} in the environment, "
-                f"or pass {base_url_flag} for a local OpenAI-compatible endpoint")
+        return (
+            f"{model_id} needs an API key: set {' or '.join(names)} in the environment, "
+            f"or pass {base_url_flag} for a local OpenAI-compatible endpoint"
+        )
     return f"{model_id} needs an API key: set {' or '.join(names)} in the environment"
 
 
@@ -62,23 +65,41 @@ def candidate_family(model_id: str) -> str:
 # rename these often: check the source before relying on one, and update this table (and prices.toml).
 CHECKED = "2026-11-25"
 REALTIME_MODELS = (
-    ("openai-realtime:gpt-realtime-2", "OpenAI's most capable realtime voice model (reasoning)",
-     "https://developers.openai.com/api/docs/models/gpt-realtime-2"),
-    ("openai-realtime:gpt-realtime-2.1-mini", "OpenAI's smaller, cheaper realtime reasoning model",
-     "https://developers.openai.com/api/docs/models/gpt-realtime-2.1-mini"),
-    ("openai-realtime:gpt-realtime-1.5", "OpenAI's earlier flagship realtime voice model",
-     "https://developers.openai.com/api/docs/models/gpt-realtime-1.5"),
-    ("gemini-live:gemini-3.8-live", "Google's default stable Live model; replies in audio (read through its "
-     "output transcription)", "https://ai.google.dev/gemini-api/docs/models/gemini-3.8-live"),
-    ("gemini-live:gemini-3.1-flash-live-preview", "Google's previous-generation Live preview",
-     "https://ai.google.dev/gemini-api/docs/models/gemini-3.1-flash-live-preview"),
+    (
+        "openai-realtime:gpt-realtime-2",
+        "OpenAI's most capable realtime voice model (reasoning)",
+        "https://developers.openai.com/api/docs/models/gpt-realtime-2",
+    ),
+    (
+        "openai-realtime:gpt-realtime-2.1-mini",
+        "OpenAI's smaller, cheaper realtime reasoning model",
+        "https://developers.openai.com/api/docs/models/gpt-realtime-2.1-mini",
+    ),
+    (
+        "openai-realtime:gpt-realtime-1.5",
+        "OpenAI's earlier flagship realtime voice model",
+        "https://developers.openai.com/api/docs/models/gpt-realtime-1.5",
+    ),
+    (
+        "gemini-live:gemini-3.8-live",
+        "Google's default stable Live model; replies in audio (read through its output transcription)",
+        "https://ai.google.dev/gemini-api/docs/models/gemini-3.8-live",
+    ),
+    (
+        "gemini-live:gemini-3.1-flash-live-preview",
+        "Google's previous-generation Live preview",
+        "https://ai.google.dev/gemini-api/docs/models/gemini-3.1-flash-live-preview",
+    ),
 )
 # model ids the provider has shut down: (model id, the date, where it says so)
 RETIRED = (
     ("gemini-live:gemini-live-2.5-flash-preview", "2025-12-09", "https://ai.google.dev/gemini-api/docs/deprecations"),
     ("gemini-live:gemini-2.0-flash-live-001", "2025-12-09", "https://ai.google.dev/gemini-api/docs/deprecations"),
-    ("gemini-live:gemini-2.0-flash-live-preview-04-09", "2025-12-09",
-     "https://ai.google.dev/gemini-api/docs/deprecations"),
+    (
+        "gemini-live:gemini-2.0-flash-live-preview-04-09",
+        "2025-12-09",
+        "https://ai.google.dev/gemini-api/docs/deprecations",
+    ),
 )
 
 
@@ -91,9 +112,13 @@ def retired_problem(model_id: str) -> str | None:
     for retired, when, source in RETIRED:
         if f"{provider}:{model}" == retired:
             current = ", ".join(m for m, _, _ in REALTIME_MODELS if m.startswith(provider + ":"))
-            return (f"{model_id} was shut down by the provider on {when} ({source}); current ids: {current} "
-                    f"(wearsim models)")
+            return (
+                f"{model_id} was shut down by the provider on {when} ({source}); current ids: {current} "
+                f"(wearsim models)"
+            )
     return None
+
+
 OUTPUTS = ("text", "audio")  # what a candidate replies with; audio only from a realtime API
 
 

@@ -10,7 +10,6 @@ whose sessions it manages.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import os
@@ -19,9 +18,9 @@ import time
 import aiohttp
 
 from candidates import ratelimit
-from core.candidate import Message, Reply, Usage
 from candidates.retry import RetryableError, retry_after_seconds
 from candidates.usage import openai_chat_usage
+from core.candidate import Message, Reply, Usage
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRYABLE_STATUSES = {408, 409, 429}
@@ -46,8 +45,17 @@ def to_openai_messages(messages: list[Message], system: str) -> list[dict]:
 class OpenAIChatCandidate(ratelimit.LimitedChat):
     family = "openai"
 
-    def __init__(self, model: str, *, model_id: str | None = None, base_url: str | None = None,
-                 api_key: str | None = None, family: str = "openai", timeout: float = 120.0, attempts: int = 5):
+    def __init__(
+        self,
+        model: str,
+        *,
+        model_id: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        family: str = "openai",
+        timeout: float = 120.0,
+        attempts: int = 5,
+    ):
         self.model = model
         self.model_id = model_id or f"openai:{model}"
         self.family = family
@@ -58,8 +66,9 @@ class OpenAIChatCandidate(ratelimit.LimitedChat):
             raise RuntimeError(f"{self.model_id}: set OPENAI_API_KEY, or --base-url for a local endpoint")
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         if not self.base_url.startswith(("http://", "https://")):
-            raise RuntimeError(f"{self.model_id}: base URL {self.base_url.split('?')[0]!r} must start with "
-                               "http:// or https://")
+            raise RuntimeError(
+                f"{self.model_id}: base URL {self.base_url.split('?')[0]!r} must start with http:// or https://"
+            )
         self.endpoint = self.base_url  # the cache and the rate limiter key on it
         self.url = _without_userinfo(self.base_url) + "/chat/completions"  # the key goes in a header only
         self.limiter = ratelimit.limiter_for("openai", self.base_url)
@@ -75,13 +84,20 @@ class OpenAIChatCandidate(ratelimit.LimitedChat):
     def http(self) -> aiohttp.ClientSession:
         if self._http is None:
             self._http = aiohttp.ClientSession(
-                headers=self.headers, timeout=aiohttp.ClientTimeout(total=self.timeout), trust_env=True,
-                connector=aiohttp.TCPConnector(limit=0, limit_per_host=0, keepalive_timeout=30))
+                headers=self.headers,
+                timeout=aiohttp.ClientTimeout(total=self.timeout),
+                trust_env=True,
+                connector=aiohttp.TCPConnector(limit=0, limit_per_host=0, keepalive_timeout=30),
+            )
         return self._http
 
     def _body(self, messages, system, config, stream: bool) -> bytes:
-        body = {"model": self.model, "messages": to_openai_messages(messages, system),
-                "temperature": config.temperature, "max_tokens": config.max_tokens}
+        body = {
+            "model": self.model,
+            "messages": to_openai_messages(messages, system),
+            "temperature": config.temperature,
+            "max_tokens": config.max_tokens,
+        }
         if config.json_mode:
             body["response_format"] = {"type": "json_object"}
         if stream:
@@ -95,7 +111,7 @@ class OpenAIChatCandidate(ratelimit.LimitedChat):
             if on_delta is None:
                 return await self._complete(messages, system, config)
             return await self._stream(messages, system, config, on_delta)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise RetryableError(f"{self.model_id}: timed out after {self.timeout:g} s") from None
         except aiohttp.ClientConnectorError as exc:
             raise RetryableError(f"{self.model_id}: cannot connect: {type(exc.os_error).__name__}") from None
@@ -114,8 +130,7 @@ class OpenAIChatCandidate(ratelimit.LimitedChat):
 
     async def _complete(self, messages, system, config) -> Reply:
         started = time.monotonic()
-        async with self.http.post(self.url,
-                                  data=self._body(messages, system, config, False)) as response:
+        async with self.http.post(self.url, data=self._body(messages, system, config, False)) as response:
             await self._check(response)
             raw = await response.read()
         try:
@@ -125,16 +140,18 @@ class OpenAIChatCandidate(ratelimit.LimitedChat):
         except (ValueError, AttributeError, TypeError):
             raise RuntimeError(f"{self.model_id}: the endpoint's reply is not a chat completion") from None
         usage = openai_chat_usage(data.get("usage"), images_sent=any(m.images for m in messages))
-        return Reply(text=text, model=self.model_id, usage=usage, latency_s=time.monotonic() - started, first_token_s=None)
+        return Reply(
+            text=text, model=self.model_id, usage=usage, latency_s=time.monotonic() - started, first_token_s=None
+        )
 
     async def _stream(self, messages, system, config, on_delta) -> Reply:
         started = time.monotonic()
         first_token = None
         pieces: list[str] = []
         usage = Usage()
-        async with self.http.post(self.url,
-                                  data=self._body(messages, system, config, True),
-                                  headers={"Accept": "text/event-stream"}) as response:
+        async with self.http.post(
+            self.url, data=self._body(messages, system, config, True), headers={"Accept": "text/event-stream"}
+        ) as response:
             await self._check(response)
             async for line in response.content:
                 if not line.startswith(b"data:"):
@@ -149,8 +166,9 @@ class OpenAIChatCandidate(ratelimit.LimitedChat):
                 if not isinstance(chunk, dict):
                     continue
                 if chunk.get("error"):
-                    raise RetryableError(f"{self.model_id}: the stream ended with an error: "
-                                         f"{_error_message(event.encode(), 500)}")
+                    raise RetryableError(
+                        f"{self.model_id}: the stream ended with an error: {_error_message(event.encode(), 500)}"
+                    )
                 if chunk.get("usage"):
                     usage = openai_chat_usage(chunk["usage"], images_sent=any(m.images for m in messages))
                 for choice in chunk.get("choices") or ():
@@ -160,7 +178,13 @@ class OpenAIChatCandidate(ratelimit.LimitedChat):
                             first_token = time.monotonic() - started
                         pieces.append(text)
                         on_delta(text)
-        return Reply(text="".join(pieces), model=self.model_id, usage=usage, latency_s=time.monotonic() - started, first_token_s=first_token)
+        return Reply(
+            text="".join(pieces),
+            model=self.model_id,
+            usage=usage,
+            latency_s=time.monotonic() - started,
+            first_token_s=first_token,
+        )
 
     async def aclose(self) -> None:
         if self._http is not None:
@@ -186,4 +210,3 @@ def _error_message(body: bytes, status: int) -> str:
     except (ValueError, AttributeError):
         message = None
     return (str(message) if message else f"HTTP {status}")[:300]
-

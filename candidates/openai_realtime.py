@@ -39,10 +39,10 @@ import time
 from collections.abc import Callable
 from typing import overload
 
-from core.candidate import GenerationConfig, Reply, TranscriptionUsage, Usage
 from candidates.realtime_base import ModelNotFoundError, RealtimeError
 from candidates.retry import RetryableError
 from candidates.usage import openai_realtime_usage, openai_transcription_usage
+from core.candidate import GenerationConfig, Reply, TranscriptionUsage, Usage
 
 log = logging.getLogger(__name__)
 
@@ -83,13 +83,23 @@ class OpenAIRealtimeSession:
         self.trace: Callable[[str, dict], None] | None = None  # `wearsim probe`: every event sent and received
 
     @classmethod
-    async def open(cls, model: str, model_id: str, system: str, *, base_url: str | None, output: str,
-                   config: GenerationConfig, trace=None) -> "OpenAIRealtimeSession":
+    async def open(
+        cls,
+        model: str,
+        model_id: str,
+        system: str,
+        *,
+        base_url: str | None,
+        output: str,
+        config: GenerationConfig,
+        trace=None,
+    ) -> OpenAIRealtimeSession:
         try:
             from openai import AsyncOpenAI
         except ImportError:  # pragma: no cover - openai is a required dependency
-            raise RuntimeError("openai-realtime needs the openai package with its realtime extra: "
-                               "pip install 'openai[realtime]'") from None
+            raise RuntimeError(
+                "openai-realtime needs the openai package with its realtime extra: pip install 'openai[realtime]'"
+            ) from None
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         api_key = os.environ.get("OPENAI_API_KEY") or ("not-needed" if base_url else None)
         if not api_key:
@@ -105,11 +115,24 @@ class OpenAIRealtimeSession:
             raise RetryableError(f"{model_id}: cannot connect: {type(exc).__name__}") from None
         session = cls(connection, manager, model_id, output)
         session.trace = trace
-        await session._send_event({"type": "session.update", "session": {
-            "type": "realtime", "output_modalities": [output], "instructions": system,
-            "max_output_tokens": config.max_tokens,
-            "audio": {"input": {"format": {"type": "audio/pcm", "rate": INPUT_RATE}, "turn_detection": None,
-                                "transcription": {"model": TRANSCRIBE_MODEL}}}}})
+        await session._send_event(
+            {
+                "type": "session.update",
+                "session": {
+                    "type": "realtime",
+                    "output_modalities": [output],
+                    "instructions": system,
+                    "max_output_tokens": config.max_tokens,
+                    "audio": {
+                        "input": {
+                            "format": {"type": "audio/pcm", "rate": INPUT_RATE},
+                            "turn_detection": None,
+                            "transcription": {"model": TRANSCRIBE_MODEL},
+                        }
+                    },
+                },
+            }
+        )
         return session
 
     async def _send_event(self, event: dict) -> None:
@@ -122,28 +145,41 @@ class OpenAIRealtimeSession:
 
     async def send_audio(self, pcm16: bytes) -> None:
         if pcm16:
-            await self._send_event({"type": "input_audio_buffer.append",
-                                        "audio": base64.b64encode(pcm16).decode("ascii")})
+            await self._send_event(
+                {"type": "input_audio_buffer.append", "audio": base64.b64encode(pcm16).decode("ascii")}
+            )
             self._audio_sent = True
 
     async def speech_started(self) -> None:
         return None  # the audio buffer is committed when the turn ends: the start changes nothing
 
     async def send_user(self, text: str | None, images: tuple[bytes, ...] = ()) -> None:
-        content = [{"type": "input_image", "image_url": "data:image/jpeg;base64," + base64.b64encode(i).decode()}
-                   for i in images]
+        content = [
+            {"type": "input_image", "image_url": "data:image/jpeg;base64," + base64.b64encode(i).decode()}
+            for i in images
+        ]
         if text:
             content.append({"type": "input_text", "text": text})
         if content:
-            await self._send_event({"type": "conversation.item.create",
-                                        "item": {"type": "message", "role": "user", "content": content}})
+            await self._send_event(
+                {"type": "conversation.item.create", "item": {"type": "message", "role": "user", "content": content}}
+            )
 
     async def send_assistant(self, text: str) -> None:
-        await self._send_event({"type": "conversation.item.create", "item": {
-            "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}})
+        await self._send_event(
+            {
+                "type": "conversation.item.create",
+                "item": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]},
+            }
+        )
 
-    async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None,
-                      on_audio: Callable[[bytes], None] | None = None) -> Reply:
+    async def respond(
+        self,
+        *,
+        audio_turn: bool,
+        on_delta: Callable[[str], None] | None = None,
+        on_audio: Callable[[bytes], None] | None = None,
+    ) -> Reply:
         """End the turn and read its reply. Raises `RetryableError` with `same_session` set when the
         API failed the response but kept the conversation (rate limits, server errors): calling
         `respond` again asks again, without committing the audio twice."""
@@ -170,9 +206,15 @@ class OpenAIRealtimeSession:
         """`conversation.item.truncate` of a spoken reply (its `Reply.item`) at
         `played_ms`: the API drops the unheard audio and its transcript from the conversation."""
         self._truncations += 1
-        await self._send_event({"type": "conversation.item.truncate",
-                                "event_id": f"{TRUNCATE_EVENT}{self._truncations}", "item_id": item,
-                                "content_index": 0, "audio_end_ms": played_ms})
+        await self._send_event(
+            {
+                "type": "conversation.item.truncate",
+                "event_id": f"{TRUNCATE_EVENT}{self._truncations}",
+                "item_id": item,
+                "content_index": 0,
+                "audio_end_ms": played_ms,
+            }
+        )
 
     @overload
     async def _event(self, timeout: None = None) -> dict: ...
@@ -183,9 +225,12 @@ class OpenAIRealtimeSession:
     async def _event(self, timeout: float | None = None) -> dict | None:
         """The next server event (None when `timeout` passed first); a closed socket is a lost connection."""
         try:
-            raw = await (self.connection.recv_bytes() if timeout is None
-                         else asyncio.wait_for(self.connection.recv_bytes(), timeout))
-        except asyncio.TimeoutError:
+            raw = await (
+                self.connection.recv_bytes()
+                if timeout is None
+                else asyncio.wait_for(self.connection.recv_bytes(), timeout)
+            )
+        except TimeoutError:
             return None
         except Exception as exc:  # the socket closed under us
             raise RetryableError(f"{self.model_id}: connection lost: {type(exc).__name__}") from None
@@ -203,11 +248,15 @@ class OpenAIRealtimeSession:
         elif kind in (TRANSCRIPT_DONE, TRANSCRIPT_FAILED) and event.get("item_id"):
             self._transcripts[event["item_id"]] = event.get("transcript") if kind == TRANSCRIPT_DONE else None
             if kind == TRANSCRIPT_DONE:
-                self._transcribed[event["item_id"]] = openai_transcription_usage(event.get("usage"),
-                                                                                 TRANSCRIBE_MODEL_ID)
+                self._transcribed[event["item_id"]] = openai_transcription_usage(
+                    event.get("usage"), TRANSCRIBE_MODEL_ID
+                )
         elif kind == "rate_limits.updated":
-            spent = [limit.get("reset_seconds") for limit in event.get("rate_limits") or []
-                     if isinstance(limit, dict) and limit.get("remaining") == 0]
+            spent = [
+                limit.get("reset_seconds")
+                for limit in event.get("rate_limits") or []
+                if isinstance(limit, dict) and limit.get("remaining") == 0
+            ]
             self._limit_reset_s = max((float(s) for s in spent if isinstance(s, (int, float))), default=None)
         else:
             return False
@@ -223,10 +272,19 @@ class OpenAIRealtimeSession:
             return ModelNotFoundError(self.model_id, str(error.get("message") or code))
         if code in RETRYABLE_CODES or kind in RETRYABLE_TYPES:
             wait = WAIT_IN.search(str(error.get("message") or ""))
-            retry_after = (float(wait.group(1)) / (1000 if wait.group(2).lower() == "ms" else 1) if wait
-                           else self._limit_reset_s if code == "rate_limit_exceeded" else None)
-            return RetryableError(message, retry_after=retry_after,
-                                  same_session=code in SAME_SESSION_CODES or kind in RETRYABLE_TYPES, usage=usage)
+            retry_after = (
+                float(wait.group(1)) / (1000 if wait.group(2).lower() == "ms" else 1)
+                if wait
+                else self._limit_reset_s
+                if code == "rate_limit_exceeded"
+                else None
+            )
+            return RetryableError(
+                message,
+                retry_after=retry_after,
+                same_session=code in SAME_SESSION_CODES or kind in RETRYABLE_TYPES,
+                usage=usage,
+            )
         return RealtimeError(message)
 
     async def _read_response(self, on_delta, on_audio) -> Reply:
@@ -261,16 +319,27 @@ class OpenAIRealtimeSession:
                 response = event.get("response") or {}
                 status, details = response.get("status"), response.get("status_details") or {}
                 if status == "failed":
-                    raise self._api_error(details.get("error") or {"type": details.get("type")}, "response failed: ",
-                                          openai_realtime_usage(response.get("usage")))
+                    raise self._api_error(
+                        details.get("error") or {"type": details.get("type")},
+                        "response failed: ",
+                        openai_realtime_usage(response.get("usage")),
+                    )
                 done_s = time.monotonic() - started
                 heard = await self._heard()
-                return Reply(text="".join(text), model=self.model_id, audio=b"".join(audio), heard=heard,
-                             first_token_s=first_text, first_audio_s=first_audio, latency_s=done_s,
-                             usage=openai_realtime_usage(response.get("usage")), interrupted=status == "cancelled",
-                             item=item_id if audio else None,
-                             incomplete=(details.get("reason") or "incomplete") if status == "incomplete" else None,
-                             transcription=self._transcription())
+                return Reply(
+                    text="".join(text),
+                    model=self.model_id,
+                    audio=b"".join(audio),
+                    heard=heard,
+                    first_token_s=first_text,
+                    first_audio_s=first_audio,
+                    latency_s=done_s,
+                    usage=openai_realtime_usage(response.get("usage")),
+                    interrupted=status == "cancelled",
+                    item=item_id if audio else None,
+                    incomplete=(details.get("reason") or "incomplete") if status == "incomplete" else None,
+                    transcription=self._transcription(),
+                )
 
     async def _heard(self) -> str | None:
         """This turn's input transcript, by its committed item: waited for at most TRANSCRIPT_WAIT_S
@@ -280,8 +349,12 @@ class OpenAIRealtimeSession:
             left = deadline - time.monotonic()
             event = await self._event(left) if left > 0 else None
             if event is None:
-                log.info("%s: no input transcript for item %s within %.1f s", self.model_id, self._committed,
-                         TRANSCRIPT_WAIT_S)
+                log.info(
+                    "%s: no input transcript for item %s within %.1f s",
+                    self.model_id,
+                    self._committed,
+                    TRANSCRIPT_WAIT_S,
+                )
                 return None
             self._note(event)
         return self._transcripts.get(self._committed) if self._committed is not None else None

@@ -61,37 +61,90 @@ _GEMINI_KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 _REALTIME = "candidates.factory:open_realtime"
 
 # In this order `wearsim models` lists the forms, errors name them and `default_model_id` looks for keys.
-PROVIDERS: dict[str, Provider] = {p.name: p for p in (
-    Provider(name="openai", family="openai", opener="candidates.openai_chat:OpenAIChatCandidate",
-             forms=(("openai:MODEL", ("any OpenAI-compatible chat endpoint (OpenAI, or --base-url for vLLM, "
-                                      "Ollama, llama.cpp)")),),
-             key_variables=_OPENAI_KEY, base_url_variable="OPENAI_BASE_URL",
-             bare_prefixes=("gpt-", "o1", "o3", "o4", "chatgpt-"), default_model="openai:gpt-4o-mini",
-             judge_model="gpt-4o-mini", auto_judge="gemini"),
-    Provider(name="gemini", family="gemini", opener="candidates.gemini:GeminiCandidate",
-             forms=(("gemini:MODEL", "Google Gemini through google-genai"),),
-             key_variables=_GEMINI_KEYS, bare_prefixes=("gemini-",), default_model="gemini:gemini-2.5-flash",
-             judge_model="gemini-2.5-flash", auto_judge="openai"),
-    Provider(name="anthropic", family="claude", opener="candidates.anthropic_chat:AnthropicCandidate",
-             forms=(("anthropic:MODEL", "Anthropic Claude (pip install 'wearsim[anthropic]')"),),
-             key_variables=("ANTHROPIC_API_KEY",), bare_prefixes=("claude-",),
-             default_model="anthropic:claude-sonnet-4-5", judge_model="claude-sonnet-4-5", auto_judge="gemini"),
-    Provider(name="openai-realtime", family="openai", kind="realtime", opener=_REALTIME,
-             forms=(("openai-realtime:MODEL", "OpenAI Realtime API: one live session per conversation"),),
-             key_variables=_OPENAI_KEY, base_url_variable="OPENAI_BASE_URL",
-             # openai_realtime.TRANSCRIBE_MODEL as the price table names it (a test keeps the two in step)
-             transcription_model="openai:gpt-4o-mini-transcribe"),
-    Provider(name="gemini-live", family="gemini", kind="realtime", opener=_REALTIME,
-             forms=(("gemini-live:MODEL", "Gemini Live API: one live session per conversation"),),
-             key_variables=_GEMINI_KEYS),
-    Provider(name="local", family="local", kind="local", opener="candidates.factory:open_local",
-             forms=(("local", "the embedded llama.cpp server with the bundled SmolLM2-135M-Instruct GGUF (no key)"),
-                    ("local:PATH.gguf", "the embedded llama.cpp server with another GGUF file (no key)")),
-             price_key="local", model_optional=True, names_file=True),
-    Provider(name="replay", family="replay", kind="replay", opener="candidates.factory:open_replay",
-             forms=(("replay:RUN_DIR", "replies recorded in a run dir, looked up by prompt (no key)"),),
-             names_file=True),
-)}
+PROVIDERS: dict[str, Provider] = {
+    p.name: p
+    for p in (
+        Provider(
+            name="openai",
+            family="openai",
+            opener="candidates.openai_chat:OpenAIChatCandidate",
+            forms=(
+                (
+                    "openai:MODEL",
+                    ("any OpenAI-compatible chat endpoint (OpenAI, or --base-url for vLLM, Ollama, llama.cpp)"),
+                ),
+            ),
+            key_variables=_OPENAI_KEY,
+            base_url_variable="OPENAI_BASE_URL",
+            bare_prefixes=("gpt-", "o1", "o3", "o4", "chatgpt-"),
+            default_model="openai:gpt-4o-mini",
+            judge_model="gpt-4o-mini",
+            auto_judge="gemini",
+        ),
+        Provider(
+            name="gemini",
+            family="gemini",
+            opener="candidates.gemini:GeminiCandidate",
+            forms=(("gemini:MODEL", "Google Gemini through google-genai"),),
+            key_variables=_GEMINI_KEYS,
+            bare_prefixes=("gemini-",),
+            default_model="gemini:gemini-2.5-flash",
+            judge_model="gemini-2.5-flash",
+            auto_judge="openai",
+        ),
+        Provider(
+            name="anthropic",
+            family="claude",
+            opener="candidates.anthropic_chat:AnthropicCandidate",
+            forms=(("anthropic:MODEL", "Anthropic Claude (pip install 'wearsim[anthropic]')"),),
+            key_variables=("ANTHROPIC_API_KEY",),
+            bare_prefixes=("claude-",),
+            default_model="anthropic:claude-sonnet-4-5",
+            judge_model="claude-sonnet-4-5",
+            auto_judge="gemini",
+        ),
+        Provider(
+            name="openai-realtime",
+            family="openai",
+            kind="realtime",
+            opener=_REALTIME,
+            forms=(("openai-realtime:MODEL", "OpenAI Realtime API: one live session per conversation"),),
+            key_variables=_OPENAI_KEY,
+            base_url_variable="OPENAI_BASE_URL",
+            # openai_realtime.TRANSCRIBE_MODEL as the price table names it (a test keeps the two in step)
+            transcription_model="openai:gpt-4o-mini-transcribe",
+        ),
+        Provider(
+            name="gemini-live",
+            family="gemini",
+            kind="realtime",
+            opener=_REALTIME,
+            forms=(("gemini-live:MODEL", "Gemini Live API: one live session per conversation"),),
+            key_variables=_GEMINI_KEYS,
+        ),
+        Provider(
+            name="local",
+            family="local",
+            kind="local",
+            opener="candidates.factory:open_local",
+            forms=(
+                ("local", "the embedded llama.cpp server with the bundled SmolLM2-135M-Instruct GGUF (no key)"),
+                ("local:PATH.gguf", "the embedded llama.cpp server with another GGUF file (no key)"),
+            ),
+            price_key="local",
+            model_optional=True,
+            names_file=True,
+        ),
+        Provider(
+            name="replay",
+            family="replay",
+            kind="replay",
+            opener="candidates.factory:open_replay",
+            forms=(("replay:RUN_DIR", "replies recorded in a run dir, looked up by prompt (no key)"),),
+            names_file=True,
+        ),
+    )
+}
 
 
 def register(provider: Provider, *, replace: bool = False) -> Provider:
@@ -121,7 +174,7 @@ def forms() -> tuple[tuple[str, str], ...]:
 
 
 def form_list(forms_: tuple[str, ...] | None = None) -> str:
-    """"openai:MODEL, gemini:MODEL, ... or replay:RUN_DIR"."""
+    """ "openai:MODEL, gemini:MODEL, ... or replay:RUN_DIR"."""
     names = list(forms_ if forms_ is not None else (f for f, _ in forms()))
     return names[0] if len(names) < 2 else f"{', '.join(names[:-1])} or {names[-1]}"
 

@@ -52,10 +52,16 @@ class EndpointLimiter:
 
     def __init__(self, limits: Limits, *, clock=time.monotonic, sleep=asyncio.sleep):
         self.limits = limits
-        self.requests = TokenBucket.per_minute(limits.requests_per_minute, clock=clock, sleep=sleep) \
-            if limits.requests_per_minute else None
-        self.tokens = TokenBucket.per_minute(limits.tokens_per_minute, clock=clock, sleep=sleep) \
-            if limits.tokens_per_minute else None
+        self.requests = (
+            TokenBucket.per_minute(limits.requests_per_minute, clock=clock, sleep=sleep)
+            if limits.requests_per_minute
+            else None
+        )
+        self.tokens = (
+            TokenBucket.per_minute(limits.tokens_per_minute, clock=clock, sleep=sleep)
+            if limits.tokens_per_minute
+            else None
+        )
 
     @contextlib.asynccontextmanager
     async def slot(self, estimated_tokens: int):
@@ -101,8 +107,14 @@ UNLIMITED = _Unlimited()
 class RateLimits:
     """Limits per provider and the shared limiter of each endpoint."""
 
-    def __init__(self, default: Limits = Limits(), per_provider: dict[str, Limits] | None = None, *,
-                 clock=time.monotonic, sleep=asyncio.sleep):
+    def __init__(
+        self,
+        default: Limits = Limits(),
+        per_provider: dict[str, Limits] | None = None,
+        *,
+        clock=time.monotonic,
+        sleep=asyncio.sleep,
+    ):
         self.default = default
         self.per_provider = dict(per_provider or {})
         self.clock, self.sleep = clock, sleep
@@ -127,11 +139,15 @@ class RateLimits:
             return None
         out = {}
         if self.default:
-            out["default"] = {"requests_per_minute": self.default.requests_per_minute,
-                              "tokens_per_minute": self.default.tokens_per_minute}
+            out["default"] = {
+                "requests_per_minute": self.default.requests_per_minute,
+                "tokens_per_minute": self.default.tokens_per_minute,
+            }
         for provider, limits in sorted(self.per_provider.items()):
-            out[provider] = {"requests_per_minute": limits.requests_per_minute,
-                             "tokens_per_minute": limits.tokens_per_minute}
+            out[provider] = {
+                "requests_per_minute": limits.requests_per_minute,
+                "tokens_per_minute": limits.tokens_per_minute,
+            }
         return out
 
 
@@ -165,8 +181,9 @@ def parse_limit(text: str | None, flag: str) -> tuple[float | None, dict[str, fl
         try:
             number = float(value)
         except ValueError:
-            raise ValueError(f"{flag} takes a number per minute, or PROVIDER=N,... (e.g. openai=500,gemini=1000); "
-                             f"got {text!r}") from None
+            raise ValueError(
+                f"{flag} takes a number per minute, or PROVIDER=N,... (e.g. openai=500,gemini=1000); got {text!r}"
+            ) from None
         if number <= 0:
             raise ValueError(f"{flag} must be above 0; got {value}")
         if sep:
@@ -211,6 +228,8 @@ class LimitedChat:
 
     async def respond(self, messages, system: str, config, on_delta: Callable[[str], None] | None = None):
         def once():
-            return limited(self.limiter, system, messages, config,
-                           lambda: self._request(messages, system, config, on_delta))
+            return limited(
+                self.limiter, system, messages, config, lambda: self._request(messages, system, config, on_delta)
+            )
+
         return await with_retries(once, attempts=self.attempts)

@@ -28,7 +28,7 @@ def reach_problem(url: str, timeout: float = 3.0) -> str | None:
             return None
     except ConnectionRefusedError:
         return f"nothing is listening at {shown} (connection refused)"
-    except socket.timeout:
+    except TimeoutError:
         return f"{shown} did not answer within {timeout:g} s"
     except socket.gaierror:
         return f"cannot resolve the host {host!r}"

@@ -34,10 +34,10 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-from core.candidate import GenerationConfig, Message, Reply, Usage
 from candidates.model_ids import OUTPUTS, candidate_family, parse_model_id
 from candidates.realtime_base import AnsweredTurn, RealtimeSession, UserPart
 from candidates.retry import RetryableError, backoff_delay
+from core.candidate import GenerationConfig, Message, Reply, Usage
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +46,16 @@ RESEND_FRAMES = 8  # a new session gets at most the turn's last few frames again
 RESEND_AUDIO_S = 120  # and at most its last two minutes of audio
 
 
-async def open_realtime_session(model_id: str, system: str, *, base_url: str | None = None,
-                                output: str = "text", streaming_input: bool = False,
-                                config: GenerationConfig | None = None,
-                                trace: Callable[[str, dict], None] | None = None) -> RealtimeSession:
+async def open_realtime_session(
+    model_id: str,
+    system: str,
+    *,
+    base_url: str | None = None,
+    output: str = "text",
+    streaming_input: bool = False,
+    config: GenerationConfig | None = None,
+    trace: Callable[[str, dict], None] | None = None,
+) -> RealtimeSession:
     """A connected session. `streaming_input`: the turn comes as audio and frames
     (Gemini then uses realtime input with manual activity; OpenAI needs no switch).
     `trace(direction, message)` sees every message sent and received, the setup
@@ -61,13 +67,22 @@ async def open_realtime_session(model_id: str, system: str, *, base_url: str | N
     if provider == "openai-realtime":
         from candidates.openai_realtime import OpenAIRealtimeSession
 
-        return await OpenAIRealtimeSession.open(model, model_id, system, base_url=base_url, output=output,
-                                                config=config, trace=trace)
+        return await OpenAIRealtimeSession.open(
+            model, model_id, system, base_url=base_url, output=output, config=config, trace=trace
+        )
     if provider == "gemini-live":
         from candidates.gemini_live import GeminiLiveSession
 
-        return await GeminiLiveSession.open(model, model_id, system, base_url=base_url, output=output,
-                                            streaming_input=streaming_input, config=config, trace=trace)
+        return await GeminiLiveSession.open(
+            model,
+            model_id,
+            system,
+            base_url=base_url,
+            output=output,
+            streaming_input=streaming_input,
+            config=config,
+            trace=trace,
+        )
     raise ValueError(f"{model_id!r} is not a realtime model id (openai-realtime:MODEL or gemini-live:MODEL)")
 
 
@@ -143,10 +158,15 @@ class LiveConversation:
         self._causes.append(cause)
         log.info("%s: live session lost: %s", self.model_id, cause)
 
-    async def answer(self, parts: tuple[UserPart, ...], *, audio_turn: bool,
-                     told: tuple[UserPart, ...] | None = None,
-                     on_delta: Callable[[str], None] | None = None,
-                     on_audio: Callable[[bytes], None] | None = None) -> Reply:
+    async def answer(
+        self,
+        parts: tuple[UserPart, ...],
+        *,
+        audio_turn: bool,
+        told: tuple[UserPart, ...] | None = None,
+        on_delta: Callable[[str], None] | None = None,
+        on_audio: Callable[[bytes], None] | None = None,
+    ) -> Reply:
         """Send `parts`, end the user's turn and read the reply. `told`: how a
         later session is told this turn (default `parts`). A lost session is
         replaced, where the API can be told the conversation, up to `ATTEMPTS`
@@ -228,11 +248,16 @@ class RealtimeCandidate:
         self.base_url = base_url
         self.output = output
 
-    def conversation(self) -> "RealtimeConversation":
+    def conversation(self) -> RealtimeConversation:
         return RealtimeConversation(self)
 
-    async def respond(self, messages: list[Message], system: str, config: GenerationConfig,
-                      on_delta: Callable[[str], None] | None = None) -> Reply:
+    async def respond(
+        self,
+        messages: list[Message],
+        system: str,
+        config: GenerationConfig,
+        on_delta: Callable[[str], None] | None = None,
+    ) -> Reply:
         talk = self.conversation()
         try:
             return await talk.respond(messages, system, config, on_delta)
@@ -252,20 +277,36 @@ class RealtimeConversation:
         self.model_id, self.family = model.model_id, model.family
         self.live: LiveConversation | None = None
 
-    async def respond(self, messages: list[Message], system: str, config: GenerationConfig,
-                      on_delta: Callable[[str], None] | None = None) -> Reply:
+    async def respond(
+        self,
+        messages: list[Message],
+        system: str,
+        config: GenerationConfig,
+        on_delta: Callable[[str], None] | None = None,
+    ) -> Reply:
         last_reply = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
         if self.live is None:
             model = self.model
-            self.live = LiveConversation(lambda: open_realtime_session(
-                model.model_id, system, base_url=model.base_url, output=model.output, config=config), model.model_id)
-            self.live.answered = answered_turns(messages[:last_reply + 1])  # told to the first session
-        parts = tuple(_part(m) for m in messages[last_reply + 1:])
+            self.live = LiveConversation(
+                lambda: open_realtime_session(
+                    model.model_id, system, base_url=model.base_url, output=model.output, config=config
+                ),
+                model.model_id,
+            )
+            self.live.answered = answered_turns(messages[: last_reply + 1])  # told to the first session
+        parts = tuple(_part(m) for m in messages[last_reply + 1 :])
         started = time.monotonic()
         reply = await self.live.answer(parts, audio_turn=False, on_delta=on_delta)
         # the conversation's own wall time; what the live session heard and bills apart is the stream's to read
-        return replace(reply, model=self.model_id, latency_s=time.monotonic() - started, heard=None,
-                       interrupted=False, transcription=None, item=None)
+        return replace(
+            reply,
+            model=self.model_id,
+            latency_s=time.monotonic() - started,
+            heard=None,
+            interrupted=False,
+            transcription=None,
+            item=None,
+        )
 
     async def aclose(self) -> None:
         if self.live is not None:

@@ -55,6 +55,7 @@ class ModelNotFoundError(RealtimeError):
 @dataclass(frozen=True, kw_only=True)
 class UserPart:
     """One user content part as a session is sent it: text, images, or both."""
+
     text: str | None
     images: tuple[bytes, ...] = ()
 
@@ -62,6 +63,7 @@ class UserPart:
 @dataclass(frozen=True, kw_only=True)
 class AnsweredTurn:
     """A turn as a new session is told it: the user's parts, then the reply."""
+
     told: tuple[UserPart, ...]
     reply: str
 
@@ -82,8 +84,13 @@ class RealtimeSession(Protocol):
 
     async def send_assistant(self, text: str) -> None: ...
 
-    async def respond(self, *, audio_turn: bool, on_delta: Callable[[str], None] | None = None,
-                      on_audio: Callable[[bytes], None] | None = None) -> Reply: ...
+    async def respond(
+        self,
+        *,
+        audio_turn: bool,
+        on_delta: Callable[[str], None] | None = None,
+        on_audio: Callable[[bytes], None] | None = None,
+    ) -> Reply: ...
 
     async def interrupt(self) -> None:
         """Ask the API to stop the reply `respond` is reading; it then returns early, `interrupted`."""

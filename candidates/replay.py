@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from core.candidate import GenerationConfig, Message, Reply
 
@@ -51,13 +51,19 @@ class ReplayCandidate:
                 else:
                     self._replies[(record.system_prompt or "", tuple(users))].append(message.text)
 
-    async def respond(self, messages: list[Message], system: str, config: GenerationConfig,
-                      on_delta: Callable[[str], None] | None = None) -> Reply:
+    async def respond(
+        self,
+        messages: list[Message],
+        system: str,
+        config: GenerationConfig,
+        on_delta: Callable[[str], None] | None = None,
+    ) -> Reply:
         key = (system, tuple(m.text for m in messages if m.role == "user"))
         replies = self._replies.get(key)
         if not replies:
-            raise RuntimeError(f"{self.model_id}: no recorded reply for this conversation "
-                               f"(last user message: {key[1][-1][:80]!r})")
+            raise RuntimeError(
+                f"{self.model_id}: no recorded reply for this conversation (last user message: {key[1][-1][:80]!r})"
+            )
         text = replies[self._served[key] % len(replies)]
         self._served[key] += 1
         if on_delta is not None:

@@ -18,8 +18,7 @@ T = TypeVar("T")
 class RetryableError(RuntimeError):
     """A transient failure: rate limit, server error or timeout."""
 
-    def __init__(self, message: str, retry_after: float | None = None, same_session: bool = False,
-                 usage=None):
+    def __init__(self, message: str, retry_after: float | None = None, same_session: bool = False, usage=None):
         super().__init__(message)
         self.retry_after = retry_after
         self.same_session = same_session  # a live session that failed a reply but kept the conversation
@@ -33,8 +32,14 @@ def backoff_delay(attempt: int, base: float = 1.0, cap: float = 30.0, retry_afte
     return random.uniform(0, min(cap, base * (2**attempt)))
 
 
-async def with_retries(call: Callable[[], Awaitable[T]], *, attempts: int = 5, base: float = 1.0,
-                       cap: float = 30.0, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> T:
+async def with_retries(
+    call: Callable[[], Awaitable[T]],
+    *,
+    attempts: int = 5,
+    base: float = 1.0,
+    cap: float = 30.0,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> T:
     for attempt in range(attempts):
         try:
             return await call()

@@ -68,7 +68,8 @@ def openai_chat_usage(data: Any, *, images_sent: bool) -> Usage:
     completion, out = _count(data.get("completion_tokens")) or 0, _details(data.get("completion_tokens_details"))
     audio_in = _count(details.get("audio_tokens"))
     return Usage(
-        input_tokens=prompt, output_tokens=completion,
+        input_tokens=prompt,
+        output_tokens=completion,
         input_text_tokens=None,  # the rest, once audio and image are known
         input_audio_tokens=0 if audio_in is None else audio_in,  # no audio is sent on this path
         input_image_tokens=None if images_sent else 0,
@@ -85,12 +86,17 @@ def openai_realtime_usage(data: Any) -> Usage:
     cached = _details(given.get("cached_tokens_details"))
     out = _details(data.get("output_token_details"))
     return Usage(
-        input_tokens=_count(data.get("input_tokens")) or 0, output_tokens=_count(data.get("output_tokens")) or 0,
-        input_text_tokens=_count(given.get("text_tokens")), input_audio_tokens=_count(given.get("audio_tokens")),
-        input_image_tokens=_count(given.get("image_tokens")), cached_input_tokens=_count(given.get("cached_tokens")),
-        cached_text_tokens=_count(cached.get("text_tokens")), cached_audio_tokens=_count(cached.get("audio_tokens")),
+        input_tokens=_count(data.get("input_tokens")) or 0,
+        output_tokens=_count(data.get("output_tokens")) or 0,
+        input_text_tokens=_count(given.get("text_tokens")),
+        input_audio_tokens=_count(given.get("audio_tokens")),
+        input_image_tokens=_count(given.get("image_tokens")),
+        cached_input_tokens=_count(given.get("cached_tokens")),
+        cached_text_tokens=_count(cached.get("text_tokens")),
+        cached_audio_tokens=_count(cached.get("audio_tokens")),
         cached_image_tokens=_count(cached.get("image_tokens")),
-        output_text_tokens=_count(out.get("text_tokens")), output_audio_tokens=_count(out.get("audio_tokens")),
+        output_text_tokens=_count(out.get("text_tokens")),
+        output_audio_tokens=_count(out.get("audio_tokens")),
     ).completed()
 
 
@@ -113,7 +119,9 @@ def openai_transcription_usage(data: Any, model: str) -> TranscriptionUsage:
         text = given - audio
     elif text is not None and audio is None and text <= given:
         audio = given - text
-    return TranscriptionUsage(model=model, input_tokens=given, output_tokens=out, input_audio_tokens=audio, input_text_tokens=text)
+    return TranscriptionUsage(
+        model=model, input_tokens=given, output_tokens=out, input_audio_tokens=audio, input_text_tokens=text
+    )
 
 
 def _snake(data: Any) -> Any:
@@ -170,17 +178,27 @@ def gemini_usage(metadata: Any, *, text_only_input: bool = False, text_only_outp
         given = {"text": prompt, "audio": 0, "image": 0}
     given = given or {"text": None, "audio": None, "image": None}
     cached_total = _count(data.get("cached_content_token_count")) or 0
-    cached: Mapping[str, int | None] = (_by_modality(data.get("cache_tokens_details"))
-                                        or {"text": None, "audio": None, "image": None})
+    cached: Mapping[str, int | None] = _by_modality(data.get("cache_tokens_details")) or {
+        "text": None,
+        "audio": None,
+        "image": None,
+    }
     said = data.get("candidates_tokens_details", data.get("response_tokens_details"))
     out = _by_modality(said)
     if out is None and text_only_output:
         out = {"text": reply, "audio": 0, "image": 0}
     text_out = None if out is None or out["image"] else out["text"] + thoughts  # image output has no price key
     return Usage(
-        input_tokens=prompt, output_tokens=reply + thoughts, input_text_tokens=given["text"], input_audio_tokens=given["audio"],
-        input_image_tokens=given["image"], cached_input_tokens=cached_total, cached_text_tokens=cached["text"],
-        cached_audio_tokens=cached["audio"], cached_image_tokens=cached["image"], output_text_tokens=text_out,
+        input_tokens=prompt,
+        output_tokens=reply + thoughts,
+        input_text_tokens=given["text"],
+        input_audio_tokens=given["audio"],
+        input_image_tokens=given["image"],
+        cached_input_tokens=cached_total,
+        cached_text_tokens=cached["text"],
+        cached_audio_tokens=cached["audio"],
+        cached_image_tokens=cached["image"],
+        output_text_tokens=text_out,
         output_audio_tokens=None if out is None or out["image"] else out["audio"],
     ).completed()
 
@@ -198,6 +216,13 @@ def anthropic_usage(usage: Any, *, images_sent: bool) -> Usage:
     written = _count(usage.get("cache_creation_input_tokens")) or 0
     total = fresh + read + written
     output = _count(usage.get("output_tokens")) or 0
-    return Usage(input_tokens=total, output_tokens=output, input_audio_tokens=0, input_image_tokens=None if images_sent else 0,
-                 cached_input_tokens=read, cached_audio_tokens=0, output_text_tokens=output,
-                 output_audio_tokens=0).completed()
+    return Usage(
+        input_tokens=total,
+        output_tokens=output,
+        input_audio_tokens=0,
+        input_image_tokens=None if images_sent else 0,
+        cached_input_tokens=read,
+        cached_audio_tokens=0,
+        output_text_tokens=output,
+        output_audio_tokens=0,
+    ).completed()

@@ -6,8 +6,9 @@ provider's format in one place.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Protocol, cast
+from typing import Any, Literal, Protocol, cast
 
 REPLY_AUDIO_RATE = 24000  # spoken replies of both realtime APIs: PCM16 mono 24 kHz
 
@@ -29,9 +30,17 @@ class Message:
 
 
 # a reply's token counts beyond the two totals, split by modality; cached input is a subset of the input
-USAGE_DETAILS = ("input_text_tokens", "input_audio_tokens", "input_image_tokens", "cached_input_tokens",
-                 "cached_text_tokens", "cached_audio_tokens", "cached_image_tokens", "output_text_tokens",
-                 "output_audio_tokens")
+USAGE_DETAILS = (
+    "input_text_tokens",
+    "input_audio_tokens",
+    "input_image_tokens",
+    "cached_input_tokens",
+    "cached_text_tokens",
+    "cached_audio_tokens",
+    "cached_image_tokens",
+    "output_text_tokens",
+    "output_audio_tokens",
+)
 USAGE_FIELDS = ("input_tokens", "output_tokens", *USAGE_DETAILS)
 MAX_TOKENS_COUNTED = 10**12  # a count above this in a record or on the wire is not a count
 
@@ -64,13 +73,15 @@ class Usage:
         """The provider reported usage at all (every real reply has some input)."""
         return bool(self.input_tokens or self.output_tokens)
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         """Two replies' usage together; a part unknown in either is unknown in the sum."""
+
         def plus(a, b):
             return None if a is None or b is None else a + b
+
         return Usage(**{name: plus(getattr(self, name), getattr(other, name)) for name in USAGE_FIELDS})
 
-    def completed(self) -> "Usage":
+    def completed(self) -> Usage:
         """This usage with every part the others determine filled in: with one part of
         a known total unknown, it is the rest; no input of a kind means none of it
         cached; no cached input means none of any kind. Unreported usage stays as it is."""
@@ -83,9 +94,11 @@ class Usage:
         for kind in kinds:
             if values[f"input_{kind}_tokens"] == 0:
                 values[f"cached_{kind}_tokens"] = 0
-        for total, parts in (("input_tokens", [f"input_{k}_tokens" for k in kinds]),
-                             ("cached_input_tokens", [f"cached_{k}_tokens" for k in kinds]),
-                             ("output_tokens", ["output_text_tokens", "output_audio_tokens"])):
+        for total, parts in (
+            ("input_tokens", [f"input_{k}_tokens" for k in kinds]),
+            ("cached_input_tokens", [f"cached_{k}_tokens" for k in kinds]),
+            ("output_tokens", ["output_text_tokens", "output_audio_tokens"]),
+        ):
             _fill_rest(values, total, parts)
         return Usage(**values)
 
@@ -93,7 +106,7 @@ class Usage:
         return {name: getattr(self, name) for name in USAGE_FIELDS}
 
     @classmethod
-    def from_json(cls, data) -> "Usage":
+    def from_json(cls, data) -> Usage:
         """Read the JSON form (`to_json`'s keys; details left out are unknown). Raises
         `UsageError` naming each field that is not a whole number of tokens."""
         if not isinstance(data, dict):
@@ -134,8 +147,15 @@ class UsageError(ValueError):
         self.problems = problems
 
 
-TRANSCRIPTION_FIELDS = ("model", "input_tokens", "output_tokens", "input_audio_tokens", "input_text_tokens",
-                        "seconds", "reported")
+TRANSCRIPTION_FIELDS = (
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "input_audio_tokens",
+    "input_text_tokens",
+    "seconds",
+    "reported",
+)
 MAX_SECONDS_COUNTED = 10**9  # a transcription longer than this in a record or on the wire is not one
 
 
@@ -159,20 +179,25 @@ class TranscriptionUsage:
     seconds: float = 0.0
     reported: bool = True
 
-    def __add__(self, other: "TranscriptionUsage") -> "TranscriptionUsage":
+    def __add__(self, other: TranscriptionUsage) -> TranscriptionUsage:
         def plus(a, b):
             return None if a is None or b is None else a + b
-        return TranscriptionUsage(model=self.model if self.model == other.model else f"{self.model}+{other.model}",
-                                  input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens,
-                                  input_audio_tokens=plus(self.input_audio_tokens, other.input_audio_tokens),
-                                  input_text_tokens=plus(self.input_text_tokens, other.input_text_tokens),
-                                  seconds=round(self.seconds + other.seconds, 6), reported=self.reported and other.reported)
+
+        return TranscriptionUsage(
+            model=self.model if self.model == other.model else f"{self.model}+{other.model}",
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            input_audio_tokens=plus(self.input_audio_tokens, other.input_audio_tokens),
+            input_text_tokens=plus(self.input_text_tokens, other.input_text_tokens),
+            seconds=round(self.seconds + other.seconds, 6),
+            reported=self.reported and other.reported,
+        )
 
     def to_json(self) -> dict:
         return {name: getattr(self, name) for name in TRANSCRIPTION_FIELDS}
 
     @classmethod
-    def from_json(cls, data) -> "TranscriptionUsage":
+    def from_json(cls, data) -> TranscriptionUsage:
         """Read the JSON form (`to_json`'s keys). Raises `UsageError` naming each field that is wrong."""
         if not isinstance(data, dict):
             raise UsageError([f"'transcription' must be an object, got {type(data).__name__}"])
@@ -190,15 +215,22 @@ class TranscriptionUsage:
             else:
                 values[name] = value
         seconds = data.get("seconds", 0.0)
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
-                or not 0 <= seconds <= MAX_SECONDS_COUNTED:
+        if (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, (int, float))
+            or not 0 <= seconds <= MAX_SECONDS_COUNTED
+        ):
             problems.append(f"field 'seconds' must be a number of seconds, 0 or more, got {seconds!r}"[:200])
         if not isinstance(data.get("reported", True), bool):
             problems.append("field 'reported' must be true or false")
         if problems:
             raise UsageError(problems)
-        return cls(model=cast(str, model).strip(), **cast(dict[str, Any], values), seconds=float(seconds),
-                   reported=data.get("reported", True))
+        return cls(
+            model=cast(str, model).strip(),
+            **cast(dict[str, Any], values),
+            seconds=float(seconds),
+            reported=data.get("reported", True),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -109,13 +109,26 @@ class ProactiveScenario:
         if event is None:
             raise ValueError(f"{self.scenario_id}: a quiet control has no event to judge a remark against")
         return Scenario(
-            scenario_id=self.scenario_id, target_context="current", cue_type="object_state",
-            activity_domain=self.activity_domain, cognitive_load="low", difficulty_tier="medium",
-            time_gap_bucket="seconds", context_image=None,
-            turn_1_image=None, turn_1_user=self.opening_user or "",
-            turn_2_image=None, turn_2_user="",
-            turn_3_repair_anchor="", turn_3_repair_anchor_deictic=None, notes=self.notes,
-            answers=AnswerKey(current_answers=tuple(event.expected), prior_answers=(), clarify_indicators=(), abstain_indicators=()), subset=SUBSET)
+            scenario_id=self.scenario_id,
+            target_context="current",
+            cue_type="object_state",
+            activity_domain=self.activity_domain,
+            cognitive_load="low",
+            difficulty_tier="medium",
+            time_gap_bucket="seconds",
+            context_image=None,
+            turn_1_image=None,
+            turn_1_user=self.opening_user or "",
+            turn_2_image=None,
+            turn_2_user="",
+            turn_3_repair_anchor="",
+            turn_3_repair_anchor_deictic=None,
+            notes=self.notes,
+            answers=AnswerKey(
+                current_answers=tuple(event.expected), prior_answers=(), clarify_indicators=(), abstain_indicators=()
+            ),
+            subset=SUBSET,
+        )
 
 
 def load_proactive(path: Path) -> tuple[ProactiveScenario, ...]:
@@ -135,8 +148,11 @@ def load_proactive(path: Path) -> tuple[ProactiveScenario, ...]:
     for index, item in enumerate(raw, start=1):
         where = f"{path}: scenario #{index}"
         if isinstance(item, dict) and isinstance(item.get("scenario_id"), str):
-            where = f"{path}: {item['scenario_id'][:80]!r}" if not SAFE_ID.fullmatch(item["scenario_id"]) \
+            where = (
+                f"{path}: {item['scenario_id'][:80]!r}"
+                if not SAFE_ID.fullmatch(item["scenario_id"])
                 else f"{path}: {item['scenario_id']}"
+            )
         scenario = _build(item, where, problems)
         if scenario is not None and any(s.scenario_id == scenario.scenario_id for s in scenarios):
             problems.append(f"{where}: field 'scenario_id' is used twice; every scenario_id must be unique")
@@ -195,8 +211,16 @@ def _build(item: Any, where: str, problems: list[str]) -> ProactiveScenario | No
         problems.append(f"{where}: field 'notes' must be a string")
     if len(problems) > before:
         return None
-    return ProactiveScenario(scenario_id=cast(str, scenario_id), kind=cast(str, kind), event_type=event_type,
-                             activity_domain=cast(str, domain), opening_user=opening, scenes=scenes, event=event, notes=notes)
+    return ProactiveScenario(
+        scenario_id=cast(str, scenario_id),
+        kind=cast(str, kind),
+        event_type=event_type,
+        activity_domain=cast(str, domain),
+        opening_user=opening,
+        scenes=scenes,
+        event=event,
+        notes=notes,
+    )
 
 
 def _scenes(raw: Any, where: str, problems: list[str]) -> tuple[ProactiveScene, ...]:
@@ -227,13 +251,16 @@ def _event(raw: Any, scenes: tuple[ProactiveScene, ...], where: str, problems: l
         return None
     scene = raw["scene"]
     if isinstance(scene, bool) or not isinstance(scene, int) or not 1 <= scene < max(len(scenes), 2):
-        problems.append(f"{where}: event.scene must be the index of a scene after the first (1 to "
-                        f"{max(len(scenes) - 1, 1)}), got {scene!r}")
+        problems.append(
+            f"{where}: event.scene must be the index of a scene after the first (1 to "
+            f"{max(len(scenes) - 1, 1)}), got {scene!r}"
+        )
         scene = None
     window = _number(raw["window_s"], MIN_WINDOW_S, MAX_WINDOW_S)
     if window is None:
-        problems.append(f"{where}: event.window_s must be a number of seconds from {MIN_WINDOW_S:g} to "
-                        f"{MAX_WINDOW_S:g}")
+        problems.append(
+            f"{where}: event.window_s must be a number of seconds from {MIN_WINDOW_S:g} to {MAX_WINDOW_S:g}"
+        )
     expected = raw["expected"]
     if not isinstance(expected, list) or not expected or not all(isinstance(e, str) and e.strip() for e in expected):
         problems.append(f"{where}: event.expected must be a non-empty list of non-empty strings")
@@ -244,6 +271,8 @@ def _event(raw: Any, scenes: tuple[ProactiveScene, ...], where: str, problems: l
         onset = sum(s.duration_s for s in scenes[:scene])
         total = sum(s.duration_s for s in scenes)
         if onset + window > total:
-            problems.append(f"{where}: the event's window ends at {onset + window:g} s, after the stream "
-                            f"({total:g} s): lengthen the scenes after it or shorten window_s")
+            problems.append(
+                f"{where}: the event's window ends at {onset + window:g} s, after the stream "
+                f"({total:g} s): lengthen the scenes after it or shorten window_s"
+            )
     return ProactiveEvent(scene=scene, window_s=window, expected=tuple(e.strip() for e in expected))

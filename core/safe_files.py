@@ -33,8 +33,9 @@ import errno
 import os
 import stat
 import uuid
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterable, Iterator
+from typing import BinaryIO
 
 
 class UnsafePathError(ValueError):
@@ -51,8 +52,9 @@ def check_target(path: Path, root: Path | None = None) -> Path:
     path = Path(path)
     root = Path(root) if root is not None else path.parent
     if path.is_symlink():
-        raise UnsafePathError(f"{path}: is a symbolic link; refusing to write through it "
-                              "(remove the link, or write somewhere else)")
+        raise UnsafePathError(
+            f"{path}: is a symbolic link; refusing to write through it (remove the link, or write somewhere else)"
+        )
     if path.exists() and not path.is_file():
         raise UnsafePathError(f"{path}: exists and is not a regular file; refusing to replace it")
     if _escapes(path.parent, root):
@@ -125,13 +127,17 @@ def refuse_links(root: Path, names: Iterable[str]) -> None:
     for name in names:
         path = root / name
         if path.is_symlink():
-            raise UnsafePathError(f"{path}: is a symbolic link; refusing a dir whose outputs are links "
-                                  "(remove the link, or write somewhere else)")
+            raise UnsafePathError(
+                f"{path}: is a symbolic link; refusing a dir whose outputs are links "
+                "(remove the link, or write somewhere else)"
+            )
         if path.is_dir():
             for entry in sorted(path.iterdir()):
                 if entry.is_symlink():
-                    raise UnsafePathError(f"{entry}: is a symbolic link; refusing a dir whose outputs are links "
-                                          "(remove the link, or write somewhere else)")
+                    raise UnsafePathError(
+                        f"{entry}: is a symbolic link; refusing a dir whose outputs are links "
+                        "(remove the link, or write somewhere else)"
+                    )
 
 
 def inside(path: Path, root: Path) -> bool:
@@ -154,8 +160,9 @@ PNG: Header = ("PNG", lambda head: head[:8] == b"\x89PNG\r\n\x1a\n")
 JPEG: Header = ("JPEG", lambda head: head[:3] == b"\xff\xd8\xff")
 
 
-def read_bounded(path: Path, root: Path, cap: int, what: str,
-                 header: Header | None = None) -> tuple[bytes | None, str | None]:
+def read_bounded(
+    path: Path, root: Path, cap: int, what: str, header: Header | None = None
+) -> tuple[bytes | None, str | None]:
     """The bytes of the file `path` inside the tree `root`, or (None, why it is refused): not a regular
     file inside the tree, a hard link (a second name may be a file from anywhere), over `cap` bytes
     (said as its size, and sparse when mostly holes), grown past it while read, or not starting as its
@@ -175,8 +182,10 @@ def read_bounded(path: Path, root: Path, cap: int, what: str,
             return None, f"a hard link ({facts.st_nlink} names): its content may be a file from outside the folder"
         if facts.st_size > cap:
             sparse = facts.st_blocks * 512 < facts.st_size // 2
-            return None, (f"{megabytes(facts.st_size)}, larger than a {what} can be ({megabytes(cap)})"
-                          + (", and sparse (mostly holes)" if sparse else ""))
+            return None, (
+                f"{megabytes(facts.st_size)}, larger than a {what} can be ({megabytes(cap)})"
+                + (", and sparse (mostly holes)" if sparse else "")
+            )
         data = handle.read(cap + 1)
     if len(data) > cap:
         return None, f"grew past the size a {what} can be ({megabytes(cap)}) while it was read"
@@ -192,4 +201,3 @@ def read_run_file(path: Path, root: Path, cap: int, what: str, header: Header | 
         raise RunFileRefused(f"{path}: {refused}")
     assert data is not None  # read_bounded gives bytes whenever it refuses nothing
     return data
-

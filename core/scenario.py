@@ -177,12 +177,18 @@ class Bank:
         known = ", ".join(c.name for c in self.conditions)
         raise KeyError(f"no prompt condition {name!r} (known: {known})")
 
-    def select(self, subset: str | None = None, limit: int | None = None) -> "Bank":
+    def select(self, subset: str | None = None, limit: int | None = None) -> Bank:
         scenarios = [s for s in self.scenarios if subset is None or s.subset == subset]
         if limit is not None:
             scenarios = scenarios[:limit]
-        return Bank(scenarios=tuple(scenarios), conditions=self.conditions, source=self.source, format=self.format, files=dict(self.files),
-                    subset=subset if subset is not None else self.subset)
+        return Bank(
+            scenarios=tuple(scenarios),
+            conditions=self.conditions,
+            source=self.source,
+            format=self.format,
+            files=dict(self.files),
+            subset=subset if subset is not None else self.subset,
+        )
 
 
 def load_bank(path: str | Path | None = None) -> Bank:
@@ -211,11 +217,15 @@ def load_conditions(path: Path, problems: list[str]) -> tuple[Condition, ...]:
     if isinstance(data, dict):
         entries = [(f"condition {name!r}", name, body) for name, body in data.items()]
     elif isinstance(data, list):
-        entries = [(f"condition #{i}", body.get("name") if isinstance(body, dict) else None, body)
-                   for i, body in enumerate(data, start=1)]
+        entries = [
+            (f"condition #{i}", body.get("name") if isinstance(body, dict) else None, body)
+            for i, body in enumerate(data, start=1)
+        ]
     else:
-        problems.append(f"{path}: expected an object of condition name -> {{system_prompt, description}} "
-                        "or a list of {name, system_prompt, description} objects")
+        problems.append(
+            f"{path}: expected an object of condition name -> {{system_prompt, description}} "
+            "or a list of {name, system_prompt, description} objects"
+        )
         return ()
     conditions: list[Condition] = []
     for where, name, body in entries:
@@ -231,7 +241,9 @@ def load_conditions(path: Path, problems: list[str]) -> tuple[Condition, ...]:
         if name in {c.name for c in conditions}:
             problems.append(f"{path}: {where}: condition name {name!r} used twice")
             continue
-        conditions.append(Condition(name=name, system_prompt=body["system_prompt"], description=str(body.get("description", ""))))
+        conditions.append(
+            Condition(name=name, system_prompt=body["system_prompt"], description=str(body.get("description", "")))
+        )
     if conditions and "baseline" not in {c.name for c in conditions}:
         problems.append(f"{path}: no 'baseline' condition")
     return tuple(conditions)
@@ -331,7 +343,10 @@ def _load_jsonl(path: Path) -> Bank:
     shipped: list[str] = []
     conditions = load_conditions(SHIPPED_BANK / "interventions.json", shipped)
     return Bank(
-        scenarios=tuple(scenarios), conditions=conditions, source=path, format="jsonl",
+        scenarios=tuple(scenarios),
+        conditions=conditions,
+        source=path,
+        format="jsonl",
         files={"scenarios": path, "interventions": SHIPPED_BANK / "interventions.json"},
     )
 
@@ -361,8 +376,10 @@ def _build_scenario(raw: Any, gold: Any, where: str, gold_where: str, problems: 
             continue
         values[name] = value
     if isinstance(values.get("scenario_id"), str) and not SAFE_ID.fullmatch(values["scenario_id"]):
-        problems.append(f"{where}: field 'scenario_id' {values['scenario_id'][:80]!r} must be a plain name (letters, "
-                        "digits, '.', '_', '-'; not starting with '.'): it names the scenario's media folder")
+        problems.append(
+            f"{where}: field 'scenario_id' {values['scenario_id'][:80]!r} must be a plain name (letters, "
+            "digits, '.', '_', '-'; not starting with '.'): it names the scenario's media folder"
+        )
     values["notes"] = values.get("notes") or ""
     subset = raw.get("subset", "bank")
     if subset not in SUBSETS:

@@ -40,18 +40,67 @@ IMAGE_OF_SCENE = {"context": "context_image", "turn_1": "turn_1_image", "turn_2"
 ROWS = ("top", "middle", "bottom")
 COLUMNS = ("left", "center", "right")
 PLACES = tuple(f"{row} {column}" for row in ROWS for column in COLUMNS) + (
-    "left edge", "right edge", "top edge", "bottom edge")  # half out of the frame
+    "left edge",
+    "right edge",
+    "top edge",
+    "bottom edge",
+)  # half out of the frame
 SIZES = ("tiny", "small", "medium", "large", "huge")
 # what a state looks like is the renderer's; which states exist is the spec's
 STATES = (
-    "boiling", "steaming", "smoking", "lit", "glowing", "blinking", "wet", "dripping", "dry", "cracked", "wilted",
-    "open", "empty", "full", "dirty", "foamy", "spilled", "on its side", "spinning", "moving", "blurred",
+    "boiling",
+    "steaming",
+    "smoking",
+    "lit",
+    "glowing",
+    "blinking",
+    "wet",
+    "dripping",
+    "dry",
+    "cracked",
+    "wilted",
+    "open",
+    "empty",
+    "full",
+    "dirty",
+    "foamy",
+    "spilled",
+    "on its side",
+    "spinning",
+    "moving",
+    "blurred",
 )
 SETTINGS = (
-    "kitchen counter", "stovetop", "workbench", "garage floor", "painted wall", "garden", "desk", "office",
-    "bathroom", "living room", "street", "car interior", "engine bay", "gym", "trail", "beach", "yard",
-    "shop counter", "windowsill", "hallway ceiling", "laundry room", "sewing table", "dining table",
-    "dim room", "under sink", "driveway", "waterfall", "forest", "road", "bike stand",
+    "kitchen counter",
+    "stovetop",
+    "workbench",
+    "garage floor",
+    "painted wall",
+    "garden",
+    "desk",
+    "office",
+    "bathroom",
+    "living room",
+    "street",
+    "car interior",
+    "engine bay",
+    "gym",
+    "trail",
+    "beach",
+    "yard",
+    "shop counter",
+    "windowsill",
+    "hallway ceiling",
+    "laundry room",
+    "sewing table",
+    "dining table",
+    "dim room",
+    "under sink",
+    "driveway",
+    "waterfall",
+    "forest",
+    "road",
+    "bike stand",
 )
 HANDS = ("left", "right")
 # objects one scene may hold: the bank's busiest scene has 6, and drawing one takes about 40 ms an object, so a
@@ -161,7 +210,7 @@ def read_timeline(directory: str | Path, scenario_id: str, scenes: int) -> tuple
         raise SceneError([f"{path}: unreadable ({str(exc)[:120]})"]) from None
     where = f"{path}: {scenario_id}"
     if not isinstance(raw, dict) or set(raw) != {"scenario_id", "timeline"} or raw["scenario_id"] != scenario_id:
-        raise SceneError([f"{where}: expected {{\"scenario_id\": {scenario_id!r}, \"timeline\": [scene, ...]}}"])
+        raise SceneError([f'{where}: expected {{"scenario_id": {scenario_id!r}, "timeline": [scene, ...]}}'])
     timeline = raw["timeline"]
     if not isinstance(timeline, list) or len(timeline) != scenes:
         raise SceneError([f"{where}: field 'timeline' must list the scenario's {scenes} scenes, in order"])
@@ -178,8 +227,11 @@ def scenes_sha256(bank: Bank) -> str | None:
 
     digest, found = hashlib.sha256(), False
     for scenario in sorted(bank.scenarios, key=lambda s: s.scenario_id):
-        path = (timeline_file(scene_dir(bank), scenario.scenario_id) if getattr(scenario, "kind", None)
-                else scene_file(bank, scenario.scenario_id))
+        path = (
+            timeline_file(scene_dir(bank), scenario.scenario_id)
+            if getattr(scenario, "kind", None)
+            else scene_file(bank, scenario.scenario_id)
+        )
         if path.is_file():
             found = True
             digest.update(scenario.scenario_id.encode() + b"\0" + path.read_bytes() + b"\0")
@@ -198,8 +250,9 @@ def read_scene_spec(path: Path, scenario: Scenario, problems: list[str]) -> Scen
     return parse_scene_spec(raw, scenario.scenario_id, str(path), problems, source=path)
 
 
-def parse_scene_spec(raw: Any, scenario_id: str, where: str, problems: list[str], *,
-                     source: Path | None = None) -> SceneSpec | None:
+def parse_scene_spec(
+    raw: Any, scenario_id: str, where: str, problems: list[str], *, source: Path | None = None
+) -> SceneSpec | None:
     """A spec from its JSON form; each problem names `where`, the scenario, the scene and the field."""
     where = f"{where}: {scenario_id}"
     before = len(problems)
@@ -227,7 +280,9 @@ def parse_scene_spec(raw: Any, scenario_id: str, where: str, problems: list[str]
     carried = _id_lists(raw.get("carried", {}), SCENE_NAMES, f"{where}: carried", problems)
     if len(problems) > before:
         return None
-    return SceneSpec(scenario_id=scenario_id, scenes=scenes, answer_objects=answer_objects, carried=carried, source=source)
+    return SceneSpec(
+        scenario_id=scenario_id, scenes=scenes, answer_objects=answer_objects, carried=carried, source=source
+    )
 
 
 def _id_lists(raw: Any, keys: tuple[str, ...], where: str, problems: list[str]) -> dict[str, tuple[str, ...]]:
@@ -265,11 +320,15 @@ def parse_scene(raw: Any, where: str, problems: list[str]) -> Scene | None:
         problems.append(f"{where}: field 'objects' must be a non-empty list")
         raw_objects = []
     if len(raw_objects) > MAX_OBJECTS:
-        problems.append(f"{where}: field 'objects' holds {len(raw_objects):,} objects, over the {MAX_OBJECTS} "
-                        "a scene may hold")
+        problems.append(
+            f"{where}: field 'objects' holds {len(raw_objects):,} objects, over the {MAX_OBJECTS} a scene may hold"
+        )
         return None
-    objects = [o for i, body in enumerate(raw_objects)
-               if (o := _parse_object(body, f"{where}: objects[{i}]", problems)) is not None]
+    objects = [
+        o
+        for i, body in enumerate(raw_objects)
+        if (o := _parse_object(body, f"{where}: objects[{i}]", problems)) is not None
+    ]
     ids = [o.id for o in objects]
     seen: set[str] = set()
     dups: set[str] = set()
@@ -322,18 +381,30 @@ def _parse_object(raw: Any, where: str, problems: list[str]) -> SceneObject | No
         problems.append(f"{where}: field 'size' must be one of {', '.join(SIZES)}, got {size!r}")
     states = raw.get("states", [])
     if not isinstance(states, list) or any(s not in STATES for s in states):
-        problems.append(f"{where}: field 'states' must be a list of known states ({', '.join(STATES)}), "
-                        f"got {states!r}")
+        problems.append(f"{where}: field 'states' must be a list of known states ({', '.join(STATES)}), got {states!r}")
     colour = raw.get("colour")
-    if colour is not None and not (isinstance(colour, str) and len(colour) == 7 and colour.startswith("#")
-                                   and all(c in "0123456789abcdefABCDEF" for c in colour[1:])):
+    if colour is not None and not (
+        isinstance(colour, str)
+        and len(colour) == 7
+        and colour.startswith("#")
+        and all(c in "0123456789abcdefABCDEF" for c in colour[1:])
+    ):
         problems.append(f"{where}: field 'colour' must be '#rrggbb', got {colour!r}")
     text = raw.get("screen_content")
     if text is not None and (not isinstance(text, str) or not text.strip() or len(text) > 40):
         problems.append(f"{where}: field 'screen_content' must be a short non-empty string (at most 40 characters)")
     if len(problems) > before:
         return None
-    return SceneObject(id=cast(str, object_id), name=cast(str, name).strip(), picture=cast(str, picture), place=place, size=size, states=tuple(states), colour=colour, screen_content=text)
+    return SceneObject(
+        id=cast(str, object_id),
+        name=cast(str, name).strip(),
+        picture=cast(str, picture),
+        place=place,
+        size=size,
+        states=tuple(states),
+        colour=colour,
+        screen_content=text,
+    )
 
 
 def _parse_hand(raw: Any, where: str, ids: set[str], problems: list[str]) -> Hand | None:
@@ -369,8 +440,9 @@ def scene_to_json(scene: Scene) -> dict:
             if value:
                 body[key] = value
         objects.append(body)
-    hands = [{k: v for k, v in (("side", h.side), ("holds", h.holds), ("touches", h.touches)) if v}
-             for h in scene.hands]
+    hands = [
+        {k: v for k, v in (("side", h.side), ("holds", h.holds), ("touches", h.touches)) if v} for h in scene.hands
+    ]
     out: dict[str, Any] = {"setting": scene.setting, "objects": objects, "hands": hands}
     if scene.light != "normal":
         out["light"] = scene.light

@@ -22,8 +22,14 @@ from collections.abc import Awaitable, Callable
 
 
 class TokenBucket:
-    def __init__(self, rate: float, burst: float, *, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
+    def __init__(
+        self,
+        rate: float,
+        burst: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ):
         if rate <= 0:
             raise ValueError(f"a token bucket's rate must be above 0, got {rate}")
         self.rate, self.burst = float(rate), float(burst)
@@ -33,14 +39,20 @@ class TokenBucket:
         self._lock = asyncio.Lock()
 
     @classmethod
-    def per_minute(cls, rate_per_minute: float, capacity: float | None = None, *,
-                   clock: Callable[[], float] = time.monotonic,
-                   sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> "TokenBucket":
+    def per_minute(
+        cls,
+        rate_per_minute: float,
+        capacity: float | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> TokenBucket:
         """`rate_per_minute` units a minute, holding `capacity` (default: one minute's worth)."""
         if rate_per_minute <= 0:
             raise ValueError("a rate limit must be above 0 per minute")
-        return cls(rate_per_minute / 60.0, capacity if capacity is not None else rate_per_minute,
-                   clock=clock, sleep=sleep)
+        return cls(
+            rate_per_minute / 60.0, capacity if capacity is not None else rate_per_minute, clock=clock, sleep=sleep
+        )
 
     def _refill(self, now: float) -> None:
         self.level = min(self.burst, self.level + (now - self.at) * self.rate)

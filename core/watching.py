@@ -47,8 +47,7 @@ def is_silent(text: str) -> bool:
 def could_be_silent(text: str) -> bool:
     """The reply so far may still become the silence marker: hold it back."""
     core = text.lstrip().lstrip("\"'`").lower()
-    return SILENCE_MARKER.startswith(core) or SILENCE_MARKER.strip("[]").startswith(core) \
-        or is_silent(text)
+    return SILENCE_MARKER.startswith(core) or SILENCE_MARKER.strip("[]").startswith(core) or is_silent(text)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,19 +72,32 @@ class Probe:
         return not self.silent
 
     def to_json(self) -> dict:
-        return {"n": self.n, "asked_ms": self.asked_ms, "frame_ms": self.frame_ms, "scene": self.scene,
-                "text": self.text, "silent": self.silent, "spoke_ms": self.spoke_ms, "done_s": self.done_s,
-                "usage": None if self.usage is None else self.usage.to_json(), "audio_file": self.audio_file,
-                "outcome": self.outcome, "verdict": _verdict_json(self.verdict), "camera": self.camera,
-                "echo": self.echo}
+        return {
+            "n": self.n,
+            "asked_ms": self.asked_ms,
+            "frame_ms": self.frame_ms,
+            "scene": self.scene,
+            "text": self.text,
+            "silent": self.silent,
+            "spoke_ms": self.spoke_ms,
+            "done_s": self.done_s,
+            "usage": None if self.usage is None else self.usage.to_json(),
+            "audio_file": self.audio_file,
+            "outcome": self.outcome,
+            "verdict": _verdict_json(self.verdict),
+            "camera": self.camera,
+            "echo": self.echo,
+        }
 
     @classmethod
-    def from_json(cls, data: Any, where: str) -> "Probe":
+    def from_json(cls, data: Any, where: str) -> Probe:
         if not isinstance(data, dict):
             raise WatchingError([f"{where}: expected an object"])
         problems: list[str] = []
-        values: dict[str, Any] = {name: _int(data, name, where, problems, required=name == "n")
-                  for name in ("n", "asked_ms", "frame_ms", "scene", "spoke_ms")}
+        values: dict[str, Any] = {
+            name: _int(data, name, where, problems, required=name == "n")
+            for name in ("n", "asked_ms", "frame_ms", "scene", "spoke_ms")
+        }
         text = data.get("text")
         if not isinstance(text, str) or len(text) > 100_000:
             problems.append(f"{where}: field 'text' must be a string (at most 100,000 characters)")
@@ -116,8 +128,22 @@ class Probe:
             problems.extend(exc.problems)
         if problems:
             raise WatchingError(problems)
-        return cls(n=values["n"], asked_ms=values["asked_ms"], frame_ms=values["frame_ms"], text=cast(str, text), silent=data["silent"], spoke_ms=values["spoke_ms"],
-                   done_s=done, usage=usage, scene=values["scene"], audio_file=audio, outcome=outcome, verdict=verdict, camera=camera, echo=data.get("echo", False))
+        return cls(
+            n=values["n"],
+            asked_ms=values["asked_ms"],
+            frame_ms=values["frame_ms"],
+            text=cast(str, text),
+            silent=data["silent"],
+            spoke_ms=values["spoke_ms"],
+            done_s=done,
+            usage=usage,
+            scene=values["scene"],
+            audio_file=audio,
+            outcome=outcome,
+            verdict=verdict,
+            camera=camera,
+            echo=data.get("echo", False),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,19 +182,28 @@ class Watching:
     def count(self, outcome: str) -> int:
         return sum(p.outcome == outcome for p in self.probes)
 
-    def replace(self, **changes: Any) -> "Watching":
+    def replace(self, **changes: Any) -> Watching:
         return replace(self, **changes)
 
     def to_json(self) -> dict:
-        return {"strategy": self.strategy, "kind": self.kind, "stream_ms": self.stream_ms,
-                "scene_starts_ms": list(self.scene_starts_ms), "onset_ms": self.onset_ms,
-                "window_end_ms": self.window_end_ms, "expected": list(self.expected), "outcome": self.outcome,
-                "probes": [p.to_json() for p in self.probes], "frames_sent_ms": list(self.frames_sent_ms),
-                "thumbnails": [[t, name] for t, name in self.thumbnails], "probes_skipped": self.skipped,
-                "frames_source": self.frames_source}
+        return {
+            "strategy": self.strategy,
+            "kind": self.kind,
+            "stream_ms": self.stream_ms,
+            "scene_starts_ms": list(self.scene_starts_ms),
+            "onset_ms": self.onset_ms,
+            "window_end_ms": self.window_end_ms,
+            "expected": list(self.expected),
+            "outcome": self.outcome,
+            "probes": [p.to_json() for p in self.probes],
+            "frames_sent_ms": list(self.frames_sent_ms),
+            "thumbnails": [[t, name] for t, name in self.thumbnails],
+            "probes_skipped": self.skipped,
+            "frames_source": self.frames_source,
+        }
 
     @classmethod
-    def from_json(cls, data: Any, where: str) -> "Watching":
+    def from_json(cls, data: Any, where: str) -> Watching:
         if not isinstance(data, dict):
             raise WatchingError([f"{where}: expected an object, got {type(data).__name__}"])
         problems: list[str] = []
@@ -195,8 +230,9 @@ class Watching:
             problems.append(f"{where}: field 'outcome' must be 'hit', 'miss' or null, got {outcome!r}")
         thumbnails = []
         for n, entry in enumerate(data.get("thumbnails") or []):
-            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], int)
-                    and isinstance(entry[1], str)):
+            if not (
+                isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], int) and isinstance(entry[1], str)
+            ):
                 problems.append(f"{where}: field 'thumbnails[{n}]' must be [stream time, file]")
                 continue
             thumbnails.append((entry[0], entry[1]))
@@ -212,8 +248,21 @@ class Watching:
                 problems.extend(exc.problems)
         if problems:
             raise WatchingError(problems)
-        return cls(strategy=cast(str, strategy), kind=data["kind"], stream_ms=cast(int, stream), scene_starts_ms=tuple(starts), onset_ms=onset, window_end_ms=end, expected=tuple(expected), probes=tuple(probes),
-                   outcome=outcome, frames_sent_ms=tuple(sent), thumbnails=tuple(thumbnails), skipped=skipped, frames_source=frames_source)
+        return cls(
+            strategy=cast(str, strategy),
+            kind=data["kind"],
+            stream_ms=cast(int, stream),
+            scene_starts_ms=tuple(starts),
+            onset_ms=onset,
+            window_end_ms=end,
+            expected=tuple(expected),
+            probes=tuple(probes),
+            outcome=outcome,
+            frames_sent_ms=tuple(sent),
+            thumbnails=tuple(thumbnails),
+            skipped=skipped,
+            frames_source=frames_source,
+        )
 
 
 def _int(data: dict, name: str, where: str, problems: list[str], *, required: bool = False) -> int | None:
@@ -221,8 +270,9 @@ def _int(data: dict, name: str, where: str, problems: list[str], *, required: bo
     if value is None and not required:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        problems.append(f"{where}: field '{name}' must be an integer" + ("" if required else " or null")
-                        + f", got {value!r}"[:80])
+        problems.append(
+            f"{where}: field '{name}' must be an integer" + ("" if required else " or null") + f", got {value!r}"[:80]
+        )
         return None
     return value
 
@@ -237,9 +287,16 @@ def _ints(value: Any, where: str, problems: list[str]) -> list[int]:
 def _verdict_json(verdict: Verdict | None) -> dict | None:
     if verdict is None:
         return None
-    return {"label": verdict.label, "rationale": verdict.rationale, "judge": verdict.judge,
-            "unscored_reason": verdict.unscored_reason, "prompt": verdict.prompt, "raw": verdict.raw,
-            "cached": verdict.cached, "usage": None if verdict.usage is None else verdict.usage.to_json()}
+    return {
+        "label": verdict.label,
+        "rationale": verdict.rationale,
+        "judge": verdict.judge,
+        "unscored_reason": verdict.unscored_reason,
+        "prompt": verdict.prompt,
+        "raw": verdict.raw,
+        "cached": verdict.cached,
+        "usage": None if verdict.usage is None else verdict.usage.to_json(),
+    }
 
 
 def _verdict_from(data: Any, where: str) -> Verdict | None:
@@ -257,5 +314,13 @@ def _verdict_from(data: Any, where: str) -> Verdict | None:
         usage = None if data.get("usage") is None else Usage.from_json(data["usage"])
     except ValueError as exc:
         raise WatchingError([f"{where}: usage: {exc}"]) from None
-    return Verdict(label=label, rationale=texts["rationale"], judge=texts["judge"], unscored_reason=reason, prompt=texts["prompt"], raw=texts["raw"],
-                   cached=data.get("cached") is True, usage=usage)
+    return Verdict(
+        label=label,
+        rationale=texts["rationale"],
+        judge=texts["judge"],
+        unscored_reason=reason,
+        prompt=texts["prompt"],
+        raw=texts["raw"],
+        cached=data.get("cached") is True,
+        usage=usage,
+    )

@@ -45,9 +45,9 @@ def uncopied_words(text: str, sources: tuple[str | None, ...]) -> list[str]:
     runs: set[tuple[str, ...]] = set()
     for source in sources:
         block = _tokens(source)
-        runs.update(tuple(block[i:i + COPY_RUN]) for i in range(len(block) - COPY_RUN + 1))
+        runs.update(tuple(block[i : i + COPY_RUN]) for i in range(len(block) - COPY_RUN + 1))
     copied: set[int] = set()
     for i in range(len(words) - COPY_RUN + 1):
-        if tuple(words[i:i + COPY_RUN]) in runs:
+        if tuple(words[i : i + COPY_RUN]) in runs:
             copied.update(range(i, i + COPY_RUN))
     return [w for i, w in enumerate(words) if i not in copied]

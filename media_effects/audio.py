@@ -53,8 +53,9 @@ def decode_audio(path: str | Path, *, max_seconds: float | None = None) -> np.nd
         samples = 0
         for frame in container.decode(audio=0):
             if max_seconds is not None and frame.sample_rate and samples / SAMPLE_RATE > max_seconds:
-                raise MediaLimit(f"{path.name}: over {max_seconds:.0f} s of audio; a recording may be at most "
-                                 f"{max_seconds:.0f} s")
+                raise MediaLimit(
+                    f"{path.name}: over {max_seconds:.0f} s of audio; a recording may be at most {max_seconds:.0f} s"
+                )
             for out in resampler.resample(frame):
                 pieces.append(out.to_ndarray().reshape(-1))
                 samples += len(pieces[-1])

@@ -72,11 +72,11 @@ def image_size(data: bytes) -> tuple[int, int] | None:
             return None
         if i + 4 > len(data):
             return None
-        length = struct.unpack(">H", data[i + 2:i + 4])[0]
+        length = struct.unpack(">H", data[i + 2 : i + 4])[0]
         if marker in _SOF_MARKERS:
             if i + 9 > len(data):
                 return None
-            height, width = struct.unpack(">HH", data[i + 5:i + 9])
+            height, width = struct.unpack(">HH", data[i + 5 : i + 9])
             return width, height
         i += 2 + length
     return None
@@ -86,8 +86,10 @@ def pixel_refusal(data: bytes, max_pixels: int = MAX_FRAME_PIXELS) -> str | None
     """Why this image may not be decoded (its header claims more than `max_pixels`), or None."""
     size = image_size(data)
     if size is not None and size[0] * size[1] > max_pixels:
-        return (f"frame of {size[0]}x{size[1]} pixels is over the limit of {max_pixels:,} pixels "
-                "(4096x2160); send a smaller frame")
+        return (
+            f"frame of {size[0]}x{size[1]} pixels is over the limit of {max_pixels:,} pixels "
+            "(4096x2160); send a smaller frame"
+        )
     return None
 
 
@@ -117,11 +119,11 @@ def jpeg_comments(jpeg: bytes) -> list[bytes]:
     """The COM segments of a JPEG, read from its header segments."""
     comments, i = [], 2
     while i + 4 <= len(jpeg) and jpeg[i] == 0xFF:
-        marker, length = jpeg[i + 1], int.from_bytes(jpeg[i + 2:i + 4], "big")
+        marker, length = jpeg[i + 1], int.from_bytes(jpeg[i + 2 : i + 4], "big")
         if marker == 0xDA:  # start of scan: no more header segments
             break
         if marker == 0xFE:
-            comments.append(jpeg[i + 4:i + 2 + length])
+            comments.append(jpeg[i + 4 : i + 2 + length])
         i += 2 + length
     return comments
 
@@ -130,7 +132,7 @@ def synthetic_text(jpeg: bytes) -> str | None:
     """The authored camera text a synthetic frame carries in its comment, or None."""
     for comment in jpeg_comments(jpeg):
         if comment.startswith(SYNTHETIC_COMMENT):
-            return comment[len(SYNTHETIC_COMMENT):].decode("utf-8", "replace")
+            return comment[len(SYNTHETIC_COMMENT) :].decode("utf-8", "replace")
     return None
 
 
@@ -243,8 +245,9 @@ def histogram_distance(a: bytes, b: bytes) -> float:
     return float(cv2.compareHist(hists[0], hists[1], cv2.HISTCMP_BHATTACHARYYA))
 
 
-def pick_context_frame(frames_before: list[Frame], turn_frame: bytes,
-                       threshold: float = CONTEXT_DISTANCE_THRESHOLD) -> bytes | None:
+def pick_context_frame(
+    frames_before: list[Frame], turn_frame: bytes, threshold: float = CONTEXT_DISTANCE_THRESHOLD
+) -> bytes | None:
     """The latest pre-speech frame that looks different from the Turn 1 frame, if any."""
     for frame in sorted(frames_before, key=lambda f: f.t_ms, reverse=True):
         if histogram_distance(frame.jpeg, turn_frame) > threshold:

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
-from media_effects.frames import decode_jpeg
 from media_effects import impairments as imp
+from media_effects.frames import decode_jpeg
 
 SHIPPED = Path(__file__).with_name("impairments.toml")
 MAX_FILE_BYTES = 1_000_000
@@ -34,6 +35,7 @@ PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 @dataclass(frozen=True, kw_only=True)
 class Field:
     """One profile field: its type, its allowed range (or choices) and what it means."""
+
     kind: type  # float or int (numbers), str
     low: float | None = None
     high: float | None = None
@@ -45,8 +47,11 @@ class Field:
         if self.kind is str:
             if not isinstance(value, str):
                 return f"must be a string, got {value!r}"
-        elif isinstance(value, bool) or not isinstance(value, (int, float)) or (
-                self.kind is int and not isinstance(value, int)):
+        elif (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or (self.kind is int and not isinstance(value, int))
+        ):
             return f"must be {'a whole number' if self.kind is int else 'a number'}, got {value!r}"
         if self.choices and value not in self.choices:
             return f"must be one of {', '.join(map(str, self.choices))}, got {value!r}"
@@ -75,15 +80,21 @@ VIDEO = {
     "blur_px": Field(kind=float, low=0, high=60, meaning="motion blur length (pixels)"),
     "blur_angle_deg": Field(kind=float, low=-180, high=180, meaning="motion blur direction (0 = horizontal)"),
     "light_gain": Field(kind=float, low=0.02, high=1, meaning="brightness factor of a dim scene"),
-    "sensor_noise": Field(kind=float, low=0, high=64, meaning="Gaussian sensor noise (standard deviation, grey levels)"),
+    "sensor_noise": Field(
+        kind=float, low=0, high=64, meaning="Gaussian sensor noise (standard deviation, grey levels)"
+    ),
     "jpeg_quality": Field(kind=int, low=5, high=100, meaning="JPEG quality the frame is re-encoded at"),
 }
 UPLINK = {
     "latency_ms": Field(kind=float, low=0, high=5000, meaning="added one-way latency (ms)"),
     "jitter_ms": Field(kind=float, low=0, high=2000, meaning="half-normal jitter scale (ms)"),
     "loss": Field(kind=float, low=0, high=0.5, meaning="probability that a send is lost"),
-    "bandwidth_kbps": Field(kind=float, low=0, high=1_000_000, meaning="link rate cap (kbit/s); 0 = none, else at least 300"),
-    "max_queue_ms": Field(kind=float, low=0, high=10_000, meaning="a frame not through the capped link in this long is dropped"),
+    "bandwidth_kbps": Field(
+        kind=float, low=0, high=1_000_000, meaning="link rate cap (kbit/s); 0 = none, else at least 300"
+    ),
+    "max_queue_ms": Field(
+        kind=float, low=0, high=10_000, meaning="a frame not through the capped link in this long is dropped"
+    ),
 }
 SECTIONS = {"audio": AUDIO, "video": VIDEO, "uplink": UPLINK}
 MIN_BANDWIDTH_KBPS = 300  # the 16 kHz PCM16 audio alone is 256 kbit/s
@@ -109,8 +120,13 @@ class AudioImpairment:
     @property
     def degrades(self) -> bool:
         """The profile changes the captured audio (noise, reverb, level)."""
-        return not (self.white_snr_db is None and self.babble_snr_db is None and self.hum_snr_db is None
-                    and self.reverb_rt60_s == 0 and self.gain_db == 0)
+        return not (
+            self.white_snr_db is None
+            and self.babble_snr_db is None
+            and self.hum_snr_db is None
+            and self.reverb_rt60_s == 0
+            and self.gain_db == 0
+        )
 
     @property
     def respeaks(self) -> bool:
@@ -130,8 +146,14 @@ class VideoImpairment:
 
     @property
     def is_clean(self) -> bool:
-        return (self.occlusion == 0 and self.shake_px == 0 and self.blur_px <= 1 and self.light_gain == 1
-                and self.sensor_noise == 0 and self.jpeg_quality is None)
+        return (
+            self.occlusion == 0
+            and self.shake_px == 0
+            and self.blur_px <= 1
+            and self.light_gain == 1
+            and self.sensor_noise == 0
+            and self.jpeg_quality is None
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,6 +172,7 @@ class UplinkImpairment:
 @dataclass(frozen=True, kw_only=True)
 class Profile:
     """A named set of impairments and the seed every random draw comes from."""
+
     name: str
     description: str = ""
     seed: int = 0
@@ -162,19 +185,29 @@ class Profile:
     def is_clean(self) -> bool:
         return self.audio.is_clean and self.video.is_clean and self.uplink.is_clean
 
-    def with_seed(self, seed: int) -> "Profile":
+    def with_seed(self, seed: int) -> Profile:
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ValueError(f"an impairment seed is a whole number >= 0, got {seed!r}")
         return replace(self, seed=seed)
 
     def settings(self) -> dict:
         """The profile as plain data, for a record: name, seed and the fields that are set."""
+
         def set_fields(section) -> dict:
             default = type(section)()
-            return {f.name: getattr(section, f.name) for f in fields(section)
-                    if getattr(section, f.name) != getattr(default, f.name)}
-        return {"name": self.name, "seed": self.seed, "audio": set_fields(self.audio),
-                "video": set_fields(self.video), "uplink": set_fields(self.uplink)}
+            return {
+                f.name: getattr(section, f.name)
+                for f in fields(section)
+                if getattr(section, f.name) != getattr(default, f.name)
+            }
+
+        return {
+            "name": self.name,
+            "seed": self.seed,
+            "audio": set_fields(self.audio),
+            "video": set_fields(self.video),
+            "uplink": set_fields(self.uplink),
+        }
 
     def impair_audio(self, pcm: bytes, *, index: int = 0, babble: Sequence[bytes] = ()) -> bytes:
         """PCM16 mono 16 kHz speech (one utterance, `index` numbering it in the run) in this profile's
@@ -190,8 +223,16 @@ class Profile:
                 continue
             if kind == "babble" and not babble:
                 raise ValueError(f"impairment profile {self.name!r} adds babble: pass babble= (PCM16 speech clips)")
-            noisy += imp.scaled_noise(speech, snr, kind, seed=self.seed, index=index, babble_sources=babble,
-                                      mains_hz=a.mains_hz, talkers=a.babble_talkers)
+            noisy += imp.scaled_noise(
+                speech,
+                snr,
+                kind,
+                seed=self.seed,
+                index=index,
+                babble_sources=babble,
+                mains_hz=a.mains_hz,
+                talkers=a.babble_talkers,
+            )
         return imp.change_level(imp.float_to_pcm(noisy), a.gain_db)
 
     def impair_frame(self, jpeg: bytes, index: int = 0) -> bytes:
@@ -213,8 +254,14 @@ class Profile:
     def new_uplink(self) -> imp.Uplink:
         """A fresh uplink model for one session, seeded by the profile's seed."""
         u = self.uplink
-        return imp.Uplink(latency_ms=u.latency_ms, jitter_ms=u.jitter_ms, loss=u.loss,
-                          bandwidth_kbps=u.bandwidth_kbps, max_queue_ms=u.max_queue_ms, seed=self.seed)
+        return imp.Uplink(
+            latency_ms=u.latency_ms,
+            jitter_ms=u.jitter_ms,
+            loss=u.loss,
+            bandwidth_kbps=u.bandwidth_kbps,
+            max_queue_ms=u.max_queue_ms,
+            seed=self.seed,
+        )
 
 
 SECTION_TYPES = {"audio": AudioImpairment, "video": VideoImpairment, "uplink": UplinkImpairment}
@@ -230,16 +277,19 @@ def _section(source: str, name: str, section: str, body) -> object:
     spec = SECTIONS[section]
     for key, value in body.items():
         if key not in spec:
-            raise _problem(source, name, f"{section}.{key}",
-                           f"unknown field; {section} takes {', '.join(spec)}")
+            raise _problem(source, name, f"{section}.{key}", f"unknown field; {section} takes {', '.join(spec)}")
         why = spec[key].check(value)
         if why:
             raise _problem(source, name, f"{section}.{key}", why)
     values = {k: float(v) if spec[k].kind is float else v for k, v in body.items()}
     if section == "uplink" and 0 < values.get("bandwidth_kbps", 0) < MIN_BANDWIDTH_KBPS:
-        raise _problem(source, name, "uplink.bandwidth_kbps",
-                       f"must be 0 (no cap) or at least {MIN_BANDWIDTH_KBPS} (the audio alone is 256 kbit/s), "
-                       f"got {body['bandwidth_kbps']!r}")
+        raise _problem(
+            source,
+            name,
+            "uplink.bandwidth_kbps",
+            f"must be 0 (no cap) or at least {MIN_BANDWIDTH_KBPS} (the audio alone is 256 kbit/s), "
+            f"got {body['bandwidth_kbps']!r}",
+        )
     if section == "audio" and "babble_talkers" in values and "babble_snr_db" not in values:
         raise _problem(source, name, "audio.babble_talkers", "is set but audio.babble_snr_db is not")
     if section == "audio" and "reverb_drr_db" in values and not values.get("reverb_rt60_s"):
@@ -256,8 +306,9 @@ def parse_profiles(text: str, source: str) -> dict[str, Profile]:
     profiles = {}
     for name, body in data.items():
         if not PROFILE_NAME.fullmatch(name):
-            raise ValueError(f"{source}: profile {name!r}: a profile name is lower-case letters, digits, '-' "
-                             "and '_' (up to 40)")
+            raise ValueError(
+                f"{source}: profile {name!r}: a profile name is lower-case letters, digits, '-' and '_' (up to 40)"
+            )
         if not isinstance(body, dict):
             raise _problem(source, name, name, "a profile must be a table ([name] with its settings)")
         settings: dict[str, Any] = {}  # checked field by field below
@@ -273,8 +324,9 @@ def parse_profiles(text: str, source: str) -> dict[str, Profile]:
             elif key in SECTIONS:
                 settings[key] = _section(source, name, key, value)
             else:
-                raise _problem(source, name, key, "unknown field; a profile takes description, seed, "
-                                                  "audio, video, uplink")
+                raise _problem(
+                    source, name, key, "unknown field; a profile takes description, seed, audio, video, uplink"
+                )
         profiles[name] = Profile(name=name, source=source, **settings)
     return profiles
 

@@ -27,13 +27,12 @@ frames'.
 from __future__ import annotations
 
 import zlib
-from typing import Sequence
+from collections.abc import Sequence
 
 import cv2
 import numpy as np
 
-from media_effects.frames import decode_jpeg, encode_jpeg, jpeg_comments
-from media_effects.frames import with_comment
+from media_effects.frames import decode_jpeg, encode_jpeg, jpeg_comments, with_comment
 
 SAMPLE_RATE = 16_000
 PCM_MAX = 32767
@@ -52,6 +51,7 @@ def rng(seed: int, stream: str, index: int = 0) -> np.random.Generator:
 
 
 # ---------------------------------------------------------------- audio
+
 
 def pcm_to_float(pcm: bytes) -> np.ndarray:
     if len(pcm) % 2:
@@ -88,8 +88,9 @@ def hum(length: int, mains_hz: float, generator: np.random.Generator) -> np.ndar
     return sum(np.sin(2 * np.pi * mains_hz * k * t + phases[k - 1]) / k for k in range(1, HUM_HARMONICS + 1))
 
 
-def babble(length: int, sources: Sequence[bytes], generator: np.random.Generator,
-           talkers: int = BABBLE_TALKERS) -> np.ndarray:
+def babble(
+    length: int, sources: Sequence[bytes], generator: np.random.Generator, talkers: int = BABBLE_TALKERS
+) -> np.ndarray:
     """Several talkers at once: `talkers` utterances drawn from `sources` (PCM16 speech, e.g. the
     bank's own synthesized lines), each looped to `length` from its own random offset, each at the
     same level, summed."""
@@ -106,9 +107,17 @@ def babble(length: int, sources: Sequence[bytes], generator: np.random.Generator
     return mixed
 
 
-def scaled_noise(samples: np.ndarray, snr: float, kind: str = "white", *, seed: int = 0, index: int = 0,
-                 babble_sources: Sequence[bytes] = (), mains_hz: float = 50.0,
-                 talkers: int = BABBLE_TALKERS) -> np.ndarray:
+def scaled_noise(
+    samples: np.ndarray,
+    snr: float,
+    kind: str = "white",
+    *,
+    seed: int = 0,
+    index: int = 0,
+    babble_sources: Sequence[bytes] = (),
+    mains_hz: float = 50.0,
+    talkers: int = BABBLE_TALKERS,
+) -> np.ndarray:
     """Noise of `kind` (white, babble mixed from `babble_sources`, or hum at `mains_hz`) whose mean power
     is `snr` dB below that of `samples` (a silent clip is taken to be at `NOMINAL_SPEECH_DBFS`)."""
     generator = rng(seed, f"noise-{kind}", index)
@@ -126,14 +135,33 @@ def scaled_noise(samples: np.ndarray, snr: float, kind: str = "white", *, seed: 
     return noise * np.sqrt(signal_power / (power(noise) * 10 ** (snr / 10)))
 
 
-def add_noise(pcm: bytes, snr: float, kind: str = "white", *, seed: int = 0, index: int = 0,
-              babble_sources: Sequence[bytes] = (), mains_hz: float = 50.0,
-              talkers: int = BABBLE_TALKERS) -> bytes:
+def add_noise(
+    pcm: bytes,
+    snr: float,
+    kind: str = "white",
+    *,
+    seed: int = 0,
+    index: int = 0,
+    babble_sources: Sequence[bytes] = (),
+    mains_hz: float = 50.0,
+    talkers: int = BABBLE_TALKERS,
+) -> bytes:
     """`pcm` with noise added at `snr` dB below the clip's mean power (`scaled_noise`), clipped to the
     PCM16 range."""
     samples = pcm_to_float(pcm)
-    return float_to_pcm(samples + scaled_noise(samples, snr, kind, seed=seed, index=index,
-                                               babble_sources=babble_sources, mains_hz=mains_hz, talkers=talkers))
+    return float_to_pcm(
+        samples
+        + scaled_noise(
+            samples,
+            snr,
+            kind,
+            seed=seed,
+            index=index,
+            babble_sources=babble_sources,
+            mains_hz=mains_hz,
+            talkers=talkers,
+        )
+    )
 
 
 def room_response(rt60_s: float, generator: np.random.Generator, drr_db: float = 0.0) -> np.ndarray:
@@ -154,7 +182,7 @@ def reverb(pcm: bytes, rt60_s: float, *, seed: int = 0, index: int = 0, drr_db: 
         return pcm
     response = room_response(rt60_s, rng(seed, "reverb", index), drr_db)
     size = 1 << int(np.ceil(np.log2(len(samples) + len(response))))
-    wet = np.fft.irfft(np.fft.rfft(samples, size) * np.fft.rfft(response, size), size)[:len(samples)]
+    wet = np.fft.irfft(np.fft.rfft(samples, size) * np.fft.rfft(response, size), size)[: len(samples)]
     before, after = power(samples), power(wet)
     if after > 0:
         wet *= np.sqrt(before / after)
@@ -171,6 +199,7 @@ def change_level(pcm: bytes, gain_db: float) -> bytes:
 # ---------------------------------------------------------------- video
 # Each impairment is a function of the decoded image (`*_image`, used by a profile's single pass:
 # one decode, one encode) and of JPEG bytes.
+
 
 def recode(jpeg: bytes, image: np.ndarray, quality: int = DEFAULT_JPEG_QUALITY) -> bytes:
     """`image` encoded as a JPEG carrying `jpeg`'s comment segments, in their order."""
@@ -199,23 +228,30 @@ def motion_blur_image(image: np.ndarray, length_px: float, angle_deg: float = 0.
     return cv2.filter2D(image, -1, blur_kernel(length_px, angle_deg), borderType=cv2.BORDER_REFLECT)
 
 
-def motion_blur(jpeg: bytes, length_px: float, angle_deg: float = 0.0, *,
-                quality: int = DEFAULT_JPEG_QUALITY) -> bytes:
+def motion_blur(jpeg: bytes, length_px: float, angle_deg: float = 0.0, *, quality: int = DEFAULT_JPEG_QUALITY) -> bytes:
     """The frame smeared along a line `length_px` long at `angle_deg` (the head moving while the
     shutter is open)."""
     return recode(jpeg, motion_blur_image(decode_jpeg(jpeg), length_px, angle_deg), quality)
 
 
-def low_light_image(image: np.ndarray, gain: float, noise_sigma: float = 0.0, *, seed: int = 0,
-                    index: int = 0) -> np.ndarray:
+def low_light_image(
+    image: np.ndarray, gain: float, noise_sigma: float = 0.0, *, seed: int = 0, index: int = 0
+) -> np.ndarray:
     out = image.astype(np.float32) * gain
     if noise_sigma > 0:
         out += rng(seed, "sensor-noise", index).normal(0, noise_sigma, image.shape).astype(np.float32)
     return np.clip(np.rint(out), 0, 255).astype(np.uint8)
 
 
-def low_light(jpeg: bytes, gain: float, noise_sigma: float = 0.0, *, seed: int = 0, index: int = 0,
-              quality: int = DEFAULT_JPEG_QUALITY) -> bytes:
+def low_light(
+    jpeg: bytes,
+    gain: float,
+    noise_sigma: float = 0.0,
+    *,
+    seed: int = 0,
+    index: int = 0,
+    quality: int = DEFAULT_JPEG_QUALITY,
+) -> bytes:
     """A dim scene: every pixel times `gain` (< 1), plus Gaussian sensor noise of `noise_sigma`
     grey levels (a camera raising its gain in the dark)."""
     return recode(jpeg, low_light_image(decode_jpeg(jpeg), gain, noise_sigma, seed=seed, index=index), quality)
@@ -252,13 +288,22 @@ def occlude_image(image: np.ndarray, share: float, *, seed: int = 0, index: int 
     (cx, cy), (a, b) = occluder(width, height, share, rng(seed, "occlusion", index))
     bits = 4  # the ellipse's centre and axes to 1/16 pixel
     scale = 1 << bits
-    cv2.ellipse(image, (round(cx * scale), round(cy * scale)), (round(a * scale), round(b * scale)), 0, 0, 360,
-                OCCLUDER_BGR, -1, cv2.LINE_AA, bits)
+    cv2.ellipse(
+        image,
+        (round(cx * scale), round(cy * scale)),
+        (round(a * scale), round(b * scale)),
+        0,
+        0,
+        360,
+        OCCLUDER_BGR,
+        -1,
+        cv2.LINE_AA,
+        bits,
+    )
     return image
 
 
-def occlude(jpeg: bytes, share: float, *, seed: int = 0, index: int = 0,
-            quality: int = DEFAULT_JPEG_QUALITY) -> bytes:
+def occlude(jpeg: bytes, share: float, *, seed: int = 0, index: int = 0, quality: int = DEFAULT_JPEG_QUALITY) -> bytes:
     """A dark blob (an upright ellipse) over `share` (0-0.75) of the frame, placed by the seed."""
     return recode(jpeg, occlude_image(decode_jpeg(jpeg), share, seed=seed, index=index), quality)
 
@@ -307,8 +352,16 @@ class Uplink:
       WebSocket keeps its order, so nothing arrives before an earlier send.
     """
 
-    def __init__(self, *, latency_ms: float = 0.0, jitter_ms: float = 0.0, loss: float = 0.0,
-                 bandwidth_kbps: float = 0.0, max_queue_ms: float = 1000.0, seed: int = 0):
+    def __init__(
+        self,
+        *,
+        latency_ms: float = 0.0,
+        jitter_ms: float = 0.0,
+        loss: float = 0.0,
+        bandwidth_kbps: float = 0.0,
+        max_queue_ms: float = 1000.0,
+        seed: int = 0,
+    ):
         if not 0 <= loss < 1:
             raise ValueError(f"uplink loss must be in [0, 1), got {loss}")
         if latency_ms < 0 or jitter_ms < 0 or bandwidth_kbps < 0 or max_queue_ms < 0:

@@ -73,8 +73,10 @@ def probe_recording(source: Path) -> None:
             rate = stream.codec_context.sample_rate or stream.rate or 0
             channels = stream.codec_context.channels or 0
             if not MIN_SAMPLE_RATE <= rate <= MAX_SAMPLE_RATE:
-                raise MediaLimit(f"{name}: audio at {rate} Hz; a recording's sample rate must be "
-                                      f"{MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz")
+                raise MediaLimit(
+                    f"{name}: audio at {rate} Hz; a recording's sample rate must be "
+                    f"{MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz"
+                )
             if channels > MAX_CHANNELS:
                 raise MediaLimit(f"{name}: {channels} audio channels; at most {MAX_CHANNELS}")
             if stream.duration and stream.time_base:
@@ -82,15 +84,13 @@ def probe_recording(source: Path) -> None:
         for video in container.streams.video:
             width, height = video.codec_context.width or 0, video.codec_context.height or 0
             if width * height > MAX_VIDEO_PIXELS:
-                raise MediaLimit(f"{name}: video of {width}x{height}; at most {MAX_VIDEO_PIXELS:,} pixels "
-                                      "(1920x1080)")
+                raise MediaLimit(f"{name}: video of {width}x{height}; at most {MAX_VIDEO_PIXELS:,} pixels (1920x1080)")
             if video.frames and video.frames > MAX_VIDEO_FRAMES:
                 raise MediaLimit(f"{name}: {video.frames} video frames; at most {MAX_VIDEO_FRAMES}")
             if video.duration and video.time_base:
                 seconds.append(float(video.duration * video.time_base))
     if seconds and max(seconds) > MAX_IMPORT_SECONDS:
-        raise MediaLimit(f"{name}: {max(seconds):.0f} s long; a recording may be at most "
-                              f"{MAX_IMPORT_SECONDS:.0f} s")
+        raise MediaLimit(f"{name}: {max(seconds):.0f} s long; a recording may be at most {MAX_IMPORT_SECONDS:.0f} s")
 
 
 def index_path(root: Path) -> Path:
@@ -105,13 +105,19 @@ def load_index(root: Path) -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise MediaIndexError(f"{path}: line {exc.lineno}: invalid JSON: {exc.msg}; "
-                          "`wearsim media reindex` rebuilds it from the files on disk") from None
+        raise MediaIndexError(
+            f"{path}: line {exc.lineno}: invalid JSON: {exc.msg}; "
+            "`wearsim media reindex` rebuilds it from the files on disk"
+        ) from None
     except UnicodeDecodeError:
-        raise MediaIndexError(f"{path}: not UTF-8 text; `wearsim media reindex` rebuilds it from the files on disk") from None
+        raise MediaIndexError(
+            f"{path}: not UTF-8 text; `wearsim media reindex` rebuilds it from the files on disk"
+        ) from None
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict):
-        raise MediaIndexError(f"{path}: line 1: expected an object with a 'files' object; "
-                          "`wearsim media reindex` rebuilds it from the files on disk")
+        raise MediaIndexError(
+            f"{path}: line 1: expected an object with a 'files' object; "
+            "`wearsim media reindex` rebuilds it from the files on disk"
+        )
     return data
 
 
@@ -123,8 +129,9 @@ def save_index(root: Path, index: dict) -> None:
 
 def files_on_disk(root: Path) -> list[Path]:
     """The media files of the layout: `ROOT/<scenario>/<file>`, regular files, not hidden."""
-    return sorted(p for p in Path(root).glob("*-*/*") if p.is_file() and not p.is_symlink()
-                  and not p.name.startswith("."))
+    return sorted(
+        p for p in Path(root).glob("*-*/*") if p.is_file() and not p.is_symlink() and not p.name.startswith(".")
+    )
 
 
 def entry_for(path: Path, source: str, note: str) -> dict:
@@ -211,8 +218,15 @@ def register(root: Path, path: Path, source: str, note: str) -> dict:
     return entry
 
 
-def synth_bank(bank: Bank, root: Path = MEDIA_ROOT, *, voice: str = "en-us", rate: int = 150,
-               overwrite: bool = False, progress=None) -> int:
+def synth_bank(
+    bank: Bank,
+    root: Path = MEDIA_ROOT,
+    *,
+    voice: str = "en-us",
+    rate: int = 150,
+    overwrite: bool = False,
+    progress=None,
+) -> int:
     """Speech WAVs for every scenario turn (and the named repair anchor)."""
     from media_effects.tts import synthesize
 
@@ -231,7 +245,8 @@ def synth_bank(bank: Bank, root: Path = MEDIA_ROOT, *, voice: str = "en-us", rat
             continue
         synthesize(getattr(scenario, field), path, voice=voice, rate=rate, root=root)
         made[path.relative_to(root).as_posix()] = entry_for(
-            path, "synthesized", f"espeak-ng voice {voice} rate {rate} from {field}")
+            path, "synthesized", f"espeak-ng voice {voice} rate {rate} from {field}"
+        )
         if progress:
             progress(done, len(jobs), path)
     with changing_index(root) as index:
@@ -251,19 +266,27 @@ def synth_pictographs(bank: Bank, specs: dict, root: Path = MEDIA_ROOT, *, progr
     except MediaIndexError:
         known = {}
     made = {}
-    jobs = [(s, name, scene) for s in bank.scenarios if s.scenario_id in specs
-            for name, scene in specs[s.scenario_id].scenes.items()]
+    jobs = [
+        (s, name, scene)
+        for s in bank.scenarios
+        if s.scenario_id in specs
+        for name, scene in specs[s.scenario_id].scenes.items()
+    ]
     for done, (scenario, name, scene) in enumerate(jobs, start=1):
         path = Path(root) / scenario.scenario_id / f"{name}.jpg"
-        others = [p for p in sources(root, scenario.scenario_id, name, STILL + VIDEO)
-                  if (known.get(p.relative_to(root).as_posix()) or {}).get("source") != "pictograph"]
+        others = [
+            p
+            for p in sources(root, scenario.scenario_id, name, STILL + VIDEO)
+            if (known.get(p.relative_to(root).as_posix()) or {}).get("source") != "pictograph"
+        ]
         if others:
             continue
         make_dirs(path.parent, root)
         with atomic_file(path, root) as out:
             out.write(pictograph_frame(scene))
         made[path.relative_to(root).as_posix()] = entry_for(
-            path, "pictograph", f"drawn from the scene spec scenes/{scenario.scenario_id}.json ({name})")
+            path, "pictograph", f"drawn from the scene spec scenes/{scenario.scenario_id}.json ({name})"
+        )
         if progress:
             progress(done, len(jobs), path)
     with changing_index(root) as index:
@@ -271,8 +294,9 @@ def synth_pictographs(bank: Bank, specs: dict, root: Path = MEDIA_ROOT, *, progr
     return len(made)
 
 
-def import_recording(root: Path, scenario_id: str, turn: str, source: Path, *, start: float | None = None,
-                     end: float | None = None) -> list[Path]:
+def import_recording(
+    root: Path, scenario_id: str, turn: str, source: Path, *, start: float | None = None, end: float | None = None
+) -> list[Path]:
     """Copy a real recording into the layout, trimmed; a video's audio track becomes the turn's WAV."""
     from media_effects.audio import SAMPLE_RATE, decode_audio, float_to_pcm16
     from media_effects.tts import write_wav
@@ -302,8 +326,9 @@ def import_recording(root: Path, scenario_id: str, turn: str, source: Path, *, s
             if not len(audio):
                 raise ValueError(f"{source}: no audio samples{' in that window' if start or end else ''}")
     if not SAFE_ID.fullmatch(scenario_id):
-        raise ValueError(f"scenario id {scenario_id[:80]!r} is not a plain name: it would name a folder "
-                         "outside the media root")
+        raise ValueError(
+            f"scenario id {scenario_id[:80]!r} is not a plain name: it would name a folder outside the media root"
+        )
     folder = make_dirs(Path(root) / scenario_id, root)
     written: list[Path] = []
     note = f"imported from {source.name}" + (f" [{start}, {end}] s" if start is not None or end is not None else "")
@@ -349,14 +374,17 @@ def _trim_video(source: Path, target: Path, start: float | None, end: float | No
     try:
         with _VideoWriter(target, stored_fps, size) as writer:
             for frame in _kept_frames(capture, source.name, fps, stored_fps, start, end):
-                writer.write(frame if size == (width, height)
-                             else cv2.resize(frame, size, interpolation=cv2.INTER_AREA))
+                writer.write(
+                    frame if size == (width, height) else cv2.resize(frame, size, interpolation=cv2.INTER_AREA)
+                )
     finally:
         capture.release()
     seconds = max(writer.frames / stored_fps, 1.0)
     if target.stat().st_size > MAX_STORED_BYTES_PER_S * seconds:  # the encoder's rate control failed us
-        raise MediaLimit(f"{source.name}: the stored video would be {target.stat().st_size:,} bytes for "
-                         f"{seconds:.0f} s; at most {MAX_STORED_BYTES_PER_S:,} bytes a second are kept")
+        raise MediaLimit(
+            f"{source.name}: the stored video would be {target.stat().st_size:,} bytes for "
+            f"{seconds:.0f} s; at most {MAX_STORED_BYTES_PER_S:,} bytes a second are kept"
+        )
 
 
 def _kept_frames(capture, name: str, fps: float, stored_fps: float, start: float | None, end: float | None):
@@ -370,8 +398,10 @@ def _kept_frames(capture, name: str, fps: float, stored_fps: float, start: float
         t = index / fps
         index += 1
         if index > MAX_VIDEO_FRAMES:
-            raise MediaLimit(f"{name}: more than {MAX_VIDEO_FRAMES} video frames; a recording may "
-                             f"be at most {MAX_IMPORT_SECONDS:.0f} s")
+            raise MediaLimit(
+                f"{name}: more than {MAX_VIDEO_FRAMES} video frames; a recording may "
+                f"be at most {MAX_IMPORT_SECONDS:.0f} s"
+            )
         if (start is None or t >= start) and (end is None or t <= end) and (due is None or t >= due - 1e-6):
             due = (t if due is None else due) + 1 / stored_fps
             yield frame
@@ -382,16 +412,19 @@ class _VideoWriter:
     writer has none: a detailed recording came out over the cap and was refused)."""
 
     def __init__(self, target: Path, fps: float, size: tuple[int, int]):
-        import av
         from fractions import Fraction
+
+        import av
 
         self.frames, self._frame = 0, av.VideoFrame.from_ndarray  # frames written
         self.container = av.open(str(target), "w")
         self.stream = self.container.add_stream("mpeg4", rate=Fraction(fps).limit_denominator(1000))
         self.stream.width, self.stream.height, self.stream.pix_fmt = size[0], size[1], "yuv420p"
         self.stream.bit_rate = STORED_VIDEO_BIT_RATE
-        self.stream.codec_context.options = {"maxrate": str(STORED_VIDEO_BIT_RATE),
-                                             "bufsize": str(STORED_VIDEO_BIT_RATE)}
+        self.stream.codec_context.options = {
+            "maxrate": str(STORED_VIDEO_BIT_RATE),
+            "bufsize": str(STORED_VIDEO_BIT_RATE),
+        }
 
     def write(self, bgr) -> None:
         self.container.mux(self.stream.encode(self._frame(bgr, format="bgr24")))
@@ -420,8 +453,10 @@ def two_sources(root: Path = MEDIA_ROOT) -> list[str]:
         for name in FRAME_TURNS:
             found = sources(root, folder.name, name, STILL + VIDEO)
             if len(found) > 1:
-                warnings.append(f"{folder.name}/{name}: {len(found)} sources ({', '.join(p.name for p in found)}); "
-                                f"the newest, {found[0].name}, is used")
+                warnings.append(
+                    f"{folder.name}/{name}: {len(found)} sources ({', '.join(p.name for p in found)}); "
+                    f"the newest, {found[0].name}, is used"
+                )
     return warnings
 
 

@@ -34,7 +34,9 @@ import random
 from PIL import Image, ImageDraw, ImageFilter, ImageFont
 
 from core.scenes import MAX_OBJECTS, Scene, SceneObject, scene_to_json
-from media_effects.pictograph_settings import background, rgb as _rgb, shade as _shade
+from media_effects.pictograph_settings import background
+from media_effects.pictograph_settings import rgb as _rgb
+from media_effects.pictograph_settings import shade as _shade
 from media_effects.pictures import PICTURES, emoji_image
 
 WIDTH, HEIGHT = 640, 480
@@ -44,13 +46,16 @@ ROW_Y = {"top": 0.47, "middle": 0.64, "bottom": 0.82}
 ROW_SCALE = {"top": 0.62, "middle": 0.8, "bottom": 1.0}
 ROW_SPREAD = {"top": 0.52, "middle": 0.72, "bottom": 0.9}
 COLUMN_X = {"left": -1.0, "center": 0.0, "right": 1.0}
-EDGES = {"left edge": (0.03, 0.62, 0.85), "right edge": (0.97, 0.62, 0.85),
-         "top edge": (0.5, 0.1, 0.6), "bottom edge": (0.5, 0.97, 1.0)}
+EDGES = {
+    "left edge": (0.03, 0.62, 0.85),
+    "right edge": (0.97, 0.62, 0.85),
+    "top edge": (0.5, 0.1, 0.6),
+    "bottom edge": (0.5, 0.97, 1.0),
+}
 SKIN, SKIN_SHADE = (201, 146, 110), (170, 116, 86)
 SLEEVE = {"left": (58, 74, 104), "right": (58, 74, 104)}
 
 LIGHT = {"normal": 1.0, "dim": 0.42, "bright": 1.1}
-
 
 
 def scene_seed(scene: Scene) -> int:
@@ -59,6 +64,7 @@ def scene_seed(scene: Scene) -> int:
 
 
 # ---------------------------------------------------------------- placing objects
+
 
 def placement(obj: SceneObject) -> tuple[float, float, float]:
     """(x, y, depth scale) of an object's centre in pixels."""
@@ -90,8 +96,10 @@ def _shape(obj: SceneObject, px: int, rng: random.Random) -> Image.Image:
     box = (4, 4, w + 3, h + 3)
     if kind == "patch":
         cx, cy = (w + 8) / 2, (h + 8) / 2
-        points = [(cx + math.cos(a) * w / 2 * rng.uniform(0.7, 1.0), cy + math.sin(a) * h / 2 * rng.uniform(0.7, 1.0))
-                  for a in (i * math.pi / 9 for i in range(18))]
+        points = [
+            (cx + math.cos(a) * w / 2 * rng.uniform(0.7, 1.0), cy + math.sin(a) * h / 2 * rng.uniform(0.7, 1.0))
+            for a in (i * math.pi / 9 for i in range(18))
+        ]
         d.polygon(points, fill=colour + (225,))
     elif kind == "pot":
         d.ellipse(box, fill=(40, 40, 44, 255))
@@ -120,8 +128,9 @@ def _picture(obj: SceneObject, px: int, rng: random.Random) -> Image.Image:
     if obj.picture in PICTURES:
         glyph = emoji_image(obj.picture)
         scale = px / max(glyph.size)
-        image = glyph.resize((max(1, round(glyph.width * scale)), max(1, round(glyph.height * scale))),
-                             Image.Resampling.LANCZOS)
+        image = glyph.resize(
+            (max(1, round(glyph.width * scale)), max(1, round(glyph.height * scale))), Image.Resampling.LANCZOS
+        )
     else:
         image = _shape(obj, px, rng)
     if "on its side" in obj.states:
@@ -145,8 +154,9 @@ def _desaturate(image: Image.Image, keep: float) -> Image.Image:
 
 def _shadow(canvas: Image.Image, x: float, bottom: float, width: float) -> None:
     layer = Image.new("RGBA", canvas.size, (0, 0, 0, 0))
-    ImageDraw.Draw(layer).ellipse((x - width * 0.45, bottom - width * 0.09, x + width * 0.45, bottom + width * 0.09),
-                                  fill=(0, 0, 0, 90))
+    ImageDraw.Draw(layer).ellipse(
+        (x - width * 0.45, bottom - width * 0.09, x + width * 0.45, bottom + width * 0.09), fill=(0, 0, 0, 90)
+    )
     canvas.alpha_composite(layer.filter(ImageFilter.GaussianBlur(6)))
 
 
@@ -155,7 +165,9 @@ def _states_under(canvas: Image.Image, obj: SceneObject, box, rng: random.Random
     w, h = x1 - x0, y1 - y0
     if {"lit", "glowing", "blinking"} & set(obj.states):
         layer = Image.new("RGBA", canvas.size, (0, 0, 0, 0))
-        ImageDraw.Draw(layer).ellipse((x0 - w * 0.3, y0 - h * 0.3, x1 + w * 0.3, y1 + h * 0.3), fill=(255, 190, 60, 150))
+        ImageDraw.Draw(layer).ellipse(
+            (x0 - w * 0.3, y0 - h * 0.3, x1 + w * 0.3, y1 + h * 0.3), fill=(255, 190, 60, 150)
+        )
         canvas.alpha_composite(layer.filter(ImageFilter.GaussianBlur(14)))
     if "spilled" in obj.states:
         colour = _rgb(obj.colour) if obj.colour else (120, 40, 80)
@@ -203,9 +215,16 @@ def _states_over(canvas: Image.Image, obj: SceneObject, box, rng: random.Random)
         for a in range(0, 360, 45):
             cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
             r0, r1 = max(w, h) * 0.58, max(w, h) * 0.72
-            draw.line((cx + math.cos(math.radians(a)) * r0, cy + math.sin(math.radians(a)) * r0,
-                       cx + math.cos(math.radians(a)) * r1, cy + math.sin(math.radians(a)) * r1),
-                      fill=(255, 170, 40, 255) if "blinking" in obj.states else (90, 90, 90, 255), width=3)
+            draw.line(
+                (
+                    cx + math.cos(math.radians(a)) * r0,
+                    cy + math.sin(math.radians(a)) * r0,
+                    cx + math.cos(math.radians(a)) * r1,
+                    cy + math.sin(math.radians(a)) * r1,
+                ),
+                fill=(255, 170, 40, 255) if "blinking" in obj.states else (90, 90, 90, 255),
+                width=3,
+            )
     if "full" in obj.states and obj.picture in PICTURES:
         colour = _rgb(obj.colour) if obj.colour else (130, 90, 60)
         for _ in range(12):
@@ -247,6 +266,7 @@ def _screen_text(canvas: Image.Image, obj: SceneObject, box) -> None:
 
 # ---------------------------------------------------------------- hands
 
+
 def _arm(canvas: Image.Image, side: str, tip: tuple[float, float], width: float) -> None:
     """The wearer's forearm from the bottom edge to `tip`, sleeve first, skin toward the hand."""
     base_x = WIDTH * (0.86 if side == "right" else 0.14)
@@ -260,15 +280,22 @@ def _arm(canvas: Image.Image, side: str, tip: tuple[float, float], width: float)
         p0 = (base[0] + dx * start, base[1] + dy * start)
         p1 = (base[0] + dx * end, base[1] + dy * end)
         ImageDraw.Draw(canvas).polygon(
-            ((p0[0] + nx * w0, p0[1] + ny * w0), (p1[0] + nx * w1, p1[1] + ny * w1),
-             (p1[0] - nx * w1, p1[1] - ny * w1), (p0[0] - nx * w0, p0[1] - ny * w0)), fill=fill)
+            (
+                (p0[0] + nx * w0, p0[1] + ny * w0),
+                (p1[0] + nx * w1, p1[1] + ny * w1),
+                (p1[0] - nx * w1, p1[1] - ny * w1),
+                (p0[0] - nx * w0, p0[1] - ny * w0),
+            ),
+            fill=fill,
+        )
 
     band(0.0, 1.0, width * 0.5, width * 0.3, SKIN_SHADE + (255,))
     band(0.0, 0.98, width * 0.45, width * 0.26, SKIN + (255,))
     band(0.0, 0.5, width * 0.56, width * 0.46, SLEEVE[side] + (255,))
     r = width * 0.36
-    ImageDraw.Draw(canvas).ellipse((tx - r, ty - r * 0.8, tx + r, ty + r * 0.8), fill=SKIN + (255,),
-                                   outline=SKIN_SHADE + (255,), width=2)
+    ImageDraw.Draw(canvas).ellipse(
+        (tx - r, ty - r * 0.8, tx + r, ty + r * 0.8), fill=SKIN + (255,), outline=SKIN_SHADE + (255,), width=2
+    )
 
 
 def _grip(canvas: Image.Image, centre: tuple[float, float], size: float, side: str) -> None:
@@ -280,11 +307,21 @@ def _grip(canvas: Image.Image, centre: tuple[float, float], size: float, side: s
     for i in range(4):
         x = cx + direction * (i - 1.5) * f * 0.95
         y = cy + (i - 1.5) * f * 0.25
-        draw.rounded_rectangle((x - f * 0.5, y - f * 0.85, x + f * 0.5, y + f * 0.85), radius=f * 0.45,
-                               fill=SKIN + (255,), outline=SKIN_SHADE + (255,), width=2)
+        draw.rounded_rectangle(
+            (x - f * 0.5, y - f * 0.85, x + f * 0.5, y + f * 0.85),
+            radius=f * 0.45,
+            fill=SKIN + (255,),
+            outline=SKIN_SHADE + (255,),
+            width=2,
+        )
     tx = cx - direction * f * 2.3
-    draw.rounded_rectangle((tx - f * 0.55, cy - f * 0.2, tx + f * 0.55, cy + f * 1.6), radius=f * 0.5,
-                           fill=SKIN + (255,), outline=SKIN_SHADE + (255,), width=2)
+    draw.rounded_rectangle(
+        (tx - f * 0.55, cy - f * 0.2, tx + f * 0.55, cy + f * 1.6),
+        radius=f * 0.5,
+        fill=SKIN + (255,),
+        outline=SKIN_SHADE + (255,),
+        width=2,
+    )
 
 
 def _fingertip(canvas: Image.Image, start: tuple[float, float], end: tuple[float, float], width: float) -> None:
@@ -296,6 +333,7 @@ def _fingertip(canvas: Image.Image, start: tuple[float, float], end: tuple[float
 
 
 # ---------------------------------------------------------------- the frame
+
 
 def render_scene(scene: Scene) -> Image.Image:
     """The scene as an RGB image of WIDTH x HEIGHT. A scene of more than `MAX_OBJECTS` objects (made
@@ -321,10 +359,18 @@ def render_scene(scene: Scene) -> Image.Image:
         box = (x - image.width / 2, y - image.height / 2, x + image.width / 2, y + image.height / 2)
         placed[obj.id] = (image, box)
     # a smaller thing at a held thing's place sits on it (cookies on the sheet the mitt holds): drawn after it
-    carried_on = {o.id: held[h.id] for h in scene.objects if h.id in held for o in scene.objects
-                  if o.id not in held and o.place == h.place and SIZE_PX[o.size] < SIZE_PX[h.size]}
-    order = [o for o in sorted(scene.objects, key=lambda o: (_row_order(o), -SIZE_PX[o.size]))
-             if o.id not in held and o.id not in carried_on]
+    carried_on = {
+        o.id: held[h.id]
+        for h in scene.objects
+        if h.id in held
+        for o in scene.objects
+        if o.id not in held and o.place == h.place and SIZE_PX[o.size] < SIZE_PX[h.size]
+    }
+    order = [
+        o
+        for o in sorted(scene.objects, key=lambda o: (_row_order(o), -SIZE_PX[o.size]))
+        if o.id not in held and o.id not in carried_on
+    ]
 
     def draw(obj: SceneObject, shadow: bool = True) -> None:
         image, box = placed[obj.id]

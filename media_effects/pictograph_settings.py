@@ -58,6 +58,7 @@ SETTINGS: dict[str, tuple[str, str, float, str, str]] = {
     "bike stand": ("#d4d2cc", "#8e8b86", 0.45, "speckle", "pegboard"),
 }
 
+
 def background(setting: str, rng: random.Random) -> Image.Image:
     upper_hex, surface_hex, horizon, pattern, upper_pattern = SETTINGS[setting]
     upper, surface = rgb(upper_hex), rgb(surface_hex)
@@ -112,8 +113,10 @@ def _upper(draw: ImageDraw.ImageDraw, pattern: str, colour, y0: int, rng: random
     elif pattern == "mirror":
         draw.rectangle((40, 30, WIDTH - 40, y0 - 10), fill=(200, 212, 220), outline=(120, 120, 124), width=5)
     elif pattern == "hills":
-        draw.polygon(((0, y0), (160, y0 - 70), (330, y0 - 20), (480, y0 - 90), (WIDTH, y0 - 30), (WIDTH, y0)),
-                     fill=(214, 196, 150))
+        draw.polygon(
+            ((0, y0), (160, y0 - 70), (330, y0 - 20), (480, y0 - 90), (WIDTH, y0 - 30), (WIDTH, y0)),
+            fill=(214, 196, 150),
+        )
     elif pattern == "sea":
         draw.rectangle((0, y0 - 60, WIDTH, y0), fill=(60, 130, 190))
         for _ in range(30):
@@ -143,8 +146,11 @@ def _surface(draw: ImageDraw.ImageDraw, pattern: str, colour, y0: int, rng: rand
     if pattern == "grain":
         for _ in range(40):
             y = rng.randrange(y0 + 4, HEIGHT)
-            draw.line((rng.randrange(-50, WIDTH), y, rng.randrange(0, WIDTH + 50), y + rng.randrange(-3, 4)),
-                      fill=dark, width=1)
+            draw.line(
+                (rng.randrange(-50, WIDTH), y, rng.randrange(0, WIDTH + 50), y + rng.randrange(-3, 4)),
+                fill=dark,
+                width=1,
+            )
     elif pattern == "planks":
         for x in range(-WIDTH, 2 * WIDTH, 90):
             draw.line((vanish + (x - vanish) * 0.35, y0, x, HEIGHT), fill=dark, width=3)
@@ -160,8 +166,11 @@ def _surface(draw: ImageDraw.ImageDraw, pattern: str, colour, y0: int, rng: rand
     elif pattern == "grass":
         for _ in range(220):
             x, y = rng.randrange(WIDTH), rng.randrange(y0, HEIGHT)
-            draw.line((x, y, x + rng.randrange(-3, 4), y - rng.randrange(4, 12)), fill=light if rng.random() < .5
-                      else dark, width=2)
+            draw.line(
+                (x, y, x + rng.randrange(-3, 4), y - rng.randrange(4, 12)),
+                fill=light if rng.random() < 0.5 else dark,
+                width=2,
+            )
     elif pattern == "speckle":
         for _ in range(260):
             x, y = rng.randrange(WIDTH), rng.randrange(y0, HEIGHT)
@@ -172,11 +181,14 @@ def _surface(draw: ImageDraw.ImageDraw, pattern: str, colour, y0: int, rng: rand
                 bx, by = WIDTH * cx, y0 + span * cy
                 draw.ellipse((bx - 70, by - 26, bx + 70, by + 26), outline=(80, 80, 84), width=6)
     elif pattern == "road":
-        draw.polygon(((vanish - 8, y0), (vanish + 8, y0), (vanish + 30, HEIGHT), (vanish - 30, HEIGHT)),
-                     fill=(230, 230, 230))
+        draw.polygon(
+            ((vanish - 8, y0), (vanish + 8, y0), (vanish + 30, HEIGHT), (vanish - 30, HEIGHT)), fill=(230, 230, 230)
+        )
     elif pattern == "path":
-        draw.polygon(((vanish - 30, y0), (vanish + 30, y0), (WIDTH * 0.8, HEIGHT), (WIDTH * 0.2, HEIGHT)),
-                     fill=shade(colour, 1.12))
+        draw.polygon(
+            ((vanish - 30, y0), (vanish + 30, y0), (WIDTH * 0.8, HEIGHT), (WIDTH * 0.2, HEIGHT)),
+            fill=shade(colour, 1.12),
+        )
         for _ in range(120):
             x, y = rng.randrange(WIDTH), rng.randrange(y0, HEIGHT)
             draw.line((x, y, x, y - 10), fill=(196, 176, 110), width=2)

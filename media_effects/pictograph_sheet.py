@@ -36,7 +36,9 @@ def contact_sheet(specs: dict, *, ids=None, thumb: tuple[int, int] = (256, 192))
             scene = specs[scenario_id].scenes.get(name)
             if scene is not None:
                 sheet.paste(render_scene(scene).resize(thumb, Image.Resampling.LANCZOS), (LABEL_W + column * w, y))
-            draw.rectangle((LABEL_W + column * w, y, LABEL_W + (column + 1) * w - 1, y + h - 1), outline=(255, 255, 255))
+            draw.rectangle(
+                (LABEL_W + column * w, y, LABEL_W + (column + 1) * w - 1, y + h - 1), outline=(255, 255, 255)
+            )
     return sheet
 
 

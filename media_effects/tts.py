@@ -8,8 +8,9 @@ import tempfile
 from pathlib import Path
 
 
-def synthesize(text: str, path: Path, *, voice: str = "en-us", rate: int = 150, root: Path | None = None,
-               markup: bool = False) -> Path:
+def synthesize(
+    text: str, path: Path, *, voice: str = "en-us", rate: int = 150, root: Path | None = None, markup: bool = False
+) -> Path:
     """Speak `text` into a 16 kHz mono WAV at `path` (inside `root`, never through a link). With
     `markup` the text is SSML to espeak-ng (`-m`), e.g. a pause inside a line: `<break time="600ms"/>`."""
     if shutil.which("espeak-ng") is None:
@@ -18,8 +19,11 @@ def synthesize(text: str, path: Path, *, voice: str = "en-us", rate: int = 150, 
 
     with tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / "raw.wav"
-        subprocess.run(["espeak-ng", *(["-m"] if markup else []), "-v", voice, "-s", str(rate), "-w", str(raw),
-                        "--", text], check=True, capture_output=True)
+        subprocess.run(
+            ["espeak-ng", *(["-m"] if markup else []), "-v", voice, "-s", str(rate), "-w", str(raw), "--", text],
+            check=True,
+            capture_output=True,
+        )
         write_wav(path, float_to_pcm16(decode_audio(raw)), root=root)
     return path
 

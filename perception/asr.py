@@ -78,9 +78,13 @@ class Transcript:
         return self.decode_seconds / self.audio_seconds if self.audio_seconds else 0.0
 
     def to_dict(self) -> dict:
-        return {"text": self.text, "audio_seconds": round(self.audio_seconds, 3),
-                "decode_seconds": round(self.decode_seconds, 3), "rtf": round(self.rtf, 3),
-                "segments": [{"start": s.start, "end": s.end, "text": s.text} for s in self.segments]}
+        return {
+            "text": self.text,
+            "audio_seconds": round(self.audio_seconds, 3),
+            "decode_seconds": round(self.decode_seconds, 3),
+            "rtf": round(self.rtf, 3),
+            "segments": [{"start": s.start, "end": s.end, "text": s.text} for s in self.segments],
+        }
 
 
 class Transcriber:
@@ -104,9 +108,14 @@ class Transcriber:
             local = Path(self.model_name).exists()
             if local:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub by accident
-            self._model = WhisperModel(self.model_name, device="cpu", compute_type=self.compute_type,
-                                       cpu_threads=self.cpu_threads, num_workers=self.workers,
-                                       local_files_only=local)
+            self._model = WhisperModel(
+                self.model_name,
+                device="cpu",
+                compute_type=self.compute_type,
+                cpu_threads=self.cpu_threads,
+                num_workers=self.workers,
+                local_files_only=local,
+            )
         return self._model
 
     def transcribe_sync(self, audio: np.ndarray) -> Transcript:
@@ -114,8 +123,9 @@ class Transcriber:
         with self._lock:
             model = self._load()
             started = time.monotonic()
-            segments, _ = model.transcribe(audio, language="en", beam_size=1, vad_filter=False,
-                                           condition_on_previous_text=False)
+            segments, _ = model.transcribe(
+                audio, language="en", beam_size=1, vad_filter=False, condition_on_previous_text=False
+            )
             parts = tuple(Segment(start=round(s.start, 3), end=round(s.end, 3), text=s.text.strip()) for s in segments)
             elapsed = time.monotonic() - started
         text = " ".join(p.text for p in parts if p.text).strip()
@@ -126,24 +136,38 @@ class Transcriber:
         import ctranslate2
         from faster_whisper.tokenizer import Tokenizer
 
-        clips = [np.asarray(c, dtype=np.float32)[:WINDOW_FRAMES * 160] for c in clips]
+        clips = [np.asarray(c, dtype=np.float32)[: WINDOW_FRAMES * 160] for c in clips]
         with self._lock:
             model = self._load()
             if self._tokenizer is None:
-                self._tokenizer = Tokenizer(model.hf_tokenizer, model.model.is_multilingual, task="transcribe",
-                                            language="en")
+                self._tokenizer = Tokenizer(
+                    model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language="en"
+                )
             tokenizer = self._tokenizer
         started = time.monotonic()  # the model's `workers` decoders take calls from as many threads at once
         window = SHORT_WINDOW_FRAMES if max(len(c) for c in clips) <= SHORT_WINDOW_FRAMES * 160 else WINDOW_FRAMES
         features = np.stack([self._window(model.feature_extractor(clip), window) for clip in clips])
         encoded = model.model.encode(ctranslate2.StorageView.from_array(features), to_cpu=False)
         prompt = list(tokenizer.sot_sequence) + [tokenizer.no_timestamps]
-        results = model.model.generate(encoded, [prompt] * len(clips), beam_size=1, max_length=MAX_TOKENS,
-                                       suppress_blank=True, suppress_tokens=[-1])
+        results = model.model.generate(
+            encoded,
+            [prompt] * len(clips),
+            beam_size=1,
+            max_length=MAX_TOKENS,
+            suppress_blank=True,
+            suppress_tokens=[-1],
+        )
         texts = [tokenizer.decode([t for t in r.sequences_ids[0] if t < tokenizer.eot]).strip() for r in results]
         elapsed = time.monotonic() - started
-        return [Transcript(text=text, segments=(Segment(start=0.0, end=round(len(c) / SAMPLE_RATE, 3), text=text),) if text else (),
-                           audio_seconds=len(c) / SAMPLE_RATE, decode_seconds=elapsed) for text, c in zip(texts, clips)]
+        return [
+            Transcript(
+                text=text,
+                segments=(Segment(start=0.0, end=round(len(c) / SAMPLE_RATE, 3), text=text),) if text else (),
+                audio_seconds=len(c) / SAMPLE_RATE,
+                decode_seconds=elapsed,
+            )
+            for text, c in zip(texts, clips)
+        ]
 
     @staticmethod
     def _window(features: np.ndarray, frames: int) -> np.ndarray:

@@ -32,8 +32,10 @@ class Describer:
 
     def __post_init__(self):
         if self.server not in SERVER_OFFERS or not set(self.reads) <= set(DRAWN_SOURCES):
-            raise ValueError(f"describer {self.name!r}: server must be one of {', '.join(SERVER_OFFERS)} and "
-                             f"reads a subset of {', '.join(DRAWN_SOURCES)}")
+            raise ValueError(
+                f"describer {self.name!r}: server must be one of {', '.join(SERVER_OFFERS)} and "
+                f"reads a subset of {', '.join(DRAWN_SOURCES)}"
+            )
 
     @property
     def form(self) -> str:
@@ -43,20 +45,46 @@ class Describer:
 # None reads a pictograph offline: `opencv` names colours and shapes, not things; `authored` finds no
 # comment in it and falls back to `opencv`; `ocr` reads only a screen's own text. A vision model as the
 # describer (`openai:MODEL`) looks at either.
-DESCRIBERS: dict[str, Describer] = {d.name: d for d in (
-    Describer(name="opencv", what="colours and shapes, no names", maker="OpenCVDescriber", blind=True,
-              misses="it names colours and shapes, not things"),
-    Describer(name="authored", what="reads synthetic frames back from their JPEG comment", maker="AuthoredDescriber",
-              reads=("synthetic",), reads_how="the text from the frame's comment",
-              misses="it finds no written text in them and falls back to opencv's colours and shapes"),
-    # offered by the server only when named: OCR takes about 0.7 s of CPU a frame
-    Describer(name="ocr", what="reads the text in the pixels, offline", maker="OCRDescriber", server="opt-in",
-              blind=True, reads=("synthetic",), misses="it reads only text in the pixels"),
-    Describer(name="openai", what="a vision model through the OpenAI API", model=True, server="operator",
-              reads=DRAWN_SOURCES),
-    Describer(name="gemini", what="a vision model through Gemini", model=True, server="operator",
-              reads=DRAWN_SOURCES),
-)}
+DESCRIBERS: dict[str, Describer] = {
+    d.name: d
+    for d in (
+        Describer(
+            name="opencv",
+            what="colours and shapes, no names",
+            maker="OpenCVDescriber",
+            blind=True,
+            misses="it names colours and shapes, not things",
+        ),
+        Describer(
+            name="authored",
+            what="reads synthetic frames back from their JPEG comment",
+            maker="AuthoredDescriber",
+            reads=("synthetic",),
+            reads_how="the text from the frame's comment",
+            misses="it finds no written text in them and falls back to opencv's colours and shapes",
+        ),
+        # offered by the server only when named: OCR takes about 0.7 s of CPU a frame
+        Describer(
+            name="ocr",
+            what="reads the text in the pixels, offline",
+            maker="OCRDescriber",
+            server="opt-in",
+            blind=True,
+            reads=("synthetic",),
+            misses="it reads only text in the pixels",
+        ),
+        Describer(
+            name="openai",
+            what="a vision model through the OpenAI API",
+            model=True,
+            server="operator",
+            reads=DRAWN_SOURCES,
+        ),
+        Describer(
+            name="gemini", what="a vision model through Gemini", model=True, server="operator", reads=DRAWN_SOURCES
+        ),
+    )
+}
 
 
 def local_names() -> tuple[str, ...]:
@@ -80,7 +108,7 @@ def blind_names() -> tuple[str, ...]:
 
 
 def choices() -> str:
-    """"opencv, authored, ocr, openai:MODEL or gemini:MODEL"."""
+    """ "opencv, authored, ocr, openai:MODEL or gemini:MODEL"."""
     forms = [d.form for d in DESCRIBERS.values()]
     return f"{', '.join(forms[:-1])} or {forms[-1]}"
 

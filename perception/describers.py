@@ -34,9 +34,9 @@ import numpy as np
 
 from core.candidate import Candidate, GenerationConfig, Image, Message
 from core.safe_files import inside, make_dirs, write_atomic
+from media_effects.frames import decode_jpeg, pixel_refusal, synthetic_text
 from perception import ocr
 from perception.describer_spec import DESCRIBERS, describer_problem, needs_model  # needs_model re-exported
-from media_effects.frames import decode_jpeg, pixel_refusal, synthetic_text
 
 PROMPT_VERSION = "1"
 RULES_PROMPT = (
@@ -44,14 +44,24 @@ RULES_PROMPT = (
     "Give shape, material, colour, motion and position (left, right, centre, near the hands) of what is in view. "
     "Never name any object: say 'a slim yellow handle ending in a cross-shaped metal tip', not 'a screwdriver'."
 )
-NATURAL_PROMPT = ("Describe this camera frame from smart glasses in one to three sentences for an assistant that "
-                  "cannot see it, naming the objects and where they are.")
+NATURAL_PROMPT = (
+    "Describe this camera frame from smart glasses in one to three sentences for an assistant that "
+    "cannot see it, naming the objects and where they are."
+)
 
 # plain colour words and a BGR anchor for each
 PALETTE = {
-    "black": (20, 20, 20), "white": (245, 245, 245), "grey": (128, 128, 128), "red": (40, 40, 210),
-    "orange": (30, 140, 240), "yellow": (40, 220, 230), "green": (60, 170, 60), "blue": (200, 90, 30),
-    "purple": (150, 50, 130), "pink": (180, 150, 240), "brown": (40, 75, 130),
+    "black": (20, 20, 20),
+    "white": (245, 245, 245),
+    "grey": (128, 128, 128),
+    "red": (40, 40, 210),
+    "orange": (30, 140, 240),
+    "yellow": (40, 220, 230),
+    "green": (60, 170, 60),
+    "blue": (200, 90, 30),
+    "purple": (150, 50, 130),
+    "pink": (180, 150, 240),
+    "brown": (40, 75, 130),
 }
 
 
@@ -134,9 +144,14 @@ def describe_pixels(image: np.ndarray, previous: np.ndarray | None = None, *, ma
     k = 4
     cv2.setRNGSeed(0)  # k-means++ draws its first centres from this thread's generator: the same frame, the same words
     # OpenCV's stubs want an array for bestLabels; None (it allocates them) is what it takes at run time
-    _, labels, centres = cv2.kmeans(pixels, k, None,  # type: ignore[call-overload]
-                                    (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 1.0),
-                                    3, cv2.KMEANS_PP_CENTERS)
+    _, labels, centres = cv2.kmeans(
+        pixels,
+        k,
+        None,  # type: ignore[call-overload]
+        (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 1.0),
+        3,
+        cv2.KMEANS_PP_CENTERS,
+    )
     shares = np.bincount(labels.reshape(-1), minlength=k) / len(labels)
     order = np.argsort(-shares)
     background = colour_name(centres[order[0]])
@@ -164,8 +179,9 @@ def describe_pixels(image: np.ndarray, previous: np.ndarray | None = None, *, ma
         cv2.drawContours(region, [contour], -1, 255, -1)
         colour = colour_name(cv2.mean(small, mask=region)[:3])
         size = "large" if area > 0.2 * frame_area else "medium" if area > 0.05 * frame_area else "small"
-        shapes.append(f"a {size} {colour} {_shape(contour, area)} shape "
-                      f"{_position(cx, cy, small.shape[1], small.shape[0])}")
+        shapes.append(
+            f"a {size} {colour} {_shape(contour, area)} shape {_position(cx, cy, small.shape[1], small.shape[0])}"
+        )
     if shapes:
         sentences.append(("; ".join(shapes)).capitalize() + ".")
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
@@ -180,8 +196,11 @@ def describe_pixels(image: np.ndarray, previous: np.ndarray | None = None, *, ma
         if moved > 0.005:
             ys, xs = np.nonzero(change > 40)
             where = _position(xs.mean(), ys.mean(), width, height)
-            sentences.append(f"Something moved since the last frame, mostly {where}." if moved < 0.5
-                             else "The whole view changed since the last frame.")
+            sentences.append(
+                f"Something moved since the last frame, mostly {where}."
+                if moved < 0.5
+                else "The whole view changed since the last frame."
+            )
         else:
             sentences.append("Nothing moved since the last frame.")
     return " ".join(sentences)
@@ -194,8 +213,11 @@ class OpenCVDescriber:
     async def describe(self, jpeg: bytes, previous: bytes | None = None) -> Description:
         started = time.monotonic()
         text = await asyncio.to_thread(
-            describe_pixels, decode_jpeg(jpeg), decode_jpeg(previous) if previous is not None else None)
-        return Description(text=text, describer=self.name, model=self.model, cached=False, seconds=time.monotonic() - started)
+            describe_pixels, decode_jpeg(jpeg), decode_jpeg(previous) if previous is not None else None
+        )
+        return Description(
+            text=text, describer=self.name, model=self.model, cached=False, seconds=time.monotonic() - started
+        )
 
 
 def describe_text_and_layout(jpeg: bytes, previous: bytes | None = None) -> str:
@@ -220,7 +242,9 @@ class OCRDescriber:
             if refusal:
                 raise ValueError(refusal)
         text = await ocr.in_reader_thread(describe_text_and_layout, jpeg, previous)
-        return Description(text=text, describer=self.name, model=self.model, cached=False, seconds=time.monotonic() - started)
+        return Description(
+            text=text, describer=self.name, model=self.model, cached=False, seconds=time.monotonic() - started
+        )
 
 
 class DiskCache:
@@ -277,12 +301,19 @@ class ModelDescriber:
         key = self.cache.key(jpeg, self.name, self.model, self.style)
         cached = self.cache.get(key)
         if cached is not None:
-            return Description(text=cached, describer=self.name, model=self.model, cached=True, seconds=time.monotonic() - started)
-        reply = await self.candidate.respond([Message(role="user", text=self.prompt, images=(Image(data=jpeg),))], "",
-                                             GenerationConfig(temperature=0.0, max_tokens=200))
+            return Description(
+                text=cached, describer=self.name, model=self.model, cached=True, seconds=time.monotonic() - started
+            )
+        reply = await self.candidate.respond(
+            [Message(role="user", text=self.prompt, images=(Image(data=jpeg),))],
+            "",
+            GenerationConfig(temperature=0.0, max_tokens=200),
+        )
         text = reply.text.strip()
         self.cache.put(key, text)
-        return Description(text=text, describer=self.name, model=self.model, cached=False, seconds=time.monotonic() - started)
+        return Description(
+            text=text, describer=self.name, model=self.model, cached=False, seconds=time.monotonic() - started
+        )
 
 
 class AuthoredDescriber:
@@ -306,8 +337,9 @@ class AuthoredDescriber:
         return await self.fallback.describe(jpeg, previous)
 
 
-def make_describer(spec: str = "opencv", *, model: Candidate | None = None, style: str = "rules",
-                   cache_dir: Path | None = None) -> SceneDescriber:
+def make_describer(
+    spec: str = "opencv", *, model: Candidate | None = None, style: str = "rules", cache_dir: Path | None = None
+) -> SceneDescriber:
     """A describer of the registry (`perception.describer_spec.DESCRIBERS`): `opencv`, `authored`, `ocr`,
     or a vision model (`openai:MODEL`, `gemini:MODEL`) given as `model`, the candidate the caller opened
     for `spec`."""
@@ -316,7 +348,8 @@ def make_describer(spec: str = "opencv", *, model: Candidate | None = None, styl
         return globals()[entry.maker]()
     if needs_model(spec):
         if model is None:
-            raise ValueError(f"describer {spec!r} is a vision model: open it with open_candidate({spec!r}) "
-                             "and pass it as model=")
+            raise ValueError(
+                f"describer {spec!r} is a vision model: open it with open_candidate({spec!r}) and pass it as model="
+            )
         return ModelDescriber(model, style=style, cache_dir=cache_dir)
     raise ValueError(describer_problem(spec))

@@ -72,8 +72,10 @@ def _rate(text: str, policy: str, *, zero: bool = False) -> float:
     low = 0.0 if zero else 0.0 + 1e-9
     if value is None or not low <= value <= MAX_RATE:
         lowest = "0" if zero else "above 0"
-        raise ValueError(f"frame policy {policy!r}: the rate {text!r} must be a number of frames a second "
-                         f"from {lowest} to {MAX_RATE:g}")
+        raise ValueError(
+            f"frame policy {policy!r}: the rate {text!r} must be a number of frames a second "
+            f"from {lowest} to {MAX_RATE:g}"
+        )
     return value
 
 
@@ -94,8 +96,10 @@ def parse_frame_policy(text: str) -> FramePolicy:
         threshold, _, rate = value.partition("/")
         limit = strict_number(threshold)
         if limit is None or not 0 < limit <= 1:
-            raise ValueError(f"frame policy {policy!r}: the threshold {threshold!r} must be a number "
-                             "above 0 and at most 1 (the share of the picture that changed)")
+            raise ValueError(
+                f"frame policy {policy!r}: the threshold {threshold!r} must be a number "
+                "above 0 and at most 1 (the share of the picture that changed)"
+            )
         return FramePolicy(kind="change", rate=_rate(rate, policy) if rate else CHANGE_MAX_RATE, threshold=limit)
     raise ValueError(f"unknown frame policy {policy[:60]!r}: use one of {EXAMPLES}")
 
@@ -181,8 +185,9 @@ def resize_frame(jpeg: bytes, max_side: int = 0, quality: int = 0) -> bytes:
     height, width = image.shape[:2]
     if max_side and max(height, width) > max_side:
         scale = max_side / max(height, width)
-        image = cv2.resize(image, (max(1, round(width * scale)), max(1, round(height * scale))),
-                           interpolation=cv2.INTER_AREA)
+        image = cv2.resize(
+            image, (max(1, round(width * scale)), max(1, round(height * scale))), interpolation=cv2.INTER_AREA
+        )
     data = encode_jpeg(image, quality or 90)
     text = synthetic_text(jpeg)
     if text is not None:

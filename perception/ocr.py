@@ -62,8 +62,10 @@ MIN_SIDE = 32  # a frame with a shorter side holds nothing readable
 TEXT_LABEL = "Text in view: "  # how a camera block gives the text read, after the layout
 HEADER = "SYNTHETIC FRAME"  # drawn by media_effects.synthetic: the simulator's label, not the scene
 ENGINE = "PP-OCRv4 (rapidocr-onnxruntime 1.4.4)"
-INSTALL_HINT = ("the ocr describer needs the rapidocr-onnxruntime package (Python < 3.13): "
-                "pip install 'rapidocr-onnxruntime==1.4.4'")
+INSTALL_HINT = (
+    "the ocr describer needs the rapidocr-onnxruntime package (Python < 3.13): "
+    "pip install 'rapidocr-onnxruntime==1.4.4'"
+)
 
 _engine = None
 _engine_lock = threading.Lock()  # building the engine
@@ -80,6 +82,7 @@ class Word:
 @dataclass(frozen=True, kw_only=True)
 class TextLine:
     """One line of text in reading order, with its box in frame pixels and its words."""
+
     text: str
     confidence: float  # the mean of its words' confidences
     left: float
@@ -96,6 +99,7 @@ class TextLine:
 @dataclass(frozen=True, kw_only=True)
 class FrameText:
     """What a frame says: its lines in reading order (the header of a synthetic frame left out)."""
+
     lines: tuple[TextLine, ...]
 
     @property
@@ -143,10 +147,12 @@ SLEEPING_THREADS = ("session.intra_op.allow_spinning", "0")  # onnxruntime's ses
 
 def _sleeping_threads(options_class):
     """`options_class` whose new options carry `SLEEPING_THREADS`."""
+
     def options():
         made = options_class()
         made.add_session_config_entry(*SLEEPING_THREADS)
         return made
+
     return options
 
 
@@ -186,7 +192,7 @@ def word_gaps(crop: np.ndarray) -> list[float]:
         top -= 1
     while bottom < len(rows) - 1 and faint[bottom + 1]:
         bottom += 1
-    columns = np.nonzero(ink[top:bottom + 1].any(axis=0))[0]
+    columns = np.nonzero(ink[top : bottom + 1].any(axis=0))[0]
     if len(columns) < 2:
         return []
     gaps = np.diff(columns) - 1
@@ -199,8 +205,9 @@ def word_gaps(crop: np.ndarray) -> list[float]:
     return [float(columns[i] + columns[i + 1]) / 2 for i in wide]
 
 
-def _words(text: str, columns: list[int], probabilities: list[float], width: float, column_count: float,
-           gaps: list[float]) -> list[Word]:
+def _words(
+    text: str, columns: list[int], probabilities: list[float], width: float, column_count: float, gaps: list[float]
+) -> list[Word]:
     """Words of one recognised crop: its characters split at the spaces it read and at the ink gaps."""
     words: list[Word] = []
     chars: list[str] = []
@@ -246,8 +253,17 @@ def _reading_order(boxes: list[tuple[float, float, float, float, list[Word]]]) -
         words = tuple(w for b in line for w in b[4])
         text = " ".join(w.text for w in words)
         confidence = float(np.mean([w.confidence for w in words]))
-        result.append(TextLine(text=text, confidence=confidence, left=min(b[0] for b in line), top=min(b[1] for b in line),
-                               right=max(b[2] for b in line), bottom=max(b[3] for b in line), words=words))
+        result.append(
+            TextLine(
+                text=text,
+                confidence=confidence,
+                left=min(b[0] for b in line),
+                top=min(b[1] for b in line),
+                right=max(b[2] for b in line),
+                bottom=max(b[3] for b in line),
+                words=words,
+            )
+        )
     return result
 
 
@@ -257,8 +273,11 @@ def text_blocks(lines: tuple[TextLine, ...] | list[TextLine]) -> list[str]:
     blocks: list[str] = []
     previous = None
     for line in lines:
-        continues = (previous is not None and abs(line.left - previous.left) <= 0.8 * previous.height
-                     and line.top - previous.bottom <= previous.height)
+        continues = (
+            previous is not None
+            and abs(line.left - previous.left) <= 0.8 * previous.height
+            and line.top - previous.bottom <= previous.height
+        )
         if continues:
             joiner = "" if blocks[-1].endswith("-") and line.text[:1].isalnum() else " "
             blocks[-1] += joiner + line.text

@@ -59,8 +59,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.records import TurnEnd
-from perception.asr import Transcriber
 from media_effects.audio import SAMPLE_RATE, pcm16_to_float
+from perception.asr import Transcriber
 
 WINDOW = 512  # samples: 32 ms, the Silero model's input size
 PRE_ROLL_MS = 300
@@ -133,7 +133,7 @@ class VoiceActivity:
 
         self.session = get_vad_model().session  # onnxruntime: `run` may be called from many threads at once
 
-    def stream(self) -> "VadStream":
+    def stream(self) -> VadStream:
         return VadStream(self.session)
 
 
@@ -154,15 +154,25 @@ class VadStream:
         """The speech probability of the stream's next `WINDOW` samples."""
         model_input = np.concatenate([self.context, window])[None].astype(np.float32, copy=False)
         out, self.h, self.c = self.session.run(None, {"input": model_input, "h": self.h, "c": self.c})
-        self.context = np.array(window[-self.CONTEXT:], dtype=np.float32)
+        self.context = np.array(window[-self.CONTEXT :], dtype=np.float32)
         return float(np.asarray(out).reshape(-1)[-1])
 
 
 class SpeechSegmenter:
-    def __init__(self, transcriber: Transcriber, *, silence_ms: int = 600, threshold: float = 0.5,
-                 partials: bool = False, partial_every_ms: int = 1000, vad: VoiceActivity | None = None,
-                 max_utterance_s: float = 30.0, turn_model=None, model_silence_ms: int = MODEL_SILENCE_MS,
-                 model_every_ms: int = MODEL_EVERY_MS):
+    def __init__(
+        self,
+        transcriber: Transcriber,
+        *,
+        silence_ms: int = 600,
+        threshold: float = 0.5,
+        partials: bool = False,
+        partial_every_ms: int = 1000,
+        vad: VoiceActivity | None = None,
+        max_utterance_s: float = 30.0,
+        turn_model=None,
+        model_silence_ms: int = MODEL_SILENCE_MS,
+        model_every_ms: int = MODEL_EVERY_MS,
+    ):
         self.transcriber = transcriber
         self.silence_ms = silence_ms
         self.turn_model = turn_model  # a `perception.turn_end.TurnEndModel`, or None: the fixed silence only
@@ -222,11 +232,14 @@ class SpeechSegmenter:
                 self._start_early_decode()
         if self._speech_start is None:
             self._trim_idle()
-        elif (self.partials and self._ms(self._scored) - self._last_partial_ms >= self.partial_every_ms
-              and time.monotonic() - self._last_partial_at >= PARTIAL_MIN_INTERVAL_S):
+        elif (
+            self.partials
+            and self._ms(self._scored) - self._last_partial_ms >= self.partial_every_ms
+            and time.monotonic() - self._last_partial_at >= PARTIAL_MIN_INTERVAL_S
+        ):
             self._last_partial_ms = self._ms(self._scored)
             self._last_partial_at = time.monotonic()
-            recent = self._utterance_audio(self._scored)[-int(PARTIAL_WINDOW_S * SAMPLE_RATE):]
+            recent = self._utterance_audio(self._scored)[-int(PARTIAL_WINDOW_S * SAMPLE_RATE) :]
             partial = await self.transcriber.transcribe_if_idle(recent)
             if partial is not None:
                 events.append(PartialTranscript(text=partial.text, t_ms=self._last_partial_ms))
@@ -245,7 +258,8 @@ class SpeechSegmenter:
 
             audio = self._utterance_audio(end)
             probability: float = await asyncio.get_running_loop().run_in_executor(
-                vad_pool(), self.turn_model.probability, audio)
+                vad_pool(), self.turn_model.probability, audio
+            )
             self._probability = probability
             if probability >= THRESHOLD:
                 return "model"
@@ -262,7 +276,7 @@ class SpeechSegmenter:
         """(In a VAD thread.) Speech probabilities of the whole windows after `_scored`, each scored once."""
         probabilities, end = [], self._scored + WINDOW
         while end <= len(self._audio):
-            probabilities.append(self.vad.probability(self._audio[end - WINDOW:end]))
+            probabilities.append(self.vad.probability(self._audio[end - WINDOW : end]))
             end += WINDOW
         return probabilities
 
@@ -286,8 +300,11 @@ class SpeechSegmenter:
     async def _decode(self, audio: np.ndarray, end: int):
         """The utterance's transcript: the early decode when it is of this very clip, else a new one."""
         early, self._early = self._early, None
-        usable = (early is not None and not early[1].cancelled()  # (a loop that closed cancelled it)
-                  and early[1].get_loop() is asyncio.get_running_loop())
+        usable = (
+            early is not None
+            and not early[1].cancelled()  # (a loop that closed cancelled it)
+            and early[1].get_loop() is asyncio.get_running_loop()
+        )
         if usable and early is not None and end == early[0]:  # (new speech would have dropped it)
             return await early[1], True
         if early is not None:
@@ -320,8 +337,19 @@ class SpeechSegmenter:
         self._speech_start = None
         self._last_speech_end = 0
         self._next_check_ms, self._probability = self.model_silence_ms, None
-        return FinalTranscript(text=transcript.text, start_ms=start_ms, end_ms=end_ms, decode_seconds=transcript.decode_seconds, audio=audio, ended_by=rule,
-                               silence_ms=silence_ms, speech_end_ms=speech_end_ms, ended_at=ended_at, probability=probability, decoded_early=decoded_early)
+        return FinalTranscript(
+            text=transcript.text,
+            start_ms=start_ms,
+            end_ms=end_ms,
+            decode_seconds=transcript.decode_seconds,
+            audio=audio,
+            ended_by=rule,
+            silence_ms=silence_ms,
+            speech_end_ms=speech_end_ms,
+            ended_at=ended_at,
+            probability=probability,
+            decoded_early=decoded_early,
+        )
 
     def _trim_idle(self) -> None:
         keep = int(PRE_ROLL_MS * SAMPLE_RATE / 1000)

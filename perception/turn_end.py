@@ -43,12 +43,15 @@ def model_path() -> Path:
         return path
     spec = importlib.util.find_spec("pipecat")  # finds the package without running its __init__
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the end-of-turn model is missing: pip install --no-deps pipecat-ai==1.14.0 "
-                           "(scripts/setup.sh does)")
+        raise RuntimeError(
+            "the end-of-turn model is missing: pip install --no-deps pipecat-ai==1.14.0 (scripts/setup.sh does)"
+        )
     path = Path(list(spec.submodule_search_locations)[0]).joinpath(*MODEL_FILE)
     if not path.is_file():
-        raise RuntimeError(f"the end-of-turn model is not in the installed pipecat-ai: {path} "
-                           "(pip install --no-deps pipecat-ai==1.14.0)")
+        raise RuntimeError(
+            f"the end-of-turn model is not in the installed pipecat-ai: {path} "
+            "(pip install --no-deps pipecat-ai==1.14.0)"
+        )
     return path
 
 

@@ -9,15 +9,21 @@ fallback the glasses declared in their hello.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Mapping
 
 from core.records import TurnInput
 
 
-def assemble_turn_input(authored: TurnInput, *, perceived_speech: str | None = None,
-                        perceived_camera: str | None = None, perceived_context: str | None = None,
-                        timings: Mapping[str, float] | None = None, source: str = "perceived") -> TurnInput:
+def assemble_turn_input(
+    authored: TurnInput,
+    *,
+    perceived_speech: str | None = None,
+    perceived_camera: str | None = None,
+    perceived_context: str | None = None,
+    timings: Mapping[str, float] | None = None,
+    source: str = "perceived",
+) -> TurnInput:
     """The turn's input: perceived channels where given, `authored` for the rest.
 
     Turn 3 (the repair) carries speech only; only turn 1 has a context block.

@@ -19,10 +19,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.judge import LABELS
 from benchmark.judges.rules import lexical_label, scenario_frames
-from core.scenario import ANSWER_LISTS, AnswerKey, load_bank
 from benchmark.scoring.stats import cohen_kappa
+from core.judge import LABELS
+from core.scenario import ANSWER_LISTS, AnswerKey, load_bank
 
 FIXTURE_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "judging"
 UNSCORED = "unscored"
@@ -63,8 +63,10 @@ class Agreement:
 
     def line(self) -> str:
         kappa = "undefined" if self.kappa is None else f"{self.kappa:.2f}"
-        return (f"{self.agreed}/{self.total} agree ({self.percent:.1f}%), Cohen's kappa {kappa}, "
-                f"coverage {self.scored}/{self.total} ({self.coverage:.1f}%)")
+        return (
+            f"{self.agreed}/{self.total} agree ({self.percent:.1f}%), Cohen's kappa {kappa}, "
+            f"coverage {self.scored}/{self.total} ({self.coverage:.1f}%)"
+        )
 
 
 def load_labelled_set(directory: Path = FIXTURE_DIR) -> list[LabelledResponse]:
@@ -105,9 +107,18 @@ def load_labelled_set(directory: Path = FIXTURE_DIR) -> list[LabelledResponse]:
             raise ValueError(f"{where}: field 'scenario': unknown fixture scenario {raw.get('scenario')!r}")
         if raw["label"] not in LABELS:
             raise ValueError(f"{where}: field 'label' must be one of {', '.join(LABELS)}")
-        items.append(LabelledResponse(raw["id"], raw["scenario"], raw["response"], raw["label"],
-                                      str(raw.get("kind", "")), str(raw.get("split", "tuning")),
-                                      keys[raw["scenario"]], frames[raw["scenario"]]))
+        items.append(
+            LabelledResponse(
+                raw["id"],
+                raw["scenario"],
+                raw["response"],
+                raw["label"],
+                str(raw.get("kind", "")),
+                str(raw.get("split", "tuning")),
+                keys[raw["scenario"]],
+                frames[raw["scenario"]],
+            )
+        )
     return items
 
 
@@ -122,8 +133,14 @@ def lexical_agreement(items: list[LabelledResponse]) -> Agreement:
         per_label[item.human_label][1] += 1
         per_label[item.human_label][0] += int(label == item.human_label)
     agreed = sum(h == x for h, x in zip(human, lexical))
-    return Agreement(len(items), agreed, cohen_kappa(human, lexical),
-                     {k: tuple(v) for k, v in per_label.items()}, tuple(lexical), tuple(human))
+    return Agreement(
+        len(items),
+        agreed,
+        cohen_kappa(human, lexical),
+        {k: tuple(v) for k, v in per_label.items()},
+        tuple(lexical),
+        tuple(human),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,8 +151,13 @@ def main(argv: list[str] | None = None) -> int:
         description="Agreement of the rules with the hand-labelled responses.",
         epilog="Example: python -m scripts.judge_agreement -v",
     )
-    parser.add_argument("directory", nargs="?", type=Path, default=FIXTURE_DIR,
-                        help="directory with scenarios.json and responses.jsonl (default: the shipped set)")
+    parser.add_argument(
+        "directory",
+        nargs="?",
+        type=Path,
+        default=FIXTURE_DIR,
+        help="directory with scenarios.json and responses.jsonl (default: the shipped set)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="list every disagreement")
     args = parser.parse_args(argv)
     directory = args.directory

@@ -22,10 +22,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.judge import LABELS
 from benchmark.judges.rules import lexical_decision, scenario_frames
-from core.scenario import Scenario, load_bank
 from benchmark.scoring.stats import cohen_kappa
+from core.judge import LABELS
+from core.scenario import Scenario, load_bank
 
 DEVELOPMENT_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "judging" / "development"
 HALVES = ("tuning", "locked")
@@ -67,8 +67,10 @@ class DevelopmentFigures:
 
     def line(self) -> str:
         kappa = "undefined" if self.kappa is None else f"{self.kappa:.3f}"
-        return (f"coverage {self.scored}/{self.total} ({self.coverage:.3f}), agreement {self.agreed}/{self.scored} "
-                f"({self.agreement:.3f}), Cohen's kappa {kappa}")
+        return (
+            f"coverage {self.scored}/{self.total} ({self.coverage:.3f}), agreement {self.agreed}/{self.scored} "
+            f"({self.agreement:.3f}), Cohen's kappa {kappa}"
+        )
 
 
 def load_development_half(half: str, directory: Path = DEVELOPMENT_DIR, bank=None) -> list[DevelopmentReply]:
@@ -88,8 +90,11 @@ def load_development_half(half: str, directory: Path = DEVELOPMENT_DIR, bank=Non
                 raise ValueError(f"{where}: field '{field}' must be a string")
         if raw["label"] not in LABELS:
             raise ValueError(f"{where}: field 'label' must be one of {', '.join(LABELS)}")
-        replies.append(DevelopmentReply(raw["id"], bank.get(raw["bank_scenario"]), raw["style"], raw["label"],
-                                        raw["reason"], raw["response"]))
+        replies.append(
+            DevelopmentReply(
+                raw["id"], bank.get(raw["bank_scenario"]), raw["style"], raw["label"], raw["reason"], raw["response"]
+            )
+        )
     return replies
 
 

@@ -28,8 +28,8 @@ import numpy as np
 from benchmark.judges import learn
 from benchmark.judges.features import FEATURE_NAMES
 from benchmark.judges.lexical import LexicalJudge
-from benchmark.judges.rules import scenario_frames
 from benchmark.judges.offline import TABLE_PATH, offline_decision
+from benchmark.judges.rules import scenario_frames
 from core.judge import LABELS, JudgeCase
 from core.records import build_user_turn
 from core.scenario import load_bank
@@ -61,13 +61,23 @@ class Figures:
         return self.agreed / self.labelled if self.labelled else 0.0
 
     def line(self) -> str:
-        return (f"coverage {self.labelled}/{self.total} ({self.coverage:.3f}), agreement {self.agreed}/{self.labelled} "
-                f"({self.agreement:.3f}), Cohen's kappa {self.kappa:.3f}")
+        return (
+            f"coverage {self.labelled}/{self.total} ({self.coverage:.3f}), agreement {self.agreed}/{self.labelled} "
+            f"({self.agreement:.3f}), Cohen's kappa {self.kappa:.3f}"
+        )
 
     def as_dict(self) -> dict:
-        return {"total": self.total, "labelled": self.labelled, "agreed": self.agreed, "coverage": self.coverage,
-                "agreement": self.agreement, "kappa": self.kappa, "confusion": self.confusion,
-                "precision": self.precision, "recall": self.recall}
+        return {
+            "total": self.total,
+            "labelled": self.labelled,
+            "agreed": self.agreed,
+            "coverage": self.coverage,
+            "agreement": self.agreement,
+            "kappa": self.kappa,
+            "confusion": self.confusion,
+            "precision": self.precision,
+            "recall": self.recall,
+        }
 
 
 def figures(truth: list[str], guess: list[str | None]) -> Figures:
@@ -82,9 +92,15 @@ def figures(truth: list[str], guess: list[str | None]) -> Figures:
         hit = sum(1 for t, g in kept if t == g == label)
         precision[label] = hit / said if said else None
         recall[label] = hit / true if true else None
-    return Figures(len(truth), len(kept), sum(t == g for t, g in kept),
-                   learn.kappa([t for t, _ in kept], [g for _, g in kept]) if kept else 0.0,
-                   confusion, precision, recall)
+    return Figures(
+        len(truth),
+        len(kept),
+        sum(t == g for t, g in kept),
+        learn.kappa([t for t, _ in kept], [g for _, g in kept]) if kept else 0.0,
+        confusion,
+        precision,
+        recall,
+    )
 
 
 def _guesses(probs: np.ndarray, threshold: float) -> list[str | None]:
@@ -102,7 +118,7 @@ def cross_validation(rows: list[dict]) -> dict:
         inner_probs = learn.held_out(inner, learn.grouped_folds(inner, learn.FOLDS - 1))
         thresholds[fold] = learn.choose_threshold([row[learn.TARGET] for row in inner], inner_probs)
         for i in (i for i, f in enumerate(folds) if f == fold):
-            guess[i] = _guesses(probs[i:i + 1], thresholds[fold])[0]
+            guess[i] = _guesses(probs[i : i + 1], thresholds[fold])[0]
     rules = []
     for row in rows:
         values = dict(zip(FEATURE_NAMES, row["x"]))
@@ -112,12 +128,17 @@ def cross_validation(rows: list[dict]) -> dict:
         truth = [row[target] for row in rows]
         out["pooled"][target] = figures(truth, guess)
         out["rules"][target] = figures(truth, rules)
-        out["folds"][target] = {fold: figures([truth[i] for i, f in enumerate(folds) if f == fold],
-                                              [guess[i] for i, f in enumerate(folds) if f == fold])
-                                for fold in sorted(set(folds))}
+        out["folds"][target] = {
+            fold: figures(
+                [truth[i] for i, f in enumerate(folds) if f == fold],
+                [guess[i] for i, f in enumerate(folds) if f == fold],
+            )
+            for fold in sorted(set(folds))
+        }
         out["curve"][target] = learn.curve(truth, probs)
-    out["scenarios"] = {fold: sorted({row["scenario"] for row, f in zip(rows, folds) if f == fold})
-                        for fold in sorted(set(folds))}
+    out["scenarios"] = {
+        fold: sorted({row["scenario"] for row, f in zip(rows, folds) if f == fold}) for fold in sorted(set(folds))
+    }
     return out
 
 
@@ -142,24 +163,33 @@ def hand_sets() -> dict[str, Figures]:
     from scripts.judge_development_set import load_development_half
 
     items = load_labelled_set(FIXTURES)
-    out = {"291 responses": figures([i.human_label for i in items],
-                                    [offline_decision(i.response, i.answers, frames=i.frames).label for i in items])}
+    out = {
+        "291 responses": figures(
+            [i.human_label for i in items],
+            [offline_decision(i.response, i.answers, frames=i.frames).label for i in items],
+        )
+    }
     bank = load_bank()
     for half in ("tuning", "locked", "fresh"):
         replies = load_development_half(half, bank=bank)
         out[f"development {half}"] = figures(
             [r.human_label for r in replies],
-            [offline_decision(r.response, r.scenario.answers, frames=scenario_frames(r.scenario)).label
-             for r in replies])
+            [
+                offline_decision(r.response, r.scenario.answers, frames=scenario_frames(r.scenario)).label
+                for r in replies
+            ],
+        )
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m scripts.offline_judge_figures",
-                                     description="The offline judge's cross-validation and hand-set figures.",
-                                     epilog="Example: python -m scripts.offline_judge_figures -v")
+    parser = argparse.ArgumentParser(
+        prog="python -m scripts.offline_judge_figures",
+        description="The offline judge's cross-validation and hand-set figures.",
+        epilog="Example: python -m scripts.offline_judge_figures -v",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="list the locked set's disagreements")
     args = parser.parse_args(argv)
     rows = json.loads(TABLE_PATH.read_text(encoding="utf-8"))["rows"]
@@ -173,8 +203,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rules {name}: {cv['rules'][target].line()}")
         report["cross_validation"][name] = {
             "folds": {str(f): fig.as_dict() for f, fig in cv["folds"][target].items()},
-            "pooled": cv["pooled"][target].as_dict(), "rules": cv["rules"][target].as_dict(),
-            "curve": cv["curve"][target]}
+            "pooled": cv["pooled"][target].as_dict(),
+            "rules": cv["rules"][target].as_dict(),
+            "curve": cv["curve"][target],
+        }
     report["cross_validation"]["thresholds"] = {str(k): v for k, v in cv["thresholds"].items()}
     report["cross_validation"]["scenarios"] = {str(k): v for k, v in cv["scenarios"].items()}
     locked, judged = other_styles()

@@ -85,9 +85,13 @@ def sc47_turn_2():  # wide vessel, strands in a glossy red coating
 
 
 FRAMES = {
-    ("sc-05", "turn_1"): sc05_turn_1, ("sc-05", "turn_2"): sc05_turn_2,
-    ("sc-13", "turn_1"): sc13_turn_1, ("sc-13", "turn_2"): sc13_turn_2,
-    ("sc-47", "context"): sc47_context, ("sc-47", "turn_1"): sc47_turn_1, ("sc-47", "turn_2"): sc47_turn_2,
+    ("sc-05", "turn_1"): sc05_turn_1,
+    ("sc-05", "turn_2"): sc05_turn_2,
+    ("sc-13", "turn_1"): sc13_turn_1,
+    ("sc-13", "turn_2"): sc13_turn_2,
+    ("sc-47", "context"): sc47_context,
+    ("sc-47", "turn_1"): sc47_turn_1,
+    ("sc-47", "turn_2"): sc47_turn_2,
 }
 
 

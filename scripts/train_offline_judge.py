@@ -26,8 +26,8 @@ from pathlib import Path
 
 from benchmark.judges.features import FEATURE_NAMES, reply_features
 from benchmark.judges.learn import DECIMALS, train
-from benchmark.judges.rules import camera_block, scenario_frames
 from benchmark.judges.offline import TABLE_PATH, WEIGHTS_PATH
+from benchmark.judges.rules import camera_block, scenario_frames
 from core.records import build_user_turn
 from core.scenario import load_bank
 
@@ -52,8 +52,11 @@ def locate_data() -> Path:
     for place in tried:
         if (place / REPLIES).is_file() and (place / "v1bank" / "scenarios.json").is_file():
             return place
-    raise MissingData(f"no {REPLIES} with a v1bank/ beside it in any of: "
-                      + ", ".join(str(p) for p in tried) + f" (set {ENV} to the judge-tuning directory)")
+    raise MissingData(
+        f"no {REPLIES} with a v1bank/ beside it in any of: "
+        + ", ".join(str(p) for p in tried)
+        + f" (set {ENV} to the judge-tuning directory)"
+    )
 
 
 def load_replies(directory: Path) -> list[dict]:
@@ -86,17 +89,30 @@ def extract(directory: Path) -> dict:
         scenario = bank.get(record["scenario_id"])
         camera = record.get("turn_2_image")
         message = build_user_turn(camera, record.get("turn_2_user") or scenario.turn_2_user)
-        reading = reply_features(record.get("turn_2_response") or "", scenario.answers,
-                                 camera=camera_block(message), frames=scenario_frames(scenario),
-                                 user=record.get("turn_2_user") or scenario.turn_2_user)
-        rows.append({"scenario": scenario.scenario_id, "target": scenario.target_context,
-                     "trial": f"{record['condition']}/{record['trial']}",
-                     "x": [round(v, DECIMALS) for v in reading.values], "label": label,
-                     "reviewed": review.get((scenario.scenario_id, record["condition"]), label)})
+        reading = reply_features(
+            record.get("turn_2_response") or "",
+            scenario.answers,
+            camera=camera_block(message),
+            frames=scenario_frames(scenario),
+            user=record.get("turn_2_user") or scenario.turn_2_user,
+        )
+        rows.append(
+            {
+                "scenario": scenario.scenario_id,
+                "target": scenario.target_context,
+                "trial": f"{record['condition']}/{record['trial']}",
+                "x": [round(v, DECIMALS) for v in reading.values],
+                "label": label,
+                "reviewed": review.get((scenario.scenario_id, record["condition"]), label),
+            }
+        )
     rows.sort(key=lambda row: (row["scenario"], row["trial"]))
-    return {"source": f"{REPLIES} (gemini-2.5-flash-lite, v1 bank); label: the LLM judge's Turn 2 label, "
-                      f"reviewed: mine where I believe it wrong ({REVIEW_PATH.name})",
-            "features": list(FEATURE_NAMES), "rows": rows}
+    return {
+        "source": f"{REPLIES} (gemini-2.5-flash-lite, v1 bank); label: the LLM judge's Turn 2 label, "
+        f"reviewed: mine where I believe it wrong ({REVIEW_PATH.name})",
+        "features": list(FEATURE_NAMES),
+        "rows": rows,
+    }
 
 
 def dumps(document: dict) -> str:
@@ -117,8 +133,11 @@ def main(argv: list[str] | None = None) -> int:
         epilog="Example: python -m scripts.train_offline_judge --check",
     )
     parser.add_argument("step", nargs="?", choices=("extract", "fit", "all"), default="all")
-    parser.add_argument("--check", action="store_true",
-                        help="redo both steps from the raw replies and compare with the stored files (writes nothing)")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="redo both steps from the raw replies and compare with the stored files (writes nothing)",
+    )
     args = parser.parse_args(argv)
     try:
         if args.check:
@@ -126,8 +145,10 @@ def main(argv: list[str] | None = None) -> int:
             weights = train(table)
             same_table = TABLE_PATH.read_text(encoding="utf-8") == dumps(table)
             same_weights = WEIGHTS_PATH.read_text(encoding="utf-8") == dumps(weights)
-            print(f"table {'reproduced' if same_table else 'DIFFERS'} ({len(table['rows'])} rows); "
-                  f"weights {'reproduced' if same_weights else 'DIFFER'}")
+            print(
+                f"table {'reproduced' if same_table else 'DIFFERS'} ({len(table['rows'])} rows); "
+                f"weights {'reproduced' if same_weights else 'DIFFER'}"
+            )
             return 0 if same_table and same_weights else 1
         if args.step in ("extract", "all"):
             table = extract(locate_data())

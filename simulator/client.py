@@ -54,8 +54,17 @@ class TurnEvents:
 
 
 class GlassesClient:
-    def __init__(self, url: str, *, token: str | None = None, on_event=None, drop_frames: float = 0.0,
-                 seed: int | None = None, ping_interval: float | None = 20.0, ping_timeout: float | None = 20.0):
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        on_event=None,
+        drop_frames: float = 0.0,
+        seed: int | None = None,
+        ping_interval: float | None = 20.0,
+        ping_timeout: float | None = 20.0,
+    ):
         self.url = url.rstrip("/")
         if not self.url.endswith("/v1/session"):
             self.url += "/v1/session"
@@ -71,8 +80,9 @@ class GlassesClient:
         self._reader: asyncio.Task | None = None
         self._failure: str | None = None
         # the governor: each send waits for its bucket, so the server's limits are never reached
-        self._audio_rate = TokenBucket(wire.MAX_AUDIO_BYTES_PER_S * SHARE_OF_LIMITS,
-                                       wire.MAX_AUDIO_BYTES_PER_S * SHARE_OF_LIMITS / 2)
+        self._audio_rate = TokenBucket(
+            wire.MAX_AUDIO_BYTES_PER_S * SHARE_OF_LIMITS, wire.MAX_AUDIO_BYTES_PER_S * SHARE_OF_LIMITS / 2
+        )
         self._frame_rate = TokenBucket(wire.MAX_FRAMES_PER_S * SHARE_OF_LIMITS, wire.MAX_FRAMES_PER_S / 2)
 
     @property
@@ -83,8 +93,13 @@ class GlassesClient:
         return self._ws
 
     async def connect(self, config: wire.SessionConfig, timeout: float = 300.0) -> wire.Ready:
-        self._ws = await websockets.connect(self.url, max_size=wire.MAX_MESSAGE_BYTES, open_timeout=60,
-                                           ping_interval=self.ping_interval, ping_timeout=self.ping_timeout)
+        self._ws = await websockets.connect(
+            self.url,
+            max_size=wire.MAX_MESSAGE_BYTES,
+            open_timeout=60,
+            ping_interval=self.ping_interval,
+            ping_timeout=self.ping_timeout,
+        )
         await self._socket.send(wire.hello(self.token, config))
         ready = wire.decode_event(await asyncio.wait_for(self._socket.recv(), timeout))
         self._record(ready)
@@ -112,8 +127,9 @@ class GlassesClient:
 
     def reply_audio(self, turn: int) -> bytes:
         """The turn's spoken reply, its pieces joined (PCM16 mono at the rate the events give)."""
-        return b"".join(base64.b64decode(e.audio) for _, e in self.events
-                        if isinstance(e, wire.AssistantAudio) and e.turn == turn)
+        return b"".join(
+            base64.b64decode(e.audio) for _, e in self.events if isinstance(e, wire.AssistantAudio) and e.turn == turn
+        )
 
     async def _read(self) -> None:
         try:
@@ -165,30 +181,42 @@ class GlassesClient:
             else:
                 await self._audio_rate.take(len(item.payload))
                 await self._socket.send(wire.encode_media(wire.KIND_AUDIO, item.t_ms, item.payload))
-        return Delivery(lost_audio_ms=tuple(lost_audio), lost_frames_ms=tuple(lost_frames), mean_delay_ms=round(sum(delays) / len(delays), 1) if delays else None,
-                        frames_played=sum(item.kind == "frame" for item in plan.items))
+        return Delivery(
+            lost_audio_ms=tuple(lost_audio),
+            lost_frames_ms=tuple(lost_frames),
+            mean_delay_ms=round(sum(delays) / len(delays), 1) if delays else None,
+            frames_played=sum(item.kind == "frame" for item in plan.items),
+        )
 
     async def wait_turn(self, turn: int, timeout: float = 600.0) -> TurnEvents:
         """The turn's input, reply and metrics (the last of each), once its metrics arrived."""
         done = self._turn_done.setdefault(turn, asyncio.Event())
         try:
             await asyncio.wait_for(done.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise ServerError(f"no reply for turn {turn} within {timeout:.0f} s") from None
         by_type = {type(e): e for _, e in self.events if getattr(e, "turn", None) == turn}
         if wire.Metrics not in by_type:
             errors = [e for _, e in self.events if isinstance(e, wire.Error)]
             detail = f"{errors[-1].code}: {errors[-1].message}" if errors else self._failure
             raise ServerError(f"turn {turn} did not complete: {detail}")
-        turn_input, done_event, metrics = by_type[wire.TurnInputEvent], by_type[wire.AssistantDone], by_type[wire.Metrics]
-        assert isinstance(turn_input, wire.TurnInputEvent) and isinstance(done_event, wire.AssistantDone) \
-            and isinstance(metrics, wire.Metrics)  # keyed by their own types above
+        turn_input, done_event, metrics = (
+            by_type[wire.TurnInputEvent],
+            by_type[wire.AssistantDone],
+            by_type[wire.Metrics],
+        )
+        assert (
+            isinstance(turn_input, wire.TurnInputEvent)
+            and isinstance(done_event, wire.AssistantDone)
+            and isinstance(metrics, wire.Metrics)
+        )  # keyed by their own types above
         return TurnEvents(input=turn_input.input, done=done_event, metrics=metrics)
 
     def remark_audio(self, probe: int) -> bytes:
         """A proactive remark's spoken pieces joined (PCM16 mono at the rate the events give)."""
-        return b"".join(base64.b64decode(e.audio) for _, e in self.events
-                        if isinstance(e, wire.RemarkAudio) and e.probe == probe)
+        return b"".join(
+            base64.b64decode(e.audio) for _, e in self.events if isinstance(e, wire.RemarkAudio) and e.probe == probe
+        )
 
     async def end_watch(self, timeout: float = 600.0) -> tuple[wire.WatchDone, list[wire.ProbeDone]]:
         """A proactive stream is over: `watch.end`, then the server's `watch.done` once every frame and
@@ -196,7 +224,7 @@ class GlassesClient:
         await self._socket.send(wire.encode_message("watch.end"))
         try:
             await asyncio.wait_for(self._watch_done.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise ServerError(f"no watch.done within {timeout:.0f} s") from None
         done = [e for _, e in self.events if isinstance(e, wire.WatchDone)]
         if not done:

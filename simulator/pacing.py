@@ -17,10 +17,16 @@ from collections.abc import Awaitable, Callable
 
 
 class Pacer:
-    def __init__(self, speed: float | None = 1.0, *, origin_ms: float = 0.0, jitter_ms: float = 0.0,
-                 seed: int | None = None,
-                 clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
+    def __init__(
+        self,
+        speed: float | None = 1.0,
+        *,
+        origin_ms: float = 0.0,
+        jitter_ms: float = 0.0,
+        seed: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ):
         if speed is not None and speed <= 0:
             raise ValueError("speed must be positive")
         self.speed = speed

@@ -55,10 +55,17 @@ class GlassesSettings:
     def hello_options(self) -> dict:
         """What every session's hello asks of the server (`streaming.wire.SessionConfig` fields); the
         caller adds the backend, the system prompt and what the scenario declares."""
-        return {"describer": self.describer, "silence_ms": self.silence_ms, "end_of_turn": self.end_of_turn,
-                "max_tokens": self.max_tokens, "temperature": self.temperature, "output": self.output,
-                "frame_policy": self.frame_policy, "frame_size": self.frame_size,
-                "frame_quality": self.frame_quality}
+        return {
+            "describer": self.describer,
+            "silence_ms": self.silence_ms,
+            "end_of_turn": self.end_of_turn,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "output": self.output,
+            "frame_policy": self.frame_policy,
+            "frame_size": self.frame_size,
+            "frame_quality": self.frame_quality,
+        }
 
     def record(self) -> dict:
         """What a record keeps of these settings (`simulate`'s session log and the bench manifest's
@@ -66,11 +73,21 @@ class GlassesSettings:
         token; per-cell settings (a scenario's scenes, a sweep's gap, policy or profile) are the
         cell's, so a run's settings leave them unset."""
         return {
-            "silence_ms": self.silence_ms, "gap_ms": self.gap_ms, "max_tokens": self.max_tokens,
-            "temperature": self.temperature, "end_of_turn": self.end_of_turn, "describer": self.describer,
-            "frame_policy": self.frame_policy, "frame_size": self.frame_size, "frame_quality": self.frame_quality,
-            "output": self.output, "speed": self.speed, "jitter_ms": self.jitter_ms,
-            "drop_frames": self.drop_frames, "synthetic_frames": self.synthetic_frames,
-            "live_frames": self.live_frames is not None, "staleness_ms": self.staleness_ms,
+            "silence_ms": self.silence_ms,
+            "gap_ms": self.gap_ms,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "end_of_turn": self.end_of_turn,
+            "describer": self.describer,
+            "frame_policy": self.frame_policy,
+            "frame_size": self.frame_size,
+            "frame_quality": self.frame_quality,
+            "output": self.output,
+            "speed": self.speed,
+            "jitter_ms": self.jitter_ms,
+            "drop_frames": self.drop_frames,
+            "synthetic_frames": self.synthetic_frames,
+            "live_frames": self.live_frames is not None,
+            "staleness_ms": self.staleness_ms,
             "impairment": getattr(self.impairment, "name", None),
         }

@@ -68,19 +68,29 @@ def cell_seed(seed: int, scenario_id: str, trial: int) -> int:
     return int(hashlib.sha256(f"{seed}:{scenario_id}:{trial}".encode()).hexdigest()[:8], 16)
 
 
-def _speech_pcm(scenario: Scenario, turn: int, media_root: Path, repair_style: str, *, voice: str | None = None,
-                rate: int | None = None) -> tuple[bytes, str]:
+def _speech_pcm(
+    scenario: Scenario,
+    turn: int,
+    media_root: Path,
+    repair_style: str,
+    *,
+    voice: str | None = None,
+    rate: int | None = None,
+) -> tuple[bytes, str]:
     """The turn's speech: its media file, else espeak-ng TTS (cached by text, voice and rate). A voice
     or rate (an impairment profile's speech variety) always speaks the line afresh."""
-    from media_effects.audio import decode_audio, float_to_pcm16
     from core.records import authored_turn_input
+    from media_effects.audio import decode_audio, float_to_pcm16
 
     _, speech_name = TURN_MEDIA[turn]
     path = turn_speech(media_root, scenario.scenario_id, speech_name)
     text = authored_turn_input(scenario, turn, repair_style=repair_style).speech
     respoken = voice is not None or rate is not None
-    if path is not None and not respoken and not (
-            turn == 3 and repair_style == "deictic" and scenario.turn_3_repair_anchor_deictic):
+    if (
+        path is not None
+        and not respoken
+        and not (turn == 3 and repair_style == "deictic" and scenario.turn_3_repair_anchor_deictic)
+    ):
         return float_to_pcm16(decode_audio(path)), "media"
     return spoken_pcm(text, voice=voice, rate=rate), "tts"
 
@@ -99,16 +109,18 @@ def spoken_pcm(text: str, *, voice: str | None = None, rate: int | None = None) 
     return float_to_pcm16(decode_audio(target))
 
 
-def _frames(scenario: Scenario, name: str, media_root: Path, synthetic: bool,
-            scenes=None) -> tuple[list[bytes] | None, str | None]:
+def _frames(
+    scenario: Scenario, name: str, media_root: Path, synthetic: bool, scenes=None
+) -> tuple[list[bytes] | None, str | None]:
     """A turn's (or the context's) frames from media; else, when asked, one frame drawn from its
     scene spec (`scenes`, a `core.scenes.SceneSpec`: a pictograph) or from its authored camera
     text (`synthetic`). (frames, their source: "recording", "pictograph", "synthetic" or None)"""
     frames = turn_frames(media_root, scenario.scenario_id, name)
     if frames:
         return frames, frame_source(media_root, scenario.scenario_id, name)
-    text = {"context": scenario.context_image, "turn_1": scenario.turn_1_image,
-            "turn_2": scenario.turn_2_image}.get(name)
+    text = {"context": scenario.context_image, "turn_1": scenario.turn_1_image, "turn_2": scenario.turn_2_image}.get(
+        name
+    )
     if not text:
         return None, None
     if scenes is not None and name in scenes.scenes:
@@ -134,9 +146,20 @@ def babble_clips(scenario_id: str, media_root: Path, count: int, seed: int) -> l
     return [float_to_pcm16(decode_audio(path)) for path in chosen]
 
 
-def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path = MEDIA_ROOT,
-              camera: bool = True, repair_style: str = "named", live_frames=None, lead_ms: int = LEAD_MS,
-              synthetic_frames: bool = False, profile=None, scenes=None) -> TurnPlan:
+def plan_turn(
+    scenario: Scenario,
+    turn: int,
+    start_ms: int,
+    *,
+    media_root: Path = MEDIA_ROOT,
+    camera: bool = True,
+    repair_style: str = "named",
+    live_frames=None,
+    lead_ms: int = LEAD_MS,
+    synthetic_frames: bool = False,
+    profile=None,
+    scenes=None,
+) -> TurnPlan:
     """One turn: frames from `start_ms` (the scene of the turn appears), speech
     after `lead_ms` of silence (the staleness sweep varies it on Turn 2). A turn without
     recorded frames gets a pictograph drawn from `scenes` (the scenario's `SceneSpec`) when
@@ -144,13 +167,20 @@ def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path 
     impairment `profile` (`media_effects.impairment_profiles.Profile`) the turn's audio
     (its silences too) and each frame are degraded as the glasses would capture them."""
     speaker = profile.audio if profile is not None else None
-    pcm, source = _speech_pcm(scenario, turn, media_root, repair_style, voice=speaker and speaker.voice,
-                              rate=speaker and speaker.speech_rate_wpm)
+    pcm, source = _speech_pcm(
+        scenario,
+        turn,
+        media_root,
+        repair_style,
+        voice=speaker and speaker.voice,
+        rate=speaker and speaker.speech_rate_wpm,
+    )
     frame_name, _ = TURN_MEDIA[turn]
     frames, origin = None, None
     if camera and frame_name:
-        frames, origin = (live_frames, None) if live_frames else _frames(
-            scenario, frame_name, media_root, synthetic_frames, scenes)
+        frames, origin = (
+            (live_frames, None) if live_frames else _frames(scenario, frame_name, media_root, synthetic_frames, scenes)
+        )
     synthetic = origin == "synthetic"
     items: list[Item] = []
     t = start_ms
@@ -160,14 +190,19 @@ def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path 
         origin = origin or context_origin
         if context:
             for i in range(CONTEXT_MS * FPS // 1000):
-                items.append(Item(t_ms=t + i * 1000 // FPS, kind="frame", payload=context[i % len(context)], scene="context"))
+                items.append(
+                    Item(t_ms=t + i * 1000 // FPS, kind="frame", payload=context[i % len(context)], scene="context")
+                )
             t += CONTEXT_MS
     silence = bytes(2 * 16000 * lead_ms // 1000)
     tail = bytes(2 * 16000 * TAIL_MS // 1000)
     audio = silence + pcm + tail
     if profile is not None and profile.audio.degrades:
-        babble = (babble_clips(scenario.scenario_id, media_root, profile.audio.babble_talkers, profile.seed)
-                  if profile.audio.babble_snr_db is not None else ())
+        babble = (
+            babble_clips(scenario.scenario_id, media_root, profile.audio.babble_talkers, profile.seed)
+            if profile.audio.babble_snr_db is not None
+            else ()
+        )
         audio = profile.impair_audio(audio, index=turn, babble=babble)
     duration_ms = len(audio) // 32
     scene = None if (live_frames or not frames) else frame_name
@@ -175,13 +210,32 @@ def plan_turn(scenario: Scenario, turn: int, start_ms: int, *, media_root: Path 
         for i in range(duration_ms * FPS // 1000):
             items.append(Item(t_ms=t + i * 1000 // FPS, kind="frame", payload=frames[i % len(frames)], scene=scene))
     for offset in range(0, len(audio), CHUNK_BYTES):
-        items.append(Item(t_ms=t + offset // 32, kind="audio", payload=audio[offset:offset + CHUNK_BYTES]))
+        items.append(Item(t_ms=t + offset // 32, kind="audio", payload=audio[offset : offset + CHUNK_BYTES]))
     end = t + duration_ms
     items.append(Item(t_ms=end, kind="turn.end"))
     items.sort(key=lambda item: (item.t_ms, item.kind != "frame"))
     degraded = 0
     if profile is not None and not profile.video.is_clean:
-        items = [Item(t_ms=i.t_ms, kind=i.kind, payload=profile.impair_frame(i.payload, index=turn * 10_000 + n), scene=i.scene)
-                 if i.kind == "frame" else i for n, i in enumerate(items)]
+        items = [
+            Item(
+                t_ms=i.t_ms,
+                kind=i.kind,
+                payload=profile.impair_frame(i.payload, index=turn * 10_000 + n),
+                scene=i.scene,
+            )
+            if i.kind == "frame"
+            else i
+            for n, i in enumerate(items)
+        ]
         degraded = sum(i.kind == "frame" for i in items)
-    return TurnPlan(turn=turn, items=tuple(items), end_ms=end, speech_source=source, has_frames=bool(frames), synthetic_frames=synthetic, scene=scene, frames_degraded=degraded, frames_source=origin)
+    return TurnPlan(
+        turn=turn,
+        items=tuple(items),
+        end_ms=end,
+        speech_source=source,
+        has_frames=bool(frames),
+        synthetic_frames=synthetic,
+        scene=scene,
+        frames_degraded=degraded,
+        frames_source=origin,
+    )

@@ -60,11 +60,23 @@ def plan_watch(scenario: ProactiveScenario, start_ms: int, pictures: tuple | Non
     if scenario.opening_user:
         speech = spoken_pcm(scenario.opening_user)
         lead = LEAD_MS * BYTES_PER_MS
-        spoken = speech[:max(0, len(audio) - lead)]
-        audio[lead:lead + len(spoken)] = spoken
+        spoken = speech[: max(0, len(audio) - lead)]
+        audio[lead : lead + len(spoken)] = spoken
         items.append(Item(t_ms=start_ms + LEAD_MS + len(spoken) // BYTES_PER_MS + TAIL_MS, kind="turn.end"))
     for offset in range(0, len(audio), CHUNK_BYTES):
-        items.append(Item(t_ms=start_ms + offset // BYTES_PER_MS, kind="audio", payload=bytes(audio[offset:offset + CHUNK_BYTES])))
+        items.append(
+            Item(
+                t_ms=start_ms + offset // BYTES_PER_MS,
+                kind="audio",
+                payload=bytes(audio[offset : offset + CHUNK_BYTES]),
+            )
+        )
     items.sort(key=lambda item: (item.t_ms, item.kind != "frame"))
-    return WatchPlan(items=tuple(items), start_ms=start_ms, end_ms=end, scene_starts_ms=starts, opening=bool(scenario.opening_user),
-                     frames_source="synthetic" if pictures is None else "pictograph")
+    return WatchPlan(
+        items=tuple(items),
+        start_ms=start_ms,
+        end_ms=end,
+        scene_starts_ms=starts,
+        opening=bool(scenario.opening_user),
+        frames_source="synthetic" if pictures is None else "pictograph",
+    )

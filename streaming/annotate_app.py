@@ -40,8 +40,9 @@ class Desk(Protocol):
     def save(self, key: str, label: str, note: str = "") -> int: ...
 
 
-def create_annotate_app(desk: Desk, *, allowed_origins: tuple[str, ...] = (),
-                        allowed_hosts: tuple[str, ...] = ()) -> FastAPI:
+def create_annotate_app(
+    desk: Desk, *, allowed_origins: tuple[str, ...] = (), allowed_hosts: tuple[str, ...] = ()
+) -> FastAPI:
     from streaming.origin import OriginCheck
 
     app = FastAPI(title="wearsim labelling", docs_url=None, redoc_url=None, openapi_url=None)

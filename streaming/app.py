@@ -94,14 +94,18 @@ class ServerSettings:
     probe_hold_turns: bool = True  # a user speaking or waiting for an answer holds every session's probes
 
     @classmethod
-    def with_room_for(cls, sessions: int, **settings) -> "ServerSettings":
+    def with_room_for(cls, sessions: int, **settings) -> ServerSettings:
         """Settings whose session and pending-hello caps hold at least `sessions` at once (the
         in-process server of a run with `--concurrency sessions`); never below the defaults. Its probe
         rate gives each of them a probe a second (`every:1`, the busiest strategy, keeps its meaning), and
         one trial's speech holds no other trial's probes back (the trials stay independent)."""
-        return cls(max_sessions=max(cls.max_sessions, sessions),
-                   max_pending_hellos=max(cls.max_pending_hellos, sessions),
-                   probe_rate=max(cls.probe_rate, float(sessions)), probe_hold_turns=False, **settings)
+        return cls(
+            max_sessions=max(cls.max_sessions, sessions),
+            max_pending_hellos=max(cls.max_pending_hellos, sessions),
+            probe_rate=max(cls.probe_rate, float(sessions)),
+            probe_hold_turns=False,
+            **settings,
+        )
 
     def __post_init__(self):
         if self.allowed_backends is not None:
@@ -133,8 +137,10 @@ def camera_conditions(name: str | None):
 
     profiles = load_profiles()
     if name not in profiles:
-        raise wire.WireError("bad_hello", f"camera_conditions must name a shipped impairment profile "
-                                          f"({', '.join(profiles)}), got {name[:40]!r}")
+        raise wire.WireError(
+            "bad_hello",
+            f"camera_conditions must name a shipped impairment profile ({', '.join(profiles)}), got {name[:40]!r}",
+        )
     return profiles[name]
 
 
@@ -176,20 +182,22 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
-        from perception.asr import Transcriber
         from media_effects.frames import FrameBudget
+        from perception.asr import Transcriber
         from perception.speech import VoiceActivity
 
         state.transcriber = Transcriber(settings.asr_model)
         state.vad = VoiceActivity()
         state.frame_budget = FrameBudget(settings.frame_bytes_total)
-        state.probe_pace = ProbePace(settings.probe_rate, settings.probe_min_gap_s,
-                                     hold_turns=settings.probe_hold_turns)
+        state.probe_pace = ProbePace(
+            settings.probe_rate, settings.probe_min_gap_s, hold_turns=settings.probe_hold_turns
+        )
         max_open = max(settings.max_open_backends, len(settings.allowed_backends or ()))
         state.backends = backends = Backends(settings.backend_base_url, max_open)
         # vision-model describers, each opened once for the server's life and shared by every session
-        state.describer_models = describers = Backends(settings.describer_base_url,
-                                                       max(1, len(settings.allowed_describers)))
+        state.describer_models = describers = Backends(
+            settings.describer_base_url, max(1, len(settings.allowed_describers))
+        )
         fix_mmap_threshold()  # a large frame's memory is unmapped when freed, not kept in an arena
         state.trimmer = trimmer = Trimmer()  # and what arenas kept goes back to the system after sessions close
         try:
@@ -202,19 +210,26 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
                 await describers.close()
 
     # no /docs, /redoc or /openapi.json: nothing a page on another origin could use to learn the API
-    app = FastAPI(title="wearsim streaming server", lifespan=lifespan, docs_url=None, redoc_url=None,
-                  openapi_url=None)
+    app = FastAPI(title="wearsim streaming server", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.settings = settings
     from streaming.origin import OriginCheck
 
-    app.add_middleware(OriginCheck, allowed_origins=settings.allowed_origins, allowed_hosts=settings.allowed_hosts,
-                       token_required=bool(settings.token))
+    app.add_middleware(
+        OriginCheck,
+        allowed_origins=settings.allowed_origins,
+        allowed_hosts=settings.allowed_hosts,
+        token_required=bool(settings.token),
+    )
 
     @app.get("/healthz")
     async def healthz():
         budget = state.frame_budget
-        return {"ok": True, "protocol": wire.PROTOCOL_VERSION, "sessions": state.sessions,
-                "frame_bytes": budget.used if budget is not None else 0}
+        return {
+            "ok": True,
+            "protocol": wire.PROTOCOL_VERSION,
+            "sessions": state.sessions,
+            "frame_bytes": budget.used if budget is not None else 0,
+        }
 
     @app.websocket("/v1/session")
     async def session_endpoint(websocket: WebSocket):
@@ -223,8 +238,13 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
     from streaming.web_routes import add_web_routes
 
-    add_web_routes(app, token=settings.token, backends=settings.allowed_backends or ("local",),
-                   describers=settings.allowed_describers, record_dir=settings.record_dir)
+    add_web_routes(
+        app,
+        token=settings.token,
+        backends=settings.allowed_backends or ("local",),
+        describers=settings.allowed_describers,
+        record_dir=settings.record_dir,
+    )
     return app
 
 
@@ -238,8 +258,7 @@ class Connection:
     async def send(self, event: wire.ServerEvent) -> None:
         try:
             async with self.send_lock:
-                await asyncio.wait_for(self.websocket.send_text(wire.encode_event(event)),
-                                       self.settings.send_timeout_s)
+                await asyncio.wait_for(self.websocket.send_text(wire.encode_event(event)), self.settings.send_timeout_s)
         except Exception as exc:  # closed, disconnected, or not reading
             raise ClientGone(type(exc).__name__) from None
 
@@ -256,8 +275,9 @@ class Connection:
     async def serve(self) -> None:
         state, settings = self.state, self.settings
         if state.pending >= settings.max_pending_hellos:
-            await self.fail("server_busy", "too many connections are waiting to say hello; try again later",
-                            wire.CLOSE_BUSY)
+            await self.fail(
+                "server_busy", "too many connections are waiting to say hello; try again later", wire.CLOSE_BUSY
+            )
             return
         state.pending += 1
         try:
@@ -267,8 +287,11 @@ class Connection:
         if config is None:
             return
         if state.sessions >= settings.max_sessions:
-            await self.fail("server_busy", f"the server holds its maximum of {settings.max_sessions} sessions; "
-                                           "try again later", wire.CLOSE_BUSY)
+            await self.fail(
+                "server_busy",
+                f"the server holds its maximum of {settings.max_sessions} sessions; try again later",
+                wire.CLOSE_BUSY,
+            )
             return
         state.sessions += 1
         try:
@@ -282,9 +305,8 @@ class Connection:
         """The checked session config, or None after refusing the hello (error event and close)."""
         try:
             first = await asyncio.wait_for(self.websocket.receive(), self.settings.hello_timeout_s)
-        except asyncio.TimeoutError:
-            await self.fail("bad_hello", f"no hello within {self.settings.hello_timeout_s:.0f} s",
-                            wire.CLOSE_BAD_HELLO)
+        except TimeoutError:
+            await self.fail("bad_hello", f"no hello within {self.settings.hello_timeout_s:.0f} s", wire.CLOSE_BAD_HELLO)
             return None
         except Exception:  # the connection went away while we waited
             return None
@@ -295,8 +317,12 @@ class Connection:
             return None
         try:
             token, raw = wire.read_hello(first["text"])
-            if self.settings.token and not (token is not None and secrets.compare_digest(
-                    token.encode("utf-8", "surrogatepass"), self.settings.token.encode("utf-8", "surrogatepass"))):
+            if self.settings.token and not (
+                token is not None
+                and secrets.compare_digest(
+                    token.encode("utf-8", "surrogatepass"), self.settings.token.encode("utf-8", "surrogatepass")
+                )
+            ):
                 await self.fail("unauthenticated", "missing or wrong token", wire.CLOSE_UNAUTHENTICATED)
                 return None
             config = wire.SessionConfig.from_dict(raw)
@@ -312,8 +338,12 @@ class Connection:
             await self.fail("backend_not_allowed", refusal, wire.CLOSE_BAD_HELLO)
             return None
         if config.describer not in self.settings.allowed_describers:
-            await self.fail("describer_not_allowed", f"describer {config.describer[:80]!r} is not offered by this "
-                            f"server; allowed: {', '.join(self.settings.allowed_describers)}", wire.CLOSE_BAD_HELLO)
+            await self.fail(
+                "describer_not_allowed",
+                f"describer {config.describer[:80]!r} is not offered by this "
+                f"server; allowed: {', '.join(self.settings.allowed_describers)}",
+                wire.CLOSE_BAD_HELLO,
+            )
             return None
         return config
 
@@ -333,9 +363,11 @@ class Connection:
         try:
             await self.send(wire.Ready(protocol=wire.PROTOCOL_VERSION, backend=config.backend))
             self.last_heard = time.monotonic()
-            tasks = {asyncio.create_task(self._read(session), name="reader"): "reader",
-                     asyncio.create_task(session.run(), name="worker"): "worker",
-                     asyncio.create_task(self._watch_idle(session), name="idle"): "idle"}
+            tasks = {
+                asyncio.create_task(self._read(session), name="reader"): "reader",
+                asyncio.create_task(session.run(), name="worker"): "worker",
+                asyncio.create_task(self._watch_idle(session), name="idle"): "idle",
+            }
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
                 if not task.cancelled() and (failure := task.exception()) is not None:
@@ -396,8 +428,9 @@ class Connection:
                     match decode_client_message(message.get("text") or "", allowed=CONTROL_TYPES):
                         case SessionEnd():
                             with contextlib.suppress(Exception):
-                                await asyncio.wait_for(self.websocket.close(code=wire.CLOSE_NORMAL),
-                                                       self.settings.send_timeout_s)
+                                await asyncio.wait_for(
+                                    self.websocket.close(code=wire.CLOSE_NORMAL), self.settings.send_timeout_s
+                                )
                             return
                         case ReplyCut(turn=turn, played_ms=played_ms):
                             await session.on_reply_cut(turn, played_ms)
@@ -419,18 +452,24 @@ class Connection:
             await self.fail(code, text)
 
     async def _open_session(self, config: wire.SessionConfig) -> Session:
-        from core.candidate import GenerationConfig
         from candidates.model_ids import is_realtime, output_problem
+        from core.candidate import GenerationConfig
+        from media_effects.frames import FrameBuffer
         from perception.describers import make_describer, needs_model
         from perception.frame_policy import parse_frame_policy
-        from media_effects.frames import FrameBuffer
         from perception.speech import SpeechSegmenter
         from streaming.backends import Backend, ChatBackend, RealtimeBackend
         from streaming.session import Session
 
         state, settings = self.state, self.settings
-        if (state.transcriber is None or state.vad is None or state.describer_models is None
-                or state.backends is None or state.frame_budget is None or state.probe_pace is None):
+        if (
+            state.transcriber is None
+            or state.vad is None
+            or state.describer_models is None
+            or state.backends is None
+            or state.frame_budget is None
+            or state.probe_pace is None
+        ):
             raise RuntimeError("the server has not started: its shared models are not loaded")
         turn_model = None
         if config.end_of_turn == "model":  # loaded once, at the first session that asks for it
@@ -440,8 +479,13 @@ class Connection:
                 turn_model = await asyncio.to_thread(shared_model)
             except RuntimeError as exc:
                 raise wire.WireError("bad_hello", f"{exc}; or say end_of_turn: silence") from None
-        segmenter = SpeechSegmenter(state.transcriber, silence_ms=config.silence_ms, partials=config.partials,
-                                    vad=state.vad, turn_model=turn_model)
+        segmenter = SpeechSegmenter(
+            state.transcriber,
+            silence_ms=config.silence_ms,
+            partials=config.partials,
+            vad=state.vad,
+            turn_model=turn_model,
+        )
         model = await state.describer_models.get(config.describer) if needs_model(config.describer) else None
         describer = make_describer(config.describer, model=model)
         generation = GenerationConfig(temperature=config.temperature, max_tokens=config.max_tokens)
@@ -455,12 +499,20 @@ class Connection:
             system = f"{system}\n\n{PROACTIVE_INSTRUCTION}".strip()
         backend: Backend
         if is_realtime(config.backend):  # one live API session per glasses session
-            backend = await RealtimeBackend.open(config.backend, system, generation,
-                                                 base_url=settings.backend_base_url, output=config.output)
+            backend = await RealtimeBackend.open(
+                config.backend, system, generation, base_url=settings.backend_base_url, output=config.output
+            )
         else:  # one chat candidate shared by every session
             backend = ChatBackend(await state.backends.get(config.backend), system, generation, describer)
         frames = FrameBuffer(max_bytes=settings.frame_bytes_per_session, budget=state.frame_budget)
         policy = config.frame_policy or settings.frame_policy  # neither: the backend's default
-        return Session(config, segmenter, backend, self.send, frames=frames,
-                       policy=parse_frame_policy(policy) if policy else None,
-                       camera_profile=camera_conditions(config.camera_conditions), pace=state.probe_pace)
+        return Session(
+            config,
+            segmenter,
+            backend,
+            self.send,
+            frames=frames,
+            policy=parse_frame_policy(policy) if policy else None,
+            camera_profile=camera_conditions(config.camera_conditions),
+            pace=state.probe_pace,
+        )

@@ -37,9 +37,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import ClassVar, Protocol
 
-from core.candidate import REPLY_AUDIO_RATE, Candidate, GenerationConfig, Message, Reply
 from candidates.realtime import LiveConversation, open_realtime_session
 from candidates.realtime_base import UserPart
+from core.candidate import REPLY_AUDIO_RATE, Candidate, GenerationConfig, Message, Reply
 from core.records import MEDIA_CAMERA, TurnInput, build_context_message, build_probe_message
 from media_effects.audio import SAMPLE_RATE, resample_pcm16
 from perception.describers import SceneDescriber
@@ -66,13 +66,13 @@ class Backend(Protocol):
     async def frame(self, t_ms: int, jpeg: bytes) -> None:
         """A camera frame the policy sent, at stream time `t_ms`, as sent."""
 
-    async def perceive(self, authored: TurnInput, speech: str, frame: bytes | None,
-                       context: bytes | None) -> TurnInput:
+    async def perceive(self, authored: TurnInput, speech: str, frame: bytes | None, context: bytes | None) -> TurnInput:
         """The turn's input: `authored` with the transcript and the turn's frame (and on turn 1 the
         context frame) the session chose from the frames sent, as this backend takes them."""
 
-    async def answer(self, turn_input: TurnInput, on_delta: Callable[[str], None],
-                     on_audio: Callable[[bytes], None]) -> Reply:
+    async def answer(
+        self, turn_input: TurnInput, on_delta: Callable[[str], None], on_audio: Callable[[bytes], None]
+    ) -> Reply:
         """The user's turn ended: reply, passing text and audio pieces on as they come."""
 
     async def probe(self, on_delta: Callable[[str], None], on_audio: Callable[[bytes], None]) -> Reply:
@@ -88,8 +88,9 @@ class Backend(Protocol):
     async def aclose(self) -> None: ...
 
 
-NATIVE_NEEDS_REALTIME = ("proactive 'native' needs a realtime API: a chat model never speaks unasked "
-                         "(use change or every:N)")
+NATIVE_NEEDS_REALTIME = (
+    "proactive 'native' needs a realtime API: a chat model never speaks unasked (use change or every:N)"
+)
 
 
 class ChatBackend:
@@ -97,8 +98,9 @@ class ChatBackend:
 
     default_policy: ClassVar[FramePolicy] = FramePolicy(kind="end")  # the frame at the end of speech, described
 
-    def __init__(self, candidate: Candidate, system: str, config: GenerationConfig,
-                 describer: SceneDescriber | None = None):
+    def __init__(
+        self, candidate: Candidate, system: str, config: GenerationConfig, describer: SceneDescriber | None = None
+    ):
         self.candidate, self.system, self.config = candidate, system, config
         self.describer = describer  # None only for a session without a camera
         self.messages: list[Message] = []
@@ -118,13 +120,13 @@ class ChatBackend:
     async def frame(self, t_ms: int, jpeg: bytes) -> None:
         self._newest = jpeg
 
-    async def perceive(self, authored: TurnInput, speech: str, frame: bytes | None,
-                       context: bytes | None) -> TurnInput:
+    async def perceive(self, authored: TurnInput, speech: str, frame: bytes | None, context: bytes | None) -> TurnInput:
         """The turn's frames described: the camera blocks are the describer's text."""
         camera = await self._describe(frame)
         context_block = await self._describe(context)
-        return assemble_turn_input(authored, perceived_speech=speech, perceived_camera=camera,
-                                   perceived_context=context_block)
+        return assemble_turn_input(
+            authored, perceived_speech=speech, perceived_camera=camera, perceived_context=context_block
+        )
 
     async def _describe(self, jpeg: bytes | None) -> str | None:
         if jpeg is None:
@@ -133,8 +135,9 @@ class ChatBackend:
             raise RuntimeError("a chat backend got a frame to describe but has no scene describer")
         return (await self.describer.describe(jpeg)).text
 
-    async def answer(self, turn_input: TurnInput, on_delta: Callable[[str], None],
-                     on_audio: Callable[[bytes], None]) -> Reply:
+    async def answer(
+        self, turn_input: TurnInput, on_delta: Callable[[str], None], on_audio: Callable[[bytes], None]
+    ) -> Reply:
         return await self._ask(turn_input.messages(), on_delta)
 
     async def probe(self, on_delta: Callable[[str], None], on_audio: Callable[[bytes], None]) -> Reply:
@@ -142,8 +145,9 @@ class ChatBackend:
         self.probe_camera = await self._describe(self._newest)
         return await self._ask([build_probe_message(self.probe_camera)], on_delta, replace(self.config, probe=True))
 
-    async def _ask(self, texts: list[str], on_delta: Callable[[str], None],
-                   config: GenerationConfig | None = None) -> Reply:
+    async def _ask(
+        self, texts: list[str], on_delta: Callable[[str], None], config: GenerationConfig | None = None
+    ) -> Reply:
         """The user messages added to the conversation, and the model's reply to it all (asked with `config`,
         the session's by default)."""
         self.messages += [Message(role="user", text=text) for text in texts]
@@ -191,12 +195,15 @@ class MediaBackend:
     async def speech_started(self) -> None:
         return None  # the audio went as it came
 
-    async def perceive(self, authored: TurnInput, speech: str, frame: bytes | None,
-                       context: bytes | None) -> TurnInput:
+    async def perceive(self, authored: TurnInput, speech: str, frame: bytes | None, context: bytes | None) -> TurnInput:
         """The frames went as they passed (`frame`): the record says `media` where one was chosen."""
-        return assemble_turn_input(authored, perceived_speech=speech,
-                                   perceived_camera=MEDIA_CAMERA if frame is not None else None,
-                                   perceived_context=MEDIA_CAMERA if context is not None else None, source="media")
+        return assemble_turn_input(
+            authored,
+            perceived_speech=speech,
+            perceived_camera=MEDIA_CAMERA if frame is not None else None,
+            perceived_context=MEDIA_CAMERA if context is not None else None,
+            source="media",
+        )
 
 
 class RealtimeBackend(MediaBackend):
@@ -209,11 +216,15 @@ class RealtimeBackend(MediaBackend):
         self.spoken: dict[int, tuple[str, int]] = {}  # turn -> its spoken reply's API item id and length (ms)
 
     @classmethod
-    async def open(cls, model_id: str, system: str, config: GenerationConfig, *, base_url: str | None = None,
-                   output: str = "text") -> "RealtimeBackend":
-        live = LiveConversation(lambda: open_realtime_session(model_id, system, base_url=base_url,
-                                                              streaming_input=True, output=output, config=config),
-                                model_id)
+    async def open(
+        cls, model_id: str, system: str, config: GenerationConfig, *, base_url: str | None = None, output: str = "text"
+    ) -> RealtimeBackend:
+        live = LiveConversation(
+            lambda: open_realtime_session(
+                model_id, system, base_url=base_url, streaming_input=True, output=output, config=config
+            ),
+            model_id,
+        )
         await live.start()
         return cls(live)
 
@@ -227,18 +238,29 @@ class RealtimeBackend(MediaBackend):
         await self.live.send_frame(jpeg)
         self.frames_sent += 1
 
-    async def answer(self, turn_input: TurnInput, on_delta: Callable[[str], None],
-                     on_audio: Callable[[bytes], None]) -> Reply:
+    async def answer(
+        self, turn_input: TurnInput, on_delta: Callable[[str], None], on_audio: Callable[[bytes], None]
+    ) -> Reply:
         """The frames went as they arrived (`frame`); a channel without one goes as its authored text.
         A new session is later told this turn as its words (that text, then the transcript) and its
         last frame."""
-        texts = [build_context_message(block) for block, source in (
-            (turn_input.context_block, turn_input.context_source),
-            (turn_input.camera_block, turn_input.camera_source)) if block and source == "authored"]
+        texts = [
+            build_context_message(block)
+            for block, source in (
+                (turn_input.context_block, turn_input.context_source),
+                (turn_input.camera_block, turn_input.camera_source),
+            )
+            if block and source == "authored"
+        ]
         frame = self.live.last_frame
         told = UserPart(text="\n".join([*texts, turn_input.speech or ""]).strip(), images=(frame,) if frame else ())
-        reply = await self.live.answer(tuple(UserPart(text=text) for text in texts), audio_turn=True, told=(told,),
-                                       on_delta=on_delta, on_audio=on_audio)
+        reply = await self.live.answer(
+            tuple(UserPart(text=text) for text in texts),
+            audio_turn=True,
+            told=(told,),
+            on_delta=on_delta,
+            on_audio=on_audio,
+        )
         if reply.item is not None:
             self.spoken[turn_input.turn] = (reply.item, len(reply.audio) * 1000 // (2 * REPLY_AUDIO_RATE))
         return replace(reply, model=self.model_id, audio=b"", item=None)  # the audio went out through on_audio

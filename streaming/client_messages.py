@@ -31,6 +31,7 @@ class TurnEnd:
     """The speaker is done (push to talk). `t_ms`: the client's stream time when it said so, sent by the
     simulated glasses; the server does not read it (and never checked it), so one that is not an integer
     reads as None."""
+
     type: ClassVar[str] = "turn.end"
     t_ms: int | None = None
 
@@ -38,6 +39,7 @@ class TurnEnd:
 @dataclass(frozen=True, kw_only=True)
 class ReplyCut:
     """The client stopped playing turn `turn`'s spoken reply after `played_ms` of it."""
+
     type: ClassVar[str] = "reply.cut"
     turn: int
     played_ms: int
@@ -92,4 +94,3 @@ def encode_client_message(message: ClientMessage) -> str:
     if isinstance(message, (WatchEnd, SessionEnd)):
         return wire.encode_message(message.type)
     raise WireError("bad_message", f"not a client message: {message!r:.200}")
-

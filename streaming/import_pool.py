@@ -22,8 +22,9 @@ import asyncio
 import logging
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 THREAD_PREFIX = "studio-import"
@@ -45,7 +46,7 @@ def _lowest_priority() -> None:
 class Place:
     """One upload's place in the pool: the bytes it may store, grown as a body comes in."""
 
-    def __init__(self, pool: "ImportPool", size: int):
+    def __init__(self, pool: ImportPool, size: int):
         self.pool, self.bytes = pool, size
 
     def grow(self, size: int) -> None:
@@ -89,8 +90,10 @@ class ImportPool:
 
     def _take_bytes(self, size: int) -> None:
         if self._bytes + size > self.incoming_bytes:
-            raise ImportBusy(f"the studio is storing {self._bytes / 2**20:.0f} MB of uploads, at most "
-                             f"{self.incoming_bytes / 2**20:.0f} MB at once; try again in a minute")
+            raise ImportBusy(
+                f"the studio is storing {self._bytes / 2**20:.0f} MB of uploads, at most "
+                f"{self.incoming_bytes / 2**20:.0f} MB at once; try again in a minute"
+            )
         self._bytes += size
 
     async def run(self, fn: Callable[..., T], *args) -> T:

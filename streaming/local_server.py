@@ -36,7 +36,6 @@ from streaming import wire
 from streaming.app import ServerSettings, create_app
 from streaming.connection_room import Room
 
-
 HANDSHAKE_TIMEOUT_S = 10.0  # for any request's headers, the WebSocket handshake's among them
 KEEP_ALIVE_S = 5  # an idle kept-alive connection is closed after this (uvicorn's timeout_keep_alive)
 MAX_HTTP_CONNECTIONS = 512  # plain HTTP connections at once; WebSockets are capped apart (websocket_limit)
@@ -48,8 +47,10 @@ BUSY_HTTP = b'{"error": "the server holds its maximum of connections; try again 
 
 
 def _busy_response(body: bytes) -> bytes:
-    return (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
-            b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+    return (
+        b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
+        b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body)
+    )
 
 
 def _peer_host(transport) -> str | None:
@@ -82,8 +83,13 @@ def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit
                     room.requested(self)
                     busy = room.is_reserved(self) or len(server_state.tasks) > http_limit
                     if busy and scope.get("path") not in ALWAYS_ANSWERED:
-                        await send({"type": "http.response.start", "status": 503, "headers": [
-                            (b"content-type", b"application/json"), (b"connection", b"close")]})
+                        await send(
+                            {
+                                "type": "http.response.start",
+                                "status": 503,
+                                "headers": [(b"content-type", b"application/json"), (b"connection", b"close")],
+                            }
+                        )
                         await send({"type": "http.response.body", "body": BUSY_HTTP})
                         return
                 await app(scope, receive, send)
@@ -140,15 +146,24 @@ def server_config(settings: ServerSettings | None, host: str, port: int) -> uvic
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
     settings = settings or ServerSettings()
-    return uvicorn.Config(create_app(settings), host=host, port=port, log_level="warning",
-                          ws_max_size=wire.MAX_WIRE_BYTES,
-                          # no permessage-deflate: audio and JPEG frames do not shrink, and compressing
-                          # every message of every session took CPU the speech recognition waits for
-                          ws_per_message_deflate=False,
-                          http=_with_deadlines(AutoHTTPProtocol, HANDSHAKE_TIMEOUT_S,
-                                               settings.max_sessions + settings.max_pending_hellos + 16,
-                                               MAX_HTTP_CONNECTIONS, MAX_HTTP_PER_CLIENT),
-                          timeout_keep_alive=KEEP_ALIVE_S)
+    return uvicorn.Config(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level="warning",
+        ws_max_size=wire.MAX_WIRE_BYTES,
+        # no permessage-deflate: audio and JPEG frames do not shrink, and compressing
+        # every message of every session took CPU the speech recognition waits for
+        ws_per_message_deflate=False,
+        http=_with_deadlines(
+            AutoHTTPProtocol,
+            HANDSHAKE_TIMEOUT_S,
+            settings.max_sessions + settings.max_pending_hellos + 16,
+            MAX_HTTP_CONNECTIONS,
+            MAX_HTTP_PER_CLIENT,
+        ),
+        timeout_keep_alive=KEEP_ALIVE_S,
+    )
 
 
 def page_config(app, host: str, port: int) -> uvicorn.Config:
@@ -156,10 +171,15 @@ def page_config(app, host: str, port: int) -> uvicorn.Config:
     deadlines and connection caps as the streaming server's plain HTTP."""
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-    return uvicorn.Config(app, host=host, port=port, log_level="warning", ws="none",
-                          http=_with_deadlines(AutoHTTPProtocol, HANDSHAKE_TIMEOUT_S, 0, MAX_HTTP_CONNECTIONS,
-                                               MAX_HTTP_PER_CLIENT),
-                          timeout_keep_alive=KEEP_ALIVE_S)
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        ws="none",
+        http=_with_deadlines(AutoHTTPProtocol, HANDSHAKE_TIMEOUT_S, 0, MAX_HTTP_CONNECTIONS, MAX_HTTP_PER_CLIENT),
+        timeout_keep_alive=KEEP_ALIVE_S,
+    )
 
 
 @contextlib.contextmanager
@@ -189,8 +209,13 @@ def _server_log(path: Path | None):
 
 
 @contextlib.contextmanager
-def running_server(settings: ServerSettings | None = None, *, port: int = 0, startup_timeout: float = 300.0,
-                   log_path: Path | None = None):
+def running_server(
+    settings: ServerSettings | None = None,
+    *,
+    port: int = 0,
+    startup_timeout: float = 300.0,
+    log_path: Path | None = None,
+):
     with _server_log(log_path):
         with _running_server(settings, port, startup_timeout) as url:
             logging.getLogger("wearsim.server").info("streaming server on %s (in-process)", url)

@@ -71,8 +71,14 @@ def _is_loopback(client) -> bool:
 class OriginCheck:
     """ASGI middleware applying the rules above to every HTTP request and WebSocket handshake."""
 
-    def __init__(self, app, *, allowed_origins: tuple[str, ...] = (), allowed_hosts: tuple[str, ...] = (),
-                 token_required: bool = False):
+    def __init__(
+        self,
+        app,
+        *,
+        allowed_origins: tuple[str, ...] = (),
+        allowed_hosts: tuple[str, ...] = (),
+        token_required: bool = False,
+    ):
         self.app = app
         self.allowed_origins = {normal_origin(o) for o in allowed_origins}
         self.allowed_hosts = {h.lower() for h in allowed_hosts} | {"localhost"}
@@ -85,8 +91,10 @@ class OriginCheck:
         host = headers.get("host", "")
         name = host_name(host)
         if not name or not (_is_address(name) or name in self.allowed_hosts):
-            return 400, (f"Host {host[:80]!r} is not a name of this server (use its address or localhost, "
-                         "or start it with --allow-origin for a page on another name)")
+            return 400, (
+                f"Host {host[:80]!r} is not a name of this server (use its address or localhost, "
+                "or start it with --allow-origin for a page on another name)"
+            )
         if scope["type"] == "http" and scope.get("method", "GET") in SAFE_METHODS:
             return None
         origin = headers.get("origin")
@@ -97,8 +105,10 @@ class OriginCheck:
         scheme = "https" if scope.get("scheme") in ("https", "wss") else "http"
         if origin.strip().rstrip("/").lower() in {f"{scheme}://{host.lower()}", *self.allowed_origins}:
             return None
-        return 403, (f"origin {origin[:80]!r} may not use this server (its own pages may; the operator can "
-                     "allow another with wearsim serve --allow-origin)")
+        return 403, (
+            f"origin {origin[:80]!r} may not use this server (its own pages may; the operator can "
+            "allow another with wearsim serve --allow-origin)"
+        )
 
     async def __call__(self, scope, receive, send):
         if scope["type"] not in ("http", "websocket"):
@@ -109,8 +119,10 @@ class OriginCheck:
         status, reason = refused
         log.warning("refused %s %s: %s", scope["type"], scope.get("path", ""), reason)
         body = json.dumps({"error": reason}).encode("utf-8")
-        start = {"status": status, "headers": [(b"content-type", b"application/json"),
-                                               (b"content-length", str(len(body)).encode("ascii"))]}
+        start = {
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode("ascii"))],
+        }
         if scope["type"] == "http":
             await send({"type": "http.response.start", **start})
             await send({"type": "http.response.body", "body": body})

@@ -62,8 +62,10 @@ def parse_strategy(text: str) -> Strategy:
         every = strict_number(rest)  # ASCII digits and one optional point: not `1_0`, `1e1` or other scripts' digits
         if every is not None and 1 <= every <= MAX_EVERY_S:
             return Strategy(kind="every", every_s=every)
-        raise ValueError(f"proactive strategy {text[:40]!r}: every:N takes a number of seconds from 1 to "
-                         f"{MAX_EVERY_S:g}, written in digits 0-9 with at most one point")
+        raise ValueError(
+            f"proactive strategy {text[:40]!r}: every:N takes a number of seconds from 1 to "
+            f"{MAX_EVERY_S:g}, written in digits 0-9 with at most one point"
+        )
     raise ValueError(f"unknown proactive strategy {text[:40]!r}; one of {EXAMPLES}")
 
 
@@ -92,7 +94,8 @@ class ProbeSchedule:
         from perception.frame_policy import picture_change
 
         if self.strategy.kind == "change" and (
-                self._probed is None or picture_change(self._probed, thumbnail) > PROBE_CHANGE):
+            self._probed is None or picture_change(self._probed, thumbnail) > PROBE_CHANGE
+        ):
             self.changed = True
 
     def due(self, clock_ms: int) -> bool:

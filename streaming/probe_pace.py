@@ -46,8 +46,14 @@ SLACK_S = 0.1  # a real-time client's pacing jitter: a probe due this much early
 class ProbePace:
     """Shared by every session of one server."""
 
-    def __init__(self, rate: float = DEFAULT_RATE, min_gap_s: float = DEFAULT_MIN_GAP_S, *,
-                 hold_turns: bool = True, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        rate: float = DEFAULT_RATE,
+        min_gap_s: float = DEFAULT_MIN_GAP_S,
+        *,
+        hold_turns: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         if not rate > 0 or not min_gap_s >= 0:
             raise ValueError(f"probe pace: the rate must be above 0 and the gap at least 0, got {rate}, {min_gap_s}")
         self.rate, self.min_gap_s, self.clock = float(rate), float(min_gap_s), clock
@@ -114,5 +120,10 @@ class ProbePace:
         return False
 
     def describe(self) -> dict:
-        return {"min_gap_s": self.min_gap_s, "rate": self.rate, "sessions": len(self._sessions),
-                "gap_s": round(self.gap_s, 3), "held": self.held}
+        return {
+            "min_gap_s": self.min_gap_s,
+            "rate": self.rate,
+            "sessions": len(self._sessions),
+            "gap_s": round(self.gap_s, 3),
+            "held": self.held,
+        }

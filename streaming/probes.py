@@ -23,16 +23,21 @@ from collections.abc import Awaitable, Callable, Coroutine
 from core.candidate import REPLY_AUDIO_RATE
 from streaming import wire
 from streaming.backends import Backend
-from streaming.probe_pace import ProbePace
 from streaming.proactive import ProbeSchedule, SilenceFilter, Strategy
+from streaming.probe_pace import ProbePace
 from streaming.relay import Relay
 
 MAX_WATCH_FRAMES = 20_000  # stream times of sent frames a proactive session reports at `watch.end`
 
 
 class Probes:
-    def __init__(self, strategy: Strategy, backend: Backend, send: Callable[[wire.ServerEvent], Awaitable[None]],
-                 pace: ProbePace | None = None):
+    def __init__(
+        self,
+        strategy: Strategy,
+        backend: Backend,
+        send: Callable[[wire.ServerEvent], Awaitable[None]],
+        pace: ProbePace | None = None,
+    ):
         self.strategy, self.backend, self.send = strategy, backend, send
         self.schedule = ProbeSchedule(strategy) if strategy.probes else None
         self.pace = pace if self.schedule is not None else None
@@ -67,8 +72,15 @@ class Probes:
             self.skipped += 1
             if self.skipped == 1:
                 pace = self.pace.describe()
-                await self.send(wire.ProbePaced(asked_ms=clock_ms, gap_s=pace["gap_s"], min_gap_s=pace["min_gap_s"],
-                                                rate=pace["rate"], sessions=pace["sessions"]))
+                await self.send(
+                    wire.ProbePaced(
+                        asked_ms=clock_ms,
+                        gap_s=pace["gap_s"],
+                        min_gap_s=pace["min_gap_s"],
+                        rate=pace["rate"],
+                        sessions=pace["sessions"],
+                    )
+                )
             return None
         self._last_start = self.pace.clock() if self.pace is not None else None
         self.schedule.asked(clock_ms, thumb)
@@ -90,11 +102,14 @@ class Probes:
         quiet = SilenceFilter()
         first: list[float] = []
         async with Relay(self.send) as relay:
+
             def release(texts: list[str], audio: list[bytes]) -> None:
                 for piece in texts:
                     relay.put(wire.RemarkDelta(probe=n, text=piece))
                 for pcm in audio:
-                    relay.put(wire.RemarkAudio(probe=n, audio=base64.b64encode(pcm).decode("ascii"), rate=REPLY_AUDIO_RATE))
+                    relay.put(
+                        wire.RemarkAudio(probe=n, audio=base64.b64encode(pcm).decode("ascii"), rate=REPLY_AUDIO_RATE)
+                    )
 
             def on_delta(piece: str) -> None:
                 first[:] = first or [time.monotonic()]
@@ -124,5 +139,18 @@ class Probes:
         silent = quiet.silent
         first_s = None if silent else round((first[0] if first else time.monotonic()) - asked_at, 3)
         incomplete = reply.incomplete or ("cut short: a user started speaking" if cut else None)
-        await self.send(wire.ProbeDone(probe=n, asked_ms=asked_ms, frame_ms=frame_ms, text=reply.text, silent=silent, first_s=first_s, done_s=done_s, usage=reply.usage,
-                                       incomplete=incomplete, session_lost=reply.session_lost, camera=self.backend.probe_camera))
+        await self.send(
+            wire.ProbeDone(
+                probe=n,
+                asked_ms=asked_ms,
+                frame_ms=frame_ms,
+                text=reply.text,
+                silent=silent,
+                first_s=first_s,
+                done_s=done_s,
+                usage=reply.usage,
+                incomplete=incomplete,
+                session_lost=reply.session_lost,
+                camera=self.backend.probe_camera,
+            )
+        )

@@ -23,7 +23,7 @@ class Relay:
     def put(self, event) -> None:
         self._queue.put_nowait(event)
 
-    async def __aenter__(self) -> "Relay":
+    async def __aenter__(self) -> Relay:
         self._task = asyncio.create_task(self._forward())
         return self
 

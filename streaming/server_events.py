@@ -174,8 +174,23 @@ class Error:
     message: str
 
 
-ServerEvent = Union[Ready, SpeechStarted, TranscriptPartial, TranscriptFinal, CameraBlock, TurnInputEvent,
-                    AssistantDelta, AssistantAudio, AssistantDone, Metrics, RemarkDelta, RemarkAudio, ProbeDone,
-                    ProbePaced, WatchDone, Error]
+ServerEvent = Union[
+    Ready,
+    SpeechStarted,
+    TranscriptPartial,
+    TranscriptFinal,
+    CameraBlock,
+    TurnInputEvent,
+    AssistantDelta,
+    AssistantAudio,
+    AssistantDone,
+    Metrics,
+    RemarkDelta,
+    RemarkAudio,
+    ProbeDone,
+    ProbePaced,
+    WatchDone,
+    Error,
+]
 EVENT_TYPES: dict[str, Any] = {cls.type: cls for cls in get_args(ServerEvent)}  # the type -> its class
 SERVER_TYPES = tuple(EVENT_TYPES)

@@ -35,13 +35,15 @@ class Backends:
         from candidates import open_candidate
 
         if model_id not in self._locks and len(self._locks) >= self.max_open:
-            raise BackendLimit(f"this server opens at most {self.max_open} backends and has them: "
-                               f"{', '.join(sorted(self._locks))}")
+            raise BackendLimit(
+                f"this server opens at most {self.max_open} backends and has them: {', '.join(sorted(self._locks))}"
+            )
         async with self._locks.setdefault(model_id, asyncio.Lock()):  # one opening per id; others go on
             if model_id not in self._open:
                 try:
                     self._open[model_id] = await self._stack.enter_async_context(
-                        open_candidate(model_id, base_url=self.base_url))
+                        open_candidate(model_id, base_url=self.base_url)
+                    )
                 except BaseException:
                     self._locks.pop(model_id, None)  # a failed opening takes no place
                     raise
@@ -56,6 +58,7 @@ class Backends:
 class ServerState:
     """The counters (connections still saying hello, sessions open) and, once the app has started, the
     shared models and budgets; None until then."""
+
     sessions: int = 0
     pending: int = 0  # connections not yet past their hello
     transcriber: Transcriber | None = None  # one Whisper model

@@ -73,14 +73,14 @@ from dataclasses import dataclass
 
 from core.candidate import REPLY_AUDIO_RATE
 from core.records import FrameFacts, TurnEnd, TurnInput, TurnMetrics
-from perception.frame_policy import FrameGate, FramePolicy, resize_frame
 from media_effects.frames import Frame, FrameBuffer, pick_context_frame, select_frame
+from perception.frame_policy import FrameGate, FramePolicy, resize_frame
 from perception.speech import FinalTranscript, PartialTranscript, SpeechSegmenter, SpeechStarted
 from streaming import wire
 from streaming.backends import Backend
+from streaming.proactive import parse_strategy
 from streaming.probe_pace import ProbePace
 from streaming.probes import Probes
-from streaming.proactive import parse_strategy
 from streaming.relay import Relay
 from streaming.wire import KIND_AUDIO, Media, SessionConfig
 
@@ -106,15 +106,25 @@ def default_policy(backend: Backend, proactive: bool = False) -> FramePolicy:
 @dataclass(frozen=True, kw_only=True)
 class ReplyCut:
     """The client stopped playing `turn`'s spoken reply after `played_ms` (a `reply.cut`)."""
+
     turn: int
     played_ms: int
 
 
 class Session:
-    def __init__(self, config: SessionConfig, segmenter: SpeechSegmenter, backend: Backend, send: Send, *,
-                 frames: FrameBuffer | None = None,
-                 policy: FramePolicy | None = None, camera_profile=None,
-                 max_pending_audio: int = wire.MAX_PENDING_AUDIO_BYTES, pace: ProbePace | None = None):
+    def __init__(
+        self,
+        config: SessionConfig,
+        segmenter: SpeechSegmenter,
+        backend: Backend,
+        send: Send,
+        *,
+        frames: FrameBuffer | None = None,
+        policy: FramePolicy | None = None,
+        camera_profile=None,
+        max_pending_audio: int = wire.MAX_PENDING_AUDIO_BYTES,
+        pace: ProbePace | None = None,
+    ):
         self.config = config
         self.segmenter = segmenter
         self.backend = backend
@@ -123,8 +133,11 @@ class Session:
         self.strategy = parse_strategy(config.proactive) if config.proactive else None
         self.policy = policy or default_policy(backend, self.strategy is not None)
         if self.strategy is not None and self.strategy.probes and self.policy.kind == "end":
-            raise wire.WireError("bad_hello", "frame policy 'end' sends no frame until the user speaks; a proactive "
-                                              "session needs one that streams (fps:1, speech:1/0.5, change:0.02)")
+            raise wire.WireError(
+                "bad_hello",
+                "frame policy 'end' sends no frame until the user speaks; a proactive "
+                "session needs one that streams (fps:1, speech:1/0.5, change:0.02)",
+            )
         if self.strategy is not None and (refusal := backend.proactive_refusal(self.strategy)):
             raise wire.WireError("bad_hello", refusal)
         self.pace = pace  # the server's: a spoken turn here holds every session's probes back
@@ -209,7 +222,11 @@ class Session:
                 elif item == WATCH_END:
                     await self._gate_frames(float("inf"))
                     await self._end_reply()
-                    done = self.probes.done() if self.probes is not None else wire.WatchDone(probes=0, frames={"sent_ms": []})
+                    done = (
+                        self.probes.done()
+                        if self.probes is not None
+                        else wire.WatchDone(probes=0, frames={"sent_ms": []})
+                    )
                     await self.send(done)
                 elif isinstance(item, ReplyCut):
                     await self._to_backend(item)
@@ -364,9 +381,15 @@ class Session:
         newest = max((t for t in self._sent_ms if t <= end_ms), default=None)
         start = self._window_from if self._window_from is not None else end_ms
         self._window_from = max(end_ms, int(gated_ms)) if window else max(end_ms, start)
-        facts = FrameFacts(policy=self.policy.name, offered=len(window), sent=len(sent),
-                           sent_bytes=sum(size for _, size in sent), sent_ms=tuple(t for t, _ in sent),
-                           window_ms=max(0, self._window_from - start), newest_ms=newest)
+        facts = FrameFacts(
+            policy=self.policy.name,
+            offered=len(window),
+            sent=len(sent),
+            sent_bytes=sum(size for _, size in sent),
+            sent_ms=tuple(t for t, _ in sent),
+            window_ms=max(0, self._window_from - start),
+            newest_ms=newest,
+        )
         return facts, None if newest is None else round((end_ms - newest) / 1000, 3)
 
     async def _on_speech(self, event) -> None:
@@ -384,8 +407,9 @@ class Session:
             heard_at = time.monotonic()  # latencies count any wait for the previous reply
             await self._end_reply()  # the previous turn's reply first: one conversation, in order
             window, self._frame_log = self._frame_log, []  # the frames offered until this turn is asked
-            self._reply = asyncio.create_task(self._run_turn(event, heard_at, window, self._gated_ms),
-                                              name=f"turn {self.turn + 1}")
+            self._reply = asyncio.create_task(
+                self._run_turn(event, heard_at, window, self._gated_ms), name=f"turn {self.turn + 1}"
+            )
             self._reply.add_done_callback(lambda _: self._queued.set())  # the worker ends it
 
     async def _turn_input(self, turn: int, final: FinalTranscript, window: list[list]) -> TurnInput:
@@ -399,14 +423,18 @@ class Session:
             at_end = self.policy.kind == "end"
             # a snapshot: the reader keeps adding (and dropping) frames
             frames = list(self.frames.frames if at_end else self.sent.frames)
-            chosen = await asyncio.to_thread(select_frame, frames, final.start_ms, final.end_ms,
-                                             self.config.frame_selection)
+            chosen = await asyncio.to_thread(
+                select_frame, frames, final.start_ms, final.end_ms, self.config.frame_selection
+            )
             frame = chosen.jpeg if chosen is not None else None
             picked = [chosen] if chosen is not None else []
             if turn == 1:
                 earlier = [f for f in frames if f.t_ms < final.start_ms]
-                context_jpeg = (await asyncio.to_thread(pick_context_frame, earlier, frame)
-                                if (frame is not None and earlier) else None)
+                context_jpeg = (
+                    await asyncio.to_thread(pick_context_frame, earlier, frame)
+                    if (frame is not None and earlier)
+                    else None
+                )
                 picked[:0] = [f for f in earlier if f.jpeg is context_jpeg][:1]
                 if context_jpeg is None and not self.frames.before(final.start_ms):  # no frame before the words
                     fallback_context = self.config.fallback_context
@@ -415,9 +443,16 @@ class Session:
                 frame, context_jpeg = sent[-1], (sent[0] if len(sent) == 2 else None)
             if frame is None and any(f.t_ms <= final.end_ms for f in self.frames.frames):
                 fallback = None  # the camera was on and the policy sent nothing yet: the model saw nothing
-        authored = TurnInput(turn=turn, camera_block=fallback or None, speech="", camera_source="authored" if fallback else None, speech_source=None,
-                             context_block=fallback_context or None, context_source="authored" if fallback_context else None,
-                             timings={"asr_decode_s": round(final.decode_seconds, 4)})
+        authored = TurnInput(
+            turn=turn,
+            camera_block=fallback or None,
+            speech="",
+            camera_source="authored" if fallback else None,
+            speech_source=None,
+            context_block=fallback_context or None,
+            context_source="authored" if fallback_context else None,
+            timings={"asr_decode_s": round(final.decode_seconds, 4)},
+        )
         return await self.backend.perceive(authored, final.text, frame, context_jpeg)
 
     async def _run_turn(self, final: FinalTranscript, heard_at: float, window: list[list], gated_ms: float) -> None:
@@ -427,8 +462,7 @@ class Session:
             if self.pace is not None:
                 self.pace.release(self)
 
-    async def _answer_turn(self, final: FinalTranscript, heard_at: float, window: list[list], gated_ms: float
-                           ) -> None:
+    async def _answer_turn(self, final: FinalTranscript, heard_at: float, window: list[list], gated_ms: float) -> None:
         self.turn += 1
         turn = self.turn
         await self.send(wire.TranscriptFinal(turn=turn, text=final.text, start_ms=final.start_ms, end_ms=final.end_ms))
@@ -436,11 +470,19 @@ class Session:
         turn_input = await self._turn_input(turn, final, window)
         frames, frame_age_s = self._frame_facts(final.end_ms, window, gated_ms)  # after `end` picked its frames
         camera_at = time.monotonic()
-        await self.send(wire.CameraBlock(turn=turn, text=turn_input.camera_block, source=turn_input.camera_source,
-                                         context=turn_input.context_block, context_source=turn_input.context_source))
+        await self.send(
+            wire.CameraBlock(
+                turn=turn,
+                text=turn_input.camera_block,
+                source=turn_input.camera_source,
+                context=turn_input.context_block,
+                context_source=turn_input.context_source,
+            )
+        )
         await self.send(wire.TurnInputEvent(turn=turn, input=turn_input))
         first_token: list[float] = []
         async with Relay(self.send) as relay:  # text and audio go out while the reply is still coming
+
             def on_delta(piece: str) -> None:
                 if not first_token:
                     first_token.append(time.monotonic())
@@ -449,24 +491,52 @@ class Session:
                 relay.put(wire.AssistantDelta(turn=turn, text=piece))
 
             def on_audio(pcm16: bytes) -> None:
-                relay.put(wire.AssistantAudio(turn=turn, audio=base64.b64encode(pcm16).decode("ascii"), rate=REPLY_AUDIO_RATE))
+                relay.put(
+                    wire.AssistantAudio(turn=turn, audio=base64.b64encode(pcm16).decode("ascii"), rate=REPLY_AUDIO_RATE)
+                )
 
             asked_at = time.monotonic()
             reply = await self.backend.answer(turn_input, on_delta, on_audio)
         done_at = time.monotonic()
-        await self.send(wire.AssistantDone(turn=turn, text=reply.text, usage=reply.usage, heard=reply.heard, interrupted=reply.interrupted,
-                                           session_lost=reply.session_lost, incomplete=reply.incomplete, transcription=reply.transcription))
+        await self.send(
+            wire.AssistantDone(
+                turn=turn,
+                text=reply.text,
+                usage=reply.usage,
+                heard=reply.heard,
+                interrupted=reply.interrupted,
+                session_lost=reply.session_lost,
+                incomplete=reply.incomplete,
+                transcription=reply.transcription,
+            )
+        )
         first = first_token[0] if first_token else done_at
         ended_at = final.ended_at if final.ended_at is not None else heard_at - final.decode_seconds
         speech_end_at = self._arrival(final.speech_end_ms, ended_at)
         since_speech_end = -speech_end_at  # add a monotonic time: seconds since the end of speech arrived
-        await self.send(wire.Metrics(turn=turn, latency_s=TurnMetrics(
-            transcript_final=transcript_at + since_speech_end, camera_block=camera_at + since_speech_end,
-            first_token=first + since_speech_end,
-            first_audio=None if reply.first_audio_s is None else asked_at + reply.first_audio_s + since_speech_end,
-            reply_done=done_at + since_speech_end, turn_end_to_first_token=first - asked_at,
-            last_frame_age_s=frame_age_s), frames=frames,
-            turn_end=TurnEnd(rule=final.ended_by, silence_s=final.silence_ms / 1000, after_speech_s=ended_at + since_speech_end, probability=final.probability)))
+        await self.send(
+            wire.Metrics(
+                turn=turn,
+                latency_s=TurnMetrics(
+                    transcript_final=transcript_at + since_speech_end,
+                    camera_block=camera_at + since_speech_end,
+                    first_token=first + since_speech_end,
+                    first_audio=None
+                    if reply.first_audio_s is None
+                    else asked_at + reply.first_audio_s + since_speech_end,
+                    reply_done=done_at + since_speech_end,
+                    turn_end_to_first_token=first - asked_at,
+                    last_frame_age_s=frame_age_s,
+                ),
+                frames=frames,
+                turn_end=TurnEnd(
+                    rule=final.ended_by,
+                    silence_s=final.silence_ms / 1000,
+                    after_speech_s=ended_at + since_speech_end,
+                    probability=final.probability,
+                ),
+            )
+        )
 
     def _arrival(self, t_ms: int | None, default: float) -> float:
         """Wall time the audio at stream time `t_ms` reached the server (the chunk holding it), else `default`."""

@@ -64,8 +64,9 @@ def _token_ok(given: str | None, expected: str | None) -> bool:
     return given is not None and secrets.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
 
 
-def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...], describers: tuple[str, ...],
-                   record_dir: Path | None) -> None:
+def add_web_routes(
+    app: FastAPI, *, token: str | None, backends: tuple[str, ...], describers: tuple[str, ...], record_dir: Path | None
+) -> None:
     from core.scenario import load_bank
 
     bank = load_bank()
@@ -79,14 +80,21 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
     @app.get("/v1/info")
     async def info():
         data = {
-            "protocol": 1, "backends": list(backends), "describers": list(describers),
-            "conditions": [{"name": c.name, "description": c.description, "system_prompt": c.system_prompt}
-                           for c in bank.conditions],
-            "token_required": bool(token), "recording": record_dir is not None,
+            "protocol": 1,
+            "backends": list(backends),
+            "describers": list(describers),
+            "conditions": [
+                {"name": c.name, "description": c.description, "system_prompt": c.system_prompt}
+                for c in bank.conditions
+            ],
+            "token_required": bool(token),
+            "recording": record_dir is not None,
         }
         if record_dir is not None:
-            data["scenarios"] = [{"scenario_id": s.scenario_id, "activity_domain": s.activity_domain,
-                                  "steps": _steps(s)} for s in bank.scenarios]
+            data["scenarios"] = [
+                {"scenario_id": s.scenario_id, "activity_domain": s.activity_domain, "steps": _steps(s)}
+                for s in bank.scenarios
+            ]
         return data
 
     @app.post("/v1/record")
@@ -132,10 +140,13 @@ def add_web_routes(app: FastAPI, *, token: str | None, backends: tuple[str, ...]
                         chunk = await asyncio.wait_for(body.__anext__(), max(wait, 0.0))
                     except StopAsyncIteration:
                         break
-                    except asyncio.TimeoutError:
-                        return refuse(408, f"the recording did not arrive in time: the body must come within "
-                                           f"{RECORD_BODY_TIMEOUT_S:.0f} s, with no pause over "
-                                           f"{RECORD_GAP_TIMEOUT_S:.0f} s")
+                    except TimeoutError:
+                        return refuse(
+                            408,
+                            f"the recording did not arrive in time: the body must come within "
+                            f"{RECORD_BODY_TIMEOUT_S:.0f} s, with no pause over "
+                            f"{RECORD_GAP_TIMEOUT_S:.0f} s",
+                        )
                     size += len(chunk)
                     if size > MAX_RECORDING_BYTES:
                         return refuse(413, f"a recording may be at most {MAX_RECORDING_BYTES // 2**20} MB")

@@ -19,14 +19,31 @@ import struct
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from core.candidate import DEFAULT_MAX_TOKENS, USAGE_FIELDS, TranscriptionUsage, Usage, UsageError
 from candidates.model_ids import OUTPUTS
+from core.candidate import DEFAULT_MAX_TOKENS, USAGE_FIELDS, TranscriptionUsage, Usage, UsageError
 from core.records import FrameFacts, RecordError, TurnEnd, TurnInput, TurnMetrics
 from perception.frame_policy import parse_frame_policy
 from streaming.server_events import (  # noqa: F401 (the events, taken from here)
-    EVENT_TYPES, SERVER_TYPES, AssistantAudio, AssistantDelta, AssistantDone, CameraBlock, Error, Metrics, ProbeDone,
-    ProbePaced, Ready, RemarkAudio, RemarkDelta, ServerEvent, SpeechStarted, TranscriptFinal, TranscriptPartial, TurnInputEvent,
-    WatchDone)
+    EVENT_TYPES,
+    SERVER_TYPES,
+    AssistantAudio,
+    AssistantDelta,
+    AssistantDone,
+    CameraBlock,
+    Error,
+    Metrics,
+    ProbeDone,
+    ProbePaced,
+    Ready,
+    RemarkAudio,
+    RemarkDelta,
+    ServerEvent,
+    SpeechStarted,
+    TranscriptFinal,
+    TranscriptPartial,
+    TurnInputEvent,
+    WatchDone,
+)
 
 PROTOCOL_VERSION = 1
 KIND_AUDIO = 0x01
@@ -107,7 +124,7 @@ class SessionConfig:
     proactive: str | None = None
 
     @classmethod
-    def from_dict(cls, data: dict) -> "SessionConfig":
+    def from_dict(cls, data: dict) -> SessionConfig:
         """A checked config: every field of its type and range, else `WireError` `bad_hello`."""
         if not isinstance(data, dict):
             raise WireError("bad_hello", "'config' must be an object")
@@ -135,15 +152,18 @@ class SessionConfig:
             _integer(values["max_tokens"], "max_tokens", 1, 32_768)
         if "temperature" in values:
             temperature = values["temperature"]
-            if (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
-                    or not math.isfinite(temperature) or not 0 <= temperature <= 2):
+            if (
+                isinstance(temperature, bool)
+                or not isinstance(temperature, (int, float))
+                or not math.isfinite(temperature)
+                or not 0 <= temperature <= 2
+            ):
                 raise WireError("bad_hello", "temperature must be a number from 0 to 2")
         if values.get("output", "text") not in OUTPUTS:
             raise WireError("bad_hello", f"output must be one of {', '.join(OUTPUTS)}")
         if values.get("frame_policy") is not None:
             try:
-                values["frame_policy"] = parse_frame_policy(
-                    _text(values["frame_policy"], "frame_policy", 100)).name
+                values["frame_policy"] = parse_frame_policy(_text(values["frame_policy"], "frame_policy", 100)).name
             except ValueError as exc:
                 raise WireError("bad_hello", str(exc)) from None
         if "frame_size" in values:
@@ -163,10 +183,14 @@ class SessionConfig:
             raise WireError("bad_hello", "frame_selection must be 'end' or 'sharpest'")
         fallback = values.get("fallback_camera", {})
         if not isinstance(fallback, dict) or not all(
-                key in ("1", "2") and isinstance(text, str) and len(text) <= MAX_TEXT_CHARS
-                for key, text in fallback.items()):
-            raise WireError("bad_hello", "fallback_camera must be an object like {\"1\": \"text\", \"2\": \"text\"} "
-                                         f"(strings of at most {MAX_TEXT_CHARS} characters)")
+            key in ("1", "2") and isinstance(text, str) and len(text) <= MAX_TEXT_CHARS
+            for key, text in fallback.items()
+        ):
+            raise WireError(
+                "bad_hello",
+                'fallback_camera must be an object like {"1": "text", "2": "text"} '
+                f"(strings of at most {MAX_TEXT_CHARS} characters)",
+            )
         if values.get("fallback_context") is not None:
             _text(values["fallback_context"], "fallback_context", MAX_TEXT_CHARS)
         return cls(**values)
@@ -201,7 +225,7 @@ def decode_media(data: bytes) -> Media:
     if len(data) <= HEADER.size:
         raise WireError("bad_media", "binary message shorter than its 9-byte header")
     kind, t_ms = HEADER.unpack_from(data)
-    payload = data[HEADER.size:]
+    payload = data[HEADER.size :]
     if kind == KIND_AUDIO:
         if len(payload) % 2:
             raise WireError("bad_media", "audio payload must be whole PCM16 samples")
@@ -355,9 +379,20 @@ def decode_event(text: str | bytes) -> ServerEvent:
 
 # a `metrics` event's turn facts: on the wire, each its record type's JSON form
 TURN_FACTS: dict[str, Any] = {"latency_s": TurnMetrics, "frames": FrameFacts, "turn_end": TurnEnd}
-_FIELD_TYPES = {"int": (int,), "float": (int, float), "str": (str,), "dict": (dict,), "bool": (bool,), "TurnInput": (TurnInput,),
-                "Usage": (Usage,), "TranscriptionUsage": (TranscriptionUsage,), "TurnMetrics": (TurnMetrics,),
-                "FrameFacts": (FrameFacts,), "TurnEnd": (TurnEnd,), "None": (type(None),)}
+_FIELD_TYPES = {
+    "int": (int,),
+    "float": (int, float),
+    "str": (str,),
+    "dict": (dict,),
+    "bool": (bool,),
+    "TurnInput": (TurnInput,),
+    "Usage": (Usage,),
+    "TranscriptionUsage": (TranscriptionUsage,),
+    "TurnMetrics": (TurnMetrics,),
+    "FrameFacts": (FrameFacts,),
+    "TurnEnd": (TurnEnd,),
+    "None": (type(None),),
+}
 
 
 def _of_type(value: Any, annotation: str) -> bool:
@@ -377,8 +412,9 @@ def read_hello(text: str) -> tuple[str | None, dict]:
     protocol = data.get("protocol")
     if type(protocol) is not int or protocol != PROTOCOL_VERSION:  # true is not 1
         shown = repr(protocol) if isinstance(protocol, (int, float, bool, type(None))) else type(protocol).__name__
-        raise WireError("bad_hello", f"protocol version {shown[:40]} is not supported "
-                                     f"(this server speaks {PROTOCOL_VERSION})")
+        raise WireError(
+            "bad_hello", f"protocol version {shown[:40]} is not supported (this server speaks {PROTOCOL_VERSION})"
+        )
     token = data.get("token")
     if token is not None and not isinstance(token, str):
         raise WireError("bad_hello", "token must be a string or null")

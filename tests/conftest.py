@@ -134,6 +134,7 @@ def gemini_env(monkeypatch, tmp_path):
         monkeypatch.setenv("GEMINI_API_KEY", TEST_KEY)
         monkeypatch.setenv("SSL_CERT_FILE", str(server.cert))
         return server
+
     return start
 
 

@@ -39,8 +39,11 @@ class FakeAnthropic(HTTPFake):
                 if not (self.headers.get("x-api-key") or self.headers.get("Authorization", "").startswith("Bearer ")):
                     owner.problems.append("no key: neither x-api-key nor Authorization: Bearer")  # SDKs differ
                 if len(owner.requests) <= owner.fail_first:
-                    self.send_json(429, {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
-                                   {"Retry-After": owner.retry_after})
+                    self.send_json(
+                        429,
+                        {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}},
+                        {"Retry-After": owner.retry_after},
+                    )
                     return
                 if not body.get("stream"):
                     owner.problems.append("a request without stream: true")
@@ -48,19 +51,49 @@ class FakeAnthropic(HTTPFake):
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
-                self._event("message_start", {"type": "message_start", "message": {
-                    "id": "msg_test", "type": "message", "role": "assistant", "content": [],
-                    "model": body.get("model"), "stop_reason": None, "stop_sequence": None,
-                    "usage": {"input_tokens": 21, "output_tokens": 1, "cache_creation_input_tokens": 0,
-                              "cache_read_input_tokens": owner.cache_read}}})
-                self._event("content_block_start", {"type": "content_block_start", "index": 0,
-                                                    "content_block": {"type": "text", "text": ""}})
+                self._event(
+                    "message_start",
+                    {
+                        "type": "message_start",
+                        "message": {
+                            "id": "msg_test",
+                            "type": "message",
+                            "role": "assistant",
+                            "content": [],
+                            "model": body.get("model"),
+                            "stop_reason": None,
+                            "stop_sequence": None,
+                            "usage": {
+                                "input_tokens": 21,
+                                "output_tokens": 1,
+                                "cache_creation_input_tokens": 0,
+                                "cache_read_input_tokens": owner.cache_read,
+                            },
+                        },
+                    },
+                )
+                self._event(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                )
                 for i, word in enumerate(words):
-                    self._event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-                        "type": "text_delta", "text": word if i == 0 else " " + word}})
+                    self._event(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": 0,
+                            "delta": {"type": "text_delta", "text": word if i == 0 else " " + word},
+                        },
+                    )
                 self._event("content_block_stop", {"type": "content_block_stop", "index": 0})
-                self._event("message_delta", {"type": "message_delta", "delta": {
-                    "stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": len(words)}})
+                self._event(
+                    "message_delta",
+                    {
+                        "type": "message_delta",
+                        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                        "usage": {"output_tokens": len(words)},
+                    },
+                )
                 self._event("message_stop", {"type": "message_stop"})
                 self.wfile.flush()
 

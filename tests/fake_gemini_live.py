@@ -49,7 +49,6 @@ import json
 import ssl
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 from websockets.exceptions import ConnectionClosed
@@ -60,16 +59,37 @@ GEMINI_RATE = 16000
 # what a resumption handle carries over: the conversation's turns, what it heard (per turn, and every audio
 # chunk's first bytes in order), its activities, its clock and whether it has had audio and video
 STATE = ("conversation", "history", "heard", "chunks", "activity", "held_audio", "saw_audio", "saw_video")
-NOT_FOUND = ("models/{model} is not found for API version v1beta, or is not supported for bidiGenerateContent. "
-             "Call ListModels to see the list of available models and their supported methods.")
+NOT_FOUND = (
+    "models/{model} is not found for API version v1beta, or is not supported for bidiGenerateContent. "
+    "Call ListModels to see the list of available models and their supported methods."
+)
 
 
 def self_signed_certificate(directory: Path) -> Path:
     """cert.pem and key.pem for 127.0.0.1 (the Gemini SDK always speaks TLS)."""
     cert, key = directory / "cert.pem", directory / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
-                    "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return cert
 
 
@@ -78,11 +98,22 @@ class FakeGeminiLive(_ThreadedServer):
 
     PATH = "/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent"
 
-    def __init__(self, cert_dir: Path, *, reply="It is the one in your hand now.", refuse_text=False,
-                 drop_on_turn: int | None = None, speech: bytes | None = None, go_away_on_turn: int | None = None,
-                 word_delay_s: float = 0.0, models: tuple[str, ...] | None = None,
-                 session_limit_s: float | None = None, reset_after_s: float | None = None,
-                 go_away_left_s: float = 0.5, answer_every_activity: bool = False):
+    def __init__(
+        self,
+        cert_dir: Path,
+        *,
+        reply="It is the one in your hand now.",
+        refuse_text=False,
+        drop_on_turn: int | None = None,
+        speech: bytes | None = None,
+        go_away_on_turn: int | None = None,
+        word_delay_s: float = 0.0,
+        models: tuple[str, ...] | None = None,
+        session_limit_s: float | None = None,
+        reset_after_s: float | None = None,
+        go_away_left_s: float = 0.5,
+        answer_every_activity: bool = False,
+    ):
         cert = self_signed_certificate(cert_dir)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(cert, cert_dir / "key.pem")
@@ -107,16 +138,24 @@ class FakeGeminiLive(_ThreadedServer):
         """usageMetadata in the API's shape for what the connection was sent: text about four characters a
         token, 32 tokens a second of audio, 258 a frame (reported as VIDEO); the reply's words as text or,
         spoken, 25 audio tokens a word."""
-        told = [p.get("text") or "" for turns in record["client_turns"] for turn in turns or []
-                for p in turn.get("parts", [])]
+        told = [
+            p.get("text") or ""
+            for turns in record["client_turns"]
+            for turn in turns or []
+            for p in turn.get("parts", [])
+        ]
         text = 12 + sum(len(t) for t in record["texts"] + told) // 4
         audio = record["audio_bytes"] * 32 // (2 * GEMINI_RATE)
         video = 258 * record["frames"]
         out = 25 * words if spoken else words + 1
         given = [{"modality": m, "tokenCount": n} for m, n in (("TEXT", text), ("AUDIO", audio), ("VIDEO", video)) if n]
-        usage = {"promptTokenCount": text + audio + video, "responseTokenCount": out,
-                 "totalTokenCount": text + audio + video + out, "promptTokensDetails": given,
-                 "responseTokensDetails": [{"modality": "AUDIO" if spoken else "TEXT", "tokenCount": out}]}
+        usage = {
+            "promptTokenCount": text + audio + video,
+            "responseTokenCount": out,
+            "totalTokenCount": text + audio + video + out,
+            "promptTokensDetails": given,
+            "responseTokensDetails": [{"modality": "AUDIO" if spoken else "TEXT", "tokenCount": out}],
+        }
         self.usages.append(usage)
         return usage
 
@@ -135,11 +174,30 @@ class FakeGeminiLive(_ThreadedServer):
 
     async def _handle(self, ws):
         request = ws.request
-        record = {"path": request.path, "key": request.headers.get("x-goog-api-key"), "setup": None,
-                  "audio_bytes": 0, "turn_audio_bytes": 0, "audio_mime": set(), "frames": 0, "texts": [], "activity": [],
-                  "client_turns": [], "history": [], "heard": [], "resumed_from": None, "answering": None,
-                  "interrupt": False, "open": False, "saw_audio": False, "saw_video": False,
-                  "held_audio": 0, "chunks": [], "issued": [], "conversation": len(self.sessions)}
+        record = {
+            "path": request.path,
+            "key": request.headers.get("x-goog-api-key"),
+            "setup": None,
+            "audio_bytes": 0,
+            "turn_audio_bytes": 0,
+            "audio_mime": set(),
+            "frames": 0,
+            "texts": [],
+            "activity": [],
+            "client_turns": [],
+            "history": [],
+            "heard": [],
+            "resumed_from": None,
+            "answering": None,
+            "interrupt": False,
+            "open": False,
+            "saw_audio": False,
+            "saw_video": False,
+            "held_audio": 0,
+            "chunks": [],
+            "issued": [],
+            "conversation": len(self.sessions),
+        }
         self.sessions.append(record)
         if not request.path.startswith(self.PATH):
             self.problems.append(f"wrong path {request.path}")
@@ -163,12 +221,15 @@ class FakeGeminiLive(_ThreadedServer):
                 await ws.close(1008, "invalid session resumption handle")
                 return
             state = self.handles[handle]
-            record.update(resumed_from=handle, **{key: (list(value) if isinstance(value, list) else value)
-                                                  for key, value in state.items()})
+            record.update(
+                resumed_from=handle,
+                **{key: (list(value) if isinstance(value, list) else value) for key, value in state.items()},
+            )
         await self._send(ws, {"setupComplete": {}})
         if self.reset_after_s is not None:
-            asyncio.get_running_loop().call_later(self.reset_after_s, lambda: asyncio.ensure_future(
-                _until_closed(self._reset(ws))))
+            asyncio.get_running_loop().call_later(
+                self.reset_after_s, lambda: asyncio.ensure_future(_until_closed(self._reset(ws)))
+            )
         try:
             await self._serve(ws, record, modalities)
         except ConnectionClosed:
@@ -206,9 +267,12 @@ class FakeGeminiLive(_ThreadedServer):
     async def _over_limit(self, ws, record) -> bool:
         """A session holding video and more than `session_limit_s` of audio, without compression: ended.
         (The limit is one of context size: input sent again after a resume counts again.)"""
-        if (self.session_limit_s is None or "contextWindowCompression" in record["setup"]
-                or not (record["saw_audio"] and record["saw_video"])
-                or record["held_audio"] / (2 * GEMINI_RATE) < self.session_limit_s):
+        if (
+            self.session_limit_s is None
+            or "contextWindowCompression" in record["setup"]
+            or not (record["saw_audio"] and record["saw_video"])
+            or record["held_audio"] / (2 * GEMINI_RATE) < self.session_limit_s
+        ):
             return False
         self.limit_closes += 1
         await ws.close(1011, "session limit: audio and video context exceeded")
@@ -288,16 +352,25 @@ class FakeGeminiLive(_ThreadedServer):
             piece = word if i == 0 else " " + word
             if spoken:
                 audio = base64.b64encode(pieces[i]).decode()
-                await self._send(ws, {"serverContent": {
-                    "modelTurn": {"parts": [{"inlineData": {"mimeType": "audio/pcm;rate=24000", "data": audio}}]},
-                    "outputTranscription": {"text": piece}}})
+                await self._send(
+                    ws,
+                    {
+                        "serverContent": {
+                            "modelTurn": {
+                                "parts": [{"inlineData": {"mimeType": "audio/pcm;rate=24000", "data": audio}}]
+                            },
+                            "outputTranscription": {"text": piece},
+                        }
+                    },
+                )
             else:
                 await self._send(ws, {"serverContent": {"modelTurn": {"parts": [{"text": piece}]}}})
         await self._send(ws, {"serverContent": {"generationComplete": True}})
         if "sessionResumption" in record["setup"]:  # the conversation so far can be resumed from here
             handle = f"handle-{len(self.handles) + 1}"
-            self.handles[handle] = {key: (list(record[key]) if isinstance(record[key], list) else record[key])
-                                    for key in STATE}
+            self.handles[handle] = {
+                key: (list(record[key]) if isinstance(record[key], list) else record[key]) for key in STATE
+            }
             record["issued"].append(handle)
             await self._send(ws, {"sessionResumptionUpdate": {"newHandle": handle, "resumable": True}})
         billed.append(self._usage(record, len(words), spoken))

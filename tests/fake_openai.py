@@ -14,8 +14,15 @@ from tests.http_fake import HTTPFake, QuietHandler
 
 
 class FakeOpenAI(HTTPFake):
-    def __init__(self, *, reply="The cross-tip screwdriver you hold now fits.", delay=0.0, fail_first=0,
-                 retry_after="0", detailed_usage=False):
+    def __init__(
+        self,
+        *,
+        reply="The cross-tip screwdriver you hold now fits.",
+        delay=0.0,
+        fail_first=0,
+        retry_after="0",
+        detailed_usage=False,
+    ):
         self.reply, self.delay, self.fail_first, self.retry_after = reply, delay, fail_first, retry_after
         self.detailed_usage = detailed_usage
         self.requests: list[dict] = []
@@ -32,10 +39,18 @@ class FakeOpenAI(HTTPFake):
             seen = max((len(p) for p in owner._prompts if prompt_text.startswith(p)), default=0)
             owner._prompts.append(prompt_text)
             cached = min(prompt, seen // 4 // 64 * 64)
-            given = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
-                     "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
-                     "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                                                   "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}}
+            given = {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+                "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
+                "completion_tokens_details": {
+                    "reasoning_tokens": 0,
+                    "audio_tokens": 0,
+                    "accepted_prediction_tokens": 0,
+                    "rejected_prediction_tokens": 0,
+                },
+            }
             owner.usages.append(given)
             return given
 
@@ -45,18 +60,32 @@ class FakeOpenAI(HTTPFake):
                 owner.requests.append(body)
                 if len(owner.requests) <= owner.fail_first:
                     owner.statuses.append(429)
-                    self.send_json(429, {"error": {"message": "slow down", "type": "rate_limit"}},
-                                   {"Retry-After": owner.retry_after})
+                    self.send_json(
+                        429,
+                        {"error": {"message": "slow down", "type": "rate_limit"}},
+                        {"Retry-After": owner.retry_after},
+                    )
                     return
                 time.sleep(owner.delay)
                 owner.statuses.append(200)
                 if not body.get("stream"):
-                    self.send_json(200, {
-                        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": owner.reply}}],
-                        "usage": usage(body, 7),
-                    })
+                    self.send_json(
+                        200,
+                        {
+                            "id": "chatcmpl-1",
+                            "object": "chat.completion",
+                            "created": 0,
+                            "model": body["model"],
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": owner.reply},
+                                }
+                            ],
+                            "usage": usage(body, 7),
+                        },
+                    )
                     return
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
@@ -64,12 +93,22 @@ class FakeOpenAI(HTTPFake):
                 words = owner.reply.split(" ")
                 for i, word in enumerate(words):
                     piece = word if i == 0 else " " + word
-                    chunk = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0,
-                             "model": body["model"],
-                             "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]}
+                    chunk = {
+                        "id": "chatcmpl-1",
+                        "object": "chat.completion.chunk",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
+                    }
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                last = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0,
-                        "model": body["model"], "choices": [], "usage": usage(body, len(words))}
+                last = {
+                    "id": "chatcmpl-1",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": body["model"],
+                    "choices": [],
+                    "usage": usage(body, len(words)),
+                }
                 self.wfile.write(f"data: {json.dumps(last)}\n\ndata: [DONE]\n\n".encode())
                 self.wfile.flush()
 

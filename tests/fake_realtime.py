@@ -54,7 +54,7 @@ def spoken_pieces(speech: bytes | None, count: int) -> list[bytes]:
     if speech is None:
         return [SILENT_PIECE] * count
     size = -(-len(speech) // (2 * count)) * 2  # whole samples
-    return [speech[i * size:(i + 1) * size] for i in range(count)]
+    return [speech[i * size : (i + 1) * size] for i in range(count)]
 
 
 async def _until_closed(answer) -> None:
@@ -78,6 +78,7 @@ class _ThreadedServer:
 
     def __enter__(self):
         self.thread.start()
+
         async def start():
             return await serve(self._handle, "127.0.0.1", 0, ssl=self.ssl_context, max_size=None)
 
@@ -100,23 +101,45 @@ class _ThreadedServer:
 # the API's error objects, as documented (openai-python's realtime types; a model_not_found as the
 # API sent it in a failed response.done, quoted in openai-realtime-console issue 561), for the scripted faults
 SCRIPTED_ERRORS = {
-    "rate_limit": {"type": "rate_limit_error", "code": "rate_limit_exceeded",
-                   "message": "Rate limit reached for requests per minute. Please try again in 20ms."},
-    "session_expired": {"type": "invalid_request_error", "code": "session_expired",
-                        "message": "Your session hit the maximum duration of 60 minutes."},
-    "refused": {"type": "invalid_request_error", "code": "invalid_value",
-                "message": "The request was declined by the content policy."},
-    "server_error": {"type": "server_error", "code": "server_error",
-                     "message": "The server had an error while processing your request."},
-    "model_not_found": {"type": "invalid_request_error", "code": "model_not_found",
-                        "message": "The model `{model}` does not exist or you do not have access to it."},
-    "insufficient_quota": {"type": "insufficient_quota", "code": "insufficient_quota",
-                           "message": "You exceeded your current quota, please check your plan and billing details."},
+    "rate_limit": {
+        "type": "rate_limit_error",
+        "code": "rate_limit_exceeded",
+        "message": "Rate limit reached for requests per minute. Please try again in 20ms.",
+    },
+    "session_expired": {
+        "type": "invalid_request_error",
+        "code": "session_expired",
+        "message": "Your session hit the maximum duration of 60 minutes.",
+    },
+    "refused": {
+        "type": "invalid_request_error",
+        "code": "invalid_value",
+        "message": "The request was declined by the content policy.",
+    },
+    "server_error": {
+        "type": "server_error",
+        "code": "server_error",
+        "message": "The server had an error while processing your request.",
+    },
+    "model_not_found": {
+        "type": "invalid_request_error",
+        "code": "model_not_found",
+        "message": "The model `{model}` does not exist or you do not have access to it.",
+    },
+    "insufficient_quota": {
+        "type": "insufficient_quota",
+        "code": "insufficient_quota",
+        "message": "You exceeded your current quota, please check your plan and billing details.",
+    },
 }
 TRANSCRIBE_USAGE = {  # the two documented shapes of a transcription event's `usage`
-    "tokens": lambda ms: {"type": "tokens", "input_tokens": ms // 100 + 4, "output_tokens": ms // 400 + 2,
-                          "total_tokens": ms // 100 + ms // 400 + 6,
-                          "input_token_details": {"audio_tokens": ms // 100, "text_tokens": 4}},
+    "tokens": lambda ms: {
+        "type": "tokens",
+        "input_tokens": ms // 100 + 4,
+        "output_tokens": ms // 400 + 2,
+        "total_tokens": ms // 100 + ms // 400 + 6,
+        "input_token_details": {"audio_tokens": ms // 100, "text_tokens": 4},
+    },
     "duration": lambda ms: {"type": "duration", "seconds": round(ms / 1000, 3)},
 }
 
@@ -124,13 +147,26 @@ TRANSCRIBE_USAGE = {  # the two documented shapes of a transcription event's `us
 class FakeOpenAIRealtime(_ThreadedServer):
     """`/v1/realtime?model=M`: session.update, input_audio_buffer.*, conversation.item.create, response.create."""
 
-    def __init__(self, *, reply="It is the one in your hand now.", error_on_response: int | None = None,
-                 drop_on_responses: tuple[int, ...] = (), speech: bytes | None = None, word_delay_s: float = 0.0,
-                 faults: dict[str, str] | None = None, transcripts: str = "before", transcript_delay_s: float = 0.3,
-                 transcription_usage: str = "tokens", fail_every: int | None = None,
-                 fail_with: str = "rate_limit", incomplete_on: tuple[int, ...] = (),
-                 models: tuple[str, ...] | None = None, failed_usage: bool = False, delta_chars: int | None = None,
-                 error_message: str = "Invalid value: 'x'. Supported values are: 'text' and 'audio'."):
+    def __init__(
+        self,
+        *,
+        reply="It is the one in your hand now.",
+        error_on_response: int | None = None,
+        drop_on_responses: tuple[int, ...] = (),
+        speech: bytes | None = None,
+        word_delay_s: float = 0.0,
+        faults: dict[str, str] | None = None,
+        transcripts: str = "before",
+        transcript_delay_s: float = 0.3,
+        transcription_usage: str = "tokens",
+        fail_every: int | None = None,
+        fail_with: str = "rate_limit",
+        incomplete_on: tuple[int, ...] = (),
+        models: tuple[str, ...] | None = None,
+        failed_usage: bool = False,
+        delta_chars: int | None = None,
+        error_message: str = "Invalid value: 'x'. Supported values are: 'text' and 'audio'.",
+    ):
         super().__init__()
         # the documented behaviour beyond the happy path, as switches:
         # `transcripts`: when a committed item's input transcript comes: "before" the response events,
@@ -174,19 +210,31 @@ class FakeOpenAIRealtime(_ThreadedServer):
         image = 85 * sum(c.get("type") == "input_image" for c in parts)
         audio = sum(record["commits"]) * 10 // (2 * OPENAI_RATE)
         seen = record.setdefault("seen", {"text": 0, "audio": 0, "image": 0})
-        cached = {"text": min(text, seen["text"] // 16 * 16), "audio": min(audio, seen["audio"] // 16 * 16),
-                  "image": min(image, seen["image"])}
+        cached = {
+            "text": min(text, seen["text"] // 16 * 16),
+            "audio": min(audio, seen["audio"] // 16 * 16),
+            "image": min(image, seen["image"]),
+        }
         record["seen"] = {"text": text, "audio": audio, "image": image}
         out_text = words + 2
         out_audio = 25 * words if spoken else 0
-        usage = {"total_tokens": text + image + audio + out_text + out_audio,
-                 "input_tokens": text + image + audio, "output_tokens": out_text + out_audio,
-                 "input_token_details": {"text_tokens": text, "audio_tokens": audio, "image_tokens": image,
-                                         "cached_tokens": sum(cached.values()),
-                                         "cached_tokens_details": {"text_tokens": cached["text"],
-                                                                   "audio_tokens": cached["audio"],
-                                                                   "image_tokens": cached["image"]}},
-                 "output_token_details": {"text_tokens": out_text, "audio_tokens": out_audio}}
+        usage = {
+            "total_tokens": text + image + audio + out_text + out_audio,
+            "input_tokens": text + image + audio,
+            "output_tokens": out_text + out_audio,
+            "input_token_details": {
+                "text_tokens": text,
+                "audio_tokens": audio,
+                "image_tokens": image,
+                "cached_tokens": sum(cached.values()),
+                "cached_tokens_details": {
+                    "text_tokens": cached["text"],
+                    "audio_tokens": cached["audio"],
+                    "image_tokens": cached["image"],
+                },
+            },
+            "output_token_details": {"text_tokens": out_text, "audio_tokens": out_audio},
+        }
         self.usages.append(usage)
         return usage
 
@@ -198,8 +246,14 @@ class FakeOpenAIRealtime(_ThreadedServer):
         usage = TRANSCRIBE_USAGE[self.transcription_usage](ms)
         if self.transcripts != "never":
             self.transcription_usages.append(usage)
-        return {"type": "conversation.item.input_audio_transcription.completed", "event_id": f"event_{item}",
-                "item_id": item, "content_index": 0, "transcript": f"heard {ms} ms of audio", "usage": usage}
+        return {
+            "type": "conversation.item.input_audio_transcription.completed",
+            "event_id": f"event_{item}",
+            "item_id": item,
+            "content_index": 0,
+            "transcript": f"heard {ms} ms of audio",
+            "usage": usage,
+        }
 
     async def _send_late(self, ws, record) -> None:
         """The input transcripts held back by `transcripts="late"`, a little after the response ended."""
@@ -214,16 +268,37 @@ class FakeOpenAIRealtime(_ThreadedServer):
         error = dict(SCRIPTED_ERRORS[scripted])
         error["message"] = error["message"].replace("{model}", record["model"])
         await self._send(ws, type="response.created", response={"status": "in_progress", "output": []})
-        await self._send(ws, type="response.done", response={
-            "status": "failed", "status_details": {"type": "failed", "error": error}, "output": [],
-            "usage": self._usage(record, 0, False) if self.failed_usage
-            else {"total_tokens": 0, "input_tokens": 0, "output_tokens": 0}})
+        await self._send(
+            ws,
+            type="response.done",
+            response={
+                "status": "failed",
+                "status_details": {"type": "failed", "error": error},
+                "output": [],
+                "usage": self._usage(record, 0, False)
+                if self.failed_usage
+                else {"total_tokens": 0, "input_tokens": 0, "output_tokens": 0},
+            },
+        )
         asyncio.create_task(_until_closed(self._send_late(ws, record)))
+
     async def _handle(self, ws):
         request = ws.request
-        record = {"path": request.path, "auth": request.headers.get("Authorization"), "events": [],
-                  "commits": [], "items": [], "session": None, "answering": None, "cancel": False,
-                  "truncations": [], "reply_items": [], "last_item": None, "late": [], "sent": []}
+        record = {
+            "path": request.path,
+            "auth": request.headers.get("Authorization"),
+            "events": [],
+            "commits": [],
+            "items": [],
+            "session": None,
+            "answering": None,
+            "cancel": False,
+            "truncations": [],
+            "reply_items": [],
+            "last_item": None,
+            "late": [],
+            "sent": [],
+        }
         record["model"] = request.path.partition("model=")[2]
         self.sessions.append(record)
         if not (record["auth"] or "").startswith("Bearer "):
@@ -254,14 +329,21 @@ class FakeOpenAIRealtime(_ThreadedServer):
                 buffer += chunk
             elif kind == "input_audio_buffer.commit":
                 if len(buffer) < OPENAI_RATE * 2 // 10:  # 100 ms of PCM16
-                    await self._send(ws, type="error", error={
-                        "type": "invalid_request_error", "code": "input_audio_buffer_commit_empty",
-                        "message": "buffer too small"})
+                    await self._send(
+                        ws,
+                        type="error",
+                        error={
+                            "type": "invalid_request_error",
+                            "code": "input_audio_buffer_commit_empty",
+                            "message": "buffer too small",
+                        },
+                    )
                     continue
                 record["commits"].append(len(buffer))
                 item = f"item_audio_{len(self.sessions)}_{len(record['commits'])}"
-                await self._send(ws, type="input_audio_buffer.committed", item_id=item,
-                                 previous_item_id=record["last_item"])
+                await self._send(
+                    ws, type="input_audio_buffer.committed", item_id=item, previous_item_id=record["last_item"]
+                )
                 record["last_item"] = item
                 heard = self._transcript(item, len(buffer) * 1000 // (2 * OPENAI_RATE))
                 if self.transcripts == "before":
@@ -274,9 +356,14 @@ class FakeOpenAIRealtime(_ThreadedServer):
                 await self._send(ws, type="conversation.item.added", item=event["item"])
             elif kind == "response.create":
                 self.responses += 1
-                await self._send(ws, type="rate_limits.updated", rate_limits=[
-                    {"name": "requests", "limit": 1000, "remaining": 999, "reset_seconds": 0.06},
-                    {"name": "tokens", "limit": 40000, "remaining": 39000, "reset_seconds": 1.5}])
+                await self._send(
+                    ws,
+                    type="rate_limits.updated",
+                    rate_limits=[
+                        {"name": "requests", "limit": 1000, "remaining": 999, "reset_seconds": 0.06},
+                        {"name": "tokens", "limit": 40000, "remaining": 39000, "reset_seconds": 1.5},
+                    ],
+                )
                 if self.models is not None and record["model"] not in self.models:
                     await self._fail(ws, record, "model_not_found")
                     continue
@@ -292,15 +379,21 @@ class FakeOpenAIRealtime(_ThreadedServer):
                     await self._send(ws, type="error", error=SCRIPTED_ERRORS[scripted])
                     continue
                 if scripted == "empty":
-                    await self._send(ws, type="response.done", response={
-                        "status": "completed", "usage": self._usage(record, 0, False)})
+                    await self._send(
+                        ws,
+                        type="response.done",
+                        response={"status": "completed", "usage": self._usage(record, 0, False)},
+                    )
                     continue
                 if self.responses in self.drop_on_responses:
                     await ws.close(1011, "dropped by the test")
                     return
                 if self.error_on_response == self.responses:
-                    await self._send(ws, type="error", error={
-                        "type": "invalid_request_error", "code": "invalid_value", "message": self.error_message})
+                    await self._send(
+                        ws,
+                        type="error",
+                        error={"type": "invalid_request_error", "code": "invalid_value", "message": self.error_message},
+                    )
                     continue
                 if self.word_delay_s:  # answered while the server goes on reading
                     record["cancel"] = False
@@ -309,20 +402,38 @@ class FakeOpenAIRealtime(_ThreadedServer):
                     await self._answer(ws, record)
             elif kind == "conversation.item.truncate":
                 if event.get("item_id") not in record["reply_items"]:
-                    await self._send(ws, type="error", error={
-                        "type": "invalid_request_error", "code": "item_not_found", "event_id": event.get("event_id"),
-                        "message": f"Item {event.get('item_id')!r} not found."})
+                    await self._send(
+                        ws,
+                        type="error",
+                        error={
+                            "type": "invalid_request_error",
+                            "code": "item_not_found",
+                            "event_id": event.get("event_id"),
+                            "message": f"Item {event.get('item_id')!r} not found.",
+                        },
+                    )
                     continue
                 record["truncations"].append((event["item_id"], event["content_index"], event["audio_end_ms"]))
-                await self._send(ws, type="conversation.item.truncated", item_id=event["item_id"],
-                                 content_index=event["content_index"], audio_end_ms=event["audio_end_ms"])
+                await self._send(
+                    ws,
+                    type="conversation.item.truncated",
+                    item_id=event["item_id"],
+                    content_index=event["content_index"],
+                    audio_end_ms=event["audio_end_ms"],
+                )
             elif kind == "response.cancel":
                 if record["answering"] is not None and not record["answering"].done():
                     record["cancel"] = True
                 else:
-                    await self._send(ws, type="error", error={
-                        "type": "invalid_request_error", "code": "response_cancel_not_active",
-                        "message": "There is no active response to cancel."})
+                    await self._send(
+                        ws,
+                        type="error",
+                        error={
+                            "type": "invalid_request_error",
+                            "code": "response_cancel_not_active",
+                            "message": "There is no active response to cancel.",
+                        },
+                    )
             else:
                 self.problems.append(f"unexpected event {kind}")
 
@@ -335,18 +446,22 @@ class FakeOpenAIRealtime(_ThreadedServer):
         spoken = record["session"].get("output_modalities") == ["audio"]
         words = self.reply.split(" ")
         if self.delta_chars:
-            words = [self.reply[i:i + self.delta_chars] for i in range(0, len(self.reply), self.delta_chars)]
+            words = [self.reply[i : i + self.delta_chars] for i in range(0, len(self.reply), self.delta_chars)]
         cut = self.responses in self.incomplete_on
         if cut:
             words = words[:2]
         audio = spoken_pieces(self.speech, len(words))
         record["reply_items"].append(f"item_reply_{self.responses}")
-        await self._send(ws, type="response.output_item.added", item={
-            "id": record["reply_items"][-1], "type": "message", "role": "assistant"})
+        await self._send(
+            ws,
+            type="response.output_item.added",
+            item={"id": record["reply_items"][-1], "type": "message", "role": "assistant"},
+        )
         for i, word in enumerate(words):
             if record["cancel"]:
-                await self._send(ws, type="response.done", response={
-                    "status": "cancelled", "usage": self._usage(record, i, spoken)})
+                await self._send(
+                    ws, type="response.done", response={"status": "cancelled", "usage": self._usage(record, i, spoken)}
+                )
                 return
             piece = word if i == 0 or self.delta_chars else " " + word
             if spoken:
@@ -355,8 +470,13 @@ class FakeOpenAIRealtime(_ThreadedServer):
             else:
                 await self._send(ws, type="response.output_text.delta", delta=piece)
             await asyncio.sleep(self.word_delay_s)
-        await self._send(ws, type="response.done", response={
-            "status": "incomplete" if cut else "completed",
-            **({"status_details": {"type": "incomplete", "reason": "max_output_tokens"}} if cut else {}),
-            "usage": self._usage(record, len(words), spoken)})
+        await self._send(
+            ws,
+            type="response.done",
+            response={
+                "status": "incomplete" if cut else "completed",
+                **({"status_details": {"type": "incomplete", "reason": "max_output_tokens"}} if cut else {}),
+                "usage": self._usage(record, len(words), spoken),
+            },
+        )
         asyncio.create_task(_until_closed(self._send_late(ws, record)))

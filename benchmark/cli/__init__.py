@@ -64,8 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Example: wearsim validate --json   (wearsim models lists the model ids and which API keys are set)",
     )
     parser.add_argument("--version", action=_Version, help="print the version and exit")
-    parser.add_argument("--debug", action="store_true",
-                        help="show the Python traceback of a failure instead of the one-line message")
+    parser.add_argument(
+        "--debug", action="store_true", help="show the Python traceback of a failure instead of the one-line message"
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
@@ -122,8 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         kind = "" if isinstance(exc, (RuntimeError, ValueError, OSError)) else f"{type(exc).__name__}: "
-        print(f"wearsim {args.command}: {kind}{one_line(exc)} (wearsim --debug {args.command} ... shows the "
-              "traceback)", file=sys.stderr)
+        print(
+            f"wearsim {args.command}: {kind}{one_line(exc)} (wearsim --debug {args.command} ... shows the traceback)",
+            file=sys.stderr,
+        )
         return 1
 
 

@@ -21,17 +21,27 @@ def register(subparsers) -> None:
     from benchmark.labels import WHATS
 
     parser = subparsers.add_parser(
-        "agreement", help="measure the run's judge (and rescore judges) against people's labels",
+        "agreement",
+        help="measure the run's judge (and rescore judges) against people's labels",
         description="Cohen's kappa for every pair of raters (each annotator, the run's judge, each --judges "
         "rescore dir), Fleiss' kappa over the annotators, raw agreement, per-label precision and recall of each "
         "judge against the annotators' majority, each with a 95% interval over scenarios; a confusion matrix; "
         "and the items where a judge and the people disagree, linked to the viewer.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("run_dir", metavar="RUN_DIR", help="run dir holding transcripts.jsonl and labels/")
-    parser.add_argument("--judges", nargs="+", default=[], metavar="DIR",
-                        help="rescore output dirs of this run (wearsim rescore RUN --output-dir DIR)")
+    parser.add_argument(
+        "--judges",
+        nargs="+",
+        default=[],
+        metavar="DIR",
+        help="rescore output dirs of this run (wearsim rescore RUN --output-dir DIR)",
+    )
     parser.add_argument("--what", choices=WHATS, default="turn2", help="which labels (default turn2)")
-    parser.add_argument("--scenarios", metavar="BANK", help="the run's bank (default: the manifest's, else the shipped bank)")
+    parser.add_argument(
+        "--scenarios", metavar="BANK", help="the run's bank (default: the manifest's, else the shipped bank)"
+    )
     parser.set_defaults(run=run)
 
 
@@ -53,9 +63,14 @@ def run(args) -> int:
         print(f"wearsim agreement: {exc}", file=sys.stderr)
         return 2
     for row in result["against_people"]:
-        kappa = "n/a" if row["kappa"] is None else (
-            f"{row['kappa']:.2f} [{row['kappa_ci_low']:.2f}, {row['kappa_ci_high']:.2f}]"
-            + (" (Wilson)" if row["ci_method"] == "wilson" else ""))
+        kappa = (
+            "n/a"
+            if row["kappa"] is None
+            else (
+                f"{row['kappa']:.2f} [{row['kappa_ci_low']:.2f}, {row['kappa_ci_high']:.2f}]"
+                + (" (Wilson)" if row["ci_method"] == "wilson" else "")
+            )
+        )
         print(f"{row['judge']}: kappa {kappa} against the people's majority on {row['n']} items")
     if args.what != "turn3":  # the report's line: Turn 2's agreement, or a proactive run's remarks'
         from benchmark.report import write_report

@@ -26,25 +26,48 @@ def register(subparsers) -> None:
     from benchmark.labels import DEFAULT_SEED, WHATS
 
     parser = subparsers.add_parser(
-        "annotate", help="label a sample of a run's replies in the browser (people as the judge's reference)",
+        "annotate",
+        help="label a sample of a run's replies in the browser (people as the judge's reference)",
         description="Serve a labelling page for a run dir: one reply at a time with the user's turns, the camera "
         "blocks, the reply and the scenario's answer keys; keys 1-4 (or 1-3 for remarks) and u for "
         "'cannot tell'. Labels go to RUN_DIR/labels/NAME.jsonl as they are given.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("run_dir", metavar="RUN_DIR", help="run dir holding transcripts.jsonl")
-    parser.add_argument("--annotator", metavar="NAME",
-                        help="who labels (letters, digits, '.', '_', '-'; default: your login name)")
-    parser.add_argument("--sample", type=int, default=DEFAULT_SAMPLE, metavar="N",
-                        help=f"items to label, stratified by judge label and scenario (default {DEFAULT_SAMPLE}; "
-                             "0: every item)")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="S",
-                        help=f"the sample's seed: the same for everyone who labels this run (default {DEFAULT_SEED})")
-    parser.add_argument("--what", choices=WHATS, default="turn2",
-                        help="Turn 2 replies, Turn 3 replies after the repair, or proactive remarks (default turn2)")
-    parser.add_argument("--scenarios", metavar="BANK", help="the run's bank (default: the manifest's, else the shipped bank)")
+    parser.add_argument(
+        "--annotator", metavar="NAME", help="who labels (letters, digits, '.', '_', '-'; default: your login name)"
+    )
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=DEFAULT_SAMPLE,
+        metavar="N",
+        help=f"items to label, stratified by judge label and scenario (default {DEFAULT_SAMPLE}; 0: every item)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        metavar="S",
+        help=f"the sample's seed: the same for everyone who labels this run (default {DEFAULT_SEED})",
+    )
+    parser.add_argument(
+        "--what",
+        choices=WHATS,
+        default="turn2",
+        help="Turn 2 replies, Turn 3 replies after the repair, or proactive remarks (default turn2)",
+    )
+    parser.add_argument(
+        "--scenarios", metavar="BANK", help="the run's bank (default: the manifest's, else the shipped bank)"
+    )
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"(default {DEFAULT_PORT}; 0: any free port)")
-    parser.add_argument("--allow-origin", action="append", metavar="ORIGIN",
-                        help="a page origin besides the server's own that may save labels (repeatable)")
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="a page origin besides the server's own that may save labels (repeatable)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -72,8 +95,10 @@ def open_desk(args):
     run = open_label_run(args.run_dir, args.scenarios)
     sample = run.sample(args.what, args.sample or None, args.seed)
     if not sample:
-        raise LabelError(f"{args.run_dir}: no {args.what} items to label (errored trials have none; --what turn3 "
-                         "needs repairs, --what remarks a proactive run)")
+        raise LabelError(
+            f"{args.run_dir}: no {args.what} items to label (errored trials have none; --what turn3 "
+            "needs repairs, --what remarks a proactive run)"
+        )
     desk = AnnotatorDesk(run=run, annotator=name, what=args.what, sample=sample)
     desk.own_labels()  # a hostile label file is refused before anything is served
     return desk
@@ -98,13 +123,18 @@ def run(args) -> int:
     try:
         listening = bind_port("127.0.0.1", args.port)
     except OSError as exc:
-        print(f"wearsim annotate: --port {args.port}: cannot listen on 127.0.0.1 ({exc.strerror or exc}); "
-              "choose another --port", file=sys.stderr)
+        print(
+            f"wearsim annotate: --port {args.port}: cannot listen on 127.0.0.1 ({exc.strerror or exc}); "
+            "choose another --port",
+            file=sys.stderr,
+        )
         return 2
     port = listening.getsockname()[1]
     done = len(desk.own_labels())
-    print(f"labelling page for {desk.annotator}: http://127.0.0.1:{port}/ ({len(desk.sample)} {args.what} items, "
-          f"{done} labelled so far; saved in {desk.path}). Ctrl-C stops it; the labels are already on disk.",
-          file=sys.stderr)
+    print(
+        f"labelling page for {desk.annotator}: http://127.0.0.1:{port}/ ({len(desk.sample)} {args.what} items, "
+        f"{done} labelled so far; saved in {desk.path}). Ctrl-C stops it; the labels are already on disk.",
+        file=sys.stderr,
+    )
     uvicorn.Server(page_config(app, "127.0.0.1", port)).run(sockets=[listening])
     return 0

@@ -65,160 +65,291 @@ GROUPS = (
 def register(subparsers) -> None:
     from core.candidate import DEFAULT_MAX_TOKENS
 
-    p = subparsers.add_parser("bench", help="run the benchmark on a candidate model",
-                              description="Run Turn 1, Turn 2, judge, and Turn 3 on a miss, for every cell "
-                                          "(condition x scenario x trial).",
-                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "bench",
+        help="run the benchmark on a candidate model",
+        description="Run Turn 1, Turn 2, judge, and Turn 3 on a miss, for every cell (condition x scenario x trial).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     candidate, judge, bank, glasses, cost, run_group = (p.add_argument_group(title, text) for title, text in GROUPS)
-    candidate.add_argument("--model",
-                           help="candidate model id (default: local when no API key is set; see wearsim models)")
-    candidate.add_argument("--base-url", help="the candidate's endpoint: an OpenAI-compatible server for openai:* "
-                                              "models (or OPENAI_BASE_URL); the judges do not use it")
+    candidate.add_argument(
+        "--model", help="candidate model id (default: local when no API key is set; see wearsim models)"
+    )
+    candidate.add_argument(
+        "--base-url",
+        help="the candidate's endpoint: an OpenAI-compatible server for openai:* "
+        "models (or OPENAI_BASE_URL); the judges do not use it",
+    )
     candidate.add_argument("--temperature", type=float, default=0.0)
-    candidate.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
-                           help=f"reply length cap per turn (default {DEFAULT_MAX_TOKENS})")
-    candidate.add_argument("--output", choices=("text", "audio"), default="text",
-                           help="audio: spoken replies from a realtime API (openai-realtime:, gemini-live:), each "
-                                "turn's saved as a WAV under RUN_DIR/audio/; the judge reads the API's transcript "
-                                "of it, and findings add the voice-to-voice gap (default text)")
+    candidate.add_argument(
+        "--max-tokens",
+        type=int,
+        default=DEFAULT_MAX_TOKENS,
+        help=f"reply length cap per turn (default {DEFAULT_MAX_TOKENS})",
+    )
+    candidate.add_argument(
+        "--output",
+        choices=("text", "audio"),
+        default="text",
+        help="audio: spoken replies from a realtime API (openai-realtime:, gemini-live:), each "
+        "turn's saved as a WAV under RUN_DIR/audio/; the judge reads the API's transcript "
+        "of it, and findings add the voice-to-voice gap (default text)",
+    )
 
-    judge.add_argument("--judge-family", default="auto",
-                       help="auto|openai|gemini|claude|lexical (default auto); an explicit family needs its key")
+    judge.add_argument(
+        "--judge-family",
+        default="auto",
+        help="auto|openai|gemini|claude|lexical (default auto); an explicit family needs its key",
+    )
     judge.add_argument("--judge-model", help="judge model id overriding the family default")
-    judge.add_argument("--judge-base-url", metavar="URL",
-                       help="the judge's endpoint, e.g. an OpenAI-compatible server for an openai:* judge "
-                            "(default: WEARSIM_JUDGE_BASE_URL for an openai: judge, then OPENAI_BASE_URL)")
+    judge.add_argument(
+        "--judge-base-url",
+        metavar="URL",
+        help="the judge's endpoint, e.g. an OpenAI-compatible server for an openai:* judge "
+        "(default: WEARSIM_JUDGE_BASE_URL for an openai: judge, then OPENAI_BASE_URL)",
+    )
     judge.add_argument("--ranking-judge-family", help="a second, fixed judge run on every trial")
     judge.add_argument("--ranking-judge-model")
-    judge.add_argument("--ranking-judge-base-url", metavar="URL",
-                       help="the ranking judge's endpoint (default as for --judge-base-url)")
+    judge.add_argument(
+        "--ranking-judge-base-url", metavar="URL", help="the ranking judge's endpoint (default as for --judge-base-url)"
+    )
 
     bank.add_argument("--scenarios", help="bank path (v1 dir, scenarios.json or JSONL; default the shipped bank)")
     bank.add_argument("--ids", metavar="ID,...", help="run only these scenario ids, e.g. sc-05,sc-12")
-    bank.add_argument("--subset", help="bank (default; the primary score), contrast, all (both, each reported "
-                                       "on its own row), or proactive (the scene changes and nobody asks: needs "
-                                       "--via stream; docs/proactive.md); --ids without --subset runs the ids "
-                                       "given, whatever subset")
+    bank.add_argument(
+        "--subset",
+        help="bank (default; the primary score), contrast, all (both, each reported "
+        "on its own row), or proactive (the scene changes and nobody asks: needs "
+        "--via stream; docs/proactive.md); --ids without --subset runs the ids "
+        "given, whatever subset",
+    )
     bank.add_argument("--limit", type=int, help="keep the first N scenarios")
-    bank.add_argument("--proactive", metavar="STRATEGY,...",
-                      help="with --subset proactive: when the assistant is asked whether something needs saying: "
-                           "change (on each sent frame after the picture changed; the default), every:N (every N "
-                           "seconds), native (never: what a realtime API says on its own); several, "
-                           "comma-separated, run one cell per strategy (and per --frame-policy)")
-    bank.add_argument("--conditions", default="all", metavar="NAME,...",
-                      help="comma list of prompt conditions (system prompts), or all (default). The shipped bank "
-                           f"defines: {_shipped_conditions()}")
-    bank.add_argument("--ranking-condition", default="baseline", metavar="NAME",
-                      help="the condition whose balanced Turn 2 accuracy is the headline (default baseline); "
-                           "it must be among --conditions")
+    bank.add_argument(
+        "--proactive",
+        metavar="STRATEGY,...",
+        help="with --subset proactive: when the assistant is asked whether something needs saying: "
+        "change (on each sent frame after the picture changed; the default), every:N (every N "
+        "seconds), native (never: what a realtime API says on its own); several, "
+        "comma-separated, run one cell per strategy (and per --frame-policy)",
+    )
+    bank.add_argument(
+        "--conditions",
+        default="all",
+        metavar="NAME,...",
+        help="comma list of prompt conditions (system prompts), or all (default). The shipped bank "
+        f"defines: {_shipped_conditions()}",
+    )
+    bank.add_argument(
+        "--ranking-condition",
+        default="baseline",
+        metavar="NAME",
+        help="the condition whose balanced Turn 2 accuracy is the headline (default baseline); "
+        "it must be among --conditions",
+    )
     bank.add_argument("--no-camera", action="store_true", help="strip every camera block (the camera ablation)")
     bank.add_argument("--repair-style", choices=("named", "deictic"), default="named")
 
-    glasses.add_argument("--server",
-                         help="ws://HOST:PORT of a running `wearsim serve` (default: start one in-process)")
+    glasses.add_argument("--server", help="ws://HOST:PORT of a running `wearsim serve` (default: start one in-process)")
     glasses.add_argument("--token", help="token for --server (or WEARSIM_TOKEN)")
-    glasses.add_argument("--speed", type=float, help="stream pacing: 1.0 is real time (default: no pacing, as fast "
-                                                     "as the server takes it)")
-    glasses.add_argument("--end-of-turn", choices=("silence", "model"),
-                         help="what ends the user's turn: silence (a fixed 1.5 s of silence; the default) or "
-                              "model (the Smart Turn end-of-turn model, asked after 200 ms of silence, the fixed "
-                              "silence as fallback; docs/perception.md)")
-    glasses.add_argument("--media-root", metavar="DIR",
-                         help="take speech and frames from DIR (the media layout, e.g. what `wearsim serve "
-                              "--record DIR` saved) instead of media/")
-    glasses.add_argument("--asr-model", metavar="NAME",
-                         help="the in-process server's Whisper model (a CTranslate2 dir or faster-whisper name; "
-                              "default the bundled tiny.en)")
-    glasses.add_argument("--describer",
-                         help="the server's scene describer: opencv (default), authored (reads synthetic "
-                              "frames back; the default of a proactive run on drawn frames), ocr (reads text in the "
-                              "frame offline), openai:MODEL, gemini:MODEL. A describer that cannot read the frames "
-                              "(opencv or ocr on synthetic or pictograph frames) is named blind at the start and in "
-                              "the headline")
-    glasses.add_argument("--describer-base-url", metavar="URL",
-                         help="the describer model's endpoint (default WEARSIM_DESCRIBER_BASE_URL, then "
-                              "OPENAI_BASE_URL for openai:*)")
-    glasses.add_argument("--staleness", metavar="MS,MS,...",
-                         help="the staleness sweep; one cell per gap, Turn 2 speech starting that many ms "
-                              "after the scene change (its first frame), e.g. 0,250,500,1000,2000")
-    glasses.add_argument("--frame-policy", metavar="POLICY,...",
-                         help="which camera frames reach the assistant: end (the newest at the end of speech, "
-                              "an upper bound), fps:N, speech:N/M (N fps while the user speaks, M otherwise), "
-                              "change:T[/R] (a frame when the picture changed by more than T, at most R fps); "
-                              "several, comma-separated, run one cell per policy (default: end for a chat model, "
-                              "fps:1 for a realtime API)")
-    glasses.add_argument("--frame-size", type=int, default=0, metavar="PX",
-                         help="send frames with their longer side at most PX pixels (default: as captured)")
-    glasses.add_argument("--frame-quality", type=int, default=0, metavar="Q",
-                         help="send frames as JPEG at quality Q, 1-100 (default: as captured)")
-    glasses.add_argument("--impair", metavar="PROFILE,...",
-                         help="play the glasses under these impairment profiles, one cell per profile: clean, "
-                              "street, kitchen, dim, shaky, accent, weak-wifi (media_effects/impairments.toml) or "
-                              "your own (--impairments-file); noise and reverb on the audio, blur, darkness, shake "
-                              "and occlusion on the frames, latency, loss and a bandwidth cap on the uplink")
-    glasses.add_argument("--impairments-file", metavar="TOML",
-                         help="impairment profiles of your own, over the shipped ones (docs/impairments.md)")
-    glasses.add_argument("--impair-seed", type=int, default=0, metavar="N",
-                         help="the seed every impairment's random draws come from, with the cell (default 0)")
-    glasses.add_argument("--no-frames", action="store_true",
-                         help="keep no thumbnails of the frames sent (by default each turn's sent frames are "
-                              "kept as small JPEGs under RUN_DIR/frames/ for `wearsim view`, at most 3000 per run "
-                              "dir)")
-    glasses.add_argument("--synthetic-frames", action="store_true",
-                         help="a turn without recorded frames gets one drawn from its authored camera text "
-                              "(labelled synthetic in the record), so frame timing can be tested on every scenario")
-    glasses.add_argument("--pictograph-frames", action="store_true",
-                         help="a turn without recorded frames gets its scene spec (benchmark/v1/scenes/) drawn as "
-                              "pictures: objects, hands, setting, no caption (labelled pictograph in the record), "
-                              "so a model must look at the frame instead of reading it; needs "
-                              "fonts-noto-color-emoji")
+    glasses.add_argument(
+        "--speed",
+        type=float,
+        help="stream pacing: 1.0 is real time (default: no pacing, as fast as the server takes it)",
+    )
+    glasses.add_argument(
+        "--end-of-turn",
+        choices=("silence", "model"),
+        help="what ends the user's turn: silence (a fixed 1.5 s of silence; the default) or "
+        "model (the Smart Turn end-of-turn model, asked after 200 ms of silence, the fixed "
+        "silence as fallback; docs/perception.md)",
+    )
+    glasses.add_argument(
+        "--media-root",
+        metavar="DIR",
+        help="take speech and frames from DIR (the media layout, e.g. what `wearsim serve "
+        "--record DIR` saved) instead of media/",
+    )
+    glasses.add_argument(
+        "--asr-model",
+        metavar="NAME",
+        help="the in-process server's Whisper model (a CTranslate2 dir or faster-whisper name; "
+        "default the bundled tiny.en)",
+    )
+    glasses.add_argument(
+        "--describer",
+        help="the server's scene describer: opencv (default), authored (reads synthetic "
+        "frames back; the default of a proactive run on drawn frames), ocr (reads text in the "
+        "frame offline), openai:MODEL, gemini:MODEL. A describer that cannot read the frames "
+        "(opencv or ocr on synthetic or pictograph frames) is named blind at the start and in "
+        "the headline",
+    )
+    glasses.add_argument(
+        "--describer-base-url",
+        metavar="URL",
+        help="the describer model's endpoint (default WEARSIM_DESCRIBER_BASE_URL, then OPENAI_BASE_URL for openai:*)",
+    )
+    glasses.add_argument(
+        "--staleness",
+        metavar="MS,MS,...",
+        help="the staleness sweep; one cell per gap, Turn 2 speech starting that many ms "
+        "after the scene change (its first frame), e.g. 0,250,500,1000,2000",
+    )
+    glasses.add_argument(
+        "--frame-policy",
+        metavar="POLICY,...",
+        help="which camera frames reach the assistant: end (the newest at the end of speech, "
+        "an upper bound), fps:N, speech:N/M (N fps while the user speaks, M otherwise), "
+        "change:T[/R] (a frame when the picture changed by more than T, at most R fps); "
+        "several, comma-separated, run one cell per policy (default: end for a chat model, "
+        "fps:1 for a realtime API)",
+    )
+    glasses.add_argument(
+        "--frame-size",
+        type=int,
+        default=0,
+        metavar="PX",
+        help="send frames with their longer side at most PX pixels (default: as captured)",
+    )
+    glasses.add_argument(
+        "--frame-quality",
+        type=int,
+        default=0,
+        metavar="Q",
+        help="send frames as JPEG at quality Q, 1-100 (default: as captured)",
+    )
+    glasses.add_argument(
+        "--impair",
+        metavar="PROFILE,...",
+        help="play the glasses under these impairment profiles, one cell per profile: clean, "
+        "street, kitchen, dim, shaky, accent, weak-wifi (media_effects/impairments.toml) or "
+        "your own (--impairments-file); noise and reverb on the audio, blur, darkness, shake "
+        "and occlusion on the frames, latency, loss and a bandwidth cap on the uplink",
+    )
+    glasses.add_argument(
+        "--impairments-file",
+        metavar="TOML",
+        help="impairment profiles of your own, over the shipped ones (docs/impairments.md)",
+    )
+    glasses.add_argument(
+        "--impair-seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the seed every impairment's random draws come from, with the cell (default 0)",
+    )
+    glasses.add_argument(
+        "--no-frames",
+        action="store_true",
+        help="keep no thumbnails of the frames sent (by default each turn's sent frames are "
+        "kept as small JPEGs under RUN_DIR/frames/ for `wearsim view`, at most 3000 per run "
+        "dir)",
+    )
+    glasses.add_argument(
+        "--synthetic-frames",
+        action="store_true",
+        help="a turn without recorded frames gets one drawn from its authored camera text "
+        "(labelled synthetic in the record), so frame timing can be tested on every scenario",
+    )
+    glasses.add_argument(
+        "--pictograph-frames",
+        action="store_true",
+        help="a turn without recorded frames gets its scene spec (benchmark/v1/scenes/) drawn as "
+        "pictures: objects, hands, setting, no caption (labelled pictograph in the record), "
+        "so a model must look at the frame instead of reading it; needs "
+        "fonts-noto-color-emoji",
+    )
 
-    cost.add_argument("--cache", nargs="?", const="on", default="off", choices=("on", "all", "off"),
-                      help="the response cache: --cache stores and reuses judge replies and candidate replies at "
-                           "temperature 0; --cache all also candidate replies at a higher temperature (each trial "
-                           "its own entry); off by default")
-    cost.add_argument("--cache-dir", metavar="DIR",
-                      help="where the cache lives (default WEARSIM_CACHE_DIR, else ~/.cache/wearsim)")
-    cost.add_argument("--max-requests-per-minute", metavar="N|PROVIDER=N,...",
-                      help="client-side limit per endpoint, shared by candidate and judges on it (e.g. 500, or "
-                           "openai=500,gemini=1000); 429 backoff still applies")
-    cost.add_argument("--max-tokens-per-minute", metavar="N|PROVIDER=N,...",
-                      help="the same for tokens (estimated as prompt characters / 4 plus --max-tokens, corrected "
-                           "by the usage each reply reports)")
-    cost.add_argument("--prices", metavar="FILE",
-                      help="a TOML price table (one table per model id, e.g. [\"openai:my-model\"] with text_input "
-                           "= 0.5, text_output = 1.5, ... in USD per million tokens, plus date and source) that "
-                           "adds to and overrides the shipped benchmark/prices.toml")
-    cost.add_argument("--budget", type=float, metavar="USD",
-                      help="start no new cell once the run's candidate and judge spend is above USD; the run dir "
-                           "stays resumable (the same command with a larger --budget finishes it). Every model "
-                           "the run asks needs a price")
+    cost.add_argument(
+        "--cache",
+        nargs="?",
+        const="on",
+        default="off",
+        choices=("on", "all", "off"),
+        help="the response cache: --cache stores and reuses judge replies and candidate replies at "
+        "temperature 0; --cache all also candidate replies at a higher temperature (each trial "
+        "its own entry); off by default",
+    )
+    cost.add_argument(
+        "--cache-dir", metavar="DIR", help="where the cache lives (default WEARSIM_CACHE_DIR, else ~/.cache/wearsim)"
+    )
+    cost.add_argument(
+        "--max-requests-per-minute",
+        metavar="N|PROVIDER=N,...",
+        help="client-side limit per endpoint, shared by candidate and judges on it (e.g. 500, or "
+        "openai=500,gemini=1000); 429 backoff still applies",
+    )
+    cost.add_argument(
+        "--max-tokens-per-minute",
+        metavar="N|PROVIDER=N,...",
+        help="the same for tokens (estimated as prompt characters / 4 plus --max-tokens, corrected "
+        "by the usage each reply reports)",
+    )
+    cost.add_argument(
+        "--prices",
+        metavar="FILE",
+        help='a TOML price table (one table per model id, e.g. ["openai:my-model"] with text_input '
+        "= 0.5, text_output = 1.5, ... in USD per million tokens, plus date and source) that "
+        "adds to and overrides the shipped benchmark/prices.toml",
+    )
+    cost.add_argument(
+        "--budget",
+        type=float,
+        metavar="USD",
+        help="start no new cell once the run's candidate and judge spend is above USD; the run dir "
+        "stays resumable (the same command with a larger --budget finishes it). Every model "
+        "the run asks needs a price",
+    )
 
-    run_group.add_argument("--config", metavar="FILE.toml",
-                           help="read flags from a TOML file: one key per flag, named as in this help without the "
-                                "leading -- (max-tokens = 120, judge-family = \"lexical\", synthetic-frames = "
-                                "true; a comma list as \"a,b\" or [\"a\", \"b\"]; paths relative to the working "
-                                "directory, as here); flags on the command line win over the file; the manifest "
-                                "records the file's path and sha256")
-    run_group.add_argument("--via", choices=("direct", "stream"), default="direct",
-                           help="direct: the text proxy; stream: simulated glasses through the streaming server")
+    run_group.add_argument(
+        "--config",
+        metavar="FILE.toml",
+        help="read flags from a TOML file: one key per flag, named as in this help without the "
+        'leading -- (max-tokens = 120, judge-family = "lexical", synthetic-frames = '
+        'true; a comma list as "a,b" or ["a", "b"]; paths relative to the working '
+        "directory, as here); flags on the command line win over the file; the manifest "
+        "records the file's path and sha256",
+    )
+    run_group.add_argument(
+        "--via",
+        choices=("direct", "stream"),
+        default="direct",
+        help="direct: the text proxy; stream: simulated glasses through the streaming server",
+    )
     run_group.add_argument("--output-dir", help="run dir (default runs/bench-TIMESTAMP)")
     run_group.add_argument("--resume", action="store_true", help="continue the run in --output-dir")
-    run_group.add_argument("--trials", type=int, default=1, metavar="N",
-                           help="repeats of every (scenario, condition) cell (default 1); more than one is worth "
-                                "it only when replies vary (--temperature above 0, or a nondeterministic API)")
-    run_group.add_argument("--concurrency", type=int, default=4, metavar="N",
-                           help="cells run at once (default 4); changes speed, not results, so a resumed run may "
-                                "use another value")
-    run_group.add_argument("--max-error-rate", type=float, default=0.05, metavar="RATE",
-                           help="exit with status 3 when more than this share of the planned cells failed by a "
-                                "fault of the API's or ours (rate limited, session limit, connection lost, "
-                                "refused, empty reply, timeout, provider or harness error; never a model's miss "
-                                "or an unscored judgement; default 0.05)")
-    run_group.add_argument("--shard", metavar="K/N",
-                           help="run only the K-th of N fixed shares of the cells (by a hash of each cell, the "
-                                "same on every machine and on --resume), e.g. 1/4 on one machine, 2/4 on the "
-                                "next; `wearsim merge` joins the shards' run dirs into one (docs/sharding.md)")
+    run_group.add_argument(
+        "--trials",
+        type=int,
+        default=1,
+        metavar="N",
+        help="repeats of every (scenario, condition) cell (default 1); more than one is worth "
+        "it only when replies vary (--temperature above 0, or a nondeterministic API)",
+    )
+    run_group.add_argument(
+        "--concurrency",
+        type=int,
+        default=4,
+        metavar="N",
+        help="cells run at once (default 4); changes speed, not results, so a resumed run may use another value",
+    )
+    run_group.add_argument(
+        "--max-error-rate",
+        type=float,
+        default=0.05,
+        metavar="RATE",
+        help="exit with status 3 when more than this share of the planned cells failed by a "
+        "fault of the API's or ours (rate limited, session limit, connection lost, "
+        "refused, empty reply, timeout, provider or harness error; never a model's miss "
+        "or an unscored judgement; default 0.05)",
+    )
+    run_group.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only the K-th of N fixed shares of the cells (by a hash of each cell, the "
+        "same on every machine and on --resume), e.g. 1/4 on one machine, 2/4 on the "
+        "next; `wearsim merge` joins the shards' run dirs into one (docs/sharding.md)",
+    )
     # the flags only a stream run takes, stated once: the glasses group (bench_checks.check_stream_flags)
     stream_only = tuple((a.option_strings[0], a.dest, a.default) for a in glasses._group_actions)
     p.set_defaults(run=run, stream_only=stream_only, config_file=None, settle=_config_reader(p))
@@ -227,10 +358,12 @@ def register(subparsers) -> None:
 def _config_reader(bench: argparse.ArgumentParser):
     """What `wearsim` calls after parsing the command line: `--config`'s flags read as `bench`'s defaults
     and the command line parsed again over them (benchmark/cli/run_config.py)."""
+
     def settle(top: argparse.ArgumentParser, argv: list[str], args: argparse.Namespace) -> argparse.Namespace:
         from benchmark.cli.run_config import with_config
 
         return with_config(bench, top, argv, args)
+
     return settle
 
 
@@ -241,11 +374,26 @@ def run(args) -> int:
     from datetime import datetime
     from pathlib import Path
 
-    from benchmark.cli.bench_checks import (Stop, check_endpoints, check_keys, check_prices, check_run_flags,
-                                            check_stream_flags, default_describer, load_prices, selected_bank,
-                                            start_lines)
-    from benchmark.cli.bench_settings import (build_settings, chosen_conditions, chosen_sweeps, describer_endpoint,
-                                              resolve_models, response_cache)
+    from benchmark.cli.bench_checks import (
+        Stop,
+        check_endpoints,
+        check_keys,
+        check_prices,
+        check_run_flags,
+        check_stream_flags,
+        default_describer,
+        load_prices,
+        selected_bank,
+        start_lines,
+    )
+    from benchmark.cli.bench_settings import (
+        build_settings,
+        chosen_conditions,
+        chosen_sweeps,
+        describer_endpoint,
+        resolve_models,
+        response_cache,
+    )
     from candidates.ratelimit import configure
 
     try:
@@ -350,9 +498,12 @@ def _run_cells(bank, settings, run_dir, prepared, base_url: str | None) -> dict:
         if not stopped_by:
             raise
         signum = stopped_by[0]
-        raise Stop(f"stopped by {signal.Signals(signum).name}: the finished cells are in "
-                   f"{run_dir / 'transcripts.jsonl'}; rerun the same command with --resume to finish",
-                   128 + signum, bare=True) from None
+        raise Stop(
+            f"stopped by {signal.Signals(signum).name}: the finished cells are in "
+            f"{run_dir / 'transcripts.jsonl'}; rerun the same command with --resume to finish",
+            128 + signum,
+            bare=True,
+        ) from None
     except TranscriptWriteError as exc:
         raise Stop(str(exc), 1) from None
     except ModelMissing as exc:
@@ -365,14 +516,20 @@ def _say_finished(args, counts: dict, seconds: float, cache_dir: str | None, run
     """The run's closing lines on stderr: cells and outcomes, and the response cache's hits."""
     outcome = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("pass", "miss", "unscored", "error"))
     skipped = f" ({counts['skipped']} finished earlier, skipped)" if counts.get("skipped") else ""
-    judged = ("proactive (pass: the event caught on time, or a quiet control left quiet)"
-              if args.subset == "proactive" else "Turn 2")
-    print(f"finished in {seconds:.0f} s: {counts.get('ran', 0)} cells ran{skipped}; "
-          f"{judged}: {outcome}", file=sys.stderr)
+    judged = (
+        "proactive (pass: the event caught on time, or a quiet control left quiet)"
+        if args.subset == "proactive"
+        else "Turn 2"
+    )
+    print(
+        f"finished in {seconds:.0f} s: {counts.get('ran', 0)} cells ran{skipped}; {judged}: {outcome}", file=sys.stderr
+    )
     if cache_dir:
-        print(f"response cache {cache_dir}: {counts.get('cache_hits', 0)} replies from the cache, "
-              f"{counts.get('cache_misses', 0)} requested (per cell: {run_dir / 'cache_log.jsonl'})",
-              file=sys.stderr)
+        print(
+            f"response cache {cache_dir}: {counts.get('cache_hits', 0)} replies from the cache, "
+            f"{counts.get('cache_misses', 0)} requested (per cell: {run_dir / 'cache_log.jsonl'})",
+            file=sys.stderr,
+        )
     if counts.get("budget_line"):
         print(counts["budget_line"], file=sys.stderr)
 
@@ -399,8 +556,10 @@ def _report(args, counts: dict, run_dir) -> int:
     print(cost_line(summary))
     print(f"report: {run_dir / 'findings.md'}")
     if not is_measurement(summary) and summary["manifest"].get("judge_family") == "lexical":
-        print(f"no accuracy from this run (findings.md says why); with a model judge: wearsim rescore {run_dir} "
-              f"--judge-family openai --output-dir {run_dir}-rescored")
+        print(
+            f"no accuracy from this run (findings.md says why); with a model judge: wearsim rescore {run_dir} "
+            f"--judge-family openai --output-dir {run_dir}-rescored"
+        )
     status = _error_rate_status(summary, run_dir, args.max_error_rate)
     return 4 if status == 0 and (counts.get("budget") or {}).get("stopped_on_budget") else status
 
@@ -419,10 +578,14 @@ def _error_rate_status(summary: dict, run_dir, max_rate: float) -> int:
     from benchmark.scoring import load_trials
 
     failures = [t for t in load_trials(run_dir).trials if fault_of(t) in COUNTED]
-    kinds = ", ".join(f"{n} {category}" for category, n in (faults or {}).get("by_fault", {}).items()
-                      if category in COUNTED)
+    kinds = ", ".join(
+        f"{n} {category}" for category, n in (faults or {}).get("by_fault", {}).items() if category in COUNTED
+    )
     first = failures[0].error if failures else None
     first = f"; first error: {' '.join(first.split())[:160]}" if first else ""
-    print(f"error: the run failed: {failed} of {cells} cells errored ({100 * failed / cells:.1f}%, more than "
-          f"--max-error-rate {100 * max_rate:g}%)" + (f" [{kinds}]" if kinds else "") + first, file=sys.stderr)
+    print(
+        f"error: the run failed: {failed} of {cells} cells errored ({100 * failed / cells:.1f}%, more than "
+        f"--max-error-rate {100 * max_rate:g}%)" + (f" [{kinds}]" if kinds else "") + first,
+        file=sys.stderr,
+    )
     return 3

@@ -29,8 +29,10 @@ def select_scenarios(bank, ids: str | None, subset: str | None, limit: int | Non
         known = {s.scenario_id for s in bank.scenarios}
         unknown = [i for i in wanted if i not in known]
         if unknown:
-            raise KeyError(f"--ids: no scenario {', '.join(unknown)} in {bank.source} "
-                           f"({len(known)} scenarios, e.g. {', '.join(sorted(known)[:3])})")
+            raise KeyError(
+                f"--ids: no scenario {', '.join(unknown)} in {bank.source} "
+                f"({len(known)} scenarios, e.g. {', '.join(sorted(known)[:3])})"
+            )
         bank = dataclasses.replace(bank, scenarios=tuple(s for s in bank.scenarios if s.scenario_id in wanted))
     if subset == "all":
         subset = None
@@ -56,8 +58,10 @@ def selected_bank(args):
         raise Stop(f"cannot read the bank:\n{exc}", bare=True) from None
     duplicates = duplicate_ids(full)
     if duplicates:
-        raise Stop(f"the bank {full.source} repeats scenario ids: {', '.join(duplicates)}; every scenario_id "
-                   "must be unique (wearsim validate rejects this bank too)")
+        raise Stop(
+            f"the bank {full.source} repeats scenario ids: {', '.join(duplicates)}; every scenario_id "
+            "must be unique (wearsim validate rejects this bank too)"
+        )
     try:
         if args.subset == "proactive":
             from benchmark.cli.proactive_checks import proactive_bank
@@ -81,8 +85,11 @@ def check_run_flags(args) -> tuple[int, int] | None:
 
     from perception.describer_spec import describer_problem
 
-    for flag, value, low in (("--trials", args.trials, 1), ("--concurrency", args.concurrency, 1),
-                             ("--max-tokens", args.max_tokens, 1)):
+    for flag, value, low in (
+        ("--trials", args.trials, 1),
+        ("--concurrency", args.concurrency, 1),
+        ("--max-tokens", args.max_tokens, 1),
+    ):
         if value < low:
             raise Stop(f"{flag} must be at least {low}; got {value}")
     if args.via == "stream" and args.describer is not None and (problem := describer_problem(args.describer)):
@@ -121,14 +128,22 @@ def check_prices(args, models, prices) -> None:
     if args.budget is None:
         return
     transcribed = transcription_model(models.model_id) if args.via == "stream" else None  # billed apart from --model
-    unpriced = [f"{m} ({flag})" for flag, m in (("--model", models.model_id), ("--judge-model", models.judge_model),
-                                                ("--ranking-judge-model", models.ranking_model),
-                                                ("the input transcription of --model", transcribed))
-                if m and prices.get(m) is None]
+    unpriced = [
+        f"{m} ({flag})"
+        for flag, m in (
+            ("--model", models.model_id),
+            ("--judge-model", models.judge_model),
+            ("--ranking-judge-model", models.ranking_model),
+            ("the input transcription of --model", transcribed),
+        )
+        if m and prices.get(m) is None
+    ]
     if unpriced:
-        raise Stop(f"--budget needs a price for every model the run asks: no price for {', '.join(unpriced)} "
-                   f"in {prices.origin}; add one with --prices FILE (README: What a run costs). "
-                   "Nothing was written")
+        raise Stop(
+            f"--budget needs a price for every model the run asks: no price for {', '.join(unpriced)} "
+            f"in {prices.origin}; add one with --prices FILE (README: What a run costs). "
+            "Nothing was written"
+        )
 
 
 def check_keys(args, models, describer_url: str | None) -> None:
@@ -136,15 +151,24 @@ def check_keys(args, models, describer_url: str | None) -> None:
     candidate's key): a run that cannot start writes nothing."""
     from candidates.model_ids import missing_credentials
 
-    needs = [] if (args.via == "stream" and args.server) else [("--model", models.model_id, args.base_url,
-                                                                  "--base-url")]
-    needs += [(flag, m, url, url_flag) for flag, m, url, url_flag in (
-        ("--judge-model", models.judge_model, models.judge_url, "--judge-base-url"),
-        ("--ranking-judge-model", models.ranking_model, models.ranking_url, "--ranking-judge-base-url")) if m]
+    needs = (
+        [] if (args.via == "stream" and args.server) else [("--model", models.model_id, args.base_url, "--base-url")]
+    )
+    needs += [
+        (flag, m, url, url_flag)
+        for flag, m, url, url_flag in (
+            ("--judge-model", models.judge_model, models.judge_url, "--judge-base-url"),
+            ("--ranking-judge-model", models.ranking_model, models.ranking_url, "--ranking-judge-base-url"),
+        )
+        if m
+    ]
     if args.via == "stream" and not args.server and args.describer.partition(":")[0] in ("openai", "gemini"):
         needs.append(("--describer", args.describer, describer_url, "--describer-base-url"))
-    problems = [f"{problem} ({flag} {needed})" for flag, needed, base_url, url_flag in needs
-                if (problem := missing_credentials(needed, base_url=base_url, base_url_flag=url_flag))]
+    problems = [
+        f"{problem} ({flag} {needed})"
+        for flag, needed, base_url, url_flag in needs
+        if (problem := missing_credentials(needed, base_url=base_url, base_url_flag=url_flag))
+    ]
     if problems:
         raise Stop("\n  ".join(["the run cannot start:", *problems]) if len(problems) > 1 else problems[0])
 
@@ -153,12 +177,17 @@ def check_endpoints(args, models, describer_url: str | None) -> None:
     """Every endpoint the command names answers: one connection each, before any cell."""
     from candidates.reach import reach_problem
 
-    endpoints = [("--base-url", models.candidate_url), ("--judge-base-url", models.judge_url),
-                 ("--ranking-judge-base-url", models.ranking_url), ("--describer-base-url", describer_url)]
+    endpoints = [
+        ("--base-url", models.candidate_url),
+        ("--judge-base-url", models.judge_url),
+        ("--ranking-judge-base-url", models.ranking_url),
+        ("--describer-base-url", describer_url),
+    ]
     if args.via == "stream" and args.server:
         endpoints = [("--server", args.server), *endpoints[1:3]]
-    unreachable = [f"{flag}: {problem}" for flag, url in dict.fromkeys(endpoints) if url
-                   and (problem := reach_problem(url))]
+    unreachable = [
+        f"{flag}: {problem}" for flag, url in dict.fromkeys(endpoints) if url and (problem := reach_problem(url))
+    ]
     if unreachable:
         raise Stop("; ".join(unreachable) + " (nothing was written; start the server or fix the URL)")
 
@@ -185,8 +214,11 @@ def pictograph_problem(bank, synthetic: bool) -> str | None:
     except SceneError as exc:
         more = f" (and {len(exc.problems) - 3} more)" if len(exc.problems) > 3 else ""
         return "--pictograph-frames: scene specs missing or invalid: " + "; ".join(exc.problems[:3]) + more
-    return f"--pictograph-frames: {unknown[0]}" + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "") \
-        if unknown else None
+    return (
+        f"--pictograph-frames: {unknown[0]}" + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
+        if unknown
+        else None
+    )
 
 
 def stream_flags_given(args) -> list[str]:
@@ -244,12 +276,23 @@ def start_lines(args, model_id: str, described: bool) -> list[str]:
 
     lines = []
     if described and args.describer == "authored" and not is_realtime(model_id):
-        lines.append("describer authored (no --describer given): the frames are drawn from the camera text, and "
-                     "authored reads that text back, so the run tests the decision to speak, not seeing")
-    reason = blind_describer({"via": "stream", "describer": args.describer, "candidate_model": model_id,
-                              "synthetic_frames": args.synthetic_frames, "pictograph_frames": args.pictograph_frames,
-                              "proactive": args.subset == "proactive"})
+        lines.append(
+            "describer authored (no --describer given): the frames are drawn from the camera text, and "
+            "authored reads that text back, so the run tests the decision to speak, not seeing"
+        )
+    reason = blind_describer(
+        {
+            "via": "stream",
+            "describer": args.describer,
+            "candidate_model": model_id,
+            "synthetic_frames": args.synthetic_frames,
+            "pictograph_frames": args.pictograph_frames,
+            "proactive": args.subset == "proactive",
+        }
+    )
     if reason:
-        lines.append(f"BLIND CAMERA: {reason}: every camera block will read alike whatever the scene "
-                     "(--describer authored reads drawn frames)")
+        lines.append(
+            f"BLIND CAMERA: {reason}: every camera block will read alike whatever the scene "
+            "(--describer authored reads drawn frames)"
+        )
     return lines

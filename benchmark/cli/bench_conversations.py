@@ -13,35 +13,47 @@ async def conversations(settings, base_url: str | None, run_dir):
     opened candidate. Stream: simulated glasses against `settings.stream.server`,
     or against a streaming server started in-process (its backend is the
     candidate). `base_url`: the candidate's endpoint as given (`--base-url`)."""
+    from benchmark.protocol import DirectConversation
     from candidates import open_candidate
     from candidates.model_ids import is_realtime
     from core.candidate import GenerationConfig
-    from benchmark.protocol import DirectConversation
 
     chosen = settings.candidate
     config = GenerationConfig(temperature=chosen.temperature, max_tokens=chosen.max_tokens)
     if settings.stream is None:
-        async with open_candidate(chosen.model_id, base_url=base_url, log_dir=run_dir / "logs",
-                                  output=chosen.output) as candidate:
+        async with open_candidate(
+            chosen.model_id, base_url=base_url, log_dir=run_dir / "logs", output=chosen.output
+        ) as candidate:
             if is_realtime(chosen.model_id):  # each trial in a live conversation of its own (never cached)
                 from candidates.realtime import RealtimeCandidate
 
                 assert isinstance(candidate, RealtimeCandidate)  # what the factory opens for a realtime id
                 live = candidate
                 yield lambda scenario, condition, _point, _trial, _cache: DirectConversation(
-                    scenario, condition, live.conversation(), config, camera=settings.camera,
-                    repair_style=settings.repair_style, owns_candidate=True)
+                    scenario,
+                    condition,
+                    live.conversation(),
+                    config,
+                    camera=settings.camera,
+                    repair_style=settings.repair_style,
+                    owns_candidate=True,
+                )
             elif chosen.cached:  # a cached candidate asks for the cell: keyed by its trial, logged to it
                 from candidates.cache import CachedCandidate, ResponseCache
 
                 cached = CachedCandidate(candidate, ResponseCache(settings.cache_dir), role="candidate")
                 yield lambda scenario, condition, _point, _trial, cache: DirectConversation(
-                    scenario, condition, cached.for_cell(cache), config, camera=settings.camera,
-                    repair_style=settings.repair_style)
+                    scenario,
+                    condition,
+                    cached.for_cell(cache),
+                    config,
+                    camera=settings.camera,
+                    repair_style=settings.repair_style,
+                )
             else:
                 yield lambda scenario, condition, _point, _trial, _cache: DirectConversation(
-                    scenario, condition, candidate, config, camera=settings.camera,
-                    repair_style=settings.repair_style)
+                    scenario, condition, candidate, config, camera=settings.camera, repair_style=settings.repair_style
+                )
         return
     with _server(settings, base_url, run_dir) as url:
         yield _stream_factory(settings, url)
@@ -55,15 +67,22 @@ def _server(settings, base_url: str | None, run_dir):
     from streaming.app import ServerSettings
     from streaming.local_server import running_server
 
-    print(f"starting the streaming server in-process (Whisper, VAD, backend); its log: "
-          f"{run_dir / 'logs' / 'server.log'}", file=sys.stderr)
+    print(
+        f"starting the streaming server in-process (Whisper, VAD, backend); its log: {run_dir / 'logs' / 'server.log'}",
+        file=sys.stderr,
+    )
     # room for every cell the run plays at once (`--concurrency`), never below the server's defaults
-    return running_server(ServerSettings.with_room_for(settings.concurrency, backend_base_url=base_url,
-                                                       asr_model=stream.asr_model,
-                                                       describer_base_url=stream.describer_base_url,
-                                                       allowed_backends=(chosen.model_id,),
-                                                       allowed_describers=(stream.describer,)),
-                          log_path=run_dir / "logs" / "server.log")
+    return running_server(
+        ServerSettings.with_room_for(
+            settings.concurrency,
+            backend_base_url=base_url,
+            asr_model=stream.asr_model,
+            describer_base_url=stream.describer_base_url,
+            allowed_backends=(chosen.model_id,),
+            allowed_describers=(stream.describer,),
+        ),
+        log_path=run_dir / "logs" / "server.log",
+    )
 
 
 def run_glasses(candidate, stream):
@@ -75,13 +94,21 @@ def run_glasses(candidate, stream):
 
     from simulator.settings import GlassesSettings
 
-    return GlassesSettings(backend=candidate.model_id, token=stream.token, describer=stream.describer,
-                           end_of_turn=stream.end_of_turn, max_tokens=candidate.max_tokens,
-                           temperature=candidate.temperature, frame_size=stream.frame_size,
-                           frame_quality=stream.frame_quality, output=candidate.output,
-                           media_root=Path(stream.media_root) if stream.media_root else None,
-                           synthetic_frames=stream.synthetic_frames, speed=stream.speed,
-                           keep_frames=stream.keep_frames)
+    return GlassesSettings(
+        backend=candidate.model_id,
+        token=stream.token,
+        describer=stream.describer,
+        end_of_turn=stream.end_of_turn,
+        max_tokens=candidate.max_tokens,
+        temperature=candidate.temperature,
+        frame_size=stream.frame_size,
+        frame_quality=stream.frame_quality,
+        output=candidate.output,
+        media_root=Path(stream.media_root) if stream.media_root else None,
+        synthetic_frames=stream.synthetic_frames,
+        speed=stream.speed,
+        keep_frames=stream.keep_frames,
+    )
 
 
 def _stream_factory(settings, url: str):
@@ -105,16 +132,29 @@ def _stream_factory(settings, url: str):
 
     def conversation(scenario, condition, point, trial, _cache):
         if isinstance(scenario, ProactiveScenario):
-            pictures = (read_timeline(stream.scene_dir, scenario.scenario_id, len(scenario.scenes))
-                        if stream.pictograph_frames else None)
-            return WatchConversation(scenario, condition, dataclasses.replace(glasses, frame_policy=point.frame_policy),
-                                     strategy=point.proactive, pictures=pictures)
+            pictures = (
+                read_timeline(stream.scene_dir, scenario.scenario_id, len(scenario.scenes))
+                if stream.pictograph_frames
+                else None
+            )
+            return WatchConversation(
+                scenario,
+                condition,
+                dataclasses.replace(glasses, frame_policy=point.frame_policy),
+                strategy=point.proactive,
+                pictures=pictures,
+            )
         cell = dataclasses.replace(
-            glasses, frame_policy=point.frame_policy, staleness_ms=point.staleness_ms,
+            glasses,
+            frame_policy=point.frame_policy,
+            staleness_ms=point.staleness_ms,
             scenes=scene_spec_in(stream.scene_dir, scenario) if stream.pictograph_frames else None,
             impairment=profiles[point.impairment].with_seed(
-                cell_seed(stream.impairment_seed, scenario.scenario_id, trial)) if point.impairment else None)
-        return StreamConversation(scenario, condition, cell, camera=settings.camera,
-                                  repair_style=settings.repair_style)
+                cell_seed(stream.impairment_seed, scenario.scenario_id, trial)
+            )
+            if point.impairment
+            else None,
+        )
+        return StreamConversation(scenario, condition, cell, camera=settings.camera, repair_style=settings.repair_style)
 
     return conversation

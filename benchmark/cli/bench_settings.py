@@ -37,10 +37,14 @@ class Models:
         """The run's opening line: the candidate and the judge, and where each is asked."""
         from benchmark.judges.family import endpoint_host as host
 
-        return (f"candidate {self.model_id}" + (f" ({self.candidate_file})" if self.candidate_file else "")
-                + (f" at {host(self.candidate_url)}" if self.candidate_url else "")
-                + f"; judge {self.judge_model or self.judge_family}"
-                + (f" at {host(self.judge_url)}" if self.judge_url else "") + f" ({self.resolution})")
+        return (
+            f"candidate {self.model_id}"
+            + (f" ({self.candidate_file})" if self.candidate_file else "")
+            + (f" at {host(self.candidate_url)}" if self.candidate_url else "")
+            + f"; judge {self.judge_model or self.judge_family}"
+            + (f" at {host(self.judge_url)}" if self.judge_url else "")
+            + f" ({self.resolution})"
+        )
 
 
 def resolve_models(args) -> Models:
@@ -58,54 +62,81 @@ def resolve_models(args) -> Models:
         candidate_url = effective_base_url(model_id, args.base_url)
         judge_url = judge_base_url(args.judge_base_url, args.judge_family, args.judge_model)
         judge_family, resolution = resolve_judge_family(
-            args.judge_family, family, base_url=judge_url, candidate_base_url=candidate_url)
+            args.judge_family, family, base_url=judge_url, candidate_base_url=candidate_url
+        )
         judge_model = None if judge_family == "lexical" else judge_model_id(judge_family, args.judge_model)
         judge_url = effective_base_url(judge_model, judge_base_url(args.judge_base_url, judge_family, judge_model))
         ranking_family = ranking_model = ranking_url = None
         if args.ranking_judge_family:
-            ranking_url = judge_base_url(args.ranking_judge_base_url, args.ranking_judge_family,
-                                         args.ranking_judge_model)
+            ranking_url = judge_base_url(
+                args.ranking_judge_base_url, args.ranking_judge_family, args.ranking_judge_model
+            )
             ranking_family, _ = resolve_judge_family(
-                args.ranking_judge_family, family, base_url=ranking_url, candidate_base_url=candidate_url,
-                flag="--ranking-judge-family", base_url_flag="--ranking-judge-base-url")
-            ranking_model = None if ranking_family == "lexical" else judge_model_id(ranking_family,
-                                                                                    args.ranking_judge_model)
-            ranking_url = effective_base_url(ranking_model, judge_base_url(
-                args.ranking_judge_base_url, ranking_family, ranking_model))
+                args.ranking_judge_family,
+                family,
+                base_url=ranking_url,
+                candidate_base_url=candidate_url,
+                flag="--ranking-judge-family",
+                base_url_flag="--ranking-judge-base-url",
+            )
+            ranking_model = (
+                None if ranking_family == "lexical" else judge_model_id(ranking_family, args.ranking_judge_model)
+            )
+            ranking_url = effective_base_url(
+                ranking_model, judge_base_url(args.ranking_judge_base_url, ranking_family, ranking_model)
+            )
         limits = build_limits(args.max_requests_per_minute, args.max_tokens_per_minute)
     except JudgeFamilyError as exc:  # with the candidate's missing key too, if it has one
-        candidate_problem = None if (args.via == "stream" and args.server) else missing_credentials(
-            model_id, base_url=args.base_url)
+        candidate_problem = (
+            None if (args.via == "stream" and args.server) else missing_credentials(model_id, base_url=args.base_url)
+        )
         if candidate_problem:
             raise Stop(f"the run cannot start:\n  {candidate_problem} (--model {model_id})\n  {exc}") from None
         raise Stop(str(exc)) from None
     except (ValueError, RuntimeError) as exc:
         raise Stop(str(exc)) from None
-    return Models(model_id=model_id, candidate_file=candidate_file, candidate_url=candidate_url,
-                  judge_family=judge_family, resolution=resolution, judge_model=judge_model, judge_url=judge_url,
-                  ranking_family=ranking_family, ranking_model=ranking_model, ranking_url=ranking_url, limits=limits)
+    return Models(
+        model_id=model_id,
+        candidate_file=candidate_file,
+        candidate_url=candidate_url,
+        judge_family=judge_family,
+        resolution=resolution,
+        judge_model=judge_model,
+        judge_url=judge_url,
+        ranking_family=ranking_family,
+        ranking_model=ranking_model,
+        ranking_url=ranking_url,
+        limits=limits,
+    )
 
 
 def describer_endpoint(args) -> str | None:
     """The stream server's describer model's endpoint (a model describer only)."""
     if args.via == "stream" and args.describer.partition(":")[0] in ("openai", "gemini"):
-        return effective_base_url(args.describer, args.describer_base_url
-                                  or os.environ.get("WEARSIM_DESCRIBER_BASE_URL", "").strip() or None)
+        return effective_base_url(
+            args.describer, args.describer_base_url or os.environ.get("WEARSIM_DESCRIBER_BASE_URL", "").strip() or None
+        )
     return None
 
 
 def chosen_conditions(args, bank) -> tuple[str, ...]:
     """`--conditions` (all: the bank's), each one the bank defines, `--ranking-condition` among them."""
-    names = tuple(c.name for c in bank.conditions) if args.conditions == "all" else \
-        tuple(n.strip() for n in args.conditions.split(",") if n.strip())
+    names = (
+        tuple(c.name for c in bank.conditions)
+        if args.conditions == "all"
+        else tuple(n.strip() for n in args.conditions.split(",") if n.strip())
+    )
     known = [c.name for c in bank.conditions]
     unknown = [n for n in names if n not in known]
     if unknown or not names:
-        raise Stop(f"--conditions: no prompt condition {', '.join(unknown) or '(none given)'} in {bank.source} "
-                   f"(it defines: {', '.join(known)})")
+        raise Stop(
+            f"--conditions: no prompt condition {', '.join(unknown) or '(none given)'} in {bank.source} "
+            f"(it defines: {', '.join(known)})"
+        )
     if args.ranking_condition not in names:
-        raise Stop(f"--ranking-condition {args.ranking_condition!r} is not among the conditions run "
-                   f"({', '.join(names)})")
+        raise Stop(
+            f"--ranking-condition {args.ranking_condition!r} is not among the conditions run ({', '.join(names)})"
+        )
     return names
 
 
@@ -124,8 +155,9 @@ def chosen_sweeps(args, model_id: str) -> Sweeps:
     try:
         staleness = tuple(sorted({int(v) for v in args.staleness.split(",") if v.strip()})) if args.staleness else ()
     except ValueError:
-        raise Stop(f"--staleness takes milliseconds separated by commas, e.g. 0,250,500; got {args.staleness!r}") \
-            from None
+        raise Stop(
+            f"--staleness takes milliseconds separated by commas, e.g. 0,250,500; got {args.staleness!r}"
+        ) from None
     if any(v < 0 or v > 10_000 for v in staleness):
         raise Stop("--staleness gaps must be from 0 to 10000 ms")
     policies: tuple[str, ...] = ()
@@ -168,11 +200,15 @@ def response_cache(args, model_id: str) -> tuple[str | None, bool]:
         ResponseCache(cache_dir).check()
     except UnsafePathError as exc:
         raise Stop(f"--cache-dir: {exc}; nothing was written") from None
-    cache_candidate = args.via == "direct" and not is_realtime(model_id) and (
-        args.cache == "all" or args.temperature == 0)
+    cache_candidate = (
+        args.via == "direct" and not is_realtime(model_id) and (args.cache == "all" or args.temperature == 0)
+    )
     if args.via == "direct" and not cache_candidate and not is_realtime(model_id):
-        print(f"response cache: candidate replies at temperature {args.temperature:g} are not cached "
-              "(--cache all caches them, one entry per trial); judge replies are", file=sys.stderr)
+        print(
+            f"response cache: candidate replies at temperature {args.temperature:g} are not cached "
+            "(--cache all caches them, one entry per trial); judge replies are",
+            file=sys.stderr,
+        )
     return cache_dir, cache_candidate
 
 
@@ -184,38 +220,78 @@ def stream_settings(args, bank, sweeps: Sweeps, describer_url: str | None):
     from core.scenes import scene_dir
 
     return StreamSettings(
-        staleness_ms=sweeps.staleness, frame_policies=sweeps.policies, frame_size=args.frame_size,
+        staleness_ms=sweeps.staleness,
+        frame_policies=sweeps.policies,
+        frame_size=args.frame_size,
         impairments=sweeps.impairments,
         impairments_file=str(Path(args.impairments_file).resolve()) if args.impairments_file else None,
         impairment_seed=args.impair_seed,
-        frame_quality=args.frame_quality, synthetic_frames=args.synthetic_frames, describer=args.describer,
-        pictograph_frames=args.pictograph_frames, scene_dir=str(scene_dir(bank)) if args.pictograph_frames else None,
-        describer_base_url=describer_url, media_root=str(Path(args.media_root).resolve()) if args.media_root else None,
-        asr_model=args.asr_model, speed=args.speed, end_of_turn=args.end_of_turn or "silence", server=args.server,
-        keep_frames=not args.no_frames, proactive=sweeps.strategies,
-        token=args.token or os.environ.get("WEARSIM_TOKEN"))
+        frame_quality=args.frame_quality,
+        synthetic_frames=args.synthetic_frames,
+        describer=args.describer,
+        pictograph_frames=args.pictograph_frames,
+        scene_dir=str(scene_dir(bank)) if args.pictograph_frames else None,
+        describer_base_url=describer_url,
+        media_root=str(Path(args.media_root).resolve()) if args.media_root else None,
+        asr_model=args.asr_model,
+        speed=args.speed,
+        end_of_turn=args.end_of_turn or "silence",
+        server=args.server,
+        keep_frames=not args.no_frames,
+        proactive=sweeps.strategies,
+        token=args.token or os.environ.get("WEARSIM_TOKEN"),
+    )
 
 
-def build_settings(args, bank, models: Models, conditions: tuple[str, ...], sweeps: Sweeps,
-                   shard: tuple[int, int] | None, prices, describer_url: str | None,
-                   cache: tuple[str | None, bool]):
+def build_settings(
+    args,
+    bank,
+    models: Models,
+    conditions: tuple[str, ...],
+    sweeps: Sweeps,
+    shard: tuple[int, int] | None,
+    prices,
+    describer_url: str | None,
+    cache: tuple[str | None, bool],
+):
     """The run's `RunSettings`, from the flags and what the steps before made of them."""
+    from benchmark.cli.bench_conversations import run_glasses
     from benchmark.run.settings import CandidateSettings, JudgeSettings, RunSettings
 
-    from benchmark.cli.bench_conversations import run_glasses
-
     cache_dir, cache_candidate = cache
-    candidate = CandidateSettings(model_id=models.model_id, temperature=args.temperature, max_tokens=args.max_tokens,
-                                  output=args.output, model_file=models.candidate_file,
-                                  base_url=models.candidate_url, cached=cache_candidate)
+    candidate = CandidateSettings(
+        model_id=models.model_id,
+        temperature=args.temperature,
+        max_tokens=args.max_tokens,
+        output=args.output,
+        model_file=models.candidate_file,
+        base_url=models.candidate_url,
+        cached=cache_candidate,
+    )
     stream = stream_settings(args, bank, sweeps, describer_url)
     return RunSettings(
         candidate=candidate,
-        judge=JudgeSettings(family=models.judge_family, family_resolution=models.resolution, model=models.judge_model,
-                            base_url=models.judge_url, ranking_family=models.ranking_family,
-                            ranking_model=models.ranking_model, ranking_base_url=models.ranking_url),
-        conditions=conditions, ranking_condition=args.ranking_condition, trials=args.trials,
-        concurrency=args.concurrency, camera=not args.no_camera, repair_style=args.repair_style,
-        stream=stream, glasses=run_glasses(candidate, stream), cache_dir=cache_dir,
-        rate_limits=models.limits.describe(), prices=prices, budget_usd=args.budget, shard=shard,
-        config=args.config_file)
+        judge=JudgeSettings(
+            family=models.judge_family,
+            family_resolution=models.resolution,
+            model=models.judge_model,
+            base_url=models.judge_url,
+            ranking_family=models.ranking_family,
+            ranking_model=models.ranking_model,
+            ranking_base_url=models.ranking_url,
+        ),
+        conditions=conditions,
+        ranking_condition=args.ranking_condition,
+        trials=args.trials,
+        concurrency=args.concurrency,
+        camera=not args.no_camera,
+        repair_style=args.repair_style,
+        stream=stream,
+        glasses=run_glasses(candidate, stream),
+        cache_dir=cache_dir,
+        rate_limits=models.limits.describe(),
+        prices=prices,
+        budget_usd=args.budget,
+        shard=shard,
+        config=args.config_file,
+    )

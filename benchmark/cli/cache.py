@@ -15,13 +15,18 @@ The cache lives in WEARSIM_CACHE_DIR (default ~/.cache/wearsim); `wearsim bench 
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("cache", help="show or clear the response cache",
-                              description="The response cache of `wearsim bench --cache` and `wearsim rescore "
-                                          "--cache`: candidate and judge replies stored by request.",
-                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "cache",
+        help="show or clear the response cache",
+        description="The response cache of `wearsim bench --cache` and `wearsim rescore "
+        "--cache`: candidate and judge replies stored by request.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("action", choices=("stats", "clear"), help="stats: what it holds; clear: delete entries")
-    p.add_argument("--cache-dir", metavar="DIR", help="the cache directory (default WEARSIM_CACHE_DIR, else "
-                                                       "~/.cache/wearsim)")
+    p.add_argument(
+        "--cache-dir", metavar="DIR", help="the cache directory (default WEARSIM_CACHE_DIR, else ~/.cache/wearsim)"
+    )
     p.add_argument("--model", metavar="ID", help="clear: only this model id's replies")
     p.add_argument("--json", action="store_true", help="stats: print JSON")
     p.set_defaults(run=run)
@@ -48,8 +53,19 @@ def run(args) -> int:
         return 2
     stats = cache.stats()
     if args.json:
-        print(json.dumps({"directory": str(stats.directory), "entries": stats.entries, "bytes": stats.bytes,
-                          "served": stats.hits, "by_model": stats.by_model, "by_role": stats.by_role}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "directory": str(stats.directory),
+                    "entries": stats.entries,
+                    "bytes": stats.bytes,
+                    "served": stats.hits,
+                    "by_model": stats.by_model,
+                    "by_role": stats.by_role,
+                },
+                indent=2,
+            )
+        )
         return 0
     print(f"cache: {stats.directory}")
     print(f"entries: {stats.entries} ({stats.bytes / 1e6:.1f} MB); replies served from it: {stats.hits}")

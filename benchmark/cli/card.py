@@ -6,9 +6,12 @@ import argparse
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("card", help="print or rewrite the dataset card's statistics block",
-                              epilog="example: wearsim card --write   # refresh benchmark/v1/dataset_card.md",
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "card",
+        help="print or rewrite the dataset card's statistics block",
+        epilog="example: wearsim card --write   # refresh benchmark/v1/dataset_card.md",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--scenarios", help="v1 bank directory (default: the shipped bank)")
     p.add_argument("--write", action="store_true", help="rewrite the block inside dataset_card.md")
     p.set_defaults(run=run)

@@ -29,16 +29,23 @@ def register(subparsers) -> None:
     )
     parser.add_argument("run_a", help="run dir or transcripts file A")
     parser.add_argument("run_b", help="run dir or transcripts file B")
-    parser.add_argument("more", nargs="*", metavar="RUN",
-                        help="more runs: a row each in the table, paired against A, and drawn on the plots "
-                             "(the detailed comparison is A against B)")
+    parser.add_argument(
+        "more",
+        nargs="*",
+        metavar="RUN",
+        help="more runs: a row each in the table, paired against A, and drawn on the plots "
+        "(the detailed comparison is A against B)",
+    )
     parser.add_argument("--condition", help="condition to compare (default: the ranking condition of A)")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    parser.add_argument("--html", metavar="DIR",
-                        help="also write DIR/comparison.html (the runs as a sortable table, one row per run "
-                             "and condition, and each against the first), DIR/accuracy_latency.png (balanced Turn 2 accuracy "
-                             "against first reply text p50/p95, one point per run) and DIR/accuracy_cost.png "
-                             "(against the candidate's cost per trial, one point per run and condition)")
+    parser.add_argument(
+        "--html",
+        metavar="DIR",
+        help="also write DIR/comparison.html (the runs as a sortable table, one row per run "
+        "and condition, and each against the first), DIR/accuracy_latency.png (balanced Turn 2 accuracy "
+        "against first reply text p50/p95, one point per run) and DIR/accuracy_cost.png "
+        "(against the candidate's cost per trial, one point per run and condition)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -74,6 +81,9 @@ def run(args) -> int:
         if "proactive" in result:
             print(f"proactive runs: {page} (plot: {page.parent / 'recall_false_alarms.png'})", file=sys.stderr)
         else:
-            print(f"accuracy against latency and cost: {page} (plots: {page.parent / 'accuracy_latency.png'}, "
-                  f"{page.parent / 'accuracy_cost.png'})", file=sys.stderr)
+            print(
+                f"accuracy against latency and cost: {page} (plots: {page.parent / 'accuracy_latency.png'}, "
+                f"{page.parent / 'accuracy_cost.png'})",
+                file=sys.stderr,
+            )
     return 0

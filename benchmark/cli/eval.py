@@ -21,16 +21,28 @@ TEXT_ONLY_PROVIDERS = ("local", "replay")
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("eval", help="run a vision evaluator (code validator or LLM judge) over cases",
-                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--evaluator", required=True,
-                   help="count|ocr|json|chart, or image-description|activity|comparison|reasoning|"
-                        "structured-output|quality-assessment")
+    p = subparsers.add_parser(
+        "eval",
+        help="run a vision evaluator (code validator or LLM judge) over cases",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--evaluator",
+        required=True,
+        help="count|ocr|json|chart, or image-description|activity|comparison|reasoning|"
+        "structured-output|quality-assessment",
+    )
     p.add_argument("--data", required=True, help="JSONL file of cases")
     p.add_argument("--judge-model", default="openai:gpt-4o-mini", help="vision model for the LLM judges")
-    p.add_argument("--base-url", "--judge-base-url", dest="base_url", metavar="URL",
-                   help="the judge model's endpoint, e.g. an OpenAI-compatible server (default: "
-                        "WEARSIM_JUDGE_BASE_URL for an openai: judge, then OPENAI_BASE_URL)")
+    p.add_argument(
+        "--base-url",
+        "--judge-base-url",
+        dest="base_url",
+        metavar="URL",
+        help="the judge model's endpoint, e.g. an OpenAI-compatible server (default: "
+        "WEARSIM_JUDGE_BASE_URL for an openai: judge, then OPENAI_BASE_URL)",
+    )
     p.add_argument("--timeout", type=float, default=30.0, help="seconds before a validator is killed")
     p.set_defaults(run=run)
 
@@ -72,8 +84,8 @@ def run(args) -> int:
 
         results = [run_validator(args.evaluator, data, timeout=args.timeout) for _, data in cases]
     elif args.evaluator in WEIGHTS:
-        from candidates.model_ids import missing_credentials
         from benchmark.cli.endpoints import judge_base_url
+        from candidates.model_ids import missing_credentials
 
         args.base_url = judge_base_url(args.base_url, None, args.judge_model)
         try:
@@ -85,26 +97,37 @@ def run(args) -> int:
             print(f"error: {problem} (--judge-model {args.judge_model})", file=sys.stderr)
             return 2
         if args.judge_model.strip().split(":")[0] in TEXT_ONLY_PROVIDERS:
-            print(f"error: --judge-model {args.judge_model} reads text only and these judges look at images: "
-                  "use a vision model, e.g. openai:gpt-4o-mini, gemini:gemini-2.5-flash, or openai:MODEL with "
-                  "--judge-base-url for a local vision server", file=sys.stderr)
+            print(
+                f"error: --judge-model {args.judge_model} reads text only and these judges look at images: "
+                "use a vision model, e.g. openai:gpt-4o-mini, gemini:gemini-2.5-flash, or openai:MODEL with "
+                "--judge-base-url for a local vision server",
+                file=sys.stderr,
+            )
             return 2
         results = asyncio.run(_judge_all(args, path, cases))
     else:
-        print(f"error: unknown evaluator {args.evaluator!r} (known: {', '.join([*VALIDATORS, *WEIGHTS])})",
-              file=sys.stderr)
+        print(
+            f"error: unknown evaluator {args.evaluator!r} (known: {', '.join([*VALIDATORS, *WEIGHTS])})",
+            file=sys.stderr,
+        )
         return 2
     print(f"{'line':>5}  {'status':<10} {'score':>6}  passed  note")
     for (number, _), result in zip(cases, results):
         note = result["details"].get("reason", "") if result["status"] != "processed" else ""
-        print(f"{number:>5}  {result['status']:<10} {result['score']:>6.3f}  {str(result['passed']):<6}  "
-              f"{note[:100]}".rstrip())
+        print(
+            f"{number:>5}  {result['status']:<10} {result['score']:>6.3f}  {str(result['passed']):<6}  "
+            f"{note[:100]}".rstrip()
+        )
     processed = [r for r in results if r["status"] == "processed"]
-    summary = {"evaluator": args.evaluator, "cases": len(results), "processed": len(processed),
-               "errors": sum(r["status"] == "error" for r in results),
-               "skipped": sum(r["status"] == "skipped" for r in results),
-               "passed": sum(r["passed"] for r in results),
-               "mean_score": round(sum(r["score"] for r in processed) / len(processed), 4) if processed else None}
+    summary = {
+        "evaluator": args.evaluator,
+        "cases": len(results),
+        "processed": len(processed),
+        "errors": sum(r["status"] == "error" for r in results),
+        "skipped": sum(r["status"] == "skipped" for r in results),
+        "passed": sum(r["passed"] for r in results),
+        "mean_score": round(sum(r["score"] for r in processed) / len(processed), 4) if processed else None,
+    }
     print(json.dumps(summary, indent=2))
     return 0
 
@@ -112,8 +135,8 @@ def run(args) -> int:
 async def _judge_all(args, path, cases):
     import json
 
-    from candidates import open_candidate
     from benchmark.evaluators.judges import VisionCase, judge_case
+    from candidates import open_candidate
 
     results = []
     async with open_candidate(args.judge_model, base_url=args.base_url) as model:
@@ -121,8 +144,12 @@ async def _judge_all(args, path, cases):
             images = data.get("images") or ([data["image"]] if data.get("image") else [])
             expected = data.get("expected_output", "")
             expected = expected if isinstance(expected, str) else json.dumps(expected)
-            case = VisionCase(input=str(data.get("input", "")), output=str(data.get("output", "")), expected_output=expected,
-                              images=tuple(path.parent / p for p in images))
+            case = VisionCase(
+                input=str(data.get("input", "")),
+                output=str(data.get("output", "")),
+                expected_output=expected,
+                images=tuple(path.parent / p for p in images),
+            )
             try:
                 results.append(await judge_case(args.evaluator, case, model))
             except (OSError, ValueError) as exc:

@@ -23,24 +23,38 @@ def register(subparsers) -> None:
     from benchmark.labels import DEFAULT_SEED, WHATS
 
     parser = subparsers.add_parser(
-        "labels", help="export a sample to Label Studio; import Label Studio or CSV labels",
+        "labels",
+        help="export a sample to Label Studio; import Label Studio or CSV labels",
         description="Move a run's labelling sample and its labels between wearsim and other tools.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    export = actions.add_parser("export", help="the sample as a Label Studio task file",
-                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    export = actions.add_parser(
+        "export",
+        help="the sample as a Label Studio task file",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     export.add_argument("run_dir", metavar="RUN_DIR")
     export.add_argument("--output", required=True, metavar="FILE", help="the task file (.json); FILE.xml beside it")
     export.add_argument("--sample", type=int, default=100, metavar="N", help="as wearsim annotate (0: every item)")
     export.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="S", help="as wearsim annotate")
     export.add_argument("--what", choices=WHATS, default="turn2")
     export.add_argument("--scenarios", metavar="BANK")
-    imported = actions.add_parser("import", help="a Label Studio JSON export (.json) or a CSV (.csv) into labels/",
-                                  epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    imported = actions.add_parser(
+        "import",
+        help="a Label Studio JSON export (.json) or a CSV (.csv) into labels/",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     imported.add_argument("run_dir", metavar="RUN_DIR")
     imported.add_argument("file", metavar="FILE", help="Label Studio JSON export (.json) or CSV (.csv)")
-    imported.add_argument("--annotator", metavar="NAME",
-                          help="who labelled a Label Studio export (default: each annotation's completed_by)")
+    imported.add_argument(
+        "--annotator",
+        metavar="NAME",
+        help="who labelled a Label Studio export (default: each annotation's completed_by)",
+    )
     imported.add_argument("--scenarios", metavar="BANK")
     parser.set_defaults(run=run)
 

@@ -15,27 +15,48 @@ EPILOG = """examples:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("media", help="synthesize, import and verify scenario media",
-                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "media",
+        help="synthesize, import and verify scenario media",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    synth = actions.add_parser("synth", help="TTS speech for every scenario turn", epilog=EPILOG,
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    synth = actions.add_parser(
+        "synth",
+        help="TTS speech for every scenario turn",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     synth.add_argument("--voice", default="en-us")
     synth.add_argument("--rate", type=int, default=150, help="words per minute")
     synth.add_argument("--overwrite", action="store_true", help="remake existing synthesized files")
     synth.add_argument("--scenarios", help="bank path (default: the shipped bank)")
     synth.add_argument("--media-root", help="default: the repo's media/")
-    synth.add_argument("--pictograph-frames", action="store_true",
-                       help="also draw every scene spec (benchmark/v1/scenes/) as a still (<scene>.jpg, index source "
-                            "pictograph) where no recorded frame exists; bench and simulate then send it")
-    synth.add_argument("--contact-sheet", metavar="FILE",
-                       help="with --pictograph-frames: a sheet of the drawn frames (one row per scenario)")
-    synth.add_argument("--ids", metavar="ID,ID",
-                       help="only these scenarios, comma separated: their speech, their pictographs and their rows "
-                            "of the contact sheet (default: every scenario of the bank)")
+    synth.add_argument(
+        "--pictograph-frames",
+        action="store_true",
+        help="also draw every scene spec (benchmark/v1/scenes/) as a still (<scene>.jpg, index source "
+        "pictograph) where no recorded frame exists; bench and simulate then send it",
+    )
+    synth.add_argument(
+        "--contact-sheet",
+        metavar="FILE",
+        help="with --pictograph-frames: a sheet of the drawn frames (one row per scenario)",
+    )
+    synth.add_argument(
+        "--ids",
+        metavar="ID,ID",
+        help="only these scenarios, comma separated: their speech, their pictographs and their rows "
+        "of the contact sheet (default: every scenario of the bank)",
+    )
     synth.set_defaults(run=run_synth)
-    imp = actions.add_parser("import", help="copy a real recording into the layout", epilog=EPILOG,
-                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    imp = actions.add_parser(
+        "import",
+        help="copy a real recording into the layout",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     imp.add_argument("scenario")
     imp.add_argument("turn", help="context, turn_1, turn_2 or turn_3_repair")
     imp.add_argument("file")
@@ -43,13 +64,20 @@ def register(subparsers) -> None:
     imp.add_argument("--end", type=float)
     imp.add_argument("--media-root")
     imp.set_defaults(run=run_import)
-    ver = actions.add_parser("verify", help="check hashes and readability", epilog=EPILOG,
-                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    ver = actions.add_parser(
+        "verify",
+        help="check hashes and readability",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ver.add_argument("--media-root")
     ver.set_defaults(run=run_verify)
-    rei = actions.add_parser("reindex", help="rebuild index.json from the files on disk (an unreadable index is "
-                             "kept as index.json.broken)", epilog=EPILOG,
-                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    rei = actions.add_parser(
+        "reindex",
+        help="rebuild index.json from the files on disk (an unreadable index is kept as index.json.broken)",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     rei.add_argument("--media-root")
     rei.set_defaults(run=run_reindex)
 
@@ -97,9 +125,16 @@ def run_synth(args) -> int:
             known &= set(specs)
         unknown = [i for i in ids if i not in known]
         if unknown or not ids:
-            print("--ids: " + (f"no scenario {'with a scene spec ' if specs is not None else ''}called "
-                               f"{', '.join(unknown)} in the bank" if unknown else "no scenario id given"),
-                  file=sys.stderr)
+            print(
+                "--ids: "
+                + (
+                    f"no scenario {'with a scene spec ' if specs is not None else ''}called "
+                    f"{', '.join(unknown)} in the bank"
+                    if unknown
+                    else "no scenario id given"
+                ),
+                file=sys.stderr,
+            )
             return 2
         bank = dataclasses.replace(bank, scenarios=tuple(s for s in bank.scenarios if s.scenario_id in ids))
     speech = _Shown("speech")
@@ -157,8 +192,10 @@ def _missing_root(args, action: str) -> bool:
 
     if _root(args).is_dir():
         return False
-    print(f"wearsim media {action}: {_root(args)}: no such folder (give --media-root an existing media folder)",
-          file=sys.stderr)
+    print(
+        f"wearsim media {action}: {_root(args)}: no such folder (give --media-root an existing media folder)",
+        file=sys.stderr,
+    )
     return True
 
 

@@ -16,10 +16,13 @@ exit status: 0 merged; 2 refused (nothing is written).
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "merge", help="join the shards of a sharded run into one run dir",
+        "merge",
+        help="join the shards of a sharded run into one run dir",
         description="Check that the run dirs are the shards of one run, then write one run dir holding all "
-                    "their records, kept media and the report, as an unsharded run would have.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "their records, kept media and the report, as an unsharded run would have.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("shards", nargs="+", metavar="DIR", help="the shards' run dirs")
     parser.add_argument("--output-dir", required=True, metavar="OUT", help="the merged run dir (new)")
     parser.set_defaults(run=run)
@@ -38,13 +41,19 @@ def run(args) -> int:
     except (MergeError, TranscriptError, ValueError, OSError) as exc:  # MergeError names the field or cell
         print(f"wearsim merge: {exc}", file=sys.stderr)
         return 2
-    print(f"merged {merged['shards']} shards: {merged['records']} records, {merged['media_files']} media files "
-          f"-> {args.output_dir}", file=sys.stderr)
+    print(
+        f"merged {merged['shards']} shards: {merged['records']} records, {merged['media_files']} media files "
+        f"-> {args.output_dir}",
+        file=sys.stderr,
+    )
     if merged["refused"]:  # the records still name them; the viewer shows them as missing
         shown = merged["refused"][:20]
-        print(f"refused {len(merged['refused'])} media files (not copied; what a kept frame or WAV cannot be):\n  "
-              + "\n  ".join(shown) + (f"\n  ... and {len(merged['refused']) - 20} more" if len(merged["refused"]) > 20
-                                       else ""), file=sys.stderr)
+        print(
+            f"refused {len(merged['refused'])} media files (not copied; what a kept frame or WAV cannot be):\n  "
+            + "\n  ".join(shown)
+            + (f"\n  ... and {len(merged['refused']) - 20} more" if len(merged["refused"]) > 20 else ""),
+            file=sys.stderr,
+        )
     if merged["missing"]:
         print(f"note: shard {', '.join(merged['missing'])} not given: its cells count as not run", file=sys.stderr)
     print(headline(merged["summary"]))

@@ -35,10 +35,14 @@ def variables() -> tuple[tuple[str, str], ...]:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("models", help="list the model id forms and which API keys are set",
-                              description="The model ids --model takes, the default, the embedded model file, "
-                                          "and which API key variables are set (never their values).",
-                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "models",
+        help="list the model id forms and which API keys are set",
+        description="The model ids --model takes, the default, the embedded model file, "
+        "and which API key variables are set (never their values).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--json", action="store_true", help="print the same as JSON")
     p.set_defaults(run=run)
 
@@ -61,12 +65,22 @@ def run(args) -> int:
         embedded = f"missing: {exc}"
     keys = {name: bool(os.environ.get(name, "").strip()) for name, _ in named}
     if args.json:
-        print(json.dumps({"model_id_forms": [{"form": f, "what": w} for f, w in model_id_forms],
-                          "realtime_models": {"checked": CHECKED, "current": [
-                              {"model_id": m, "what": w, "source": src} for m, w, src in REALTIME_MODELS],
-                              "retired": [{"model_id": m, "shut_down": d, "source": src} for m, d, src in RETIRED]},
-                          "default_model": default_model_id(), "embedded_model_file": embedded,
-                          "variables_set": keys}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "model_id_forms": [{"form": f, "what": w} for f, w in model_id_forms],
+                    "realtime_models": {
+                        "checked": CHECKED,
+                        "current": [{"model_id": m, "what": w, "source": src} for m, w, src in REALTIME_MODELS],
+                        "retired": [{"model_id": m, "shut_down": d, "source": src} for m, d, src in RETIRED],
+                    },
+                    "default_model": default_model_id(),
+                    "embedded_model_file": embedded,
+                    "variables_set": keys,
+                },
+                indent=2,
+            )
+        )
         return 0
     print("model ids (--model, --judge-model):")
     width = max(len(form) for form, _ in model_id_forms)

@@ -14,17 +14,26 @@ EPILOG = """examples:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("perceive", help="transcribe audio or describe a frame",
-                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "perceive",
+        help="transcribe audio or describe a frame",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     kinds = p.add_subparsers(dest="kind", metavar="KIND", required=True)
-    audio = kinds.add_parser("audio", help="speech to text (Whisper)", epilog=EPILOG,
-                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    audio = kinds.add_parser(
+        "audio", help="speech to text (Whisper)", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     audio.add_argument("file", help="wav, mp3, m4a, webm or mp4")
     audio.add_argument("--asr-model", help="CTranslate2 Whisper dir or model name (default: bundled tiny.en)")
     audio.add_argument("--json", action="store_true")
     audio.set_defaults(run=run_audio)
-    frame = kinds.add_parser("frame", help="describe one frame as a camera block", epilog=EPILOG,
-                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    frame = kinds.add_parser(
+        "frame",
+        help="describe one frame as a camera block",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     frame.add_argument("image")
     from perception.describer_spec import choices
 
@@ -40,8 +49,8 @@ def run_audio(args) -> int:
     import json
     import sys
 
-    from perception.asr import Transcriber
     from media_effects.audio import decode_audio
+    from perception.asr import Transcriber
 
     try:
         audio = decode_audio(args.file)
@@ -66,8 +75,7 @@ def run_frame(args) -> int:
         if not needs_model(args.describer):
             return await make_describer(args.describer, style=args.describe_style).describe(jpeg, previous)
         async with open_candidate(args.describer, base_url=args.base_url) as model:
-            return await make_describer(args.describer, model=model, style=args.describe_style).describe(
-                jpeg, previous)
+            return await make_describer(args.describer, model=model, style=args.describe_style).describe(jpeg, previous)
 
     try:
         jpeg = Path(args.image).read_bytes()

@@ -28,8 +28,9 @@ def proactive_bank(bank, ids: list[str] | None, limit: int | None):
     return dataclasses.replace(bank, scenarios=scenarios, subset=SUBSET, files={**bank.files, "proactive": path})
 
 
-def proactive_strategies(args, model_id: str, policies: tuple[str, ...], staleness: tuple, impairments: tuple
-                         ) -> tuple[tuple[str, ...], str | None]:
+def proactive_strategies(
+    args, model_id: str, policies: tuple[str, ...], staleness: tuple, impairments: tuple
+) -> tuple[tuple[str, ...], str | None]:
     """(the strategies to run, None) or ((), the problem) for `--subset proactive` and `--proactive`."""
     from candidates.model_ids import is_realtime
     from streaming.proactive import parse_strategies
@@ -43,11 +44,17 @@ def proactive_strategies(args, model_id: str, policies: tuple[str, ...], stalene
     except ValueError as exc:
         return (), f"--proactive: {exc}"
     if "native" in strategies and not is_realtime(model_id):
-        return (), f"--proactive native needs a realtime API (--model openai-realtime:M or gemini-live:M); " \
-                   f"{model_id} is a chat model, which never speaks unasked: use change or every:N"
+        return (
+            (),
+            f"--proactive native needs a realtime API (--model openai-realtime:M or gemini-live:M); "
+            f"{model_id} is a chat model, which never speaks unasked: use change or every:N",
+        )
     if "end" in policies:
-        return (), "--frame-policy end sends no frame until the user speaks; proactive trials need a policy " \
-                   "that streams (fps:1, speech:1/0.5, change:0.02)"
+        return (
+            (),
+            "--frame-policy end sends no frame until the user speaks; proactive trials need a policy "
+            "that streams (fps:1, speech:1/0.5, change:0.02)",
+        )
     if staleness or impairments or args.no_camera:
         return (), "--staleness, --impair and --no-camera do not apply to proactive trials"
     if args.speed is not None and args.speed != 1.0:
@@ -67,7 +74,9 @@ def timelines(bank) -> dict:
         except SceneError as exc:
             problems += exc.problems
             continue
-        specs[scenario.scenario_id] = SceneSpec(scenario_id=scenario.scenario_id, scenes={str(i): s for i, s in enumerate(scenes)}, answer_objects={})
+        specs[scenario.scenario_id] = SceneSpec(
+            scenario_id=scenario.scenario_id, scenes={str(i): s for i, s in enumerate(scenes)}, answer_objects={}
+        )
     if problems:
         raise SceneError(problems)
     return specs

@@ -19,17 +19,24 @@ what each check is.
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "probe", help="one short live session against a realtime API: which documented behaviours it shows",
+        "probe",
+        help="one short live session against a realtime API: which documented behaviours it shows",
         description="Open one session with a realtime API (OpenAI Realtime, Gemini Live) as the glasses would: "
-                    "a camera frame and a spoken question from the bank, then a second question talked over "
-                    "(barge-in), then a pictograph frame and \"What am I holding?\" (the sight check). Prints "
-                    "what it saw (event order, the input transcript's timing, usage by modality, errors, the "
-                    "objects the reply names) and writes a redacted trace of every message.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "a camera frame and a spoken question from the bank, then a second question talked over "
+        '(barge-in), then a pictograph frame and "What am I holding?" (the sight check). Prints '
+        "what it saw (event order, the input transcript's timing, usage by modality, errors, the "
+        "objects the reply names) and writes a redacted trace of every message.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("model", metavar="MODEL", help="openai-realtime:MODEL or gemini-live:MODEL (wearsim models)")
     p.add_argument("--base-url", help="the API's endpoint, for a proxy or a local server (default: the provider's)")
-    p.add_argument("--output", choices=("audio", "text"), default="audio",
-                   help="how the API replies: audio (spoken, with its transcript; the default) or text")
+    p.add_argument(
+        "--output",
+        choices=("audio", "text"),
+        default="audio",
+        help="how the API replies: audio (spoken, with its transcript; the default) or text",
+    )
     p.add_argument("--scenario", default="sc-01", help="the bank scenario whose Turn 1 and 2 are asked")
     p.add_argument("--trace", help="where to write the trace (JSON lines); default probe-PROVIDER-MODEL-TIME.jsonl")
     p.set_defaults(run=run)
@@ -40,10 +47,10 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from candidates.model_ids import is_realtime, missing_credentials, retired_problem
-    from candidates.realtime_base import ModelNotFoundError
     from benchmark.probe import run_probe, trace_path
     from benchmark.probe_trace import Redactor, Trace, trace_target_problem
+    from candidates.model_ids import is_realtime, missing_credentials, retired_problem
+    from candidates.realtime_base import ModelNotFoundError
     from core.scenario import load_bank
     from core.scenes import SceneError, load_scene_specs
 
@@ -77,9 +84,17 @@ def run(args) -> int:
     trace = Trace(redactor=redactor)
     code = 0
     try:
-        checks = asyncio.run(run_probe(args.model, scenario, spec.scenes.get("turn_2") if spec else None,
-                                       base_url=args.base_url, output=args.output, trace=trace,
-                                       say=lambda line: print(f"  {redactor.text(line)}", file=sys.stderr)))
+        checks = asyncio.run(
+            run_probe(
+                args.model,
+                scenario,
+                spec.scenes.get("turn_2") if spec else None,
+                base_url=args.base_url,
+                output=args.output,
+                trace=trace,
+                say=lambda line: print(f"  {redactor.text(line)}", file=sys.stderr),
+            )
+        )
         for check in checks:
             print(redactor.text(check.line()))
         code = 0 if checks[0].ok else 1
@@ -93,6 +108,8 @@ def run(args) -> int:
         except (OSError, ValueError) as exc:
             code = fail(f"--trace {path}: not written: {exc}", code or 1)
         else:
-            print(f"trace: {written} ({len(trace.lines)} messages; media shown as sizes, no keys)",
-                  file=sys.stderr if code else sys.stdout)
+            print(
+                f"trace: {written} ({len(trace.lines)} messages; media shown as sizes, no keys)",
+                file=sys.stderr if code else sys.stdout,
+            )
     return code

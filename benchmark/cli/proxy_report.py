@@ -67,8 +67,10 @@ def run(args) -> int:
     att = report["attribution"]
     if att["total"]:
         c = att["counts"]
-        print(f"flips: {att['total']} (speech {c['speech']}, scene {c['scene']}, both {c['both']}, "
-              f"neither {c['neither']}, unknown {c['unknown']})")
+        print(
+            f"flips: {att['total']} (speech {c['speech']}, scene {c['scene']}, both {c['both']}, "
+            f"neither {c['neither']}, unknown {c['unknown']})"
+        )
     print(f"report: {files['markdown']}")
     print(f"html:   {files['html']}")
     return 0

@@ -21,12 +21,16 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("run_dir", nargs="?", help="run dir holding transcripts.jsonl (and manifest.json)")
-    parser.add_argument("--from-transcripts", metavar="FILE",
-                        help="read this transcripts JSON Lines file instead (ours or the external format)")
+    parser.add_argument(
+        "--from-transcripts",
+        metavar="FILE",
+        help="read this transcripts JSON Lines file instead (ours or the external format)",
+    )
     parser.add_argument("--output-dir", metavar="DIR", help="where to write (default: the run dir)")
     parser.add_argument("--json", action="store_true", help="print summary.json to stdout")
-    parser.add_argument("--html", action="store_true",
-                        help="also write index.html, the self-contained run viewer (see `wearsim view`)")
+    parser.add_argument(
+        "--html", action="store_true", help="also write index.html, the self-contained run viewer (see `wearsim view`)"
+    )
     parser.set_defaults(run=run)
 
 
@@ -80,8 +84,10 @@ def run(args) -> int:
         print(headline(summary))
         if note := camera_text_note(summary):
             print(note)
-        print(f"trials {counts['trials']}, scored {counts['scored']}, unscored {counts['turn_2_unscored']}, "
-              f"errored {counts['errored']}")
+        print(
+            f"trials {counts['trials']}, scored {counts['scored']}, unscored {counts['turn_2_unscored']}, "
+            f"errored {counts['errored']}"
+        )
         print(cost_line(summary))
     print(f"wrote {out / 'summary.json'}, {out / 'findings.md'}, {out / 'plots'}/")
     if page is not None:

@@ -27,13 +27,20 @@ def register(subparsers) -> None:
     parser.add_argument("source", metavar="RUN_DIR_OR_FILE", help="run dir or transcripts JSON Lines file")
     parser.add_argument("--judge-family", required=True, help="lexical, openai, gemini, claude, ...")
     parser.add_argument("--judge-model", help="judge model id (not needed for lexical)")
-    parser.add_argument("--judge-base-url", metavar="URL",
-                        help="the judge's endpoint, e.g. an OpenAI-compatible server (default: "
-                             "WEARSIM_JUDGE_BASE_URL for an openai: judge, then OPENAI_BASE_URL)")
-    parser.add_argument("--cache", action="store_true",
-                        help="store and reuse the judge's replies in the response cache (see wearsim cache)")
-    parser.add_argument("--cache-dir", metavar="DIR",
-                        help="the cache directory (default WEARSIM_CACHE_DIR, else ~/.cache/wearsim)")
+    parser.add_argument(
+        "--judge-base-url",
+        metavar="URL",
+        help="the judge's endpoint, e.g. an OpenAI-compatible server (default: "
+        "WEARSIM_JUDGE_BASE_URL for an openai: judge, then OPENAI_BASE_URL)",
+    )
+    parser.add_argument(
+        "--cache",
+        action="store_true",
+        help="store and reuse the judge's replies in the response cache (see wearsim cache)",
+    )
+    parser.add_argument(
+        "--cache-dir", metavar="DIR", help="the cache directory (default WEARSIM_CACHE_DIR, else ~/.cache/wearsim)"
+    )
     parser.add_argument("--scenarios", metavar="BANK", help="bank dir or JSONL file (default: the shipped bank)")
     parser.add_argument("--output-dir", required=True, metavar="DIR", help="new run dir to write")
     parser.set_defaults(run=run)
@@ -66,13 +73,13 @@ class _Progress:
 def run(args) -> int:
     import sys
 
-    from candidates.model_ids import missing_credentials
     from benchmark.cli.endpoints import judge_base_url
     from benchmark.judges import JudgeFamilyError, judge_model_id
     from benchmark.report.findings import pct
     from benchmark.rescore import RescoreError, rescore
-    from core.scenario import BankError
     from benchmark.scoring import TranscriptError
+    from candidates.model_ids import missing_credentials
+    from core.scenario import BankError
 
     cache = None
     base_url = args.judge_base_url
@@ -85,22 +92,31 @@ def run(args) -> int:
             print(f"wearsim rescore: {exc}", file=sys.stderr)
             return 2
         if problem:
-            print(f"wearsim rescore: {problem} (the judge of --judge-family {args.judge_family}; "
-                  "--judge-family lexical needs no key)", file=sys.stderr)
+            print(
+                f"wearsim rescore: {problem} (the judge of --judge-family {args.judge_family}; "
+                "--judge-family lexical needs no key)",
+                file=sys.stderr,
+            )
             return 2
         if args.cache:
             from pathlib import Path
 
-            from candidates.cache import ResponseCache
             from benchmark.judges.family import set_default_cache
+            from candidates.cache import ResponseCache
 
             cache = ResponseCache(Path(args.cache_dir).expanduser() if args.cache_dir else None)
             set_default_cache(cache)
     progress = _Progress()  # one per run: its stream is the stderr of the moment it first writes
     try:
-        summary = rescore(args.source, judge_family=args.judge_family, judge_model=args.judge_model,
-                          scenarios=args.scenarios, output_dir=args.output_dir, base_url=base_url,
-                          progress=progress)
+        summary = rescore(
+            args.source,
+            judge_family=args.judge_family,
+            judge_model=args.judge_model,
+            scenarios=args.scenarios,
+            output_dir=args.output_dir,
+            base_url=base_url,
+            progress=progress,
+        )
     except (RescoreError, TranscriptError, BankError, ValueError) as exc:
         print(f"wearsim rescore: {exc}", file=sys.stderr)
         return 1
@@ -111,8 +127,10 @@ def run(args) -> int:
 
             set_default_cache(None)
     if cache is not None:
-        print(f"response cache {cache.directory}: {cache.hits} judge replies from the cache, {cache.misses} "
-              "requested", file=sys.stderr)
+        print(
+            f"response cache {cache.directory}: {cache.hits} judge replies from the cache, {cache.misses} requested",
+            file=sys.stderr,
+        )
     agreement = summary.get("judge_agreement")
     from benchmark.report.findings import headline
     from benchmark.report.proactive_findings import is_proactive, proactive_headline
@@ -124,8 +142,10 @@ def run(args) -> int:
     print(f"with the new judge: {headline(summary)}")
     if agreement:
         kappa = "n/a" if agreement["kappa"] is None else f"{agreement['kappa']:.3f}"
-        print(f"agreement with the recorded labels: {pct(agreement['agreement'])} over {agreement['n']} trials, "
-              f"kappa {kappa}")
+        print(
+            f"agreement with the recorded labels: {pct(agreement['agreement'])} over {agreement['n']} trials, "
+            f"kappa {kappa}"
+        )
     else:
         print("no recorded labels to compare with")
     print(f"wrote {args.output_dir}")

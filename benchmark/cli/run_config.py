@@ -64,9 +64,11 @@ def _unknown(path: str, key: str, value, known: dict) -> str:
         return f"--config {path}: {key} cannot be set in the file"
     close = difflib.get_close_matches(key.replace("_", "-"), known, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    table = (" is a table: the file takes flat keys only" if isinstance(value, dict) else "")
-    return (f"--config {path}: unknown key {key!r}{table}{hint}; the keys are the flags of "
-            "`wearsim bench --help` without the leading --")
+    table = " is a table: the file takes flat keys only" if isinstance(value, dict) else ""
+    return (
+        f"--config {path}: unknown key {key!r}{table}{hint}; the keys are the flags of "
+        "`wearsim bench --help` without the leading --"
+    )
 
 
 def _is_list_flag(action: argparse.Action) -> bool:
@@ -105,8 +107,7 @@ def _value(path: str, key: str, value, action: argparse.Action):
     else:
         ok = isinstance(value, str) and (action.choices is None or value in action.choices)
     if not ok:
-        raise ConfigError(f"--config {path}: {key} = {_show(value)}: expected {_expected(action)} "
-                          f"(as --{key} takes)")
+        raise ConfigError(f"--config {path}: {key} = {_show(value)}: expected {_expected(action)} (as --{key} takes)")
     return value
 
 
@@ -120,8 +121,9 @@ def _show(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def with_config(bench: argparse.ArgumentParser, top: argparse.ArgumentParser, argv: list[str],
-                args: argparse.Namespace) -> argparse.Namespace:
+def with_config(
+    bench: argparse.ArgumentParser, top: argparse.ArgumentParser, argv: list[str], args: argparse.Namespace
+) -> argparse.Namespace:
     """`args` again, parsed with `--config`'s values as the bench parser's defaults (the command line wins),
     and `config_file` ({"path", "sha256"}) set; `args` as it is without `--config`. Exits 2 on a bad file."""
     if not getattr(args, "config", None):

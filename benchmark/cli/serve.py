@@ -28,8 +28,12 @@ glasses, curl) are accepted on loopback, or with the token.
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("serve", help="run the WebSocket streaming server", epilog=EPILOG,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "serve",
+        help="run the WebSocket streaming server",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--token", help="required from clients (or WEARSIM_TOKEN); mandatory off loopback")
@@ -40,35 +44,70 @@ def register(subparsers) -> None:
 
     opt_in = ", ".join(f"{name} ({DESCRIBERS[name].what})" for name in offered("opt-in"))
     models = " or ".join(d.form for d in DESCRIBERS.values() if d.model)
-    p.add_argument("--describer", action="append", metavar="ID",
-                   help=f"a describer clients may ask for: {opt_in}, or a model describer ({models}, e.g. "
-                        f"openai:gpt-4o-mini) (repeatable; {' and '.join(offered('default'))} are always offered; "
-                        "a model describer spends this server's key)")
-    p.add_argument("--backend", action="append", metavar="ID",
-                   help="a backend id clients may ask for (repeatable). The ids given replace the default, "
-                        "local: add --backend local to offer it as well")
-    p.add_argument("--frame-policy", metavar="POLICY",
-                   help="frames that reach the assistant when a hello names no policy: end, fps:N, speech:N/M or "
-                        "change:T[/R] (default: end for a chat backend, fps:1 for a realtime API)")
-    p.add_argument("--probe-min-gap", type=float, default=1.0, metavar="S",
-                   help="proactive sessions: at least S seconds of the server's wall clock between one session's "
-                        "probes (default 1); a probe due sooner is skipped and counted (docs/proactive.md)")
-    p.add_argument("--probe-rate", type=float, default=1.0, metavar="N",
-                   help="proactive sessions: at most N probes a second over the whole server, shared equally "
-                        "among the proactive sessions open (default 1)")
-    p.add_argument("--no-probe-hold", action="store_true",
-                   help="proactive sessions: let probes start while another session's user speaks or waits for "
-                        "an answer (by default a spoken turn goes first)")
+    p.add_argument(
+        "--describer",
+        action="append",
+        metavar="ID",
+        help=f"a describer clients may ask for: {opt_in}, or a model describer ({models}, e.g. "
+        f"openai:gpt-4o-mini) (repeatable; {' and '.join(offered('default'))} are always offered; "
+        "a model describer spends this server's key)",
+    )
+    p.add_argument(
+        "--backend",
+        action="append",
+        metavar="ID",
+        help="a backend id clients may ask for (repeatable). The ids given replace the default, "
+        "local: add --backend local to offer it as well",
+    )
+    p.add_argument(
+        "--frame-policy",
+        metavar="POLICY",
+        help="frames that reach the assistant when a hello names no policy: end, fps:N, speech:N/M or "
+        "change:T[/R] (default: end for a chat backend, fps:1 for a realtime API)",
+    )
+    p.add_argument(
+        "--probe-min-gap",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="proactive sessions: at least S seconds of the server's wall clock between one session's "
+        "probes (default 1); a probe due sooner is skipped and counted (docs/proactive.md)",
+    )
+    p.add_argument(
+        "--probe-rate",
+        type=float,
+        default=1.0,
+        metavar="N",
+        help="proactive sessions: at most N probes a second over the whole server, shared equally "
+        "among the proactive sessions open (default 1)",
+    )
+    p.add_argument(
+        "--no-probe-hold",
+        action="store_true",
+        help="proactive sessions: let probes start while another session's user speaks or waits for "
+        "an answer (by default a spoken turn goes first)",
+    )
     p.add_argument("--max-sessions", type=int, default=16, help="concurrent sessions (default 16)")
-    p.add_argument("--idle-timeout", type=float, default=300.0, metavar="S",
-                   help="close a session after S seconds with nothing from the client and nothing in flight "
-                        "(default 300)")
-    p.add_argument("--record", metavar="DIR",
-                   help="let the browser page's recording studio save scenario media into DIR (media layout: "
-                        "DIR/<scenario>/turn_1.mp4, turn_1.wav, ..., indexed in DIR/index.json); off by default")
-    p.add_argument("--allow-origin", action="append", metavar="ORIGIN",
-                   help="a page origin (scheme://host[:port]) besides the server's own that may open sessions and "
-                        "save recordings; its host may also name the server (repeatable)")
+    p.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="close a session after S seconds with nothing from the client and nothing in flight (default 300)",
+    )
+    p.add_argument(
+        "--record",
+        metavar="DIR",
+        help="let the browser page's recording studio save scenario media into DIR (media layout: "
+        "DIR/<scenario>/turn_1.mp4, turn_1.wav, ..., indexed in DIR/index.json); off by default",
+    )
+    p.add_argument(
+        "--allow-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="a page origin (scheme://host[:port]) besides the server's own that may open sessions and "
+        "save recordings; its host may also name the server (repeatable)",
+    )
     p.set_defaults(run=run)
 
 
@@ -114,13 +153,20 @@ def run(args) -> int:
     from candidates.model_ids import missing_credentials, retired_problem
 
     missing = []
-    for flag, ids, base_url, url_flag in (("--backend", backends, args.base_url, "--base-url"),
-                                          ("--describer", [d for d in args.describer or () if not _runs_here(d)], args.describer_base_url,
-                                           "--describer-base-url")):
+    for flag, ids, base_url, url_flag in (
+        ("--backend", backends, args.base_url, "--base-url"),
+        (
+            "--describer",
+            [d for d in args.describer or () if not _runs_here(d)],
+            args.describer_base_url,
+            "--describer-base-url",
+        ),
+    ):
         for model_id in ids:
             try:
-                problem = retired_problem(model_id) or missing_credentials(model_id, base_url=base_url,
-                                                                           base_url_flag=url_flag)
+                problem = retired_problem(model_id) or missing_credentials(
+                    model_id, base_url=base_url, base_url_flag=url_flag
+                )
             except ValueError as exc:
                 problem = str(exc)
             if problem:
@@ -134,29 +180,42 @@ def run(args) -> int:
     except ValueError:
         names = (args.host,)  # a name the server was bound to: requests may use it as their Host
     try:
-        settings = ServerSettings(token=token, asr_model=args.asr_model, backend_base_url=args.base_url,
-                                  describer_base_url=args.describer_base_url, allowed_backends=backends,
-                                  allowed_describers=(*offered("default"), *(args.describer or ())),
-                                  max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout,
-                                  record_dir=Path(args.record).resolve() if args.record else None,
-                                  allowed_origins=tuple(args.allow_origin or ()), allowed_hosts=names,
-                                  frame_policy=args.frame_policy, probe_min_gap_s=args.probe_min_gap,
-                                  probe_rate=args.probe_rate, probe_hold_turns=not args.no_probe_hold)
+        settings = ServerSettings(
+            token=token,
+            asr_model=args.asr_model,
+            backend_base_url=args.base_url,
+            describer_base_url=args.describer_base_url,
+            allowed_backends=backends,
+            allowed_describers=(*offered("default"), *(args.describer or ())),
+            max_sessions=args.max_sessions,
+            idle_timeout_s=args.idle_timeout,
+            record_dir=Path(args.record).resolve() if args.record else None,
+            allowed_origins=tuple(args.allow_origin or ()),
+            allowed_hosts=names,
+            frame_policy=args.frame_policy,
+            probe_min_gap_s=args.probe_min_gap,
+            probe_rate=args.probe_rate,
+            probe_hold_turns=not args.no_probe_hold,
+        )
     except ValueError as exc:
         print(f"error: --allow-origin: {exc}", file=sys.stderr)
         return 2
     try:  # bound before anything is announced: a busy port is one line, not a URL and then a failure
         listening = bind_port(args.host, args.port)
     except OSError as exc:
-        print(f"error: --port {args.port}: cannot listen on {args.host}:{args.port} "
-              f"({'already in use: choose another --port' if exc.errno == errno.EADDRINUSE else exc.strerror or exc})",
-              file=sys.stderr)
+        print(
+            f"error: --port {args.port}: cannot listen on {args.host}:{args.port} "
+            f"({'already in use: choose another --port' if exc.errno == errno.EADDRINUSE else exc.strerror or exc})",
+            file=sys.stderr,
+        )
         return 2
-    print(f"wearsim streaming server on ws://{args.host}:{args.port}/v1/session; the live page at "
-          f"http://{args.host}:{args.port}/ (token {'required' if token else 'not required'}; backends: "
-          f"{', '.join(backends)}; describers: {', '.join(settings.allowed_describers)}"
-          f"{'; recording into ' + str(settings.record_dir) if settings.record_dir else ''})",
-          file=sys.stderr)
+    print(
+        f"wearsim streaming server on ws://{args.host}:{args.port}/v1/session; the live page at "
+        f"http://{args.host}:{args.port}/ (token {'required' if token else 'not required'}; backends: "
+        f"{', '.join(backends)}; describers: {', '.join(settings.allowed_describers)}"
+        f"{'; recording into ' + str(settings.record_dir) if settings.record_dir else ''})",
+        file=sys.stderr,
+    )
     uvicorn.Server(server_config(settings, args.host, args.port)).run(sockets=[listening])
     return 0
 

@@ -19,13 +19,17 @@ and rename, and a --log that is a symbolic link is refused before the session st
 def register(subparsers) -> None:
     from simulator.settings import SILENCE_MS
 
-    p = subparsers.add_parser("simulate", help="play a scenario through simulated glasses", epilog=EPILOG,
-                              description="Play one scenario's turns through simulated glasses against a "
-                                          "streaming server, as the benchmark's stream path does: per turn, what "
-                                          "the server heard, the camera block it built, the reply and its "
-                                          "latencies; at the end the lexical judge's verdict on Turn 2 (and on "
-                                          "Turn 3 with --repair).",
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "simulate",
+        help="play a scenario through simulated glasses",
+        epilog=EPILOG,
+        description="Play one scenario's turns through simulated glasses against a "
+        "streaming server, as the benchmark's stream path does: per turn, what "
+        "the server heard, the camera block it built, the reply and its "
+        "latencies; at the end the lexical judge's verdict on Turn 2 (and on "
+        "Turn 3 with --repair).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("scenario_id")
     p.add_argument("--server", help="ws://HOST:PORT (default: start a server in-process)")
     p.add_argument("--token", help="server token (or WEARSIM_TOKEN)")
@@ -33,29 +37,50 @@ def register(subparsers) -> None:
     p.add_argument("--condition", default="baseline", help="prompt condition for the system prompt")
     p.add_argument("--speed", type=float, default=1.0, help="1.0 is real time")
     p.add_argument("--fast", action="store_true", help="no pacing at all")
-    p.add_argument("--silence-ms", type=int, default=SILENCE_MS, metavar="MS",
-                   help=f"the silence after speech that ends a turn (default {SILENCE_MS}, as wearsim bench)")
+    p.add_argument(
+        "--silence-ms",
+        type=int,
+        default=SILENCE_MS,
+        metavar="MS",
+        help=f"the silence after speech that ends a turn (default {SILENCE_MS}, as wearsim bench)",
+    )
     p.add_argument("--jitter-ms", type=float, default=0.0, help="random extra delay per send")
     p.add_argument("--drop-frames", type=float, default=0.0, help="probability of dropping each frame")
-    p.add_argument("--impair", metavar="PROFILE",
-                   help="play the glasses under an impairment profile: clean, street, kitchen, dim, shaky, accent, weak-wifi "
-                        "or one of --impairments-file (docs/impairments.md)")
+    p.add_argument(
+        "--impair",
+        metavar="PROFILE",
+        help="play the glasses under an impairment profile: clean, street, kitchen, dim, shaky, accent, weak-wifi "
+        "or one of --impairments-file (docs/impairments.md)",
+    )
     p.add_argument("--impairments-file", metavar="TOML", help="impairment profiles of your own")
     p.add_argument("--impair-seed", type=int, default=0, metavar="N", help="the impairments' seed (default 0)")
     p.add_argument("--repair", action="store_true", help="also play the repair utterance (turn 3)")
-    p.add_argument("--camera", type=int,
-                   help="use frames from this cv2 camera index (a few grabbed at the start; for a live camera and "
-                        "microphone, use the browser page: wearsim serve, then http://127.0.0.1:8765/)")
+    p.add_argument(
+        "--camera",
+        type=int,
+        help="use frames from this cv2 camera index (a few grabbed at the start; for a live camera and "
+        "microphone, use the browser page: wearsim serve, then http://127.0.0.1:8765/)",
+    )
     from perception.describer_spec import help_text
 
-    p.add_argument("--describer", default="opencv",
-                   help=f"the server's scene describer (default opencv; a vision model only when the server offers "
-                        f"it): {help_text()}")
-    p.add_argument("--pictograph-frames", action="store_true",
-                   help="turns without recorded frames get their scene spec drawn as pictures (benchmark/v1/scenes/)")
+    p.add_argument(
+        "--describer",
+        default="opencv",
+        help=f"the server's scene describer (default opencv; a vision model only when the server offers "
+        f"it): {help_text()}",
+    )
+    p.add_argument(
+        "--pictograph-frames",
+        action="store_true",
+        help="turns without recorded frames get their scene spec drawn as pictures (benchmark/v1/scenes/)",
+    )
     p.add_argument("--json", action="store_true", help="print every server event as one JSON line, in full")
-    p.add_argument("--output", choices=("text", "audio"), default="text",
-                   help="audio: spoken replies (a realtime --model: openai-realtime:, gemini-live:)")
+    p.add_argument(
+        "--output",
+        choices=("text", "audio"),
+        default="text",
+        help="audio: spoken replies (a realtime --model: openai-realtime:, gemini-live:)",
+    )
     p.add_argument("--log", help="where to save the session log")
     p.set_defaults(run=run)
 
@@ -70,8 +95,10 @@ def _camera_frames(index: int, count: int = 10) -> list[bytes]:
 
     device = f"/dev/video{index}"
     if sys.platform.startswith("linux") and not os.path.exists(device):
-        raise SimulateError(f"--camera {index}: no camera at {device}; plug one in, pick another index "
-                            "(ls /dev/video*), or leave out --camera to play the scenario's media")
+        raise SimulateError(
+            f"--camera {index}: no camera at {device}; plug one in, pick another index "
+            "(ls /dev/video*), or leave out --camera to play the scenario's media"
+        )
     os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")  # no multi-line backend warnings for a missing device
     import cv2
 
@@ -79,8 +106,10 @@ def _camera_frames(index: int, count: int = 10) -> list[bytes]:
 
     capture = cv2.VideoCapture(index)
     if not capture.isOpened():
-        raise SimulateError(f"--camera {index}: camera {index} cannot be opened (in use, or no permission?); "
-                            "leave out --camera to play the scenario's media")
+        raise SimulateError(
+            f"--camera {index}: camera {index} cannot be opened (in use, or no permission?); "
+            "leave out --camera to play the scenario's media"
+        )
     frames: list[bytes] = []
     while len(frames) < count:
         ok, image = capture.read()
@@ -89,8 +118,9 @@ def _camera_frames(index: int, count: int = 10) -> list[bytes]:
         frames.append(encode_jpeg(image))
     capture.release()
     if not frames:
-        raise SimulateError(f"--camera {index}: camera {index} gave no frames; "
-                            "leave out --camera to play the scenario's media")
+        raise SimulateError(
+            f"--camera {index}: camera {index} gave no frames; leave out --camera to play the scenario's media"
+        )
     return frames
 
 
@@ -163,11 +193,20 @@ def run(args) -> int:
         else:
             print_readable(event)
 
-    glasses = GlassesSettings(backend=model, token=args.token or os.environ.get("WEARSIM_TOKEN"),
-                              describer=args.describer, silence_ms=args.silence_ms, output=args.output,
-                              scenes=scenes, live_frames=tuple(live) if live else None, impairment=profile,
-                              speed=None if args.fast else args.speed, jitter_ms=args.jitter_ms,
-                              drop_frames=args.drop_frames, keep_frames=False)
+    glasses = GlassesSettings(
+        backend=model,
+        token=args.token or os.environ.get("WEARSIM_TOKEN"),
+        describer=args.describer,
+        silence_ms=args.silence_ms,
+        output=args.output,
+        scenes=scenes,
+        live_frames=tuple(live) if live else None,
+        impairment=profile,
+        speed=None if args.fast else args.speed,
+        jitter_ms=args.jitter_ms,
+        drop_frames=args.drop_frames,
+        keep_frames=False,
+    )
 
     async def session(url: str) -> tuple[list[dict], dict[int, bytes]]:
         from benchmark.stream_conversation import StreamConversation
@@ -175,14 +214,21 @@ def run(args) -> int:
         conversation = StreamConversation(scenario, condition, dataclasses.replace(glasses, url=url), on_event=show)
         try:
             await conversation.open()
-        except (OSError, asyncio.TimeoutError) as exc:
-            reason = "no answer" if not isinstance(exc, OSError) else (
-                os.strerror(exc.errno).lower() if exc.errno else str(exc))
-            raise SimulateError(f"cannot connect to the streaming server at {url}: {reason}; start one with "
-                                "`wearsim serve`, or leave out --server to start one in-process") from exc
+        except (TimeoutError, OSError) as exc:
+            reason = (
+                "no answer"
+                if not isinstance(exc, OSError)
+                else (os.strerror(exc.errno).lower() if exc.errno else str(exc))
+            )
+            raise SimulateError(
+                f"cannot connect to the streaming server at {url}: {reason}; start one with "
+                "`wearsim serve`, or leave out --server to start one in-process"
+            ) from exc
         except Exception as exc:  # websockets: a bad URI, a refused handshake; the server refused the session
-            raise SimulateError(f"the streaming server at {url} did not take the session: "
-                                f"{type(exc).__name__}: {exc} (check --server and --token)") from exc
+            raise SimulateError(
+                f"the streaming server at {url} did not take the session: "
+                f"{type(exc).__name__}: {exc} (check --server and --token)"
+            ) from exc
         turns = (1, 2, 3) if args.repair else (1, 2)
         client = conversation.client
         assert client is not None  # open() connected it, or raised
@@ -191,8 +237,11 @@ def run(args) -> int:
                 result = await conversation.send(turn)
                 lost = result.glasses
                 if lost.audio_lost_ms or lost.frames_lost_ms:
-                    print(f"uplink ({lost.impairment}): turn {turn} lost {len(lost.audio_lost_ms)} audio chunks "
-                          f"and {len(lost.frames_lost_ms)} frames", file=sys.stderr)
+                    print(
+                        f"uplink ({lost.impairment}): turn {turn} lost {len(lost.audio_lost_ms)} audio chunks "
+                        f"and {len(lost.frames_lost_ms)} frames",
+                        file=sys.stderr,
+                    )
                 results.append(result)
         finally:
             await conversation.aclose()
@@ -215,8 +264,14 @@ def run(args) -> int:
         print(f"wearsim simulate: {exc}", file=sys.stderr)
         return 2
     make_dirs(log.parent)
-    write_atomic(log, json.dumps({"scenario_id": scenario.scenario_id, "backend": model,
-                                  "glasses": glasses.record(), "events": events}, indent=2), log.parent)
+    write_atomic(
+        log,
+        json.dumps(
+            {"scenario_id": scenario.scenario_id, "backend": model, "glasses": glasses.record(), "events": events},
+            indent=2,
+        ),
+        log.parent,
+    )
     print(f"session log: {log}", file=sys.stderr)
     from core.candidate import REPLY_AUDIO_RATE
     from media_effects.audio import write_wav
@@ -255,10 +310,18 @@ def print_readable(event) -> None:
         print(" [interrupted]" if event.interrupted else "", flush=True)
     elif isinstance(event, wire.Metrics):
         m = event.latency_s
-        stages = [("transcript", m.transcript_final), ("camera block", m.camera_block),
-                  ("first word", m.first_token), ("first audio", m.first_audio), ("reply done", m.reply_done)]
-        print("  latency from the end of speech: " + ", ".join(f"{name} {value:.2f} s" for name, value in stages
-                                                            if value is not None), flush=True)
+        stages = [
+            ("transcript", m.transcript_final),
+            ("camera block", m.camera_block),
+            ("first word", m.first_token),
+            ("first audio", m.first_audio),
+            ("reply done", m.reply_done),
+        ]
+        print(
+            "  latency from the end of speech: "
+            + ", ".join(f"{name} {value:.2f} s" for name, value in stages if value is not None),
+            flush=True,
+        )
     elif isinstance(event, wire.Error):
         print(f"  server error {event.code}: {event.message}", flush=True)
 
@@ -267,8 +330,12 @@ _replying: dict[int, bool] = {}  # turn -> its reply has started printing
 
 
 def _source(source: str | None) -> str:
-    return {"perceived": "perceived from the media", "authored": "the scenario's text: no media for it",
-            "media": "the frame itself went to the model", None: "nothing sent"}.get(source, str(source))
+    return {
+        "perceived": "perceived from the media",
+        "authored": "the scenario's text: no media for it",
+        "media": "the frame itself went to the model",
+        None: "nothing sent",
+    }.get(source, str(source))
 
 
 def verdict(scenario, results) -> list[str]:
@@ -285,8 +352,10 @@ def verdict(scenario, results) -> list[str]:
         if turn == 1:
             continue
         target = scenario.target_context if turn == 2 else scenario.repair_target
-        label = asyncio.run(LexicalJudge().label(judge_case(scenario, turn, result.reply.text, inputs[:index + 1])))
+        label = asyncio.run(LexicalJudge().label(judge_case(scenario, turn, result.reply.text, inputs[: index + 1])))
         outcome = "unscored" if label.label is None else ("pass" if label.label == target else "miss")
-        lines.append(f"  Turn {turn}: {outcome} (label {label.label or 'none'}: "
-                     f"{label.unscored_reason or label.rationale}; target {target})")
+        lines.append(
+            f"  Turn {turn}: {outcome} (label {label.label or 'none'}: "
+            f"{label.unscored_reason or label.rationale}; target {target})"
+        )
     return lines

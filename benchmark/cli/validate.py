@@ -20,15 +20,25 @@ exit codes: 0 ok (warnings allowed unless --strict), 1 a check failed, 2 unreada
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("validate", help="check a scenario bank (leakage, object names, schema, duplicates, lock)",
-                              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "validate",
+        help="check a scenario bank (leakage, object names, schema, duplicates, lock)",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("bank", nargs="?", help="bank path (same as --scenarios)")
     p.add_argument("--scenarios", help="bank path: v1 dir, its scenarios.json, or a JSONL file (default: shipped bank)")
-    p.add_argument("--subset", help="validate only scenarios of this subset (bank, contrast, or proactive: the "
-                   "proactive.json beside a v1 bank's scenarios.json)")
+    p.add_argument(
+        "--subset",
+        help="validate only scenarios of this subset (bank, contrast, or proactive: the "
+        "proactive.json beside a v1 bank's scenarios.json)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--strict", action="store_true",
-                   help="treat warnings as failures (a missing lockfile, object nouns that are not answer tokens)")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="treat warnings as failures (a missing lockfile, object nouns that are not answer tokens)",
+    )
     p.add_argument("--write-lock", action="store_true", help="rewrite MANIFEST.lock.json from the current files")
     p.add_argument("--semantic", action="store_true", help="also run checks 4 and 5 with --model")
     p.add_argument("--model", help="model id for the semantic checks")
@@ -42,11 +52,11 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from core.proactive_scenario import SUBSET as PROACTIVE
-    from core.scenario import SUBSETS, BankError, load_bank
     from benchmark.bank_counts import counts
     from benchmark.lockfile import write_lock
     from benchmark.validate import has_proactive, is_shipped, validate_bank
+    from core.proactive_scenario import SUBSET as PROACTIVE
+    from core.scenario import SUBSETS, BankError, load_bank
 
     if args.bank and args.scenarios:
         print("give the bank path once: positionally or with --scenarios", file=sys.stderr)
@@ -60,8 +70,10 @@ def run(args) -> int:
             print("unreadable bank:\n" + "\n".join(f"  {p}" for p in exc.problems), file=sys.stderr)
         return 2
     if args.subset and args.subset not in (*SUBSETS, PROACTIVE):
-        print(f"wearsim validate: --subset {args.subset!r}: known subsets are {', '.join((*SUBSETS, PROACTIVE))}",
-              file=sys.stderr)
+        print(
+            f"wearsim validate: --subset {args.subset!r}: known subsets are {', '.join((*SUBSETS, PROACTIVE))}",
+            file=sys.stderr,
+        )
         return 2
     if args.subset == PROACTIVE and bank.format != "v1":
         print("wearsim validate: --subset proactive needs a v1 bank directory (its proactive.json)", file=sys.stderr)
@@ -95,8 +107,13 @@ def run(args) -> int:
     proactive = _proactive_counts(bank) if has_proactive(bank) else None
     c = proactive if args.subset == PROACTIVE else counts(bank)
     if args.json:
-        report = {"ok": ok, "shipped": shipped, "strict": args.strict, "counts": c,
-                  "checks": [check.to_dict() for check in checks]}
+        report = {
+            "ok": ok,
+            "shipped": shipped,
+            "strict": args.strict,
+            "counts": c,
+            "checks": [check.to_dict() for check in checks],
+        }
         if proactive is not None and args.subset != PROACTIVE:
             report["proactive_counts"] = proactive
         print(json.dumps(report, indent=2))
@@ -114,9 +131,11 @@ def run(args) -> int:
         if isinstance(tally, dict):
             print(f"  {key}: " + ", ".join(f"{value} {n}" for value, n in sorted(tally.items(), key=lambda kv: -kv[1])))
     if proactive and args.subset != PROACTIVE:
-        print(f"  proactive: {proactive['kind']['event']} events ("
-              + ", ".join(f"{t} {n}" for t, n in proactive["event_type"].items())
-              + f"), {proactive['kind']['quiet']} quiet controls (--subset proactive for more)")
+        print(
+            f"  proactive: {proactive['kind']['event']} events ("
+            + ", ".join(f"{t} {n}" for t, n in proactive["event_type"].items())
+            + f"), {proactive['kind']['quiet']} quiet controls (--subset proactive for more)"
+        )
     for check in checks:
         failed = not check.ok or (args.strict and check.warnings)
         notes = [_plural(len(check.problems), "problem")] if check.problems else []
@@ -133,9 +152,9 @@ def _proactive_counts(bank) -> dict:
     """The proactive set's tallies, or {} when it does not load (the check `proactive` says why)."""
     from pathlib import Path
 
+    from benchmark.validate_proactive import proactive_counts
     from core.proactive_scenario import PROACTIVE_FILE, load_proactive
     from core.scenario import BankError
-    from benchmark.validate_proactive import proactive_counts
 
     try:
         return proactive_counts(load_proactive(Path(bank.source) / PROACTIVE_FILE))
@@ -148,8 +167,8 @@ def _plural(n: int, word: str) -> str:
 
 
 async def _semantic(bank, model_id, base_url):
-    from candidates import open_candidate
     from benchmark.validate_semantic import check_identification, check_speech_leakage
+    from candidates import open_candidate
 
     async with open_candidate(model_id, base_url=base_url) as model:
         return [await check_speech_leakage(bank, model), await check_identification(bank, model)]

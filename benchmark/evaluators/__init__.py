@@ -9,5 +9,9 @@ from pathlib import Path
 HERE = Path(__file__).parent
 VALIDATORS_DIR = HERE / "code-validators"
 JUDGES_DIR = HERE / "llm-judges"
-VALIDATORS = {"count": "count_validator.py", "ocr": "ocr_validator.py", "json": "json_validator.py",
-              "chart": "chart_validator.py"}
+VALIDATORS = {
+    "count": "count_validator.py",
+    "ocr": "ocr_validator.py",
+    "json": "json_validator.py",
+    "chart": "chart_validator.py",
+}

@@ -19,20 +19,33 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.candidate import Candidate, GenerationConfig, Image, Message
 from benchmark.evaluators import JUDGES_DIR
+from core.candidate import Candidate, GenerationConfig, Image, Message
 
 PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 WEIGHTS = {
     "image-description": {"visual_accuracy": 0.40, "completeness": 0.30, "clarity": 0.20, "relevance": 0.10},
     "activity": {"activity_identification": 0.35, "accuracy": 0.35, "detail_level": 0.20, "inference_quality": 0.10},
     "comparison": {"change_detection": 0.40, "spatial_precision": 0.25, "completeness": 0.20, "clarity": 0.15},
-    "reasoning": {"logical_correctness": 0.40, "visual_understanding": 0.30, "problem_solving": 0.20,
-                  "explanation": 0.10},
-    "structured-output": {"json_validity": 0.30, "schema_compliance": 0.35, "data_accuracy": 0.25,
-                          "completeness": 0.10},
-    "quality-assessment": {"technical_completeness": 0.30, "compositional_analysis": 0.25,
-                           "aesthetic_evaluation": 0.20, "overall_judgment": 0.15, "professional_tone": 0.10},
+    "reasoning": {
+        "logical_correctness": 0.40,
+        "visual_understanding": 0.30,
+        "problem_solving": 0.20,
+        "explanation": 0.10,
+    },
+    "structured-output": {
+        "json_validity": 0.30,
+        "schema_compliance": 0.35,
+        "data_accuracy": 0.25,
+        "completeness": 0.10,
+    },
+    "quality-assessment": {
+        "technical_completeness": 0.30,
+        "compositional_analysis": 0.25,
+        "aesthetic_evaluation": 0.20,
+        "overall_judgment": 0.15,
+        "professional_tone": 0.10,
+    },
 }
 MIME = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png", ".webp": "image/webp", ".gif": "image/gif"}
 SYSTEM = "You are a strict grader of answers about images. Reply with one JSON object."
@@ -68,9 +81,13 @@ def render(template: str, values: dict[str, str]) -> str:
 
 def case_values(case: VisionCase) -> dict[str, str]:
     names = [p.name for p in case.images]
-    return {"input": case.input, "output": case.output, "expected_output": case.expected_output,
-            "image_reference": f"the attached image '{names[0]}'" if names else "(no image attached)",
-            "image_references": ", ".join(f"image {i + 1}: '{n}'" for i, n in enumerate(names)) or "(none)"}
+    return {
+        "input": case.input,
+        "output": case.output,
+        "expected_output": case.expected_output,
+        "image_reference": f"the attached image '{names[0]}'" if names else "(no image attached)",
+        "image_references": ", ".join(f"image {i + 1}: '{n}'" for i, n in enumerate(names)) or "(none)",
+    }
 
 
 def load_image(path: Path) -> Image:
@@ -115,8 +132,10 @@ async def judge_case(name: str, case: VisionCase, model: Candidate) -> dict:
     """The standard result: {"status", "score", "passed", "details"}."""
     prompt = render(template_path(name).read_text(encoding="utf-8"), case_values(case))
     if not case.images:
-        return skipped(f"no image in the case: the {name} judge grades answers about images and never judges "
-                       "blind (give \"image\" or \"images\")")
+        return skipped(
+            f"no image in the case: the {name} judge grades answers about images and never judges "
+            'blind (give "image" or "images")'
+        )
     try:
         images = tuple(load_image(p) for p in case.images)
     except OSError as exc:
@@ -128,11 +147,24 @@ async def judge_case(name: str, case: VisionCase, model: Candidate) -> dict:
     try:
         data = _parse(reply.text)
     except (ValueError, json.JSONDecodeError) as exc:
-        return {"status": "error", "score": 0.0, "passed": False,
-                "details": {"reason": f"unreadable judge reply: {exc}", "raw": reply.text[:1000]}}
+        return {
+            "status": "error",
+            "score": 0.0,
+            "passed": False,
+            "details": {"reason": f"unreadable judge reply: {exc}", "raw": reply.text[:1000]},
+        }
     score, missing = weighted_score(name, data["scores"])
-    return {"status": "processed", "score": score, "passed": score >= PASS_THRESHOLD and not missing,
-            "details": {"dimension_scores": data["scores"], "weights": WEIGHTS[name],
-                        "missing_dimensions": missing, "hallucinations": data.get("hallucinations", []),
-                        "missing_elements": data.get("missing_elements", []),
-                        "rationale": data.get("rationale", ""), "judge_model": model.model_id}}
+    return {
+        "status": "processed",
+        "score": score,
+        "passed": score >= PASS_THRESHOLD and not missing,
+        "details": {
+            "dimension_scores": data["scores"],
+            "weights": WEIGHTS[name],
+            "missing_dimensions": missing,
+            "hallucinations": data.get("hallucinations", []),
+            "missing_elements": data.get("missing_elements", []),
+            "rationale": data.get("rationale", ""),
+            "judge_model": model.model_id,
+        },
+    }

@@ -55,8 +55,11 @@ def validator_command(path: Path, uv: str | None = None) -> tuple[list[str], dic
     if uv:
         command = [uv, "run", "--quiet", "--no-project", "--script", "--python", sys.executable, str(path)]
         return command, {"via": "uv", "command": ["uv", "run", "--script", path.name]}
-    return [sys.executable, str(path)], {"via": "python", "command": ["python", path.name],
-                                         "reason": "uv not found (on PATH or beside the interpreter)"}
+    return [sys.executable, str(path)], {
+        "via": "python",
+        "command": ["python", path.name],
+        "reason": "uv not found (on PATH or beside the interpreter)",
+    }
 
 
 MAX_OUTPUT_BYTES = 1_000_000  # a validator's result is one small JSON object
@@ -96,11 +99,17 @@ def _kill_group(process) -> None:
 
 
 def _error(reason: str, runner: dict, **details) -> dict:
-    return {"status": "error", "score": 0.0, "passed": False, "details": {"reason": reason, **details, "runner": runner}}
+    return {
+        "status": "error",
+        "score": 0.0,
+        "passed": False,
+        "details": {"reason": reason, **details, "runner": runner},
+    }
 
 
-def run_validator(name_or_path: str, data: dict, *, timeout: float = DEFAULT_TIMEOUT_S,
-                  uv: str | None | bool = True) -> dict:
+def run_validator(
+    name_or_path: str, data: dict, *, timeout: float = DEFAULT_TIMEOUT_S, uv: str | None | bool = True
+) -> dict:
     """The validator's standard result. `uv=True` finds uv; a path uses that one; None or False runs
     on this interpreter (the fallback)."""
     path = validator_path(name_or_path)
@@ -111,8 +120,9 @@ def run_validator(name_or_path: str, data: dict, *, timeout: float = DEFAULT_TIM
     except (RecursionError, TypeError, ValueError) as exc:
         return _error(f"eval data cannot be sent as JSON: {type(exc).__name__}", runner, validator=path.name)
     env = {**os.environ, "UV_NO_PROGRESS": "1"}
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               start_new_session=True, env=env)
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, env=env
+    )
     out, err = _Capped(process.stdout, MAX_OUTPUT_BYTES, process), _Capped(process.stderr, MAX_OUTPUT_BYTES, process)
     try:
         if process.stdin is not None:  # (always: it was opened with stdin=PIPE)
@@ -134,8 +144,7 @@ def run_validator(name_or_path: str, data: dict, *, timeout: float = DEFAULT_TIM
     try:
         result = json.loads(stdout)
     except json.JSONDecodeError:
-        return _error("validator printed no JSON result", runner, exit_code=process.returncode,
-                      stderr=stderr[-500:])
+        return _error("validator printed no JSON result", runner, exit_code=process.returncode, stderr=stderr[-500:])
     if not isinstance(result, dict) or {"status", "score", "passed", "details"} - set(result):
         return _error("validator result is not in the standard format", runner, result=result)
     if not isinstance(result["details"], dict):

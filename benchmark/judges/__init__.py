@@ -1,7 +1,6 @@
 """Judges: the `Judge` seam, the LLM and lexical judges, code signals and
 judge family resolution."""
 
-from core.judge import LABELS, Judge, JudgeCase, Verdict
 from benchmark.judges.family import (
     DEFAULT_JUDGE_MODELS,
     JudgeFamilyError,
@@ -9,6 +8,7 @@ from benchmark.judges.family import (
     open_judge,
     resolve_judge_family,
 )
+from core.judge import LABELS, Judge, JudgeCase, Verdict
 
 __all__ = [
     "DEFAULT_JUDGE_MODELS",

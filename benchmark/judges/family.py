@@ -35,8 +35,9 @@ AUTO_JUDGE_FAMILY = {p.family: p.auto_judge for p in _judging_providers() if p.a
 # provider prefix of `open_candidate` model ids, per judge family
 PROVIDER_PREFIX = {p.family: p.name for p in _judging_providers()}
 # any one of these set (non-empty) counts as credentials for the family
-CREDENTIAL_VARIABLES = {p.family: (*p.key_variables, *((p.base_url_variable,) if p.base_url_variable else ()))
-                        for p in _judging_providers()}
+CREDENTIAL_VARIABLES = {
+    p.family: (*p.key_variables, *((p.base_url_variable,) if p.base_url_variable else ())) for p in _judging_providers()
+}
 # the families whose judge may be any OpenAI-compatible server (`--judge-base-url`)
 _ENDPOINT_FAMILIES = tuple(p.family for p in _judging_providers() if p.base_url_variable)
 # a provider named where a family is meant (`--judge-family anthropic`)
@@ -98,16 +99,22 @@ def endpoint_host(base_url: str | None) -> str | None:
 
 def missing_key_message(family: str, flag: str = "--judge-family", base_url_flag: str = "--judge-base-url") -> str:
     """The error for an explicit judge family without credentials: which variable to set."""
-    text = (f"{flag} {family} needs credentials: set {_credential_names(family)} in the environment "
-            "(or .env)")
+    text = f"{flag} {family} needs credentials: set {_credential_names(family)} in the environment (or .env)"
     if family in _ENDPOINT_FAMILIES:
         text += f", or pass {base_url_flag} URL for an OpenAI-compatible judge server"
     return text + f"; {flag} lexical needs no key"
 
 
-def resolve_judge_family(requested: str, candidate_family: str, *, env: Mapping[str, str] | None = None,
-                         base_url: str | None = None, candidate_base_url: str | None = None,
-                         flag: str = "--judge-family", base_url_flag: str = "--judge-base-url") -> tuple[str, str]:
+def resolve_judge_family(
+    requested: str,
+    candidate_family: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    base_url: str | None = None,
+    candidate_base_url: str | None = None,
+    flag: str = "--judge-family",
+    base_url_flag: str = "--judge-base-url",
+) -> tuple[str, str]:
     """(judge family, one-line resolution text for the manifest).
 
     `base_url` (an OpenAI-compatible judge endpoint) counts as credentials
@@ -150,9 +157,7 @@ def resolve_judge_family(requested: str, candidate_family: str, *, env: Mapping[
         if family == candidate:
             how += " (same family as the candidate)"
     else:
-        raise JudgeFamilyError(
-            f"unknown judge family {requested!r}; choose one of auto, {', '.join(JUDGE_FAMILIES)}"
-        )
+        raise JudgeFamilyError(f"unknown judge family {requested!r}; choose one of auto, {', '.join(JUDGE_FAMILIES)}")
     if not available(family):
         return "lexical", (
             f"{how}, but no credentials ({_credential_names(family)} unset); "
@@ -182,8 +187,9 @@ def set_default_cache(cache) -> None:
 
 
 @contextlib.asynccontextmanager
-async def open_judge(family: str, model: str | None = None, *, base_url: str | None = None,
-                     cache=None, role: str = "judge") -> AsyncIterator[Judge]:
+async def open_judge(
+    family: str, model: str | None = None, *, base_url: str | None = None, cache=None, role: str = "judge"
+) -> AsyncIterator[Judge]:
     """A ready `Judge` of the resolved family; model servers are closed on exit.
 
     `base_url` is the judge model's endpoint (None: the provider's default or
@@ -197,8 +203,8 @@ async def open_judge(family: str, model: str | None = None, *, base_url: str | N
         yield LexicalJudge()
         return
     model_id = judge_model_id(family, model)
-    from candidates import open_candidate  # the RUNNER helper's adapters
     from benchmark.judges.llm import LLMJudge
+    from candidates import open_candidate  # the RUNNER helper's adapters
 
     cache = cache if cache is not None else _DEFAULT_CACHE
     async with open_candidate(model_id, base_url=base_url) as candidate:

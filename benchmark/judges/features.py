@@ -26,25 +26,64 @@ import math
 import re
 from dataclasses import dataclass
 
-from benchmark.judges.rules import (_DECLINE_PATTERN, LexicalDecision, _opens_with_either_or_question,
-                                    _opens_with_which_question, commits_anyway, declines_with_pointers_only,
-                                    frame_evidence, frame_words_with_copies, rule_reading)
+from benchmark.judges.rules import (
+    _DECLINE_PATTERN,
+    LexicalDecision,
+    _opens_with_either_or_question,
+    _opens_with_which_question,
+    commits_anyway,
+    declines_with_pointers_only,
+    frame_evidence,
+    frame_words_with_copies,
+    rule_reading,
+)
 from core.scenario import AnswerKey
 
 FEATURE_NAMES = (
     # the rules' reading
-    "rule_current", "rule_prior", "rule_clarify", "rule_abstain", "rule_mixed", "rule_strength",
-    "answer_current", "answer_prior", "passing", "copied_only", "contrast",
-    "frame_current", "frame_earlier",
+    "rule_current",
+    "rule_prior",
+    "rule_clarify",
+    "rule_abstain",
+    "rule_mixed",
+    "rule_strength",
+    "answer_current",
+    "answer_prior",
+    "passing",
+    "copied_only",
+    "contrast",
+    "frame_current",
+    "frame_earlier",
     # asking and declining
-    "clarifying_question", "only_questions", "opens_asking_which", "answers_anyway", "declines",
-    "declines_pointers_only", "opens_declining", "short_decline", "cannot_see", "asks_what_held", "asks_for_more",
+    "clarifying_question",
+    "only_questions",
+    "opens_asking_which",
+    "answers_anyway",
+    "declines",
+    "declines_pointers_only",
+    "opens_declining",
+    "short_decline",
+    "cannot_see",
+    "asks_what_held",
+    "asks_for_more",
     # structure
-    "length", "list_lines", "headings", "questions", "ends_with_question",
-    "first_current", "first_prior", "declares_current", "declares_earlier", "speaks_of_now", "speaks_of_before",
-    "past_markers", "present_markers",
+    "length",
+    "list_lines",
+    "headings",
+    "questions",
+    "ends_with_question",
+    "first_current",
+    "first_prior",
+    "declares_current",
+    "declares_earlier",
+    "speaks_of_now",
+    "speaks_of_before",
+    "past_markers",
+    "present_markers",
     # camera blocks and user words
-    "restates_current", "restates_earlier", "user_points_back",
+    "restates_current",
+    "restates_earlier",
+    "user_points_back",
 )
 
 _LIST_LINE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+", re.MULTILINE)
@@ -62,11 +101,15 @@ _ASKS_WHAT_HELD = re.compile(
 )
 # "RELEVANT CONTEXT: current - ...", "Context: earlier frame", "Visual context: prior"
 _DECLARED = re.compile(r"\bcontext\W{0,3}\s*[:\-\u2014]\s*\W{0,2}(current|present|now|prior|previous|earlier|past)\b")
-_NOW_REF = re.compile(r"\b(?:current|this|new|latest|present) (?:image|frame|scene|view|camera|picture|shot|context)\b"
-                      r"|\b(?:right )?now (?:you(?:'re| are)|i see|shows?)\b|\bthe image now\b")
-_BEFORE_REF = re.compile(r"\b(?:previous|earlier|prior|last|first|original|other) (?:image|frame|scene|view|camera"
-                         r"|picture|shot|context|description|one)\b|\b(?:from|you had) (?:before|earlier)\b"
-                         r"|\b(?:a (?:moment|minute|second) ago)\b")
+_NOW_REF = re.compile(
+    r"\b(?:current|this|new|latest|present) (?:image|frame|scene|view|camera|picture|shot|context)\b"
+    r"|\b(?:right )?now (?:you(?:'re| are)|i see|shows?)\b|\bthe image now\b"
+)
+_BEFORE_REF = re.compile(
+    r"\b(?:previous|earlier|prior|last|first|original|other) (?:image|frame|scene|view|camera"
+    r"|picture|shot|context|description|one)\b|\b(?:from|you had) (?:before|earlier)\b"
+    r"|\b(?:a (?:moment|minute|second) ago)\b"
+)
 # asks the user for more to go on ("To give you the best advice, tell me: ...", "What are you trying to achieve?")
 _ASKS_FOR_MORE = re.compile(
     r"\b(?:(?:please |could you |can you |if you can )?(?:tell|let) me (?:more|what|which|about|know)"
@@ -76,12 +119,18 @@ _ASKS_FOR_MORE = re.compile(
     r"|to (?:give|help) you (?:the best|a better|better|more)|once i know|knowing (?:this|these|that|more)"
     r"|what (?:are|were) you (?:trying|hoping|planning|aiming) to|what(?:'s| is) (?:your|the) (?:goal|purpose|plan))\b",
 )
-_PAST_MARKER = re.compile(r"\b(?:previous(?:ly)?|earlier|before|prior|originally|at first"
-                          r"|a (?:moment|minute|second) ago|last time|you had|you were|was there|were there)\b")
-_PRESENT_MARKER = re.compile(r"\b(?:now|currently|at the moment|right now|this time|in front of you|you(?:'re| are) "
-                             r"(?:holding|using|looking at)|i (?:can )?see)\b")
-_USER_BACK = re.compile(r"\b(?:earlier|before|previous(?:ly)?|a (?:moment|minute|second|few minutes) ago|again|was|were"
-                        r"|did|had|first|last time|back then|the other one)\b")
+_PAST_MARKER = re.compile(
+    r"\b(?:previous(?:ly)?|earlier|before|prior|originally|at first"
+    r"|a (?:moment|minute|second) ago|last time|you had|you were|was there|were there)\b"
+)
+_PRESENT_MARKER = re.compile(
+    r"\b(?:now|currently|at the moment|right now|this time|in front of you|you(?:'re| are) "
+    r"(?:holding|using|looking at)|i (?:can )?see)\b"
+)
+_USER_BACK = re.compile(
+    r"\b(?:earlier|before|previous(?:ly)?|a (?:moment|minute|second|few minutes) ago|again|was|were"
+    r"|did|had|first|last time|back then|the other one)\b"
+)
 _SENTENCE = re.compile(r"[^.?!\n]+[.?!]*")
 _WORD = re.compile(r"[A-Za-z0-9']+")
 
@@ -100,8 +149,14 @@ def _squash(count: float, scale: float = 1.0) -> float:
     return math.log1p(max(count, 0.0)) / math.log1p(scale)
 
 
-def reply_features(response: str, answers: AnswerKey, *, camera: str | None = None,
-                   frames: tuple[str | None, str | None] | None = None, user: str | None = None) -> Reading:
+def reply_features(
+    response: str,
+    answers: AnswerKey,
+    *,
+    camera: str | None = None,
+    frames: tuple[str | None, str | None] | None = None,
+    user: str | None = None,
+) -> Reading:
     """The features of one reply. `camera` is the judged turn's camera block as sent (None with
     no camera), `frames` the scenario's (earlier, current) frame descriptions, `user` the user's
     words of the judged turn."""
@@ -112,21 +167,26 @@ def reply_features(response: str, answers: AnswerKey, *, camera: str | None = No
     label = decision.label
     values: dict[str, float] = dict.fromkeys(FEATURE_NAMES, 0.0)
     values.update(
-        rule_current=float(label == "current"), rule_prior=float(label == "prior"),
-        rule_clarify=float(label == "clarify"), rule_abstain=float(label == "abstain"),
-        rule_mixed=float(decision.rule.startswith("mixed")), rule_strength=min(decision.strength, 4.0) / 4.0,
+        rule_current=float(label == "current"),
+        rule_prior=float(label == "prior"),
+        rule_clarify=float(label == "clarify"),
+        rule_abstain=float(label == "abstain"),
+        rule_mixed=float(decision.rule.startswith("mixed")),
+        rule_strength=min(decision.strength, 4.0) / 4.0,
     )
     if ev is not None and signals is not None:  # (the rules read both, or neither: an empty reply)
         contrast = (signals or {}).get("contrastive") or {}
         direction: dict[str | None, float] = {"current_answers": 1.0, "prior_answers": -1.0}
         toward = direction.get(contrast.get("toward"), 0.0) or -direction.get(contrast.get("against"), 0.0)
         values.update(
-            answer_current=_squash(ev.answer_current, 3), answer_prior=_squash(ev.answer_prior, 3),
-            passing=_squash(ev.passing, 2), copied_only=float(ev.copied > 0 and not (ev.current or ev.prior)),
+            answer_current=_squash(ev.answer_current, 3),
+            answer_prior=_squash(ev.answer_prior, 3),
+            passing=_squash(ev.passing, 2),
+            copied_only=float(ev.copied > 0 and not (ev.current or ev.prior)),
             contrast=toward,
-            clarifying_question=float(ev.clarifying_question), only_questions=float(ev.only_questions),
-            opens_asking_which=float(_opens_with_either_or_question(text)
-                                     or _opens_with_which_question(text, signals)),
+            clarifying_question=float(ev.clarifying_question),
+            only_questions=float(ev.only_questions),
+            opens_asking_which=float(_opens_with_either_or_question(text) or _opens_with_which_question(text, signals)),
             answers_anyway=float(bool(ev.current or ev.prior) and commits_anyway(text)),
             declines=float(ev.declines or ev.abstain > 0),
             declines_pointers_only=float(ev.declines and declines_with_pointers_only(text, signals)),
@@ -153,8 +213,10 @@ def reply_features(response: str, answers: AnswerKey, *, camera: str | None = No
         past_markers=_squash(len(_PAST_MARKER.findall(lowered)), 4),
         present_markers=_squash(len(_PRESENT_MARKER.findall(lowered)), 4),
         asks_what_held=float(bool(_ASKS_WHAT_HELD.search(lowered))),
-        length=_squash(len(words), 300), list_lines=len(_LIST_LINE.findall(text)) / max(len(lines), 1),
-        headings=_squash(len(_HEADING.findall(text)), 6), questions=_squash(len(questions), 4),
+        length=_squash(len(words), 300),
+        list_lines=len(_LIST_LINE.findall(text)) / max(len(lines), 1),
+        headings=_squash(len(_HEADING.findall(text)), 6),
+        questions=_squash(len(questions), 4),
         ends_with_question=float(bool(sentences) and sentences[-1].endswith("?")),
         declares_current=float(any(d in ("current", "present", "now") for d in declared)),
         declares_earlier=float(any(d in ("prior", "previous", "earlier", "past") for d in declared)),
@@ -172,7 +234,19 @@ def model_reads(values: dict[str, float]) -> bool:
     declines; words copied from its camera block do not count), and its words are not mixed (both
     scenes named about equally while the frame descriptions side with the other one: the rules'
     `mixed`, left unscored as before, never a guess)."""
-    keys = ("rule_current", "rule_prior", "rule_clarify", "rule_abstain", "answer_current",
-            "answer_prior", "frame_current", "frame_earlier", "declares_current", "declares_earlier",
-            "questions", "declines", "cannot_see")
+    keys = (
+        "rule_current",
+        "rule_prior",
+        "rule_clarify",
+        "rule_abstain",
+        "answer_current",
+        "answer_prior",
+        "frame_current",
+        "frame_earlier",
+        "declares_current",
+        "declares_earlier",
+        "questions",
+        "declines",
+        "cannot_see",
+    )
     return not values["rule_mixed"] and any(values[key] for key in keys)

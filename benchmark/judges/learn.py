@@ -28,9 +28,16 @@ THRESHOLD_GRID = tuple(round(0.25 + 0.05 * i, 2) for i in range(15))  # 0.25 ...
 MIN_HELD_OUT_COVERAGE = 0.90
 
 
-def fit_softmax(x: np.ndarray, y: np.ndarray, *, prior: np.ndarray | None = None, l2: float = L2,
-                iterations: int = ITERATIONS, step: float = STEP,
-                balanced: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def fit_softmax(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    prior: np.ndarray | None = None,
+    l2: float = L2,
+    iterations: int = ITERATIONS,
+    step: float = STEP,
+    balanced: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(mean, scale, weights (features x labels), intercepts) fitted to rows `x` with label indices `y`.
 
     `prior` (features x labels, on the raw features' scale) is where the weights start and what the
@@ -84,8 +91,9 @@ def _rounded(values) -> list:
     return np.round(np.asarray(values, dtype=float), DECIMALS).tolist()
 
 
-def fit_model(rows: list[dict], *, l2: float = L2, iterations: int = ITERATIONS, target: str = "reviewed",
-              balanced: bool = True) -> dict:
+def fit_model(
+    rows: list[dict], *, l2: float = L2, iterations: int = ITERATIONS, target: str = "reviewed", balanced: bool = True
+) -> dict:
     """A stored model (plain lists, rounded) fitted to table rows (`x` and the label named by `target`)."""
     x = np.asarray([row["x"] for row in rows], dtype=float)
     y = np.asarray([LABELS.index(row[target]) for row in rows])
@@ -138,8 +146,14 @@ def curve(truth: list[str], probs: np.ndarray) -> list[dict]:
         t = [truth[i] for i in kept]
         g = [guesses[i] for i in kept]
         agreed = sum(a == b for a, b in zip(t, g))
-        points.append({"threshold": threshold, "coverage": len(kept) / len(truth) if truth else 0.0,
-                       "agreement": agreed / len(kept) if kept else 0.0, "kappa": kappa(t, g) if kept else 0.0})
+        points.append(
+            {
+                "threshold": threshold,
+                "coverage": len(kept) / len(truth) if truth else 0.0,
+                "agreement": agreed / len(kept) if kept else 0.0,
+                "kappa": kappa(t, g) if kept else 0.0,
+            }
+        )
     return points
 
 
@@ -161,5 +175,13 @@ def train(table: dict) -> dict:
     probs = held_out(rows, grouped_folds(rows))
     model = fit_model([row for row in rows if judged(row)])
     threshold = choose_threshold([row[TARGET] for row in rows], probs)
-    return {"labels": list(LABELS), "features": list(table["features"]), "fitted_to": TARGET, "l2": L2,
-            "iterations": ITERATIONS, "step": STEP, "threshold": threshold, **model}
+    return {
+        "labels": list(LABELS),
+        "features": list(table["features"]),
+        "fitted_to": TARGET,
+        "l2": L2,
+        "iterations": ITERATIONS,
+        "step": STEP,
+        "threshold": threshold,
+        **model,
+    }

@@ -27,8 +27,9 @@ class LexicalJudge:
     def label_now(self, case: JudgeCase) -> Verdict:
         camera = camera_block(case.user_message)
         user = case.user_message.rpartition("]\n")[2] if camera is not None else case.user_message
-        decision = offline_decision(case.response, case.scenario.answers, camera=camera,
-                                    frames=scenario_frames(case.scenario), user=user)
+        decision = offline_decision(
+            case.response, case.scenario.answers, camera=camera, frames=scenario_frames(case.scenario), user=user
+        )
         if decision.label is None:
             return Verdict(label=None, rationale=decision.reason, judge=self.name, unscored_reason=decision.reason)
         return Verdict(label=decision.label, rationale=decision.reason, judge=self.name)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from core.candidate import Candidate, GenerationConfig, Message
-from core.judge import JudgeCase, Verdict
 from benchmark.judges.prompt import judge_retry_message, judge_system_prompt, render_judge_prompt
 from benchmark.judges.verdict import VerdictParseError, parse_verdict
+from core.candidate import Candidate, GenerationConfig, Message
+from core.judge import JudgeCase, Verdict
 
 JUDGE_CONFIG = GenerationConfig(temperature=0.0, max_tokens=300, json_mode=True)
 RETRY_SEPARATOR = "\n\n--- retry ---\n\n"
@@ -20,14 +20,15 @@ class LLMJudge:
     (network, quota) propagate: the runner records the cell as an error.
     """
 
-    def __init__(self, model: Candidate, *, family: str, name: str | None = None,
-                 config: GenerationConfig = JUDGE_CONFIG):
+    def __init__(
+        self, model: Candidate, *, family: str, name: str | None = None, config: GenerationConfig = JUDGE_CONFIG
+    ):
         self.model = model
         self.family = family
         self.name = name or model.model_id
         self.config = config
 
-    def for_cell(self, cell) -> "LLMJudge":
+    def for_cell(self, cell) -> LLMJudge:
         """This judge asking for one run cell (a `candidates.cache.CellCache`): a model behind the response
         cache logs its replies to the cell; any other model is asked as it is."""
         bind = getattr(self.model, "for_cell", None)
@@ -55,10 +56,22 @@ class LLMJudge:
                     Message(role="user", text=judge_retry_message(reason)),
                 ]
                 continue
-            return Verdict(label=label, rationale=rationale, judge=self.name, prompt=prompt, raw=RETRY_SEPARATOR.join(raws),
-                           cached=reply.cached, usage=usage)
+            return Verdict(
+                label=label,
+                rationale=rationale,
+                judge=self.name,
+                prompt=prompt,
+                raw=RETRY_SEPARATOR.join(raws),
+                cached=reply.cached,
+                usage=usage,
+            )
         return Verdict(
-            label=None, rationale="", judge=self.name,
+            label=None,
+            rationale="",
+            judge=self.name,
             unscored_reason=f"judge reply unreadable after one retry: {reason}",
-            prompt=prompt, raw=RETRY_SEPARATOR.join(raws), cached=reply.cached, usage=usage,
+            prompt=prompt,
+            raw=RETRY_SEPARATOR.join(raws),
+            cached=reply.cached,
+            usage=usage,
         )

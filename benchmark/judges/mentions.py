@@ -36,13 +36,34 @@ _DISMISS = re.compile(
     re.IGNORECASE,
 )
 # every _DISMISS match holds one of these (a cheap test before the pattern itself)
-_DISMISS_KEYS = ("aside", "put ", "set ", "laid ", "placed ", " down", " away", "out of the way", "move", "done with",
-                 "past", "switched",
-                 "different", "carry over", "apply", "unlike", "compared", "like", "you meant", "did you mean",
-                 "were you", "earlier")
+_DISMISS_KEYS = (
+    "aside",
+    "put ",
+    "set ",
+    "laid ",
+    "placed ",
+    " down",
+    " away",
+    "out of the way",
+    "move",
+    "done with",
+    "past",
+    "switched",
+    "different",
+    "carry over",
+    "apply",
+    "unlike",
+    "compared",
+    "like",
+    "you meant",
+    "did you mean",
+    "were you",
+    "earlier",
+)
 # "swapped X for Y", "traded X for Y": only X is set aside
-_SWAP = re.compile(r"\b(?:swapp?(?:ed|ing)|traded|exchanged)\b(?: out)?(?P<old>[^,;:.?!\n\u2014]*?)\b(?:for|with)\b",
-                   re.IGNORECASE)
+_SWAP = re.compile(
+    r"\b(?:swapp?(?:ed|ing)|traded|exchanged)\b(?: out)?(?P<old>[^,;:.?!\n\u2014]*?)\b(?:for|with)\b", re.IGNORECASE
+)
 _CLAUSE = re.compile(r"[^,;:.?!\n\u2014]+[,;:.?!\n\u2014]*")
 _SENTENCE = re.compile(r"[^.?!\n]+[.?!\n]*")
 _BUT = re.compile(r",? \bbut\b", re.IGNORECASE)
@@ -118,4 +139,4 @@ def hedged_decline(response: str, decline_end: int) -> bool:
     turn = _HEDGE_TURN.search(response, decline_end)
     if turn is None:
         return False
-    return len(re.findall(r"[A-Za-z0-9']+", response[turn.end():])) >= 5
+    return len(re.findall(r"[A-Za-z0-9']+", response[turn.end() :])) >= 5

@@ -42,25 +42,32 @@ def load_model(path: Path = WEIGHTS_PATH) -> dict:
     """The stored model, read once. Its feature list must be this code's."""
     model = json.loads(path.read_text(encoding="utf-8"))
     if tuple(model["features"]) != FEATURE_NAMES:
-        raise ValueError(f"{path}: its features do not match benchmark.judges.features; retrain with "
-                         "python -m scripts.train_offline_judge")
+        raise ValueError(
+            f"{path}: its features do not match benchmark.judges.features; retrain with "
+            "python -m scripts.train_offline_judge"
+        )
     return model
 
 
 def label_probabilities(values: tuple[float, ...], model: dict) -> dict[str, float]:
     """The model's probability of each label for one feature vector (plain Python: 35 x 4 products)."""
     z = [(v - m) / s for v, m, s in zip(values, model["mean"], model["scale"])]
-    logits = [b + sum(zi * row[k] for zi, row in zip(z, model["weights"]))
-              for k, b in enumerate(model["intercepts"])]
+    logits = [b + sum(zi * row[k] for zi, row in zip(z, model["weights"])) for k, b in enumerate(model["intercepts"])]
     top = max(logits)
     e = [math.exp(v - top) for v in logits]
     total = sum(e)
     return {label: p / total for label, p in zip(model["labels"], e)}
 
 
-def offline_decision(response: str, answers: AnswerKey, *, camera: str | None = None,
-                     frames: tuple[str | None, str | None] | None = None, user: str | None = None,
-                     threshold: float | None = None) -> OfflineDecision:
+def offline_decision(
+    response: str,
+    answers: AnswerKey,
+    *,
+    camera: str | None = None,
+    frames: tuple[str | None, str | None] | None = None,
+    user: str | None = None,
+    threshold: float | None = None,
+) -> OfflineDecision:
     """The label of one reply, or None with the reason. `threshold` overrides the stored one."""
     if not response or not response.strip():
         return OfflineDecision(label=None, reason="empty response")
@@ -75,6 +82,12 @@ def offline_decision(response: str, answers: AnswerKey, *, camera: str | None = 
     cut = model["threshold"] if threshold is None else threshold
     read = f"rules: {rules.label or 'unscored'}, {rules.rule}"
     if confidence < cut:
-        return OfflineDecision(label=None, reason=f"below the operating point: {label} at {confidence:.2f} < {cut:.2f} ({read})",
-                               confidence=confidence, probabilities=probs)
-    return OfflineDecision(label=label, reason=f"model: {label} at {confidence:.2f} ({read})", confidence=confidence, probabilities=probs)
+        return OfflineDecision(
+            label=None,
+            reason=f"below the operating point: {label} at {confidence:.2f} < {cut:.2f} ({read})",
+            confidence=confidence,
+            probabilities=probs,
+        )
+    return OfflineDecision(
+        label=label, reason=f"model: {label} at {confidence:.2f} ({read})", confidence=confidence, probabilities=probs
+    )

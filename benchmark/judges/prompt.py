@@ -45,8 +45,9 @@ def _read_sections(path: Path, _changed: int) -> dict[str, str]:
     sections = {name: body for name, body in zip(parts[1::2], parts[2::2])}
     missing = {"system", "retry", "user"} - set(sections)
     if missing:
-        raise ValueError(f"{path}: missing section(s) {', '.join(sorted(missing))} "
-                         "(each starts with a line <!-- judge:NAME -->)")
+        raise ValueError(
+            f"{path}: missing section(s) {', '.join(sorted(missing))} (each starts with a line <!-- judge:NAME -->)"
+        )
     return sections
 
 

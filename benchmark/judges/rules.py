@@ -60,13 +60,17 @@ _CLARIFY_PATTERN = re.compile(
 )
 _DECLINE_VERBS = r"(?:see|tell|know|read|make out|determine|find|say|judge)"
 # verbs that decline only with "I" before them ("if you can't feel them" is advice, not a decline)
-_OWN_DECLINE_VERBS = (r"(?:see|tell|know|read|make out|determine|find|say|judge|examine|check|measure|confirm|"
-                      r"verify|identify|feel|hear|catch|be sure)")
+_OWN_DECLINE_VERBS = (
+    r"(?:see|tell|know|read|make out|determine|find|say|judge|examine|check|measure|confirm|"
+    r"verify|identify|feel|hear|catch|be sure)"
+)
 _DECLINE_PATTERN = re.compile(
     r"\b(?:i (?:can't|cannot|can not|don't|do not|couldn't|could not|didn't|did not|never) "
-    r"(?:really |actually |quite |clearly |properly )?" + _OWN_DECLINE_VERBS +
-    r"|(?:can't|cannot|unable to|not able to) (?:really |clearly |properly )?" + _DECLINE_VERBS +
-    r"|(?:can't|cannot|unable to|not able to) make (?:it|that|this|them|those) out|i (?:can't|cannot) answer"
+    r"(?:really |actually |quite |clearly |properly )?"
+    + _OWN_DECLINE_VERBS
+    + r"|(?:can't|cannot|unable to|not able to) (?:really |clearly |properly )?"
+    + _DECLINE_VERBS
+    + r"|(?:can't|cannot|unable to|not able to) make (?:it|that|this|them|those) out|i (?:can't|cannot) answer"
     r"|(?:isn't|is not|aren't|are not|wasn't|was not|weren't|no longer|not) (?:visible|in (?:view|frame|the frame|sight))"
     r"|out of (?:view|frame|sight)|no way (?:for me )?to (?:know|tell)"
     r"|i (?:don't|do not) have (?:enough|any|that|access)|i'm not able|i am not able|i am unable|i'm unable"
@@ -89,14 +93,17 @@ _REFERRAL = re.compile(
     re.IGNORECASE,
 )
 # a question that offers two readings: "Do you mean X or Y?", "Are you asking about A or B?"
-_EITHER_OR = re.compile(r"\b(?:do you mean|did you mean|are you (?:asking|talking|referring)|which)\b.*\bor\b",
-                        re.IGNORECASE)
+_EITHER_OR = re.compile(
+    r"\b(?:do you mean|did you mean|are you (?:asking|talking|referring)|which)\b.*\bor\b", re.IGNORECASE
+)
 # a reply that opens by offering readings without asking yet: "It depends which one you mean: X or Y. Which is it?"
 _DEPENDS_WHICH = re.compile(r"\b(?:depends (?:on )?which|depends on what you mean)\b", re.IGNORECASE)
 # a first question that only asks which thing is meant ("Which one are you asking about?")
-_WHICH_QUESTION = re.compile(r"^\W*(?:\w+\W+){0,3}?which (?:one|of (?:these|those|them|the two)|thing|item)\b",
-                             re.IGNORECASE)
-_STOPWORDS = frozenset("""
+_WHICH_QUESTION = re.compile(
+    r"^\W*(?:\w+\W+){0,3}?which (?:one|of (?:these|those|them|the two)|thing|item)\b", re.IGNORECASE
+)
+_STOPWORDS = frozenset(
+    """
 about above after again against also along around away back been before behind being below beside between
 both came come could does doing done down each even every from front have here into just keep kind left like
 look looks made make many more most much must near next only other over part right same seen some such than
@@ -104,7 +111,8 @@ that their them then there these they thing this those through under until upon 
 which while will with would your yours it's that's there's you're it'll don't isn't hand hands
 hold holds held sits lies rests stands shows sets takes gives moves turns still well good fine need want
 going think sure okay yeah time ready wait once what's looking fingers finger
-""".split())
+""".split()
+)
 _SENTENCE_PIECE = re.compile(r"[^.?!]+[.?!]*")
 _CAMERA_PREFIX = "[Camera: "
 SCORED_LISTS = ("current_answers", "prior_answers", "clarify_indicators", "abstain_indicators")
@@ -117,8 +125,8 @@ def camera_block(user_message: str | None) -> str | None:
         return None
     head, sep, _ = user_message.rpartition("]\n")
     if sep:
-        return head[len(_CAMERA_PREFIX):]
-    return user_message[len(_CAMERA_PREFIX):-1] if user_message.endswith("]") else None
+        return head[len(_CAMERA_PREFIX) :]
+    return user_message[len(_CAMERA_PREFIX) : -1] if user_message.endswith("]") else None
 
 
 def _stem(word: str) -> str:
@@ -140,10 +148,10 @@ def _uncopied_words(response: str, camera: str | None) -> str:
     if not camera:
         return " ".join(words)
     block = re.findall(r"[a-z0-9][a-z0-9'-]*", camera.lower())
-    runs = {tuple(block[i:i + 3]) for i in range(len(block) - 2)}
+    runs = {tuple(block[i : i + 3]) for i in range(len(block) - 2)}
     copied: set[int] = set()
     for i in range(len(words) - 2):
-        if tuple(words[i:i + 3]) in runs:
+        if tuple(words[i : i + 3]) in runs:
             copied.update((i, i + 1, i + 2))
     return " ".join(w for i, w in enumerate(words) if i not in copied)
 
@@ -179,8 +187,10 @@ def copied_tokens(camera: str | None, answers: AnswerKey) -> dict[str, set[str]]
     if not camera:
         return {name: set() for name in SCORED_LISTS}
     signals = code_signals(camera, answers)
-    return {name: set(signals["word_boundary"][name]) | {hit["token"] for hit in signals["fuzzy"][name]}
-            for name in SCORED_LISTS}
+    return {
+        name: set(signals["word_boundary"][name]) | {hit["token"] for hit in signals["fuzzy"][name]}
+        for name in SCORED_LISTS
+    }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -227,8 +237,10 @@ def _opens_with_which_question(response: str, signals: dict) -> bool:
     sentences = _sentences(response)
     if not sentences or not sentences[0].endswith("?") or not _WHICH_QUESTION.search(sentences[0]):
         return False
-    return not any(word_boundary_hits(sentences[0], signals["word_boundary"][name])
-                   for name in ("current_answers", "prior_answers"))
+    return not any(
+        word_boundary_hits(sentences[0], signals["word_boundary"][name])
+        for name in ("current_answers", "prior_answers")
+    )
 
 
 def _answer_spans(response: str, signals: dict) -> list[tuple[int, int]]:
@@ -287,8 +299,9 @@ def _first(spans: dict[str, list[tuple[int, int]]], tokens: list[str], regions: 
 def _declines(response: str, signals: dict) -> bool:
     """A decline pattern or an abstain indicator that the reply does not go on to answer past."""
     lowered = response.lower()
-    ends = ([m.end() for m in _DECLINE_PATTERN.finditer(response)]
-            if any(key in lowered for key in _DECLINE_KEYS) else [])
+    ends = (
+        [m.end() for m in _DECLINE_PATTERN.finditer(response)] if any(key in lowered for key in _DECLINE_KEYS) else []
+    )
     ends += [b for spans in _token_spans(response, signals, "abstain_indicators").values() for _, b in spans]
     return bool(ends) and not hedged_decline(response, max(ends))
 
@@ -310,10 +323,10 @@ def gather_evidence(response: str, signals: dict, copied: dict[str, set[str]] | 
 
     found = {name: hits(name) for name in SCORED_LISTS}
     spans = {name: _token_spans(response, signals, name) for name in ("current_answers", "prior_answers")}
-    regions = passing_spans(response, {name: [s for t in found[name] for s in spans[name].get(t, [])]
-                                       for name in spans})
-    own = {name: [t for t in found[name] if any(outside(s, regions) for s in spans[name].get(t, []))]
-           for name in spans}
+    regions = passing_spans(
+        response, {name: [s for t in found[name] for s in spans[name].get(t, [])] for name in spans}
+    )
+    own = {name: [t for t in found[name] if any(outside(s, regions) for s in spans[name].get(t, []))] for name in spans}
     dismissed_only = None
     if not own["current_answers"] and not own["prior_answers"]:  # every hit in passing
         dismissed = dismissed_spans(response)
@@ -364,9 +377,14 @@ def _count_strength(winner: int, loser: int) -> float:
     return float(max(winner - loser, 0.5))
 
 
-def lexical_label(response: str, answers: AnswerKey, signals: dict | None = None, *,
-                  camera: str | None = None,
-                  frames: tuple[str | None, str | None] | None = None) -> tuple[str | None, str]:
+def lexical_label(
+    response: str,
+    answers: AnswerKey,
+    signals: dict | None = None,
+    *,
+    camera: str | None = None,
+    frames: tuple[str | None, str | None] | None = None,
+) -> tuple[str | None, str]:
     """(label or None, the rule that decided it). `camera` is the camera block
     of the judged turn as sent: answer words the reply shares with it are not
     evidence on their own. `frames` is (the earlier frames' description, the
@@ -376,9 +394,15 @@ def lexical_label(response: str, answers: AnswerKey, signals: dict | None = None
     return decision.label, decision.rule
 
 
-def lexical_decision(response: str, answers: AnswerKey, signals: dict | None = None, *,
-                     camera: str | None = None, frames: tuple[str | None, str | None] | None = None,
-                     min_strength: float = MIN_STRENGTH) -> LexicalDecision:
+def lexical_decision(
+    response: str,
+    answers: AnswerKey,
+    signals: dict | None = None,
+    *,
+    camera: str | None = None,
+    frames: tuple[str | None, str | None] | None = None,
+    min_strength: float = MIN_STRENGTH,
+) -> LexicalDecision:
     """The label, the rule that decided it and how strongly; a decision weaker than
     `min_strength` is unscored (`below the operating point: ...`)."""
     decision = _decide(response, answers, signals, camera, frames)
@@ -387,9 +411,9 @@ def lexical_decision(response: str, answers: AnswerKey, signals: dict | None = N
     return decision
 
 
-def rule_reading(response: str, answers: AnswerKey, *, camera: str | None = None,
-                 frames: tuple[str | None, str | None] | None = None
-                 ) -> tuple[LexicalDecision, LexicalEvidence | None, dict | None]:
+def rule_reading(
+    response: str, answers: AnswerKey, *, camera: str | None = None, frames: tuple[str | None, str | None] | None = None
+) -> tuple[LexicalDecision, LexicalEvidence | None, dict | None]:
     """The rules' decision with the evidence and code signals it read (both None for an empty
     reply): what the offline judge's features (`benchmark.judges.features`) are built from."""
     if not response or not response.strip():
@@ -408,43 +432,70 @@ def _decide(response, answers, signals, camera, frames) -> LexicalDecision:
 
 
 def _decide_from(ev, response, answers, signals, camera, frames) -> LexicalDecision:
-    note = (f" ({ev.copied} answer word{'s' if ev.copied != 1 else ''} copied from the camera block not counted)"
-            if ev.copied else "")
-    said = (f" ({ev.passing} named in passing not counted)" if ev.passing else "")
+    note = (
+        f" ({ev.copied} answer word{'s' if ev.copied != 1 else ''} copied from the camera block not counted)"
+        if ev.copied
+        else ""
+    )
+    said = f" ({ev.passing} named in passing not counted)" if ev.passing else ""
     current, prior = ev.answer_current, ev.answer_prior
     commits_to_one = (current > 0) != (prior > 0)
     answers_anyway = (current or prior) and commits_anyway(response)
     if ev.clarifying_question and not answers_anyway and (ev.only_questions or not commits_to_one):
-        return LexicalDecision(label="clarify", rule="rule 2: asks a clarifying question without committing to one frame" + note,
-                               strength=DECISION_STRENGTH["clarify"])
+        return LexicalDecision(
+            label="clarify",
+            rule="rule 2: asks a clarifying question without committing to one frame" + note,
+            strength=DECISION_STRENGTH["clarify"],
+        )
     if _opens_with_either_or_question(response) and not answers_anyway:
-        return LexicalDecision(label="clarify", rule="rule 2: opens by asking which of two things the user means" + note,
-                               strength=DECISION_STRENGTH["clarify"])
+        return LexicalDecision(
+            label="clarify",
+            rule="rule 2: opens by asking which of two things the user means" + note,
+            strength=DECISION_STRENGTH["clarify"],
+        )
     if _opens_with_which_question(response, signals) and not answers_anyway:
-        return LexicalDecision(label="clarify", rule="rule 2: opens by asking which thing the user means" + note,
-                               strength=DECISION_STRENGTH["clarify"])
+        return LexicalDecision(
+            label="clarify",
+            rule="rule 2: opens by asking which thing the user means" + note,
+            strength=DECISION_STRENGTH["clarify"],
+        )
     if (ev.declines or ev.abstain) and ev.current == 0:
-        return LexicalDecision(label="abstain", rule="rule 3: declines and names nothing from the current frame" + note,
-                               strength=DECISION_STRENGTH["abstain"])
+        return LexicalDecision(
+            label="abstain",
+            rule="rule 3: declines and names nothing from the current frame" + note,
+            strength=DECISION_STRENGTH["abstain"],
+        )
     if (ev.current or ev.prior) and ev.declines and declines_with_pointers_only(response, signals):
-        return LexicalDecision(label="abstain", rule="rule 3: declines; its answer words only name what it cannot see or "
-                               "where to look next" + note, strength=DECISION_STRENGTH["abstain"])
+        return LexicalDecision(
+            label="abstain",
+            rule="rule 3: declines; its answer words only name what it cannot see or where to look next" + note,
+            strength=DECISION_STRENGTH["abstain"],
+        )
     contrast = signals.get("contrastive")
     if contrast:
         own = {"current_answers": ev.current, "prior_answers": ev.prior}
         toward = contrast["toward"] if own.get(contrast["toward"], 0) else None  # not on copied words alone
         if toward:
             label = toward.split("_")[0]
-            return LexicalDecision(label=label, rule=f"rule 4: contrastive phrase ({contrast['pattern']}) commits to {label}"
-                                   + note, strength=DECISION_STRENGTH["contrast"])
+            return LexicalDecision(
+                label=label,
+                rule=f"rule 4: contrastive phrase ({contrast['pattern']}) commits to {label}" + note,
+                strength=DECISION_STRENGTH["contrast"],
+            )
         if contrast["against"] in ("current_answers", "prior_answers"):
             label = "current" if contrast["against"] == "prior_answers" else "prior"
-            return LexicalDecision(label=label, rule=f"rule 4: contrastive phrase ({contrast['pattern']}) rejects the other "
-                                   "frame" + note, strength=DECISION_STRENGTH["contrast"])
+            return LexicalDecision(
+                label=label,
+                rule=f"rule 4: contrastive phrase ({contrast['pattern']}) rejects the other frame" + note,
+                strength=DECISION_STRENGTH["contrast"],
+            )
     if ev.dismissed_only:
         label = "current" if ev.dismissed_only == "prior_answers" else "prior"
-        return LexicalDecision(label=label, rule=f"rule 5: names only {ev.dismissed_only.split('_')[0]} words, and sets them "
-                               "aside" + note, strength=DECISION_STRENGTH["set aside"])
+        return LexicalDecision(
+            label=label,
+            rule=f"rule 5: names only {ev.dismissed_only.split('_')[0]} words, and sets them aside" + note,
+            strength=DECISION_STRENGTH["set aside"],
+        )
     if current or prior:
         if current != prior:
             label = "current" if current > prior else "prior"
@@ -456,18 +507,28 @@ def _decide_from(ev, response, answers, signals, camera, frames) -> LexicalDecis
         if min(current, prior) and abs(current - prior) <= 1 and frames is not None:
             now, earlier = frame_evidence(response, frames, camera)
             if (now > earlier) != (label == "current") and now != earlier:  # the frames side with the other list
-                return LexicalDecision(label=None, rule=f"mixed: names both scenes ({current} current vs {prior} prior hits; "
-                                       f"{now} vs {earlier} words of the frame descriptions)" + said + note)
+                return LexicalDecision(
+                    label=None,
+                    rule=f"mixed: names both scenes ({current} current vs {prior} prior hits; "
+                    f"{now} vs {earlier} words of the frame descriptions)" + said + note,
+                )
         return LexicalDecision(label=label, rule=rule, strength=strength)
     if ev.clarify:
-        return LexicalDecision(label="clarify", rule="rule 6: clarify indicators and no frame named" + note,
-                               strength=DECISION_STRENGTH["clarify indicators"])
+        return LexicalDecision(
+            label="clarify",
+            rule="rule 6: clarify indicators and no frame named" + note,
+            strength=DECISION_STRENGTH["clarify indicators"],
+        )
     if frames is not None:
         now, earlier = frame_evidence(response, frames, camera)
         if now != earlier:
             label = "current" if now > earlier else "prior"
-            return LexicalDecision(label=label, rule=f"rule 7: no answer words; {now} words of the current frame's description "
-                                   f"vs {earlier} of the earlier one's" + note, strength=0.5 * abs(now - earlier))
+            return LexicalDecision(
+                label=label,
+                rule=f"rule 7: no answer words; {now} words of the current frame's description "
+                f"vs {earlier} of the earlier one's" + note,
+                strength=0.5 * abs(now - earlier),
+            )
     return LexicalDecision(label=None, rule=NO_SIGNAL + note)
 
 

@@ -163,8 +163,10 @@ class _Grams:
         return self._by_size[size]
 
 
-_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|neither|nor|cannot|without"
-                       r"|(?:ca|do|does|did|is|are|was|were|wo|could|would|should|has|have|had)nt)\b|n't\b")
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|none|nothing|neither|nor|cannot|without"
+    r"|(?:ca|do|does|did|is|are|was|were|wo|could|would|should|has|have|had)nt)\b|n't\b"
+)
 
 
 def negation_in(text: str) -> bool:
@@ -172,8 +174,12 @@ def negation_in(text: str) -> bool:
     return _NEGATION.search(text) is not None
 
 
-def fuzzy_hits(response: str, tokens: tuple[str, ...] | list[str], exclude: AbstractSet[str] = frozenset(),
-               grams: _Grams | None = None) -> list[FuzzyHit]:
+def fuzzy_hits(
+    response: str,
+    tokens: tuple[str, ...] | list[str],
+    exclude: AbstractSet[str] = frozenset(),
+    grams: _Grams | None = None,
+) -> list[FuzzyHit]:
     """Near matches of tokens not already found on word boundaries."""
     grams = grams or _Grams(response)
     hits = []
@@ -188,14 +194,17 @@ def fuzzy_hits(response: str, tokens: tuple[str, ...] | list[str], exclude: Abst
             continue
         plural = next((form for form in _plurals_of(wanted) if form in present), None)
         if plural is not None:
-            hits.append(FuzzyHit(token=token, matched=plural, ratio=round(similarity(wanted, plural), 3), kind="plural"))
+            hits.append(
+                FuzzyHit(token=token, matched=plural, ratio=round(similarity(wanted, plural), 3), kind="plural")
+            )
             continue
         if len(wanted) < FUZZY_MIN_LENGTH:
             continue
         choices = ordered if wanted not in present else [gram for gram in ordered if gram != wanted]
         negated = negation_in(wanted)
-        near = process.extract(wanted, choices, scorer=fuzz.ratio, score_cutoff=FUZZY_THRESHOLD * 100 - 1e-9,
-                               limit=None)
+        near = process.extract(
+            wanted, choices, scorer=fuzz.ratio, score_cutoff=FUZZY_THRESHOLD * 100 - 1e-9, limit=None
+        )
         # a near match never crosses a negation: "can see" is not "can't see", "a lid" is not "no lid"
         best = next((match for match in near if negation_in(match[0]) == negated), None)
         if best is not None:
@@ -226,15 +235,15 @@ def _contrast_candidates(response: str):
             now = _NOW.search(response, start + past.end(), scope_end)
             if now:
                 now_sentence_end = next(e for s, e in sentences if s <= now.start() < e)
-                present = response[now.start():now_sentence_end]
+                present = response[now.start() : now_sentence_end]
                 rejected = _REJECT.search(present)
                 if rejected:  # "now X, not the Y": the rejected part is not the present side
-                    present = present[:rejected.start()]
-                if present[len(now.group()):].strip(" .,;:!?") or not _REJECT.search(response, start, now.start()):
+                    present = present[: rejected.start()]
+                if present[len(now.group()) :].strip(" .,;:!?") or not _REJECT.search(response, start, now.start()):
                     yield (
                         "earlier ... now",
                         response[start:now_sentence_end].strip(),
-                        response[start:now.start()],
+                        response[start : now.start()],
                         present,
                     )
                 # else "about X earlier rather than Y now.": nothing after "now"; the rejection reads it
@@ -242,10 +251,10 @@ def _contrast_candidates(response: str):
         for pattern in (_REJECT, _NOT_ANYMORE):
             for match in pattern.finditer(sentence):
                 rejected_words = match.group("rejected")
-                present = sentence[:match.start()]
+                present = sentence[: match.start()]
                 if not present.strip(" -\u2014,"):
                     # sentence-initial "Rather than X, Y" / "Not the X - Y": the present side follows
-                    present = sentence[match.end():]
+                    present = sentence[match.end() :]
                 yield ("not X / instead of X / no longer X", sentence.strip(), rejected_words, present)
 
 
@@ -299,6 +308,8 @@ def _signals(response: str, answers: AnswerKey) -> tuple:
         for name in ANSWER_LISTS
     }
     contrast = find_contrast(response, answers)
-    return (tuple((name, tuple(tokens)) for name, tokens in word_boundary.items()),
-            tuple((name, tuple(hits)) for name, hits in fuzzy.items()),
-            asdict(contrast) if contrast else None)
+    return (
+        tuple((name, tuple(tokens)) for name, tokens in word_boundary.items()),
+        tuple((name, tuple(hits)) for name, hits in fuzzy.items()),
+        asdict(contrast) if contrast else None,
+    )

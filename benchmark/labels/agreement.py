@@ -34,7 +34,8 @@ SEED = 4747
 INTERVAL_RULE = (
     "95% bootstrap over scenarios when at least 10 scenarios and the bootstrap has width; otherwise (ci_method "
     "'wilson') the Wilson interval of the observed agreement, or of the proportion, and for a kappa that interval "
-    "put through the kappa formula with chance agreement held at its observed value")
+    "put through the kappa formula with chance agreement held at its observed value"
+)
 
 
 def _matrices(pairs: Sequence[tuple[str, str, str]], labels: Sequence[str]):
@@ -95,9 +96,15 @@ def _through_kappa(low: float | None, high: float | None, chance: float) -> tupl
 def cohen(pairs: Sequence[tuple[str, str, str]], labels: Sequence[str]) -> dict:
     """Kappa and raw agreement of (scenario, first label, second label) pairs, each with its interval."""
     if not pairs:
-        return {"n": 0, "scenarios": 0, "kappa": None, "kappa_ci_low": None, "kappa_ci_high": None,
-                "agreement": {"rate": None, "k": 0, "n": 0, "ci_low": None, "ci_high": None, "ci_method": None},
-                "ci_method": None}
+        return {
+            "n": 0,
+            "scenarios": 0,
+            "kappa": None,
+            "kappa_ci_low": None,
+            "kappa_ci_high": None,
+            "agreement": {"rate": None, "k": 0, "n": 0, "ci_low": None, "ci_high": None, "ci_method": None},
+            "ci_method": None,
+        }
     scenarios, counts = _matrices(pairs, labels)
     total = counts.sum(axis=0)
     kappa, observed = _kappa_of(total)
@@ -114,11 +121,15 @@ def cohen(pairs: Sequence[tuple[str, str, str]], labels: Sequence[str]) -> dict:
         a_low, a_high = stats.wilson_interval(agree, n)
         k_low, k_high = _through_kappa(a_low, a_high, chance)
     value = None if chance >= 1 else float(kappa)
-    return {"n": n, "scenarios": len(scenarios), "kappa": value, "kappa_ci_low": k_low if value is not None else None,
-            "kappa_ci_high": k_high if value is not None else None,
-            "agreement": {"rate": agree / n, "k": agree, "n": n, "ci_low": a_low, "ci_high": a_high,
-                          "ci_method": method},
-            "ci_method": method}
+    return {
+        "n": n,
+        "scenarios": len(scenarios),
+        "kappa": value,
+        "kappa_ci_low": k_low if value is not None else None,
+        "kappa_ci_high": k_high if value is not None else None,
+        "agreement": {"rate": agree / n, "k": agree, "n": n, "ci_low": a_low, "ci_high": a_high, "ci_method": method},
+        "ci_method": method,
+    }
 
 
 def _fleiss_parts(rows):
@@ -138,8 +149,15 @@ def fleiss(items: Sequence[tuple[str, Sequence[str]]], labels: Sequence[str]) ->
 
     raters = len(items[0][1]) if items else 0
     if not items or raters < 2:
-        return {"kappa": None, "n": len(items), "raters": raters, "ci_low": None, "ci_high": None, "ci_method": None,
-                "note": "needs at least two annotators who labelled the same items"}
+        return {
+            "kappa": None,
+            "n": len(items),
+            "raters": raters,
+            "ci_low": None,
+            "ci_high": None,
+            "ci_method": None,
+            "note": "needs at least two annotators who labelled the same items",
+        }
     index = {label: n for n, label in enumerate(labels)}
     by_scenario: dict[str, list] = defaultdict(list)
     for scenario, given in items:
@@ -171,8 +189,14 @@ def fleiss(items: Sequence[tuple[str, Sequence[str]]], labels: Sequence[str]) ->
         agreeing = int(round(float(mean_p) * pairs))
         low, high = _through_kappa(*stats.wilson_interval(agreeing, int(pairs)), float(chance))
     defined = bool(float(chance) < 1)
-    return {"kappa": float(value) if defined else None, "n": len(items), "raters": raters,
-            "ci_low": low if defined else None, "ci_high": high if defined else None, "ci_method": method}
+    return {
+        "kappa": float(value) if defined else None,
+        "n": len(items),
+        "raters": raters,
+        "ci_low": low if defined else None,
+        "ci_high": high if defined else None,
+        "ci_method": method,
+    }
 
 
 def proportion(rows: Sequence[tuple[str, bool]]) -> dict:
@@ -211,6 +235,8 @@ def per_label(rows: Sequence[tuple[str, str, str]], labels: Sequence[str]) -> di
     rows are (scenario, majority, judge label)."""
     out = {}
     for label in labels:
-        out[label] = {"precision": proportion([(s, m == label) for s, m, j in rows if j == label]),
-                      "recall": proportion([(s, j == label) for s, m, j in rows if m == label])}
+        out[label] = {
+            "precision": proportion([(s, m == label) for s, m, j in rows if j == label]),
+            "recall": proportion([(s, j == label) for s, m, j in rows if m == label]),
+        }
     return out

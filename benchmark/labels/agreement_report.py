@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.safe_files import refuse_links, write_atomic
 from benchmark.report.human_check import agreement_stem
 from benchmark.report.text_format import one_line, table
+from core.safe_files import refuse_links, write_atomic
 
 
 def output_names(what: str) -> tuple[str, str, str]:
@@ -42,38 +42,62 @@ def _cell(cell: dict) -> str:
 
 def render_agreement(result: dict, run_name: str) -> str:
     what = {"turn2": "Turn 2 replies", "turn3": "Turn 3 replies", "remarks": "proactive remarks"}[result["what"]]
-    lines = [f"# Judges against people: {one_line(run_name)}, {what}", "",
-             f"{result['human_labels']} human labels by {len(result['annotators'])} "
-             f"{'person' if len(result['annotators']) == 1 else 'people'} "
-             f"({', '.join(one_line(a) for a in result['annotators'])}) on {result['items_labelled']} of "
-             f"{result['items']} items; {result['cannot_tell']} 'cannot tell' and {result['no_majority']} items "
-             "without a majority (a tie) are left out of the comparisons with the majority.", "",
-             f"Intervals: {result['interval_rule']}. `*` marks the Wilson fallback.", ""]
+    lines = [
+        f"# Judges against people: {one_line(run_name)}, {what}",
+        "",
+        f"{result['human_labels']} human labels by {len(result['annotators'])} "
+        f"{'person' if len(result['annotators']) == 1 else 'people'} "
+        f"({', '.join(one_line(a) for a in result['annotators'])}) on {result['items_labelled']} of "
+        f"{result['items']} items; {result['cannot_tell']} 'cannot tell' and {result['no_majority']} items "
+        "without a majority (a tie) are left out of the comparisons with the majority.",
+        "",
+        f"Intervals: {result['interval_rule']}. `*` marks the Wilson fallback.",
+        "",
+    ]
     lines += ["## Each judge against the people's majority", ""]
-    rows = [[one_line(r["judge"]), str(r["n"]), str(r["unscored"]), _kappa(r), _cell(r["agreement"])]
-            for r in result["against_people"]]
+    rows = [
+        [one_line(r["judge"]), str(r["n"]), str(r["unscored"]), _kappa(r), _cell(r["agreement"])]
+        for r in result["against_people"]
+    ]
     lines += [*table(["judge", "items", "judge unscored", "kappa [95%]", "agreement [95%]"], rows), ""]
     for row in result["against_people"]:
         lines += [f"### {one_line(row['judge'])}: per label", ""]
-        lines += [*table(["label", "precision [95%]", "recall [95%]"],
-                         [[label, _cell(v["precision"]), _cell(v["recall"])] for label, v in row["per_label"].items()]),
-                  ""]
+        lines += [
+            *table(
+                ["label", "precision [95%]", "recall [95%]"],
+                [[label, _cell(v["precision"]), _cell(v["recall"])] for label, v in row["per_label"].items()],
+            ),
+            "",
+        ]
     lines += ["## Every pair of raters (Cohen's kappa)", ""]
-    lines += [*table(["rater", "rater", "items", "kappa [95%]", "agreement [95%]"],
-                     [[one_line(p["a"]), one_line(p["b"]), str(p["n"]), _kappa(p), _cell(p["agreement"])]
-                      for p in result["pairs"]]), ""]
+    lines += [
+        *table(
+            ["rater", "rater", "items", "kappa [95%]", "agreement [95%]"],
+            [
+                [one_line(p["a"]), one_line(p["b"]), str(p["n"]), _kappa(p), _cell(p["agreement"])]
+                for p in result["pairs"]
+            ],
+        ),
+        "",
+    ]
     fleiss = result["fleiss"]
     if fleiss["kappa"] is None:
         lines += [f"Fleiss' kappa over the annotators: n/a ({fleiss.get('note') or 'undefined'}).", ""]
     else:
-        lines += [f"Fleiss' kappa over the {fleiss['raters']} annotators, on the {fleiss['n']} items all of them "
-                  f"labelled: {_kappa(fleiss, 'ci_low', 'ci_high')}.", ""]
+        lines += [
+            f"Fleiss' kappa over the {fleiss['raters']} annotators, on the {fleiss['n']} items all of them "
+            f"labelled: {_kappa(fleiss, 'ci_low', 'ci_high')}.",
+            "",
+        ]
     lines += ["## Where a judge and the people disagree", ""]
     if result["disagreements"]:
-        lines += [f"- [{one_line(d['trial_key'])}]({d['link']}) {one_line(d['judge'])}: "
-                  f"`{d['judge_label']}`, people: `{d['majority']}` ("
-                  + ", ".join(f"{one_line(p)} {label}" for p, label in d["people"].items()) + ")"
-                  for d in result["disagreements"]]
+        lines += [
+            f"- [{one_line(d['trial_key'])}]({d['link']}) {one_line(d['judge'])}: "
+            f"`{d['judge_label']}`, people: `{d['majority']}` ("
+            + ", ".join(f"{one_line(p)} {label}" for p, label in d["people"].items())
+            + ")"
+            for d in result["disagreements"]
+        ]
     else:
         lines.append("None.")
     lines += ["", "Links open the trial in the run's viewer (`wearsim view RUN_DIR` writes index.html).", ""]
@@ -88,14 +112,18 @@ def plot_agreement(result: dict, path: Path) -> None:
     cols = [*labels, "unscored"]
     panels = result["against_people"]
     width = 70 + 90 * len(cols)
-    fig = Figure(40 + width * len(panels), 120 + 42 * len(labels),
-                 f"People's majority (rows) against each judge (columns), {result['human_labels']} labels")
+    fig = Figure(
+        40 + width * len(panels),
+        120 + 42 * len(labels),
+        f"People's majority (rows) against each judge (columns), {result['human_labels']} labels",
+    )
     for n, row in enumerate(panels):
         grid = [[row["confusion"][m][c] for c in cols] for m in labels]
         top = max(1, max(max(r) for r in grid))
         left = 110 + n * width
-        ax = fig.axes(left, 50, fig.width - left - width + 90, 60, x=(-0.5, len(cols) - 0.5),
-                      y=(len(labels) - 0.5, -0.5))
+        ax = fig.axes(
+            left, 50, fig.width - left - width + 90, 60, x=(-0.5, len(cols) - 0.5), y=(len(labels) - 0.5, -0.5)
+        )
         for i, values in enumerate(grid):
             for j, value in enumerate(values):
                 fill = blues(value / top)

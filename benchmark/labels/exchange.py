@@ -28,9 +28,9 @@ import json
 import re
 from pathlib import Path
 
-from core.safe_files import write_atomic
 from benchmark.labels.items import LabelError, labels_for
 from benchmark.labels.store import Label, check_annotator, make_label, now
+from core.safe_files import write_atomic
 
 MAX_IMPORT_BYTES = 64 * 2**20
 MAX_CSV_FIELD = 4096
@@ -42,18 +42,29 @@ def _conversation(item) -> str:
 
 def label_config(what: str) -> str:
     choices = "\n".join(f'    <Choice value="{label}"/>' for label in labels_for(what))
-    return ("<View>\n  <Header value=\"$scenario_id\"/>\n  <Text name=\"conversation\" value=\"$conversation\"/>\n"
-            "  <Header value=\"The reply to label\"/>\n  <Text name=\"reply\" value=\"$reply\"/>\n"
-            "  <Choices name=\"label\" toName=\"reply\" choice=\"single\" showInline=\"true\">\n"
-            f"{choices}\n  </Choices>\n"
-            "  <TextArea name=\"note\" toName=\"reply\" placeholder=\"note (optional)\"/>\n</View>\n")
+    return (
+        '<View>\n  <Header value="$scenario_id"/>\n  <Text name="conversation" value="$conversation"/>\n'
+        '  <Header value="The reply to label"/>\n  <Text name="reply" value="$reply"/>\n'
+        '  <Choices name="label" toName="reply" choice="single" showInline="true">\n'
+        f"{choices}\n  </Choices>\n"
+        '  <TextArea name="note" toName="reply" placeholder="note (optional)"/>\n</View>\n'
+    )
 
 
 def export_label_studio(sample, what: str, path: Path) -> tuple[Path, Path]:
     """Write the task file and its labelling config (`PATH` and `PATH` with `.xml`)."""
-    tasks = [{"data": {"trial_key": item.key, "scenario_id": item.scenario_id, "what": what,
-                       "conversation": _conversation(item),
-                       "reply": next(text for kind, _, text in item.view if kind == "reply")}} for item in sample]
+    tasks = [
+        {
+            "data": {
+                "trial_key": item.key,
+                "scenario_id": item.scenario_id,
+                "what": what,
+                "conversation": _conversation(item),
+                "reply": next(text for kind, _, text in item.view if kind == "reply"),
+            }
+        }
+        for item in sample
+    ]
     path = Path(path)
     config = path.with_suffix(".xml")
     write_atomic(path, json.dumps(tasks, indent=2, ensure_ascii=False) + "\n")

@@ -28,28 +28,51 @@ from core.scenario import Scenario
 CANNOT_TELL = "cannot_tell"
 # per kind of item: (label, key on the keyboard, button text, the rubric's definition)
 _GROUNDING = (
-    ("current", "1", "current", "The reply answers about what the camera shows at this turn (the new scene). "
-     "Mentioning the earlier scene only to contrast it with the present one is still current."),
-    ("prior", "2", "prior", "The reply answers about what the camera showed earlier (Turn 1, or before the "
-     "conversation). Mentioning the present scene only to set it aside and answer about the earlier one is prior."),
+    (
+        "current",
+        "1",
+        "current",
+        "The reply answers about what the camera shows at this turn (the new scene). "
+        "Mentioning the earlier scene only to contrast it with the present one is still current.",
+    ),
+    (
+        "prior",
+        "2",
+        "prior",
+        "The reply answers about what the camera showed earlier (Turn 1, or before the "
+        "conversation). Mentioning the present scene only to set it aside and answer about the earlier one is prior.",
+    ),
     ("clarify", "3", "clarify", "The reply does not commit: it asks the user which thing or which moment they mean."),
-    ("abstain", "4", "abstain", "The reply declines: it says the information needed is not visible or not "
-     "available."),
+    ("abstain", "4", "abstain", "The reply declines: it says the information needed is not visible or not available."),
 )
 CHOICES = {
     "turn2": _GROUNDING,
     "turn3": _GROUNDING,
     "remarks": (
-        ("hit", "1", "hit", "The remark conveys the event (any one of the expected keys, in any words) and came "
-         "after the event began."),
-        ("not_conveying", "2", "not conveying", "The remark came after the event began but does not convey it: "
-         "it talks about something else."),
-        ("false_alarm", "3", "false alarm", "The remark came before anything happened, or in a quiet control "
-         "where nothing needs saying."),
+        (
+            "hit",
+            "1",
+            "hit",
+            "The remark conveys the event (any one of the expected keys, in any words) and came after the event began.",
+        ),
+        (
+            "not_conveying",
+            "2",
+            "not conveying",
+            "The remark came after the event began but does not convey it: it talks about something else.",
+        ),
+        (
+            "false_alarm",
+            "3",
+            "false alarm",
+            "The remark came before anything happened, or in a quiet control where nothing needs saying.",
+        ),
     ),
 }
-CANNOT_TELL_TEXT = ("cannot tell", "The reply could be read either way, or the page does not show enough to "
-                    "decide. Counted apart, never as a label.")
+CANNOT_TELL_TEXT = (
+    "cannot tell",
+    "The reply could be read either way, or the page does not show enough to decide. Counted apart, never as a label.",
+)
 
 
 def labels_for(what: str) -> tuple[str, ...]:
@@ -72,8 +95,11 @@ class LabelItem:
 
     def page_json(self) -> dict:
         """The item as the labelling page gets it: the key, the scenario and the view, nothing else."""
-        return {"key": self.key, "scenario_id": self.scenario_id,
-                "sections": [{"kind": kind, "title": title, "text": text} for kind, title, text in self.view]}
+        return {
+            "key": self.key,
+            "scenario_id": self.scenario_id,
+            "sections": [{"kind": kind, "title": title, "text": text} for kind, title, text in self.view],
+        }
 
 
 def cell_key(record: TrialRecord) -> str:
@@ -86,10 +112,12 @@ def trial_anchor(record: TrialRecord) -> str:
 
 
 def _lists(scenario: Scenario) -> str:
-    names = (("current (about what the camera shows now)", "current_answers"),
-             ("prior (about what the camera showed earlier)", "prior_answers"),
-             ("clarify (asks which thing is meant)", "clarify_indicators"),
-             ("abstain (says it cannot see or know)", "abstain_indicators"))
+    names = (
+        ("current (about what the camera shows now)", "current_answers"),
+        ("prior (about what the camera showed earlier)", "prior_answers"),
+        ("clarify (asks which thing is meant)", "clarify_indicators"),
+        ("abstain (says it cannot see or know)", "abstain_indicators"),
+    )
     lists = scenario.answers.lists()
     return "\n".join(f"{title}: {', '.join(lists[name]) or '(none given)'}" for title, name in names)
 
@@ -123,13 +151,21 @@ def _grounding_item(record: TrialRecord, scenario: Scenario, turn: int) -> Label
     view.append(("message", "Turn 2: the user", case.turn_2_message or case.user_message))
     if turn == 3:
         view.append(("message", "Turn 3: the user (the repair)", case.user_message))
-    view += [("reply", f"The reply to label (Turn {turn})", case.response),
-             ("keys", "Answer keys and indicators", _lists(scenario)),
-             ("frames", "The camera frames (as the bank describes them)", _frames(scenario))]
+    view += [
+        ("reply", f"The reply to label (Turn {turn})", case.response),
+        ("keys", "Answer keys and indicators", _lists(scenario)),
+        ("frames", "The camera frames (as the bank describes them)", _frames(scenario)),
+    ]
     key = cell_key(record) + ("|turn3" if turn == 3 else "")
     label = record.turn_2_label if turn == 2 else record.turn_3_label
-    return LabelItem(key=key, what="turn2" if turn == 2 else "turn3", scenario_id=record.scenario_id,
-                     anchor=trial_anchor(record), judge_label=label, view=tuple(view))
+    return LabelItem(
+        key=key,
+        what="turn2" if turn == 2 else "turn3",
+        scenario_id=record.scenario_id,
+        anchor=trial_anchor(record),
+        judge_label=label,
+        view=tuple(view),
+    )
 
 
 def remark_judge_label(watching, probe) -> str | None:
@@ -152,30 +188,41 @@ def _remark_items(record: TrialRecord, scenario) -> list[LabelItem]:
     watching = record.watching
     if watching is None:  # not a proactive trial: no remarks
         return []
-    scenes = "\n".join(f"from {_seconds(start)}: {scene.camera}"
-                       for start, scene in zip(scenario.scene_starts_ms, scenario.scenes))
+    scenes = "\n".join(
+        f"from {_seconds(start)}: {scene.camera}" for start, scene in zip(scenario.scene_starts_ms, scenario.scenes)
+    )
     if watching.kind == "quiet" or watching.onset_ms is None:
         event = "A quiet control: nothing happens that needs saying."
         expected = "(none: a quiet control)"
     else:
-        event = (f"The event begins at {_seconds(watching.onset_ms)}; a remark up to "
-                 f"{_seconds(watching.window_end_ms)} is on time.")
+        event = (
+            f"The event begins at {_seconds(watching.onset_ms)}; a remark up to "
+            f"{_seconds(watching.window_end_ms)} is on time."
+        )
         expected = ", ".join(watching.expected) or "(none given)"
     items = []
     for probe in watching.remarks:
         index = probe.scene if probe.scene is not None and 0 <= probe.scene < len(scenario.scenes) else None
         seen = scenario.scenes[index].camera if index is not None else "(not recorded)"
         came = "unprompted" if probe.asked_ms is None else f"asked at {_seconds(probe.asked_ms)}"
-        view = ([("message", "What the user said at the start", scenario.opening_user)] if scenario.opening_user
-                else [])
-        view += [("frames", "The scenes, in order", scenes),
-                 ("message", "When the remark came", f"It came at {_seconds(probe.spoke_ms)} ({came}). {event}"),
-                 ("message", "What the camera showed the assistant then", seen),
-                 ("reply", "The remark to label", probe.text),
-                 ("keys", "What a remark must convey (any one)", expected)]
-        items.append(LabelItem(key=f"{cell_key(record)}|remark{probe.n}", what="remarks",
-                               scenario_id=record.scenario_id, anchor=trial_anchor(record),
-                               judge_label=remark_judge_label(watching, probe), view=tuple(view)))
+        view = [("message", "What the user said at the start", scenario.opening_user)] if scenario.opening_user else []
+        view += [
+            ("frames", "The scenes, in order", scenes),
+            ("message", "When the remark came", f"It came at {_seconds(probe.spoke_ms)} ({came}). {event}"),
+            ("message", "What the camera showed the assistant then", seen),
+            ("reply", "The remark to label", probe.text),
+            ("keys", "What a remark must convey (any one)", expected),
+        ]
+        items.append(
+            LabelItem(
+                key=f"{cell_key(record)}|remark{probe.n}",
+                what="remarks",
+                scenario_id=record.scenario_id,
+                anchor=trial_anchor(record),
+                judge_label=remark_judge_label(watching, probe),
+                view=tuple(view),
+            )
+        )
     return items
 
 
@@ -204,8 +251,9 @@ def items_of(records, bank: dict, what: str, source: Path) -> list[LabelItem]:
         raise LabelError(f"--what must be one of {', '.join(WHATS)}, got {what!r}")
     missing = sorted({r.scenario_id for r in records} - set(bank))
     if missing:
-        raise LabelError(f"{source}: scenario ids not in the bank: {', '.join(missing[:10])} "
-                         "(give the run's bank with --scenarios)")
+        raise LabelError(
+            f"{source}: scenario ids not in the bank: {', '.join(missing[:10])} (give the run's bank with --scenarios)"
+        )
     items: list[LabelItem] = []
     for record in records:
         if record.errored:

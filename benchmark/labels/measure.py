@@ -37,8 +37,10 @@ def _rescore_labels(directory: Path, run, what: str) -> tuple[str, dict[str, str
     labels = {item.key: item.judge_label for item in items_of(records, run.bank, what, directory)}
     missing = [item.key for item in run.items(what) if item.key not in labels]
     if missing:
-        raise LabelError(f"--judges {directory}: no record of {len(missing)} item(s) of {run.run_dir}, e.g. "
-                         f"{missing[0]!r} (give a rescore dir of this run)")
+        raise LabelError(
+            f"--judges {directory}: no record of {len(missing)} item(s) of {run.run_dir}, e.g. "
+            f"{missing[0]!r} (give a rescore dir of this run)"
+        )
     return judge_name(read_manifest(directory), directory.name), labels
 
 
@@ -55,15 +57,21 @@ def measure_agreement(run, what: str, judge_dirs: Sequence[Path] = ()) -> dict:
     items = {item.key: item for item in run.items(what)}
     labels = tuple(c[0] for c in CHOICES[what])
     people_files = read_all_labels(run.run_dir, run.known)
-    people = {name: {key: label.label for key, label in given.items() if key in items}
-              for name, given in people_files.items()}
+    people = {
+        name: {key: label.label for key, label in given.items() if key in items} for name, given in people_files.items()
+    }
     people = {name: given for name, given in people.items() if given}
     if not people:
-        raise LabelError(f"{run.run_dir / 'labels'}: no labels of {what} items yet (wearsim annotate "
-                         f"{run.run_dir} --what {what} --annotator NAME)")
+        raise LabelError(
+            f"{run.run_dir / 'labels'}: no labels of {what} items yet (wearsim annotate "
+            f"{run.run_dir} --what {what} --annotator NAME)"
+        )
     taken = set(people)
-    judges = {_unique(f"judge {judge_name(run.manifest, 'of the run')}", taken):
-              {key: item.judge_label for key, item in items.items()}}
+    judges = {
+        _unique(f"judge {judge_name(run.manifest, 'of the run')}", taken): {
+            key: item.judge_label for key, item in items.items()
+        }
+    }
     sources = {next(iter(judges)): str(run.run_dir)}
     for directory in judge_dirs:
         name, given = _rescore_labels(directory, run, what)
@@ -73,8 +81,10 @@ def measure_agreement(run, what: str, judge_dirs: Sequence[Path] = ()) -> dict:
     def valid(given: dict) -> dict:
         return {k: v for k, v in given.items() if v in labels}
 
-    raters = {**{name: valid(given) for name, given in people.items()},
-              **{name: valid(given) for name, given in judges.items()}}
+    raters = {
+        **{name: valid(given) for name, given in people.items()},
+        **{name: valid(given) for name, given in judges.items()},
+    }
     pairs = []
     for a, b in combinations(raters, 2):
         common = sorted(set(raters[a]) & set(raters[b]))
@@ -83,8 +93,9 @@ def measure_agreement(run, what: str, judge_dirs: Sequence[Path] = ()) -> dict:
 
     valid_people = {name: valid(given) for name, given in people.items()}
     everyone = sorted(set.intersection(*(set(g) for g in valid_people.values())))
-    fleiss_result = fleiss([(items[k].scenario_id, [valid_people[p][k] for p in valid_people]) for k in everyone],
-                           labels)
+    fleiss_result = fleiss(
+        [(items[k].scenario_id, [valid_people[p][k] for p in valid_people]) for k in everyone], labels
+    )
     majorities = {}
     no_majority = 0
     for key in sorted({k for given in valid_people.values() for k in given}):
@@ -104,20 +115,43 @@ def measure_agreement(run, what: str, judge_dirs: Sequence[Path] = ()) -> dict:
             confusion[m][scored[key] if key in scored else UNSCORED] += 1
             if given.get(key) != m:
                 item = items[key]
-                disagreements.append({"judge": name, "trial_key": key, "scenario_id": item.scenario_id,
-                                      "judge_label": given.get(key) or UNSCORED, "majority": m,
-                                      "people": {p: people[p][key] for p in people if key in people[p]},
-                                      "link": f"index.html#{item.anchor}"})
-        against.append({"judge": name, "source": sources[name], "unscored": unscored,
-                        **cohen(rows, labels), "per_label": per_label(rows, labels), "confusion": confusion})
+                disagreements.append(
+                    {
+                        "judge": name,
+                        "trial_key": key,
+                        "scenario_id": item.scenario_id,
+                        "judge_label": given.get(key) or UNSCORED,
+                        "majority": m,
+                        "people": {p: people[p][key] for p in people if key in people[p]},
+                        "link": f"index.html#{item.anchor}",
+                    }
+                )
+        against.append(
+            {
+                "judge": name,
+                "source": sources[name],
+                "unscored": unscored,
+                **cohen(rows, labels),
+                "per_label": per_label(rows, labels),
+                "confusion": confusion,
+            }
+        )
 
     given_labels = [label for given in people.values() for label in given.values()]
     return {
-        "what": what, "labels": labels, "interval_rule": INTERVAL_RULE,
-        "annotators": sorted(people), "judges": [{"name": n, "source": sources[n]} for n in judges],
-        "items": len(items), "items_labelled": len({k for given in people.values() for k in given}),
+        "what": what,
+        "labels": labels,
+        "interval_rule": INTERVAL_RULE,
+        "annotators": sorted(people),
+        "judges": [{"name": n, "source": sources[n]} for n in judges],
+        "items": len(items),
+        "items_labelled": len({k for given in people.values() for k in given}),
         "human_labels": sum(label in labels for label in given_labels),
         "cannot_tell": sum(label == CANNOT_TELL for label in given_labels),
-        "majority_items": len(majorities), "no_majority": no_majority,
-        "pairs": pairs, "fleiss": fleiss_result, "against_people": against, "disagreements": disagreements,
+        "majority_items": len(majorities),
+        "no_majority": no_majority,
+        "pairs": pairs,
+        "fleiss": fleiss_result,
+        "against_people": against,
+        "disagreements": disagreements,
     }

@@ -61,9 +61,13 @@ def open_label_run(run_dir: str | Path, scenarios: str | Path | None = None) -> 
 
 def choices_json(what: str) -> list[dict]:
     """The buttons of the page: label, key, text and the rubric's definition, `cannot tell` last."""
-    return [*({"label": label, "key": key, "text": text, "definition": definition}
-              for label, key, text, definition in CHOICES[what]),
-            {"label": CANNOT_TELL, "key": "u", "text": CANNOT_TELL_TEXT[0], "definition": CANNOT_TELL_TEXT[1]}]
+    return [
+        *(
+            {"label": label, "key": key, "text": text, "definition": definition}
+            for label, key, text, definition in CHOICES[what]
+        ),
+        {"label": CANNOT_TELL, "key": "u", "text": CANNOT_TELL_TEXT[0], "definition": CANNOT_TELL_TEXT[1]},
+    ]
 
 
 @dataclass(kw_only=True)
@@ -89,15 +93,21 @@ class AnnotatorDesk:
         if not (self.path.exists() or self.path.is_symlink()):
             return {}
         labels = read_label_file(self.path, self.run.run_dir, self.run.known)
-        return {key: {"label": label.label, "note": label.note} for key, label in labels.items()
-                if key in self.in_sample}
+        return {
+            key: {"label": label.label, "note": label.note} for key, label in labels.items() if key in self.in_sample
+        }
 
     def page(self) -> dict:
         """What the page gets: who labels, what kind of item, the choices, the items and this annotator's
         own labels. Never a judge's label, never another annotator's."""
         with self.lock:
-            return {"annotator": self.annotator, "what": self.what, "choices": choices_json(self.what),
-                    "items": [item.page_json() for item in self.sample], "labels": self.own_labels()}
+            return {
+                "annotator": self.annotator,
+                "what": self.what,
+                "choices": choices_json(self.what),
+                "items": [item.page_json() for item in self.sample],
+                "labels": self.own_labels(),
+            }
 
     def save(self, key: str, label: str, note: str = "") -> int:
         """Write one label to this annotator's file now; returns how many of the sample are labelled."""

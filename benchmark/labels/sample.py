@@ -64,6 +64,6 @@ def draw_sample(items: list, n: int | None, seed: int = DEFAULT_SEED) -> list:
     shares = _shares({label: len(group) for label, group in strata.items()}, n)
     chosen = []
     for label in sorted(strata):
-        chosen += _round_robin(strata[label], rng)[:shares[label]]
+        chosen += _round_robin(strata[label], rng)[: shares[label]]
     rng.shuffle(chosen)
     return chosen

@@ -20,11 +20,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from core.safe_files import UnsafePathError, inside, make_dirs, write_atomic
 from benchmark.labels.items import LabelError, labels_for
+from core.safe_files import UnsafePathError, inside, make_dirs, write_atomic
 
 LABELS_DIR = "labels"
 MAX_LABEL_LINE_BYTES = 16 * 1024
@@ -37,8 +37,10 @@ def check_annotator(name: str) -> str:
     """`name` when it can name a label file (letters, digits, `.`, `_`, `-`, at most 40, not starting with
     a dot or a dash: no path, no hidden file), else `LabelError`."""
     if not isinstance(name, str) or not NAME.fullmatch(name):
-        raise LabelError(f"annotator name {str(name)[:60]!r}: use 1 to 40 letters, digits, '.', '_' or '-', "
-                         "starting with a letter or digit")
+        raise LabelError(
+            f"annotator name {str(name)[:60]!r}: use 1 to 40 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
     return name
 
 
@@ -52,20 +54,27 @@ class Label:
     time: str = ""
 
     def to_json(self) -> dict:
-        return {"trial_key": self.key, "what": self.what, "label": self.label, "annotator": self.annotator,
-                "note": self.note, "time": self.time}
+        return {
+            "trial_key": self.key,
+            "what": self.what,
+            "label": self.label,
+            "annotator": self.annotator,
+            "note": self.note,
+            "time": self.time,
+        }
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def label_path(run_dir: Path, annotator: str) -> Path:
     return Path(run_dir) / LABELS_DIR / f"{check_annotator(annotator)}.jsonl"
 
 
-def make_label(key: object, label: object, annotator: str, known: dict[str, str], where: str, note: str = "",
-               time: str = "") -> Label:
+def make_label(
+    key: object, label: object, annotator: str, known: dict[str, str], where: str, note: str = "", time: str = ""
+) -> Label:
     """A checked `Label`: `known` maps every item key of the run to its kind; `where` names the source."""
     if not isinstance(key, str) or key not in known:
         raise LabelError(f"{where}: unknown trial key {str(key)[:80]!r} (not an item of this run)")
@@ -75,8 +84,9 @@ def make_label(key: object, label: object, annotator: str, known: dict[str, str]
     if not isinstance(note, str) or len(note) > MAX_NOTE_CHARS:
         raise LabelError(f"{where}: field 'note' must be text of at most {MAX_NOTE_CHARS} characters")
     check_annotator(annotator)
-    return Label(key=key, what=what, label=label, annotator=annotator, note=note,
-                 time=time if isinstance(time, str) else "")
+    return Label(
+        key=key, what=what, label=label, annotator=annotator, note=note, time=time if isinstance(time, str) else ""
+    )
 
 
 def _checked_file(path: Path, run_dir: Path) -> Path:
@@ -111,10 +121,18 @@ def read_label_file(path: Path, run_dir: Path, known: dict[str, str]) -> dict[st
         if not isinstance(data, dict):
             raise LabelError(f"{where}: expected a JSON object")
         if data.get("annotator", annotator) != annotator:
-            raise LabelError(f"{where}: field 'annotator' is {str(data.get('annotator'))[:40]!r}, but the file is "
-                             f"{annotator}'s")
-        label = make_label(data.get("trial_key"), data.get("label"), annotator, known, where,
-                           data.get("note") or "", data.get("time") or "")
+            raise LabelError(
+                f"{where}: field 'annotator' is {str(data.get('annotator'))[:40]!r}, but the file is {annotator}'s"
+            )
+        label = make_label(
+            data.get("trial_key"),
+            data.get("label"),
+            annotator,
+            known,
+            where,
+            data.get("note") or "",
+            data.get("time") or "",
+        )
         labels[label.key] = label
     return labels
 

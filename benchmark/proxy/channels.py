@@ -26,9 +26,11 @@ from core.words import word_error_rate
 
 TURNS = (1, 2)
 CHANNELS = ("speech", "camera", "context")
-SIMILARITY_MEASURE = ("difflib SequenceMatcher ratio over lower-cased word sequences: "
-                      "2 x matching words / total words of both blocks (1 = same words in the same order, "
-                      "0 = no word in common)")
+SIMILARITY_MEASURE = (
+    "difflib SequenceMatcher ratio over lower-cased word sequences: "
+    "2 x matching words / total words of both blocks (1 = same words in the same order, "
+    "0 = no word in common)"
+)
 ATTRIBUTION = ("speech", "scene", "both", "neither", "unknown")
 LATENCY_STAGES = (
     ("asr", "speech recognition (Whisper decode, timings asr_decode_s)"),
@@ -56,8 +58,11 @@ def _authored(scenario: Scenario | None, turn: int, channel: str) -> str | None:
 
 
 def _source(turn_input: TurnInput, channel: str) -> str | None:
-    return {"speech": turn_input.speech_source, "camera": turn_input.camera_source,
-            "context": turn_input.context_source}[channel]
+    return {
+        "speech": turn_input.speech_source,
+        "camera": turn_input.camera_source,
+        "context": turn_input.context_source,
+    }[channel]
 
 
 def _words(text: str) -> list[str]:
@@ -69,8 +74,11 @@ def similarity(authored: str, perceived: str) -> float:
 
 
 def _summary(values: Sequence[float]) -> dict:
-    return {"n": len(values), "mean": statistics.fmean(values) if values else None,
-            "median": statistics.median(values) if values else None}
+    return {
+        "n": len(values),
+        "mean": statistics.fmean(values) if values else None,
+        "median": statistics.median(values) if values else None,
+    }
 
 
 def provenance(trials: Iterable[TrialRecord]) -> dict:
@@ -86,8 +94,11 @@ def provenance(trials: Iterable[TrialRecord]) -> dict:
                 if channel == "context" and turn_input.turn != 1:
                     continue
                 counts[channel][_source(turn_input, channel) or "none"] += 1
-    return {"turns": turns, "trials_without_turn_inputs": no_inputs,
-            **{c: {k: counts[c][k] for k in ("perceived", "authored", "none")} for c in CHANNELS}}
+    return {
+        "turns": turns,
+        "trials_without_turn_inputs": no_inputs,
+        **{c: {k: counts[c][k] for k in ("perceived", "authored", "none")} for c in CHANNELS},
+    }
 
 
 def speech_quality(trials: Iterable[TrialRecord], bank: Bank | None) -> dict:
@@ -103,14 +114,25 @@ def speech_quality(trials: Iterable[TrialRecord], bank: Bank | None) -> dict:
             if authored is None:
                 missing += 1
                 continue
-            rows.append({"scenario_id": trial.scenario_id, "trial": trial.trial, "turn": turn_input.turn,
-                         "wer": word_error_rate(authored, turn_input.speech), "authored": authored,
-                         "perceived": turn_input.speech})
+            rows.append(
+                {
+                    "scenario_id": trial.scenario_id,
+                    "trial": trial.trial,
+                    "turn": turn_input.turn,
+                    "wer": word_error_rate(authored, turn_input.speech),
+                    "authored": authored,
+                    "perceived": turn_input.speech,
+                }
+            )
     worst = sorted(rows, key=lambda r: (-r["wer"], r["scenario_id"], r["trial"], r["turn"]))[:WORST]
-    return {**_summary([r["wer"] for r in rows]), "no_authored_text": missing,
-            "measure": "word error rate: (substitutions + deletions + insertions) / authored words, "
-                       "lower-cased words, punctuation ignored",
-            "worst": worst, "rows": rows}
+    return {
+        **_summary([r["wer"] for r in rows]),
+        "no_authored_text": missing,
+        "measure": "word error rate: (substitutions + deletions + insertions) / authored words, "
+        "lower-cased words, punctuation ignored",
+        "worst": worst,
+        "rows": rows,
+    }
 
 
 def camera_quality(trials: Iterable[TrialRecord], bank: Bank | None) -> dict:
@@ -128,20 +150,33 @@ def camera_quality(trials: Iterable[TrialRecord], bank: Bank | None) -> dict:
                     continue
                 authored = _authored(scenario, turn_input.turn, channel)
                 new = [n for n in object_nouns_in(block) if n not in object_nouns_in(authored)]
-                rows.append({"scenario_id": trial.scenario_id, "trial": trial.trial, "turn": turn_input.turn,
-                             "channel": channel, "authored": authored, "perceived": block, "new_nouns": new,
-                             "similarity": similarity(authored, block) if authored else None})
+                rows.append(
+                    {
+                        "scenario_id": trial.scenario_id,
+                        "trial": trial.trial,
+                        "turn": turn_input.turn,
+                        "channel": channel,
+                        "authored": authored,
+                        "perceived": block,
+                        "new_nouns": new,
+                        "similarity": similarity(authored, block) if authored else None,
+                    }
+                )
     sims = [r["similarity"] for r in rows if r["similarity"] is not None]
     named = [r for r in rows if r["new_nouns"]]
     nouns = Counter(n for r in named for n in r["new_nouns"])
     return {
-        "n": len(rows), "no_bank_scenario": missing,
+        "n": len(rows),
+        "no_bank_scenario": missing,
         "no_authored_block": sum(r["authored"] is None for r in rows),
-        "with_new_object_nouns": len(named), "new_object_noun_rate": len(named) / len(rows) if rows else None,
+        "with_new_object_nouns": len(named),
+        "new_object_noun_rate": len(named) / len(rows) if rows else None,
         "new_nouns": dict(nouns.most_common()),
         "similarity": {**_summary(sims), "measure": SIMILARITY_MEASURE},
-        "least_similar": sorted((r for r in rows if r["similarity"] is not None),
-                                key=lambda r: (r["similarity"], r["scenario_id"], r["turn"]))[:5],
+        "least_similar": sorted(
+            (r for r in rows if r["similarity"] is not None),
+            key=lambda r: (r["similarity"], r["scenario_id"], r["turn"]),
+        )[:5],
         "rows": rows,
     }
 
@@ -173,10 +208,20 @@ def attribute(pairs: Sequence[tuple[TrialRecord, TrialRecord]]) -> dict:
             category = "unknown"
         else:
             category = "both" if speech and scene else "speech" if speech else "scene" if scene else "neither"
-        flips.append({"scenario_id": x.scenario_id, "trial": x.trial, "cue_type": x.cue_type,
-                      "target_context": x.target_context, "direction": "A pass, B fail" if x.passed else
-                      "A fail, B pass", "label_a": x.turn_2_label, "label_b": y.turn_2_label,
-                      "speech_perceived_turns": speech, "scene_perceived_turns": scene, "category": category})
+        flips.append(
+            {
+                "scenario_id": x.scenario_id,
+                "trial": x.trial,
+                "cue_type": x.cue_type,
+                "target_context": x.target_context,
+                "direction": "A pass, B fail" if x.passed else "A fail, B pass",
+                "label_a": x.turn_2_label,
+                "label_b": y.turn_2_label,
+                "speech_perceived_turns": speech,
+                "scene_perceived_turns": scene,
+                "category": category,
+            }
+        )
     counts = Counter(f["category"] for f in flips)
     return {"flips": flips, "counts": {c: counts[c] for c in ATTRIBUTION}, "total": len(flips)}
 
@@ -191,8 +236,10 @@ def latency(trials: Iterable[TrialRecord]) -> dict:
             timings, metrics = result.input.timings, result.metrics
             if isinstance(timings.get("asr_decode_s"), (int, float)):
                 values["asr"].append(float(timings["asr_decode_s"]))
-            stage = {name: getattr(metrics, name) for name in
-                     ("transcript_final", "camera_block", "first_token", "reply_done")}
+            stage = {
+                name: getattr(metrics, name)
+                for name in ("transcript_final", "camera_block", "first_token", "reply_done")
+            }
             for name, value in stage.items():
                 if isinstance(value, (int, float)):
                     values[name].append(float(value))
@@ -203,5 +250,9 @@ def latency(trials: Iterable[TrialRecord]) -> dict:
 
 
 def run_channels(trials: Sequence[TrialRecord], bank: Bank | None) -> dict:
-    return {"provenance": provenance(trials), "speech": speech_quality(trials, bank),
-            "camera": camera_quality(trials, bank), "latency": latency(trials)}
+    return {
+        "provenance": provenance(trials),
+        "speech": speech_quality(trials, bank),
+        "camera": camera_quality(trials, bank),
+        "latency": latency(trials),
+    }

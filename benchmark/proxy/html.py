@@ -38,10 +38,13 @@ def _data_uri(path: Path) -> str:
 
 def render_html(report: dict, plots: dict[str, Path]) -> str:
     head = report["headline"]
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-             f"<title>{escape('Proxy validation report: ' + report['condition'])}</title>",
-             f"<style>{CSS}</style></head><body><main>"]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape('Proxy validation report: ' + report['condition'])}</title>",
+        f"<style>{CSS}</style></head><body><main>",
+    ]
     for block in blocks(report):
         kind = block[0]
         if kind in ("h1", "h2", "h3"):
@@ -55,11 +58,12 @@ def render_html(report: dict, plots: dict[str, Path]) -> str:
             parts.append("<ul>" + "".join(f"<li>{escape(item)}</li>" for item in block[1]) + "</ul>")
         elif kind == "table":
             header = "".join(f"<th>{escape(str(h))}</th>" for h in block[1])
-            body = "".join("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in row) + "</tr>"
-                           for row in block[2])
+            body = "".join("<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in row) + "</tr>" for row in block[2])
             parts.append(f"<table><thead><tr>{header}</tr></thead><tbody>{body}</tbody></table>")
         elif kind == "img" and block[1] in plots:
-            parts.append(f'<figure><img src="{_data_uri(plots[block[1]])}" alt="{escape(block[2])}">'
-                         f"<figcaption>{escape(block[2])}</figcaption></figure>")
+            parts.append(
+                f'<figure><img src="{_data_uri(plots[block[1]])}" alt="{escape(block[2])}">'
+                f"<figcaption>{escape(block[2])}</figcaption></figure>"
+            )
     parts.append("</main></body></html>")
     return "\n".join(parts) + "\n"

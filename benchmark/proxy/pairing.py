@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.compare import compare_trial_sets, paired_trials
-from core.records import TrialRecord
 from benchmark.scoring.metrics import paired_accuracy as paired_cell
 from benchmark.scoring.summary import ranking_condition
 from benchmark.scoring.trials import LABELS, TrialSet, load_trials
+from core.records import TrialRecord
 
 BANK_HASHES = ("scenarios_sha256", "expected_answers_sha256")
 
@@ -48,9 +48,15 @@ class Run:
         return self.manifest.get("candidate_model") or (", ".join(models) if models else "unknown")
 
     def describe(self) -> dict:
-        return {"label": self.label, "path": str(self.path), "via": self.via, "candidate_model": self.model,
-                "trials": len(self.trials.trials), "judge_model": self.manifest.get("judge_model"),
-                "frames": frames_drawn(self.manifest)}
+        return {
+            "label": self.label,
+            "path": str(self.path),
+            "via": self.via,
+            "candidate_model": self.model,
+            "trials": len(self.trials.trials),
+            "judge_model": self.manifest.get("judge_model"),
+            "frames": frames_drawn(self.manifest),
+        }
 
 
 def frames_drawn(manifest: dict) -> str | None:
@@ -91,13 +97,17 @@ def check_bank_hashes(a: Run, b: Run) -> dict:
         if first and second and first != second:
             raise ProxyReportError(
                 f"the runs used different banks: {key} differs "
-                f"(A {a.path / 'manifest.json'}: {first}; B {b.path / 'manifest.json'}: {second})")
+                f"(A {a.path / 'manifest.json'}: {first}; B {b.path / 'manifest.json'}: {second})"
+            )
         if first and second:
             checked[key] = first
         else:
             unchecked.append(key)
-    note = ("both manifests carry the same bank hashes" if not unchecked else
-            f"not checked ({', '.join(unchecked)} missing from a manifest): the runs may use different banks")
+    note = (
+        "both manifests carry the same bank hashes"
+        if not unchecked
+        else f"not checked ({', '.join(unchecked)} missing from a manifest): the runs may use different banks"
+    )
     return {"checked": checked, "unchecked": unchecked, "note": note}
 
 
@@ -105,13 +115,16 @@ def choose_condition(a: Run, b: Run, wanted: str | None) -> tuple[str, str]:
     present = sorted({t.condition for t in a.trials.trials} | {t.condition for t in b.trials.trials})
     if wanted:
         if wanted not in present:
-            raise ProxyReportError(f"--condition {wanted}: no trials of that condition in either run "
-                                   f"(present: {', '.join(present)})")
+            raise ProxyReportError(
+                f"--condition {wanted}: no trials of that condition in either run (present: {', '.join(present)})"
+            )
         return wanted, "chosen with --condition"
     name, why = ranking_condition(a.trials.trials, a.manifest)
     if name not in present:
-        raise ProxyReportError(f"condition {name} ({why} of run A) has no trials in either run; "
-                               f"pass --condition (present: {', '.join(present)})")
+        raise ProxyReportError(
+            f"condition {name} ({why} of run A) has no trials in either run; "
+            f"pass --condition (present: {', '.join(present)})"
+        )
     return name, f"{why}, run A"
 
 
@@ -137,8 +150,9 @@ def scored_pairs(a: Run, b: Run, condition: str) -> list[tuple[TrialRecord, Tria
     return [(x, y) for x, y in paired_trials(a.trials, b.trials) if x.condition == condition]
 
 
-def breakdown(pairs: Sequence[tuple[TrialRecord, TrialRecord]], key: Callable[[TrialRecord], str],
-              order: Sequence[str] = ()) -> list[dict]:
+def breakdown(
+    pairs: Sequence[tuple[TrialRecord, TrialRecord]], key: Callable[[TrialRecord], str], order: Sequence[str] = ()
+) -> list[dict]:
     groups: dict[str, list] = defaultdict(list)
     for x, y in pairs:
         groups[key(x)].append((x, y))
@@ -156,24 +170,37 @@ def headline(a: Run, b: Run, condition: str, counts: dict) -> dict:
     if cells == 0:
         text = f"No trials of condition {condition} in either run: nothing to compare."
     elif not measured:
-        text = (f"{scored} of {cells} pairs scored on both sides: not a measurement. "
-                f"Fewer than half of the pairs of condition {condition} have a Turn 2 verdict in both runs "
-                "(the rest errored, were left unscored by the judge, or ran in one run only), so no accuracy "
-                "difference is reported as the headline.")
+        text = (
+            f"{scored} of {cells} pairs scored on both sides: not a measurement. "
+            f"Fewer than half of the pairs of condition {condition} have a Turn 2 verdict in both runs "
+            "(the rest errored, were left unscored by the judge, or ran in one run only), so no accuracy "
+            "difference is reported as the headline."
+        )
     elif diff is None:
-        text = (f"{scored} of {cells} pairs scored on both sides, but none has a current or prior target, "
-                "so balanced accuracy is undefined.")
+        text = (
+            f"{scored} of {cells} pairs scored on both sides, but none has a current or prior target, "
+            "so balanced accuracy is undefined."
+        )
     else:
-        text = (f"Balanced Turn 2 accuracy moved by {100 * diff:+.1f} points from A to B "
-                f"(A {100 * ba_a:.1f}%, B {100 * ba_b:.1f}%; 95% interval {_pts(result['ci_low'])} to "
-                f"{_pts(result['ci_high'])}) over {scored} of {cells} pairs of condition {condition}; "
-                f"{mcnemar['a_pass_b_fail']} pairs passed only in A and {mcnemar['a_fail_b_pass']} only in B "
-                f"(exact McNemar p = {mcnemar['p_value']:.3g}).")
+        text = (
+            f"Balanced Turn 2 accuracy moved by {100 * diff:+.1f} points from A to B "
+            f"(A {100 * ba_a:.1f}%, B {100 * ba_b:.1f}%; 95% interval {_pts(result['ci_low'])} to "
+            f"{_pts(result['ci_high'])}) over {scored} of {cells} pairs of condition {condition}; "
+            f"{mcnemar['a_pass_b_fail']} pairs passed only in A and {mcnemar['a_fail_b_pass']} only in B "
+            f"(exact McNemar p = {mcnemar['p_value']:.3g})."
+        )
     return {
-        "text": text, "is_measurement": measured and diff is not None,
-        "balanced_accuracy_a": ba_a, "balanced_accuracy_b": ba_b, "difference": diff,
-        "ci_low": result["ci_low"], "ci_high": result["ci_high"], "balanced_over": ["current", "prior"],
-        "bootstrap": result["bootstrap"], "mcnemar": mcnemar, "scored_pairs": result["pairs"],
+        "text": text,
+        "is_measurement": measured and diff is not None,
+        "balanced_accuracy_a": ba_a,
+        "balanced_accuracy_b": ba_b,
+        "difference": diff,
+        "ci_low": result["ci_low"],
+        "ci_high": result["ci_high"],
+        "balanced_over": ["current", "prior"],
+        "bootstrap": result["bootstrap"],
+        "mcnemar": mcnemar,
+        "scored_pairs": result["pairs"],
     }
 
 

@@ -12,10 +12,20 @@ PLOT_FILES = {
     "wer_histogram": "proxy_wer_histogram.png",
     "flips_by_channel": "proxy_flips_by_channel.png",
 }
-CATEGORY_COLOURS = {"speech": "#d97706", "scene": "#2b6cb0", "both": "#7c3aed", "neither": "#9ca3af",
-                    "unknown": "#e5e7eb"}
-CATEGORY_NAMES = {"speech": "speech perceived", "scene": "scene perceived", "both": "both perceived",
-                  "neither": "neither (authored on both)", "unknown": "no provenance recorded"}
+CATEGORY_COLOURS = {
+    "speech": "#d97706",
+    "scene": "#2b6cb0",
+    "both": "#7c3aed",
+    "neither": "#9ca3af",
+    "unknown": "#e5e7eb",
+}
+CATEGORY_NAMES = {
+    "speech": "speech perceived",
+    "scene": "scene perceived",
+    "both": "both perceived",
+    "neither": "neither (authored on both)",
+    "unknown": "no provenance recorded",
+}
 RUN_COLOURS = {"A": "#90b4d8", "B": "#2b6cb0"}
 CHANCE = "#999999"
 WARNING = "#b91c1c"
@@ -24,12 +34,22 @@ WARNING = "#b91c1c"
 def plot_paired_accuracy(report: dict, path: Path) -> None:
     head = report["headline"]
     cells = report["cells"]
-    rows = [("all pairs (balanced: current, prior)", head["difference"], head["ci_low"], head["ci_high"],
-             head["scored_pairs"])]
-    rows += [(f"shift: {r['group']}", r["difference"], r["ci_low"], r["ci_high"], r["pairs"])
-             for r in report["by_cue_type"]]
-    rows += [(f"target: {r['group']}", r["difference"], r["ci_low"], r["ci_high"], r["pairs"])
-             for r in report["by_target_class"]]
+    rows = [
+        (
+            "all pairs (balanced: current, prior)",
+            head["difference"],
+            head["ci_low"],
+            head["ci_high"],
+            head["scored_pairs"],
+        )
+    ]
+    rows += [
+        (f"shift: {r['group']}", r["difference"], r["ci_low"], r["ci_high"], r["pairs"]) for r in report["by_cue_type"]
+    ]
+    rows += [
+        (f"target: {r['group']}", r["difference"], r["ci_low"], r["ci_high"], r["pairs"])
+        for r in report["by_target_class"]
+    ]
     names = [f"{name} (n={n})" for name, _, _, _, n in rows]
     height = round(max(440, 24 * len(rows) + 170))
     fig = Figure(1200, height)
@@ -43,10 +63,10 @@ def plot_paired_accuracy(report: dict, path: Path) -> None:
     left.x_ticks([0, 1], ["A", "B"])
     left.y_ticks([0, 0.25, 0.5, 0.75, 1.0])
     left.y_label("balanced Turn 2 accuracy", beside=44)
-    left.title(f"condition {report['condition']}: {cells['scored_both']} of {cells['cells']} pairs\n"
-               "scored on both sides")
-    right = fig.axes(350 + text_width("\n".join(names), 10), 70, 30, 60, x=(-105, 105),
-                     y=(len(rows) - 0.5, -0.5))
+    left.title(
+        f"condition {report['condition']}: {cells['scored_both']} of {cells['cells']} pairs\nscored on both sides"
+    )
+    right = fig.axes(350 + text_width("\n".join(names), 10), 70, 30, 60, x=(-105, 105), y=(len(rows) - 0.5, -0.5))
     title = "Paired difference, resampling scenarios (10,000 draws)"
     if not head["is_measurement"]:
         title += "\nNOT A MEASUREMENT: fewer than half the pairs are scored on both sides"
@@ -83,8 +103,10 @@ def plot_wer_histogram(report: dict, path: Path) -> None:
         return
     top = max(1.0, max(max(v) for v in series.values()))
     bins = int(top * 10) + 1  # tenths: [0, 0.1), [0.1, 0.2), ... with the top value in the last
-    counts = {label: [sum(min(int(v * 10), bins - 1) == b for v in values) for b in range(bins)]
-              for label, values in series.items()}
+    counts = {
+        label: [sum(min(int(v * 10), bins - 1) == b for v in values) for b in range(bins)]
+        for label, values in series.items()
+    }
     highest = max(max(c) for c in counts.values())
     ticks = nice_ticks(highest, integer=True)
     ax = fig.axes(70, 40, 20, 60, x=(-0.05, bins / 10 + 0.05), y=(0, ticks[-1] * 1.25))
@@ -92,16 +114,25 @@ def plot_wer_histogram(report: dict, path: Path) -> None:
     for k, (label, per_bin) in enumerate(counts.items()):
         for b, count in enumerate(per_bin):
             ax.bar(b / 10 + 0.01 + width * (k + 0.5), count, width=width, colour=RUN_COLOURS[label])
-        ax.vline(statistics.median(series[label]), colour=INK if label == "B" else RUN_COLOURS[label], width=1.2,
-                 dash=(5, 3))
+        ax.vline(
+            statistics.median(series[label]), colour=INK if label == "B" else RUN_COLOURS[label], width=1.2, dash=(5, 3)
+        )
     ax.frame()
     ax.x_ticks([round(0.2 * i, 1) for i in range(int(bins / 2) + 1)])
     ax.y_ticks(ticks)
     ax.x_label("word error rate of the Whisper transcript against the authored utterance (0 = exact)")
     ax.y_label("utterances (Turns 1 and 2)", beside=44)
-    ax.legend([(f"run {k}: {len(v)} utterances, mean {sum(v) / len(v):.2f}, "
-                f"median {statistics.median(v):.2f} (dashed)", RUN_COLOURS[k], "patch") for k, v in series.items()],
-              corner="upper right")
+    ax.legend(
+        [
+            (
+                f"run {k}: {len(v)} utterances, mean {sum(v) / len(v):.2f}, median {statistics.median(v):.2f} (dashed)",
+                RUN_COLOURS[k],
+                "patch",
+            )
+            for k, v in series.items()
+        ],
+        corner="upper right",
+    )
     fig.save(path)
 
 
@@ -111,22 +142,29 @@ def plot_flips_by_channel(report: dict, path: Path) -> None:
     for direction in ("A pass, B fail", "A fail, B pass"):
         chosen = [f for f in flips if f["direction"] == direction]
         cues = sorted({f["cue_type"] for f in chosen})
-        stacks = {category: [sum(f["cue_type"] == c and f["category"] == category for f in chosen) for c in cues]
-                  for category in CATEGORY_COLOURS}
+        stacks = {
+            category: [sum(f["cue_type"] == c and f["category"] == category for f in chosen) for c in cues]
+            for category in CATEGORY_COLOURS
+        }
         panels.append((direction, chosen, cues, stacks))
     top = max([1] + [sum(s[i] for s in stacks.values()) for _, _, cues, stacks in panels for i in range(len(cues))])
     ticks = nice_ticks(top, integer=True)
     labels = [c.replace("_", " ") for _, _, cues, _ in panels for c in cues]
     bottom = 56 + 0.36 * max([text_width(t) for t in labels] or [0])
-    fig = Figure(1200, round(380 + bottom), "Flips by shift type, coloured by which channels were perceived on Turns 1-2")
+    fig = Figure(
+        1200, round(380 + bottom), "Flips by shift type, coloured by which channels were perceived on Turns 1-2"
+    )
     for p, (direction, chosen, cues, stacks) in enumerate(panels):
         slots = max(3, len(cues))
         ax = fig.axes(70 + 600 * p, 60, 630 - 600 * p, bottom, x=(-0.6, slots - 0.4), y=(0, ticks[-1] * 1.35))
         ax.frame()
         ax.title(f"{direction}: {len(chosen)} flip{'s' * (len(chosen) != 1)}")
         if not chosen:
-            ax.note("no flips in this direction" if report["cells"]["scored_both"] else
-                    "no pair is scored on both sides,\nso there is no flip to count")
+            ax.note(
+                "no flips in this direction"
+                if report["cells"]["scored_both"]
+                else "no pair is scored on both sides,\nso there is no flip to count"
+            )
             continue
         offset = (slots - len(cues)) / 2
         base = [0] * len(cues)
@@ -149,8 +187,11 @@ def draw_plots(report: dict, directory: Path) -> dict[str, Path]:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     drawn = {}
-    for name, draw in (("paired_accuracy", plot_paired_accuracy), ("wer_histogram", plot_wer_histogram),
-                       ("flips_by_channel", plot_flips_by_channel)):
+    for name, draw in (
+        ("paired_accuracy", plot_paired_accuracy),
+        ("wer_histogram", plot_wer_histogram),
+        ("flips_by_channel", plot_flips_by_channel),
+    ):
         drawn[name] = directory / PLOT_FILES[name]
         draw(report, drawn[name])
     return drawn

@@ -48,18 +48,23 @@ def _bank_for(a: Run, b: Run, scenarios: str | Path | None) -> tuple[Bank | None
         actual = sha256_file(bank.files.get("scenarios"))
         if recorded and actual != recorded:
             if scenarios:
-                raise ProxyReportError(f"--scenarios {scenarios}: scenarios_sha256 {actual} differs from the "
-                                       f"runs' {recorded}")
+                raise ProxyReportError(
+                    f"--scenarios {scenarios}: scenarios_sha256 {actual} differs from the runs' {recorded}"
+                )
             tried.append(f"{source}: scenarios_sha256 {actual}, not the runs' {recorded}")
             continue
         note = "hash matches the runs' manifests" if recorded else "hash not checked: the manifests record none"
         return bank, {"source": str(bank.source), "used": True, "scenarios_sha256": actual, "note": note}
-    return None, {"source": None, "used": False,
-                  "note": "no bank with the runs' authored text (" + "; ".join(tried) + "); pass --scenarios"}
+    return None, {
+        "source": None,
+        "used": False,
+        "note": "no bank with the runs' authored text (" + "; ".join(tried) + "); pass --scenarios",
+    }
 
 
-def build_proxy_report(run_a: str | Path, run_b: str | Path, *, condition: str | None = None,
-                       scenarios: str | Path | None = None) -> dict:
+def build_proxy_report(
+    run_a: str | Path, run_b: str | Path, *, condition: str | None = None, scenarios: str | Path | None = None
+) -> dict:
     """Compare run A (usually the text proxy) with run B (usually the simulated glasses)."""
     a, b = pairing.load_run("A", run_a), pairing.load_run("B", run_b)
     bank_check = pairing.check_bank_hashes(a, b)
@@ -72,8 +77,8 @@ def build_proxy_report(run_a: str | Path, run_b: str | Path, *, condition: str |
         "report": "proxy_report",
         "report_version": REPORT_VERSION,
         "question": "How much does the benchmark's Turn 2 score move when the model gets perceived media "
-                    "(Whisper transcripts, scene descriptions from frames) instead of the authored text proxy, "
-                    "and which channel moves it?",
+        "(Whisper transcripts, scene descriptions from frames) instead of the authored text proxy, "
+        "and which channel moves it?",
         "runs": {"A": a.describe(), "B": b.describe()},
         "bank_check": bank_check,
         "authored_text": bank_text,
@@ -98,8 +103,12 @@ def write_proxy_report(report: dict, output_dir: str | Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     refuse_links(out, OUTPUTS)
     plots = draw_plots(report, out)
-    files = {"json": out / "proxy_report.json", "markdown": out / "proxy_report.md",
-             "html": out / "proxy_report.html", **plots}
+    files = {
+        "json": out / "proxy_report.json",
+        "markdown": out / "proxy_report.md",
+        "html": out / "proxy_report.html",
+        **plots,
+    }
     write_atomic(files["json"], json.dumps(report, indent=2, ensure_ascii=False) + "\n", out)
     write_atomic(files["markdown"], render_markdown(report, {k: v.name for k, v in plots.items()}), out)
     write_atomic(files["html"], render_html(report, plots), out)

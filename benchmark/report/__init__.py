@@ -49,8 +49,8 @@ def write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir: 
 def _write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir: Path | None = None) -> dict:
     from benchmark.budget import read_budget
     from benchmark.report.human_check import read_human_check
-    from benchmark.report.proactive_findings import is_proactive
     from benchmark.report.plots import draw_plots
+    from benchmark.report.proactive_findings import is_proactive
     from benchmark.scoring import build_summary, load_trials
 
     run_dir = Path(run_dir)
@@ -114,9 +114,14 @@ class ReportWorker:
         code = "import sys; sys.path.insert(0, sys.argv[1]); from benchmark.report import _serve; _serve()"
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1")  # numpy's import starts no idle BLAS threads (half its CPU)
         # its own session: a Ctrl-C meant for `wearsim bench` does not print a traceback from the worker
-        self.process = subprocess.Popen([sys.executable, "-c", code, root], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-                                        start_new_session=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", code, root],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
 
     def finish(self) -> dict | None:
         """Ask for the report and wait for it: the summary, or None when the worker failed."""
@@ -149,7 +154,9 @@ def _serve() -> None:
     from benchmark.scoring import stats
 
     warm_up()
-    stats.bootstrap_balanced_accuracy([stats.ScenarioCounts(scenario_id="warm-up", passes=(1,), totals=(1,))], draws=10)  # numpy's first calls
+    stats.bootstrap_balanced_accuracy(
+        [stats.ScenarioCounts(scenario_id="warm-up", passes=(1,), totals=(1,))], draws=10
+    )  # numpy's first calls
     line = sys.stdin.readline()
     if not line:  # the parent exited without asking
         return

@@ -29,6 +29,8 @@ def _written_note(summary: dict) -> str | None:
     if counts is None or counts[0] * 2 <= counts[1]:
         return None
     authored, turns = counts
-    return (f"Mostly the text proxy's camera: the camera block was the scenario's written text in {authored} "
-            f"of {turns} turns (no frame reached the assistant in them: no recording exists for them, or none "
-            "was sent), so this number measures perception's camera only in the rest.")
+    return (
+        f"Mostly the text proxy's camera: the camera block was the scenario's written text in {authored} "
+        f"of {turns} turns (no frame reached the assistant in them: no recording exists for them, or none "
+        "was sent), so this number measures perception's camera only in the rest."
+    )

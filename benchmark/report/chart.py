@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache
 
 from PIL import Image, ImageDraw, ImageFont
 
@@ -25,15 +25,14 @@ INK = "#222222"
 MUTED = "#555555"
 FRAME = "#888888"
 # matplotlib's tab10 cycle, so a condition keeps the colour it had in earlier reports
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-           "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 # ColorBrewer's "Blues", light to dark
 BLUES = ("#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b")
 # counter-clockwise turns by a multiple of 90 degrees, as `Image.rotate` would turn
 ROTATIONS = {90: Image.Transpose.ROTATE_90, 180: Image.Transpose.ROTATE_180, 270: Image.Transpose.ROTATE_270}
 
 
-@lru_cache(maxsize=None)
+@cache
 def font(size: float) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:  # (the bitmap one without FreeType)
     """Pillow's built-in scalable font at `size` pixels (no font file needed)."""
     return ImageFont.load_default(size=round(size * SCALE))
@@ -69,7 +68,7 @@ def ink_on(colour: tuple[int, int, int]) -> str:
 
 
 def _rgb(hex_colour: str) -> tuple[int, int, int]:
-    r, g, b = (int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+    r, g, b = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
     return r, g, b
 
 
@@ -109,13 +108,30 @@ class Figure:
         if title:
             self.text(width / 2, 8, title, size=13, colour=title_colour, anchor="mt")
 
-    def axes(self, left: float, top: float, right: float, bottom: float, *,
-             x: tuple[float, float] = (0, 1), y: tuple[float, float] = (0, 1)) -> Axes:
+    def axes(
+        self,
+        left: float,
+        top: float,
+        right: float,
+        bottom: float,
+        *,
+        x: tuple[float, float] = (0, 1),
+        y: tuple[float, float] = (0, 1),
+    ) -> Axes:
         """Axes whose box sits these many pixels in from the figure's edges."""
         return Axes(self, (left, top, self.width - right, self.height - bottom), x, y)
 
-    def text(self, x: float, y: float, text: str, *, size: float = 11, colour: str = INK,
-             anchor: str = "lt", angle: float = 0) -> None:
+    def text(
+        self,
+        x: float,
+        y: float,
+        text: str,
+        *,
+        size: float = 11,
+        colour: str = INK,
+        anchor: str = "lt",
+        angle: float = 0,
+    ) -> None:
         """`text` at pixel (x, y). `anchor` is Pillow's two letters: l/m/r across, t/m/b down
         (for the block of lines). `angle` turns it counter-clockwise about that point."""
         lines = text.split("\n")
@@ -123,16 +139,26 @@ class Figure:
         block_top = -{"t": 0, "m": 0.5, "b": 1}[anchor[1]] * step * len(lines)
         if angle == 0:
             for i, line in enumerate(lines):
-                self.draw.text((x * SCALE, y * SCALE + block_top + (i + 0.5) * step), line, font=font(size),
-                               fill=colour, anchor=anchor[0] + "m")
+                self.draw.text(
+                    (x * SCALE, y * SCALE + block_top + (i + 0.5) * step),
+                    line,
+                    font=font(size),
+                    fill=colour,
+                    anchor=anchor[0] + "m",
+                )
             return
         # drawn on a transparent square centred on the anchor point, turned, and laid on
         side = 2 * math.ceil(max(text_width(text, size) * SCALE, step * len(lines)) + step)
         mask = Image.new("L", (side, side), 0)
         pen = ImageDraw.Draw(mask)
         for i, line in enumerate(lines):
-            pen.text((side / 2, side / 2 + block_top + (i + 0.5) * step), line, font=font(size), fill=255,
-                     anchor=anchor[0] + "m")
+            pen.text(
+                (side / 2, side / 2 + block_top + (i + 0.5) * step),
+                line,
+                font=font(size),
+                fill=255,
+                anchor=anchor[0] + "m",
+            )
         if angle % 90 == 0:  # exact and several times faster
             mask = mask.transpose(ROTATIONS[int(angle) % 360]) if angle % 360 else mask
         else:
@@ -152,8 +178,9 @@ class Figure:
 
 
 class Axes:
-    def __init__(self, figure: Figure, box: tuple[float, float, float, float],
-                 x: tuple[float, float], y: tuple[float, float]):
+    def __init__(
+        self, figure: Figure, box: tuple[float, float, float, float], x: tuple[float, float], y: tuple[float, float]
+    ):
         self.figure = figure
         self.left, self.top, self.right, self.bottom = box
         self.x, self.y = x, y
@@ -162,8 +189,10 @@ class Axes:
     def px(self, x: float, y: float) -> tuple[float, float]:
         """Figure pixels of data point (x, y)."""
         (x0, x1), (y0, y1) = self.x, self.y
-        return (self.left + (x - x0) / (x1 - x0) * (self.right - self.left),
-                self.bottom - (y - y0) / (y1 - y0) * (self.bottom - self.top))
+        return (
+            self.left + (x - x0) / (x1 - x0) * (self.right - self.left),
+            self.bottom - (y - y0) / (y1 - y0) * (self.bottom - self.top),
+        )
 
     def _canvas(self, x: float, y: float) -> tuple[float, float]:
         px, py = self.px(x, y)
@@ -175,8 +204,12 @@ class Axes:
     # ---- marks ------------------------------------------------------------
     def rect(self, x0: float, y0: float, x1: float, y1: float, colour, *, outline: str | None = None) -> None:
         (ax, ay), (bx, by) = self._canvas(*self._clip(x0, y0)), self._canvas(*self._clip(x1, y1))
-        self.figure.draw.rectangle((min(ax, bx), min(ay, by), max(ax, bx), max(ay, by)), fill=colour,
-                                   outline=outline, width=SCALE if outline else 0)
+        self.figure.draw.rectangle(
+            (min(ax, bx), min(ay, by), max(ax, bx), max(ay, by)),
+            fill=colour,
+            outline=outline,
+            width=SCALE if outline else 0,
+        )
 
     def bar(self, x: float, height: float, *, colour, width: float = 0.8, bottom: float = 0.0) -> None:
         if height:
@@ -186,8 +219,17 @@ class Axes:
         if width:
             self.rect(0, y - height / 2, width, y + height / 2, colour)
 
-    def interval(self, at: float, low: float, high: float, *, horizontal: bool = False, colour: str = INK,
-                 cap: float = 5, width: float = 1.3) -> None:
+    def interval(
+        self,
+        at: float,
+        low: float,
+        high: float,
+        *,
+        horizontal: bool = False,
+        colour: str = INK,
+        cap: float = 5,
+        width: float = 1.3,
+    ) -> None:
         """A line from `low` to `high` at `at` (x, or y when `horizontal`), with caps of `cap` pixels."""
         ends = [(low, at), (high, at)] if horizontal else [(at, low), (at, high)]
         self.line(ends, colour=colour, width=width)
@@ -197,8 +239,14 @@ class Axes:
             box = [(cx, cy - c), (cx, cy + c)] if horizontal else [(cx - c, cy), (cx + c, cy)]
             self.figure.draw.line(box, fill=colour, width=round(width * SCALE))
 
-    def line(self, points: list[tuple[float, float]], *, colour: str, width: float = 1.5,
-             dash: tuple[float, float] | None = None) -> None:
+    def line(
+        self,
+        points: list[tuple[float, float]],
+        *,
+        colour: str,
+        width: float = 1.5,
+        dash: tuple[float, float] | None = None,
+    ) -> None:
         """A polyline through data points; `dash` is (on, off) in pixels."""
         canvas = [self._canvas(*p) for p in points]
         pen = round(width * SCALE)
@@ -215,8 +263,11 @@ class Axes:
                 run = min((on - phase) if in_on else (on + off - phase), length - done)
                 if in_on:
                     s, e = done / length, (done + run) / length
-                    self.figure.draw.line([(ax + (bx - ax) * s, ay + (by - ay) * s),
-                                           (ax + (bx - ax) * e, ay + (by - ay) * e)], fill=colour, width=pen)
+                    self.figure.draw.line(
+                        [(ax + (bx - ax) * s, ay + (by - ay) * s), (ax + (bx - ax) * e, ay + (by - ay) * e)],
+                        fill=colour,
+                        width=pen,
+                    )
                 done += run
                 phase = (phase + run) % (on + off)
 
@@ -246,16 +297,19 @@ class Axes:
 
     def note(self, text: str) -> None:
         """A grey message in the middle of the box (for a plot with nothing to show)."""
-        self.figure.text((self.left + self.right) / 2, (self.top + self.bottom) / 2, text, size=12,
-                         colour=MUTED, anchor="mm")
+        self.figure.text(
+            (self.left + self.right) / 2, (self.top + self.bottom) / 2, text, size=12, colour=MUTED, anchor="mm"
+        )
 
     # ---- furniture --------------------------------------------------------
     def frame(self) -> None:
-        self.figure.draw.rectangle([self.left * SCALE, self.top * SCALE, self.right * SCALE, self.bottom * SCALE],
-                                   outline=FRAME, width=SCALE)
+        self.figure.draw.rectangle(
+            [self.left * SCALE, self.top * SCALE, self.right * SCALE, self.bottom * SCALE], outline=FRAME, width=SCALE
+        )
 
-    def x_ticks(self, values: Sequence[float], labels: Sequence[str] | None = None, *, angle: float = 0,
-                size: float = 11) -> None:
+    def x_ticks(
+        self, values: Sequence[float], labels: Sequence[str] | None = None, *, angle: float = 0, size: float = 11
+    ) -> None:
         labels = labels if labels is not None else [tick_label(v) for v in values]
         for value, label in zip(values, labels):
             x, _ = self.px(value, self.y[0])
@@ -273,8 +327,7 @@ class Axes:
             self.figure.text(self.left - 7, y, label, size=size, anchor="rm")
 
     def _tick(self, a: tuple[float, float], b: tuple[float, float]) -> None:
-        self.figure.draw.line([(a[0] * SCALE, a[1] * SCALE), (b[0] * SCALE, b[1] * SCALE)], fill=FRAME,
-                              width=SCALE)
+        self.figure.draw.line([(a[0] * SCALE, a[1] * SCALE), (b[0] * SCALE, b[1] * SCALE)], fill=FRAME, width=SCALE)
 
     def x_label(self, text: str, *, below: float = 24) -> None:
         """The x axis's name, `below` pixels under the box (more when tick labels are turned)."""
@@ -318,7 +371,8 @@ class Axes:
         if kind in ("dot", "square"):
             r = 3.5 * s
             (draw.ellipse if kind == "dot" else draw.rectangle)(
-                ((x + 8) * s - r, y * s - r, (x + 8) * s + r, y * s + r), fill=colour)
+                ((x + 8) * s - r, y * s - r, (x + 8) * s + r, y * s + r), fill=colour
+            )
         self.figure.text(x + 22, y, label, size=size, anchor="lm")
 
 
@@ -336,8 +390,7 @@ def warm_up() -> None:
     figure.save(io.BytesIO())
 
 
-def place_point_labels(fig: "Figure", labels: list[tuple[float, float, str, str]], top: float,
-                        bottom: float) -> None:
+def place_point_labels(fig: Figure, labels: list[tuple[float, float, str, str]], top: float, bottom: float) -> None:
     """Each point's label just right of it on a white ground, moved up or down where it would cover
     another label (close frame rates and scores), with a thin line from the point to a label that moved."""
     from benchmark.report.label_layout import Label, place_labels
@@ -349,6 +402,13 @@ def place_point_labels(fig: "Figure", labels: list[tuple[float, float, str, str]
     for (x, y, text, colour), box, centre in zip(labels, boxes, centres):
         if abs(centre - y) > 0.5:
             fig.draw.line([(x * SCALE, y * SCALE), (box.x * SCALE, centre * SCALE)], fill=colour, width=SCALE // 2)
-        fig.draw.rectangle([(box.x - 1) * SCALE, (centre - box.height / 2) * SCALE,
-                            (box.x + box.width + 1) * SCALE, (centre + box.height / 2) * SCALE], fill="white")
+        fig.draw.rectangle(
+            [
+                (box.x - 1) * SCALE,
+                (centre - box.height / 2) * SCALE,
+                (box.x + box.width + 1) * SCALE,
+                (centre + box.height / 2) * SCALE,
+            ],
+            fill="white",
+        )
         fig.text(box.x, centre, text, size=size, anchor="lm", colour=colour)

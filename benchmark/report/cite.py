@@ -10,7 +10,7 @@ def _text(value) -> str:
 
 
 def cite_line(summary: dict) -> str:
-    """"Cite as: wearsim 0.1.0, bank v1.1 (lock sha256 ...), judge ..., run ..."; what the manifest does
+    """ "Cite as: wearsim 0.1.0, bank v1.1 (lock sha256 ...), judge ..., run ..."; what the manifest does
     not record (a run made before it did) is said to be unrecorded, never guessed."""
     manifest = summary.get("manifest") or {}
 
@@ -19,13 +19,19 @@ def cite_line(summary: dict) -> str:
         return _text(value) if value not in (None, "") else missing
 
     lock = manifest.get("bank_lock_sha256")
-    bank = f"bank {get('benchmark_version', 'version not recorded')} (" + (
-        f"lock sha256 {_text(lock)}" if lock else "lock sha256 not recorded") + ")"
+    bank = (
+        f"bank {get('benchmark_version', 'version not recorded')} ("
+        + (f"lock sha256 {_text(lock)}" if lock else "lock sha256 not recorded")
+        + ")"
+    )
     family, model = manifest.get("judge_family"), manifest.get("judge_model")
     judge = f"judge {_text(family or 'not recorded')}" + (f" `{_text(model)}`" if model and model != family else "")
     if manifest.get("judge_prompt_version") and family != "lexical":
         judge += f" (prompt {_text(manifest['judge_prompt_version'])})"
     commit = get("runner_git_commit", "")
-    run = (f"run {get('timestamp_utc')}" + (f" at commit {commit[:12]}" if commit and commit != "unknown" else "")
-           + f", candidate `{get('candidate_model')}` via {get('via')}")
+    run = (
+        f"run {get('timestamp_utc')}"
+        + (f" at commit {commit[:12]}" if commit and commit != "unknown" else "")
+        + f", candidate `{get('candidate_model')}` via {get('via')}"
+    )
     return f"Cite as: wearsim {get('wearsim_version')}, {bank}, {judge}, {run}."

@@ -15,8 +15,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from benchmark.report.compare_page import (PAGE_NAME, SORT_SCRIPT, STYLE, _cell, _img, _png, pairs_table,
-                                           runs_table)
+from benchmark.report.compare_page import PAGE_NAME, SORT_SCRIPT, STYLE, _cell, _img, _png, pairs_table, runs_table
 from core.safe_files import refuse_links, write_atomic
 
 PLOT_NAME = "recall_false_alarms.png"
@@ -30,36 +29,68 @@ def _rate_cells(block: dict) -> str:
     if not block["n"]:
         return _cell("n/a (none)", "") + _cell("n/a", "")
     interval = f"[{_pct(block['ci_low'])}, {_pct(block['ci_high'])}]" + ("*" if block["ci_method"] == "wilson" else "")
-    return (_cell(f"{_pct(block['rate'])} ({block['k']}/{block['n']})", f"{block['rate']:.6f}")
-            + _cell(interval, f"{block['ci_low']:.6f}"))
+    return _cell(f"{_pct(block['rate'])} ({block['k']}/{block['n']})", f"{block['rate']:.6f}") + _cell(
+        interval, f"{block['ci_low']:.6f}"
+    )
 
 
 def rows_table(rows: list[dict]) -> str:
     from benchmark.report.proactive_findings import cost_text, speak_text
 
-    head = ["run", "condition", "cell", "recall (k/n)", "recall 95%", "precision (k/n)", "precision 95%",
-            "false alarms / min", "false alarms 95%", "trials", "minutes", "time to speak", "echoes",
-            "cost per hour watched"]
+    head = [
+        "run",
+        "condition",
+        "cell",
+        "recall (k/n)",
+        "recall 95%",
+        "precision (k/n)",
+        "precision 95%",
+        "false alarms / min",
+        "false alarms 95%",
+        "trials",
+        "minutes",
+        "time to speak",
+        "echoes",
+        "cost per hour watched",
+    ]
     body = []
     for row in rows:
         cell, alarms = row["metrics"], row["false_alarms_per_min"]
         speak_n = cell.get("time_to_speak_n") or 0
         body.append(
-            "<tr>" + _cell(row["label"], number=False, title=row["run"]) + _cell(row["condition"], number=False)
-            + _cell(row["cell"], number=False) + _rate_cells(cell["recall"]) + _rate_cells(cell["precision"])
-            + _cell("n/a" if alarms["rate"] is None else f"{alarms['rate']:.2f}",
-                    "" if alarms["rate"] is None else alarms["rate"])
-            + _cell("n/a (under 2 scenarios)" if alarms["ci_low"] is None
-                    else f"[{alarms['ci_low']:.2f}, {alarms['ci_high']:.2f}]",
-                    "" if alarms["ci_low"] is None else alarms["ci_low"])
-            + _cell(str(alarms["trials"]), alarms["trials"]) + _cell(f"{alarms['minutes']:.1f}", alarms["minutes"])
+            "<tr>"
+            + _cell(row["label"], number=False, title=row["run"])
+            + _cell(row["condition"], number=False)
+            + _cell(row["cell"], number=False)
+            + _rate_cells(cell["recall"])
+            + _rate_cells(cell["precision"])
+            + _cell(
+                "n/a" if alarms["rate"] is None else f"{alarms['rate']:.2f}",
+                "" if alarms["rate"] is None else alarms["rate"],
+            )
+            + _cell(
+                "n/a (under 2 scenarios)"
+                if alarms["ci_low"] is None
+                else f"[{alarms['ci_low']:.2f}, {alarms['ci_high']:.2f}]",
+                "" if alarms["ci_low"] is None else alarms["ci_low"],
+            )
+            + _cell(str(alarms["trials"]), alarms["trials"])
+            + _cell(f"{alarms['minutes']:.1f}", alarms["minutes"])
             + _cell(speak_text(cell), "" if not speak_n else cell["time_to_speak_p50_s"])
             + _cell(str(cell.get("echoes", "-")), cell.get("echoes", ""))
-            + _cell(cost_text(cell, row["model"], row["hours"]),
-                    "" if cell["cost_per_hour_usd"] is None else cell["cost_per_hour_usd"]) + "</tr>")
-    return ('<div class="wide"><table id="proactive-runs" class="sortable"><thead><tr>'
-            + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr></thead><tbody>" + "".join(body)
-            + "</tbody></table></div>")
+            + _cell(
+                cost_text(cell, row["model"], row["hours"]),
+                "" if cell["cost_per_hour_usd"] is None else cell["cost_per_hour_usd"],
+            )
+            + "</tr>"
+        )
+    return (
+        '<div class="wide"><table id="proactive-runs" class="sortable"><thead><tr>'
+        + "".join(f"<th>{escape(h)}</th>" for h in head)
+        + "</tr></thead><tbody>"
+        + "".join(body)
+        + "</tbody></table></div>"
+    )
 
 
 def _signed_points(value) -> str:
@@ -67,35 +98,62 @@ def _signed_points(value) -> str:
 
 
 def against_table(pairs: list[dict], first: str) -> str:
-    head = ["run", "condition", "cell", "paired trials", "event trials", f"recall (run - {first})",
-            "recall 95% (paired bootstrap)", "McNemar exact p (hits)", "false alarms / min (run - first)",
-            "false alarms 95%"]
+    head = [
+        "run",
+        "condition",
+        "cell",
+        "paired trials",
+        "event trials",
+        f"recall (run - {first})",
+        "recall 95% (paired bootstrap)",
+        "McNemar exact p (hits)",
+        "false alarms / min (run - first)",
+        "false alarms 95%",
+    ]
     body = []
     for pair in pairs:
         if not pair["cells"]:
-            body.append(f"<tr>{_cell(pair['label'], number=False)}"
-                        f'<td colspan="9" class="warn">no pairs: {escape(pair["reason"] or "")}</td></tr>')
+            body.append(
+                f"<tr>{_cell(pair['label'], number=False)}"
+                f'<td colspan="9" class="warn">no pairs: {escape(pair["reason"] or "")}</td></tr>'
+            )
         for cell in pair["cells"]:
             names = cell["cell_a"] if cell["cell_a"] == cell["cell_b"] else f"{cell['cell_b']} against {cell['cell_a']}"
-            recall_ci = (f"[{_signed_points(cell['recall_ci_low'])}, {_signed_points(cell['recall_ci_high'])}]"
-                         if cell["recall_ci_low"] is not None else "n/a (no width)")
-            alarms_ci = (f"[{cell['false_alarms_ci_low']:+.2f}, {cell['false_alarms_ci_high']:+.2f}]"
-                         if cell["false_alarms_ci_low"] is not None else "n/a (no width)")
+            recall_ci = (
+                f"[{_signed_points(cell['recall_ci_low'])}, {_signed_points(cell['recall_ci_high'])}]"
+                if cell["recall_ci_low"] is not None
+                else "n/a (no width)"
+            )
+            alarms_ci = (
+                f"[{cell['false_alarms_ci_low']:+.2f}, {cell['false_alarms_ci_high']:+.2f}]"
+                if cell["false_alarms_ci_low"] is not None
+                else "n/a (no width)"
+            )
             alarms = cell["false_alarms_per_min_difference"]
             body.append(
-                "<tr>" + _cell(pair["label"], number=False) + _cell(cell["condition"], number=False)
-                + _cell(names, number=False) + _cell(str(cell["pairs"]), cell["pairs"])
+                "<tr>"
+                + _cell(pair["label"], number=False)
+                + _cell(cell["condition"], number=False)
+                + _cell(names, number=False)
+                + _cell(str(cell["pairs"]), cell["pairs"])
                 + _cell(str(cell["events"]), cell["events"])
-                + _cell(_signed_points(cell["recall_difference"]),
-                        "" if cell["recall_difference"] is None else cell["recall_difference"])
+                + _cell(
+                    _signed_points(cell["recall_difference"]),
+                    "" if cell["recall_difference"] is None else cell["recall_difference"],
+                )
                 + _cell(recall_ci, "" if cell["recall_ci_low"] is None else cell["recall_ci_low"])
                 + _cell(format(cell["mcnemar"]["p_value"], ".4g"), cell["mcnemar"]["p_value"])
                 + _cell("n/a" if alarms is None else f"{alarms:+.2f}", "" if alarms is None else alarms)
                 + _cell(alarms_ci, "" if cell["false_alarms_ci_low"] is None else cell["false_alarms_ci_low"])
-                + "</tr>")
-    return ('<table id="proactive-pairs" class="sortable"><thead><tr>'
-            + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr></thead><tbody>" + "".join(body)
-            + "</tbody></table>")
+                + "</tr>"
+            )
+    return (
+        '<table id="proactive-pairs" class="sortable"><thead><tr>'
+        + "".join(f"<th>{escape(h)}</th>" for h in head)
+        + "</tr></thead><tbody>"
+        + "".join(body)
+        + "</tbody></table>"
+    )
 
 
 def plot_groups(rows: list[dict]) -> dict[str, dict[str, dict]]:
@@ -123,28 +181,37 @@ def write_proactive_page(out_dir: Path, text: str, result: dict) -> Path:
     qa_sections = []
     if qa is not None:
         qa_first = qa["runs"][0]["label"].partition(":")[0]
-        qa_sections = ["<h2>Question-and-answer runs, compared apart</h2>",
-                       runs_table(qa.get("leaderboard") or qa["runs"]),
-                       f"<h3>Against {escape(qa['runs'][0]['label'])}, condition {escape(qa['condition'])}</h3>",
-                       pairs_table(qa.get("against_first") or [], qa_first)]
-    page = "\n".join([
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8"><title>wearsim: comparison</title>',
-        f"<style>{STYLE}</style></head><body>", "<h1>wearsim compare</h1>",
-        f'<p class="muted" id="kinds">{escape(kinds_note(result["kinds"]))}.</p>',
-        "<h2>Proactive runs</h2>",
-        '<p class="muted">One row per run and cell; click a header to sort. Recall: events caught on time over '
-        "events; precision: hits over hits and false alarms; intervals 95%, a bootstrap over scenarios (*: the "
-        "Wilson interval, under 10 scenarios); false alarms a minute of stream, its interval a bootstrap over "
-        "scenarios.</p>",
-        rows_table(proactive["rows"]),
-        f"<h2>Against {escape(proactive['runs'][0])}</h2>",
-        '<p class="muted">Trials paired by scenario and trial index within a cell (the same condition and '
-        "cell, or each run's one cell under a condition); the intervals resample scenarios, the same ones for "
-        "both runs.</p>",
-        against_table(proactive["against_first"], first),
-        "<h2>Events caught on time against false alarms a minute</h2>", _img("recall against false alarms", png),
-        *qa_sections,
-        "<details><summary>The whole comparison as text</summary>"
-        f"<pre>{escape(text)}</pre></details>",
-        f"<script>{SORT_SCRIPT}</script>", "</body></html>", ""])
+        qa_sections = [
+            "<h2>Question-and-answer runs, compared apart</h2>",
+            runs_table(qa.get("leaderboard") or qa["runs"]),
+            f"<h3>Against {escape(qa['runs'][0]['label'])}, condition {escape(qa['condition'])}</h3>",
+            pairs_table(qa.get("against_first") or [], qa_first),
+        ]
+    page = "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8"><title>wearsim: comparison</title>',
+            f"<style>{STYLE}</style></head><body>",
+            "<h1>wearsim compare</h1>",
+            f'<p class="muted" id="kinds">{escape(kinds_note(result["kinds"]))}.</p>',
+            "<h2>Proactive runs</h2>",
+            '<p class="muted">One row per run and cell; click a header to sort. Recall: events caught on time over '
+            "events; precision: hits over hits and false alarms; intervals 95%, a bootstrap over scenarios (*: the "
+            "Wilson interval, under 10 scenarios); false alarms a minute of stream, its interval a bootstrap over "
+            "scenarios.</p>",
+            rows_table(proactive["rows"]),
+            f"<h2>Against {escape(proactive['runs'][0])}</h2>",
+            '<p class="muted">Trials paired by scenario and trial index within a cell (the same condition and '
+            "cell, or each run's one cell under a condition); the intervals resample scenarios, the same ones for "
+            "both runs.</p>",
+            against_table(proactive["against_first"], first),
+            "<h2>Events caught on time against false alarms a minute</h2>",
+            _img("recall against false alarms", png),
+            *qa_sections,
+            f"<details><summary>The whole comparison as text</summary><pre>{escape(text)}</pre></details>",
+            f"<script>{SORT_SCRIPT}</script>",
+            "</body></html>",
+            "",
+        ]
+    )
     return write_atomic(out_dir / PAGE_NAME, page, out_dir)

@@ -32,16 +32,23 @@ def budget_lead(summary: dict, *, markdown: bool = False) -> str | None:
     budget = _block(summary).get("budget") or {}
     if not budget.get("stopped_on_budget"):
         return None
-    why = ("a reply's cost could not be known (" + "; ".join(budget.get("unknown") or []) + ")"
-           if budget.get("unknown") else
-           f"{usd(budget.get('spent_usd'))} spent of the {usd(budget.get('budget_usd'))} budget")
+    why = (
+        "a reply's cost could not be known (" + "; ".join(budget.get("unknown") or []) + ")"
+        if budget.get("unknown")
+        else f"{usd(budget.get('spent_usd'))} spent of the {usd(budget.get('budget_usd'))} budget"
+    )
     lead = f"The run stopped on its budget: {budget.get('cells_remaining')} cells remain"
     if markdown:
-        finish = ("Once what the reason names is changed, the same `wearsim bench` command finishes the run (a "
-                  "larger `--budget` alone does not help)." if budget.get("unknown") else
-                  "The same `wearsim bench` command with a larger `--budget` finishes the run.")
-        return (f"**{lead}** ({why}). No new cell started once the budget was passed; the numbers below cover "
-                f"the cells that ran. {finish}")
+        finish = (
+            "Once what the reason names is changed, the same `wearsim bench` command finishes the run (a "
+            "larger `--budget` alone does not help)."
+            if budget.get("unknown")
+            else "The same `wearsim bench` command with a larger `--budget` finishes the run."
+        )
+        return (
+            f"**{lead}** ({why}). No new cell started once the budget was passed; the numbers below cover "
+            f"the cells that ran. {finish}"
+        )
     return f"{lead} ({why})"
 
 
@@ -52,10 +59,13 @@ def cost_line(summary: dict) -> str:
     row = (block.get("conditions") or {}).get(condition)
     if not row:
         return "cost: no finished trials"
-    transcribed = (f" (input transcription {usd(row.get('transcription_usd'))} of it)"
-                   if row.get("transcription") else "")
-    text = (f"cost ({condition}): candidate {usd(row['candidate_usd'])}{transcribed}, judge "
-            f"{usd(row['judge_usd'])} over {row['trials']} trials; per correct Turn 2 answer {per_correct(row)}")
+    transcribed = (
+        f" (input transcription {usd(row.get('transcription_usd'))} of it)" if row.get("transcription") else ""
+    )
+    text = (
+        f"cost ({condition}): candidate {usd(row['candidate_usd'])}{transcribed}, judge "
+        f"{usd(row['judge_usd'])} over {row['trials']} trials; per correct Turn 2 answer {per_correct(row)}"
+    )
     if row["unknown"]:
         text += f" (unknown: {'; '.join(row['unknown'][:3])})"
     return text
@@ -70,20 +80,26 @@ def tokens_text(tokens: dict | None) -> str:
         value = tokens.get(name)
         return "?" if value is None else f"{value:,}"
 
-    return (f"in {part('input_tokens')} (text {part('input_text_tokens')}, audio {part('input_audio_tokens')}, "
-            f"image {part('input_image_tokens')}; cached {part('cached_input_tokens')}), out "
-            f"{part('output_tokens')} (text {part('output_text_tokens')}, audio {part('output_audio_tokens')})")
+    return (
+        f"in {part('input_tokens')} (text {part('input_text_tokens')}, audio {part('input_audio_tokens')}, "
+        f"image {part('input_image_tokens')}; cached {part('cached_input_tokens')}), out "
+        f"{part('output_tokens')} (text {part('output_text_tokens')}, audio {part('output_audio_tokens')})"
+    )
 
 
 def transcription_text(model: str, usage: dict) -> str:
     """One transcription model's usage (summary.json's `transcription` entry) in words."""
     parts = []
     if usage.get("input_tokens") or usage.get("output_tokens"):
+
         def part(name: str) -> str:
             value = usage.get(name)
             return "?" if value is None else f"{value:,}"
-        parts.append(f"in {usage['input_tokens']:,} tokens (audio {part('input_audio_tokens')}, text "
-                     f"{part('input_text_tokens')}), out {usage['output_tokens']:,}")
+
+        parts.append(
+            f"in {usage['input_tokens']:,} tokens (audio {part('input_audio_tokens')}, text "
+            f"{part('input_text_tokens')}), out {usage['output_tokens']:,}"
+        )
     if usage.get("seconds"):
         parts.append(f"{usage['seconds']:,.1f} s of audio billed by the minute")
     if not usage.get("reported", True):
@@ -96,13 +112,26 @@ def _transcription_lines(block: dict, table) -> list[str]:
     rows = {name: r for name, r in (block.get("conditions") or {}).items() if r.get("transcription")}
     if not rows:
         return []
-    lines = ["", "Input transcription: the realtime API transcribes the user's speech with a model of its own and "
-                 "bills it apart from the reply, by tokens or by the second, priced by that model's entry. It is "
-                 "part of the candidate's spend above.", ""]
-    lines += table(["condition", "input transcription", "share of the candidate's spend"],
-                   [[name, usd(r.get("transcription_usd")),
-                     f"{r['transcription_usd'] / r['candidate_usd']:.1%}" if r.get("transcription_usd") is not None
-                     and r.get("candidate_usd") else "n/a"] for name, r in rows.items()])
+    lines = [
+        "",
+        "Input transcription: the realtime API transcribes the user's speech with a model of its own and "
+        "bills it apart from the reply, by tokens or by the second, priced by that model's entry. It is "
+        "part of the candidate's spend above.",
+        "",
+    ]
+    lines += table(
+        ["condition", "input transcription", "share of the candidate's spend"],
+        [
+            [
+                name,
+                usd(r.get("transcription_usd")),
+                f"{r['transcription_usd'] / r['candidate_usd']:.1%}"
+                if r.get("transcription_usd") is not None and r.get("candidate_usd")
+                else "n/a",
+            ]
+            for name, r in rows.items()
+        ],
+    )
     run = (block.get("run") or {}).get("transcription") or {}
     lines += ["", *(f"Transcribed: {transcription_text(model, usage)}." for model, usage in run.items())]
     return lines
@@ -114,31 +143,76 @@ def cost_section(summary: dict, table) -> list[str]:
     rows = block.get("conditions") or {}
     if not rows:
         return []
-    lines = ["## Cost", "",
-             f"USD, priced with {block.get('prices_from', 'the shipped table')}: each reply's tokens by modality "
-             "(text, audio, image; cached input apart) times the model's price per million tokens. Per correct "
-             "Turn 2 answer: the candidate's spend divided by its correct Turn 2 answers. A model or a kind of "
-             "token with no price gives an unknown cost, never 0. Errored trials are left out (their replies "
-             "are not recorded).", ""]
-    lines += table(["condition", "candidate", "judge", "candidate per trial", "judge per trial",
-                    "per correct Turn 2", "correct / trials"],
-                   [[name, usd(r["candidate_usd"]), usd(r["judge_usd"]), usd(r["candidate_usd_per_trial"]),
-                     usd(r["judge_usd_per_trial"]), per_correct(r),
-                     f"{r['correct_turn2']} / {r['trials']}"] for name, r in rows.items()])
+    lines = [
+        "## Cost",
+        "",
+        f"USD, priced with {block.get('prices_from', 'the shipped table')}: each reply's tokens by modality "
+        "(text, audio, image; cached input apart) times the model's price per million tokens. Per correct "
+        "Turn 2 answer: the candidate's spend divided by its correct Turn 2 answers. A model or a kind of "
+        "token with no price gives an unknown cost, never 0. Errored trials are left out (their replies "
+        "are not recorded).",
+        "",
+    ]
+    lines += table(
+        [
+            "condition",
+            "candidate",
+            "judge",
+            "candidate per trial",
+            "judge per trial",
+            "per correct Turn 2",
+            "correct / trials",
+        ],
+        [
+            [
+                name,
+                usd(r["candidate_usd"]),
+                usd(r["judge_usd"]),
+                usd(r["candidate_usd_per_trial"]),
+                usd(r["judge_usd_per_trial"]),
+                per_correct(r),
+                f"{r['correct_turn2']} / {r['trials']}",
+            ]
+            for name, r in rows.items()
+        ],
+    )
     for condition, gaps in (block.get("by_staleness") or {}).items():
         lines += ["", f"Per staleness gap ({condition}):", ""]
-        lines += table(["gap", "candidate", "per trial", "per correct Turn 2", "correct / trials"],
-                       [[f"{gap} ms", usd(r["candidate_usd"]), usd(r["candidate_usd_per_trial"]), per_correct(r),
-                         f"{r['correct_turn2']} / {r['trials']}"] for gap, r in gaps.items()])
+        lines += table(
+            ["gap", "candidate", "per trial", "per correct Turn 2", "correct / trials"],
+            [
+                [
+                    f"{gap} ms",
+                    usd(r["candidate_usd"]),
+                    usd(r["candidate_usd_per_trial"]),
+                    per_correct(r),
+                    f"{r['correct_turn2']} / {r['trials']}",
+                ]
+                for gap, r in gaps.items()
+            ],
+        )
     for condition, policies in (block.get("by_frame_policy") or {}).items():
         lines += ["", f"Per frame policy ({condition}):", ""]
-        lines += table(["policy", "candidate", "per trial", "per correct Turn 2", "correct / trials"],
-                       [[f"`{policy}`", usd(r["candidate_usd"]), usd(r["candidate_usd_per_trial"]), per_correct(r),
-                         f"{r['correct_turn2']} / {r['trials']}"] for policy, r in policies.items()])
+        lines += table(
+            ["policy", "candidate", "per trial", "per correct Turn 2", "correct / trials"],
+            [
+                [
+                    f"`{policy}`",
+                    usd(r["candidate_usd"]),
+                    usd(r["candidate_usd_per_trial"]),
+                    per_correct(r),
+                    f"{r['correct_turn2']} / {r['trials']}",
+                ]
+                for policy, r in policies.items()
+            ],
+        )
     lines += _transcription_lines(block, table)
     run = block.get("run") or {}
-    lines += ["", f"Tokens of the candidate: {tokens_text(run.get('candidate_tokens'))}.",
-              f"Tokens of the judges: {tokens_text(run.get('judge_tokens'))}. (`?`: the provider did not say.)"]
+    lines += [
+        "",
+        f"Tokens of the candidate: {tokens_text(run.get('candidate_tokens'))}.",
+        f"Tokens of the judges: {tokens_text(run.get('judge_tokens'))}. (`?`: the provider did not say.)",
+    ]
     unknown = run.get("unknown") or []
     if unknown:
         lines += ["", "Why a cost is unknown:", "", *(f"- {why}" for why in unknown[:10])]
@@ -149,8 +223,10 @@ def cost_section(summary: dict, table) -> list[str]:
         lines += ["", f"- a recorded price could not be read: {problem}"]
     budget = block.get("budget")
     if budget:
-        lines += ["", f"Budget: {usd(budget['budget_usd'])}; spent by the run (replies from the response cache "
-                      f"not counted again): {usd(budget['spent_usd'])}"
-                  + (f"; stopped with {budget['cells_remaining']} cells not run." if budget["stopped_on_budget"]
-                     else ".")]
+        lines += [
+            "",
+            f"Budget: {usd(budget['budget_usd'])}; spent by the run (replies from the response cache "
+            f"not counted again): {usd(budget['spent_usd'])}"
+            + (f"; stopped with {budget['cells_remaining']} cells not run." if budget["stopped_on_budget"] else "."),
+        ]
     return lines + [""]

@@ -21,7 +21,7 @@ def _share(part: int, whole: int) -> str:
 
 
 def fault_lead(summary: dict, *, markdown: bool = False) -> str | None:
-    """"Turns OK: 47 of 50 planned cells (94.0%)", then each category's count and the cells not run;
+    """ "Turns OK: 47 of 50 planned cells (94.0%)", then each category's count and the cells not run;
     None for a summary written before faults were counted."""
     faults = summary.get("faults")
     if not faults:
@@ -33,9 +33,11 @@ def fault_lead(summary: dict, *, markdown: bool = False) -> str | None:
     rest = "; ".join(parts) if parts else "no faults"
     lead = f"Turns OK: {ok} of {planned} planned cells"
     if markdown:
-        return (f"**{lead}** ({_share(ok, planned)}): every turn answered and the judge labelled Turn 2; a cell "
-                "whose Turn 2 the judge left unscored is not OK, nor is one that errored or did not run. "
-                f"The others: {rest} (the Faults section says what each means).")
+        return (
+            f"**{lead}** ({_share(ok, planned)}): every turn answered and the judge labelled Turn 2; a cell "
+            "whose Turn 2 the judge left unscored is not OK, nor is one that errored or did not run. "
+            f"The others: {rest} (the Faults section says what each means)."
+        )
     return f"{lead} ({_share(ok, planned)}; an unscored, errored or unrun cell is not OK); {rest}"
 
 
@@ -43,20 +45,43 @@ def fault_section(summary: dict, table) -> list[str]:
     faults = summary.get("faults")
     if not faults:
         return []
-    rows = [[f"`{category}`", str(n), _share(n, faults["planned"]), MEANINGS.get(category, ""),
-             "yes" if category != "judge_unscored" else "no", faults["examples"].get(category, "")[:160]]
-            for category, n in faults["by_fault"].items()]
-    lines = ["## Faults", "",
-             f"Every planned cell ({faults['planned']}) counts: {faults['ok']} OK, {faults['recorded']} played, "
-             f"{faults['not_run']} not run. A cell that errored or whose Turn 2 has no label gets one category; "
-             "the exit status and `--max-error-rate` count the API's faults and ours (here "
-             f"{faults['counted']}, {_share(faults['counted'], faults['planned'])} of the planned cells), never a "
-             "model's miss or an unscored judgement.", ""]
+    rows = [
+        [
+            f"`{category}`",
+            str(n),
+            _share(n, faults["planned"]),
+            MEANINGS.get(category, ""),
+            "yes" if category != "judge_unscored" else "no",
+            faults["examples"].get(category, "")[:160],
+        ]
+        for category, n in faults["by_fault"].items()
+    ]
+    lines = [
+        "## Faults",
+        "",
+        f"Every planned cell ({faults['planned']}) counts: {faults['ok']} OK, {faults['recorded']} played, "
+        f"{faults['not_run']} not run. A cell that errored or whose Turn 2 has no label gets one category; "
+        "the exit status and `--max-error-rate` count the API's faults and ours (here "
+        f"{faults['counted']}, {_share(faults['counted'], faults['planned'])} of the planned cells), never a "
+        "model's miss or an unscored judgement.",
+        "",
+    ]
     if rows:
-        lines += table(["category", "cells", "of planned", "what happened", "counted",
-                        "example: the first cell's error, or why the judge gave no label"], rows) + [""]
+        lines += table(
+            [
+                "category",
+                "cells",
+                "of planned",
+                "what happened",
+                "counted",
+                "example: the first cell's error, or why the judge gave no label",
+            ],
+            rows,
+        ) + [""]
     reasons = faults.get("judge_unscored_reasons") or {}
     if reasons:
-        lines += ["Why the judge gave no label: " + ", ".join(f"{n} {reason}" for reason, n in reasons.items()) + ".",
-                  ""]
+        lines += [
+            "Why the judge gave no label: " + ", ".join(f"{n} {reason}" for reason, n in reasons.items()) + ".",
+            "",
+        ]
     return lines

@@ -34,11 +34,25 @@ from benchmark.scoring.summary_view import RunSummary
 from benchmark.shards import planned_cells
 
 MANIFEST_ORDER = (
-    "benchmark_version", "schema_revision", "camera_injection", "scenarios_sha256",
-    "expected_answers_sha256", "interventions_sha256", "judge_prompt_version", "judge_prompt_sha256",
-    "candidate_model", "candidate_model_file", "judge_model", "judge_family", "judge_family_resolution",
+    "benchmark_version",
+    "schema_revision",
+    "camera_injection",
+    "scenarios_sha256",
+    "expected_answers_sha256",
+    "interventions_sha256",
+    "judge_prompt_version",
+    "judge_prompt_sha256",
+    "candidate_model",
+    "candidate_model_file",
+    "judge_model",
+    "judge_family",
+    "judge_family_resolution",
     "ranking_judge",
-    "trials", "temperature", "ranking_condition", "timestamp_utc", "runner_git_commit",
+    "trials",
+    "temperature",
+    "ranking_condition",
+    "timestamp_utc",
+    "runner_git_commit",
 )
 
 
@@ -88,21 +102,29 @@ def headline(summary: RunSummary | dict, *, markdown: bool = False) -> str:
     scored, cells = scored_cells(run)
     if is_measurement(run):
         if markdown:
-            return (f"**Balanced Turn 2 accuracy ({condition}): {accuracy}**, 95% CI {ci}, over {primary.n} "
-                    f"scored trials of {primary.scenarios} scenarios ({primary.condition_reason}).")
-        return (f"balanced Turn 2 accuracy ({condition}): {accuracy} 95% CI {ci} "
-                f"(n={primary.n}, {primary.scenarios} scenarios; {scored} of {cells} scored)")
+            return (
+                f"**Balanced Turn 2 accuracy ({condition}): {accuracy}**, 95% CI {ci}, over {primary.n} "
+                f"scored trials of {primary.scenarios} scenarios ({primary.condition_reason})."
+            )
+        return (
+            f"balanced Turn 2 accuracy ({condition}): {accuracy} 95% CI {ci} "
+            f"(n={primary.n}, {primary.scenarios} scenarios; {scored} of {cells} scored)"
+        )
     row = run.counts.of(condition)
     missing = cells - row.trials
-    why = (f"{condition}: {row.unscored} unscored, {row.errored} errored"
-           + (f", {missing} not run" if missing else ""))
+    why = f"{condition}: {row.unscored} unscored, {row.errored} errored" + (f", {missing} not run" if missing else "")
     lead = f"{scored} of {cells} scored: not a measurement"
     known = primary.balanced_accuracy is not None
     if markdown:
-        aside = (f"; over the scored trials alone the balanced Turn 2 accuracy would be {accuracy}, 95% CI {ci}"
-                 if known else "")
-        return (f"**{lead}** ({why}). Fewer than half the cells of the `{condition}` prompt (the one "
-                f"the headline ranks on) have a label for their Turn 2 reply, so no accuracy is reported{aside}.")
+        aside = (
+            f"; over the scored trials alone the balanced Turn 2 accuracy would be {accuracy}, 95% CI {ci}"
+            if known
+            else ""
+        )
+        return (
+            f"**{lead}** ({why}). Fewer than half the cells of the `{condition}` prompt (the one "
+            f"the headline ranks on) have a label for their Turn 2 reply, so no accuracy is reported{aside}."
+        )
     aside = f"; balanced Turn 2 accuracy over the scored trials alone {accuracy}" if known else ""
     return f"{lead} ({why}{aside})"
 
@@ -115,9 +137,11 @@ def error_lead(summary: RunSummary | dict, *, markdown: bool = False) -> str | N
         return None
     lead = f"{errored} of {cells} cells errored"
     if markdown:
-        return (f"**{lead}** ({pct(errored / cells if cells else None)}): they are excluded from every number "
-                "below, and each one's reason is in its trial record in transcripts.jsonl. "
-                "`wearsim bench --resume` runs them again.")
+        return (
+            f"**{lead}** ({pct(errored / cells if cells else None)}): they are excluded from every number "
+            "below, and each one's reason is in its trial record in transcripts.jsonl. "
+            "`wearsim bench --resume` runs them again."
+        )
     return lead
 
 
@@ -136,43 +160,68 @@ def _lead(run: RunSummary) -> list[str]:
     scored, cells = scored_cells(run)
     ran, errored, unscored = row.trials, row.errored, row.unscored
     judge = manifest.judge_model or manifest.judge_family or "the judge"
-    lines = [f"What happened: {ran} of the {cells} cells of the `{condition}` prompt played all their "
-             f"turns" + (f" and {errored} failed with an error (their reasons are in transcripts.jsonl)"
-                         if errored else " without an error") + f"; the judge (`{judge}`) labelled {scored} of the "
-             "Turn 2 replies (current, prior, clarify or abstain)"
-             + ("." if measured else ". An accuracy needs at least half of them labelled.")]
+    lines = [
+        f"What happened: {ran} of the {cells} cells of the `{condition}` prompt played all their "
+        f"turns"
+        + (
+            f" and {errored} failed with an error (their reasons are in transcripts.jsonl)"
+            if errored
+            else " without an error"
+        )
+        + f"; the judge (`{judge}`) labelled {scored} of the "
+        "Turn 2 replies (current, prior, clarify or abstain)"
+        + ("." if measured else ". An accuracy needs at least half of them labelled.")
+    ]
     if model == BUNDLED:
-        lines += ["", "The candidate is `local`, the bundled 135M-parameter stand-in model: it is there so that "
-                      "every part runs without a key, not to answer well, and most of its replies are fluent "
-                      "noise. " + ("Its number shows the pipeline works end to end, not how an assistant keeps "
-                                   "up with a changing scene." if measured else "")]
+        lines += [
+            "",
+            "The candidate is `local`, the bundled 135M-parameter stand-in model: it is there so that "
+            "every part runs without a key, not to answer well, and most of its replies are fluent "
+            "noise. "
+            + (
+                "Its number shows the pipeline works end to end, not how an assistant keeps up with a changing scene."
+                if measured
+                else ""
+            ),
+        ]
     if unscored and not measured:
         why = ", ".join(f"{n} {reason}" for reason, n in sorted(row.unscored_reasons.items(), key=lambda kv: -kv[1]))
         text = f"Why {unscored} replies have no label ({why}): "
         if judge == "lexical":
-            text += ("the `lexical` judge only looks for each scenario's answer words, and leaves a reply "
-                     "unlabelled rather than guess")
+            text += (
+                "the `lexical` judge only looks for each scenario's answer words, and leaves a reply "
+                "unlabelled rather than guess"
+            )
         else:
             text += "the judge could not label them (see each trial's `turn_2_judge_unscored_reason`)"
         lines += ["", text + "."]
     shown = []
     if run.perception is not None and (wer := run.perception.speech_wer) is not None:
-        shown.append(f"Whisper's transcripts had a median word error rate of {wer.median:.2f} against the "
-                     f"lines the glasses spoke ({wer.n} turns)")
+        shown.append(
+            f"Whisper's transcripts had a median word error rate of {wer.median:.2f} against the "
+            f"lines the glasses spoke ({wer.n} turns)"
+        )
     first, done = run.latency.stage("first_token_s"), run.latency.stage("reply_done_s")
     if first.n and done.n:
-        shown.append(f"from {run.latency.measured_from or 'the request'}, the first words of a reply came after "
-                     f"{seconds(first.p50)} and the whole reply after {seconds(done.p50)} (medians)")
+        shown.append(
+            f"from {run.latency.measured_from or 'the request'}, the first words of a reply came after "
+            f"{seconds(first.p50)} and the whole reply after {seconds(done.p50)} (medians)"
+        )
     if shown:
         lines += ["", "What the run did show: " + "; ".join(shown) + "."]
     path = "RUN_DIR"  # this run's folder: findings are rendered from the summary alone, wherever it is
-    lines += ["", "Next, for a number that says something about a model:", "",
-              f"- label the same replies with a model judge: `wearsim rescore {path} --judge-family openai "
-              f"--output-dir {path}-rescored` (needs OPENAI_API_KEY, or `--judge-base-url` for a local "
-              "OpenAI-compatible server; gemini and claude work too);",
-              "- or run a real candidate: `wearsim bench --model openai:MODEL --base-url URL`, URL being any "
-              "OpenAI-compatible server's (llama.cpp, vLLM, Ollama; e.g. port 8000 on this machine, path /v1) or, "
-              "with a key, `--model openai:gpt-4o-mini`.", ""]
+    lines += [
+        "",
+        "Next, for a number that says something about a model:",
+        "",
+        f"- label the same replies with a model judge: `wearsim rescore {path} --judge-family openai "
+        f"--output-dir {path}-rescored` (needs OPENAI_API_KEY, or `--judge-base-url` for a local "
+        "OpenAI-compatible server; gemini and claude work too);",
+        "- or run a real candidate: `wearsim bench --model openai:MODEL --base-url URL`, URL being any "
+        "OpenAI-compatible server's (llama.cpp, vLLM, Ollama; e.g. port 8000 on this machine, path /v1) or, "
+        "with a key, `--model openai:gpt-4o-mini`.",
+        "",
+    ]
     return lines
 
 
@@ -196,9 +245,16 @@ def _headline(run: RunSummary) -> list[str]:
         "",
         human_check_line(summary),
         "",
-        *([f"This run is a staleness sweep: the figure above pools its {len(gaps)} Turn 2 gaps "
-           f"({', '.join(f'{g} ms' for g in gaps)}); the Staleness section has each gap on its own."
-           + (f" {NO_FRAMES_WARNING}" if staleness_without_frames(run) else ""), ""] if gaps else []),
+        *(
+            [
+                f"This run is a staleness sweep: the figure above pools its {len(gaps)} Turn 2 gaps "
+                f"({', '.join(f'{g} ms' for g in gaps)}); the Staleness section has each gap on its own."
+                + (f" {NO_FRAMES_WARNING}" if staleness_without_frames(run) else ""),
+                "",
+            ]
+            if gaps
+            else []
+        ),
     ]
 
 
@@ -206,8 +262,10 @@ def _manifest(run: RunSummary) -> list[str]:
     """Every manifest key, as written: the known ones first."""
     manifest = run.manifest.raw
     keys = [k for k in MANIFEST_ORDER if k in manifest] + sorted(k for k in manifest if k not in MANIFEST_ORDER)
-    rows = [[f"`{k}`", f"`{manifest[k]}`" if not isinstance(manifest[k], (dict, list)) else "(see summary.json)"]
-            for k in keys]
+    rows = [
+        [f"`{k}`", f"`{manifest[k]}`" if not isinstance(manifest[k], (dict, list)) else "(see summary.json)"]
+        for k in keys
+    ]
     return ["## Manifest", "", *(table(["field", "value"], rows) if rows else ["(no manifest)"]), ""]
 
 

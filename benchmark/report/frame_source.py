@@ -10,12 +10,16 @@ from candidates.model_ids import REALTIME_MODELS
 from perception.describer_spec import DESCRIBERS, cannot_read, readers
 
 SOURCES = ("pictograph", "synthetic", "recorded", "none")
-WHAT = {"pictograph": "each turn's scene spec drawn as pictures, no caption",
-        "synthetic": "the scenario's camera text drawn on a grey card",
-        "recorded": "recordings from the media folder",
-        "none": "no frame of its own: the camera block was the scenario's written text"}
-MODEL_READERS = (f"a model that sees them: a realtime API (`--model {REALTIME_MODELS[0][0]}`) "
-                      "or a vision model as the describer (`--describer openai:MODEL`)")
+WHAT = {
+    "pictograph": "each turn's scene spec drawn as pictures, no caption",
+    "synthetic": "the scenario's camera text drawn on a grey card",
+    "recorded": "recordings from the media folder",
+    "none": "no frame of its own: the camera block was the scenario's written text",
+}
+MODEL_READERS = (
+    f"a model that sees them: a realtime API (`--model {REALTIME_MODELS[0][0]}`) "
+    "or a vision model as the describer (`--describer openai:MODEL`)"
+)
 
 
 def readers_text(source: str) -> str:
@@ -23,13 +27,17 @@ def readers_text(source: str) -> str:
     names = readers(source)
     if not names:
         return MODEL_READERS
-    said = [f"`--describer {name}`" + (f" ({DESCRIBERS[name].reads_how})" if DESCRIBERS[name].reads_how else "")
-            for name in names]
+    said = [
+        f"`--describer {name}`" + (f" ({DESCRIBERS[name].reads_how})" if DESCRIBERS[name].reads_how else "")
+        for name in names
+    ]
     return " or ".join(said)
 
 
-PICTOGRAPH_NOTE = ("Frames without a recording were pictographs: each turn's scene spec drawn as pictures "
-                   "(objects, hands, setting; no caption), so the assistant had to see what changed, not read it.")
+PICTOGRAPH_NOTE = (
+    "Frames without a recording were pictographs: each turn's scene spec drawn as pictures "
+    "(objects, hands, setting; no caption), so the assistant had to see what changed, not read it."
+)
 
 
 def frame_counts(summary: dict) -> dict[str, int]:
@@ -52,15 +60,18 @@ def frame_source(summary: dict) -> str:
 
 
 def frame_source_text(summary: dict) -> str | None:
-    """"Frames: pictograph in 94 of 100 camera turns (...), recorded in 6." and the describer note."""
+    """ "Frames: pictograph in 94 of 100 camera turns (...), recorded in 6." and the describer note."""
     counts = frame_counts(summary)
     if not counts:
         return None
     main, turns = frame_source(summary), sum(counts.values())
     if turns:
         rest = [f"{source} in {n}" for source, n in counts.items() if source != main]
-        text = (f"Frames: {main} in {counts.get(main, 0)} of {turns} camera turns ({WHAT[main]})"
-                + (", " + ", ".join(rest) if rest else "") + ".")
+        text = (
+            f"Frames: {main} in {counts.get(main, 0)} of {turns} camera turns ({WHAT[main]})"
+            + (", " + ", ".join(rest) if rest else "")
+            + "."
+        )
     elif main == "none":
         text = "Frames: none (the text proxy: every camera block was the scenario's written text)."
     else:  # a summary made before the count: the manifest's flag
@@ -91,9 +102,11 @@ def before_run_note(describer: str | None, source: str | None, model_id: str) ->
 
 
 def unreadable_note(describer: str, source: str) -> str:
-    return (f"The `{describer}` describer cannot read {source} frames ({DESCRIBERS[describer].misses}), so the "
-            f"camera blocks made of them do not say what the frames show; {source} frames are meant for "
-            f"{readers_text(source)}.")
+    return (
+        f"The `{describer}` describer cannot read {source} frames ({DESCRIBERS[describer].misses}), so the "
+        f"camera blocks made of them do not say what the frames show; {source} frames are meant for "
+        f"{readers_text(source)}."
+    )
 
 
 def perceived_label(summary: dict) -> str:
@@ -108,5 +121,9 @@ def frame_table(summary: dict, table) -> list[str]:
     if not counts:
         return []
     rows = [[f"`{source}`", WHAT[source], str(counts.get(source, 0))] for source in SOURCES]
-    return ["Where the camera turns' frames came from (Turns 1 and 2):", "",
-            *table(["frames", "what they are", "turns"], rows), ""]
+    return [
+        "Where the camera turns' frames came from (Turns 1 and 2):",
+        "",
+        *table(["frames", "what they are", "turns"], rows),
+        "",
+    ]

@@ -32,10 +32,18 @@ def read_human_check(run_dir: Path, what: str = "turn2") -> dict:
             return unchecked
         data = json.loads(path.read_bytes())
         judge = data["against_people"][0]
-        block = {"checked": True, "what": what, "human_labels": int(data["human_labels"]),
-                 "people": len(data["annotators"]), "judge": str(judge["judge"])[:200], "n": int(judge["n"]),
-                 "kappa": judge["kappa"], "ci_low": judge["kappa_ci_low"], "ci_high": judge["kappa_ci_high"],
-                 "ci_method": judge["ci_method"]}
+        block = {
+            "checked": True,
+            "what": what,
+            "human_labels": int(data["human_labels"]),
+            "people": len(data["annotators"]),
+            "judge": str(judge["judge"])[:200],
+            "n": int(judge["n"]),
+            "kappa": judge["kappa"],
+            "ci_low": judge["kappa_ci_low"],
+            "ci_high": judge["kappa_ci_high"],
+            "ci_method": judge["ci_method"],
+        }
     except (OSError, ValueError, KeyError, IndexError, TypeError):
         return unchecked
     numbers = [block[k] for k in ("kappa", "ci_low", "ci_high")]
@@ -49,8 +57,10 @@ def human_check_line(summary: dict) -> str:
     run = "RUN_DIR"  # this run's folder: findings are rendered from the summary alone, wherever it is
     what = " --what remarks" if block.get("what") == "remarks" else ""
     if not block.get("checked"):
-        return (f"The judge has not been checked against people on this run: label a sample with "
-                f"`wearsim annotate {run}{what}`, then measure with `wearsim agreement {run}{what}`.")
+        return (
+            f"The judge has not been checked against people on this run: label a sample with "
+            f"`wearsim annotate {run}{what}`, then measure with `wearsim agreement {run}{what}`."
+        )
     if block["kappa"] is None:
         figure = "kappa undefined (every label the same)"
     else:
@@ -59,6 +69,8 @@ def human_check_line(summary: dict) -> str:
         high = "n/a" if block["ci_high"] is None else f"{block['ci_high']:.2f}"
         figure = f"kappa {block['kappa']:.2f} [{low}, {high}]{method}"
     people = "1 person" if block["people"] == 1 else f"{block['people']} people"
-    return (f"Judge checked against {block['human_labels']} human labels by {people}: {figure} "
-            f"({block['judge']} against the people's majority on {block['n']} items; "
-            f"{agreement_stem(block.get('what', 'turn2'))}.md).")
+    return (
+        f"Judge checked against {block['human_labels']} human labels by {people}: {figure} "
+        f"({block['judge']} against the people's majority on {block['n']} items; "
+        f"{agreement_stem(block.get('what', 'turn2'))}.md)."
+    )

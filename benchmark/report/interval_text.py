@@ -20,13 +20,20 @@ def interval_sentence(primary: dict) -> str:
     if method == "wilson":
         scenarios = primary.get("scenarios", 0)
         plural = "" if scenarios == 1 else "s"
-        why = (f"resampling only {scenarios} scenario{plural} (fewer than {MIN_BOOTSTRAP_SCENARIOS}) gives too narrow "
-               "an interval (three that all pass give one of zero width)" if scenarios < MIN_BOOTSTRAP_SCENARIOS
-               else f"every resample of the {scenarios} scenarios gave the same value")
-        return (f"The interval is not a bootstrap: {why}. It is the per-class 95% Wilson score bounds combined: "
-                "the mean over the classes of each class's low bound, and of its high bound (conservative). "
-                + ("With so few scored trials it says little. " if primary.get("n", 0) < 5 else "")
-                + f"Rule: {primary['rule']}.")
-    return (f"The interval is a bootstrap that resamples {boot['resamples']} (the trials of one scenario are "
-            f"not independent), {boot['draws']:,} draws, seed {boot['seed']}, {boot['interval']}. "
-            f"Rule: {primary['rule']}.")
+        why = (
+            f"resampling only {scenarios} scenario{plural} (fewer than {MIN_BOOTSTRAP_SCENARIOS}) gives too narrow "
+            "an interval (three that all pass give one of zero width)"
+            if scenarios < MIN_BOOTSTRAP_SCENARIOS
+            else f"every resample of the {scenarios} scenarios gave the same value"
+        )
+        return (
+            f"The interval is not a bootstrap: {why}. It is the per-class 95% Wilson score bounds combined: "
+            "the mean over the classes of each class's low bound, and of its high bound (conservative). "
+            + ("With so few scored trials it says little. " if primary.get("n", 0) < 5 else "")
+            + f"Rule: {primary['rule']}."
+        )
+    return (
+        f"The interval is a bootstrap that resamples {boot['resamples']} (the trials of one scenario are "
+        f"not independent), {boot['draws']:,} draws, seed {boot['seed']}, {boot['interval']}. "
+        f"Rule: {primary['rule']}."
+    )

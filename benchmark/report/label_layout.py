@@ -20,8 +20,14 @@ def _overlaps(a: tuple[float, float, float, float], b: tuple[float, float, float
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def place_labels(labels: list[Label], *, top: float = float("-inf"), bottom: float = float("inf"),
-                 obstacles: Sequence[tuple[float, float, float, float]] = (), tries: int = 40) -> list[float]:
+def place_labels(
+    labels: list[Label],
+    *,
+    top: float = float("-inf"),
+    bottom: float = float("inf"),
+    obstacles: Sequence[tuple[float, float, float, float]] = (),
+    tries: int = 40,
+) -> list[float]:
     """Each label's vertical centre after placing them, top to bottom, one at a time: its own y if
     neither a label placed before nor an obstacle (a point's marker: left, top, right, bottom) is
     under it, else the nearest of y + h, y - h, y + 2h, ... that is free and inside [top, bottom]

@@ -17,6 +17,7 @@ PLOT_NAME = "accuracy_latency.png"
 
 def plot_accuracy_latency(rows: list[dict], path) -> None:
     """`rows`: `compare_table.run_row` dicts."""
+
     def latency(row: dict) -> dict:
         """The run's first-token figures; empty (falsy) where none was measured."""
         figures = row.get("first_token_s") or {}
@@ -24,8 +25,12 @@ def plot_accuracy_latency(rows: list[dict], path) -> None:
 
     shown = [r for r in rows if latency(r) and r["balanced_accuracy"] is not None]
     starts = sorted({r["measured_from"] for r in shown})
-    fig = Figure(760, 500, "Balanced Turn 2 accuracy against latency (first reply text p50, line to p95)\n"
-                           "one point per run; vertical line: 95% interval; hollow: under half the cells scored")
+    fig = Figure(
+        760,
+        500,
+        "Balanced Turn 2 accuracy against latency (first reply text p50, line to p95)\n"
+        "one point per run; vertical line: 95% interval; hollow: under half the cells scored",
+    )
     span, ticks, one_latency = value_axis([latency(r)[k] for r in shown for k in ("p50", "p95")])
     ax = fig.axes(78, 62, 200, 60, x=span, y=(0, 1.05))
     for row in shown:
@@ -42,14 +47,28 @@ def plot_accuracy_latency(rows: list[dict], path) -> None:
     ax.frame()
     ax.x_ticks(ticks, [f"{t:g} s" for t in ticks], size=10)
     ax.y_ticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
-    ax.x_label("first reply text, seconds from " + (" / ".join(starts) if starts else "the end of speech")
-               + (f": every run {ticks[0]:g} s, no spread to draw" if one_latency else ""), below=30)
+    ax.x_label(
+        "first reply text, seconds from "
+        + (" / ".join(starts) if starts else "the end of speech")
+        + (f": every run {ticks[0]:g} s, no spread to draw" if one_latency else ""),
+        below=30,
+    )
     ax.y_label("balanced Turn 2 accuracy", beside=48)
     drawn = {r["label"] for r in shown}
     if rows:
-        ax.legend([(r["label"][:24] + ("" if r["label"] in drawn else " (not drawn)"), palette(i), "dot")
-                   for i, r in enumerate(rows)], corner="outside right")
+        ax.legend(
+            [
+                (r["label"][:24] + ("" if r["label"] in drawn else " (not drawn)"), palette(i), "dot")
+                for i, r in enumerate(rows)
+            ],
+            corner="outside right",
+        )
     if len(starts) > 1:
-        fig.text(ax.left, ax.bottom + 48, "these runs measure from different points: not comparable figure "
-                                          "for figure", size=10, colour=INK)
+        fig.text(
+            ax.left,
+            ax.bottom + 48,
+            "these runs measure from different points: not comparable figure for figure",
+            size=10,
+            colour=INK,
+        )
     fig.save(path)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from benchmark.report.chart import INK, Figure, blues, ink_on, nice_ticks, palette, place_point_labels, text_width
 from benchmark.report.findings import is_measurement, scored_cells, staleness_without_frames
-from core.safe_files import make_dirs
 from benchmark.scoring.trials import LABELS
+from core.safe_files import make_dirs
 
 PLOT_FILES = ("balanced_accuracy.png", "accuracy_by_cue_type.png", "confusion.png")
 
@@ -21,8 +21,11 @@ WARN = "#b00020"
 
 def not_measured_title(summary: dict, conditions: list[str]) -> str:
     """The warning line of a plot that shows a score of a condition with under half its cells scored."""
-    short = [f"{name} {scored_cells(summary, name)[0]} of {scored_cells(summary, name)[1]}" for name in conditions
-             if not is_measurement(summary, name)]
+    short = [
+        f"{name} {scored_cells(summary, name)[0]} of {scored_cells(summary, name)[1]}"
+        for name in conditions
+        if not is_measurement(summary, name)
+    ]
     return ("\nNOT A MEASUREMENT (under half scored): " + ", ".join(short)) if short else ""
 
 
@@ -34,11 +37,18 @@ def plot_balanced_accuracy(summary: dict, path: Path) -> None:
     bottom = 60 + (0.36 * max(text_width(t) for t in labels) if turned else 0)
     warning = not_measured_title(summary, names)
     top = 58 + (18 if warning else 0)
-    fig = Figure(max(600, 140 * len(names) + 200), round(440 + bottom - 60 + top - 58),
-                 "Balanced accuracy (current, prior) per condition\n"
-                 + ("95% CI: bootstrap over scenarios, 10,000 draws"
-                    if all(summary["conditions"][n].get("ci_method", "bootstrap") == "bootstrap" for n in names)
-                    else "95% CI: per-class Wilson bounds combined where scenarios are few (findings.md)") + warning, title_colour=WARN if warning else INK)
+    fig = Figure(
+        max(600, 140 * len(names) + 200),
+        round(440 + bottom - 60 + top - 58),
+        "Balanced accuracy (current, prior) per condition\n"
+        + (
+            "95% CI: bootstrap over scenarios, 10,000 draws"
+            if all(summary["conditions"][n].get("ci_method", "bootstrap") == "bootstrap" for n in names)
+            else "95% CI: per-class Wilson bounds combined where scenarios are few (findings.md)"
+        )
+        + warning,
+        title_colour=WARN if warning else INK,
+    )
     ax = fig.axes(70, top, 20, bottom, x=(-0.6, len(names) - 0.4), y=(0, 1.12))
     for x, name in enumerate(names):
         cell = summary["conditions"][name]
@@ -51,8 +61,12 @@ def plot_balanced_accuracy(summary: dict, path: Path) -> None:
         ax.text(x, 0.02, shown, size=12, anchor="mb", colour="white" if value and value > 0.1 else INK)
     ax.hline(0.5, colour=CHANCE, width=1, dash=(5, 3))
     ax.frame()
-    ax.legend([("0.5 (chance for two classes)", CHANCE, "dashed"),
-               *([("* not a measurement: under half the cells scored", UNMEASURED, "patch")] if warning else [])])
+    ax.legend(
+        [
+            ("0.5 (chance for two classes)", CHANCE, "dashed"),
+            *([("* not a measurement: under half the cells scored", UNMEASURED, "patch")] if warning else []),
+        ]
+    )
     ax.x_ticks(list(range(len(names))), labels, angle=20 if turned else 0)
     ax.y_ticks(PERCENT_TICKS)
     ax.y_label("balanced Turn 2 accuracy", beside=44)
@@ -91,10 +105,16 @@ def plot_accuracy_by_cue_type(summary: dict, path: Path) -> None:
             value = (cell or {}).get("rate")
             ax.barh(y, value or 0, height=band * 0.9, colour=palette(i))
             if value is not None and cell.get("ci_low") is not None:
-                ax.interval(y, cell["ci_low"], cell["ci_high"], horizontal=True, cap=min(4, 30 * band / 2),
-                            colour="#444444")
-            ax.text(1.0, y, "  no trials" if value is None else f"  {100 * value:.0f}% (n={cell['n']})",
-                    size=10, anchor="lm")
+                ax.interval(
+                    y, cell["ci_low"], cell["ci_high"], horizontal=True, cap=min(4, 30 * band / 2), colour="#444444"
+                )
+            ax.text(
+                1.0,
+                y,
+                "  no trials" if value is None else f"  {100 * value:.0f}% (n={cell['n']})",
+                size=10,
+                anchor="lm",
+            )
     ax.frame()
     if len(names) > 1:
         ax.legend([(name, palette(i), "patch") for i, name in enumerate(names)], corner="above")
@@ -131,17 +151,22 @@ def plot_staleness(summary: dict, path: Path) -> None:
     span = max(1, gaps[-1] - gaps[0])
     entries = []
     for i, condition in enumerate(series):
-        entries += [(f"{condition}: Turn 2 accuracy", palette(2 * i), "dot"),
-                    (f"{condition}: answered from the earlier scene", palette(2 * i + 1), "square")]
+        entries += [
+            (f"{condition}: Turn 2 accuracy", palette(2 * i), "dot"),
+            (f"{condition}: answered from the earlier scene", palette(2 * i + 1), "square"),
+        ]
     legend_height = 16 * len(entries)
     warning = not_measured_title(summary, list(series))
     if staleness_without_frames(summary):
         warning += "\nNO TURN 2 FRAMES: the gap cannot change what the model saw"
     top = 40 + 18 * warning.count("\n")
-    fig = Figure(700, 420 + legend_height + top - 40, "Staleness sweep (95% Wilson intervals; n scored per point)"
-                 + warning, title_colour=WARN if warning else INK)
-    ax = fig.axes(70, top, 20, 70 + legend_height, x=(gaps[0] - 0.06 * span, gaps[-1] + 0.06 * span),
-                  y=(-0.02, 1.05))
+    fig = Figure(
+        700,
+        420 + legend_height + top - 40,
+        "Staleness sweep (95% Wilson intervals; n scored per point)" + warning,
+        title_colour=WARN if warning else INK,
+    )
+    ax = fig.axes(70, top, 20, 70 + legend_height, x=(gaps[0] - 0.06 * span, gaps[-1] + 0.06 * span), y=(-0.02, 1.05))
     lines = (("accuracy", None, "o"), ("earlier_scene", (5, 3), "s"))
     for i, (condition, per_gap) in enumerate(series.items()):
         for k, (key, dash, shape) in enumerate(lines):
@@ -168,26 +193,41 @@ def plot_staleness(summary: dict, path: Path) -> None:
     ax.legend(entries, corner="below")
     fig.save(path)
 
+
 def plot_frame_policies(summary: dict, path: Path) -> None:
     """Per condition and policy: Turn 2 accuracy and the stale-frame rate against the frames sent a minute."""
     series = summary["by_frame_policy"]
-    rates = [cells["frames_per_minute"] for per in series.values() for cells in per.values()
-             if cells.get("frames_per_minute") is not None]
+    rates = [
+        cells["frames_per_minute"]
+        for per in series.values()
+        for cells in per.values()
+        if cells.get("frames_per_minute") is not None
+    ]
     ticks = nice_ticks(max(rates, default=60) * 1.15 or 1)
     right = ticks[-1]
     entries = []
     for i, condition in enumerate(series):
-        entries += [(f"{condition}: Turn 2 accuracy", palette(2 * i), "dot"),
-                    (f"{condition}: newest frame showed the earlier scene", palette(2 * i + 1), "square")]
+        entries += [
+            (f"{condition}: Turn 2 accuracy", palette(2 * i), "dot"),
+            (f"{condition}: newest frame showed the earlier scene", palette(2 * i + 1), "square"),
+        ]
     legend_height = 16 * len(entries)
     warning = not_measured_title(summary, list(series))
     top = 58 + 18 * warning.count("\n")
     gaps = sorted({int(g) for per in series.values() for cells in per.values() for g in cells.get("by_gap") or {}})
-    where = (f"; Turn 2 gaps {', '.join(map(str, gaps))} ms pooled" if len(gaps) > 1
-             else f"; Turn 2 gap {gaps[0]} ms" if gaps else "")
-    fig = Figure(760, 440 + legend_height + top - 58,
-                 "Frame policy: accuracy and stale frames against frames sent\n95% Wilson intervals" + where
-                 + warning, title_colour=WARN if warning else INK)
+    where = (
+        f"; Turn 2 gaps {', '.join(map(str, gaps))} ms pooled"
+        if len(gaps) > 1
+        else f"; Turn 2 gap {gaps[0]} ms"
+        if gaps
+        else ""
+    )
+    fig = Figure(
+        760,
+        440 + legend_height + top - 58,
+        "Frame policy: accuracy and stale frames against frames sent\n95% Wilson intervals" + where + warning,
+        title_colour=WARN if warning else INK,
+    )
     ax = fig.axes(70, top, 30, 70 + legend_height, x=(-0.04 * right, right), y=(-0.02, 1.08))
     labels: list[tuple[float, float, str, str]] = []  # point (pixels), text, colour: placed after every point
     for i, (condition, per) in enumerate(series.items()):

@@ -9,8 +9,8 @@ then every trial's remarks.
 from __future__ import annotations
 
 from benchmark.report.human_check import human_check_line
-from benchmark.scoring.blind import blind_line
 from benchmark.report.text_format import interval, one_line, pct, table
+from benchmark.scoring.blind import blind_line
 
 
 def is_proactive(summary: dict) -> bool:
@@ -66,11 +66,13 @@ def cell_line(condition: str, name: str, cell: dict, *, markdown: bool = False) 
     """One cell's two numbers in a sentence."""
     bold = "**" if markdown else ""
     quiet = cell["quiet_controls"]
-    return (f"{bold}Events caught on time ({condition}, {name}): {cell['hits']} of {cell['events']}{bold} "
-            f"(recall {_rate(cell['recall'])}); {bold}false alarms: {_per_min(cell['false_alarms_per_min'])} per "
-            f"minute{bold} of stream ({cell['false_alarms']} in {cell['stream_minutes']:.1f} min, "
-            f"{cell['false_alarms_in_quiet_controls']} of them in {quiet} quiet control{'s' * (quiet != 1)}"
-            f"{_echoes(cell)}).")
+    return (
+        f"{bold}Events caught on time ({condition}, {name}): {cell['hits']} of {cell['events']}{bold} "
+        f"(recall {_rate(cell['recall'])}); {bold}false alarms: {_per_min(cell['false_alarms_per_min'])} per "
+        f"minute{bold} of stream ({cell['false_alarms']} in {cell['stream_minutes']:.1f} min, "
+        f"{cell['false_alarms_in_quiet_controls']} of them in {quiet} quiet control{'s' * (quiet != 1)}"
+        f"{_echoes(cell)})."
+    )
 
 
 def _echoes(cell: dict) -> str:
@@ -96,49 +98,112 @@ def render_proactive_findings(summary: dict) -> str:
         lines += [f"**{blind}**", ""]
     for c, n, cell in _cells(summary):
         lines += [cell_line(c, n, cell, markdown=True), ""]
-    lines += [f"How it is scored: {summary.get('proactive_rule') or ''} Recall is hits over events; precision "
-              "is hits over hits plus false alarms; false alarms per minute count every minute streamed, quiet "
-              "controls and event scenarios alike; the time to speak runs from the event's onset to the first text "
-              "or audio of the remark that hit. Intervals are a bootstrap over scenarios, or the Wilson interval "
-              "when there are fewer than 10 scenarios (docs/proactive.md).", ""]
+    lines += [
+        f"How it is scored: {summary.get('proactive_rule') or ''} Recall is hits over events; precision "
+        "is hits over hits plus false alarms; false alarms per minute count every minute streamed, quiet "
+        "controls and event scenarios alike; the time to speak runs from the event's onset to the first text "
+        "or audio of the remark that hit. Intervals are a bootstrap over scenarios, or the Wilson interval "
+        "when there are fewer than 10 scenarios (docs/proactive.md).",
+        "",
+    ]
     if manifest.get("candidate_model") == "local":
-        lines += ["The candidate is `local`, the bundled 135M-parameter stand-in model: it shows the pipeline runs, "
-                  "not how an assistant watches; it rarely answers with the silence marker, so expect a false "
-                  "alarm on most probes.", ""]
+        lines += [
+            "The candidate is `local`, the bundled 135M-parameter stand-in model: it shows the pipeline runs, "
+            "not how an assistant watches; it rarely answers with the silence marker, so expect a false "
+            "alarm on most probes.",
+            "",
+        ]
     lines += [human_check_line(summary), ""]
     if manifest.get("judge_family") == "lexical":
-        lines += ["The judge is `lexical`: a remark conveys the event when it names one of the event's expected "
-                  "keys in words of its own (not words copied from the camera block); one that names none does not "
-                  "(a false alarm); one it cannot decide is unscored (neither hit nor false alarm).", ""]
-    rows = [[c, n, _rate(cell["recall"]), _rate(cell["precision"]), _per_min(cell["false_alarms_per_min"]),
-             speak_text(cell),
-             str(cell["late"]), str(cell["duplicates"]), str(cell.get("echoes", "-")), str(cell["unscored_remarks"]),
-             f"{cell['probes']} ({cell['silent_probes']} silent"
-             + (f", {cell['probes_skipped']} skipped by the server's pace)" if cell.get("probes_skipped") else ")"),
-             cost_text(cell, manifest.get("candidate_model"))]
-            for c, n, cell in _cells(summary)]
+        lines += [
+            "The judge is `lexical`: a remark conveys the event when it names one of the event's expected "
+            "keys in words of its own (not words copied from the camera block); one that names none does not "
+            "(a false alarm); one it cannot decide is unscored (neither hit nor false alarm).",
+            "",
+        ]
+    rows = [
+        [
+            c,
+            n,
+            _rate(cell["recall"]),
+            _rate(cell["precision"]),
+            _per_min(cell["false_alarms_per_min"]),
+            speak_text(cell),
+            str(cell["late"]),
+            str(cell["duplicates"]),
+            str(cell.get("echoes", "-")),
+            str(cell["unscored_remarks"]),
+            f"{cell['probes']} ({cell['silent_probes']} silent"
+            + (f", {cell['probes_skipped']} skipped by the server's pace)" if cell.get("probes_skipped") else ")"),
+            cost_text(cell, manifest.get("candidate_model")),
+        ]
+        for c, n, cell in _cells(summary)
+    ]
     lines += ["## Grid", "", "One row per condition and cell (strategy, and frame policy when swept).", ""]
-    lines += table(["condition", "cell", "recall", "precision", "false alarms / min", "time to speak p50 / p95",
-                    "late", "duplicates", "echoes", "unscored", "probes", "cost / hour watched"], rows)
+    lines += table(
+        [
+            "condition",
+            "cell",
+            "recall",
+            "precision",
+            "false alarms / min",
+            "time to speak p50 / p95",
+            "late",
+            "duplicates",
+            "echoes",
+            "unscored",
+            "probes",
+            "cost / hour watched",
+        ],
+        rows,
+    )
     unknown = sorted({why for _, _, cell in _cells(summary) for why in cell["cost_unknown"]})
     if unknown:
         lines += ["", "Cost unknown: " + "; ".join(unknown[:5])]
-    lines += ["", "Plot: `plots/proactive.png` (events caught on time against false alarms per minute, one point "
-              "per condition and cell)."]
-    lines += ["", "## Trials", "", "Each trial's outcome and remarks (stream seconds; the event's window in "
-              "brackets).", ""]
+    lines += [
+        "",
+        "Plot: `plots/proactive.png` (events caught on time against false alarms per minute, one point "
+        "per condition and cell).",
+    ]
+    lines += [
+        "",
+        "## Trials",
+        "",
+        "Each trial's outcome and remarks (stream seconds; the event's window in brackets).",
+        "",
+    ]
     rows = []
     for c, n, cell in _cells(summary):
         for row in cell["scenarios"]:
             window = "quiet" if row["kind"] == "quiet" else f"[{row['onset_s']:.0f}, {row['window_end_s']:.0f}]"
-            remarks = "; ".join(f"{r['at_s']:.1f} s {r['outcome'] or '?'}{' (echo)' * bool(r.get('echo'))}: "
-                                f"{r['text'][:80]}" for r in row["remarks"]
-                                if r["at_s"] is not None) or "none"
-            rows.append([c, n, f"{row['scenario_id']} t{row['trial']}", window, row["outcome"] or "-",
-                         f"{row['probes']}", remarks])
+            remarks = (
+                "; ".join(
+                    f"{r['at_s']:.1f} s {r['outcome'] or '?'}{' (echo)' * bool(r.get('echo'))}: {r['text'][:80]}"
+                    for r in row["remarks"]
+                    if r["at_s"] is not None
+                )
+                or "none"
+            )
+            rows.append(
+                [
+                    c,
+                    n,
+                    f"{row['scenario_id']} t{row['trial']}",
+                    window,
+                    row["outcome"] or "-",
+                    f"{row['probes']}",
+                    remarks,
+                ]
+            )
     lines += table(["condition", "cell", "trial", "window", "event", "probes", "remarks"], rows)
-    lines += ["", "## Manifest", "", f"candidate `{manifest.get('candidate_model')}`, judge "
-              f"`{manifest.get('judge_model')}`, strategies {manifest.get('proactive')}, frame policies "
-              f"{manifest.get('frame_policies') or 'the server default (fps:1)'}, describer "
-              f"`{manifest.get('describer')}`; every field is in summary.json.", ""]
+    lines += [
+        "",
+        "## Manifest",
+        "",
+        f"candidate `{manifest.get('candidate_model')}`, judge "
+        f"`{manifest.get('judge_model')}`, strategies {manifest.get('proactive')}, frame policies "
+        f"{manifest.get('frame_policies') or 'the server default (fps:1)'}, describer "
+        f"`{manifest.get('describer')}`; every field is in summary.json.",
+        "",
+    ]
     return "\n".join(lines)

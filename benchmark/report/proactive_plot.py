@@ -19,15 +19,22 @@ def plot_proactive(summary: dict, path: Path) -> None:
 def plot_recall_false_alarms(conditions: dict[str, dict[str, dict]], path, subtitle: str) -> None:
     """`conditions`: legend entry (a condition, or a run in `wearsim compare`) -> point label -> a cell
     (`benchmark.scoring.proactive.cell_metrics`: its `recall` and `false_alarms_per_min`)."""
-    per_min = [cell["false_alarms_per_min"] for cells in conditions.values() for cell in cells.values()
-               if cell["false_alarms_per_min"] is not None]
+    per_min = [
+        cell["false_alarms_per_min"]
+        for cells in conditions.values()
+        for cell in cells.values()
+        if cell["false_alarms_per_min"] is not None
+    ]
     ticks = nice_ticks(max(per_min, default=1.0) * 1.15 or 1.0)
     right = ticks[-1]
     entries = [(condition, palette(i), "dot") for i, condition in enumerate(conditions)]
     legend_height = 16 * len(entries)
     top = 58
-    fig = Figure(760, 440 + legend_height, "Proactive: events caught on time against false alarms per minute\n"
-                 f"{subtitle}; recall with its 95% interval")
+    fig = Figure(
+        760,
+        440 + legend_height,
+        f"Proactive: events caught on time against false alarms per minute\n{subtitle}; recall with its 95% interval",
+    )
     ax = fig.axes(70, top, 30, 70 + legend_height, x=(-0.04 * right, right), y=(-0.02, 1.08))
     labels: list[tuple[float, float, str, str]] = []
     for i, (condition, cells) in enumerate(conditions.items()):

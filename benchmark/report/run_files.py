@@ -62,5 +62,14 @@ def image_data_uri(path: Path, root: Path, cap: int, what: str) -> tuple[str | N
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}", None
 
 
-__all__ = ["MAX_FINDINGS_BYTES", "MAX_FRAME_BYTES", "MAX_MANIFEST_BYTES", "MAX_PLOT_BYTES", "MAX_SUMMARY_BYTES",
-           "RunFileRefused", "image_data_uri", "read_findings", "read_json_file"]
+__all__ = [
+    "MAX_FINDINGS_BYTES",
+    "MAX_FRAME_BYTES",
+    "MAX_MANIFEST_BYTES",
+    "MAX_PLOT_BYTES",
+    "MAX_SUMMARY_BYTES",
+    "RunFileRefused",
+    "image_data_uri",
+    "read_findings",
+    "read_json_file",
+]

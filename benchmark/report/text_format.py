@@ -7,6 +7,7 @@ import re
 
 LINE_BREAKS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]+")  # line breaks and other control characters
 
+
 def pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 

@@ -29,8 +29,12 @@ from core.records import TurnResult
 from core.safe_files import inside
 from core.words import word_error_rate
 
-MARKS = (("scene", "scene change"), ("speech-end", "end of speech"), ("first-token", "first reply text"),
-         ("reply-end", "reply done"))
+MARKS = (
+    ("scene", "scene change"),
+    ("speech-end", "end of speech"),
+    ("first-token", "first reply text"),
+    ("reply-end", "reply done"),
+)
 
 
 class RunFiles:
@@ -96,43 +100,59 @@ def timeline_html(result: TurnResult, files: RunFiles) -> str:
     glasses = result.glasses
     if glasses.start_ms is not None and glasses.speech_end_ms is not None:
         begin = glasses.start_ms + (glasses.lead_ms or 0)
-        parts.append(f'<span class="band-speech" style="left:{left(begin)};'
-                     f'width:{100 * max(0, glasses.speech_end_ms - begin) / width:.2f}%" title="the glasses speak">'
-                     "</span>")
+        parts.append(
+            f'<span class="band-speech" style="left:{left(begin)};'
+            f'width:{100 * max(0, glasses.speech_end_ms - begin) / width:.2f}%" title="the glasses speak">'
+            "</span>"
+        )
     for n, (t_ms, name) in enumerate(result.frames.thumbnails):
         link = files.link(name)
         if link is None:
             continue
-        parts.append(f'<img class="thumb" loading="lazy" src="{escape(link)}" data-t-ms="{t_ms}" '
-                     f'style="left:{left(t_ms)};top:{4 + 50 * (n % 2)}px" alt="frame sent at {t_ms} ms" '
-                     f'title="frame sent at {(t_ms - low) / 1000:.2f} s">')
+        parts.append(
+            f'<img class="thumb" loading="lazy" src="{escape(link)}" data-t-ms="{t_ms}" '
+            f'style="left:{left(t_ms)};top:{4 + 50 * (n % 2)}px" alt="frame sent at {t_ms} ms" '
+            f'title="frame sent at {(t_ms - low) / 1000:.2f} s">'
+        )
     labels = []  # after every mark, so no mark's line crosses another's label
     for key, name in MARKS:
         if key in marks:
             flip = " flip" if share(marks[key]) > 0.7 else ""  # its label on the left, inside the strip
-            parts.append(f'<span class="mark mark-{key}" style="left:{left(marks[key])}" data-t-ms="{marks[key]}">'
-                         '</span>')
-            labels.append(f'<span class="mark-label label-{key}{flip}" style="left:{left(marks[key])}">'
-                          f'{escape(name)} {(marks[key] - low) / 1000:.2f} s</span>')
+            parts.append(
+                f'<span class="mark mark-{key}" style="left:{left(marks[key])}" data-t-ms="{marks[key]}"></span>'
+            )
+            labels.append(
+                f'<span class="mark-label label-{key}{flip}" style="left:{left(marks[key])}">'
+                f"{escape(name)} {(marks[key] - low) / 1000:.2f} s</span>"
+            )
     parts += labels
     start = glasses.start_ms if glasses.start_ms is not None else low
     parts.append(f'<span class="playhead" hidden data-start-ms="{start}"></span>')
     sent = result.frames.sent or 0
     kept = len(result.frames.thumbnails)
-    note = (f"{sent} frame(s) sent under {escape(result.frames.policy or '-')}"
-            + (f", {kept} kept" if sent != kept else "") + f"; 0 s is stream time {low} ms")
-    return (f'<div class="timeline" data-low-ms="{low}" data-high-ms="{high}"><div class="track">{"".join(parts)}'
-            f'</div></div><p class="note">{note}</p>')
+    note = (
+        f"{sent} frame(s) sent under {escape(result.frames.policy or '-')}"
+        + (f", {kept} kept" if sent != kept else "")
+        + f"; 0 s is stream time {low} ms"
+    )
+    return (
+        f'<div class="timeline" data-low-ms="{low}" data-high-ms="{high}"><div class="track">{"".join(parts)}'
+        f'</div></div><p class="note">{note}</p>'
+    )
 
 
 def audio_html(result: TurnResult, files: RunFiles) -> str:
     players = []
-    for kind, name, label in (("speech", result.glasses.speech_file, "the glasses' speech"),
-                              ("reply", result.reply.audio_file, "the spoken reply")):
+    for kind, name, label in (
+        ("speech", result.glasses.speech_file, "the glasses' speech"),
+        ("reply", result.reply.audio_file, "the spoken reply"),
+    ):
         link = files.link(name)
         if link is not None:
-            players.append(f'<label class="player">{label} <audio class="{kind}-audio" controls preload="metadata" '
-                           f'src="{escape(link)}"></audio></label>')
+            players.append(
+                f'<label class="player">{label} <audio class="{kind}-audio" controls preload="metadata" '
+                f'src="{escape(link)}"></audio></label>'
+            )
     return f'<div class="players">{"".join(players)}</div>' if players else ""
 
 
@@ -142,12 +162,16 @@ def transcript_html(result: TurnResult) -> str:
     if not script or result.input.speech_source not in ("perceived", "media"):
         return ""
     rows = [("the line spoken (script)", script, "")]
-    rows.append(("transcript the assistant got", result.input.speech,
-                 f"{word_error_rate(script, result.input.speech):.2f}"))
+    rows.append(
+        ("transcript the assistant got", result.input.speech, f"{word_error_rate(script, result.input.speech):.2f}")
+    )
     if result.reply.heard:
-        rows.append(("the API's own transcript", result.reply.heard, f"{word_error_rate(script, result.reply.heard):.2f}"))
-    body = "".join(f"<tr><th>{escape(name)}</th><td>{escape(text)}</td><td>{escape(wer)}</td></tr>"
-                   for name, text, wer in rows)
+        rows.append(
+            ("the API's own transcript", result.reply.heard, f"{word_error_rate(script, result.reply.heard):.2f}")
+        )
+    body = "".join(
+        f"<tr><th>{escape(name)}</th><td>{escape(text)}</td><td>{escape(wer)}</td></tr>" for name, text, wer in rows
+    )
     return f'<table class="transcript"><tr><th></th><th>text</th><th>word error rate</th></tr>{body}</table>'
 
 

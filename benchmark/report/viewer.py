@@ -40,7 +40,8 @@ from benchmark.scoring.summary_view import RunSummary
 from core.records import REPAIR_STYLES, TrialRecord
 from core.safe_files import inside, refuse_links, write_atomic
 
-STYLE = """
+STYLE = (
+    """
 body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:1rem 1.5rem;color:#1a202c}
 h1{font-size:1.4rem;margin:.2rem 0} h2{font-size:1.15rem;margin:1.6rem 0 .5rem;border-bottom:1px solid #ccd}
 .headline{font-size:1.3rem;font-weight:600;padding:.7rem 1rem;border-radius:6px;background:#e6f0fa}
@@ -64,9 +65,13 @@ details.trial>summary{cursor:pointer;padding:.2rem 0} details.trial[open]{backgr
 justify-content:center;z-index:10;cursor:zoom-out}
 #zoom img{width:92vw;height:92vh;object-fit:contain;background:#fff}
 [hidden]{display:none !important}
-""" + timeline.STYLE + watch_view.STYLE
+"""
+    + timeline.STYLE
+    + watch_view.STYLE
+)
 
-SCRIPT = """
+SCRIPT = (
+    """
 const filters = Array.from(document.querySelectorAll('select[data-filter]'));
 const rows = Array.from(document.querySelectorAll('details.trial'));
 function applyFilters() {
@@ -100,7 +105,9 @@ function openLinked() {  // index.html#t-... (agreement.md's links) opens that t
 }
 window.addEventListener('hashchange', openLinked);
 openLinked();
-""" + timeline.SCRIPT
+"""
+    + timeline.SCRIPT
+)
 
 
 def figures_html(summary: RunSummary | dict) -> str:
@@ -110,11 +117,23 @@ def figures_html(summary: RunSummary | dict) -> str:
     manifest, counts, raw = run.manifest, run.counts, run.raw
     judge = f"{manifest.judge_family or 'unknown'} ({manifest.judge_model or '-'})"
     watched = is_proactive(raw)
-    facts = [("candidate", manifest.candidate_model or "-"), ("judge", judge), ("via", manifest.via or "-"),
-             *(watch_view.run_facts(raw) if watched else [
-                 ("ranking condition", run.primary.condition),
-                 ("trials", f"{counts.trials}: scored {counts.scored}, unscored {counts.turn_2_unscored}, "
-                            f"errored {counts.errored}")])]
+    facts = [
+        ("candidate", manifest.candidate_model or "-"),
+        ("judge", judge),
+        ("via", manifest.via or "-"),
+        *(
+            watch_view.run_facts(raw)
+            if watched
+            else [
+                ("ranking condition", run.primary.condition),
+                (
+                    "trials",
+                    f"{counts.trials}: scored {counts.scored}, unscored {counts.turn_2_unscored}, "
+                    f"errored {counts.errored}",
+                ),
+            ]
+        ),
+    ]
     out = ["<table>", *(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in facts), "</table>"]
     if manifest.judge_family == "lexical":
         out.append('<p class="note">The judge is lexical (answer-list matching): not the publication judge.</p>')
@@ -127,21 +146,25 @@ def figures_html(summary: RunSummary | dict) -> str:
         out.append(f'<p class="headline unmeasured">{escape(stopped)}</p>')
     if watched:
         return "\n".join([*out, watch_view.cells_html(raw)])
-    out.append("<table><tr><th>condition</th><th>balanced Turn 2 accuracy</th><th>95% CI</th>"
-               "<th>scored / cells</th><th>repair rate</th><th>candidate cost</th><th>judge cost</th>"
-               "<th>cost per correct Turn 2</th></tr>")
+    out.append(
+        "<table><tr><th>condition</th><th>balanced Turn 2 accuracy</th><th>95% CI</th>"
+        "<th>scored / cells</th><th>repair rate</th><th>candidate cost</th><th>judge cost</th>"
+        "<th>cost per correct Turn 2</th></tr>"
+    )
     costs = run.cost.get("conditions") or {}  # the cost block as written (docs/schema.md)
     for name, cond in run.conditions.items():
         scored, cells = scored_cells(run, name)
         accuracy = pct(cond.balanced_accuracy) if is_measurement(run, name) else "not a measurement"
         repair = cond.repair_rate
         cost = costs.get(name) or {}
-        out.append(f"<tr><td>{escape(name)}</td><td>{escape(accuracy)}</td>"
-                   f"<td>{escape(interval(cond.ci_low, cond.ci_high))}</td>"
-                   f"<td>{escape(str(scored))} / {escape(str(cells))}</td>"
-                   f"<td>{escape(pct(repair.rate))} ({escape(str(repair.k))}/{escape(str(repair.n))})</td>"
-                   + "".join(f"<td>{escape(usd(cost.get(key)))}</td>" for key in ("candidate_usd", "judge_usd"))
-                   + f"<td>{escape(per_correct(cost) if cost else '-')}</td></tr>")
+        out.append(
+            f"<tr><td>{escape(name)}</td><td>{escape(accuracy)}</td>"
+            f"<td>{escape(interval(cond.ci_low, cond.ci_high))}</td>"
+            f"<td>{escape(str(scored))} / {escape(str(cells))}</td>"
+            f"<td>{escape(pct(repair.rate))} ({escape(str(repair.k))}/{escape(str(repair.n))})</td>"
+            + "".join(f"<td>{escape(usd(cost.get(key)))}</td>" for key in ("candidate_usd", "judge_usd"))
+            + f"<td>{escape(per_correct(cost) if cost else '-')}</td></tr>"
+        )
     out.append("</table>")
     unknown = (run.cost.get("run") or {}).get("unknown") or []
     if unknown:
@@ -153,23 +176,28 @@ def plots_html(plots_dir: Path) -> str:
     """The run's plots inlined: PNGs under `MAX_PLOT_BYTES` (by header and size, not by name); any
     other file named *.png is left out and named in a note."""
     names = [n for n in PLOT_FILES if inside(plots_dir / n, plots_dir)]
-    names += sorted(p.name for p in plots_dir.glob("*.png")
-                    if p.name not in names and inside(p, plots_dir)) if plots_dir.is_dir() else []
+    names += (
+        sorted(p.name for p in plots_dir.glob("*.png") if p.name not in names and inside(p, plots_dir))
+        if plots_dir.is_dir()
+        else []
+    )
     figures, refused = [], []
     for name in names:
         uri, why = image_data_uri(plots_dir / name, plots_dir, MAX_PLOT_BYTES, "plot")
         if uri is None:
             refused.append(why or name)
         else:
-            figures.append(f'<figure><img src="{uri}" alt="{escape(name)}"><figcaption>{escape(name)}</figcaption>'
-                           "</figure>")
-    note = (f'<p class="note">Left out: {escape("; ".join(refused))}</p>' if refused else "")
+            figures.append(
+                f'<figure><img src="{uri}" alt="{escape(name)}"><figcaption>{escape(name)}</figcaption></figure>'
+            )
+    note = f'<p class="note">Left out: {escape("; ".join(refused))}</p>' if refused else ""
     if not figures:
         return note + '<p class="note">No plots in plots/.</p>'
     return note + '<div class="plots">' + "".join(figures) + "</div>"
 
 
 # ---------------------------------------------------------------- the page
+
 
 def page_headline(summary: dict) -> str:
     from benchmark.report.proactive_findings import is_proactive, proactive_headline
@@ -180,8 +208,16 @@ def page_headline(summary: dict) -> str:
     return " ".join(filter(None, (headline(summary), blind_line(summary.get("blind_camera")))))
 
 
-def render_page(summary: dict, trials: list[TrialRecord], *, title: str, findings: str, plots_dir: Path,
-                media_root: Path = MEDIA_ROOT, files: RunFiles | None = None) -> str:
+def render_page(
+    summary: dict,
+    trials: list[TrialRecord],
+    *,
+    title: str,
+    findings: str,
+    plots_dir: Path,
+    media_root: Path = MEDIA_ROOT,
+    files: RunFiles | None = None,
+) -> str:
     run = RunSummary.from_json(summary)
     manifest = run.manifest
     bank, bank_note = open_bank(manifest)
@@ -194,26 +230,43 @@ def render_page(summary: dict, trials: list[TrialRecord], *, title: str, finding
     from benchmark.report.proactive_findings import is_proactive
 
     measured = "measured" if is_proactive(summary) or is_measurement(run) else "unmeasured"
-    findings_block = (f"<details><summary>findings.md</summary><pre>{escape(findings)}</pre></details>"
-                      if findings else "")
-    return "\n".join([
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>wearsim: {escape(title)}</title><style>{STYLE}</style></head><body>",
-        f"<h1>wearsim run <code>{escape(title)}</code></h1>",
-        f'<p class="headline {measured}" id="headline">{escape(page_headline(summary))}</p>',
-        *([f'<p class="note" id="turns-ok">{escape(lead)}</p>'] if (lead := fault_lead(summary)) else []),
-        figures_html(run), findings_block,
-        "<h2>Plots</h2>", plots_html(plots_dir),
-        *([f'<p class="note">Frames left out: {escape("; ".join(frames.refused))}</p>'] if frames.refused else []),
-        "<h2>Trials</h2>",
-        f'<p class="note">{escape(bank_note)}; frames from {escape(str(media_root))} when present.</p>',
-        filters_html(trials), *rows,
-        '<div id="zoom" hidden><img alt="the plot, full size"></div>',
-        frames.script(), f"<script>{SCRIPT}</script>", "</body></html>", ""])
+    findings_block = (
+        f"<details><summary>findings.md</summary><pre>{escape(findings)}</pre></details>" if findings else ""
+    )
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            f"<title>wearsim: {escape(title)}</title><style>{STYLE}</style></head><body>",
+            f"<h1>wearsim run <code>{escape(title)}</code></h1>",
+            f'<p class="headline {measured}" id="headline">{escape(page_headline(summary))}</p>',
+            *([f'<p class="note" id="turns-ok">{escape(lead)}</p>'] if (lead := fault_lead(summary)) else []),
+            figures_html(run),
+            findings_block,
+            "<h2>Plots</h2>",
+            plots_html(plots_dir),
+            *([f'<p class="note">Frames left out: {escape("; ".join(frames.refused))}</p>'] if frames.refused else []),
+            "<h2>Trials</h2>",
+            f'<p class="note">{escape(bank_note)}; frames from {escape(str(media_root))} when present.</p>',
+            filters_html(trials),
+            *rows,
+            '<div id="zoom" hidden><img alt="the plot, full size"></div>',
+            frames.script(),
+            f"<script>{SCRIPT}</script>",
+            "</body></html>",
+            "",
+        ]
+    )
 
 
-def write_viewer(run_dir: Path, *, transcripts: Path | None = None, output_dir: Path | None = None,
-                 summary: dict | None = None, media_root: Path | None = None) -> Path:
+def write_viewer(
+    run_dir: Path,
+    *,
+    transcripts: Path | None = None,
+    output_dir: Path | None = None,
+    summary: dict | None = None,
+    media_root: Path | None = None,
+) -> Path:
     """Write `index.html` into `output_dir` (default `run_dir`) and return its path.
 
     The summary is `summary` or the output dir's summary.json (write the report
@@ -232,7 +285,13 @@ def write_viewer(run_dir: Path, *, transcripts: Path | None = None, output_dir: 
     findings, refused = read_findings(out / "findings.md", out)
     if refused is not None:
         findings = f"Left out: {refused}"
-    page = render_page(summary, trials, title=out.resolve().name, findings=findings, plots_dir=out / "plots",
-                       media_root=Path(media_root) if media_root is not None else MEDIA_ROOT,
-                       files=RunFiles(run_dir, out))
+    page = render_page(
+        summary,
+        trials,
+        title=out.resolve().name,
+        findings=findings,
+        plots_dir=out / "plots",
+        media_root=Path(media_root) if media_root is not None else MEDIA_ROOT,
+        files=RunFiles(run_dir, out),
+    )
     return write_atomic(out / "index.html", page, out)

@@ -83,6 +83,7 @@ NONE = "none"  # a filter's value for a trial without that axis (no sweep, no pr
 
 def axes(trial: TrialRecord) -> dict[str, str]:
     """The values a trial is filtered by (data attributes of its row)."""
+
     def value(v) -> str:
         return NONE if v is None else str(v)
 
@@ -90,14 +91,28 @@ def axes(trial: TrialRecord) -> dict[str, str]:
     policy = trial.frame_policy or next((t.frames.policy for t in trial.turns if t.frames.policy), None)
     if trial.watching is not None and policy is None:
         policy = watch_view.DEFAULT_POLICY  # a proactive session's default
-    return {"condition": trial.condition, "cue": trial.cue_type, "outcome": outcome(trial),
-            "strategy": value(trial.proactive), "policy": value(policy),
-            "profile": value(getattr(trial, "impairment", None)),
-            "gap": value(trial.staleness_ms), "fault": value(fault_of(trial))}
+    return {
+        "condition": trial.condition,
+        "cue": trial.cue_type,
+        "outcome": outcome(trial),
+        "strategy": value(trial.proactive),
+        "policy": value(policy),
+        "profile": value(getattr(trial, "impairment", None)),
+        "gap": value(trial.staleness_ms),
+        "fault": value(fault_of(trial)),
+    }
 
 
-FILTERS = (("condition", "condition"), ("shift type", "cue"), ("outcome", "outcome"), ("strategy", "strategy"),
-           ("frame policy", "policy"), ("profile", "profile"), ("gap (ms)", "gap"), ("fault", "fault"))
+FILTERS = (
+    ("condition", "condition"),
+    ("shift type", "cue"),
+    ("outcome", "outcome"),
+    ("strategy", "strategy"),
+    ("frame policy", "policy"),
+    ("profile", "profile"),
+    ("gap (ms)", "gap"),
+    ("fault", "fault"),
+)
 
 
 def filters_html(trials: list[TrialRecord]) -> str:
@@ -112,19 +127,26 @@ def filters_html(trials: list[TrialRecord]) -> str:
             return list(OUTCOMES)
         seen = {row[key] for row in found}
         return sorted(seen - {NONE}, key=lambda v: (len(v), v) if key == "gap" else v) + (
-            [NONE] if NONE in seen else [])
+            [NONE] if NONE in seen else []
+        )
 
     shown = [(label, key) for label, key in FILTERS if key != "strategy" or any(r[key] != NONE for r in found)]
-    return ('<div class="filters">' + "".join(select(label, key, values(key)) for label, key in shown)
-            + '<span id="shown" class="note"></span></div>')
+    return (
+        '<div class="filters">'
+        + "".join(select(label, key, values(key)) for label, key in shown)
+        + '<span id="shown" class="note"></span></div>'
+    )
 
 
 # ---------------------------------------------------------------- one trial
 
+
 def verdicts_html(trial: TrialRecord) -> str:
-    rows = [("Turn 2 judge", trial.turn_2_judge, trial.turn_2_previous_judge_label),
-            ("Turn 2 ranking judge", trial.turn_2_ranking_judge, None),
-            ("Turn 3 judge", trial.turn_3_judge, trial.turn_3_previous_judge_label)]
+    rows = [
+        ("Turn 2 judge", trial.turn_2_judge, trial.turn_2_previous_judge_label),
+        ("Turn 2 ranking judge", trial.turn_2_ranking_judge, None),
+        ("Turn 3 judge", trial.turn_3_judge, trial.turn_3_previous_judge_label),
+    ]
     out = ["<table><tr><th></th><th>label</th><th>judge</th><th>rationale</th></tr>"]
     for name, verdict, previous in rows:
         if verdict is None:
@@ -133,8 +155,10 @@ def verdicts_html(trial: TrialRecord) -> str:
         if previous:
             label += f" (before rescore: {previous})"
         raw = f"<details><summary>raw reply</summary><pre>{escape(verdict.raw)}</pre></details>" if verdict.raw else ""
-        out.append(f'<tr><th>{name}</th><td class="label">{escape(label)}</td><td>{escape(verdict.judge)}</td>'
-                   f"<td>{escape(verdict.rationale)}{raw}</td></tr>")
+        out.append(
+            f'<tr><th>{name}</th><td class="label">{escape(label)}</td><td>{escape(verdict.judge)}</td>'
+            f"<td>{escape(verdict.rationale)}{raw}</td></tr>"
+        )
     return "\n".join(out + ["</table>"]) if len(out) > 1 else '<p class="note">No judge verdict recorded.</p>'
 
 
@@ -148,8 +172,11 @@ def signals_html(signals: dict | None) -> str:
     rows = []
     for kind, value in signals.items():
         if isinstance(value, dict):
-            parts = [f"{name}: " + (", ".join(map(hit, hits)) if isinstance(hits, list) else hit(hits))
-                     for name, hits in value.items() if hits]
+            parts = [
+                f"{name}: " + (", ".join(map(hit, hits)) if isinstance(hits, list) else hit(hits))
+                for name, hits in value.items()
+                if hits
+            ]
             text = "; ".join(parts) or "no hits"
         else:
             text = "none" if value is None else hit(value)
@@ -162,14 +189,22 @@ def messages_html(trial: TrialRecord) -> str:
     if trial.system_prompt:
         out.append(f"<details><summary>system prompt</summary><pre>{escape(trial.system_prompt)}</pre></details>")
     for message in trial.messages:
-        out.append(f'<div class="msg {escape(message.role)}"><span class="role">{escape(message.role)}</span>'
-                   f"<pre>{escape(message.text)}</pre></div>")
+        out.append(
+            f'<div class="msg {escape(message.role)}"><span class="role">{escape(message.role)}</span>'
+            f"<pre>{escape(message.text)}</pre></div>"
+        )
     if not trial.messages:
-        replies = [("Turn 1 reply", trial.turn_1_response), ("Turn 2 reply", trial.turn_2_response),
-                   ("Turn 3 reply", trial.turn_3_response)]
+        replies = [
+            ("Turn 1 reply", trial.turn_1_response),
+            ("Turn 2 reply", trial.turn_2_response),
+            ("Turn 3 reply", trial.turn_3_response),
+        ]
         out.append('<p class="note">No messages recorded; the replies:</p>')
-        out += [f'<div class="msg assistant"><span class="role">{n}</span><pre>{escape(t)}</pre></div>'
-                for n, t in replies if t]
+        out += [
+            f'<div class="msg assistant"><span class="role">{n}</span><pre>{escape(t)}</pre></div>'
+            for n, t in replies
+            if t
+        ]
     return "\n".join(out)
 
 
@@ -184,15 +219,25 @@ def authored(scenario: Scenario, turn: int, repair_style: str) -> dict[str, str 
 def turn_facts(result: TurnResult) -> dict[str, str]:
     """Provenance per channel, reply timings and tokens, the stream's latencies and what the glasses played."""
     i, reply = result.input, result.reply
-    facts = {"camera source": i.camera_source or "none", "speech source": i.speech_source or "none",
-             "context source": i.context_source or "none", "reply latency": f"{reply.latency_s:.2f} s",
-             "first token": "-" if reply.first_token_s is None else f"{reply.first_token_s:.2f} s",
-             "tokens in/out": f"{reply.usage.input_tokens}/{reply.usage.output_tokens}"
-             if reply.usage.reported else "unknown",
-             "tokens by modality": tokens_text(reply.usage.to_json()) if reply.usage.reported
-             else "unknown (the provider did not report usage)"}
-    facts.update({k: "-" if v is None else f"{v:.3f} s" if isinstance(v, float) else str(v)
-                  for k, v in result.metrics.to_json().items()})
+    facts = {
+        "camera source": i.camera_source or "none",
+        "speech source": i.speech_source or "none",
+        "context source": i.context_source or "none",
+        "reply latency": f"{reply.latency_s:.2f} s",
+        "first token": "-" if reply.first_token_s is None else f"{reply.first_token_s:.2f} s",
+        "tokens in/out": f"{reply.usage.input_tokens}/{reply.usage.output_tokens}"
+        if reply.usage.reported
+        else "unknown",
+        "tokens by modality": tokens_text(reply.usage.to_json())
+        if reply.usage.reported
+        else "unknown (the provider did not report usage)",
+    }
+    facts.update(
+        {
+            k: "-" if v is None else f"{v:.3f} s" if isinstance(v, float) else str(v)
+            for k, v in result.metrics.to_json().items()
+        }
+    )
     facts.update({k: str(v) for k, v in result.glasses.to_json().items()})
     return facts
 
@@ -200,75 +245,119 @@ def turn_facts(result: TurnResult) -> dict[str, str]:
 def differences_html(result: TurnResult, scenario: Scenario, repair_style: str) -> str:
     """Each perceived channel next to the scenario's authored text, where they differ."""
     i = result.input
-    sent = {"speech": (i.speech, i.speech_source), "camera": (i.camera_block, i.camera_source),
-            "context": (i.context_block, i.context_source)}
+    sent = {
+        "speech": (i.speech, i.speech_source),
+        "camera": (i.camera_block, i.camera_source),
+        "context": (i.context_block, i.context_source),
+    }
     out = []
     for channel, text in authored(scenario, result.turn, repair_style).items():
         heard, source = sent[channel]
         if source == "perceived" and (heard or "").strip() != (text or "").strip():
-            out.append(f'<div class="diff"><div><b>Turn {result.turn} {channel}, perceived</b>'
-                       f'<pre>{escape(heard or "")}</pre></div><div><b>Turn {result.turn} {channel}, authored</b>'
-                       f'<pre>{escape(text or "(none)")}</pre></div></div>')
+            out.append(
+                f'<div class="diff"><div><b>Turn {result.turn} {channel}, perceived</b>'
+                f"<pre>{escape(heard or '')}</pre></div><div><b>Turn {result.turn} {channel}, authored</b>"
+                f"<pre>{escape(text or '(none)')}</pre></div></div>"
+            )
     return "\n".join(out)
 
 
-def turns_html(trial: TrialRecord, scenario: Scenario | None, frames: Frames, repair_style: str,
-               files: RunFiles | None = None) -> str:
+def turns_html(
+    trial: TrialRecord, scenario: Scenario | None, frames: Frames, repair_style: str, files: RunFiles | None = None
+) -> str:
     facts = {t.turn: turn_facts(t) for t in trial.turns}
     names = list(dict.fromkeys(name for per in facts.values() for name in per))
     head = "".join(f"<th>Turn {turn}</th>" for turn in facts)
-    rows = "".join(f"<tr><th>{escape(str(name))}</th>"
-                   + "".join(f"<td>{escape(per.get(name, '-'))}</td>" for per in facts.values()) + "</tr>"
-                   for name in names)
+    rows = "".join(
+        f"<tr><th>{escape(str(name))}</th>"
+        + "".join(f"<td>{escape(per.get(name, '-'))}</td>" for per in facts.values())
+        + "</tr>"
+        for name in names
+    )
     out = [f"<table><tr><th></th>{head}</tr>{rows}</table>"]
     if scenario is None:
         if trial.watching is None:  # a proactive scenario has no authored turn text to compare
             out.append('<p class="note">Scenario not in the bank: authored text not shown.</p>')
     else:
         out += [differences_html(t, scenario, repair_style) for t in trial.turns]
-    keys = [("context frame" if name == "context" else f"Turn {turn} frame", frames.key(trial.scenario_id, name))
-            for turn in facts for name in TURN_FRAMES.get(turn, ())]
-    images = "".join(f'<figure><img data-frame="{k}" alt="{escape(n)}"><figcaption>{escape(n)}'
-                     "</figcaption></figure>" for n, k in keys if k)
+    keys = [
+        ("context frame" if name == "context" else f"Turn {turn} frame", frames.key(trial.scenario_id, name))
+        for turn in facts
+        for name in TURN_FRAMES.get(turn, ())
+    ]
+    images = "".join(
+        f'<figure><img data-frame="{k}" alt="{escape(n)}"><figcaption>{escape(n)}</figcaption></figure>'
+        for n, k in keys
+        if k
+    )
     streamed = [stream_turn_html(t, files) for t in trial.turns] if files is not None else []
     streamed = [block for block in streamed if block]
-    return "\n".join(out + ([f'<div class="frames">{images}</div>'] if images else [])
-                     + (["<h3>What the assistant saw and heard</h3>", *streamed] if streamed else []))
+    return "\n".join(
+        out
+        + ([f'<div class="frames">{images}</div>'] if images else [])
+        + (["<h3>What the assistant saw and heard</h3>", *streamed] if streamed else [])
+    )
 
 
-def trial_html(trial: TrialRecord, bank: dict[str, Scenario], frames: Frames, repair_style: str,
-               prices=None, files: RunFiles | None = None) -> str:
+def trial_html(
+    trial: TrialRecord,
+    bank: dict[str, Scenario],
+    frames: Frames,
+    repair_style: str,
+    prices=None,
+    files: RunFiles | None = None,
+) -> str:
     result = outcome(trial)
     label = trial.turn_2_label or "unscored"
     if trial.watching is not None:
         label = f"{len(trial.watching.remarks)} remark(s), {trial.watching.count('false_alarm')} false alarm(s)"
     row = axes(trial)
-    sweep = "".join(f" · {name} {escape(row[key])}" for name, key in (
-        ("strategy", "strategy"), ("policy", "policy"), ("gap", "gap"), ("profile", "profile"), ("fault", "fault"))
-                    if row[key] != NONE)
-    head = (f'<span class="badge o-{result}">{result}</span>{escape(trial.scenario_id)} · {escape(trial.condition)}'
-            f" · trial {trial.trial} · {escape(trial.cue_type)} · target {escape(trial.target_context)}"
-            f" · judge {escape(label)}{sweep}")
+    sweep = "".join(
+        f" · {name} {escape(row[key])}"
+        for name, key in (
+            ("strategy", "strategy"),
+            ("policy", "policy"),
+            ("gap", "gap"),
+            ("profile", "profile"),
+            ("fault", "fault"),
+        )
+        if row[key] != NONE
+    )
+    head = (
+        f'<span class="badge o-{result}">{result}</span>{escape(trial.scenario_id)} · {escape(trial.condition)}'
+        f" · trial {trial.trial} · {escape(trial.cue_type)} · target {escape(trial.target_context)}"
+        f" · judge {escape(label)}{sweep}"
+    )
     wall = "-" if trial.wall_s is None else f"{trial.wall_s:.1f} s"
-    facts = (f"difficulty {trial.difficulty_tier}, domain {trial.activity_domain or '-'}, via {trial.via or '-'}, "
-             f"candidate {trial.candidate_model or '-'}, wall {wall}")
+    facts = (
+        f"difficulty {trial.difficulty_tier}, domain {trial.activity_domain or '-'}, via {trial.via or '-'}, "
+        f"candidate {trial.candidate_model or '-'}, wall {wall}"
+    )
     if prices is not None and not trial.errored:
         from benchmark.scoring.cost import candidate_cost, judge_cost
 
-        facts += (f", cost: candidate {usd(candidate_cost(trial, prices).usd)}, "
-                  f"judge {usd(judge_cost(trial, prices).usd)}")
+        facts += (
+            f", cost: candidate {usd(candidate_cost(trial, prices).usd)}, judge {usd(judge_cost(trial, prices).usd)}"
+        )
     body = [f'<p class="note">{escape(facts)}</p>']
     if trial.error:
         body.append(f'<p class="o-error"><b>error:</b> {escape(trial.error)}</p>')
     if trial.watching is not None:
         body += ["<h3>What the assistant watched</h3>", watch_view.watching_html(trial.watching, files)]
     else:
-        body += ["<h3>Judges</h3>", verdicts_html(trial), "<h3>Code signals (Turn 2)</h3>",
-                 signals_html(trial.turn_2_code_signals)]
+        body += [
+            "<h3>Judges</h3>",
+            verdicts_html(trial),
+            "<h3>Code signals (Turn 2)</h3>",
+            signals_html(trial.turn_2_code_signals),
+        ]
     body += ["<h3>Messages as sent</h3>", messages_html(trial)]
     if trial.turns:
         scenario = bank.get(trial.scenario_id)
         body += ["<h3>Turns</h3>", turns_html(trial, scenario, frames, repair_style, files)]
     data = "".join(f' data-{key}="{escape(value)}"' for key, value in row.items())
-    return (f'<details class="trial" id="{trial_anchor(trial)}"{data}><summary>{head}</summary>\n'
-            + "\n".join(body) + "\n</details>")
+    return (
+        f'<details class="trial" id="{trial_anchor(trial)}"{data}><summary>{head}</summary>\n'
+        + "\n".join(body)
+        + "\n</details>"
+    )

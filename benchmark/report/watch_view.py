@@ -28,8 +28,13 @@ from pathlib import Path
 from benchmark.report.timeline import RunFiles
 from core.watching import Watching
 
-OUTCOME_NAMES = {"hit": "hit", "late": "late", "false_alarm": "false alarm", "duplicate": "duplicate",
-                 "unscored": "unscored"}
+OUTCOME_NAMES = {
+    "hit": "hit",
+    "late": "late",
+    "false_alarm": "false alarm",
+    "duplicate": "duplicate",
+    "unscored": "unscored",
+}
 DEFAULT_POLICY = "fps:1"  # a proactive session's frame policy when the run names none
 
 
@@ -46,11 +51,19 @@ def run_facts(summary: dict) -> list[tuple[str, str]]:
     def total(key: str) -> int:
         return sum(cell.get(key) or 0 for cell in cells)
 
-    return [("trials", f"{total('trials')}: {total('events')} events ({total('hits')} caught on time), "
-                       f"{total('quiet_controls')} quiet controls; errored {summary['counts']['errored']}"),
-            ("remarks", f"{total('remarks')} of {total('probes')} probes: {total('false_alarms')} false alarms "
-                        f"({total('echoes')} only echoes), {total('late')} late, {total('duplicates')} duplicates, "
-                        f"{total('unscored_remarks')} unscored")]
+    return [
+        (
+            "trials",
+            f"{total('trials')}: {total('events')} events ({total('hits')} caught on time), "
+            f"{total('quiet_controls')} quiet controls; errored {summary['counts']['errored']}",
+        ),
+        (
+            "remarks",
+            f"{total('remarks')} of {total('probes')} probes: {total('false_alarms')} false alarms "
+            f"({total('echoes')} only echoes), {total('late')} late, {total('duplicates')} duplicates, "
+            f"{total('unscored_remarks')} unscored",
+        ),
+    ]
 
 
 def cells_html(summary: dict) -> str:
@@ -64,16 +77,40 @@ def cells_html(summary: dict) -> str:
         return f"{pct(block['rate'])} ({block['k']}/{block['n']}) {interval(block['ci_low'], block['ci_high'])}"
 
     model = summary["manifest"].get("candidate_model")
-    head = ["condition", "cell", "events caught on time", "precision", "false alarms / min", "time to speak",
-            "echoes", "unscored", "probes", "cost / hour watched"]
-    rows = [[condition, name, rate(cell["recall"]), rate(cell["precision"]),
-             "n/a" if cell["false_alarms_per_min"] is None else f"{cell['false_alarms_per_min']:.2f}",
-             speak_text(cell), str(cell.get("echoes", "-")), str(cell["unscored_remarks"]),
-             f"{cell['probes']} ({cell['silent_probes']} silent)", cost_text(cell, model)]
-            for condition, name, cell in _cells(summary)]
-    return ('<table id="proactive-cells"><tr>' + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr>"
-            + "".join("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>" for row in rows)
-            + "</table>")
+    head = [
+        "condition",
+        "cell",
+        "events caught on time",
+        "precision",
+        "false alarms / min",
+        "time to speak",
+        "echoes",
+        "unscored",
+        "probes",
+        "cost / hour watched",
+    ]
+    rows = [
+        [
+            condition,
+            name,
+            rate(cell["recall"]),
+            rate(cell["precision"]),
+            "n/a" if cell["false_alarms_per_min"] is None else f"{cell['false_alarms_per_min']:.2f}",
+            speak_text(cell),
+            str(cell.get("echoes", "-")),
+            str(cell["unscored_remarks"]),
+            f"{cell['probes']} ({cell['silent_probes']} silent)",
+            cost_text(cell, model),
+        ]
+        for condition, name, cell in _cells(summary)
+    ]
+    return (
+        '<table id="proactive-cells"><tr>'
+        + "".join(f"<th>{escape(h)}</th>" for h in head)
+        + "</tr>"
+        + "".join("<tr>" + "".join(f"<td>{escape(v)}</td>" for v in row) + "</tr>" for row in rows)
+        + "</table>"
+    )
 
 
 def judged(probe, watching: Watching) -> str:
@@ -107,68 +144,94 @@ def strip_html(watching: Watching, files: RunFiles) -> str:
     starts = list(watching.scene_starts_ms)
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else watching.stream_ms
-        parts.append(f'<span class="w-scene w-scene-{n % 2}" style="left:{left(start)};width:{left(end - start)}" '
-                     f'title="scene {n}: {_s(start)} to {_s(end)}"></span>')
+        parts.append(
+            f'<span class="w-scene w-scene-{n % 2}" style="left:{left(start)};width:{left(end - start)}" '
+            f'title="scene {n}: {_s(start)} to {_s(end)}"></span>'
+        )
         if n:
-            parts.append(f'<span class="w-change" style="left:{left(start)}" data-t-ms="{start}" '
-                         f'title="scene change at {_s(start)}"></span>')
+            parts.append(
+                f'<span class="w-change" style="left:{left(start)}" data-t-ms="{start}" '
+                f'title="scene change at {_s(start)}"></span>'
+            )
     if watching.onset_ms is not None and watching.window_end_ms is not None:
-        parts.append(f'<span class="w-window" style="left:{left(watching.onset_ms)};'
-                     f'width:{left(watching.window_end_ms - watching.onset_ms)}" data-t-ms="{watching.onset_ms}" '
-                     f'title="the event\'s window: {_s(watching.onset_ms)} to {_s(watching.window_end_ms)}">'
-                     '<span class="w-window-label">event window</span></span>')
+        parts.append(
+            f'<span class="w-window" style="left:{left(watching.onset_ms)};'
+            f'width:{left(watching.window_end_ms - watching.onset_ms)}" data-t-ms="{watching.onset_ms}" '
+            f'title="the event\'s window: {_s(watching.onset_ms)} to {_s(watching.window_end_ms)}">'
+            '<span class="w-window-label">event window</span></span>'
+        )
     for n, (t_ms, name) in enumerate(watching.thumbnails):
         link = files.link(name)
         if link is not None:
-            parts.append(f'<img class="w-thumb" loading="lazy" src="{escape(link)}" data-t-ms="{t_ms}" '
-                         f'style="left:{left(t_ms)};top:{6 + 46 * (n % 2)}px" alt="frame sent at {_s(t_ms)}">')
+            parts.append(
+                f'<img class="w-thumb" loading="lazy" src="{escape(link)}" data-t-ms="{t_ms}" '
+                f'style="left:{left(t_ms)};top:{6 + 46 * (n % 2)}px" alt="frame sent at {_s(t_ms)}">'
+            )
     for probe in watching.probes:
         if probe.asked_ms is not None:
             kind = "silent" if probe.silent else "spoke"
-            parts.append(f'<span class="w-probe w-probe-{kind}" style="left:{left(probe.asked_ms)}" '
-                         f'data-t-ms="{probe.asked_ms}" title="probe {probe.n} asked at {_s(probe.asked_ms)} '
-                         f'({kind})"></span>')
+            parts.append(
+                f'<span class="w-probe w-probe-{kind}" style="left:{left(probe.asked_ms)}" '
+                f'data-t-ms="{probe.asked_ms}" title="probe {probe.n} asked at {_s(probe.asked_ms)} '
+                f'({kind})"></span>'
+            )
     for row, probe in enumerate(p for p in watching.probes if p.remark and p.spoke_ms is not None):
         if probe.spoke_ms is None:  # (only remarks with a time are listed)
             continue
         outcome = probe.outcome or "unscored"
         flip = " flip" if probe.spoke_ms / span > 0.7 else ""
-        parts.append(f'<span class="w-remark w-{outcome}{flip}" style="left:{left(probe.spoke_ms)};'
-                     f'bottom:{22 + 17 * (row % 4)}px" data-t-ms="{probe.spoke_ms}" data-outcome="{outcome}" '
-                     f'title="{escape(probe.text[:300])}">{escape(OUTCOME_NAMES.get(outcome, outcome))} '
-                     f'{_s(probe.spoke_ms)}</span>')
-    note = (f"{watching.asked} probe(s) under {escape(watching.strategy)}, {len(watching.remarks)} remark(s), "
-            f"{len(watching.frames_sent_ms)} frame(s) sent; 0 s is the first scene's start")
-    return (f'<div class="w-strip" data-span-ms="{span}"><div class="w-track">{"".join(parts)}</div></div>'
-            f'<p class="note">{note}</p>')
+        parts.append(
+            f'<span class="w-remark w-{outcome}{flip}" style="left:{left(probe.spoke_ms)};'
+            f'bottom:{22 + 17 * (row % 4)}px" data-t-ms="{probe.spoke_ms}" data-outcome="{outcome}" '
+            f'title="{escape(probe.text[:300])}">{escape(OUTCOME_NAMES.get(outcome, outcome))} '
+            f"{_s(probe.spoke_ms)}</span>"
+        )
+    note = (
+        f"{watching.asked} probe(s) under {escape(watching.strategy)}, {len(watching.remarks)} remark(s), "
+        f"{len(watching.frames_sent_ms)} frame(s) sent; 0 s is the first scene's start"
+    )
+    return (
+        f'<div class="w-strip" data-span-ms="{span}"><div class="w-track">{"".join(parts)}</div></div>'
+        f'<p class="note">{note}</p>'
+    )
 
 
 def probes_html(watching: Watching, files: RunFiles) -> str:
     rows = []
     for probe in watching.probes:
         audio = files.link(probe.audio_file)
-        player = (f'<audio class="remark-audio" controls preload="metadata" src="{escape(audio)}"></audio>'
-                  if audio else "")
+        player = (
+            f'<audio class="remark-audio" controls preload="metadata" src="{escape(audio)}"></audio>' if audio else ""
+        )
         verdict = judged(probe, watching)
         outcome = "silent" if probe.silent else OUTCOME_NAMES.get(probe.outcome or "", probe.outcome or "-")
         outcome += " (echo)" if probe.echo else ""
-        rows.append(f'<tr class="w-row-{escape(probe.outcome or "silent")}"><td>{probe.n}</td>'
-                    f"<td>{_s(probe.asked_ms) if probe.asked_ms is not None else 'unprompted'}</td>"
-                    f"<td>{'-' if probe.scene is None else probe.scene}</td><td>{_s(probe.spoke_ms)}</td>"
-                    f"<td>{escape(probe.text)}{player}</td><td>{escape(outcome)}</td><td>{escape(verdict)}</td></tr>")
-    head = ("<tr><th>probe</th><th>asked</th><th>scene shown</th><th>spoke</th><th>answer</th><th>outcome</th>"
-            "<th>judge</th></tr>")
+        rows.append(
+            f'<tr class="w-row-{escape(probe.outcome or "silent")}"><td>{probe.n}</td>'
+            f"<td>{_s(probe.asked_ms) if probe.asked_ms is not None else 'unprompted'}</td>"
+            f"<td>{'-' if probe.scene is None else probe.scene}</td><td>{_s(probe.spoke_ms)}</td>"
+            f"<td>{escape(probe.text)}{player}</td><td>{escape(outcome)}</td><td>{escape(verdict)}</td></tr>"
+        )
+    head = (
+        "<tr><th>probe</th><th>asked</th><th>scene shown</th><th>spoke</th><th>answer</th><th>outcome</th>"
+        "<th>judge</th></tr>"
+    )
     return f'<table class="w-probes">{head}{"".join(rows)}</table>' if rows else '<p class="note">No probe.</p>'
 
 
 def watching_html(watching: Watching, files: RunFiles | None) -> str:
-    event = ("a quiet control: any remark is a false alarm" if watching.kind == "quiet" else
-             f"event at {_s(watching.onset_ms)}, on time until {_s(watching.window_end_ms)}; "
-             f"{watching.outcome or 'not scored'}")
+    event = (
+        "a quiet control: any remark is a false alarm"
+        if watching.kind == "quiet"
+        else f"event at {_s(watching.onset_ms)}, on time until {_s(watching.window_end_ms)}; "
+        f"{watching.outcome or 'not scored'}"
+    )
     files = files or RunFiles(Path("."), Path("."))
-    return (f'<div class="watching"><p class="note">{escape(event)}; expected: '
-            f'{escape(", ".join(watching.expected) or "-")}</p>{strip_html(watching, files)}'
-            f"{probes_html(watching, files)}</div>")
+    return (
+        f'<div class="watching"><p class="note">{escape(event)}; expected: '
+        f"{escape(', '.join(watching.expected) or '-')}</p>{strip_html(watching, files)}"
+        f"{probes_html(watching, files)}</div>"
+    )
 
 
 STYLE = """

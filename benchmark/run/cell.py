@@ -55,19 +55,30 @@ class CellPlan:
 
     def describe(self, run_dir, shard: tuple[int, int] | None) -> str:
         share = "" if shard is None else f"; shard {shard_text(shard)}: {self.planned} cells are its share"
-        return (f"{len(self.to_run)} cells to run ({self.planned - len(self.to_run)} already finished{share}) "
-                f"-> {run_dir}")
+        return (
+            f"{len(self.to_run)} cells to run ({self.planned - len(self.to_run)} already finished{share}) -> {run_dir}"
+        )
 
 
 def plan_cells(bank: Bank, settings: RunSettings, done: set) -> CellPlan:
     """Every cell of the run in order (conditions x scenarios x trials x sweep points), the shard's share of
     them, and those of the share not in `done` (the finished cells' keys)."""
     points = sweep_points(settings.stream)
-    every = [Cell(condition=c, scenario=s, trial=t, point=p) for c in settings.conditions for s in bank.scenarios for t in range(settings.trials)
-             for p in points]
-    planned = [cell for cell in every
-               if in_shard((cell.condition, cell.scenario.scenario_id, cell.trial, *cell.point), settings.shard)]
-    return CellPlan(every=len(every), planned=len(planned), to_run=tuple(cell for cell in planned if cell.key not in done))
+    every = [
+        Cell(condition=c, scenario=s, trial=t, point=p)
+        for c in settings.conditions
+        for s in bank.scenarios
+        for t in range(settings.trials)
+        for p in points
+    ]
+    planned = [
+        cell
+        for cell in every
+        if in_shard((cell.condition, cell.scenario.scenario_id, cell.trial, *cell.point), settings.shard)
+    ]
+    return CellPlan(
+        every=len(every), planned=len(planned), to_run=tuple(cell for cell in planned if cell.key not in done)
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,23 +88,36 @@ class Judges:
     judge: Judge
     ranking: Judge | None = None
 
-    def for_cell(self, cache: "CellCache") -> "Judges":
+    def for_cell(self, cache: CellCache) -> Judges:
         """The judges asking for one cell: a judge model behind the response cache logs to the cell."""
         return Judges(judge=_judge_for_cell(self.judge, cache), ranking=_judge_for_cell(self.ranking, cache))
 
 
-def _judge_for_cell(judge, cache: "CellCache"):
+def _judge_for_cell(judge, cache: CellCache):
     bind = getattr(judge, "for_cell", None)  # an LLM judge; the lexical judge asks no model
     return judge if bind is None else bind(cache)
 
 
-async def play_cell(cell: Cell, bank: Bank, settings: RunSettings, conversation: ConversationFactory,
-                    judges: Judges, meter: Meter, cache: "CellCache") -> TrialRecord:
+async def play_cell(
+    cell: Cell,
+    bank: Bank,
+    settings: RunSettings,
+    conversation: ConversationFactory,
+    judges: Judges,
+    meter: Meter,
+    cache: CellCache,
+) -> TrialRecord:
     """The cell's trial through `conversation`, judged, with the cell's facts, wall time and fault category."""
     scenario, condition = cell.scenario, bank.condition(cell.condition)
-    facts = dict(scenario_id=scenario.scenario_id, condition=cell.condition, trial=cell.trial,
-                 **cell.point._asdict(), via=settings.via, candidate_model=settings.candidate.model_id,
-                 system_prompt=condition.system_prompt)
+    facts = dict(
+        scenario_id=scenario.scenario_id,
+        condition=cell.condition,
+        trial=cell.trial,
+        **cell.point._asdict(),
+        via=settings.via,
+        candidate_model=settings.candidate.model_id,
+        system_prompt=condition.system_prompt,
+    )
     judges = judges.for_cell(cache)
     started = time.monotonic()
     talk = None
@@ -108,9 +132,14 @@ async def play_cell(cell: Cell, bank: Bank, settings: RunSettings, conversation:
         if missing := ModelMissing.from_error(exc):
             raise missing from None
         record = TrialRecord(
-            target_context=scenario.target_context, cue_type=scenario.cue_type,
-            difficulty_tier=scenario.difficulty_tier, activity_domain=scenario.activity_domain,
-            subset=scenario.subset, error=f"{type(exc).__name__}: {exc}"[:500], **facts)
+            target_context=scenario.target_context,
+            cue_type=scenario.cue_type,
+            difficulty_tier=scenario.difficulty_tier,
+            activity_domain=scenario.activity_domain,
+            subset=scenario.subset,
+            error=f"{type(exc).__name__}: {exc}"[:500],
+            **facts,
+        )
     finally:
         if talk is not None:
             await talk.aclose()

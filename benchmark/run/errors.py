@@ -22,7 +22,7 @@ class ModelMissing(RuntimeError):
     same way, so the run stops (no record is written for the cell that found it out)."""
 
     @classmethod
-    def from_error(cls, error: BaseException) -> "ModelMissing | None":
+    def from_error(cls, error: BaseException) -> ModelMissing | None:
         """The error a cell raised, when it is the provider's "no such model" (the adapter's
         `ModelNotFoundError`, directly or as the streaming server's error event's text)."""
         text = str(error)
@@ -35,5 +35,7 @@ class ModelMissing(RuntimeError):
 
 def write_failed(path, exc: OSError) -> TranscriptWriteError:
     """The error of a run output that could not be written: what to do about it."""
-    return TranscriptWriteError(f"cannot write {path}: {exc.strerror or exc}; the trials recorded so far are kept; "
-                                "free the space and rerun with --resume")
+    return TranscriptWriteError(
+        f"cannot write {path}: {exc.strerror or exc}; the trials recorded so far are kept; "
+        "free the space and rerun with --resume"
+    )

@@ -22,31 +22,36 @@ class RunDirLock:
         self.created_dir = False
         self._fd: int | None = None
 
-    def acquire(self) -> "RunDirLock":
+    def acquire(self) -> RunDirLock:
         import fcntl
 
         self.created_dir = not self.run_dir.exists()
         try:
             self.run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise RunDirError(f"cannot create the run dir {self.run_dir}: {exc.strerror}; "
-                              "choose another --output-dir") from None
+            raise RunDirError(
+                f"cannot create the run dir {self.run_dir}: {exc.strerror}; choose another --output-dir"
+            ) from None
         while True:
             try:  # never through a link: a downloaded run dir's .lock -> ~/.bashrc would be truncated
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
             except OSError as exc:
                 if exc.errno != errno.ELOOP:
                     raise
-                raise RunDirError(f"{self.path}: is a symbolic link; refusing a run dir whose outputs are links "
-                                  "(remove the link, or choose another --output-dir)") from None
+                raise RunDirError(
+                    f"{self.path}: is a symbolic link; refusing a run dir whose outputs are links "
+                    "(remove the link, or choose another --output-dir)"
+                ) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
                 os.close(fd)
                 who = f" (pid {holder})" if holder.isdigit() else ""
-                raise RunDirBusy(f"{self.run_dir} is in use by another wearsim bench{who}; wait for it to finish "
-                                 "or choose another --output-dir") from None
+                raise RunDirBusy(
+                    f"{self.run_dir} is in use by another wearsim bench{who}; wait for it to finish "
+                    "or choose another --output-dir"
+                ) from None
             try:
                 same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
             except FileNotFoundError:

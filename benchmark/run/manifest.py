@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmark import BENCHMARK_VERSION, SCHEMA_REVISION, package_version
@@ -22,13 +22,45 @@ from core.scenes import scenes_sha256
 # manifest fields that must match for a run dir to be resumed: every setting
 # that can change a result (`concurrency` only changes how fast it comes)
 RESUME_KEYS = (
-    "benchmark_version", "scenarios_sha256", "expected_answers_sha256", "interventions_sha256",
-    "judge_prompt_sha256", "candidate_model", "candidate_model_file", "judge_family", "judge_model",
-    "ranking_judge_family", "ranking_judge_model", "temperature", "max_tokens", "camera_injection",
-    "repair_style", "via", "conditions", "ranking_condition", "trials", "scenario_ids", "staleness_ms",
-    "frame_policies", "frame_size", "frame_quality", "impairments", "impairment_seed", "synthetic_frames", "describer",
-    "pictograph_frames", "scenes_sha256", "speed", "end_of_turn", "media_root", "asr_model", "output", "shard",
-    "proactive", "proactive_sha256", "glasses",
+    "benchmark_version",
+    "scenarios_sha256",
+    "expected_answers_sha256",
+    "interventions_sha256",
+    "judge_prompt_sha256",
+    "candidate_model",
+    "candidate_model_file",
+    "judge_family",
+    "judge_model",
+    "ranking_judge_family",
+    "ranking_judge_model",
+    "temperature",
+    "max_tokens",
+    "camera_injection",
+    "repair_style",
+    "via",
+    "conditions",
+    "ranking_condition",
+    "trials",
+    "scenario_ids",
+    "staleness_ms",
+    "frame_policies",
+    "frame_size",
+    "frame_quality",
+    "impairments",
+    "impairment_seed",
+    "synthetic_frames",
+    "describer",
+    "pictograph_frames",
+    "scenes_sha256",
+    "speed",
+    "end_of_turn",
+    "media_root",
+    "asr_model",
+    "output",
+    "shard",
+    "proactive",
+    "proactive_sha256",
+    "glasses",
 )
 # The manifest's endpoints (candidate_endpoint, judge_endpoint, ...) are recorded but may
 # change on resume: a server may move (a local one gets a new port each start) while
@@ -36,14 +68,28 @@ RESUME_KEYS = (
 _NOT_RECORDED = object()
 # keys older runners did not write: the value they used, or _NOT_RECORDED when
 # it cannot be known (then a manifest without the key is not compared on it)
-LEGACY_RESUME_VALUES = {"max_tokens": 300, "speed": _NOT_RECORDED, "candidate_model_file": _NOT_RECORDED,
-                        "candidate_endpoint": _NOT_RECORDED, "judge_endpoint": _NOT_RECORDED,
-                        "ranking_judge_endpoint": _NOT_RECORDED, "describer_endpoint": _NOT_RECORDED,
-                        "output": "text", "frame_policies": [], "frame_size": 0, "frame_quality": 0,
-                        "impairments": [], "impairment_seed": None, "shard": None,
-                        "pictograph_frames": False, "scenes_sha256": None, "proactive": [],
-                        "proactive_sha256": None, "end_of_turn": _NOT_RECORDED,
-                        "glasses": _NOT_RECORDED}
+LEGACY_RESUME_VALUES = {
+    "max_tokens": 300,
+    "speed": _NOT_RECORDED,
+    "candidate_model_file": _NOT_RECORDED,
+    "candidate_endpoint": _NOT_RECORDED,
+    "judge_endpoint": _NOT_RECORDED,
+    "ranking_judge_endpoint": _NOT_RECORDED,
+    "describer_endpoint": _NOT_RECORDED,
+    "output": "text",
+    "frame_policies": [],
+    "frame_size": 0,
+    "frame_quality": 0,
+    "impairments": [],
+    "impairment_seed": None,
+    "shard": None,
+    "pictograph_frames": False,
+    "scenes_sha256": None,
+    "proactive": [],
+    "proactive_sha256": None,
+    "end_of_turn": _NOT_RECORDED,
+    "glasses": _NOT_RECORDED,
+}
 
 
 def sha256_file(path: Path | None) -> str | None:
@@ -54,16 +100,17 @@ def sha256_file(path: Path | None) -> str | None:
 
 def git_commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                             cwd=Path(__file__).resolve().parent)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, cwd=Path(__file__).resolve().parent
+        )
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
 
 
 def build_manifest(bank: Bank, settings: RunSettings) -> dict:
-    from candidates.model_ids import transcription_model
     from benchmark.judges.prompt import JUDGE_PROMPT_VERSION, judge_prompt_sha256
+    from candidates.model_ids import transcription_model
 
     candidate, judge, stream = settings.candidate, settings.judge, settings.stream or StreamSettings()
     prices = settings.prices or price_table()
@@ -73,7 +120,8 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "wearsim_version": package_version(),
         # the bank's MANIFEST.lock.json (its files' and the judge prompt's hashes): what a citation names
         "bank_lock_sha256": sha256_file(Path(bank.files["scenarios"]).with_name("MANIFEST.lock.json"))
-        if bank.files.get("scenarios") else None,
+        if bank.files.get("scenarios")
+        else None,
         "camera_injection": settings.camera,
         "scenarios_sha256": sha256_file(bank.files.get("scenarios")),
         "expected_answers_sha256": sha256_file(bank.files.get("expected_answers")),
@@ -118,12 +166,16 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "media_root": stream.media_root,
         "asr_model": stream.asr_model,
         "concurrency": settings.concurrency,
-        "response_cache": ({"directory": settings.cache_dir, "candidate": candidate.cached, "judges": True,
-                            "log": CACHE_LOG} if settings.cache_dir else None),
+        "response_cache": (
+            {"directory": settings.cache_dir, "candidate": candidate.cached, "judges": True, "log": CACHE_LOG}
+            if settings.cache_dir
+            else None
+        ),
         "rate_limits": settings.rate_limits,
         # what each model's tokens cost in this run (null: no price), so a report can be recomputed
-        "prices": prices.for_manifest((candidate.model_id, transcription_model(candidate.model_id), judge.model,
-                                       judge.ranking_model)),
+        "prices": prices.for_manifest(
+            (candidate.model_id, transcription_model(candidate.model_id), judge.model, judge.ranking_model)
+        ),
         "price_source": prices.origin,
         "budget_usd": settings.budget_usd,
         "shard": shard_text(settings.shard),
@@ -133,7 +185,7 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "bank_source": str(bank.source),
         "bank_format": bank.format,
         "scenario_ids": [s.scenario_id for s in bank.scenarios],
-        "timestamp_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "timestamp_utc": datetime.now(UTC).isoformat(timespec="seconds"),
         "runner_git_commit": git_commit(),
     }
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 from core.records import TrialRecord
 
@@ -112,11 +113,15 @@ class Progress:
         if self.pace.live:
             width = 24
             filled = int(width * self.done / max(self.total, 1))
-            self.pace.write(f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
-                            f"{self._last}  {summary}  {requests}  eta {eta}   ")
+            self.pace.write(
+                f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} "
+                f"{self._last}  {summary}  {requests}  eta {eta}   "
+            )
         else:
-            self.pace.write(f"cells {self.done}/{self.total} after {elapsed:.0f}s  last {self._last or '-'}  "
-                            f"{summary}  {requests}  eta {eta.strip()}")
+            self.pace.write(
+                f"cells {self.done}/{self.total} after {elapsed:.0f}s  last {self._last or '-'}  "
+                f"{summary}  {requests}  eta {eta.strip()}"
+            )
 
     def close(self) -> None:
         self.pace.close()

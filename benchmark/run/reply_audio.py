@@ -36,8 +36,11 @@ def save_reply_audio(run_dir: Path, record: TrialRecord) -> TrialRecord:
     for turn in record.turns:
         reply = turn.reply
         if reply.audio:
-            name = (Path(AUDIO_DIR) / _file_name(record.condition)
-                    / f"{_file_name(record.scenario_id)}-t{record.trial}{gap}-turn{turn.turn}.wav")
+            name = (
+                Path(AUDIO_DIR)
+                / _file_name(record.condition)
+                / f"{_file_name(record.scenario_id)}-t{record.trial}{gap}-turn{turn.turn}.wav"
+            )
             try:
                 write_wav(run_dir / name, reply.audio, REPLY_AUDIO_RATE, root=run_dir)
             except OSError as exc:
@@ -60,8 +63,11 @@ def save_remark_audio(run_dir: Path, record: TrialRecord, gap: str):
         raise ValueError(f"{record.scenario_id}: not a proactive record")
     files = {}
     for n, pcm in watching.audio:
-        name = (Path(AUDIO_DIR) / _file_name(record.condition)
-                / f"{_file_name(record.scenario_id)}-t{record.trial}{gap}-remark{n}.wav")
+        name = (
+            Path(AUDIO_DIR)
+            / _file_name(record.condition)
+            / f"{_file_name(record.scenario_id)}-t{record.trial}{gap}-remark{n}.wav"
+        )
         try:
             write_wav(run_dir / name, pcm, REPLY_AUDIO_RATE, root=run_dir)
         except OSError as exc:

@@ -85,7 +85,8 @@ def _check_run_dir(run_dir: Path, manifest: dict, lock: RunDirLock) -> PreparedR
         if differing:
             raise RunDirError(
                 f"{run_dir} holds a run made with different {', '.join(differing)}; rerun with the same "
-                "settings or choose another --output-dir (nothing was changed)")
+                "settings or choose another --output-dir (nothing was changed)"
+            )
         manifest["timestamp_utc"] = old.get("timestamp_utc", manifest["timestamp_utc"])
     elif has_trials:
         raise RunDirError(f"{run_dir} has transcripts.jsonl but no manifest.json; choose another --output-dir")
@@ -95,8 +96,16 @@ def _check_run_dir(run_dir: Path, manifest: dict, lock: RunDirLock) -> PreparedR
         scanned = scan_transcripts(transcripts)
         if scanned.problems:
             more = f" (and {len(scanned.problems) - 1} more)" if len(scanned.problems) > 1 else ""
-            raise RunDirError(f"cannot resume: {scanned.problems[0]}{more}; fix or delete that line, "
-                              "or choose another --output-dir")
+            raise RunDirError(
+                f"cannot resume: {scanned.problems[0]}{more}; fix or delete that line, or choose another --output-dir"
+            )
         torn = scanned.torn_tail
         done = {(r.condition, r.scenario_id, r.trial, r.sweep) for r in scanned.records if not r.errored}
-    return PreparedRun(run_dir=run_dir, manifest=manifest, done=done, lock=lock, torn_tail=torn, resuming=old is not None and has_trials)
+    return PreparedRun(
+        run_dir=run_dir,
+        manifest=manifest,
+        done=done,
+        lock=lock,
+        torn_tail=torn,
+        resuming=old is not None and has_trials,
+    )

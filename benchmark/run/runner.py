@@ -28,8 +28,15 @@ from core.records import TrialRecord
 from core.scenario import Bank
 
 
-async def run_bench(bank: Bank, settings: RunSettings, run_dir: Path, conversation: ConversationFactory,
-                    *, resume: bool = False, prepared: PreparedRun | None = None) -> dict:
+async def run_bench(
+    bank: Bank,
+    settings: RunSettings,
+    run_dir: Path,
+    conversation: ConversationFactory,
+    *,
+    resume: bool = False,
+    prepared: PreparedRun | None = None,
+) -> dict:
     """Run every unfinished cell, each trial through `conversation(scenario, condition, point, trial,
     cell_cache)`; return counts.
 
@@ -69,8 +76,14 @@ def _nothing_to_run(plan: CellPlan, settings: RunSettings, run_dir: Path, budget
     return {"ran": 0, "skipped": plan.planned, "budget": budget.state(), "budget_line": budget.describe()}
 
 
-async def _run_cells(bank: Bank, settings: RunSettings, run_dir: Path, conversation: ConversationFactory,
-                     plan: CellPlan, budget: Budget | None) -> dict:
+async def _run_cells(
+    bank: Bank,
+    settings: RunSettings,
+    run_dir: Path,
+    conversation: ConversationFactory,
+    plan: CellPlan,
+    budget: Budget | None,
+) -> dict:
     from benchmark.judges import open_judge
     from benchmark.report import start_worker
     from candidates.cache import ResponseCache
@@ -81,11 +94,22 @@ async def _run_cells(bank: Bank, settings: RunSettings, run_dir: Path, conversat
     async with contextlib.AsyncExitStack() as opened:
         run = CellRun(bank, settings, run_dir, conversation, budget, len(plan.to_run), logs_cache=cache is not None)
         opened.callback(run.close)  # the writers close even when a judge cannot be opened
-        judge = await opened.enter_async_context(open_judge(judging.family, judging.model,
-                                                            base_url=judging.base_url, cache=cache))
-        ranking = (await opened.enter_async_context(open_judge(
-            judging.ranking_family, judging.ranking_model, base_url=judging.ranking_base_url, cache=cache,
-            role="ranking judge")) if judging.ranking_family else None)
+        judge = await opened.enter_async_context(
+            open_judge(judging.family, judging.model, base_url=judging.base_url, cache=cache)
+        )
+        ranking = (
+            await opened.enter_async_context(
+                open_judge(
+                    judging.ranking_family,
+                    judging.ranking_model,
+                    base_url=judging.ranking_base_url,
+                    cache=cache,
+                    role="ranking judge",
+                )
+            )
+            if judging.ranking_family
+            else None
+        )
         ticking = asyncio.create_task(run.tick())
         try:
             await run.every_cell(plan.to_run, Judges(judge=judge, ranking=ranking))
@@ -104,8 +128,17 @@ class CellRun:
     """The cells of one run as they go: the run dir's writers, the progress line, the budget and the
     response cache's per-cell log."""
 
-    def __init__(self, bank: Bank, settings: RunSettings, run_dir: Path, conversation: ConversationFactory,
-                 budget: Budget | None, cells: int, *, logs_cache: bool):
+    def __init__(
+        self,
+        bank: Bank,
+        settings: RunSettings,
+        run_dir: Path,
+        conversation: ConversationFactory,
+        budget: Budget | None,
+        cells: int,
+        *,
+        logs_cache: bool,
+    ):
         self.bank, self.settings, self.run_dir, self.conversation = bank, settings, run_dir, conversation
         self.budget = budget
         self.writer = TranscriptWriter(run_dir / TRANSCRIPTS)
@@ -162,8 +195,7 @@ class CellRun:
 
     async def _keep_media(self, record: TrialRecord) -> TrialRecord:
         """Spoken replies saved as WAVs, and on a stream run the frames and audio the viewer shows."""
-        if any(turn.reply.audio for turn in record.turns) or (
-                record.watching is not None and record.watching.audio):
+        if any(turn.reply.audio for turn in record.turns) or (record.watching is not None and record.watching.audio):
             record = await asyncio.to_thread(save_reply_audio, self.run_dir, record)
         if self.keeper is not None and (record.turns or record.watching is not None):
             record = await asyncio.to_thread(self.keeper.keep, record)

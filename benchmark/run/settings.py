@@ -20,6 +20,7 @@ class RecordsItself(Protocol):
 @dataclass(frozen=True, kw_only=True)
 class CandidateSettings:
     """The model under test and how it is asked."""
+
     model_id: str
     temperature: float = 0.0
     max_tokens: int = DEFAULT_MAX_TOKENS
@@ -32,6 +33,7 @@ class CandidateSettings:
 @dataclass(frozen=True, kw_only=True)
 class JudgeSettings:
     """The judge of every Turn 2 and 3, and the optional second, fixed ranking judge."""
+
     family: str  # resolved family ("lexical", "openai", ...)
     family_resolution: str  # how it was resolved, for the manifest
     model: str | None = None
@@ -44,6 +46,7 @@ class JudgeSettings:
 @dataclass(frozen=True, kw_only=True)
 class StreamSettings:
     """`--via stream`: the simulated glasses, and the server and perception behind them."""
+
     staleness_ms: tuple[int, ...] = ()  # the staleness sweep: one cell per Turn 2 gap
     frame_policies: tuple[str, ...] = ()  # the frame policy sweep: one cell per policy (none: the server's)
     impairments: tuple[str, ...] = ()  # the impairment sweep: one cell per profile (none: unimpaired)
@@ -66,7 +69,7 @@ class StreamSettings:
     token: str | None = field(default=None, repr=False)  # that server's token: never recorded
 
 
-def sweep_points(stream: "StreamSettings | None") -> list[SweepPoint]:
+def sweep_points(stream: StreamSettings | None) -> list[SweepPoint]:
     """Every place on the stream's sweep axes a cell runs at: gaps x policies x profiles x proactive
     strategies (one point, all None, without a sweep or on the text proxy)."""
     gaps = (stream.staleness_ms if stream else ()) or (None,)
@@ -79,6 +82,7 @@ def sweep_points(stream: "StreamSettings | None") -> list[SweepPoint]:
 @dataclass(frozen=True, kw_only=True)
 class RunSettings:
     """One run, in named parts; the CLI builds it, nothing below the CLI reads arguments."""
+
     candidate: CandidateSettings
     judge: JudgeSettings
     conditions: tuple[str, ...]

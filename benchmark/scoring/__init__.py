@@ -14,7 +14,16 @@ from benchmark.scoring.summary import build_summary
 from benchmark.scoring.trials import TranscriptError, TrialSet, load_trials
 
 __all__ = [
-    "BOOTSTRAP_DRAWS", "BOOTSTRAP_SEED", "ScenarioCounts", "TranscriptError", "TrialSet",
-    "bootstrap_balanced_accuracy", "build_summary", "cohen_kappa", "load_trials", "mcnemar_exact",
-    "paired_bootstrap_difference", "wilson_interval",
+    "BOOTSTRAP_DRAWS",
+    "BOOTSTRAP_SEED",
+    "ScenarioCounts",
+    "TranscriptError",
+    "TrialSet",
+    "bootstrap_balanced_accuracy",
+    "build_summary",
+    "cohen_kappa",
+    "load_trials",
+    "mcnemar_exact",
+    "paired_bootstrap_difference",
+    "wilson_interval",
 ]

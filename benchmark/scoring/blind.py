@@ -54,8 +54,11 @@ def _same_text(record: TrialRecord) -> bool | None:
         if len(seen) < 2:
             return None
         return len(set().union(*seen.values())) == 1
-    blocks = [t.input.camera_block for t in record.turns[:2]
-              if t.input is not None and t.input.camera_source == "perceived" and t.input.camera_block]
+    blocks = [
+        t.input.camera_block
+        for t in record.turns[:2]
+        if t.input is not None and t.input.camera_source == "perceived" and t.input.camera_block
+    ]
     return None if len(blocks) < 2 else blocks[0] == blocks[1]
 
 
@@ -82,6 +85,8 @@ def blind_line(block: dict | None) -> str | None:
     """The headline's sentence for a blind run."""
     if not block:
         return None
-    return (f"Blind camera: {block['reason']}, so the assistant never saw the scene; these numbers measure the "
-            "words around the camera block, not seeing (--describer authored reads drawn frames; a model "
-            "describer or a realtime API sees them).")
+    return (
+        f"Blind camera: {block['reason']}, so the assistant never saw the scene; these numbers measure the "
+        "words around the camera block, not seeing (--describer authored reads drawn frames; a model "
+        "describer or a realtime API sees them)."
+    )

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from benchmark.prices import NOTHING, Cost, PriceTable, reply_cost, table_from_manifest, transcription_cost
 from core.candidate import TranscriptionUsage, Usage
 from core.judge import Verdict
-from benchmark.prices import NOTHING, Cost, PriceTable, reply_cost, table_from_manifest, transcription_cost
 from core.records import TrialRecord
 
 
@@ -50,8 +50,11 @@ def verdict_cost(verdict: Verdict | None, table: PriceTable) -> Cost:
     if verdict is None:
         return NOTHING
     if verdict.usage is None:
-        return Cost(usd=None, why=(f"{verdict.judge}: the judge's usage is not recorded (an older record)",)) \
-            if verdict.raw else NOTHING
+        return (
+            Cost(usd=None, why=(f"{verdict.judge}: the judge's usage is not recorded (an older record)",))
+            if verdict.raw
+            else NOTHING
+        )
     return reply_cost(verdict.usage, table.get(verdict.judge), verdict.judge)
 
 
@@ -101,8 +104,12 @@ def group_cost(trials: list[TrialRecord], table: PriceTable) -> dict:
         judge += judge_cost(trial, table)
         transcribed += transcriptions_cost(trial, table)
     correct = sum(t.passed is True for t in finished)
-    judged = [v.usage for t in finished for v in (t.turn_2_judge, t.turn_2_ranking_judge, t.turn_3_judge)
-              if v is not None and v.usage is not None]
+    judged = [
+        v.usage
+        for t in finished
+        for v in (t.turn_2_judge, t.turn_2_ranking_judge, t.turn_3_judge)
+        if v is not None and v.usage is not None
+    ]
     return {
         "candidate_usd": candidate.usd,
         "transcription_usd": transcribed.usd,
@@ -116,8 +123,12 @@ def group_cost(trials: list[TrialRecord], table: PriceTable) -> dict:
         "per_correct_turn2_usd": _share(candidate, correct),
         "unknown": list((candidate + judge).why),
         "upper_bound": list((candidate + judge).notes),  # how a figure is at most what was spent
-        "candidate_tokens": _tokens([*(turn.reply.usage for t in finished for turn in t.turns),
-                                     *(p.usage or Usage() for t in finished if t.watching for p in t.watching.probes)]),
+        "candidate_tokens": _tokens(
+            [
+                *(turn.reply.usage for t in finished for turn in t.turns),
+                *(p.usage or Usage() for t in finished if t.watching for p in t.watching.probes),
+            ]
+        ),
         "judge_tokens": _tokens(judged),
         "transcription": _transcribed(finished),
     }
@@ -126,27 +137,33 @@ def group_cost(trials: list[TrialRecord], table: PriceTable) -> dict:
 def cost_summary(trials: tuple[TrialRecord, ...], manifest: dict, budget: dict | None = None) -> dict:
     """summary.json's `cost` block."""
     table, problems = table_from_manifest(manifest)
-    conditions = {name: group_cost([t for t in trials if t.condition == name], table)
-                  for name in sorted({t.condition for t in trials})}
+    conditions = {
+        name: group_cost([t for t in trials if t.condition == name], table)
+        for name in sorted({t.condition for t in trials})
+    }
     run = group_cost(list(trials), table)
     by_staleness = {}  # a staleness sweep: what each Turn 2 gap cost (a cell axis, like the condition)
     for name in conditions:
         gaps = sorted({t.staleness_ms for t in trials if t.condition == name and t.staleness_ms is not None})
         if gaps:
-            by_staleness[name] = {str(gap): group_cost([t for t in trials if t.condition == name
-                                                        and t.staleness_ms == gap], table) for gap in gaps}
+            by_staleness[name] = {
+                str(gap): group_cost([t for t in trials if t.condition == name and t.staleness_ms == gap], table)
+                for gap in gaps
+            }
     by_frame_policy = {}  # a frame policy sweep: what each policy cost
     for name in conditions:
         policies = list(dict.fromkeys(t.frame_policy for t in trials if t.condition == name and t.frame_policy))
         if policies:
-            by_frame_policy[name] = {policy: group_cost([t for t in trials if t.condition == name
-                                                         and t.frame_policy == policy], table) for policy in policies}
+            by_frame_policy[name] = {
+                policy: group_cost([t for t in trials if t.condition == name and t.frame_policy == policy], table)
+                for policy in policies
+            }
     return {
         "currency": "USD",
         "prices_from": table.origin,
         "price_problems": problems,
         "per_correct_turn2_rule": "the candidate's spend over the condition's finished trials / its correct "
-                                  "Turn 2 answers (null when the spend is unknown or none was correct)",
+        "Turn 2 answers (null when the spend is unknown or none was correct)",
         "conditions": conditions,
         "by_staleness": by_staleness,
         "by_frame_policy": by_frame_policy,

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Sequence
 
 from benchmark.scoring import stats
 from benchmark.scoring.signals import code_signal_label
-from core.records import LATENCY_STAGES, TrialRecord
 from benchmark.scoring.trials import LABELS
+from core.records import LATENCY_STAGES, TrialRecord
 
 PRIMARY_CLASSES = ("current", "prior")
 
@@ -75,7 +75,10 @@ def repair_rate(trials: Iterable[TrialRecord]) -> dict:
             n += 1
             k += int(trial.repair_passed)
     return {
-        **rate_cell(k, n), "turn_2_misses": misses, "turn_3_unscored": unscored, "not_attempted": not_attempted,
+        **rate_cell(k, n),
+        "turn_2_misses": misses,
+        "turn_3_unscored": unscored,
+        "not_attempted": not_attempted,
     }
 
 
@@ -96,8 +99,10 @@ def breakdown(trials: Iterable[TrialRecord], key: str) -> dict[str, dict]:
 def staleness(trials: Iterable[TrialRecord]) -> dict[str, dict]:
     """The staleness sweep, per Turn 2 gap (ms): `frame_row` of the trials at that gap."""
     trials = [t for t in trials if t.staleness_ms is not None]
-    return {str(gap): frame_row([t for t in trials if t.staleness_ms == gap])
-            for gap in sorted({t.staleness_ms for t in trials if t.staleness_ms is not None})}
+    return {
+        str(gap): frame_row([t for t in trials if t.staleness_ms == gap])
+        for gap in sorted({t.staleness_ms for t in trials if t.staleness_ms is not None})
+    }
 
 
 def frame_policies(trials: Iterable[TrialRecord]) -> dict[str, dict]:
@@ -128,20 +133,25 @@ def frame_row(trials: Sequence[TrialRecord]) -> dict:
     turn_2 = [turn for t in ran for turn in t.turns if turn.turn == 2]
     framed = [turn for turn in turn_2 if turn.glasses.frames_sent]
     counted = [turn for turn in framed if turn.frames.newest_frame_scene is not None]
-    ages = stats.percentiles([turn.metrics.last_frame_age_s for turn in turn_2 if turn.metrics.last_frame_age_s is not None])
+    ages = stats.percentiles(
+        [turn.metrics.last_frame_age_s for turn in turn_2 if turn.metrics.last_frame_age_s is not None]
+    )
     camera = [turn.frames for t in ran for turn in t.turns if turn.turn <= 2 and turn.frames.policy is not None]
     window_ms = sum(f.window_ms or 0 for f in camera)
-    return {"accuracy": rate_cell(sum(bool(t.passed) for t in scored), len(scored)),
-            "earlier_scene": rate_cell(sum(t.turn_2_label == "prior" for t in not_prior), len(not_prior)),
-            "stale_frame_rate": rate_cell(sum(f.frames.newest_frame_scene == "earlier" for f in counted),
-                                          len(counted)) if counted else None,
-            "frame_age_p50_s": ages["p50"],
-            "frame_age_p95_s": ages["p95"],
-            "frames_sent_per_turn": round(sum(f.sent or 0 for f in camera) / len(camera), 3) if camera else None,
-            "bytes_sent_per_turn": round(sum(f.sent_bytes or 0 for f in camera) / len(camera)) if camera else None,
-            "frames_per_minute": round(sum(f.sent or 0 for f in camera) * 60_000 / window_ms, 2) if window_ms else None,
-            "trials": len(trials),
-            "with_frames": sum(any(turn.turn == 2 and turn.glasses.frames_sent for turn in t.turns) for t in ran)}
+    return {
+        "accuracy": rate_cell(sum(bool(t.passed) for t in scored), len(scored)),
+        "earlier_scene": rate_cell(sum(t.turn_2_label == "prior" for t in not_prior), len(not_prior)),
+        "stale_frame_rate": rate_cell(sum(f.frames.newest_frame_scene == "earlier" for f in counted), len(counted))
+        if counted
+        else None,
+        "frame_age_p50_s": ages["p50"],
+        "frame_age_p95_s": ages["p95"],
+        "frames_sent_per_turn": round(sum(f.sent or 0 for f in camera) / len(camera), 3) if camera else None,
+        "bytes_sent_per_turn": round(sum(f.sent_bytes or 0 for f in camera) / len(camera)) if camera else None,
+        "frames_per_minute": round(sum(f.sent or 0 for f in camera) * 60_000 / window_ms, 2) if window_ms else None,
+        "trials": len(trials),
+        "with_frames": sum(any(turn.turn == 2 and turn.glasses.frames_sent for turn in t.turns) for t in ran),
+    }
 
 
 def _pooled_counts(trials: Sequence[TrialRecord]) -> list[stats.ScenarioCounts]:
@@ -162,13 +172,21 @@ def paired_accuracy(pairs: Sequence[tuple[TrialRecord, TrialRecord]]) -> dict:
     pass_b = sum(bool(y.passed) for _, y in pairs)
     only_a = sum(bool(x.passed) and not y.passed for x, y in pairs)
     only_b = sum(bool(y.passed) and not x.passed for x, y in pairs)
-    low, high = stats.paired_bootstrap_difference(_pooled_counts([x for x, _ in pairs]),
-                                                  _pooled_counts([y for _, y in pairs]))
+    low, high = stats.paired_bootstrap_difference(
+        _pooled_counts([x for x, _ in pairs]), _pooled_counts([y for _, y in pairs])
+    )
     return {
-        "pairs": n, "passes_a": pass_a, "passes_b": pass_b,
-        "accuracy_a": pass_a / n if n else None, "accuracy_b": pass_b / n if n else None,
-        "difference": (pass_b - pass_a) / n if n else None, "ci_low": low, "ci_high": high,
-        "a_pass_b_fail": only_a, "a_fail_b_pass": only_b, "p_value": stats.mcnemar_exact(only_a, only_b),
+        "pairs": n,
+        "passes_a": pass_a,
+        "passes_b": pass_b,
+        "accuracy_a": pass_a / n if n else None,
+        "accuracy_b": pass_b / n if n else None,
+        "difference": (pass_b - pass_a) / n if n else None,
+        "ci_low": low,
+        "ci_high": high,
+        "a_pass_b_fail": only_a,
+        "a_fail_b_pass": only_b,
+        "p_value": stats.mcnemar_exact(only_a, only_b),
     }
 
 
@@ -194,19 +212,27 @@ def impairments(trials: Iterable[TrialRecord]) -> dict[str, dict]:
         scored = [t for t in ran if t.scored]
         turns = [turn for t in ran for turn in t.turns]
         rates = speech_error_rates(turns)
-        recalls = [word_recall(turn.glasses.camera_script, turn.input.camera_block or "") for turn in turns
-                   if turn.glasses.camera_script and turn.input.camera_source == "perceived"]
+        recalls = [
+            word_recall(turn.glasses.camera_script, turn.input.camera_block or "")
+            for turn in turns
+            if turn.glasses.camera_script and turn.input.camera_source == "perceived"
+        ]
         similar = [s for s in recalls if s is not None]
         done = stats.percentiles([turn.metrics.reply_done for turn in turns if turn.metrics.reply_done is not None])
-        row = {"trials": len(chosen),
-               "accuracy": rate_cell(sum(bool(t.passed) for t in scored), len(scored)),
-               "word_error_rate": round(statistics.fmean(rates), 3) if rates else None,
-               "camera_similarity": round(statistics.fmean(similar), 3) if similar else None,
-               "reply_done_p50_s": done["p50"], "reply_done_p95_s": done["p95"],
-               "audio_chunks_lost_per_trial": round(sum(len(turn.glasses.audio_lost_ms) for turn in turns)
-                                                    / len(ran), 2) if ran else None,
-               "frames_lost_per_trial": round(sum(len(turn.glasses.frames_lost_ms) for turn in turns)
-                                              / len(ran), 2) if ran else None}
+        row = {
+            "trials": len(chosen),
+            "accuracy": rate_cell(sum(bool(t.passed) for t in scored), len(scored)),
+            "word_error_rate": round(statistics.fmean(rates), 3) if rates else None,
+            "camera_similarity": round(statistics.fmean(similar), 3) if similar else None,
+            "reply_done_p50_s": done["p50"],
+            "reply_done_p95_s": done["p95"],
+            "audio_chunks_lost_per_trial": round(sum(len(turn.glasses.audio_lost_ms) for turn in turns) / len(ran), 2)
+            if ran
+            else None,
+            "frames_lost_per_trial": round(sum(len(turn.glasses.frames_lost_ms) for turn in turns) / len(ran), 2)
+            if ran
+            else None,
+        }
         if profile != BASE_PROFILE and paired:
             pairs = [(base[_unimpaired(t)], t) for t in scored if _unimpaired(t) in base]
             row["against_clean"] = paired_accuracy(pairs)
@@ -249,9 +275,14 @@ def scenario_matrix(trials: Iterable[TrialRecord]) -> dict[str, dict]:
     """Per scenario: target context, shift type and outcome counts per condition."""
     matrix: dict[str, dict] = {}
     for trial in sorted(trials, key=lambda t: t.cell):
-        row = matrix.setdefault(trial.scenario_id, {
-            "target_context": trial.target_context, "cue_type": trial.cue_type, "conditions": {},
-        })
+        row = matrix.setdefault(
+            trial.scenario_id,
+            {
+                "target_context": trial.target_context,
+                "cue_type": trial.cue_type,
+                "conditions": {},
+            },
+        )
         cell = row["conditions"].setdefault(trial.condition, {name: 0 for name in OUTCOMES})
         cell[scenario_outcome(trial)] += 1
     return matrix
@@ -273,8 +304,12 @@ def code_signal_disagreement(trials: Iterable[TrialRecord]) -> dict:
             disagree += 1
     for row in per.values():
         row["rate"] = row["disagree"] / row["n"]
-    return {"n": total, "disagree": disagree, "rate": disagree / total if total else None,
-            "by_scenario": dict(sorted(per.items()))}
+    return {
+        "n": total,
+        "disagree": disagree,
+        "rate": disagree / total if total else None,
+        "by_scenario": dict(sorted(per.items())),
+    }
 
 
 def label_agreement(first: Sequence[str], second: Sequence[str]) -> dict:
@@ -297,8 +332,11 @@ def judge_agreement(trials: Sequence[TrialRecord]) -> dict | None:
         (lambda t: t.turn_2_previous_judge_label, "new judge (rows) vs recorded labels before the rescore (columns)"),
         (lambda t: t.ranking_label, "judge (rows) vs ranking judge (columns)"),
     ):
-        pairs = [(t.turn_2_label, other(t)) for t in trials
-                 if not t.errored and t.turn_2_label is not None and other(t) is not None]
+        pairs = [
+            (t.turn_2_label, other(t))
+            for t in trials
+            if not t.errored and t.turn_2_label is not None and other(t) is not None
+        ]
         if pairs:
             result = label_agreement([a for a, _ in pairs], [b for _, b in pairs])
             result["between"] = between
@@ -345,8 +383,7 @@ def latency(trials: Iterable[TrialRecord]) -> dict:
         "first_audio_s": stats.percentiles([r.first_audio_s for r in replies if r.first_audio_s is not None]),
         "first_voice_s": stats.percentiles([r.first_voice_s for r in replies if r.first_voice_s is not None]),
         "reply_done_s": stats.percentiles([r.latency_s for r in replies if r.latency_s]),
-        "measured_from": "the end of the user's speech" if any(t.via == "stream" for t in trials)
-        else "the request",
+        "measured_from": "the end of the user's speech" if any(t.via == "stream" for t in trials) else "the request",
     }
 
 
@@ -354,8 +391,11 @@ def speech_error_rates(turns) -> list[float]:
     """Word error rate of each heard turn's transcript against the line the glasses spoke."""
     from core.words import word_error_rate
 
-    return [word_error_rate(t.glasses.script, t.input.speech) for t in turns
-            if t.glasses.script and t.input.speech_source in ("perceived", "media")]
+    return [
+        word_error_rate(t.glasses.script, t.input.speech)
+        for t in turns
+        if t.glasses.script and t.input.speech_source in ("perceived", "media")
+    ]
 
 
 def perception(trials: Iterable[TrialRecord]) -> dict | None:
@@ -373,15 +413,26 @@ def perception(trials: Iterable[TrialRecord]) -> dict | None:
         for turn in turns:
             counts[getattr(turn.input, f"{channel}_source") or "none"] += 1
         channels[channel] = dict(sorted(counts.items()))
-    stages = {stage: stats.percentiles([s for t in turns if (s := t.metrics.stage(stage)) is not None])
-              for stage in LATENCY_STAGES}
-    stages["asr_decode_s"] = stats.percentiles([t.input.timings["asr_decode_s"] for t in turns
-                                           if t.input.timings.get("asr_decode_s") is not None])
+    stages = {
+        stage: stats.percentiles([s for t in turns if (s := t.metrics.stage(stage)) is not None])
+        for stage in LATENCY_STAGES
+    }
+    stages["asr_decode_s"] = stats.percentiles(
+        [t.input.timings["asr_decode_s"] for t in turns if t.input.timings.get("asr_decode_s") is not None]
+    )
     rates = speech_error_rates(turns)
-    wer = {"mean": round(statistics.fmean(rates), 3), "median": round(statistics.median(rates), 3),
-           "n": len(rates)} if rates else None
-    return {"turns": len(turns), "sources": channels, "stages_s": stages, "speech_wer": wer,
-            "frames": frame_sources(turns)}
+    wer = (
+        {"mean": round(statistics.fmean(rates), 3), "median": round(statistics.median(rates), 3), "n": len(rates)}
+        if rates
+        else None
+    )
+    return {
+        "turns": len(turns),
+        "sources": channels,
+        "stages_s": stages,
+        "speech_wer": wer,
+        "frames": frame_sources(turns),
+    }
 
 
 FRAME_SOURCE_NAMES = {"recording": "recorded", "synthetic": "synthetic", "pictograph": "pictograph"}
@@ -396,4 +447,3 @@ def frame_sources(turns) -> dict[str, int]:
         if turn.turn in (1, 2):
             counts[FRAME_SOURCE_NAMES.get(turn.glasses.frames_source or "", "none")] += 1
     return dict(sorted(counts.items()))
-

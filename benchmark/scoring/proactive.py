@@ -34,17 +34,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 
+from benchmark.scoring import stats
 from core.judge import Judge, JudgeCase, Verdict
 from core.records import TrialRecord
-from benchmark.scoring import stats
 from core.watching import Probe, Watching
 
-RULE = ("A remark inside the event's window that conveys the event is a hit (the first per event; later ones "
-        "are duplicates). A remark made before the event, one that does not convey it, or any remark in a "
-        "quiet control is a false alarm. A remark conveys the event only through words it did not copy from "
-        "what the user said in the trial or from the camera text it was given: one that only echoes them does "
-        "not. An event without a hit in its window is a miss; a remark that conveys it after the window is "
-        "recorded as late.")
+RULE = (
+    "A remark inside the event's window that conveys the event is a hit (the first per event; later ones "
+    "are duplicates). A remark made before the event, one that does not convey it, or any remark in a "
+    "quiet control is a false alarm. A remark conveys the event only through words it did not copy from "
+    "what the user said in the trial or from the camera text it was given: one that only echoes them does "
+    "not. An event without a hit in its window is a miss; a remark that conveys it after the window is "
+    "recorded as late."
+)
 
 
 def before_event(probe: Probe, onset_ms: int) -> bool:
@@ -61,8 +63,11 @@ def names_nothing(verdict: Verdict) -> bool:
     from benchmark.judges.lexical import LEXICAL_JUDGE_NAME
     from benchmark.judges.rules import NO_SIGNAL
 
-    return verdict.label is None and verdict.judge == LEXICAL_JUDGE_NAME and (
-        verdict.unscored_reason or "").startswith(NO_SIGNAL)
+    return (
+        verdict.label is None
+        and verdict.judge == LEXICAL_JUDGE_NAME
+        and (verdict.unscored_reason or "").startswith(NO_SIGNAL)
+    )
 
 
 def echo_sources(probe: Probe, scenario, heard: tuple[str, ...] = ()) -> tuple[str | None, ...]:
@@ -96,8 +101,9 @@ def _names_a_key(text: str, answers) -> bool:
 
 def mark_echoes(scenario, watching: Watching, heard: tuple[str, ...] = ()) -> Watching:
     """Each remark's `echo` flag (`echoes`)."""
-    return watching.replace(probes=tuple(replace(p, echo=p.remark and echoes(p, scenario, heard))
-                                         for p in watching.probes))
+    return watching.replace(
+        probes=tuple(replace(p, echo=p.remark and echoes(p, scenario, heard)) for p in watching.probes)
+    )
 
 
 def needs_judging(watching: Watching) -> list[Probe]:
@@ -136,14 +142,20 @@ def decide(watching: Watching, verdicts: dict[int, Verdict | None]) -> Watching:
         else:
             outcome, late = "late", True
         decided[probe.n] = (outcome, verdict)
-    probes = tuple(replace(p, outcome=decided[p.n][0], verdict=decided[p.n][1]) if p.n in decided
-                   else replace(p, outcome=None) for p in watching.probes)
+    probes = tuple(
+        replace(p, outcome=decided[p.n][0], verdict=decided[p.n][1]) if p.n in decided else replace(p, outcome=None)
+        for p in watching.probes
+    )
     return watching.replace(probes=probes, outcome="hit" if hit else "miss")
 
 
-async def judge_watching(scenario, watching: Watching, judge: Judge,
-                         label: Callable[[Judge, JudgeCase], Awaitable[Verdict]] | None = None,
-                         heard: tuple[str, ...] = ()) -> Watching:
+async def judge_watching(
+    scenario,
+    watching: Watching,
+    judge: Judge,
+    label: Callable[[Judge, JudgeCase], Awaitable[Verdict]] | None = None,
+    heard: tuple[str, ...] = (),
+) -> Watching:
     """The trial's outcomes: echoes marked (`heard`: what the user was heard to say, the opening turn's
     transcript), the remarks that need it judged against the event (`scenario` a `ProactiveScenario`),
     then `decide`. `label` asks the judge (the runner's, which meters it)."""
@@ -154,8 +166,14 @@ async def judge_watching(scenario, watching: Watching, judge: Judge,
     if judged:
         case_scenario = scenario.judge_scenario()
         for probe in judged:
-            case = JudgeCase(scenario=case_scenario, turn=2, user_message=probe_message(probe, scenario), response=probe.text,
-                             turn_1_speech=scenario.opening_user or "", context_sent=False)
+            case = JudgeCase(
+                scenario=case_scenario,
+                turn=2,
+                user_message=probe_message(probe, scenario),
+                response=probe.text,
+                turn_1_speech=scenario.opening_user or "",
+                context_sent=False,
+            )
             verdicts[probe.n] = await ask(judge, case)
     return decide(watching, verdicts)
 
@@ -171,6 +189,7 @@ def probe_message(probe: Probe, scenario) -> str:
 
 
 # ---------------------------------------------------------------- the summary
+
 
 def _ratio(k: int, n: int, per_scenario: list[tuple[int, int]]) -> dict:
     """k of n with a 95% interval: a bootstrap over scenarios, or Wilson when too few or no width."""
@@ -228,10 +247,13 @@ def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknow
     hits = sum(w.outcome == "hit" for w in events)
     false_alarms = sum(w.count("false_alarm") for w in watched)
     minutes = sum(w.stream_ms for w in watched) / 60_000
-    recall_rows = [(sum(w.outcome == "hit" for w in ws), sum(w.kind == "event" for w in ws))
-                   for ws in by_scenario.values()]
-    precision_rows = [(sum(w.count("hit") for w in ws), sum(w.count("hit") + w.count("false_alarm") for w in ws))
-                      for ws in by_scenario.values()]
+    recall_rows = [
+        (sum(w.outcome == "hit" for w in ws), sum(w.kind == "event" for w in ws)) for ws in by_scenario.values()
+    ]
+    precision_rows = [
+        (sum(w.count("hit") for w in ws), sum(w.count("hit") + w.count("false_alarm") for w in ws))
+        for ws in by_scenario.values()
+    ]
     to_speak = [_to_speak_s(p, w) for w in events for p in w.probes if p.outcome == "hit"]
     speak = stats.percentiles(to_speak, digits=3)
     hours = minutes / 60
@@ -263,8 +285,9 @@ def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknow
         "stream_minutes": round(minutes, 3),
         "cost_per_hour_usd": round(cost_usd / hours, 4) if cost_usd is not None and hours else None,
         "cost_unknown": cost_unknown if cost_usd is None else [],
-        "scenarios": [_scenario_row(r) for r in sorted(records, key=lambda r: (r.scenario_id, r.trial))
-                      if r.watching is not None],
+        "scenarios": [
+            _scenario_row(r) for r in sorted(records, key=lambda r: (r.scenario_id, r.trial)) if r.watching is not None
+        ],
     }
 
 
@@ -281,17 +304,31 @@ def _scenario_row(record: TrialRecord) -> dict:
     if w is None:  # (the caller passes watched trials only)
         raise ValueError(f"{record.scenario_id}: not a proactive trial")
     hit = next((p for p in w.probes if p.outcome == "hit"), None)
-    return {"scenario_id": record.scenario_id, "trial": record.trial, "kind": w.kind, "outcome": w.outcome,
-            "onset_s": None if w.onset_ms is None else w.onset_ms / 1000,
-            "window_end_s": None if w.window_end_ms is None else w.window_end_ms / 1000,
-            "probes": w.asked, "false_alarms": w.count("false_alarm"),
-            "time_to_speak_s": None if hit is None else round(_to_speak_s(hit, w), 3),
-            "remarks": [{"at_s": None if p.spoke_ms is None else p.spoke_ms / 1000, "outcome": p.outcome,
-                         "echo": p.echo, "text": p.text[:160]} for p in w.remarks]}
+    return {
+        "scenario_id": record.scenario_id,
+        "trial": record.trial,
+        "kind": w.kind,
+        "outcome": w.outcome,
+        "onset_s": None if w.onset_ms is None else w.onset_ms / 1000,
+        "window_end_s": None if w.window_end_ms is None else w.window_end_ms / 1000,
+        "probes": w.asked,
+        "false_alarms": w.count("false_alarm"),
+        "time_to_speak_s": None if hit is None else round(_to_speak_s(hit, w), 3),
+        "remarks": [
+            {
+                "at_s": None if p.spoke_ms is None else p.spoke_ms / 1000,
+                "outcome": p.outcome,
+                "echo": p.echo,
+                "text": p.text[:160],
+            }
+            for p in w.remarks
+        ],
+    }
 
 
-def proactive_summary(trials: Sequence[TrialRecord], cost_of: Callable[[TrialRecord], tuple[float | None, list[str]]]
-                      ) -> dict:
+def proactive_summary(
+    trials: Sequence[TrialRecord], cost_of: Callable[[TrialRecord], tuple[float | None, list[str]]]
+) -> dict:
     """condition -> grid cell name -> `cell_metrics`, over the finished proactive trials; `cost_of` gives a
     trial's candidate spend (None and why when unknown)."""
     out: dict[str, dict] = {}

@@ -132,8 +132,11 @@ def wilson_balanced(scenarios: Sequence[ScenarioCounts]) -> tuple[float | None, 
     if not scenarios:
         return None, None
     classes = len(scenarios[0].totals)
-    intervals = [wilson_interval(sum(s.passes[c] for s in scenarios), total)
-                 for c in range(classes) if (total := sum(s.totals[c] for s in scenarios)) > 0]
+    intervals = [
+        wilson_interval(sum(s.passes[c] for s in scenarios), total)
+        for c in range(classes)
+        if (total := sum(s.totals[c] for s in scenarios)) > 0
+    ]
     bounds = [(low, high) for low, high in intervals if low is not None and high is not None]  # (n > 0: all)
     if not bounds:
         return None, None

@@ -5,9 +5,9 @@ from __future__ import annotations
 from benchmark.faults import fault_summary
 from benchmark.scoring import metrics, stats
 from benchmark.scoring.cost import cost_summary
+from benchmark.scoring.trials import TrialSet
 from benchmark.shards import planned_cells
 from core.records import PROACTIVE_TARGETS, TrialRecord
-from benchmark.scoring.trials import TrialSet
 
 # 2: every proportion is {rate, k, n, ci_low, ci_high} (1 wrote a rate cell's rate as `accuracy`)
 SUMMARY_SCHEMA = 2
@@ -51,8 +51,8 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None, budget: dic
     Proactive trials are scored in their own block (`proactive`); every other block reads the
     question-and-answer trials."""
     from benchmark.prices import table_from_manifest
-    from benchmark.scoring.cost import candidate_cost
     from benchmark.scoring.blind import blind_camera
+    from benchmark.scoring.cost import candidate_cost
     from benchmark.scoring.proactive import RULE, proactive_summary
 
     manifest = dict(manifest or {})
@@ -101,10 +101,15 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None, budget: dic
         for subset in subsets:
             chosen = [t for t in ranked if t.subset == subset]
             low, high, method = stats.balanced_interval(metrics.scenario_counts(chosen))
-            by_subset[subset] = {"balanced_accuracy": metrics.balanced_accuracy(metrics.per_class(chosen)),
-                                 "ci_low": low, "ci_high": high, "ci_method": method,
-                                 "scored": sum(t.scored for t in chosen),
-                                 "trials": len(chosen), "scenarios": len({t.scenario_id for t in chosen})}
+            by_subset[subset] = {
+                "balanced_accuracy": metrics.balanced_accuracy(metrics.per_class(chosen)),
+                "ci_low": low,
+                "ci_high": high,
+                "ci_method": method,
+                "scored": sum(t.scored for t in chosen),
+                "trials": len(chosen),
+                "scenarios": len({t.scenario_id for t in chosen}),
+            }
         if "bank" in subsets:
             ranked = [t for t in ranked if t.subset == "bank"]
     per_scenario = metrics.scenario_counts(ranked)
@@ -152,6 +157,7 @@ def build_summary(trial_set: TrialSet, manifest: dict | None = None, budget: dic
         "proactive": proactive_summary(watched, cost_of),
         "proactive_rule": RULE if watched else None,
         "cost": cost_summary(trial_set.trials, manifest, budget),
-        "faults": fault_summary(trial_set.trials, None if (planned := planned_cells(manifest)) is None
-                                else len(planned)),
+        "faults": fault_summary(
+            trial_set.trials, None if (planned := planned_cells(manifest)) is None else len(planned)
+        ),
     }

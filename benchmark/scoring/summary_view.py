@@ -49,6 +49,7 @@ def _strings(value: Any) -> tuple[str, ...] | None:
 class RunManifest:
     """The fields of manifest.json (`benchmark.run.manifest.build_manifest`) the readers use; `raw` is the
     whole manifest as written."""
+
     candidate_model: str | None = None
     judge_family: str | None = None
     judge_model: str | None = None
@@ -71,19 +72,26 @@ class RunManifest:
     @classmethod
     def from_json(cls, data: Any) -> RunManifest:
         data = _dict(data)
-        return cls(candidate_model=_str(data.get("candidate_model")), judge_family=_str(data.get("judge_family")),
-                   judge_model=_str(data.get("judge_model")),
-                   judge_family_resolution=_str(data.get("judge_family_resolution")),
-                   via=_str(data.get("via")), repair_style=_str(data.get("repair_style")),
-                   describer=_str(data.get("describer")), synthetic_frames=bool(data.get("synthetic_frames")),
-                   pictograph_frames=bool(data.get("pictograph_frames")),
-                   impairment_seed=_int(data.get("impairment_seed")),
-                   scenario_ids=_strings(data.get("scenario_ids")), trials=_int(data.get("trials")),
-                   conditions=_strings(data.get("conditions")),
-                   ranking_condition=_str(data.get("ranking_condition")),
-                   frame_policies=_strings(data.get("frame_policies")) or (),
-                   proactive=_strings(data.get("proactive")) or (), bank_source=_str(data.get("bank_source")),
-                   raw=data)
+        return cls(
+            candidate_model=_str(data.get("candidate_model")),
+            judge_family=_str(data.get("judge_family")),
+            judge_model=_str(data.get("judge_model")),
+            judge_family_resolution=_str(data.get("judge_family_resolution")),
+            via=_str(data.get("via")),
+            repair_style=_str(data.get("repair_style")),
+            describer=_str(data.get("describer")),
+            synthetic_frames=bool(data.get("synthetic_frames")),
+            pictograph_frames=bool(data.get("pictograph_frames")),
+            impairment_seed=_int(data.get("impairment_seed")),
+            scenario_ids=_strings(data.get("scenario_ids")),
+            trials=_int(data.get("trials")),
+            conditions=_strings(data.get("conditions")),
+            ranking_condition=_str(data.get("ranking_condition")),
+            frame_policies=_strings(data.get("frame_policies")) or (),
+            proactive=_strings(data.get("proactive")) or (),
+            bank_source=_str(data.get("bank_source")),
+            raw=data,
+        )
 
     @classmethod
     def of(cls, manifest: RunManifest | dict | None) -> RunManifest:
@@ -94,6 +102,7 @@ class RunManifest:
 @dataclass(frozen=True, kw_only=True)
 class Primary:
     """The headline: balanced Turn 2 accuracy of the ranking condition (summary.json `primary`)."""
+
     balanced_accuracy: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
@@ -109,17 +118,25 @@ class Primary:
     @classmethod
     def from_json(cls, data: Any) -> Primary:
         data = _dict(data)
-        return cls(balanced_accuracy=_number(data.get("balanced_accuracy")), ci_low=_number(data.get("ci_low")),
-                   ci_high=_number(data.get("ci_high")), interval_method=_str(data.get("interval_method")),
-                   subset=_str(data.get("subset")), condition=_str(data.get("condition")) or "",
-                   condition_reason=_str(data.get("condition_reason")) or "",
-                   classes=_strings(data.get("classes")) or (), n=_count(data.get("n")),
-                   scenarios=_count(data.get("scenarios")), raw=data)
+        return cls(
+            balanced_accuracy=_number(data.get("balanced_accuracy")),
+            ci_low=_number(data.get("ci_low")),
+            ci_high=_number(data.get("ci_high")),
+            interval_method=_str(data.get("interval_method")),
+            subset=_str(data.get("subset")),
+            condition=_str(data.get("condition")) or "",
+            condition_reason=_str(data.get("condition_reason")) or "",
+            classes=_strings(data.get("classes")) or (),
+            n=_count(data.get("n")),
+            scenarios=_count(data.get("scenarios")),
+            raw=data,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
 class Proportion:
     """A `{rate, k, n, ci_low, ci_high}` cell, and a repair rate's counts beside it."""
+
     rate: float | None = None
     k: int | str = 0  # shown only (`_shown`)
     n: int | str = 0
@@ -132,16 +149,22 @@ class Proportion:
     @classmethod
     def from_json(cls, data: Any) -> Proportion:
         data = _dict(data)
-        return cls(rate=_number(data.get("rate")), k=_shown(data.get("k", 0)), n=_shown(data.get("n", 0)),
-                   ci_low=_number(data.get("ci_low")), ci_high=_number(data.get("ci_high")),
-                   turn_2_misses=_count(data.get("turn_2_misses")),
-                   turn_3_unscored=_count(data.get("turn_3_unscored")),
-                   not_attempted=_count(data.get("not_attempted")))
+        return cls(
+            rate=_number(data.get("rate")),
+            k=_shown(data.get("k", 0)),
+            n=_shown(data.get("n", 0)),
+            ci_low=_number(data.get("ci_low")),
+            ci_high=_number(data.get("ci_high")),
+            turn_2_misses=_count(data.get("turn_2_misses")),
+            turn_3_unscored=_count(data.get("turn_3_unscored")),
+            not_attempted=_count(data.get("not_attempted")),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
 class ConditionResult:
     """One condition's scores (summary.json `conditions`); `per_class` holds the proportion cells as written."""
+
     balanced_accuracy: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
@@ -153,15 +176,21 @@ class ConditionResult:
     @classmethod
     def from_json(cls, data: Any) -> ConditionResult:
         data = _dict(data)
-        return cls(balanced_accuracy=_number(data.get("balanced_accuracy")), ci_low=_number(data.get("ci_low")),
-                   ci_high=_number(data.get("ci_high")), ci_method=_str(data.get("ci_method")),
-                   per_class=_dict(data.get("per_class")), repair_rate=Proportion.from_json(data.get("repair_rate")),
-                   scored=_count(data.get("scored")))
+        return cls(
+            balanced_accuracy=_number(data.get("balanced_accuracy")),
+            ci_low=_number(data.get("ci_low")),
+            ci_high=_number(data.get("ci_high")),
+            ci_method=_str(data.get("ci_method")),
+            per_class=_dict(data.get("per_class")),
+            repair_rate=Proportion.from_json(data.get("repair_rate")),
+            scored=_count(data.get("scored")),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
 class ConditionCounts:
     """The trials of one condition by outcome (summary.json `counts.by_condition`)."""
+
     trials: int = 0
     scored: int = 0
     unscored: int = 0
@@ -172,9 +201,14 @@ class ConditionCounts:
     @classmethod
     def from_json(cls, data: Any) -> ConditionCounts:
         data = _dict(data)
-        return cls(trials=_count(data.get("trials")), scored=_count(data.get("scored")),
-                   unscored=_count(data.get("unscored")), errored=_count(data.get("errored")),
-                   unscored_reasons=_dict(data.get("unscored_reasons")), recorded=bool(data))
+        return cls(
+            trials=_count(data.get("trials")),
+            scored=_count(data.get("scored")),
+            unscored=_count(data.get("unscored")),
+            errored=_count(data.get("errored")),
+            unscored_reasons=_dict(data.get("unscored_reasons")),
+            recorded=bool(data),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -191,13 +225,16 @@ class Counts:
     @classmethod
     def from_json(cls, data: Any) -> Counts:
         data = _dict(data)
-        return cls(trials=_count(data.get("trials")), scored=_count(data.get("scored")),
-                   turn_2_unscored=_count(data.get("turn_2_unscored")), errored=_count(data.get("errored")),
-                   turn_3_attempted=_count(data.get("turn_3_attempted")),
-                   turn_3_unscored=_count(data.get("turn_3_unscored")),
-                   superseded_records=_count(data.get("superseded_records")),
-                   by_condition={str(k): ConditionCounts.from_json(v)
-                                 for k, v in _dict(data.get("by_condition")).items()})
+        return cls(
+            trials=_count(data.get("trials")),
+            scored=_count(data.get("scored")),
+            turn_2_unscored=_count(data.get("turn_2_unscored")),
+            errored=_count(data.get("errored")),
+            turn_3_attempted=_count(data.get("turn_3_attempted")),
+            turn_3_unscored=_count(data.get("turn_3_unscored")),
+            superseded_records=_count(data.get("superseded_records")),
+            by_condition={str(k): ConditionCounts.from_json(v) for k, v in _dict(data.get("by_condition")).items()},
+        )
 
     def of(self, condition: str) -> ConditionCounts:
         return self.by_condition.get(condition) or ConditionCounts()
@@ -221,14 +258,17 @@ LATENCY_KEYS = ("first_token_s", "first_audio_s", "first_voice_s", "reply_done_s
 @dataclass(frozen=True, kw_only=True)
 class Latency:
     """summary.json `latency`: each stage's percentiles (absent from older summaries: not in `stages`)."""
+
     measured_from: str | None = None
     stages: dict[str, Percentiles] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: Any) -> Latency:
         data = _dict(data)
-        return cls(measured_from=_str(data.get("measured_from")),
-                   stages={k: Percentiles.from_json(data[k]) for k in LATENCY_KEYS if isinstance(data.get(k), dict)})
+        return cls(
+            measured_from=_str(data.get("measured_from")),
+            stages={k: Percentiles.from_json(data[k]) for k in LATENCY_KEYS if isinstance(data.get(k), dict)},
+        )
 
     def stage(self, key: str) -> Percentiles:
         return self.stages.get(key) or Percentiles()
@@ -245,6 +285,7 @@ class WordErrorRate:
 class Perception:
     """summary.json `perception` (a stream run's): where each channel's content came from, the stage
     latencies and the word error rate; `frames` (the camera turns per frame source) stays in `raw`."""
+
     turns: int = 0
     sources: dict[str, dict] = field(default_factory=dict)
     stages_s: dict[str, Percentiles] = field(default_factory=dict)
@@ -256,17 +297,23 @@ class Perception:
         if not data or not isinstance(data, dict):
             return None
         wer = data.get("speech_wer")
-        return cls(turns=_count(data.get("turns")),
-                   sources={str(k): _dict(v) for k, v in _dict(data.get("sources")).items()},
-                   stages_s={str(k): Percentiles.from_json(v) for k, v in _dict(data.get("stages_s")).items()},
-                   speech_wer=WordErrorRate(mean=_number(wer.get("mean")), median=_number(wer.get("median")),
-                                            n=_count(wer.get("n"))) if isinstance(wer, dict) and wer else None,
-                   raw=data)
+        return cls(
+            turns=_count(data.get("turns")),
+            sources={str(k): _dict(v) for k, v in _dict(data.get("sources")).items()},
+            stages_s={str(k): Percentiles.from_json(v) for k, v in _dict(data.get("stages_s")).items()},
+            speech_wer=WordErrorRate(
+                mean=_number(wer.get("mean")), median=_number(wer.get("median")), n=_count(wer.get("n"))
+            )
+            if isinstance(wer, dict) and wer
+            else None,
+            raw=data,
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
 class CodeSignals:
     """summary.json `code_signal_disagreement`: the code-signal label against the judge's."""
+
     n: int = 0
     disagree: int = 0
     rate: float | None = None
@@ -275,8 +322,12 @@ class CodeSignals:
     @classmethod
     def from_json(cls, data: Any) -> CodeSignals:
         data = _dict(data)
-        return cls(n=_count(data.get("n")), disagree=_count(data.get("disagree")), rate=_number(data.get("rate")),
-                   by_scenario=_dict(data.get("by_scenario")))
+        return cls(
+            n=_count(data.get("n")),
+            disagree=_count(data.get("disagree")),
+            rate=_number(data.get("rate")),
+            by_scenario=_dict(data.get("by_scenario")),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -290,8 +341,12 @@ class JudgeAgreement:
     def from_json(cls, data: Any) -> JudgeAgreement | None:
         if not data or not isinstance(data, dict):
             return None
-        return cls(between=str(data.get("between", "")), agreement=_number(data.get("agreement")),
-                   kappa=_number(data.get("kappa")), n=_count(data.get("n")))
+        return cls(
+            between=str(data.get("between", "")),
+            agreement=_number(data.get("agreement")),
+            kappa=_number(data.get("kappa")),
+            n=_count(data.get("n")),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -299,6 +354,7 @@ class RunSummary:
     """summary.json as the readers see it. The sweeps (`by_*`), `confusion`, `scenario_matrix`, `cost`,
     `proactive` and the rest stay dicts as written (their readers go through them cell by cell); `raw` is
     the whole summary, for the helpers that take it as it is."""
+
     summary_schema: int | None = None
     manifest: RunManifest = field(default_factory=RunManifest)
     primary: Primary = field(default_factory=Primary)
@@ -323,18 +379,33 @@ class RunSummary:
     @classmethod
     def from_json(cls, data: Any) -> RunSummary:
         data = _dict(data)
-        return cls(summary_schema=_int(data.get("summary_schema")),
-                   manifest=RunManifest.from_json(data.get("manifest")),
-                   primary=Primary.from_json(data.get("primary")),
-                   conditions={str(k): ConditionResult.from_json(v) for k, v in _dict(data.get("conditions")).items()},
-                   counts=Counts.from_json(data.get("counts")), latency=Latency.from_json(data.get("latency")),
-                   perception=Perception.from_json(data.get("perception")),
-                   code_signals=CodeSignals.from_json(data.get("code_signal_disagreement")),
-                   judge_agreement=JudgeAgreement.from_json(data.get("judge_agreement")),
-                   **{name: _dict(data.get(name)) for name in (
-                       "by_cue_type", "by_difficulty", "by_staleness", "by_frame_policy", "by_impairment",
-                       "by_subset", "confusion", "scenario_matrix", "cost", "proactive")},
-                   raw=data)
+        return cls(
+            summary_schema=_int(data.get("summary_schema")),
+            manifest=RunManifest.from_json(data.get("manifest")),
+            primary=Primary.from_json(data.get("primary")),
+            conditions={str(k): ConditionResult.from_json(v) for k, v in _dict(data.get("conditions")).items()},
+            counts=Counts.from_json(data.get("counts")),
+            latency=Latency.from_json(data.get("latency")),
+            perception=Perception.from_json(data.get("perception")),
+            code_signals=CodeSignals.from_json(data.get("code_signal_disagreement")),
+            judge_agreement=JudgeAgreement.from_json(data.get("judge_agreement")),
+            **{
+                name: _dict(data.get(name))
+                for name in (
+                    "by_cue_type",
+                    "by_difficulty",
+                    "by_staleness",
+                    "by_frame_policy",
+                    "by_impairment",
+                    "by_subset",
+                    "confusion",
+                    "scenario_matrix",
+                    "cost",
+                    "proactive",
+                )
+            },
+            raw=data,
+        )
 
     @classmethod
     def of(cls, summary: RunSummary | dict) -> RunSummary:

@@ -52,8 +52,10 @@ class TornTail:
     size: int  # bytes in the torn line
 
     def describe(self) -> str:
-        return (f"{self.path}: line {self.line} (the last, {self.size} bytes) is cut off and not valid JSON; "
-                "its cell counts as not run")
+        return (
+            f"{self.path}: line {self.line} (the last, {self.size} bytes) is cut off and not valid JSON; "
+            "its cell counts as not run"
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,33 +142,48 @@ def scan_transcripts(path: Path) -> ScannedTranscripts:
             pending = None
         where = f"{path}: line {number}"
         if raw is None:
-            problems.append(f"{where}: {size:,} bytes, over the {MAX_LINE_BYTES:,} a record line may hold; "
-                            "not read")
+            problems.append(f"{where}: {size:,} bytes, over the {MAX_LINE_BYTES:,} a record line may hold; not read")
             continue
         values = _values(raw)
         if values > MAX_LINE_VALUES:
-            problems.append(f"{where}: about {values:,} JSON values, over the {MAX_LINE_VALUES:,} a record line "
-                            "may hold; not decoded")
+            problems.append(
+                f"{where}: about {values:,} JSON values, over the {MAX_LINE_VALUES:,} a record line "
+                "may hold; not decoded"
+            )
             continue
         try:
             data_json = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
-            pending = TornTail(path=path, line=number, offset=start, size=size), f"{where}: not UTF-8 text ({exc.reason})"
+            pending = (
+                TornTail(path=path, line=number, offset=start, size=size),
+                f"{where}: not UTF-8 text ({exc.reason})",
+            )
             continue
         except json.JSONDecodeError as exc:
-            pending = TornTail(path=path, line=number, offset=start, size=size), f"{where}: invalid JSON: {exc.msg} (column {exc.colno})"
+            pending = (
+                TornTail(path=path, line=number, offset=start, size=size),
+                f"{where}: invalid JSON: {exc.msg} (column {exc.colno})",
+            )
             continue
         except RecursionError:
-            pending = TornTail(path=path, line=number, offset=start, size=size), f"{where}: JSON nested deeper than the parser reads"
+            pending = (
+                TornTail(path=path, line=number, offset=start, size=size),
+                f"{where}: JSON nested deeper than the parser reads",
+            )
             continue
         except ValueError as exc:  # an integer of more digits than Python converts
-            pending = TornTail(path=path, line=number, offset=start, size=size), f"{where}: cannot be decoded: {str(exc)[:160]}"
+            pending = (
+                TornTail(path=path, line=number, offset=start, size=size),
+                f"{where}: cannot be decoded: {str(exc)[:160]}",
+            )
             continue
         try:
             records.append(TrialRecord.from_json(data_json, where))
         except RecordError as exc:
             problems.extend(exc.problems)
-    return ScannedTranscripts(records=tuple(records), problems=tuple(problems), torn_tail=pending[0] if pending is not None else None)
+    return ScannedTranscripts(
+        records=tuple(records), problems=tuple(problems), torn_tail=pending[0] if pending is not None else None
+    )
 
 
 def load_trials(path: str | Path) -> TrialSet:

@@ -20,7 +20,8 @@ PROACTIVE_INSTRUCTION = (
     "You see through the user's glasses. Messages that hold only a camera view are not questions: nobody "
     "spoke. Answer one of them with a single short sentence only when the user needs to hear something now "
     "(a danger, a mistake in what they are doing, something they are about to miss or leave behind, or "
-    f"what they asked you to watch for); otherwise answer exactly {SILENCE_MARKER} and nothing else.")
+    f"what they asked you to watch for); otherwise answer exactly {SILENCE_MARKER} and nothing else."
+)
 # a realtime API has the frames already: a probe names none
 PROBE_CUE = "(camera view, nobody spoke)"
 

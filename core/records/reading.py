@@ -17,8 +17,17 @@ from core.watching import Watching, WatchingError
 PROACTIVE_TARGETS = ("speak_up", "stay_quiet")  # a proactive trial's target: an event scenario's, a quiet control's
 # why a cell did not give a scored Turn 2 (`TrialRecord.fault`; the rule is `benchmark.faults`): the API's
 # faults, ours, and the judge's
-FAULTS = ("rate_limited", "session_limit", "connection_lost", "refused", "empty_reply", "timeout", "provider_error",
-          "harness_error", "judge_unscored")
+FAULTS = (
+    "rate_limited",
+    "session_limit",
+    "connection_lost",
+    "refused",
+    "empty_reply",
+    "timeout",
+    "provider_error",
+    "harness_error",
+    "judge_unscored",
+)
 
 
 # field name in the record -> other names that mean the same (other implementations' transcripts)
@@ -30,8 +39,17 @@ ALIASES = {
 }
 
 # the longest value read from a record: names that reports group and key tables on, and free text
-NAMES = ("scenario_id", "condition", "cue_type", "difficulty_tier", "activity_domain", "subset", "via",
-         "candidate_model", "target_context")
+NAMES = (
+    "scenario_id",
+    "condition",
+    "cue_type",
+    "difficulty_tier",
+    "activity_domain",
+    "subset",
+    "via",
+    "candidate_model",
+    "target_context",
+)
 NAME_LIMIT = 200
 TEXT_LIMIT = 1_000_000
 
@@ -43,11 +61,18 @@ def turn_from_v1(data: Any, record: dict, where: str) -> TurnResult:
     turn = data["turn"]
     turn_input = TurnInput.from_json({**data, "speech": data.get("transcript") or "", "timings": {}}, where)
     text = record.get(f"turn_{turn}_response")
-    glasses = GlassesFacts.from_json({key: data[key] for key in ("speech_media", "frames_sent") if key in data},
-                                     f"{where}: glasses")
-    return TurnResult(turn=turn, input=turn_input, reply=reply_from_json(data, text if isinstance(text, str) else "",
-                                               str(record.get("candidate_model") or ""), where),
-                      metrics=TurnMetrics.from_json(data.get("metrics"), f"{where}: metrics"), glasses=glasses)
+    glasses = GlassesFacts.from_json(
+        {key: data[key] for key in ("speech_media", "frames_sent") if key in data}, f"{where}: glasses"
+    )
+    return TurnResult(
+        turn=turn,
+        input=turn_input,
+        reply=reply_from_json(
+            data, text if isinstance(text, str) else "", str(record.get("candidate_model") or ""), where
+        ),
+        metrics=TurnMetrics.from_json(data.get("metrics"), f"{where}: metrics"),
+        glasses=glasses,
+    )
 
 
 class RecordReader:
@@ -74,8 +99,9 @@ class RecordReader:
             return None
         limit = NAME_LIMIT if name in NAMES else TEXT_LIMIT
         if len(value) > limit:  # reports key tables and plots on names: a huge one costs gigabytes
-            self.problems.append(f"{self.where}: field '{name}' is {len(value):,} characters long; at most "
-                                 f"{limit:,} are read")
+            self.problems.append(
+                f"{self.where}: field '{name}' is {len(value):,} characters long; at most {limit:,} are read"
+            )
             return None
         return value
 
@@ -89,16 +115,18 @@ class RecordReader:
     def label(self, name: str) -> str | None:
         value = self.value(name)
         if value is not None and value not in LABELS:
-            self.problems.append(f"{self.where}: field '{name}' must be one of {', '.join(LABELS)} or null, "
-                                 f"got {value!r}")
+            self.problems.append(
+                f"{self.where}: field '{name}' must be one of {', '.join(LABELS)} or null, got {value!r}"
+            )
             return None
         return value
 
     def fault(self) -> str | None:
         value = self.raw.get("fault")
         if value is not None and value not in FAULTS:
-            self.problems.append(f"{self.where}: field 'fault' must be one of {', '.join(FAULTS)} or null, "
-                                 f"got {value!r}"[:300])
+            self.problems.append(
+                f"{self.where}: field 'fault' must be one of {', '.join(FAULTS)} or null, got {value!r}"[:300]
+            )
             return None
         return value
 
@@ -109,14 +137,23 @@ class RecordReader:
             reason = self.raw.get(prefix.replace("_judge", "") + "_unscored_reason")
         rest = {key: self.text(f"{prefix}_{key}") for key in ("rationale", "name", "prompt", "raw")}
         if reason is not None and not isinstance(reason, str):
-            self.problems.append(f"{self.where}: field '{prefix}_unscored_reason' must be a string or null, "
-                                 f"got {type(reason).__name__}")
+            self.problems.append(
+                f"{self.where}: field '{prefix}_unscored_reason' must be a string or null, got {type(reason).__name__}"
+            )
             reason = None
         usage = usage_from_json(self.raw.get(f"{prefix}_usage"), f"{self.where}: field '{prefix}_usage", self.problems)
         if label is None and reason is None and not any(rest.values()):
             return None
-        return Verdict(label=label, rationale=rest["rationale"] or "", judge=rest["name"] or "", unscored_reason=reason, prompt=rest["prompt"] or "",
-                       raw=rest["raw"] or "", cached=self.raw.get(f"{prefix}_cached") is True, usage=usage)
+        return Verdict(
+            label=label,
+            rationale=rest["rationale"] or "",
+            judge=rest["name"] or "",
+            unscored_reason=reason,
+            prompt=rest["prompt"] or "",
+            raw=rest["raw"] or "",
+            cached=self.raw.get(f"{prefix}_cached") is True,
+            usage=usage,
+        )
 
     def messages(self) -> tuple[Message, ...]:
         raw = self.raw.get("messages") or []
@@ -165,8 +202,10 @@ class RecordReader:
             self.problems.append(f"{where}: field 'trial' must be an integer, got {index!r}")
         target = self.text("target_context", True)
         if target is not None and target not in (*LABELS, *PROACTIVE_TARGETS):
-            self.problems.append(f"{where}: field 'target_context' must be one of "
-                                 f"{', '.join((*LABELS, *PROACTIVE_TARGETS))}, got {target!r}")
+            self.problems.append(
+                f"{where}: field 'target_context' must be one of "
+                f"{', '.join((*LABELS, *PROACTIVE_TARGETS))}, got {target!r}"
+            )
         cue = self.text("cue_type", True) or ""
         error = raw.get("error")
         if error is not None and not isinstance(error, str):
@@ -181,23 +220,40 @@ class RecordReader:
             self.problems.append(f"{where}: field 'turn_2_code_signals' must be an object or null")
         wall = raw.get("wall_s")
         record = dict(
-            scenario_id=self.text("scenario_id", True), condition=self.text("condition", True), trial=index,
-            target_context=target, cue_type=JSONL_CUE_RENAMES.get(cue, cue),
-            difficulty_tier=self.text("difficulty_tier") or "unknown", activity_domain=self.text("activity_domain"),
+            scenario_id=self.text("scenario_id", True),
+            condition=self.text("condition", True),
+            trial=index,
+            target_context=target,
+            cue_type=JSONL_CUE_RENAMES.get(cue, cue),
+            difficulty_tier=self.text("difficulty_tier") or "unknown",
+            activity_domain=self.text("activity_domain"),
             subset=self.text("subset") or "bank",
-            via=self.text("via"), candidate_model=self.text("candidate_model"),
-            system_prompt=self.text("system_prompt"), messages=self.messages(), turns=self.turns(),
-            turn_1_response=self.text("turn_1_response"), turn_2_user_message=self.text("turn_2_user_message"),
-            turn_2_response=self.text("turn_2_response"), turn_2_judge=self.verdict("turn_2_judge"),
+            via=self.text("via"),
+            candidate_model=self.text("candidate_model"),
+            system_prompt=self.text("system_prompt"),
+            messages=self.messages(),
+            turns=self.turns(),
+            turn_1_response=self.text("turn_1_response"),
+            turn_2_user_message=self.text("turn_2_user_message"),
+            turn_2_response=self.text("turn_2_response"),
+            turn_2_judge=self.verdict("turn_2_judge"),
             turn_2_code_signals=signals if isinstance(signals, dict) else None,
-            turn_2_ranking_judge=self.verdict("turn_2_ranking_judge"), turn_3_repair_attempted=attempted,
-            turn_3_message=self.text("turn_3_message"), turn_3_response=self.text("turn_3_response"),
-            turn_3_judge=self.verdict("turn_3_judge"), repair_target_context=self.label("repair_target_context"),
+            turn_2_ranking_judge=self.verdict("turn_2_ranking_judge"),
+            turn_3_repair_attempted=attempted,
+            turn_3_message=self.text("turn_3_message"),
+            turn_3_response=self.text("turn_3_response"),
+            turn_3_judge=self.verdict("turn_3_judge"),
+            repair_target_context=self.label("repair_target_context"),
             turn_2_previous_judge_label=self.label("turn_2_previous_judge_label"),
             turn_3_previous_judge_label=self.label("turn_3_previous_judge_label"),
-            staleness_ms=self.integer("staleness_ms"), frame_policy=self.text("frame_policy"),
-            impairment=self.text("impairment"), proactive=self.text("proactive"), watching=self.watching(),
-            error=error, fault=self.fault(), wall_s=wall if isinstance(wall, (int, float)) else None,
+            staleness_ms=self.integer("staleness_ms"),
+            frame_policy=self.text("frame_policy"),
+            impairment=self.text("impairment"),
+            proactive=self.text("proactive"),
+            watching=self.watching(),
+            error=error,
+            fault=self.fault(),
+            wall_s=wall if isinstance(wall, (int, float)) else None,
             schema_version=raw.get("schema_version") if isinstance(raw.get("schema_version"), int) else 0,
         )
         if self.problems:

@@ -17,8 +17,11 @@ from core.scenario import Scenario
 from core.watching import Watching
 
 SCHEMA_VERSION = 2
-VERDICTS = {"turn_2_judge": "turn_2_judge", "turn_2_ranking_judge": "turn_2_ranking_judge",
-            "turn_3_judge": "turn_3_judge"}  # dataclass field -> key prefix in the JSON form
+VERDICTS = {
+    "turn_2_judge": "turn_2_judge",
+    "turn_2_ranking_judge": "turn_2_ranking_judge",
+    "turn_3_judge": "turn_3_judge",
+}  # dataclass field -> key prefix in the JSON form
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,8 +133,14 @@ class TrialRecord:
             context_sent = bool(scenario.context_image)
         if turn == 3 and turn_3 is None:
             turn_3 = scenario.repair_anchor("named")
-        return JudgeCase(scenario=scenario, turn=turn, user_message=turn_2 if turn == 2 else cast(str, turn_3), response=response, turn_2_message=turn_2,
-                         context_sent=context_sent)
+        return JudgeCase(
+            scenario=scenario,
+            turn=turn,
+            user_message=turn_2 if turn == 2 else cast(str, turn_3),
+            response=response,
+            turn_2_message=turn_2,
+            context_sent=context_sent,
+        )
 
     # -- the JSON form
     def to_json(self) -> dict:
@@ -158,20 +167,31 @@ class TrialRecord:
         return json.dumps(self.to_json(), ensure_ascii=False) + "\n"
 
     @classmethod
-    def from_json(cls, raw: Any, where: str = "record") -> "TrialRecord":
+    def from_json(cls, raw: Any, where: str = "record") -> TrialRecord:
         """Read one record (ours of any schema version, or another implementation's);
         raises `RecordError` naming `where` and the field of every problem."""
         if not isinstance(raw, dict):
             raise RecordError([f"{where}: expected a JSON object, got {type(raw).__name__}"])
         return cls(**RecordReader(raw, where).fields())
 
-    def replace(self, **changes: Any) -> "TrialRecord":
+    def replace(self, **changes: Any) -> TrialRecord:
         return replace(self, **changes)
 
 
 def verdict_json(prefix: str, verdict: Verdict | None) -> dict:
-    values = (None,) * 8 if verdict is None else (
-        verdict.label, verdict.rationale, verdict.judge, verdict.prompt, verdict.raw, verdict.unscored_reason,
-        verdict.cached, None if verdict.usage is None else verdict.usage.to_json())
+    values = (
+        (None,) * 8
+        if verdict is None
+        else (
+            verdict.label,
+            verdict.rationale,
+            verdict.judge,
+            verdict.prompt,
+            verdict.raw,
+            verdict.unscored_reason,
+            verdict.cached,
+            None if verdict.usage is None else verdict.usage.to_json(),
+        )
+    )
     names = ("label", "rationale", "name", "prompt", "raw", "unscored_reason", "cached", "usage")
     return {f"{prefix}_{name}": value for name, value in zip(names, values)}

@@ -48,10 +48,14 @@ class TurnMetrics:
 
     # field -> its key in a record and in the `metrics` event
     KEYS: ClassVar[dict[str, str]] = {
-        "transcript_final": "speech_end_to_transcript_final", "camera_block": "speech_end_to_camera_block",
-        "first_token": "speech_end_to_first_token", "first_audio": "speech_end_to_first_audio",
-        "reply_done": "speech_end_to_reply_done", "turn_end_to_first_token": "turn_end_to_first_token",
-        "last_frame_age_s": "last_frame_age_s"}
+        "transcript_final": "speech_end_to_transcript_final",
+        "camera_block": "speech_end_to_camera_block",
+        "first_token": "speech_end_to_first_token",
+        "first_audio": "speech_end_to_first_audio",
+        "reply_done": "speech_end_to_reply_done",
+        "turn_end_to_first_token": "turn_end_to_first_token",
+        "last_frame_age_s": "last_frame_age_s",
+    }
 
     @property
     def measured(self) -> bool:
@@ -64,11 +68,13 @@ class TurnMetrics:
     def to_json(self) -> dict:
         if not self.measured:
             return {}
-        return {key: None if getattr(self, name) is None else round(getattr(self, name), 4)
-                for name, key in self.KEYS.items()}
+        return {
+            key: None if getattr(self, name) is None else round(getattr(self, name), 4)
+            for name, key in self.KEYS.items()
+        }
 
     @classmethod
-    def from_json(cls, data: Any, where: str = "metrics") -> "TurnMetrics":
+    def from_json(cls, data: Any, where: str = "metrics") -> TurnMetrics:
         if data is None:
             return cls()
         if not isinstance(data, dict):
@@ -114,10 +120,25 @@ class GlassesFacts:
     speech_audio: bytes = field(default=b"", repr=False, compare=False)
 
     KINDS: ClassVar[dict[str, type]] = {
-        "speech_media": str, "frames_sent": bool, "synthetic_frames": bool, "frames_source": str, "lead_ms": int, "script": str,
-        "camera_script": str, "start_ms": int, "scene_ms": int, "speech_end_ms": int, "speech_file": str,
-        "impairment": str, "impairment_seed": int, "frames_played": int, "frames_degraded": int, "audio_lost_ms": list,
-        "frames_lost_ms": list, "uplink_delay_ms": float}
+        "speech_media": str,
+        "frames_sent": bool,
+        "synthetic_frames": bool,
+        "frames_source": str,
+        "lead_ms": int,
+        "script": str,
+        "camera_script": str,
+        "start_ms": int,
+        "scene_ms": int,
+        "speech_end_ms": int,
+        "speech_file": str,
+        "impairment": str,
+        "impairment_seed": int,
+        "frames_played": int,
+        "frames_degraded": int,
+        "audio_lost_ms": list,
+        "frames_lost_ms": list,
+        "uplink_delay_ms": float,
+    }
     TIMES: ClassVar[tuple[str, ...]] = ("audio_lost_ms", "frames_lost_ms")  # lists of stream times
 
     def to_json(self) -> dict:
@@ -125,15 +146,18 @@ class GlassesFacts:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
 
     @classmethod
-    def from_json(cls, data: Any, where: str = "glasses") -> "GlassesFacts":
+    def from_json(cls, data: Any, where: str = "glasses") -> GlassesFacts:
         if data is None:
             return cls()
         if not isinstance(data, dict):
             raise RecordError([f"{where}: expected an object, got {type(data).__name__}"])
         kinds = {name: (int, float) if kind is float else kind for name, kind in cls.KINDS.items()}
-        problems = [f"{where}: field '{name}' must be {cls.KINDS[name].__name__} or null, got {data[name]!r}"[:300]
-                    for name, kind in kinds.items() if data.get(name) is not None
-                    and (not isinstance(data[name], kind) or (kind is not bool and isinstance(data[name], bool)))]
+        problems = [
+            f"{where}: field '{name}' must be {cls.KINDS[name].__name__} or null, got {data[name]!r}"[:300]
+            for name, kind in kinds.items()
+            if data.get(name) is not None
+            and (not isinstance(data[name], kind) or (kind is not bool and isinstance(data[name], bool)))
+        ]
         for name in cls.TIMES:
             if isinstance(data.get(name), list) and not all(isinstance(t, int) for t in data[name]):
                 problems.append(f"{where}: field '{name}' must be a list of integers (ms)")
@@ -171,15 +195,25 @@ class FrameFacts:
     sent_ms: tuple[int, ...] = ()  # their stream times
     window_ms: int | None = None  # the stream time counted: from the previous end of speech (or the first media)
     newest_ms: int | None = None  # stream time of the newest frame sent by the end of speech (any turn's)
-    newest_frame_scene: str | None = None  # that frame shows the turn's own scene (`current`), an `earlier` one, or `unknown`
+    newest_frame_scene: str | None = (
+        None  # that frame shows the turn's own scene (`current`), an `earlier` one, or `unknown`
+    )
     # the frames sent, kept as small JPEGs in the run dir: (stream time, file under RUN_DIR/frames/)
     thumbnails: tuple[tuple[int, str], ...] = ()
     # their JPEG bytes until the runner saves them as `thumbnails`; never recorded
     pictures: tuple[tuple[int, bytes], ...] = field(default=(), repr=False, compare=False)
 
-    KINDS: ClassVar[dict[str, type]] = {"policy": str, "offered": int, "sent": int, "sent_bytes": int,
-                                        "sent_ms": list, "window_ms": int, "newest_ms": int,
-                                        "newest_frame_scene": str, "thumbnails": list}
+    KINDS: ClassVar[dict[str, type]] = {
+        "policy": str,
+        "offered": int,
+        "sent": int,
+        "sent_bytes": int,
+        "sent_ms": list,
+        "window_ms": int,
+        "newest_ms": int,
+        "newest_frame_scene": str,
+        "thumbnails": list,
+    }
 
     def to_json(self) -> dict:
         data = {name: getattr(self, name) for name in self.KINDS if getattr(self, name) is not None}
@@ -192,24 +226,32 @@ class FrameFacts:
         return data
 
     @classmethod
-    def from_json(cls, data: Any, where: str = "frames") -> "FrameFacts":
+    def from_json(cls, data: Any, where: str = "frames") -> FrameFacts:
         if not data:
             return cls()
         if not isinstance(data, dict):
             raise RecordError([f"{where}: expected an object, got {type(data).__name__}"])
-        problems = [f"{where}: field '{name}' must be {kind.__name__} or null, got {data[name]!r}"[:300]
-                    for name, kind in cls.KINDS.items() if data.get(name) is not None
-                    and (not isinstance(data[name], kind) or isinstance(data[name], bool))]
+        problems = [
+            f"{where}: field '{name}' must be {kind.__name__} or null, got {data[name]!r}"[:300]
+            for name, kind in cls.KINDS.items()
+            if data.get(name) is not None and (not isinstance(data[name], kind) or isinstance(data[name], bool))
+        ]
         times = data.get("sent_ms") or []
         if isinstance(times, list) and not all(isinstance(t, int) and not isinstance(t, bool) for t in times):
             problems.append(f"{where}: field 'sent_ms' must be a list of integers (ms)")
         if data.get("newest_frame_scene") not in (None, *SCENES):
-            problems.append(f"{where}: field 'newest_frame_scene' must be one of {', '.join(SCENES)}, "
-                            f"got {data['newest_frame_scene']!r}"[:300])
+            problems.append(
+                f"{where}: field 'newest_frame_scene' must be one of {', '.join(SCENES)}, "
+                f"got {data['newest_frame_scene']!r}"[:300]
+            )
         kept = data.get("thumbnails") or []
         if isinstance(kept, list) and not all(
-                isinstance(k, dict) and isinstance(k.get("t_ms"), int) and not isinstance(k.get("t_ms"), bool)
-                and isinstance(k.get("file"), str) for k in kept):
+            isinstance(k, dict)
+            and isinstance(k.get("t_ms"), int)
+            and not isinstance(k.get("t_ms"), bool)
+            and isinstance(k.get("file"), str)
+            for k in kept
+        ):
             problems.append(f"{where}: field 'thumbnails' must be a list of {{t_ms: integer, file: string}}")
         if problems:
             raise RecordError(problems)
@@ -235,17 +277,23 @@ class TurnEnd:
 
     RULES: ClassVar[tuple[str, ...]] = ("model", "silence", "hint", "cap")
     # field -> its key in a record's `turn_end` and in the `metrics` event's
-    KEYS: ClassVar[dict[str, str]] = {"rule": "rule", "silence_s": "silence_waited_s",
-                                      "after_speech_s": "speech_end_to_turn_end", "probability": "model_probability"}
+    KEYS: ClassVar[dict[str, str]] = {
+        "rule": "rule",
+        "silence_s": "silence_waited_s",
+        "after_speech_s": "speech_end_to_turn_end",
+        "probability": "model_probability",
+    }
 
     def to_json(self) -> dict:
         if self.rule is None:
             return {}
-        return {key: getattr(self, name) if name == "rule" or getattr(self, name) is None
-                else round(getattr(self, name), 4) for name, key in self.KEYS.items()}
+        return {
+            key: getattr(self, name) if name == "rule" or getattr(self, name) is None else round(getattr(self, name), 4)
+            for name, key in self.KEYS.items()
+        }
 
     @classmethod
-    def from_json(cls, data: Any, where: str = "turn_end") -> "TurnEnd":
+    def from_json(cls, data: Any, where: str = "turn_end") -> TurnEnd:
         if not data:
             return cls()
         if not isinstance(data, dict):
@@ -255,7 +303,9 @@ class TurnEnd:
             value = data.get(key)
             if name == "rule":
                 if value not in cls.RULES:
-                    problems.append(f"{where}: field '{key}' must be one of {', '.join(cls.RULES)}, got {value!r}"[:300])
+                    problems.append(
+                        f"{where}: field '{key}' must be one of {', '.join(cls.RULES)}, got {value!r}"[:300]
+                    )
             elif value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
                 problems.append(f"{where}: field '{key}' must be a number or null, got {value!r}"[:300])
             values[name] = value

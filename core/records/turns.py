@@ -4,8 +4,9 @@ proxy's authored input; the judge's view of a turn."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, cast
+from typing import Any, cast
 
 from core.candidate import Reply, TranscriptionUsage, Usage, UsageError
 from core.judge import JudgeCase
@@ -17,6 +18,7 @@ REPAIR_STYLES = ("named", "deictic")
 
 
 # ---------------------------------------------------------------- one turn
+
 
 @dataclass(frozen=True, kw_only=True)
 class TurnInput:
@@ -44,12 +46,19 @@ class TurnInput:
         return [m for m in (self.context_message, self.user_message) if m]
 
     def to_json(self) -> dict:
-        return {"turn": self.turn, "camera_block": self.camera_block, "camera_source": self.camera_source,
-                "speech": self.speech, "speech_source": self.speech_source, "context_block": self.context_block,
-                "context_source": self.context_source, "timings": dict(self.timings)}
+        return {
+            "turn": self.turn,
+            "camera_block": self.camera_block,
+            "camera_source": self.camera_source,
+            "speech": self.speech,
+            "speech_source": self.speech_source,
+            "context_block": self.context_block,
+            "context_source": self.context_source,
+            "timings": dict(self.timings),
+        }
 
     @classmethod
-    def from_json(cls, data: Any, where: str = "turn input") -> "TurnInput":
+    def from_json(cls, data: Any, where: str = "turn input") -> TurnInput:
         if not isinstance(data, dict):
             raise RecordError([f"{where}: expected an object, got {type(data).__name__}"])
         problems: list[str] = []
@@ -63,19 +72,29 @@ class TurnInput:
                 problems.append(f"{where}: field '{name}' must be a string or null")
         for name in ("camera_source", "speech_source", "context_source"):
             if data.get(name) not in (None, *SOURCES):
-                problems.append(f"{where}: field '{name}' must be one of {', '.join(SOURCES)} or null, "
-                                f"got {data.get(name)!r}")
+                problems.append(
+                    f"{where}: field '{name}' must be one of {', '.join(SOURCES)} or null, got {data.get(name)!r}"
+                )
         timings = data.get("timings") or {}
         if not isinstance(timings, dict):
             problems.append(f"{where}: field 'timings' must be an object")
         if problems:
             raise RecordError(problems)
-        return cls(turn=cast(int, turn), camera_block=data.get("camera_block"), speech=data["speech"], camera_source=data.get("camera_source"),
-                   speech_source=data.get("speech_source"), context_block=data.get("context_block"), context_source=data.get("context_source"), timings=dict(timings))
+        return cls(
+            turn=cast(int, turn),
+            camera_block=data.get("camera_block"),
+            speech=data["speech"],
+            camera_source=data.get("camera_source"),
+            speech_source=data.get("speech_source"),
+            context_block=data.get("context_block"),
+            context_source=data.get("context_source"),
+            timings=dict(timings),
+        )
 
 
-def authored_turn_input(scenario: Scenario, turn: int, *, camera: bool = True,
-                        repair_style: str = "named") -> TurnInput:
+def authored_turn_input(
+    scenario: Scenario, turn: int, *, camera: bool = True, repair_style: str = "named"
+) -> TurnInput:
     """The text proxy's input for a turn: the scenario's authored camera block and speech.
 
     Turn 3 is the repair anchor alone. `camera=False` is the camera ablation:
@@ -84,14 +103,27 @@ def authored_turn_input(scenario: Scenario, turn: int, *, camera: bool = True,
     if repair_style not in REPAIR_STYLES:
         raise ValueError(f"repair style must be one of {', '.join(REPAIR_STYLES)}, got {repair_style!r}")
     if turn == 3:
-        return TurnInput(turn=3, camera_block=None, speech=scenario.repair_anchor(repair_style), camera_source=None, speech_source="authored")
+        return TurnInput(
+            turn=3,
+            camera_block=None,
+            speech=scenario.repair_anchor(repair_style),
+            camera_source=None,
+            speech_source="authored",
+        )
     if turn not in (1, 2):
         raise ValueError(f"no turn {turn}: a scenario has turns 1, 2 and 3 (the repair)")
     image = (scenario.turn_1_image if turn == 1 else scenario.turn_2_image) if camera else None
     speech = scenario.turn_1_user if turn == 1 else scenario.turn_2_user
     context = scenario.context_image if (camera and turn == 1) else None
-    return TurnInput(turn=turn, camera_block=image or None, speech=speech, camera_source="authored" if image else None, speech_source="authored",
-                     context_block=context or None, context_source="authored" if context else None)
+    return TurnInput(
+        turn=turn,
+        camera_block=image or None,
+        speech=speech,
+        camera_source="authored" if image else None,
+        speech_source="authored",
+        context_block=context or None,
+        context_source="authored" if context else None,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,15 +144,21 @@ class TurnResult:
         return {
             "turn": self.turn,
             "input": self.input.to_json(),
-            "reply": {"text": reply.text, "model": reply.model,
-                      "usage": reply.usage.to_json() if reply.usage.reported else None,  # unknown, never 0
-                      "latency_s": round(reply.latency_s, 4),
-                      "first_token_s": None if reply.first_token_s is None else round(reply.first_token_s, 4),
-                      "first_audio_s": None if reply.first_audio_s is None else round(reply.first_audio_s, 4),
-                      "first_voice_s": None if reply.first_voice_s is None else round(reply.first_voice_s, 4),
-                      "audio_file": reply.audio_file, "heard": reply.heard, "cached": reply.cached,
-                      "session_lost": reply.session_lost, "incomplete": reply.incomplete,
-                      "transcription": None if reply.transcription is None else reply.transcription.to_json()},
+            "reply": {
+                "text": reply.text,
+                "model": reply.model,
+                "usage": reply.usage.to_json() if reply.usage.reported else None,  # unknown, never 0
+                "latency_s": round(reply.latency_s, 4),
+                "first_token_s": None if reply.first_token_s is None else round(reply.first_token_s, 4),
+                "first_audio_s": None if reply.first_audio_s is None else round(reply.first_audio_s, 4),
+                "first_voice_s": None if reply.first_voice_s is None else round(reply.first_voice_s, 4),
+                "audio_file": reply.audio_file,
+                "heard": reply.heard,
+                "cached": reply.cached,
+                "session_lost": reply.session_lost,
+                "incomplete": reply.incomplete,
+                "transcription": None if reply.transcription is None else reply.transcription.to_json(),
+            },
             "metrics": self.metrics.to_json(),
             "glasses": self.glasses.to_json(),
             "frames": self.frames.to_json(),
@@ -128,7 +166,7 @@ class TurnResult:
         }
 
     @classmethod
-    def from_json(cls, data: Any, where: str) -> "TurnResult":
+    def from_json(cls, data: Any, where: str) -> TurnResult:
         if not isinstance(data, dict) or not isinstance(data.get("reply"), dict):
             raise RecordError([f"{where}: expected an object with 'turn', 'input' and 'reply'"])
         turn_input = TurnInput.from_json(data.get("input"), f"{where}: input")
@@ -137,8 +175,12 @@ class TurnResult:
             raise RecordError([f"{where}: field 'reply.text' must be a string"])
         parts: dict = {}
         problems: list[str] = []
-        for kind, name in ((TurnMetrics, "metrics"), (GlassesFacts, "glasses"), (FrameFacts, "frames"),
-                           (TurnEnd, "turn_end")):
+        for kind, name in (
+            (TurnMetrics, "metrics"),
+            (GlassesFacts, "glasses"),
+            (FrameFacts, "frames"),
+            (TurnEnd, "turn_end"),
+        ):
             try:
                 parts[name] = kind.from_json(data.get(name), f"{where}: {name}")
             except RecordError as exc:
@@ -179,10 +221,21 @@ def reply_from_json(data: dict, text: str, model: str, where: str = "reply") -> 
             transcription = TranscriptionUsage.from_json(data["transcription"])
         except UsageError as exc:
             problems += [f"{where}: field 'reply.transcription': {problem}" for problem in exc.problems]
-    reply = Reply(text=text, model=model, usage=usage, latency_s=seconds("latency_s", 0.0), first_token_s=seconds("first_token_s"),
-                  first_audio_s=seconds("first_audio_s"), heard=words("heard"), audio_file=words("audio_file"),
-                  first_voice_s=seconds("first_voice_s"), cached=data.get("cached") is True,
-                  session_lost=words("session_lost"), incomplete=words("incomplete"), transcription=transcription)
+    reply = Reply(
+        text=text,
+        model=model,
+        usage=usage,
+        latency_s=seconds("latency_s", 0.0),
+        first_token_s=seconds("first_token_s"),
+        first_audio_s=seconds("first_audio_s"),
+        heard=words("heard"),
+        audio_file=words("audio_file"),
+        first_voice_s=seconds("first_voice_s"),
+        cached=data.get("cached") is True,
+        session_lost=words("session_lost"),
+        incomplete=words("incomplete"),
+        transcription=transcription,
+    )
     if problems:
         raise RecordError(problems)
     return reply
@@ -206,5 +259,12 @@ def usage_from_json(data: Any, at: str, problems: list[str]) -> Usage | None:
 def judge_case(scenario: Scenario, turn: int, response: str, inputs: list[TurnInput]) -> JudgeCase:
     """The judge's view of a turn: the conversation exactly as it was sent."""
     by_turn = {i.turn: i for i in inputs}
-    return JudgeCase(scenario=scenario, turn=turn, user_message=by_turn[turn].user_message, response=response, turn_1_speech=by_turn[1].speech,
-                     turn_2_message=by_turn[2].user_message, context_sent=by_turn[1].context_block is not None)
+    return JudgeCase(
+        scenario=scenario,
+        turn=turn,
+        user_message=by_turn[turn].user_message,
+        response=response,
+        turn_1_speech=by_turn[1].speech,
+        turn_2_message=by_turn[2].user_message,
+        context_sent=by_turn[1].context_block is not None,
+    )

@@ -5,36 +5,126 @@ SHA-256, the judge and the run."""
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import hashlib
 import re
 import tomllib
-from pathlib import Path
 
 import yaml
 
 from benchmark import BENCHMARK_VERSION
+from tests.paths import ROOT
 
 LOCK = ROOT / "benchmark" / "v1" / "MANIFEST.lock.json"
 # CFF 1.2.0 (schema.json): the keys a file may have at its top level, and the ones it must
-TOP_KEYS = {"abstract", "authors", "cff-version", "commit", "contact", "date-released", "doi", "identifiers",
-            "keywords", "license", "license-url", "message", "preferred-citation", "references", "repository",
-            "repository-artifact", "repository-code", "title", "type", "url", "version"}
+TOP_KEYS = {
+    "abstract",
+    "authors",
+    "cff-version",
+    "commit",
+    "contact",
+    "date-released",
+    "doi",
+    "identifiers",
+    "keywords",
+    "license",
+    "license-url",
+    "message",
+    "preferred-citation",
+    "references",
+    "repository",
+    "repository-artifact",
+    "repository-code",
+    "title",
+    "type",
+    "url",
+    "version",
+}
 REQUIRED = {"cff-version", "message", "title", "authors"}
 REFERENCE_REQUIRED = {"authors", "title", "type"}
-REFERENCE_TYPES = {"art", "article", "audiovisual", "bill", "blog", "book", "catalogue", "conference",
-                   "conference-paper", "data", "database", "dictionary", "edited-work", "encyclopedia",
-                   "film-broadcast", "generic", "government-document", "grant", "hearing", "historical-work",
-                   "legal-case", "legal-rule", "magazine-article", "manual", "map", "multimedia", "music",
-                   "newspaper-article", "pamphlet", "patent", "personal-communication", "proceedings", "report",
-                   "serial", "slides", "software", "software-code", "software-container", "software-executable",
-                   "software-virtual-machine", "sound-recording", "standard", "statute", "thesis", "unpublished",
-                   "video", "website"}
-PERSON_KEYS = {"family-names", "given-names", "name-particle", "name-suffix", "affiliation", "address", "city",
-               "country", "email", "fax", "orcid", "post-code", "region", "tel", "website", "alias"}
-ENTITY_KEYS = {"name", "address", "city", "country", "email", "date-end", "date-start", "fax", "location",
-               "orcid", "post-code", "region", "tel", "website", "alias"}
+REFERENCE_TYPES = {
+    "art",
+    "article",
+    "audiovisual",
+    "bill",
+    "blog",
+    "book",
+    "catalogue",
+    "conference",
+    "conference-paper",
+    "data",
+    "database",
+    "dictionary",
+    "edited-work",
+    "encyclopedia",
+    "film-broadcast",
+    "generic",
+    "government-document",
+    "grant",
+    "hearing",
+    "historical-work",
+    "legal-case",
+    "legal-rule",
+    "magazine-article",
+    "manual",
+    "map",
+    "multimedia",
+    "music",
+    "newspaper-article",
+    "pamphlet",
+    "patent",
+    "personal-communication",
+    "proceedings",
+    "report",
+    "serial",
+    "slides",
+    "software",
+    "software-code",
+    "software-container",
+    "software-executable",
+    "software-virtual-machine",
+    "sound-recording",
+    "standard",
+    "statute",
+    "thesis",
+    "unpublished",
+    "video",
+    "website",
+}
+PERSON_KEYS = {
+    "family-names",
+    "given-names",
+    "name-particle",
+    "name-suffix",
+    "affiliation",
+    "address",
+    "city",
+    "country",
+    "email",
+    "fax",
+    "orcid",
+    "post-code",
+    "region",
+    "tel",
+    "website",
+    "alias",
+}
+ENTITY_KEYS = {
+    "name",
+    "address",
+    "city",
+    "country",
+    "email",
+    "date-end",
+    "date-start",
+    "fax",
+    "location",
+    "orcid",
+    "post-code",
+    "region",
+    "tel",
+    "website",
+    "alias",
+}
 
 
 def nonempty_string(value) -> bool:
@@ -53,8 +143,11 @@ def author_problems(authors, where: str) -> list[str]:
             problems += [] if nonempty_string(author["name"]) else [f"{where}: author {n}: empty name"]
         else:
             problems += [f"{where}: author {n}: {k} is not a person key" for k in set(author) - PERSON_KEYS]
-        problems += [f"{where}: author {n}: {k} is not a string" for k, v in (author or {}).items()
-                     if isinstance(author, dict) and not isinstance(v, str)]
+        problems += [
+            f"{where}: author {n}: {k} is not a string"
+            for k, v in (author or {}).items()
+            if isinstance(author, dict) and not isinstance(v, str)
+        ]
     return problems
 
 
@@ -66,8 +159,11 @@ def cff_problems(data) -> list[str]:
     problems += [f"{k} is not a CFF 1.2.0 key" for k in sorted(set(data) - TOP_KEYS)]
     if data.get("cff-version") != "1.2.0":
         problems.append(f"cff-version must be the string 1.2.0, not {data.get('cff-version')!r}")
-    problems += [f"{k} must be a non-empty string" for k in ("message", "title", "abstract", "license")
-                 if k in data and not nonempty_string(data[k])]
+    problems += [
+        f"{k} must be a non-empty string"
+        for k in ("message", "title", "abstract", "license")
+        if k in data and not nonempty_string(data[k])
+    ]
     if "version" in data and not isinstance(data["version"], (str, int, float)):
         problems.append("version must be a string or a number")
     if "type" in data and data["type"] not in ("software", "dataset"):
@@ -102,12 +198,17 @@ def test_citation_cff_is_valid_cff_1_2():
 def test_the_schema_check_catches_what_the_schema_refuses():
     good = citation()
     assert cff_problems({k: v for k, v in good.items() if k != "authors"}) == [
-        "missing required key authors", "authors: authors must be a list of at least one person or entity"]
+        "missing required key authors",
+        "authors: authors must be a list of at least one person or entity",
+    ]
     assert cff_problems({**good, "cff-version": 1.2}) == ["cff-version must be the string 1.2.0, not 1.2"]
     assert cff_problems({**good, "bank": "v1.1"}) == ["bank is not a CFF 1.2.0 key"]
     assert cff_problems({**good, "references": [{"title": "x", "type": "dataset", "authors": [{"name": "a"}]}]}) == [
-        "references[0]: type 'dataset' is not a CFF reference type"]
-    assert cff_problems({**good, "authors": [{"name": "a", "orcid": 5}]}) == ["authors: author 0: orcid is not a string"]
+        "references[0]: type 'dataset' is not a CFF reference type"
+    ]
+    assert cff_problems({**good, "authors": [{"name": "a", "orcid": 5}]}) == [
+        "authors: author 0: orcid is not a string"
+    ]
 
 
 def test_citation_cff_cites_the_software_and_the_bank_at_their_current_versions():
@@ -128,7 +229,14 @@ def summary(**manifest) -> dict:
     from core.judge import Verdict
     from core.records import TrialRecord
 
-    record = TrialRecord(scenario_id="sc-01", condition="baseline", trial=0, target_context="current", cue_type="object_in_hand", turn_2_judge=Verdict(label="current", rationale="", judge="t"))
+    record = TrialRecord(
+        scenario_id="sc-01",
+        condition="baseline",
+        trial=0,
+        target_context="current",
+        cue_type="object_in_hand",
+        turn_2_judge=Verdict(label="current", rationale="", judge="t"),
+    )
     return build_summary(TrialSet(trials=(record,), source=P("t.jsonl")), manifest)
 
 
@@ -136,20 +244,42 @@ def test_findings_end_with_a_cite_line_naming_the_lock_hash():
     from benchmark.report.findings import render_findings
 
     lock = hashlib.sha256(LOCK.read_bytes()).hexdigest()
-    text = render_findings(summary(wearsim_version="0.1.0", benchmark_version="v1.1", bank_lock_sha256=lock,
-                                   judge_family="openai", judge_model="openai:gpt-4o-mini", judge_prompt_version="1.2",
-                                   timestamp_utc="2026-11-27T07:00:00+00:00", runner_git_commit="25bffc2" + "0" * 33,
-                                   candidate_model="local", via="stream"))
+    text = render_findings(
+        summary(
+            wearsim_version="0.1.0",
+            benchmark_version="v1.1",
+            bank_lock_sha256=lock,
+            judge_family="openai",
+            judge_model="openai:gpt-4o-mini",
+            judge_prompt_version="1.2",
+            timestamp_utc="2026-11-27T07:00:00+00:00",
+            runner_git_commit="25bffc2" + "0" * 33,
+            candidate_model="local",
+            via="stream",
+        )
+    )
     assert text.rstrip().splitlines()[-1] == (
         f"Cite as: wearsim 0.1.0, bank v1.1 (lock sha256 {lock}), judge openai `openai:gpt-4o-mini` (prompt 1.2), "
-        "run 2026-11-27T07:00:00+00:00 at commit 25bffc200000, candidate `local` via stream.")
+        "run 2026-11-27T07:00:00+00:00 at commit 25bffc200000, candidate `local` via stream."
+    )
 
 
 def test_a_run_made_before_the_lock_was_recorded_says_so_rather_than_guess():
     from benchmark.report.findings import render_findings
 
-    last = render_findings(summary(benchmark_version="v1.1", judge_family="lexical", judge_model="lexical",
-                                   candidate_model="local", via="direct")).rstrip().splitlines()[-1]
+    last = (
+        render_findings(
+            summary(
+                benchmark_version="v1.1",
+                judge_family="lexical",
+                judge_model="lexical",
+                candidate_model="local",
+                via="direct",
+            )
+        )
+        .rstrip()
+        .splitlines()[-1]
+    )
     assert last.startswith("Cite as: wearsim not recorded, bank v1.1 (lock sha256 not recorded), judge lexical, run ")
 
 
@@ -158,8 +288,11 @@ def test_a_run_records_the_lock_hash_and_the_version_it_cites(tmp_path):
     from benchmark.run.settings import CandidateSettings, JudgeSettings, RunSettings
     from core.scenario import load_bank
 
-    settings = RunSettings(candidate=CandidateSettings(model_id="local"), judge=JudgeSettings(family="lexical", family_resolution="explicit"),
-                           conditions=("baseline",))
+    settings = RunSettings(
+        candidate=CandidateSettings(model_id="local"),
+        judge=JudgeSettings(family="lexical", family_resolution="explicit"),
+        conditions=("baseline",),
+    )
     manifest = build_manifest(load_bank(), settings)
     assert manifest["bank_lock_sha256"] == hashlib.sha256(LOCK.read_bytes()).hexdigest()
     assert re.fullmatch(r"\d+\.\d+\.\d+", manifest["wearsim_version"] or "")

@@ -4,18 +4,16 @@ writes nothing; `wearsim --version`, `wearsim models` and the bench help."""
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import json
 import os
 import socket
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from benchmark import cli
+from tests.paths import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures"
 SECRET = "sk-test-never-print-this-value"
@@ -28,8 +26,14 @@ def no_keys(**extra: str) -> dict:
 
 
 def wearsim(*argv: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "benchmark", *argv], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, env=env or no_keys())
+    return subprocess.run(
+        [sys.executable, "-m", "benchmark", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env=env or no_keys(),
+    )
 
 
 def assert_one_line(err: str, *needles: str) -> str:
@@ -51,36 +55,66 @@ def free_port() -> int:
 def test_bench_without_the_key_names_the_variable_and_writes_nothing(tmp_path):
     run_dir = tmp_path / "run"
     # a key of another provider is set: its value must not appear either
-    out = wearsim("bench", "--model", "openai:gpt-4o-mini", "--limit", "1", "--output-dir", str(run_dir),
-                  env=no_keys(GEMINI_API_KEY=SECRET))
+    out = wearsim(
+        "bench",
+        "--model",
+        "openai:gpt-4o-mini",
+        "--limit",
+        "1",
+        "--output-dir",
+        str(run_dir),
+        env=no_keys(GEMINI_API_KEY=SECRET),
+    )
     assert out.returncode == 2
     assert_one_line(out.stderr, "OPENAI_API_KEY", "--base-url")
     assert not run_dir.exists()  # no manifest, no logs, no dir
 
     run_dir.mkdir()  # an existing, empty run dir stays empty
-    out = wearsim("bench", "--model", "gemini:gemini-2.5-flash", "--limit", "1", "--output-dir", str(run_dir),
-                  env=no_keys(OPENAI_API_KEY=SECRET))
+    out = wearsim(
+        "bench",
+        "--model",
+        "gemini:gemini-2.5-flash",
+        "--limit",
+        "1",
+        "--output-dir",
+        str(run_dir),
+        env=no_keys(OPENAI_API_KEY=SECRET),
+    )
     assert out.returncode == 2
     assert_one_line(out.stderr, "GEMINI_API_KEY")
     assert list(run_dir.iterdir()) == []
 
 
 def test_rescore_eval_and_validate_without_the_key(tmp_path):
-    out = wearsim("rescore", str(FIXTURES / "transcripts" / "ours_small"), "--judge-family", "openai",
-                  "--output-dir", str(tmp_path / "rescored"))
+    out = wearsim(
+        "rescore",
+        str(FIXTURES / "transcripts" / "ours_small"),
+        "--judge-family",
+        "openai",
+        "--output-dir",
+        str(tmp_path / "rescored"),
+    )
     assert out.returncode == 2
     assert_one_line(out.stderr, "OPENAI_API_KEY", "--judge-base-url")
     assert not (tmp_path / "rescored").exists()
 
-    out = wearsim("rescore", str(FIXTURES / "transcripts" / "ours_small"), "--judge-family", "claude",
-                  "--output-dir", str(tmp_path / "rescored"), env=no_keys(OPENAI_API_KEY=SECRET))
+    out = wearsim(
+        "rescore",
+        str(FIXTURES / "transcripts" / "ours_small"),
+        "--judge-family",
+        "claude",
+        "--output-dir",
+        str(tmp_path / "rescored"),
+        env=no_keys(OPENAI_API_KEY=SECRET),
+    )
     assert out.returncode == 2
     assert_one_line(out.stderr, "ANTHROPIC_API_KEY")
 
     cases = tmp_path / "cases.jsonl"
     cases.write_text(json.dumps({"output": "a red mug", "expected_output": "a red mug"}) + "\n")
-    out = wearsim("eval", "--evaluator", "image-description", "--data", str(cases),
-                  "--judge-model", "gemini:gemini-2.5-flash")
+    out = wearsim(
+        "eval", "--evaluator", "image-description", "--data", str(cases), "--judge-model", "gemini:gemini-2.5-flash"
+    )
     assert out.returncode == 2
     assert_one_line(out.stderr, "GEMINI_API_KEY", "--judge-model")
 
@@ -134,8 +168,16 @@ def test_models_lists_the_id_forms_and_which_keys_are_set(monkeypatch, capsys):
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     assert cli.main(["models"]) == 0
     out = capsys.readouterr().out
-    for form in ("openai:MODEL", "gemini:MODEL", "anthropic:MODEL", "openai-realtime:MODEL", "gemini-live:MODEL",
-                 "local ", "local:PATH.gguf", "replay:RUN_DIR"):
+    for form in (
+        "openai:MODEL",
+        "gemini:MODEL",
+        "anthropic:MODEL",
+        "openai-realtime:MODEL",
+        "gemini-live:MODEL",
+        "local ",
+        "local:PATH.gguf",
+        "replay:RUN_DIR",
+    ):
         assert form in out, form
     rows = {line.split()[0]: line.split()[1:3] for line in out.splitlines() if line.strip().startswith(KEY_NAMES)}
     assert rows["ANTHROPIC_API_KEY"][0] == "set"
@@ -155,11 +197,13 @@ def test_bench_help_explains_the_flags_and_lists_the_conditions(capsys):
 
     for condition in load_bank().conditions:
         assert condition.name in out
-    for flag, words in (("--trials", "repeats of every (scenario, condition) cell"),
-                        ("--concurrency", "changes speed, not results"),
-                        ("--ranking-condition", "headline"),
-                        ("--max-error-rate", "exit with status 3"),
-                        ("--ids", "sc-05,sc-12")):
+    for flag, words in (
+        ("--trials", "repeats of every (scenario, condition) cell"),
+        ("--concurrency", "changes speed, not results"),
+        ("--ranking-condition", "headline"),
+        ("--max-error-rate", "exit with status 3"),
+        ("--ids", "sc-05,sc-12"),
+    ):
         assert flag in out and words in out, flag
 
 
@@ -169,31 +213,64 @@ def test_a_text_only_model_cannot_judge_images(tmp_path):
 
     cases = tmp_path / "cases.jsonl"
     cases.write_text('{"output": "a red mug", "image": "mug.jpg"}\n')
-    done = subprocess.run([sys.executable, "-m", "benchmark", "eval", "--evaluator", "image-description",
-                           "--data", str(cases), "--judge-model", "local"], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "eval",
+            "--evaluator",
+            "image-description",
+            "--data",
+            str(cases),
+            "--judge-model",
+            "local",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2 and "reads text only" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_an_endpoint_with_nothing_listening_stops_the_run_before_any_cell(tmp_path):
     port = free_port()  # nothing listens there
-    done = wearsim("bench", "--model", "openai:qwen2.5", "--base-url", f"http://127.0.0.1:{port}/v1",
-                   "--judge-family", "lexical", "--output-dir", str(tmp_path / "run"))
+    done = wearsim(
+        "bench",
+        "--model",
+        "openai:qwen2.5",
+        "--base-url",
+        f"http://127.0.0.1:{port}/v1",
+        "--judge-family",
+        "lexical",
+        "--output-dir",
+        str(tmp_path / "run"),
+    )
     assert done.returncode == 2
     assert_one_line(done.stderr, f"nothing is listening at 127.0.0.1:{port} (connection refused)", "--base-url")
     assert not (tmp_path / "run").exists()
 
 
 def test_every_missing_key_is_named_at_once(tmp_path):
-    done = wearsim("bench", "--model", "openai:gpt-4o-mini", "--judge-family", "gemini",
-                   "--output-dir", str(tmp_path / "run"))
+    done = wearsim(
+        "bench", "--model", "openai:gpt-4o-mini", "--judge-family", "gemini", "--output-dir", str(tmp_path / "run")
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "OPENAI_API_KEY" in done.stderr and "GEMINI_API_KEY" in done.stderr
     assert not (tmp_path / "run").exists()
 
 
 def test_serve_refuses_at_start_up_a_backend_or_describer_without_its_key():
-    done = wearsim("serve", "--backend", "openai-realtime:gpt-realtime", "--describer", "gemini:gemini-2.5-flash",
-                   "--port", str(free_port()), timeout=60)
+    done = wearsim(
+        "serve",
+        "--backend",
+        "openai-realtime:gpt-realtime",
+        "--describer",
+        "gemini:gemini-2.5-flash",
+        "--port",
+        str(free_port()),
+        timeout=60,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "--backend openai-realtime:gpt-realtime" in done.stderr and "OPENAI_API_KEY" in done.stderr
     assert "--describer gemini:gemini-2.5-flash" in done.stderr and "GEMINI_API_KEY" in done.stderr
@@ -212,8 +289,20 @@ def test_bench_help_examples_keep_their_line_breaks(capsys):
 def test_an_unknown_describer_exits_2_before_any_cell_and_the_help_lists_ocr(tmp_path, capsys):
     """Issue 34, item 6: `--describer nosuch` used to start the run and fail every cell as a fault of ours."""
     for bad in ("nosuch", "openai:", "claude:some-model"):
-        done = wearsim("bench", "--via", "stream", "--conditions", "baseline", "--limit", "1", "--describer", bad,
-                       "--output-dir", str(tmp_path / "run"), timeout=60)
+        done = wearsim(
+            "bench",
+            "--via",
+            "stream",
+            "--conditions",
+            "baseline",
+            "--limit",
+            "1",
+            "--describer",
+            bad,
+            "--output-dir",
+            str(tmp_path / "run"),
+            timeout=60,
+        )
         assert done.returncode == 2, done.stderr
         assert_one_line(done.stderr, f"--describer {bad}", "opencv", "authored", "ocr", "openai:MODEL")
         assert not (tmp_path / "run").exists()

@@ -3,12 +3,10 @@ recorded), OCR against the best matching window, JSON `expected_output` as an
 object, image judges skipping cases without an image and keeping an HTTP
 error to its own case."""
 
-from tests.paths import ROOT, FIXTURES
 import asyncio
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,6 +14,7 @@ from benchmark.evaluators import VALIDATORS, VALIDATORS_DIR
 from benchmark.evaluators.judges import VisionCase, judge_case
 from benchmark.evaluators.runner import find_uv, run_validator
 from tests.http_fake import HTTPFake, QuietHandler
+from tests.paths import FIXTURES, ROOT
 
 FIXTURES = FIXTURES / "evaluators"
 SCORES = json.dumps({"scores": {"visual_accuracy": 8, "completeness": 6, "clarity": 9, "relevance": 10}})
@@ -62,46 +61,80 @@ def test_ocr_finds_the_extraction_inside_a_sentence(runner):
 
 
 def test_ocr_window_still_counts_misreadings_and_unrelated_text_fails():
-    misread = run_validator("ocr", {"output": "It says 'Project Proposa1 Q1 2O26' at the top.",
-                                    "expected_output": "Project Proposal Q1 2026"})
-    assert 0.8 < misread["score"] < 1.0 and misread["details"]["character_error_rate"] == pytest.approx(2 / 24, abs=1e-3)
-    unrelated = run_validator("ocr", {"output": "A photo of a cat on a sofa next to a lamp.",
-                                      "expected_output": "Project Proposal Q1 2026"})
+    misread = run_validator(
+        "ocr",
+        {"output": "It says 'Project Proposa1 Q1 2O26' at the top.", "expected_output": "Project Proposal Q1 2026"},
+    )
+    assert 0.8 < misread["score"] < 1.0 and misread["details"]["character_error_rate"] == pytest.approx(
+        2 / 24, abs=1e-3
+    )
+    unrelated = run_validator(
+        "ocr", {"output": "A photo of a cat on a sofa next to a lamp.", "expected_output": "Project Proposal Q1 2026"}
+    )
     assert unrelated["score"] < 0.5 and unrelated["passed"] is False
 
 
 @pytest.mark.parametrize("runner", ["uv", "python"])
 def test_json_expected_output_as_an_object(runner):
-    data = {"output": 'Found: {"objects": ["cup", "pen"], "count": 2}',
-            "expected_output": {"objects": [], "count": 0, "scene": "desk"}}
+    data = {
+        "output": 'Found: {"objects": ["cup", "pen"], "count": 2}',
+        "expected_output": {"objects": [], "count": 0, "scene": "desk"},
+    }
     result = run_validator("json", data, uv=True if runner == "uv" else None)
     assert result["status"] == "processed", result
     assert result["details"]["missing_keys"] == ["scene"] and result["score"] == pytest.approx(2 / 3, abs=1e-4)
-    as_string = run_validator("json", {**data, "expected_output": json.dumps(data["expected_output"])},
-                              uv=True if runner == "uv" else None)
+    as_string = run_validator(
+        "json", {**data, "expected_output": json.dumps(data["expected_output"])}, uv=True if runner == "uv" else None
+    )
     assert as_string["score"] == result["score"]
 
 
 def test_json_schema_without_jsonschema_uses_the_builtin_subset():
     script = VALIDATORS_DIR / VALIDATORS["json"]
-    schema = {"type": "object", "required": ["objects", "count"],
-              "properties": {"objects": {"type": "array", "items": {"type": "string"}},
-                             "count": {"type": "integer", "minimum": 0}}}
-    code = ("import sys, json, runpy; sys.modules['jsonschema'] = None; "
-            f"m = runpy.run_path({str(script)!r}); "
-            "print(json.dumps(m['validate'](sys.argv[1], '', schema=json.loads(sys.argv[2]))))")
-    good = json.loads(subprocess.run([sys.executable, "-c", code, '{"objects": ["mug"], "count": 1}',
-                                      json.dumps(schema)], capture_output=True, text=True, check=True).stdout)
+    schema = {
+        "type": "object",
+        "required": ["objects", "count"],
+        "properties": {
+            "objects": {"type": "array", "items": {"type": "string"}},
+            "count": {"type": "integer", "minimum": 0},
+        },
+    }
+    code = (
+        "import sys, json, runpy; sys.modules['jsonschema'] = None; "
+        f"m = runpy.run_path({str(script)!r}); "
+        "print(json.dumps(m['validate'](sys.argv[1], '', schema=json.loads(sys.argv[2]))))"
+    )
+    good = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", code, '{"objects": ["mug"], "count": 1}', json.dumps(schema)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     assert good["score"] == 1.0 and good["details"]["schema_engine"] == "builtin subset"
-    bad = json.loads(subprocess.run([sys.executable, "-c", code, '{"objects": [3], "count": -1.5}',
-                                     json.dumps(schema)], capture_output=True, text=True, check=True).stdout)
+    bad = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", code, '{"objects": [3], "count": -1.5}', json.dumps(schema)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     assert bad["score"] == 0.0 and {e["key"] for e in bad["details"]["type_errors"]} == {"objects.0", "count"}
-    missing = json.loads(subprocess.run([sys.executable, "-c", code, '{"objects": []}', json.dumps(schema)],
-                                        capture_output=True, text=True, check=True).stdout)
+    missing = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", code, '{"objects": []}', json.dumps(schema)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     assert missing["details"]["missing_keys"] == ["count"] and missing["score"] == 0.5
 
 
 # ---- LLM image judges ----------------------------------------------------------------------
+
 
 class FlakyJudgeServer(HTTPFake):
     """OpenAI-compatible: answers 400 to the requests whose number is in `fail`, scores to the others."""
@@ -116,10 +149,23 @@ class FlakyJudgeServer(HTTPFake):
                 if len(owner.requests) in owner.fail:
                     self.send_json(400, {"error": {"message": "image too large for this model"}})
                 else:
-                    self.send_json(200, {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                                         "choices": [{"index": 0, "finish_reason": "stop",
-                                                      "message": {"role": "assistant", "content": SCORES}}],
-                                         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+                    self.send_json(
+                        200,
+                        {
+                            "id": "x",
+                            "object": "chat.completion",
+                            "created": 0,
+                            "model": "m",
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": SCORES},
+                                }
+                            ],
+                            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                        },
+                    )
 
         super().__init__(Handler)
 
@@ -129,7 +175,11 @@ def test_a_case_without_an_image_is_skipped_not_judged_blind():
         from candidates import open_candidate
 
         async with open_candidate("openai:vision", base_url=url) as model:
-            return await judge_case("image-description", VisionCase(input="Describe", output="A red disc.", expected_output="red disc", images=()), model)
+            return await judge_case(
+                "image-description",
+                VisionCase(input="Describe", output="A red disc.", expected_output="red disc", images=()),
+                model,
+            )
 
     with FlakyJudgeServer() as server:
         result = asyncio.run(go(server.base_url))
@@ -140,21 +190,47 @@ def test_a_case_without_an_image_is_skipped_not_judged_blind():
 def test_wearsim_eval_keeps_an_http_error_to_its_case_and_goes_on(tmp_path):
     image = FIXTURES / "shapes.png"
     data = tmp_path / "cases.jsonl"
-    lines = [{"output": "A red disc.", "expected_output": "red disc", "image": str(image)},
-             {"output": "A blue block.", "expected_output": "blue block", "image": str(image)},
-             {"output": "No picture here.", "expected_output": "anything"},
-             {"output": "A red disc.", "expected_output": {"shape": "disc"}, "images": [str(image)]}]
+    lines = [
+        {"output": "A red disc.", "expected_output": "red disc", "image": str(image)},
+        {"output": "A blue block.", "expected_output": "blue block", "image": str(image)},
+        {"output": "No picture here.", "expected_output": "anything"},
+        {"output": "A red disc.", "expected_output": {"shape": "disc"}, "images": [str(image)]},
+    ]
     data.write_text("".join(json.dumps(line) + "\n" for line in lines))
     with FlakyJudgeServer(fail={2}) as server:
-        done = subprocess.run([sys.executable, "-m", "benchmark", "eval", "--evaluator", "image-description",
-                               "--data", str(data), "--judge-model", "openai:vision", "--judge-base-url",
-                               server.base_url], capture_output=True, text=True, timeout=120, cwd=ROOT,
-                              env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "benchmark",
+                "eval",
+                "--evaluator",
+                "image-description",
+                "--data",
+                str(data),
+                "--judge-model",
+                "openai:vision",
+                "--judge-base-url",
+                server.base_url,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        )
     assert done.returncode == 0, done.stderr
     assert len(server.requests) == 3  # the case without an image never reached the judge
-    summary = json.loads(done.stdout[done.stdout.index("{"):])
-    assert summary == {"evaluator": "image-description", "cases": 4, "processed": 2, "errors": 1, "skipped": 1,
-                       "passed": 2, "mean_score": pytest.approx(0.4 * 0.8 + 0.3 * 0.6 + 0.2 * 0.9 + 0.1)}
+    summary = json.loads(done.stdout[done.stdout.index("{") :])
+    assert summary == {
+        "evaluator": "image-description",
+        "cases": 4,
+        "processed": 2,
+        "errors": 1,
+        "skipped": 1,
+        "passed": 2,
+        "mean_score": pytest.approx(0.4 * 0.8 + 0.3 * 0.6 + 0.2 * 0.9 + 0.1),
+    }
     table = done.stdout.splitlines()
     assert "HTTP 400: image too large for this model" in table[2]
     assert "skipped" in table[3] and "no image" in table[3]

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import argparse
 import re
-from pathlib import Path
+
+from tests.paths import ROOT
 
 # a realtime id: provider, then a model name (a placeholder such as MODEL or M is upper case and not an id)
 REALTIME_ID = re.compile(r"\b(openai-realtime|gemini-live):([a-z0-9][A-Za-z0-9._-]*[A-Za-z0-9])")
@@ -21,7 +20,7 @@ def current_ids(capsys) -> set[str]:
 
     assert main(["models"]) == 0
     text = capsys.readouterr().out
-    section = text[text.index("realtime models the providers list as current"):text.index("shut down")]
+    section = text[text.index("realtime models the providers list as current") : text.index("shut down")]
     return {m.group(0) for m in REALTIME_ID.finditer(section)}
 
 
@@ -43,8 +42,11 @@ def help_texts() -> dict[str, str]:
 
 def documents() -> dict[str, str]:
     paths = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in paths
-            if str(p.relative_to(ROOT)) not in RECORDS}
+    return {
+        str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+        for p in paths
+        if str(p.relative_to(ROOT)) not in RECORDS
+    }
 
 
 def test_wearsim_models_lists_current_realtime_ids(capsys):

@@ -2,7 +2,6 @@
 (benchmark/validate_proactive.py, the check `proactive` of wearsim validate): the shipped set passes, and
 each check fails on a crafted bad scenario with a message naming the scenario and the field."""
 
-from tests.paths import FIXTURES
 import copy
 import json
 import re
@@ -10,16 +9,19 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
-from core.proactive_scenario import EVENT_TYPES, PROACTIVE_FILE, load_proactive
-from core.scenario import SHIPPED_BANK, load_bank
 from benchmark.lockfile import LOCK_FILES, write_lock
 from benchmark.validate import check_lockfile, check_proactive, mentions, proactive_rules, validate_bank
 from benchmark.validate_proactive import (
-    SHIPPED_MINIMUMS, key_forms, proactive_counts, proactive_findings,
+    SHIPPED_MINIMUMS,
+    key_forms,
+    proactive_counts,
+    proactive_findings,
 )
 from benchmark.validate_proactive import leaked_key as _leaked_key
+from core.proactive_scenario import EVENT_TYPES, PROACTIVE_FILE, load_proactive
+from core.scenario import SHIPPED_BANK, load_bank
+from tests.paths import FIXTURES
 
 SHIPPED = SHIPPED_BANK / PROACTIVE_FILE
 RAW = json.loads(SHIPPED.read_text(encoding="utf-8"))
@@ -36,154 +38,160 @@ def leaked_key(text, key):
 # one-sentence remarks a person would make at each event, written for this test: the lexical judge must find
 # each conveys the event (it hits an expected key), and remarks that only narrate a change must not
 NATURAL_REMARKS = {
-    'pa-01': [
+    "pa-01": [
         "The water's boiling now, you can add the pasta.",
-        'Your pasta water is at a rolling boil.',
-        'Heads up, the big pot is ready for the pasta.',
+        "Your pasta water is at a rolling boil.",
+        "Heads up, the big pot is ready for the pasta.",
     ],
-    'pa-02': [
+    "pa-02": [
         "Stop, the saw's lower guard is taped up, that's dangerous.",
-        'Careful, the blade guard is pinned open with tape.',
+        "Careful, the blade guard is pinned open with tape.",
         "That blade is fully exposed, please don't cut like that.",
     ],
-    'pa-03': [
-        'Watch out, the toddler is reaching for the pan handle!',
-        'Turn that handle in, the little one can grab it.',
-        'Careful, your kid could pull the hot pan down.',
+    "pa-03": [
+        "Watch out, the toddler is reaching for the pan handle!",
+        "Turn that handle in, the little one can grab it.",
+        "Careful, your kid could pull the hot pan down.",
     ],
-    'pa-04': [
+    "pa-04": [
         "Stop! Don't mix bleach with that ammonia cleaner, it makes toxic gas.",
-        'Careful, bleach and ammonia together give off poisonous fumes.',
+        "Careful, bleach and ammonia together give off poisonous fumes.",
         "That will release chlorine gas, please don't pour it in.",
     ],
-    'pa-05': [
-        'Look out, that car door is opening!',
-        'Watch out, door opening ahead on the right.',
+    "pa-05": [
+        "Look out, that car door is opening!",
+        "Watch out, door opening ahead on the right.",
         "Brake, someone's opening their door into the lane.",
     ],
-    'pa-06': [
-        'That ladder looks unstable, the foot is on loose wood.',
-        'Careful, your ladder is wobbly, come down and reset it.',
+    "pa-06": [
+        "That ladder looks unstable, the foot is on loose wood.",
+        "Careful, your ladder is wobbly, come down and reset it.",
         "The ladder isn't on level ground, it could tip and you could fall.",
     ],
-    'pa-07': [
-        'Your soldering iron is resting on its cable and melting it.',
-        'Careful, the iron is burning through the cord.',
+    "pa-07": [
+        "Your soldering iron is resting on its cable and melting it.",
+        "Careful, the iron is burning through the cord.",
         "There's smoke, the hot tip is on the power cable.",
     ],
-    'pa-08': [
-        'Stop the dog, grapes are toxic to dogs!',
+    "pa-08": [
+        "Stop the dog, grapes are toxic to dogs!",
         "Don't let him eat those grapes.",
         "Your dog's going for the grapes, they're poisonous for him.",
     ],
-    'pa-09': [
-        'You said a double batch, so that should be 500 g of flour, not 250.',
+    "pa-09": [
+        "You said a double batch, so that should be 500 g of flour, not 250.",
         "That's only the single amount of flour, you need twice as much.",
-        'For a double batch you need 500 grams.',
+        "For a double batch you need 500 grams.",
     ],
-    'pa-10': [
-        'That side panel is on backwards, the white side should face in.',
+    "pa-10": [
+        "That side panel is on backwards, the white side should face in.",
         "Hold on, you've put that panel the wrong way round.",
-        'The finished side should be on the inside, flip it.',
+        "The finished side should be on the inside, flip it.",
     ],
-    'pa-11': [
+    "pa-11": [
         "There's a red sock in with the whites, it'll turn them pink.",
-        'Take the red sock out before it dyes everything.',
-        'Wait, a red sock went in with that white load.',
+        "Take the red sock out before it dyes everything.",
+        "Wait, a red sock went in with that white load.",
     ],
-    'pa-12': [
+    "pa-12": [
         "The recipe says 180, but you've set it to 250, that's too hot.",
-        'You set the oven to 250, you wanted 180 degrees.',
-        'That temperature is too high, turn it down to 180.',
+        "You set the oven to 250, you wanted 180 degrees.",
+        "That temperature is too high, turn it down to 180.",
     ],
-    'pa-13': [
-        'Your quick release is still open, close it before you ride.',
+    "pa-13": [
+        "Your quick release is still open, close it before you ride.",
         "The front wheel lever isn't closed, the wheel could come off.",
         "Don't forget to close the skewer on the front wheel.",
     ],
-    'pa-14': [
+    "pa-14": [
         "Don't put ice on a burn, keep it under cool running water.",
-        'Ice can damage the skin, go back to cool water.',
-        'Better to keep cooling it under running water than use ice.',
+        "Ice can damage the skin, go back to cool water.",
+        "Better to keep cooling it under running water than use ice.",
     ],
-    'pa-15': [
-        'That feed needs diluting, it says 10 ml in 5 litres of water.',
+    "pa-15": [
+        "That feed needs diluting, it says 10 ml in 5 litres of water.",
         "You're pouring it neat, mix it with water first or it can burn the roots.",
         "That's undiluted, it's too strong for the plants.",
     ],
-    'pa-16': [
+    "pa-16": [
         "Wait, that's going to the whole company, not just Dana.",
         "Careful, you picked the company-wide list, that's 412 people.",
-        'That will send the salaries to everyone.',
+        "That will send the salaries to everyone.",
     ],
-    'pa-17': [
-        'Your bus is here, the 38 just pulled in.',
-        'The 38 is arriving now.',
+    "pa-17": [
+        "Your bus is here, the 38 just pulled in.",
+        "The 38 is arriving now.",
         "There's your bus, time to get on.",
     ],
-    'pa-18': [
-        'Your flight is boarding now, head to gate B12.',
-        'TP1351 has started boarding, you should go now.',
-        'Hurry, your Lisbon flight is boarding.',
+    "pa-18": [
+        "Your flight is boarding now, head to gate B12.",
+        "TP1351 has started boarding, you should go now.",
+        "Hurry, your Lisbon flight is boarding.",
     ],
-    'pa-19': [
+    "pa-19": [
         "The loaf looks golden now, it's ready to come out.",
-        'Your bread looks done, take it out.',
+        "Your bread looks done, take it out.",
         "The crust has browned nicely, it's ready.",
     ],
-    'pa-20': [
+    "pa-20": [
         "That's a minute, you can stop.",
         "Time's up, you've done your minute.",
         "You've hit 60 seconds, well done.",
     ],
-    'pa-21': [
+    "pa-21": [
         "Your design review meeting has started, it's 11.",
         "You should join your 11 o'clock call now.",
         "You're running late for the design review with Priya and Tom.",
     ],
-    'pa-22': [
+    "pa-22": [
         "Your dough has doubled, it's ready to shape.",
-        'The dough has risen to twice the size.',
-        'Looks like the dough is proofed now.',
+        "The dough has risen to twice the size.",
+        "Looks like the dough is proofed now.",
     ],
-    'pa-23': [
-        'You left your passport in the tray!',
-        'Go back, your passport is still at security.',
+    "pa-23": [
+        "You left your passport in the tray!",
+        "Go back, your passport is still at security.",
         "Don't forget your passport, it's in the bin behind you.",
     ],
-    'pa-24': [
-        'You forgot your water bottle.',
-        'You left your bottle on the bench.',
-        'Your drink is still on the bench, go back for it.',
+    "pa-24": [
+        "You forgot your water bottle.",
+        "You left your bottle on the bench.",
+        "Your drink is still on the bench, go back for it.",
     ],
-    'pa-25': [
-        'You left your badge on the copier.',
-        'Your ID card is still in the copier.',
+    "pa-25": [
+        "You left your badge on the copier.",
+        "Your ID card is still in the copier.",
         "Don't forget your lanyard, it's on the copier.",
     ],
-    'pa-26': [
-        'You left the tap running.',
-        'The hose is still on, turn it off.',
+    "pa-26": [
+        "You left the tap running.",
+        "The hose is still on, turn it off.",
         "Turn off the outside tap, it's flooding the patio.",
     ],
-    'pa-27': [
-        'You left the hob on.',
-        'The burner is still on with nothing on it.',
-        'Turn off the stove, the gas is still lit.',
+    "pa-27": [
+        "You left the hob on.",
+        "The burner is still on with nothing on it.",
+        "Turn off the stove, the gas is still lit.",
     ],
-    'pa-28': [
-        'You left your pump on the kerb!',
-        'Your pump is behind you on the road.',
-        'Go back, you forgot your pump.',
+    "pa-28": [
+        "You left your pump on the kerb!",
+        "Your pump is behind you on the road.",
+        "Go back, you forgot your pump.",
     ],
-    'pa-29': [
-        'You left your other load in the dryer.',
-        'Your clothes are still in the other machine.',
-        'You forgot your jeans and towels in the dryer.',
+    "pa-29": [
+        "You left your other load in the dryer.",
+        "Your clothes are still in the other machine.",
+        "You forgot your jeans and towels in the dryer.",
     ],
 }
-NARRATING = ("I can see your hands moving.", "I notice the view changed.", "Looks like you moved to a new spot.",
-             "Something just changed in the scene.", "I see you are heading somewhere.", "You turned around.")
+NARRATING = (
+    "I can see your hands moving.",
+    "I notice the view changed.",
+    "Looks like you moved to a new spot.",
+    "Something just changed in the scene.",
+    "I see you are heading somewhere.",
+    "You turned around.",
+)
 
 
 def wearsim(*args):
@@ -209,11 +217,13 @@ def only(problems, scenario_id):
 
 # the shipped set
 
+
 def test_the_shipped_set_loads_and_passes_every_check():
     scenarios = load_proactive(SHIPPED)
     assert len(scenarios) == len(RAW)
-    problems, warnings = proactive_findings(SHIPPED_BANK, RULES, shipped=True, bank_ids=BANK_IDS,
-                                            bank_domains=BANK_DOMAINS)
+    problems, warnings = proactive_findings(
+        SHIPPED_BANK, RULES, shipped=True, bank_ids=BANK_IDS, bank_domains=BANK_DOMAINS
+    )
     assert problems == [] and warnings == []
     checks = {c.name: c for c in validate_bank(BANK)}
     assert checks["proactive"].ok and checks["proactive"].warnings == []
@@ -254,20 +264,27 @@ def test_the_judge_scenario_of_each_event_is_built():
 
 
 def _lexical(scenario, remark):
-    from core.judge import JudgeCase
     from benchmark.judges.lexical import LexicalJudge
+    from core.judge import JudgeCase
     from core.records import build_probe_message
 
-    case = JudgeCase(scenario=scenario.judge_scenario(), turn=2, user_message=build_probe_message(scenario.scenes[scenario.event.scene].camera),
-                     response=remark, turn_1_speech=scenario.opening_user or "", context_sent=False)
+    case = JudgeCase(
+        scenario=scenario.judge_scenario(),
+        turn=2,
+        user_message=build_probe_message(scenario.scenes[scenario.event.scene].camera),
+        response=remark,
+        turn_1_speech=scenario.opening_user or "",
+        context_sent=False,
+    )
     return LexicalJudge().label_now(case).label
 
 
 def test_natural_remarks_convey_each_event_and_narration_does_not():
     events = {s.scenario_id: s for s in load_proactive(SHIPPED) if s.kind == "event"}
     assert set(NATURAL_REMARKS) == set(events)
-    missed = [(sid, r) for sid, remarks in NATURAL_REMARKS.items() for r in remarks
-              if _lexical(events[sid], r) != "current"]
+    missed = [
+        (sid, r) for sid, remarks in NATURAL_REMARKS.items() for r in remarks if _lexical(events[sid], r) != "current"
+    ]
     assert missed == []
     credited = [(sid, r) for sid, s in events.items() for r in NARRATING if _lexical(s, r) == "current"]
     assert credited == []
@@ -275,15 +292,18 @@ def test_natural_remarks_convey_each_event_and_narration_does_not():
 
 # each check fails on a crafted bad scenario
 
+
 def test_an_expected_key_in_a_camera_text_fails_in_any_form(tmp_path):
     def leak(s):
         s["scenes"][2]["camera"] = "The water boils hard under a thick white plume."
+
     problems, _ = findings(tmp_path, edited("pa-01", leak), shipped=False)
     assert only(problems, "pa-01") == [
         f"{tmp_path / PROACTIVE_FILE}: pa-01: scenes[2] field 'camera' contains expected key 'boil' (in some form): "
         "the remark's words must be inferred, not read off the camera",
         f"{tmp_path / PROACTIVE_FILE}: pa-01: scenes[2] field 'camera' contains expected key 'boiling' (in some "
-        "form): the remark's words must be inferred, not read off the camera"]
+        "form): the remark's words must be inferred, not read off the camera",
+    ]
     # a phrase is matched as a whole, on word boundaries
     assert leaked_key("it has a guard rail", "guard") and not leaked_key("a guardian", "guard")
     assert leaked_key("She put the pasta in.", "put the pasta in")
@@ -295,56 +315,67 @@ def test_an_expected_key_in_a_camera_text_fails_in_any_form(tmp_path):
 def test_a_near_spelling_of_a_key_the_judge_would_match_fails(tmp_path):
     def near(s):
         s["scenes"][1]["camera"] += " A sign on the wall says 'Be carefull'."
+
     problems, _ = findings(tmp_path, edited("pa-02", near), shipped=False)
     assert only(problems, "pa-02") == [
         f"{tmp_path / PROACTIVE_FILE}: pa-02: scenes[1] field 'camera' contains 'carefull', which the lexical judge "
-        "matches to expected key 'careful': it would set that key aside in a remark as copied from the camera"]
+        "matches to expected key 'careful': it would set that key aside in a remark as copied from the camera"
+    ]
 
 
 def test_an_event_scene_that_brings_in_narration_words_fails(tmp_path):
     def narrated(s):
         s["scenes"][1]["camera"] = "The view moves on: " + s["scenes"][1]["camera"]
+
     problems, warnings = findings(tmp_path, edited("pa-24", narrated))
     assert only(problems, "pa-24") == [
         f"{tmp_path / PROACTIVE_FILE}: pa-24: scenes[1] field 'camera' brings in narration words the scene before "
         "lacks (view): the lexical judge would credit a remark that only narrates the change; drop them or "
-        "use them in both scenes"]
+        "use them in both scenes"
+    ]
     assert findings(tmp_path, edited("pa-24", narrated), shipped=False)[0] == []
 
 
 def test_an_onset_too_early_fails(tmp_path):
     def early(s):
         s["scenes"][0]["duration_s"], s["scenes"][1]["duration_s"] = 6, 28
+
     problems, _ = findings(tmp_path, edited("pa-02", early), shipped=False)
     assert only(problems, "pa-02") == [
         f"{tmp_path / PROACTIVE_FILE}: pa-02: field 'event.scene' starts the event at 6 s; the onset must be at "
-        "least 10 s into the stream (lengthen the scenes before it)"]
+        "least 10 s into the stream (lengthen the scenes before it)"
+    ]
 
 
 def test_a_window_past_the_stream_or_too_near_its_end_fails(tmp_path):
     def past(s):
         s["event"]["window_s"] = 25  # onset 14 s + 25 s > 34 s of stream: the loader refuses the file
+
     problems, _ = findings(tmp_path, edited("pa-02", past), shipped=False)
     assert len(problems) == 1 and "pa-02" in problems[0] and "window_s" in problems[0]
     assert "the event's window ends at 39 s, after the stream (34 s)" in problems[0]
 
     def tight(s):
         s["event"]["window_s"] = 18  # ends at 32 s, 2 s before the stream does
+
     problems, _ = findings(tmp_path, edited("pa-02", tight), shipped=False)
     assert only(problems, "pa-02") == [
         f"{tmp_path / PROACTIVE_FILE}: pa-02: field 'event.window_s' ends the window at 32 s, 2 s before the stream "
-        "ends (34 s); leave at least 5 s after it"]
+        "ends (34 s); leave at least 5 s after it"
+    ]
 
 
 def test_window_and_stream_lengths_are_the_shipped_sets_rules(tmp_path):
     def short(s):
         s["event"]["window_s"] = 5
         s["scenes"][1]["duration_s"] = 40  # 54 s of stream
+
     scenarios = edited("pa-02", short)
     problems, warnings = findings(tmp_path, scenarios)
     assert only(problems, "pa-02") == [
         f"{tmp_path / PROACTIVE_FILE}: pa-02: field 'scenes' lasts 54 s; a shipped scenario streams 30 to 45 s",
-        f"{tmp_path / PROACTIVE_FILE}: pa-02: field 'event.window_s' is 5 s; a shipped window is 8 to 15 s"]
+        f"{tmp_path / PROACTIVE_FILE}: pa-02: field 'event.window_s' is 5 s; a shipped window is 8 to 15 s",
+    ]
     problems, warnings = findings(tmp_path, scenarios, shipped=False)
     assert only(problems, "pa-02") == [] and len(only(warnings, "pa-02")) == 2
 
@@ -352,20 +383,24 @@ def test_window_and_stream_lengths_are_the_shipped_sets_rules(tmp_path):
 def test_a_duplicate_id_and_a_three_turn_id_fail(tmp_path):
     scenarios = edited("pq-02", lambda s: s.update(scenario_id="pq-01"))
     problems, _ = findings(tmp_path, scenarios)
-    assert f"{tmp_path / PROACTIVE_FILE}: pq-01: field 'scenario_id' is used twice; every scenario_id must be " \
-           "unique" in problems
+    assert (
+        f"{tmp_path / PROACTIVE_FILE}: pq-01: field 'scenario_id' is used twice; every scenario_id must be "
+        "unique" in problems
+    )
     scenarios = edited("pa-03", lambda s: s.update(scenario_id="sc-01"))
     problems, _ = findings(tmp_path, scenarios)
     assert only(problems, "sc-01") == [
         f"{tmp_path / PROACTIVE_FILE}: sc-01: field 'scenario_id' is also a three-turn scenario's id",
-        f"{tmp_path / PROACTIVE_FILE}: sc-01: field 'scenario_id' must look like pa-01 on an event"]
+        f"{tmp_path / PROACTIVE_FILE}: sc-01: field 'scenario_id' must look like pa-01 on an event",
+    ]
 
 
 def test_too_few_quiet_controls_fail_on_the_shipped_set_only(tmp_path):
     scenarios = [s for s in RAW if s["kind"] == "event"] + [s for s in RAW if s["kind"] == "quiet"][:13]
     problems, _ = findings(tmp_path, scenarios)
-    assert problems == [f"{tmp_path / PROACTIVE_FILE}: shipped proactive set: 13 quiet scenarios (field 'kind'), "
-                        "expected at least 14"]
+    assert problems == [
+        f"{tmp_path / PROACTIVE_FILE}: shipped proactive set: 13 quiet scenarios (field 'kind'), expected at least 14"
+    ]
     assert findings(tmp_path, scenarios, shipped=False) == ([], [])
 
 
@@ -379,8 +414,10 @@ def test_too_few_of_an_event_type_or_domains_fail_on_the_shipped_set(tmp_path):
         if s["kind"] == "event":
             s["activity_domain"] = "cooking"
     problems, _ = findings(tmp_path, narrow)
-    assert problems == [f"{tmp_path / PROACTIVE_FILE}: shipped proactive set: events span 1 activity domains "
-                        "(field 'activity_domain'), expected at least 7"]
+    assert problems == [
+        f"{tmp_path / PROACTIVE_FILE}: shipped proactive set: events span 1 activity domains "
+        "(field 'activity_domain'), expected at least 7"
+    ]
 
 
 def test_an_unknown_field_and_a_bad_kind_fail_as_load_errors(tmp_path):
@@ -388,16 +425,18 @@ def test_an_unknown_field_and_a_bad_kind_fail_as_load_errors(tmp_path):
     assert len(problems) == 1
     assert problems[0].startswith(f"{tmp_path / PROACTIVE_FILE}: pa-05: unknown field 'colour'")
     problems, _ = findings(tmp_path, edited("pq-03", lambda s: s.update(kind="surprise")))
-    assert problems == [f"{tmp_path / PROACTIVE_FILE}: pq-03: field 'kind' must be one of event, quiet, "
-                        "got 'surprise'"]
+    assert problems == [f"{tmp_path / PROACTIVE_FILE}: pq-03: field 'kind' must be one of event, quiet, got 'surprise'"]
 
 
 def test_a_named_object_fails_on_the_shipped_set_and_warns_elsewhere(tmp_path):
     def named(s):
         s["scenes"][0]["camera"] = "A steel pot of water sits on the back ring."
+
     scenarios = edited("pa-01", named)
-    message = (f"{tmp_path / PROACTIVE_FILE}: pa-01: scenes[0] field 'camera' names an object: 'pot' "
-               "(describe its shape, material, colour and place)")
+    message = (
+        f"{tmp_path / PROACTIVE_FILE}: pa-01: scenes[0] field 'camera' names an object: 'pot' "
+        "(describe its shape, material, colour and place)"
+    )
     problems, warnings = findings(tmp_path, scenarios)
     assert only(problems, "pa-01") == [message] and warnings == []
     problems, warnings = findings(tmp_path, scenarios, shipped=False)
@@ -407,20 +446,25 @@ def test_a_named_object_fails_on_the_shipped_set_and_warns_elsewhere(tmp_path):
 def test_camera_sentences_absences_and_near_identical_scenes(tmp_path):
     def same(s):
         s["scenes"][1]["camera"] = s["scenes"][0]["camera"]
+
     problems, _ = findings(tmp_path, edited("pq-03", same))
     assert only(problems, "pq-03") == [
         f"{tmp_path / PROACTIVE_FILE}: pq-03: scenes[1] field 'camera' is near-identical to scenes[0] (similarity "
-        "1.00): a scene change must show in its text"]
+        "1.00): a scene change must show in its text"
+    ]
 
     def wordy(s):
-        s["scenes"][0]["camera"] = ("One grey wall. Two grey walls. Three. Four grey walls, and nothing of the garden "
-                                    "is visible.")
+        s["scenes"][0]["camera"] = (
+            "One grey wall. Two grey walls. Three. Four grey walls, and nothing of the garden is visible."
+        )
+
     problems, _ = findings(tmp_path, edited("pq-04", wordy))
     assert only(problems, "pq-04") == [
         f"{tmp_path / PROACTIVE_FILE}: pq-04: scenes[0] field 'camera' has 4 sentences; a scene's camera text has 1 "
         "to 3",
         f"{tmp_path / PROACTIVE_FILE}: pq-04: scenes[0] field 'camera' narrates an absence ('nothing of'); describe "
-        "what the camera shows"]
+        "what the camera shows",
+    ]
 
 
 def test_expected_keys_notes_and_domains_are_authoring_rules(tmp_path):
@@ -428,6 +472,7 @@ def test_expected_keys_notes_and_domains_are_authoring_rules(tmp_path):
         s["event"]["expected"] = ["Guard", "guard", "ready"]
         s["notes"] = ""
         s["activity_domain"] = "tree surgery"
+
     problems, _ = findings(tmp_path, edited("pa-02", sloppy))
     where = f"{tmp_path / PROACTIVE_FILE}: pa-02"
     assert only(problems, "pa-02") == [
@@ -438,7 +483,8 @@ def test_expected_keys_notes_and_domains_are_authoring_rules(tmp_path):
         f"{where}: field 'event.expected' lists 'guard' 2 times",
         f"{where}: field 'event.expected' key 'Guard' must be lower-case",
         f"{where}: field 'event.expected' key 'ready' is a generic word or a bare number that fires on unrelated "
-        "remarks (the bank's stoplist); write the phrase a warning uses (\"it's ready\")"]
+        "remarks (the bank's stoplist); write the phrase a warning uses (\"it's ready\")",
+    ]
 
 
 def test_near_copies_across_scenarios_fail(tmp_path):
@@ -450,6 +496,7 @@ def test_near_copies_across_scenarios_fail(tmp_path):
 
 
 # the hook in wearsim validate, the lockfile, the card
+
 
 def test_validate_bank_runs_the_check_on_a_bank_directory_with_proactive_json(tmp_path):
     bank_dir = tmp_path / "v1"
@@ -482,8 +529,7 @@ def test_wearsim_validate_subset_proactive():
     assert f"{len(RAW)} proactive scenarios" in text.stdout and "ok   proactive" in text.stdout
     whole = json.loads(wearsim("validate", "--json").stdout)
     assert whole["ok"] and whole["proactive_counts"]["kind"] == report["counts"]["kind"]
-    jsonl = wearsim("validate", "--subset", "proactive", str(FIXTURES / "banks" /
-                                                           "external.jsonl"))
+    jsonl = wearsim("validate", "--subset", "proactive", str(FIXTURES / "banks" / "external.jsonl"))
     assert jsonl.returncode == 2 and "needs a v1 bank directory" in jsonl.stderr
     bad = wearsim("validate", "--subset", "nonsense")
     assert bad.returncode == 2 and "known subsets are bank, contrast, proactive" in bad.stderr
@@ -491,15 +537,17 @@ def test_wearsim_validate_subset_proactive():
 
 def test_the_dataset_card_gives_the_proactive_counts():
     card = (SHIPPED_BANK / "dataset_card.md").read_text(encoding="utf-8")
-    section = card[card.index("## Proactive subset"):]
-    section = section[:section.index("\n## ", 1)] if "\n## " in section[1:] else section
+    section = card[card.index("## Proactive subset") :]
+    section = section[: section.index("\n## ", 1)] if "\n## " in section[1:] else section
     c = proactive_counts(load_proactive(SHIPPED))
     assert f"{c['kind']['event']} event scenarios and {c['kind']['quiet']} quiet controls" in section
     for event_type, n in c["event_type"].items():
         assert re.search(rf"^\| {event_type} \| {n} \|", section, re.MULTILINE), event_type
     for domain, n in c["event_domains"].items():
-        assert re.search(rf"^\| {domain} \| {n} \| {c['quiet_domains'].get(domain, 0)} \|", section,
-                         re.MULTILINE), domain
+        assert re.search(rf"^\| {domain} \| {n} \| {c['quiet_domains'].get(domain, 0)} \|", section, re.MULTILINE), (
+            domain
+        )
     for domain, n in c["quiet_domains"].items():
-        assert re.search(rf"^\| {domain} \| {c['event_domains'].get(domain, 0)} \| {n} \|", section,
-                         re.MULTILINE), domain
+        assert re.search(rf"^\| {domain} \| {c['event_domains'].get(domain, 0)} \| {n} \|", section, re.MULTILINE), (
+            domain
+        )

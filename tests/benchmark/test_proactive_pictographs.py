@@ -6,21 +6,19 @@ and the record says the frames were pictographs."""
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import base64
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-from benchmark.cli.proactive_checks import timelines
 from benchmark.cli.bench_checks import pictograph_problem
+from benchmark.cli.proactive_checks import timelines
 from core.proactive_scenario import load_proactive
 from core.scenes import read_timeline
 from media_effects.pictures import unknown_pictures
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
+from tests.paths import ROOT
 
 BANK = ROOT / "benchmark" / "v1"
 
@@ -55,18 +53,49 @@ def test_pictograph_frames_on_the_proactive_subset_reach_a_realtime_api_as_recor
     run_dir = tmp_path / "picto"
     with FakeOpenAIRealtime(reply="[silent]") as server:
         done = subprocess.run(
-            [sys.executable, "-m", "benchmark", "bench", "--model", "openai-realtime:gpt-realtime", "--base-url",
-             server.base_url, "--judge-family", "lexical", "--conditions", "baseline", "--via", "stream",
-             "--subset", "proactive", "--ids", "pq-01", "--proactive", "every:10", "--pictograph-frames",
-             "--output-dir", str(run_dir)],
-            capture_output=True, text=True, timeout=600, cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": TEST_KEY})
+            [
+                sys.executable,
+                "-m",
+                "benchmark",
+                "bench",
+                "--model",
+                "openai-realtime:gpt-realtime",
+                "--base-url",
+                server.base_url,
+                "--judge-family",
+                "lexical",
+                "--conditions",
+                "baseline",
+                "--via",
+                "stream",
+                "--subset",
+                "proactive",
+                "--ids",
+                "pq-01",
+                "--proactive",
+                "every:10",
+                "--pictograph-frames",
+                "--output-dir",
+                str(run_dir),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=ROOT,
+            env={**os.environ, "OPENAI_API_KEY": TEST_KEY},
+        )
         sessions = server.sessions
     assert done.returncode == 0, done.stderr
     [record] = [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
     watching = record["watching"]
     assert record["error"] is None and watching["frames_source"] == "pictograph"
-    images = [base64.b64decode(part["image_url"].partition(",")[2]) for s in sessions for item in s["items"]
-              for part in item["content"] if part["type"] == "input_image"]
+    images = [
+        base64.b64decode(part["image_url"].partition(",")[2])
+        for s in sessions
+        for item in s["items"]
+        for part in item["content"]
+        if part["type"] == "input_image"
+    ]
     assert len(images) == len(watching["frames_sent_ms"]) > 0
     drawn = {pictograph_frame(scene) for scene in read_timeline(BANK / "scenes", "pq-01", 2)}
     assert set(images) == drawn  # every frame the API got is one of the scenes' pictographs, and each was shown

@@ -16,9 +16,13 @@ from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 
 
 def _probe(model_id, base_url, trace, env, *extra):
-    done = subprocess.run([sys.executable, "-m", "benchmark", "probe", model_id, "--base-url", base_url,
-                           "--trace", str(trace), *extra],
-                          capture_output=True, text=True, timeout=300, env={**os.environ, **env})
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmark", "probe", model_id, "--base-url", base_url, "--trace", str(trace), *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **env},
+    )
     return done
 
 
@@ -44,7 +48,9 @@ def _strings(value):
 
 def test_probe_on_openai_realtime_reports_a_late_transcript_a_barge_in_and_usage(tmp_path):
     trace = tmp_path / "openai.jsonl"
-    with FakeOpenAIRealtime(word_delay_s=0.05, transcripts="late", reply="It is the screwdriver in your hand.") as server:
+    with FakeOpenAIRealtime(
+        word_delay_s=0.05, transcripts="late", reply="It is the screwdriver in your hand."
+    ) as server:
         done = _probe("openai-realtime:gpt-realtime-2", server.base_url, trace, {"OPENAI_API_KEY": TEST_KEY})
     assert done.returncode == 0, done.stderr
     out = done.stdout
@@ -82,18 +88,24 @@ def test_probe_on_gemini_live_reports_compression_and_resumption(gemini_env, tmp
 
 
 def test_probe_refuses_a_chat_model_and_a_retired_one_in_one_line(tmp_path):
-    for model, expected in (("openai:gpt-4o-mini", "not a realtime model id"),
-                            ("gemini-live:gemini-live-2.5-flash-preview", "was shut down")):
-        done = subprocess.run([sys.executable, "-m", "benchmark", "probe", model, "--trace", str(tmp_path / "t")],
-                              capture_output=True, text=True, timeout=60,
-                              env={**os.environ, "OPENAI_API_KEY": TEST_KEY, "GEMINI_API_KEY": TEST_KEY})
+    for model, expected in (
+        ("openai:gpt-4o-mini", "not a realtime model id"),
+        ("gemini-live:gemini-live-2.5-flash-preview", "was shut down"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmark", "probe", model, "--trace", str(tmp_path / "t")],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "OPENAI_API_KEY": TEST_KEY, "GEMINI_API_KEY": TEST_KEY},
+        )
         assert done.returncode == 2 and expected in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "t").exists()
 
 
 def _runs_of_the_key(text: str) -> list[str]:
     """Every 8-character piece of the test key that `text` holds."""
-    return [TEST_KEY[i:i + 8] for i in range(len(TEST_KEY) - 7) if TEST_KEY[i:i + 8] in text]
+    return [TEST_KEY[i : i + 8] for i in range(len(TEST_KEY) - 7) if TEST_KEY[i : i + 8] in text]
 
 
 def _no_base64_left(lines: list[dict]) -> None:
@@ -114,8 +126,13 @@ def test_a_server_that_spells_the_key_back_gets_it_into_no_output_and_a_failed_s
     reply = f"Your key is {TEST_KEY}, said three letters at a time."
     pieces = -(-len(reply) // 3)
     trace = tmp_path / "leak.jsonl"
-    with FakeOpenAIRealtime(reply=reply, delta_chars=3, speech=b"\x01\x02" * 30 * pieces, error_on_response=2,
-                            error_message=f"Incorrect API key provided: {TEST_KEY}. Find your key in settings.") as server:
+    with FakeOpenAIRealtime(
+        reply=reply,
+        delta_chars=3,
+        speech=b"\x01\x02" * 30 * pieces,
+        error_on_response=2,
+        error_message=f"Incorrect API key provided: {TEST_KEY}. Find your key in settings.",
+    ) as server:
         done = _probe("openai-realtime:gpt-realtime-2", server.base_url, trace, {"OPENAI_API_KEY": TEST_KEY})
     assert done.returncode == 1
     assert "the probe session failed" in done.stderr and "Incorrect API key provided: [redacted]" in done.stderr
@@ -137,8 +154,11 @@ def test_a_trace_path_that_cannot_be_written_stops_the_probe_before_the_first_re
     link = tmp_path / "link.jsonl"
     link.symlink_to(target)
     with FakeOpenAIRealtime() as server:
-        for path, words in ((link, "is a symbolic link"), (tmp_path / "no" / "such" / "t.jsonl", "does not exist"),
-                            (tmp_path, "is not a regular file")):
+        for path, words in (
+            (link, "is a symbolic link"),
+            (tmp_path / "no" / "such" / "t.jsonl", "does not exist"),
+            (tmp_path, "is not a regular file"),
+        ):
             done = _probe("openai-realtime:gpt-realtime-2", server.base_url, path, {"OPENAI_API_KEY": TEST_KEY})
             assert done.returncode == 2 and words in done.stderr, done.stderr
             assert len(done.stderr.strip().splitlines()) == 1

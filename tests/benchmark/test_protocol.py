@@ -3,9 +3,9 @@
 import asyncio
 import json
 
+from benchmark.protocol import DirectConversation, run_trial
 from core.candidate import GenerationConfig, Reply
 from core.judge import Verdict
-from benchmark.protocol import DirectConversation, run_trial
 from core.records import build_context_message, build_user_turn
 from core.scenario import load_bank
 
@@ -55,8 +55,10 @@ def test_turns_sent_with_camera_blocks_and_system_prompt():
     first, second = candidate.calls
     assert [m.text for m in first[0]] == [f"[Camera: {s.turn_1_image}]\n{s.turn_1_user}"]
     assert [(m.role, m.text) for m in second[0]] == [
-        ("user", f"[Camera: {s.turn_1_image}]\n{s.turn_1_user}"), ("assistant", "reply 1"),
-        ("user", f"[Camera: {s.turn_2_image}]\n{s.turn_2_user}")]
+        ("user", f"[Camera: {s.turn_1_image}]\n{s.turn_1_user}"),
+        ("assistant", "reply 1"),
+        ("user", f"[Camera: {s.turn_2_image}]\n{s.turn_2_user}"),
+    ]
     assert first[1] == second[1] == BASELINE.system_prompt
     assert record.passed is True and record.turn_3_repair_attempted is False
 

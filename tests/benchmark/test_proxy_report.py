@@ -46,46 +46,85 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from core.candidate import Reply, Usage
 from benchmark.cli import main
-from core.judge import Verdict
 from benchmark.proxy import build_proxy_report
 from benchmark.proxy.channels import attribute, latency, similarity
-from core.records import TrialRecord, TurnInput, TurnMetrics, TurnResult
 from benchmark.run.manifest import sha256_file
+from core.candidate import Reply, Usage
+from core.judge import Verdict
+from core.records import TrialRecord, TurnInput, TurnMetrics, TurnResult
 from core.scenario import load_bank
 
 BANK = load_bank()
 PLOTS = ("proxy_paired_accuracy.png", "proxy_wer_histogram.png", "proxy_flips_by_channel.png")
 
 
-def turn(scenario_id: str, n: int, *, speech: str | None = None, camera: str | None = None,
-         metrics: TurnMetrics | None = None) -> TurnResult:
+def turn(
+    scenario_id: str,
+    n: int,
+    *,
+    speech: str | None = None,
+    camera: str | None = None,
+    metrics: TurnMetrics | None = None,
+) -> TurnResult:
     """A played turn: authored text unless `speech` / `camera` give what perception produced."""
     s = BANK.get(scenario_id)
     authored_speech = s.turn_1_user if n == 1 else s.turn_2_user
     authored_camera = s.turn_1_image if n == 1 else s.turn_2_image
-    turn_input = TurnInput(turn=n, camera_block=camera or authored_camera, speech=speech or authored_speech,
-                           camera_source="perceived" if camera else "authored", speech_source="perceived" if speech else "authored",
-                           timings={"asr_decode_s": 0.5} if metrics else {})
-    return TurnResult(turn=n, input=turn_input, reply=Reply(text="an answer", model="local", usage=Usage(input_tokens=10, output_tokens=5), latency_s=1.0, first_token_s=0.4), metrics=metrics or TurnMetrics())
+    turn_input = TurnInput(
+        turn=n,
+        camera_block=camera or authored_camera,
+        speech=speech or authored_speech,
+        camera_source="perceived" if camera else "authored",
+        speech_source="perceived" if speech else "authored",
+        timings={"asr_decode_s": 0.5} if metrics else {},
+    )
+    return TurnResult(
+        turn=n,
+        input=turn_input,
+        reply=Reply(
+            text="an answer",
+            model="local",
+            usage=Usage(input_tokens=10, output_tokens=5),
+            latency_s=1.0,
+            first_token_s=0.4,
+        ),
+        metrics=metrics or TurnMetrics(),
+    )
 
 
 def record(scenario_id: str, passed: bool | None, via: str, turns=(), error: str | None = None) -> TrialRecord:
     s = BANK.get(scenario_id)
     label = None if passed is None or error else (s.target_context if passed else "prior")
     verdict = Verdict(label=label, rationale="fixture", judge="lexical") if label else None
-    return TrialRecord(scenario_id=scenario_id, condition="baseline", trial=0, target_context=s.target_context, cue_type=s.cue_type, difficulty_tier=s.difficulty_tier,
-                       activity_domain=s.activity_domain, subset=via, via="local", turns=tuple(turns), turn_2_response="an answer",
-                       turn_2_judge=verdict, error=error)
+    return TrialRecord(
+        scenario_id=scenario_id,
+        condition="baseline",
+        trial=0,
+        target_context=s.target_context,
+        cue_type=s.cue_type,
+        difficulty_tier=s.difficulty_tier,
+        activity_domain=s.activity_domain,
+        subset=via,
+        via="local",
+        turns=tuple(turns),
+        turn_2_response="an answer",
+        turn_2_judge=verdict,
+        error=error,
+    )
 
 
 def write_run(directory: Path, records: list[TrialRecord], via: str, **manifest) -> Path:
     directory.mkdir(parents=True)
-    base = {"scenarios_sha256": sha256_file(BANK.files["scenarios"]),
-            "expected_answers_sha256": sha256_file(BANK.files["expected_answers"]),
-            "ranking_condition": "baseline", "via": via, "candidate_model": "local", "judge_model": "lexical",
-            "bank_source": str(BANK.source)}
+    base = {
+        "scenarios_sha256": sha256_file(BANK.files["scenarios"]),
+        "expected_answers_sha256": sha256_file(BANK.files["expected_answers"]),
+        "ranking_condition": "baseline",
+        "via": via,
+        "candidate_model": "local",
+        "judge_model": "lexical",
+        "bank_source": str(BANK.source),
+    }
     (directory / "manifest.json").write_text(json.dumps({**base, **manifest}), encoding="utf-8")
     (directory / "transcripts.jsonl").write_text("".join(r.to_line() for r in records), encoding="utf-8")
     return directory
@@ -96,17 +135,44 @@ STREAM_METRICS = TurnMetrics(transcript_final=0.5, camera_block=0.8, first_token
 
 @pytest.fixture()
 def runs(tmp_path):
-    text = [record(sid, True, "direct", [turn(sid, 1), turn(sid, 2)])
-            for sid in ("sc-01", "sc-02", "sc-03", "sc-05", "sc-06")]
+    text = [
+        record(sid, True, "direct", [turn(sid, 1), turn(sid, 2)])
+        for sid in ("sc-01", "sc-02", "sc-03", "sc-05", "sc-06")
+    ]
     stream = [
-        record("sc-01", False, "stream", [turn("sc-01", 1), turn("sc-01", 2, speech="Will this one fit what I'm lying up")]),
-        record("sc-02", False, "stream", [turn("sc-02", 1, camera="A knife over a pile of orange cubes."),
-                                          turn("sc-02", 2, camera="A <b>round</b> red shape & a hand.")]),
-        record("sc-03", False, "stream", [
-            turn("sc-03", 1, speech="Is this strong enough for the thick stuff?", camera="Two red grips.",
-                 metrics=STREAM_METRICS),
-            turn("sc-03", 2, speech="Is this one okay for the sick stuff", camera="A blue tool.",
-                 metrics=STREAM_METRICS)]),
+        record(
+            "sc-01", False, "stream", [turn("sc-01", 1), turn("sc-01", 2, speech="Will this one fit what I'm lying up")]
+        ),
+        record(
+            "sc-02",
+            False,
+            "stream",
+            [
+                turn("sc-02", 1, camera="A knife over a pile of orange cubes."),
+                turn("sc-02", 2, camera="A <b>round</b> red shape & a hand."),
+            ],
+        ),
+        record(
+            "sc-03",
+            False,
+            "stream",
+            [
+                turn(
+                    "sc-03",
+                    1,
+                    speech="Is this strong enough for the thick stuff?",
+                    camera="Two red grips.",
+                    metrics=STREAM_METRICS,
+                ),
+                turn(
+                    "sc-03",
+                    2,
+                    speech="Is this one okay for the sick stuff",
+                    camera="A blue tool.",
+                    metrics=STREAM_METRICS,
+                ),
+            ],
+        ),
         record("sc-05", True, "stream", [turn("sc-05", 1, speech="Am I loading this to heavy?"), turn("sc-05", 2)]),
         record("sc-06", None, "stream", error="ServerError: turn 2 did not complete"),
     ]
@@ -145,9 +211,11 @@ def test_flips_are_attributed_to_the_channels_perceived_in_them(runs):
 
 def test_a_flip_with_every_channel_authored_is_neither_and_one_without_turns_is_unknown():
     authored = [turn("sc-01", 1), turn("sc-01", 2)]
-    pairs = [(record("sc-01", False, "direct", authored), record("sc-01", True, "stream", authored)),
-             (record("sc-02", True, "direct"), record("sc-02", False, "stream")),
-             (record("sc-03", True, "direct"), record("sc-03", True, "stream"))]
+    pairs = [
+        (record("sc-01", False, "direct", authored), record("sc-01", True, "stream", authored)),
+        (record("sc-02", True, "direct"), record("sc-02", False, "stream")),
+        (record("sc-03", True, "direct"), record("sc-03", True, "stream")),
+    ]
     result = attribute(pairs)
     assert result["counts"] == {"speech": 0, "scene": 0, "both": 0, "neither": 1, "unknown": 1}
     assert result["flips"][0]["direction"] == "A fail, B pass"
@@ -167,7 +235,11 @@ def test_channel_counts_word_error_rate_and_camera_checks(runs):
     assert speech["mean"] == pytest.approx((1 / 8 + 1 / 6 + 2 / 9) / 4)
     assert speech["median"] == pytest.approx((1 / 8 + 1 / 6) / 2)
     worst = speech["worst"][0]
-    assert (worst["scenario_id"], worst["turn"], worst["perceived"]) == ("sc-03", 2, "Is this one okay for the sick stuff")
+    assert (worst["scenario_id"], worst["turn"], worst["perceived"]) == (
+        "sc-03",
+        2,
+        "Is this one okay for the sick stuff",
+    )
     assert worst["authored"] == "Is this one okay for the thick stuff too?"
     camera = stream["camera"]
     assert camera["n"] == 4 and camera["with_new_object_nouns"] == 1 and camera["new_nouns"] == {"knife": 1}
@@ -184,19 +256,38 @@ def test_latency_decomposition_of_the_stream_run(runs):
     assert lat["describer"]["p50"] == pytest.approx(0.3) and lat["describer"]["p95"] == pytest.approx(0.3)
     assert lat["first_token"]["p95"] == pytest.approx(2.0) and lat["reply_done"]["p50"] == pytest.approx(3.0)
     values = [1.0, 2.0, 3.0, 4.0, 5.0]
-    trials = [record("sc-01", True, "stream", [TurnResult(turn=n, input=turn("sc-01", n).input, reply=Reply(text="x", model="m"),
-                                                          metrics=TurnMetrics(reply_done=v))])
-              for v, n in zip(values, (1, 2, 1, 2, 1))]
-    assert latency(trials)["reply_done"] == {"stage": latency([])["reply_done"]["stage"], "n": 5,
-                                             "p50": statistics.median(values), "p95": pytest.approx(4.8)}
+    trials = [
+        record(
+            "sc-01",
+            True,
+            "stream",
+            [
+                TurnResult(
+                    turn=n,
+                    input=turn("sc-01", n).input,
+                    reply=Reply(text="x", model="m"),
+                    metrics=TurnMetrics(reply_done=v),
+                )
+            ],
+        )
+        for v, n in zip(values, (1, 2, 1, 2, 1))
+    ]
+    assert latency(trials)["reply_done"] == {
+        "stage": latency([])["reply_done"]["stage"],
+        "n": 5,
+        "p50": statistics.median(values),
+        "p95": pytest.approx(4.8),
+    }
     assert latency(trials)["describer"]["n"] == 0  # no perceived camera block: nothing was described
 
 
 def test_too_few_scored_pairs_is_not_a_measurement(tmp_path):
     text = [record(sid, True, "direct", [turn(sid, 1), turn(sid, 2)]) for sid in ("sc-01", "sc-02", "sc-03", "sc-05")]
-    stream = [record("sc-01", True, "stream", [turn("sc-01", 1), turn("sc-01", 2)]),
-              record("sc-02", None, "stream", [turn("sc-02", 1), turn("sc-02", 2)]),
-              record("sc-03", None, "stream", error="ServerError")]
+    stream = [
+        record("sc-01", True, "stream", [turn("sc-01", 1), turn("sc-01", 2)]),
+        record("sc-02", None, "stream", [turn("sc-02", 1), turn("sc-02", 2)]),
+        record("sc-03", None, "stream", error="ServerError"),
+    ]
     report = build_proxy_report(write_run(tmp_path / "a", text, "direct"), write_run(tmp_path / "b", stream, "stream"))
     head = report["headline"]
     assert head["text"].startswith("1 of 4 pairs scored on both sides: not a measurement")
@@ -248,8 +339,15 @@ def test_every_output_is_written_and_the_html_is_self_contained(runs, capsys):
     report = json.loads((out / "proxy_report.json").read_text())
     assert report["attribution"]["counts"]["speech"] == 1
     markdown = (out / "proxy_report.md").read_text()
-    for phrase in ("Run A: ", "Run B: ", "95% interval", "A flip is", "speech recognition errors could explain 1",
-                   "difflib", "(proxy_wer_histogram.png)"):
+    for phrase in (
+        "Run A: ",
+        "Run B: ",
+        "95% interval",
+        "A flip is",
+        "speech recognition errors could explain 1",
+        "difflib",
+        "(proxy_wer_histogram.png)",
+    ):
         assert phrase in markdown, phrase
     html = (out / "proxy_report.html").read_text()
     assert html.count("data:image/png;base64,") == 3

@@ -15,16 +15,14 @@ Repair: r_cur t1 missed, Turn 3 names the screwdriver -> 1/1.
 
 from __future__ import annotations
 
-from tests.paths import FIXTURES
-
 import argparse
 import json
-from pathlib import Path
 
 import pytest
 
 from benchmark.cli import rescore as rescore_cli
 from benchmark.rescore import RescoreError, rescore
+from tests.paths import FIXTURES
 
 FIXTURES = FIXTURES / "transcripts"
 BANK = FIXTURES / "bank"
@@ -36,12 +34,15 @@ def quiet(_text: str) -> None:
 
 def test_rescore_run_dir_with_lexical_judge(tmp_path):
     out = tmp_path / "rescored"
-    summary = rescore(FIXTURES / "rescore_run", judge_family="lexical", scenarios=BANK, output_dir=out,
-                      progress=quiet)
+    summary = rescore(FIXTURES / "rescore_run", judge_family="lexical", scenarios=BANK, output_dir=out, progress=quiet)
     records = [json.loads(line) for line in (out / "transcripts.jsonl").read_text().splitlines()]
     new = [(r["scenario_id"], r["trial"], r["turn_2_judge_label"], r["turn_2_previous_judge_label"]) for r in records]
-    assert new == [("r_cur", 0, "current", "prior"), ("r_cur", 1, "prior", "prior"),
-                   ("r_pri", 0, "prior", "prior"), ("r_pri", 1, "current", "current")]
+    assert new == [
+        ("r_cur", 0, "current", "prior"),
+        ("r_cur", 1, "prior", "prior"),
+        ("r_pri", 0, "prior", "prior"),
+        ("r_pri", 1, "current", "current"),
+    ]
     assert records[0]["turn_2_passed"] is True and records[1]["turn_2_passed"] is False
     assert records[1]["turn_3_judge_label"] == "current" and records[1]["turn_3_repair_passed"] is True
     assert records[1]["turn_3_previous_judge_label"] == "current"
@@ -67,8 +68,9 @@ def test_rescore_external_file_builds_the_turn_message_from_the_bank(tmp_path):
     # one record, no messages: the Turn 2 message is rebuilt as "[Camera: turn_2_image]\nturn_2_user"
     # new label prior vs recorded current: agreement 0/1; chance agreement 0 -> kappa 0
     out = tmp_path / "ext"
-    summary = rescore(FIXTURES / "rescore_external.jsonl", judge_family="lexical", scenarios=BANK,
-                      output_dir=out, progress=quiet)
+    summary = rescore(
+        FIXTURES / "rescore_external.jsonl", judge_family="lexical", scenarios=BANK, output_dir=out, progress=quiet
+    )
     record = json.loads((out / "transcripts.jsonl").read_text())
     assert record["turn_2_judge_label"] == "prior"
     assert "turn_2_judge_policy" not in record  # the old name is not left to shadow the new label
@@ -80,8 +82,18 @@ def test_rescore_external_file_builds_the_turn_message_from_the_bank(tmp_path):
 
 def test_rescore_refuses_unknown_scenarios_and_existing_output(tmp_path):
     other = tmp_path / "t.jsonl"
-    other.write_text(json.dumps({"scenario_id": "nope", "condition": "baseline", "trial": 0,
-                                 "target_context": "current", "cue_type": "location"}) + "\n")
+    other.write_text(
+        json.dumps(
+            {
+                "scenario_id": "nope",
+                "condition": "baseline",
+                "trial": 0,
+                "target_context": "current",
+                "cue_type": "location",
+            }
+        )
+        + "\n"
+    )
     with pytest.raises(RescoreError, match="scenario ids not in the bank .*: nope"):
         rescore(other, judge_family="lexical", scenarios=BANK, output_dir=tmp_path / "x", progress=quiet)
     out = tmp_path / "done"
@@ -94,8 +106,18 @@ def test_rescore_refuses_unknown_scenarios_and_existing_output(tmp_path):
 def test_rescore_cli(tmp_path, capsys):
     parser = argparse.ArgumentParser(prog="wearsim")
     rescore_cli.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["rescore", str(FIXTURES / "rescore_run"), "--judge-family", "lexical",
-                              "--scenarios", str(BANK), "--output-dir", str(tmp_path / "cli")])
+    args = parser.parse_args(
+        [
+            "rescore",
+            str(FIXTURES / "rescore_run"),
+            "--judge-family",
+            "lexical",
+            "--scenarios",
+            str(BANK),
+            "--output-dir",
+            str(tmp_path / "cli"),
+        ]
+    )
     assert args.run(args) == 0
     out = capsys.readouterr().out
     assert "agreement with the recorded labels: 75.0% over 4 trials, kappa 0.500" in out

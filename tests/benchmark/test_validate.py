@@ -1,23 +1,31 @@
 """wearsim validate: each check catches a scenario that must fail."""
 
-from tests.paths import FIXTURES
 import dataclasses
 import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
-from benchmark.card import card_path, render_card
 import pytest
 
-from core.scenario import SHIPPED_BANK, BankError, load_bank
+from benchmark.card import card_path, render_card
 from benchmark.lockfile import write_lock
 from benchmark.validate import (
-    GENERIC_TOKENS, check_answer_lists, check_camera_blocks, check_lockfile, check_near_duplicates,
-    check_object_names, check_repair_anchors, check_structure, check_token_leakage, is_generic, sentences,
+    GENERIC_TOKENS,
+    check_answer_lists,
+    check_camera_blocks,
+    check_lockfile,
+    check_near_duplicates,
+    check_object_names,
+    check_repair_anchors,
+    check_structure,
+    check_token_leakage,
+    is_generic,
+    sentences,
 )
 from core.nouns import load_nouns, object_nouns_in
+from core.scenario import SHIPPED_BANK, BankError, load_bank
+from tests.paths import FIXTURES
 
 FIXTURES = FIXTURES / "banks"
 
@@ -27,8 +35,7 @@ def wearsim(*args):
 
 
 def _with(bank, target_id, **changes):
-    scenarios = tuple(dataclasses.replace(s, **changes) if s.scenario_id == target_id else s
-                      for s in bank.scenarios)
+    scenarios = tuple(dataclasses.replace(s, **changes) if s.scenario_id == target_id else s for s in bank.scenarios)
     return dataclasses.replace(bank, scenarios=scenarios)
 
 
@@ -43,17 +50,40 @@ def test_shipped_bank_passes_with_exact_counts():
     assert counts["bank:scenarios"] == 50
     assert counts["bank:target_context"] == {"current": 33, "prior": 12, "clarify": 3, "abstain": 2}
     assert counts["bank:cue_type"] == {
-        "object_in_hand": 12, "object_state": 8, "sequential_task": 6, "location": 6, "object_in_view": 5,
-        "absent_referent": 5, "screen_content": 4, "pre_conversation_recall": 4}
+        "object_in_hand": 12,
+        "object_state": 8,
+        "sequential_task": 6,
+        "location": 6,
+        "object_in_view": 5,
+        "absent_referent": 5,
+        "screen_content": 4,
+        "pre_conversation_recall": 4,
+    }
     assert counts["bank:difficulty_tier"] == {"easy": 15, "medium": 20, "hard": 15}
     assert counts["contrast:scenarios"] == 20
     assert counts["contrast:target_context"] == {"current": 14, "prior": 6}
     assert counts["contrast:cue_type"] == {
-        "object_in_hand": 4, "object_state": 2, "sequential_task": 2, "location": 2, "object_in_view": 3,
-        "absent_referent": 2, "screen_content": 3, "pre_conversation_recall": 2}
+        "object_in_hand": 4,
+        "object_state": 2,
+        "sequential_task": 2,
+        "location": 2,
+        "object_in_view": 3,
+        "absent_referent": 2,
+        "screen_content": 3,
+        "pre_conversation_recall": 2,
+    }
     assert {c["name"] for c in report["checks"]} == {
-        "token_leakage", "object_names", "camera_blocks", "answer_lists", "repair_anchors", "schema_and_structure",
-        "near_duplicates", "scene_specs", "proactive", "lockfile"}
+        "token_leakage",
+        "object_names",
+        "camera_blocks",
+        "answer_lists",
+        "repair_anchors",
+        "schema_and_structure",
+        "near_duplicates",
+        "scene_specs",
+        "proactive",
+        "lockfile",
+    }
     # the shipped bank follows every authoring rule: not even a warning
     assert [w for c in report["checks"] for w in c["warnings"]] == []
 
@@ -78,8 +108,10 @@ def test_check_2_other_object_nouns_are_warnings_only():
     bank = _with(load_bank(), "sc-05", turn_2_image="Two knives and a frying pan lie on the left.")
     result = check_object_names(bank)
     assert result.ok and result.problems == []
-    assert result.warnings == ["sc-05: field 'turn_2_image' names an object: 'knife' (not an answer token)",
-                               "sc-05: field 'turn_2_image' names an object: 'frying pan' (not an answer token)"]
+    assert result.warnings == [
+        "sc-05: field 'turn_2_image' names an object: 'knife' (not an answer token)",
+        "sc-05: field 'turn_2_image' names an object: 'frying pan' (not an answer token)",
+    ]
 
 
 def test_check_2_framing_and_part_words_are_not_leaks():
@@ -92,10 +124,12 @@ def test_check_2_framing_and_part_words_are_not_leaks():
     assert result.ok
     assert [w for w in result.warnings if "names an object" in w] == [
         "sc-01: field 'turn_1_image' names an object: 'blade' (not an answer token)",
-        "sc-04: field 'turn_2_image' names an object: 'seat' (not an answer token)"]  # v1.1 lists "seat"
+        "sc-04: field 'turn_2_image' names an object: 'seat' (not an answer token)",
+    ]  # v1.1 lists "seat"
     leaked = _with(bank, "sc-01", turn_1_image="The right hand holds a hook knife over a block of lime wood.")
     assert check_object_names(leaked).problems == [
-        "sc-01: field 'turn_1_image' names an object: 'knife' (an answer token)"]
+        "sc-01: field 'turn_1_image' names an object: 'knife' (an answer token)"
+    ]
 
 
 def test_noun_list_size_and_word_boundaries():
@@ -168,10 +202,15 @@ def test_jsonl_bank_validates_and_reports_its_own_counts():
     report = json.loads(out.stdout)
     assert out.returncode == 0, report
     assert report["counts"]["scenarios"] == 4
-    assert report["counts"]["cue_type"] == {"object_in_hand": 1, "object_state": 1,
-                                            "pre_conversation_recall": 1, "absent_referent": 1}
-    contrast = json.loads(wearsim("validate", "--json", "--scenarios", str(FIXTURES / "external.jsonl"),
-                                  "--subset", "contrast").stdout)
+    assert report["counts"]["cue_type"] == {
+        "object_in_hand": 1,
+        "object_state": 1,
+        "pre_conversation_recall": 1,
+        "absent_referent": 1,
+    }
+    contrast = json.loads(
+        wearsim("validate", "--json", "--scenarios", str(FIXTURES / "external.jsonl"), "--subset", "contrast").stdout
+    )
     assert contrast["counts"]["scenarios"] == 2
 
 
@@ -206,8 +245,12 @@ def test_new_fixtures_validate_with_warnings_and_report_counts():
         checks = {c["name"]: c for c in report["checks"]}
         assert checks["lockfile"]["ok"] and len(checks["lockfile"]["warnings"]) == 1
         assert report["counts"]["cognitive_load"] == {
-            "single_referent": 2 if name.endswith(".jsonl") else 1, "multi_referent": 1,
-            "distractor_present": 1, "absent_referent": 1, "compound_shift": 1}
+            "single_referent": 2 if name.endswith(".jsonl") else 1,
+            "multi_referent": 1,
+            "distractor_present": 1,
+            "absent_referent": 1,
+            "compound_shift": 1,
+        }
     trio = json.loads(wearsim("validate", "--json", str(FIXTURES / "trio_spec_shapes")).stdout)["counts"]
     assert trio["scenarios"] == 5
     assert trio["target_context"] == {"current": 1, "prior": 2, "clarify": 1, "abstain": 1}
@@ -239,7 +282,8 @@ def test_strict_fails_without_a_lockfile(tmp_path):
 def test_shipped_bank_without_lockfile_fails(tmp_path):
     assert check_lockfile(tmp_path, required=True).problems == [
         f"{tmp_path / 'MANIFEST.lock.json'}: missing; run `wearsim validate --scenarios {tmp_path} --write-lock` "
-        "to lock this bank"]
+        "to lock this bank"
+    ]
     assert check_lockfile(tmp_path).ok
 
 
@@ -252,8 +296,10 @@ def test_unknown_enum_values_still_fail_naming_the_field(tmp_path):
     (bank_dir / "scenarios.json").write_text(json.dumps(scenarios))
     out = wearsim("validate", str(bank_dir))
     assert out.returncode == 1
-    assert ("sc-02: field 'time_gap_bucket' is 'fortnight'; allowed: seconds, minutes, hours, next_day or null"
-            in out.stdout)
+    assert (
+        "sc-02: field 'time_gap_bucket' is 'fortnight'; allowed: seconds, minutes, hours, next_day or null"
+        in out.stdout
+    )
     assert "sc-03: field 'cognitive_load' is 'extreme'; allowed: low, medium, high, single_referent" in out.stdout
 
     rows = [json.loads(line) for line in (FIXTURES / "spec_vocab.jsonl").read_text().splitlines()]
@@ -269,8 +315,9 @@ def test_check_3_answer_lists_and_ids_by_target_and_subset():
     bank = load_bank(FIXTURES / "spec_vocab.jsonl")
     assert check_structure(bank, shipped=False).ok
     # the shipped distribution is not enforced on another bank, but would fail it
-    assert any(p.startswith("shipped bank: target_context counts are")
-               for p in check_structure(bank, shipped=True).problems)
+    assert any(
+        p.startswith("shipped bank: target_context counts are") for p in check_structure(bank, shipped=True).problems
+    )
     # a current item still needs both current and prior answers; adv- ids only in the contrast subset
     empty = dataclasses.replace(bank.get("sc-01").answers, prior_answers=())
     broken = _with(bank, "sc-01", answers=empty)
@@ -282,7 +329,8 @@ def test_check_3_answer_lists_and_ids_by_target_and_subset():
     # a clarify item needs its clarify indicators
     no_indicators = dataclasses.replace(bank.get("sc-02").answers, clarify_indicators=())
     assert check_structure(_with(bank, "sc-02", answers=no_indicators), shipped=False).problems == [
-        "sc-02: answer list 'clarify_indicators' is empty on a clarify item"]
+        "sc-02: answer list 'clarify_indicators' is empty on a clarify item"
+    ]
 
 
 def test_check_6_skips_a_contrast_item_and_its_pair_only():
@@ -295,37 +343,65 @@ def test_check_6_skips_a_contrast_item_and_its_pair_only():
 
 # The authoring rules of v1.1: errors on the shipped bank, warnings on any other bank
 
+
 def test_any_answer_token_in_a_camera_block_fails_on_the_shipped_bank():
     # v1's sc-29 said "hallway ceiling" and "ring stain": "ceiling" is one of its prior answers
     bank = _with(load_bank(), "sc-29", turn_1_image="A hallway ceiling shows a brown water stain. Paint flakes.")
     result = check_object_names(bank, shipped=True)
-    assert result.problems == ["sc-29: field 'turn_1_image' contains answer token 'ceiling'",
-                               "sc-29: field 'turn_1_image' contains answer token 'water stain'"]
+    assert result.problems == [
+        "sc-29: field 'turn_1_image' contains answer token 'ceiling'",
+        "sc-29: field 'turn_1_image' contains answer token 'water stain'",
+    ]
     elsewhere = check_object_names(bank)
     assert elsewhere.ok and elsewhere.warnings == result.problems
     # plural and singular forms are the same token: "herbs" is found as "herb"
     herbs = _with(load_bank(), "sc-38", turn_2_image="A ledge of green sprigs. One herb is pinched.")
-    assert "sc-38: field 'turn_2_image' names an object: 'herb' (an answer token)" in check_object_names(
-        herbs, shipped=True).problems
+    assert (
+        "sc-38: field 'turn_2_image' names an object: 'herb' (an answer token)"
+        in check_object_names(herbs, shipped=True).problems
+    )
 
 
 def test_a_listed_noun_inside_an_answer_phrase_or_in_the_background_fails_on_the_shipped_bank():
     # v1's sc-01 aimed the driver "at a small brass hinge"; "hinge screw" is one of its answers
     bank = _with(load_bank(), "sc-01", turn_2_image="A slim handle aimed at a small brass hinge. A fence behind.")
     problems = check_object_names(bank, shipped=True).problems
-    assert problems == ["sc-01: field 'turn_2_image' names an object: 'hinge' (part of an answer token)",
-                        "sc-01: field 'turn_2_image' names an object: 'fence' (not an answer token; the shipped "
-                        "bank names no listed object)"]
+    assert problems == [
+        "sc-01: field 'turn_2_image' names an object: 'hinge' (part of an answer token)",
+        "sc-01: field 'turn_2_image' names an object: 'fence' (not an answer token; the shipped "
+        "bank names no listed object)",
+    ]
     assert len(check_object_names(bank).warnings) == 2 and check_object_names(bank).ok
 
 
 def test_the_noun_list_holds_the_nouns_v1_camera_blocks_named():
-    found = object_nouns_in("tweezers, a tub, a fence, a chain, a hinge, a chart, a graph, a histogram, a squat "
-                            "rack, a bulb, a spout, a basin, a receipt, a card reader, a presser foot, the "
-                            "windowsill, herbs, the headstock, a vehicle, the driver's seat")
-    assert found == ["tweezers", "tub", "fence", "chain", "hinge", "chart", "graph", "histogram", "rack", "bulb",
-                     "spout", "basin", "receipt", "card reader", "presser foot", "windowsill", "herb", "headstock",
-                     "vehicle", "seat"]
+    found = object_nouns_in(
+        "tweezers, a tub, a fence, a chain, a hinge, a chart, a graph, a histogram, a squat "
+        "rack, a bulb, a spout, a basin, a receipt, a card reader, a presser foot, the "
+        "windowsill, herbs, the headstock, a vehicle, the driver's seat"
+    )
+    assert found == [
+        "tweezers",
+        "tub",
+        "fence",
+        "chain",
+        "hinge",
+        "chart",
+        "graph",
+        "histogram",
+        "rack",
+        "bulb",
+        "spout",
+        "basin",
+        "receipt",
+        "card reader",
+        "presser foot",
+        "windowsill",
+        "herb",
+        "headstock",
+        "vehicle",
+        "seat",
+    ]
 
 
 def test_camera_blocks_are_two_to_four_sentences_and_never_narrate_an_absence():
@@ -334,18 +410,25 @@ def test_camera_blocks_are_two_to_four_sentences_and_never_narrate_an_absence():
     one = _with(bank, "sc-13", turn_1_image="A dark round vessel holds a pale liquid.")
     five = _with(bank, "sc-13", turn_2_image="One. Two. Three. Four. Five.")
     assert check_camera_blocks(one, shipped=True).problems == [
-        "sc-13: field 'turn_1_image' has 1 sentence; a camera block has 2 to 4"]
+        "sc-13: field 'turn_1_image' has 1 sentence; a camera block has 2 to 4"
+    ]
     assert check_camera_blocks(five, shipped=True).problems == [
-        "sc-13: field 'turn_2_image' has 5 sentences; a camera block has 2 to 4"]
+        "sc-13: field 'turn_2_image' has 5 sentences; a camera block has 2 to 4"
+    ]
     # v1's absent_referent blocks said what was not there
     for sid, text, phrase in (
-            ("sc-41", "A steel basin with running water. Nothing from the garden is visible.", "Nothing from"),
-            ("sc-38", "A sunny ledge of green sprigs. The burner and its vessel are out of frame.", "out of frame"),
-            ("sc-39", "An open roll-up opening and a paved strip. The work area is behind the viewer.",
-             "behind the viewer")):
+        ("sc-41", "A steel basin with running water. Nothing from the garden is visible.", "Nothing from"),
+        ("sc-38", "A sunny ledge of green sprigs. The burner and its vessel are out of frame.", "out of frame"),
+        (
+            "sc-39",
+            "An open roll-up opening and a paved strip. The work area is behind the viewer.",
+            "behind the viewer",
+        ),
+    ):
         problems = check_camera_blocks(_with(bank, sid, turn_2_image=text), shipped=True).problems
-        assert problems == [f"{sid}: field 'turn_2_image' narrates an absence ({phrase!r}); "
-                            "describe what the camera shows"]
+        assert problems == [
+            f"{sid}: field 'turn_2_image' narrates an absence ({phrase!r}); describe what the camera shows"
+        ]
     assert check_camera_blocks(one).ok and len(check_camera_blocks(one).warnings) == 1
     assert check_camera_blocks(bank, shipped=True).ok
 
@@ -362,14 +445,18 @@ def test_generic_answer_tokens_and_bare_numbers_are_rejected():
     problems = check_answer_lists(_with(bank, "sc-13", answers=padded), shipped=True).problems
     assert problems == [
         "sc-13: answer list 'current_answers' holds the generic token 'ready' (it fires on unrelated replies)",
-        "sc-13: answer list 'current_answers' holds the generic token '96' (it fires on unrelated replies)"]
+        "sc-13: answer list 'current_answers' holds the generic token '96' (it fires on unrelated replies)",
+    ]
 
 
 def test_answer_lists_need_eight_entries_with_phrases_and_no_shared_entry():
     bank = load_bank()
     key = bank.get("sc-01").answers
-    thin = dataclasses.replace(key, current_answers=("screwdriver", "phillips", "driver", "tip", "bit"),
-                               prior_answers=key.prior_answers + ("Screwdriver",))
+    thin = dataclasses.replace(
+        key,
+        current_answers=("screwdriver", "phillips", "driver", "tip", "bit"),
+        prior_answers=key.prior_answers + ("Screwdriver",),
+    )
     problems = check_answer_lists(_with(bank, "sc-01", answers=thin), shipped=True).problems
     assert problems == [
         "sc-01: answer list 'current_answers' has 5 entries; at least 8 (object name, technique and state words)",
@@ -383,13 +470,19 @@ def test_answer_lists_need_eight_entries_with_phrases_and_no_shared_entry():
 def test_clarify_and_abstain_lists_are_written_per_scenario():
     bank = load_bank()
     boilerplate = ("which one", "do you mean", "could you clarify", "which of", "not sure which")
-    copied = dataclasses.replace(bank, scenarios=tuple(
-        dataclasses.replace(s, answers=dataclasses.replace(s.answers, clarify_indicators=boilerplate))
-        for s in bank.scenarios))
+    copied = dataclasses.replace(
+        bank,
+        scenarios=tuple(
+            dataclasses.replace(s, answers=dataclasses.replace(s.answers, clarify_indicators=boilerplate))
+            for s in bank.scenarios
+        ),
+    )
     problems = check_answer_lists(copied, shipped=True).problems
     assert len(problems) == len(bank.scenarios)
-    assert problems[0] == ("sc-01: answer list 'clarify_indicators' has 0 entries of its own; at least 2 written for "
-                           "this scenario (not one list copied across the bank)")
+    assert problems[0] == (
+        "sc-01: answer list 'clarify_indicators' has 0 entries of its own; at least 2 written for "
+        "this scenario (not one list copied across the bank)"
+    )
     # one scenario's list copied into another fails both
     copied_list = bank.get("sc-01").answers.abstain_indicators
     twin = dataclasses.replace(bank.get("sc-02").answers, abstain_indicators=copied_list)
@@ -403,7 +496,8 @@ def test_the_named_repair_anchor_names_the_intended_and_the_wrong_object():
     one_sided = _with(bank, "sc-40", turn_3_repair_anchor="I mean the sticky note on the laptop lid earlier.")
     assert check_repair_anchors(one_sided, shipped=True).problems == [
         "sc-40: field 'turn_3_repair_anchor' names nothing from 'current_answers'; it must name the intended and "
-        "the wrong object"]
+        "the wrong object"
+    ]
     assert check_repair_anchors(one_sided).ok and len(check_repair_anchors(one_sided).warnings) == 1
     assert check_repair_anchors(bank, shipped=True).ok
 
@@ -412,17 +506,20 @@ def test_check_3_turn_3_target_context():
     bank = load_bank()
     assert check_structure(bank, shipped=True).ok
     problems = check_structure(_with(bank, "sc-13", turn_3_target_context="later"), shipped=False).problems
-    assert problems == ["sc-13: field 'turn_3_target_context' is 'later'; allowed: current, prior, clarify, abstain "
-                        "or null"]
+    assert problems == [
+        "sc-13: field 'turn_3_target_context' is 'later'; allowed: current, prior, clarify, abstain or null"
+    ]
     # a current item's repair cannot point elsewhere
     assert check_structure(_with(bank, "sc-13", turn_3_target_context="prior"), shipped=False).problems == [
         "sc-13: field 'turn_3_target_context' is 'prior' on a current item; a repair of a current or prior item "
-        "points at the same context"]
+        "points at the same context"
+    ]
     assert check_structure(_with(bank, "sc-13", turn_3_target_context="current"), shipped=False).ok
     # a shipped clarify item says which context its named anchor resolves to
     assert check_structure(_with(bank, "sc-08", turn_3_target_context=None), shipped=True).problems == [
         "sc-08: field 'turn_3_target_context' must be current or prior on a shipped clarify item: its named repair "
-        "anchor resolves the ambiguity"]
+        "anchor resolves the ambiguity"
+    ]
     assert check_structure(_with(bank, "sc-08", turn_3_target_context=None), shipped=False).ok
 
 
@@ -433,8 +530,10 @@ def test_the_contrast_subset_is_checked_on_its_own():
     extra = dataclasses.replace(bank.get("ct-02"), scenario_id="ct-21")
     problems = check_structure(dataclasses.replace(bank, scenarios=bank.scenarios + (extra,)), shipped=True).problems
     assert problems[0].startswith("shipped bank: the contrast subset must be exactly ct-01 .. ct-20, got ct-01,")
-    assert problems[1] == ("shipped bank: contrast subset target_context counts are {'prior': 6, 'current': 15}, "
-                           "expected {'current': 14, 'prior': 6}")
+    assert problems[1] == (
+        "shipped bank: contrast subset target_context counts are {'prior': 6, 'current': 15}, "
+        "expected {'current': 14, 'prior': 6}"
+    )
     assert problems[2].startswith("shipped bank: contrast subset cue_type counts are") and len(problems) == 3
     assert not any(p.startswith("shipped bank: target_context") for p in problems)
     # moving a bank item into the contrast subset breaks the bank subset's exact counts
@@ -442,7 +541,8 @@ def test_the_contrast_subset_is_checked_on_its_own():
     assert "shipped bank: 49 scenarios, expected 50" in moved
     # a minimal pair names exactly one bank item
     assert check_structure(_with(bank, "ct-05", pair_id="pair-99"), shipped=True).problems == [
-        "ct-05: field 'pair_id' 'pair-99' must name exactly one bank item (a minimal pair)"]
+        "ct-05: field 'pair_id' 'pair-99' must name exactly one bank item (a minimal pair)"
+    ]
     # `--subset contrast` validates the contrast subset alone, with its own counts
     contrast = bank.select("contrast")
     assert check_structure(contrast, shipped=True).ok and check_structure(bank.select("bank"), shipped=True).ok
@@ -475,9 +575,13 @@ def test_big_and_hostile_banks_fail_fast_and_clearly(tmp_path):
     (nested / "scenarios.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(BankError, match="nested too deeply"):
         load_bank(nested)
-    many = dataclasses.replace(bank, scenarios=tuple(
-        dataclasses.replace(s, scenario_id=f"x-{i:03d}", turn_2_user=f"{s.turn_2_user} ({i})")
-        for i, s in enumerate(bank.scenarios * 5)))
+    many = dataclasses.replace(
+        bank,
+        scenarios=tuple(
+            dataclasses.replace(s, scenario_id=f"x-{i:03d}", turn_2_user=f"{s.turn_2_user} ({i})")
+            for i, s in enumerate(bank.scenarios * 5)
+        ),
+    )
     problems = check_near_duplicates(many).problems
     assert any(p.startswith("x-000 ~ x-070: text similarity") for p in problems)  # a copy is found
 

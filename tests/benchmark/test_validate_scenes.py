@@ -9,10 +9,10 @@ import shutil
 
 import pytest
 
-from core.scenario import load_bank
-from core.scenes import SceneError, load_scene_specs, parse_scene
 from benchmark.validate import check_scene_specs, validate_bank
 from benchmark.validate_scenes import key_scenes
+from core.scenario import load_bank
+from core.scenes import SceneError, load_scene_specs, parse_scene
 
 
 def _bank_copy(tmp_path, edit=None, scenario="sc-01"):
@@ -45,10 +45,10 @@ def test_a_spec_missing_an_answer_key_object_fails_naming_scenario_turn_and_fiel
         scene["hands"] = [h for h in scene["hands"] if h.get("holds") != "screwdriver"]
 
     problems = _problems(_bank_copy(tmp_path, drop_screwdriver))
-    assert problems == ["sc-01: turn_2: field 'answer_objects.current_answers': object 'screwdriver' is not in "
-                        "the turn_2 scene"]
-    check = next(c for c in validate_bank(_bank_copy(tmp_path / "again", drop_screwdriver))
-                 if c.name == "scene_specs")
+    assert problems == [
+        "sc-01: turn_2: field 'answer_objects.current_answers': object 'screwdriver' is not in the turn_2 scene"
+    ]
+    check = next(c for c in validate_bank(_bank_copy(tmp_path / "again", drop_screwdriver)) if c.name == "scene_specs")
     assert not check.ok
 
 
@@ -58,7 +58,8 @@ def test_the_prior_object_must_be_in_turn_1_and_a_recall_items_in_the_context(tm
         data["scenes"]["turn_1"]["hands"] = [{"side": "left", "touches": "strip"}]
 
     assert _problems(_bank_copy(tmp_path, drop_hammer)) == [
-        "sc-01: turn_1: field 'answer_objects.prior_answers': object 'hammer' is not in the turn_1 scene"]
+        "sc-01: turn_1: field 'answer_objects.prior_answers': object 'hammer' is not in the turn_1 scene"
+    ]
     bank = load_bank()
     assert key_scenes(bank.get("sc-47"), "prior_answers") == ("context",)
     assert key_scenes(bank.get("sc-01"), "current_answers") == ("turn_2",)
@@ -68,17 +69,21 @@ def test_the_prior_object_must_be_in_turn_1_and_a_recall_items_in_the_context(tm
         data["scenes"]["context"]["hands"] = []
 
     assert _problems(_bank_copy(tmp_path / "recall", salt_only_in_turn_1, "sc-47")) == [
-        "sc-47: context: field 'answer_objects.prior_answers': object 'salt' is not in the context scene"]
+        "sc-47: context: field 'answer_objects.prior_answers': object 'salt' is not in the context scene"
+    ]
 
 
 def test_an_earlier_object_held_again_fails_unless_the_spec_carries_it(tmp_path):
     def hammer_back_in_hand(data):
-        data["scenes"]["turn_2"]["hands"] = [{"side": "right", "holds": "hammer"},
-                                             {"side": "left", "holds": "screwdriver"}]
+        data["scenes"]["turn_2"]["hands"] = [
+            {"side": "right", "holds": "hammer"},
+            {"side": "left", "holds": "screwdriver"},
+        ]
 
     assert _problems(_bank_copy(tmp_path, hammer_back_in_hand)) == [
         "sc-01: turn_2: field 'hands': the right hand holds 'hammer', an object of the turn_1 scene (list it in "
-        "carried.turn_2 only where the scenario says so)"]
+        "carried.turn_2 only where the scenario says so)"
+    ]
 
     def said_so(data):
         hammer_back_in_hand(data)
@@ -90,7 +95,8 @@ def test_an_earlier_object_held_again_fails_unless_the_spec_carries_it(tmp_path)
         data["carried"] = {"turn_2": ["hammer"]}
 
     assert _problems(_bank_copy(tmp_path / "idle", carried_but_not_held)) == [
-        "sc-01: turn_2: field 'carried.turn_2': 'hammer' is not held in the turn_2 scene"]
+        "sc-01: turn_2: field 'carried.turn_2': 'hammer' is not held in the turn_2 scene"
+    ]
 
 
 def test_scenes_match_the_camera_blocks_and_the_key_objects_are_named_for_the_keys(tmp_path):
@@ -104,14 +110,16 @@ def test_scenes_match_the_camera_blocks_and_the_key_objects_are_named_for_the_ke
         data["scenes"]["context"] = data["scenes"]["turn_1"]
 
     assert _problems(_bank_copy(tmp_path / "ctx", invented_context))[0] == (
-        "sc-01: context: field 'scenes.context' describes a frame the scenario does not have (context_image is null)")
+        "sc-01: context: field 'scenes.context' describes a frame the scenario does not have (context_image is null)"
+    )
 
     def bystander(data):
         data["answer_objects"]["current_answers"] = ["strip"]
 
     assert _problems(_bank_copy(tmp_path / "by", bystander)) == [
         "sc-01: turn_2: field 'answer_objects.current_answers': object 'strip' is named 'pine strip', which neither holds "
-        "an entry of current_answers nor is named by one or by the repair anchor"]
+        "an entry of current_answers nor is named by one or by the repair anchor"
+    ]
 
 
 def test_screen_content_may_not_show_an_answer_token(tmp_path):
@@ -119,7 +127,8 @@ def test_screen_content_may_not_show_an_answer_token(tmp_path):
         data["scenes"]["turn_2"]["objects"][0]["screen_content"] = "ERROR CODE"
 
     assert _problems(_bank_copy(tmp_path, leak, "sc-44")) == [
-        "sc-44: turn_2: field 'screen_content' of 'psu' holds answer token 'error code'"]
+        "sc-44: turn_2: field 'screen_content' of 'psu' holds answer token 'error code'"
+    ]
 
 
 def test_unreadable_specs_name_file_scenario_scene_and_field(tmp_path):
@@ -129,8 +138,10 @@ def test_unreadable_specs_name_file_scenario_scene_and_field(tmp_path):
 
     bank = _bank_copy(tmp_path, bad_place)
     problems = _problems(bank)
-    assert any(p.endswith("sc-01.json: sc-01: turn_1: field 'setting' must be one of the known settings, got 'moon'")
-               for p in problems)
+    assert any(
+        p.endswith("sc-01.json: sc-01: turn_1: field 'setting' must be one of the known settings, got 'moon'")
+        for p in problems
+    )
     assert any("sc-01: turn_1: objects[0]: field 'place' must be one of" in p for p in problems)
     with pytest.raises(SceneError) as caught:
         load_scene_specs(bank)
@@ -142,7 +153,14 @@ def test_unreadable_specs_name_file_scenario_scene_and_field(tmp_path):
 
 def test_a_hand_must_hold_an_object_of_its_own_scene():
     problems: list[str] = []
-    scene = parse_scene({"setting": "desk", "objects": [{"id": "mug", "name": "mug", "picture": "cup"}],
-                         "hands": [{"side": "right", "holds": "pen"}]}, "x: sc-99: turn_1", problems)
+    scene = parse_scene(
+        {
+            "setting": "desk",
+            "objects": [{"id": "mug", "name": "mug", "picture": "cup"}],
+            "hands": [{"side": "right", "holds": "pen"}],
+        },
+        "x: sc-99: turn_1",
+        problems,
+    )
     assert scene is None
     assert problems == ["x: sc-99: turn_1: hands[0]: field 'holds' names 'pen', which is not an object of this scene"]

@@ -1,18 +1,20 @@
 """Checks 4 and 5 with a scripted model: the check logic, not a real model."""
 
-from tests.paths import FIXTURES
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
 
-from core.candidate import Reply
-from core.scenario import load_bank
 from benchmark.validate_semantic import (
-    TEXT_ONLY_SYSTEM, blocks_to_identify, check_identification, check_speech_leakage,
+    TEXT_ONLY_SYSTEM,
+    blocks_to_identify,
+    check_identification,
+    check_speech_leakage,
     identifies,
 )
+from core.candidate import Reply
+from core.scenario import load_bank
+from tests.paths import FIXTURES
 
 SHIPPED = load_bank()
 BANK = SHIPPED.select(limit=2)  # sc-01 (hammer -> screwdriver), sc-02 (chef's knife -> paring knife)
@@ -50,17 +52,21 @@ def test_check_4_a_block_that_does_not_identify_its_object_fails():
     model = Scripted(sees)
     result = asyncio.run(check_identification(BANK, model))
     # sc-01's two blocks identify hammer and screwdriver; sc-02's first block reads as "a wooden board"
-    assert result.problems == ["sc-02: field 'turn_1_image': the model names 'a wooden board', not among "
-                               "prior_answers; the description does not identify the object"]
+    assert result.problems == [
+        "sc-02: field 'turn_1_image': the model names 'a wooden board', not among "
+        "prior_answers; the description does not identify the object"
+    ]
     assert result.details["sc-01"] == {
         "turn_1_image": {"named": "claw hammer", "identified": True, "matched": "hammer"},
-        "turn_2_image": {"named": "a Phillips screwdriver", "identified": True, "matched": "screwdriver"}}
+        "turn_2_image": {"named": "a Phillips screwdriver", "identified": True, "matched": "screwdriver"},
+    }
     assert result.details["sc-02"]["turn_2_image"]["identified"] is True
     assert result.to_dict()["per_scenario"]["sc-02"]["turn_1_image"]["identified"] is False
     # each call holds one camera block and nothing else: no speech, no other turn
     assert len(model.calls) == 4
-    for (messages, system), s, name in zip(model.calls, [s for s in BANK.scenarios for _ in (1, 2)],
-                                           ["turn_1_image", "turn_2_image"] * 2):
+    for (messages, system), s, name in zip(
+        model.calls, [s for s in BANK.scenarios for _ in (1, 2)], ["turn_1_image", "turn_2_image"] * 2
+    ):
         [(role, text)] = messages
         assert role == "user" and system == ""
         assert getattr(s, name) in text and s.turn_1_user not in text and s.turn_2_user not in text
@@ -74,19 +80,30 @@ def test_check_4_each_block_is_matched_against_its_own_scene():
     # a recall item: the context frame is the earlier scene, Turn 1 sits between, Turn 2 is the current one
     recall = SHIPPED.get("sc-47")
     assert [(name, lists) for name, _, _, lists in blocks_to_identify(recall)] == [
-        ("context_image", "prior_answers"), ("turn_1_image", "prior_answers or current_answers"),
-        ("turn_2_image", "current_answers")]
+        ("context_image", "prior_answers"),
+        ("turn_1_image", "prior_answers or current_answers"),
+        ("turn_2_image", "current_answers"),
+    ]
     bank = SHIPPED.select(limit=0)
     bank = type(bank)((recall,), bank.conditions, bank.source, bank.format, bank.files)
 
     def recall_model(answer_for_context):
-        return Scripted(lambda text: named(answer_for_context) if "coarse white crystals" in text
-                        else named("pasta") if "golden strands are lowered" in text else named("spaghetti in sauce"))
+        return Scripted(
+            lambda text: (
+                named(answer_for_context)
+                if "coarse white crystals" in text
+                else named("pasta")
+                if "golden strands are lowered" in text
+                else named("spaghetti in sauce")
+            )
+        )
 
     assert asyncio.run(check_identification(bank, recall_model("salt"))).ok
     wrong = asyncio.run(check_identification(bank, recall_model("tomato sauce"))).problems
-    assert wrong == ["sc-47: field 'context_image': the model names 'tomato sauce', not among prior_answers; "
-                     "the description does not identify the object"]
+    assert wrong == [
+        "sc-47: field 'context_image': the model names 'tomato sauce', not among prior_answers; "
+        "the description does not identify the object"
+    ]
     assert identifies("pasta", ("salt", "pasta water")) == "pasta water"
     assert identifies("a red brick", ("salt", "pasta water")) is None
 
@@ -118,11 +135,14 @@ def test_check_5_speech_alone_that_gives_the_answer_away_fails():
     assert asyncio.run(check_speech_leakage(BANK.select(limit=1), prior)).ok
 
 
-@pytest.mark.parametrize("reply, leaks", [
-    ("Which one do you mean?", False),
-    ("I can't tell which one you mean.", False),
-    ("Do you mean the whisk or the slotted turner?", True),
-])
+@pytest.mark.parametrize(
+    "reply, leaks",
+    [
+        ("Which one do you mean?", False),
+        ("I can't tell which one you mean.", False),
+        ("Do you mean the whisk or the slotted turner?", True),
+    ],
+)
 def test_check_5_on_a_clarify_item_naming_the_candidates_is_a_leak(reply, leaks):
     sc08 = SHIPPED.get("sc-08")
     bank = type(SHIPPED)((sc08,), SHIPPED.conditions, SHIPPED.source, SHIPPED.format, SHIPPED.files)
@@ -143,9 +163,24 @@ def test_wearsim_validate_semantic_runs_checks_4_and_5_and_reports_per_scenario(
     bank.write_text((FIXTURES / "banks" / "external.jsonl").read_text())
     with FakeOpenAI(reply=named("a wooden board")) as server:
         done = subprocess.run(
-            [sys.executable, "-m", "benchmark", "validate", "--json", str(bank), "--semantic", "--model",
-             "openai:fake", "--base-url", server.base_url],
-            capture_output=True, text=True, timeout=300, env={**os.environ, "OPENAI_API_KEY": ""})
+            [
+                sys.executable,
+                "-m",
+                "benchmark",
+                "validate",
+                "--json",
+                str(bank),
+                "--semantic",
+                "--model",
+                "openai:fake",
+                "--base-url",
+                server.base_url,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "OPENAI_API_KEY": ""},
+        )
         requests = list(server.requests)
     report = json.loads(done.stdout)
     checks = {c["name"]: c for c in report["checks"]}

@@ -2,13 +2,11 @@
 prompt is a miss, judges and candidates are keyed as documented, and
 `wearsim cache stats|clear`."""
 
-from tests.paths import ROOT
 import json
 import os
 import subprocess
 import sys
 from dataclasses import replace
-from pathlib import Path
 
 from candidates import GenerationConfig, Message, Reply, Usage
 from candidates.cache import (
@@ -20,10 +18,14 @@ from candidates.cache import (
     safe_endpoint,
 )
 from tests.fake_openai import FakeOpenAI
+from tests.paths import ROOT
 
 VERDICT = json.dumps({"label": "prior", "rationale": "answers about the earlier object"})
-NO_KEYS = {k: v for k, v in os.environ.items()
-           if not k.endswith("_API_KEY") and k not in ("OPENAI_BASE_URL", "WEARSIM_JUDGE_BASE_URL")}
+NO_KEYS = {
+    k: v
+    for k, v in os.environ.items()
+    if not k.endswith("_API_KEY") and k not in ("OPENAI_BASE_URL", "WEARSIM_JUDGE_BASE_URL")
+}
 CONFIG = GenerationConfig(temperature=0.0, max_tokens=50)
 
 
@@ -35,13 +37,20 @@ class CountingModel:
 
     async def respond(self, messages, system, config, on_delta=None):
         self.calls += 1
-        return Reply(text=f"reply {self.calls}", model=self.model_id, usage=Usage(input_tokens=3, output_tokens=4), latency_s=0.25, first_token_s=0.1)
+        return Reply(
+            text=f"reply {self.calls}",
+            model=self.model_id,
+            usage=Usage(input_tokens=3, output_tokens=4),
+            latency_s=0.25,
+            first_token_s=0.1,
+        )
 
     async def aclose(self):
         pass
 
 
 # ---- keys and the store ---------------------------------------------------------------
+
 
 def test_the_key_covers_every_part_of_the_request():
     messages = [Message(role="user", text="[Camera: a pan]\nIs it hot?")]
@@ -51,10 +60,19 @@ def test_the_key_covers_every_part_of_the_request():
         request_key("openai:other", "http://h/v1", "sys", messages, CONFIG, 0),
         request_key("openai:m", "http://elsewhere/v1", "sys", messages, CONFIG, 0),
         request_key("openai:m", "http://h/v1", "another system prompt", messages, CONFIG, 0),
-        request_key("openai:m", "http://h/v1", "sys", [Message(role="user", text="[Camera: a pan]\nIs it hot now?")], CONFIG, 0),
+        request_key(
+            "openai:m", "http://h/v1", "sys", [Message(role="user", text="[Camera: a pan]\nIs it hot now?")], CONFIG, 0
+        ),
         request_key("openai:m", "http://h/v1", "sys", messages, GenerationConfig(temperature=0.7, max_tokens=50), 0),
         request_key("openai:m", "http://h/v1", "sys", messages, GenerationConfig(temperature=0.0, max_tokens=51), 0),
-        request_key("openai:m", "http://h/v1", "sys", messages, GenerationConfig(temperature=0.0, max_tokens=50, json_mode=True), 0),
+        request_key(
+            "openai:m",
+            "http://h/v1",
+            "sys",
+            messages,
+            GenerationConfig(temperature=0.0, max_tokens=50, json_mode=True),
+            0,
+        ),
         request_key("openai:m", "http://h/v1", "sys", messages, CONFIG, 1),
         request_key("openai:m", "http://h/v1", "sys", messages + [Message(role="assistant", text="yes")], CONFIG, 0),
     ]
@@ -131,15 +149,42 @@ async def test_errors_are_not_cached(tmp_path):
 
 # ---- bench, resume and rescore --------------------------------------------------------------
 
+
 def wearsim(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "benchmark", *args], capture_output=True, text=True, timeout=300,
-                          cwd=ROOT, env=env or NO_KEYS)
+    return subprocess.run(
+        [sys.executable, "-m", "benchmark", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=env or NO_KEYS,
+    )
 
 
 def bench_args(candidate, judge, run_dir, cache_dir, *extra):
-    return ["bench", "--model", "openai:cand", "--base-url", candidate.base_url, "--judge-family", "openai",
-            "--judge-model", "openai:judge", "--judge-base-url", judge.base_url, "--conditions", "baseline",
-            "--limit", "3", "--output-dir", str(run_dir), "--cache", "--cache-dir", str(cache_dir), *extra]
+    return [
+        "bench",
+        "--model",
+        "openai:cand",
+        "--base-url",
+        candidate.base_url,
+        "--judge-family",
+        "openai",
+        "--judge-model",
+        "openai:judge",
+        "--judge-base-url",
+        judge.base_url,
+        "--conditions",
+        "baseline",
+        "--limit",
+        "3",
+        "--output-dir",
+        str(run_dir),
+        "--cache",
+        "--cache-dir",
+        str(cache_dir),
+        *extra,
+    ]
 
 
 def cache_log(run_dir):
@@ -161,22 +206,28 @@ def test_a_rerun_costs_no_request_and_a_changed_prompt_does(tmp_path):
         assert len(candidate.requests) == 2 * asked[0] and len(judge.requests) == 2 * asked[1]
     one = [json.loads(line) for line in (tmp_path / "one" / "transcripts.jsonl").read_text().splitlines()]
     two = [json.loads(line) for line in (tmp_path / "two" / "transcripts.jsonl").read_text().splitlines()]
+
     def flags(record):  # which replies and verdicts the record says came from the cache
-        return ([t["reply"]["cached"] for t in record["turns"]]
-                + [record[f"turn_{n}_judge_cached"] for n in (2, 3)])
+        return [t["reply"]["cached"] for t in record["turns"]] + [record[f"turn_{n}_judge_cached"] for n in (2, 3)]
 
     assert all(flags(r) == [False] * 5 for r in one) and all(flags(r) == [True] * 5 for r in two)
 
     def strip(record):  # the same record, but for its wall time and the cache flags
         record = {k: v for k, v in record.items() if k != "wall_s" and not k.endswith("_cached")}
-        record["turns"] = [{**t, "reply": {k: v for k, v in t["reply"].items() if k != "cached"}}
-                           for t in record["turns"]]
+        record["turns"] = [
+            {**t, "reply": {k: v for k, v in t["reply"].items() if k != "cached"}} for t in record["turns"]
+        ]
         return record
 
     assert sorted(map(json.dumps, map(strip, one))) == sorted(map(json.dumps, map(strip, two)))
-    assert all(line["replies"]["candidate"] == {"from_cache": 0, "requested": 3} for line in cache_log(tmp_path / "one"))
-    assert all(line["replies"]["candidate"] == {"from_cache": 3, "requested": 0} and
-               line["replies"]["judge"] == {"from_cache": 2, "requested": 0} for line in cache_log(tmp_path / "two"))
+    assert all(
+        line["replies"]["candidate"] == {"from_cache": 0, "requested": 3} for line in cache_log(tmp_path / "one")
+    )
+    assert all(
+        line["replies"]["candidate"] == {"from_cache": 3, "requested": 0}
+        and line["replies"]["judge"] == {"from_cache": 2, "requested": 0}
+        for line in cache_log(tmp_path / "two")
+    )
     assert len(cache_log(tmp_path / "two")) == 3
     assert "replies from the cache" in again.stderr
     m = json.loads((tmp_path / "two" / "manifest.json").read_text())
@@ -193,8 +244,9 @@ def test_candidates_above_temperature_0_are_cached_only_when_asked(tmp_path):
         judge_asked = len(judge.requests)
         assert len(candidate.requests) == 2 * 9  # asked both times
         for name in ("c", "d"):
-            done = wearsim(*bench_args(candidate, judge, tmp_path / name, cache_dir, "--temperature", "0.7",
-                                       "--cache", "all"))
+            done = wearsim(
+                *bench_args(candidate, judge, tmp_path / name, cache_dir, "--temperature", "0.7", "--cache", "all")
+            )
             assert done.returncode == 0, done.stderr
         assert len(candidate.requests) == 3 * 9  # once more, then from the cache
         assert len(judge.requests) == judge_asked  # the judge replies were cached from the first run
@@ -215,13 +267,38 @@ def test_resume_after_a_crash_asks_nothing_for_finished_requests(tmp_path):
 def test_rescore_with_the_same_judge_twice_asks_it_once(tmp_path):
     cache_dir = tmp_path / "cache"
     with FakeOpenAI(reply="The hammer from before.") as candidate, FakeOpenAI(reply=VERDICT) as judge:
-        done = wearsim("bench", "--model", "openai:cand", "--base-url", candidate.base_url, "--judge-family",
-                       "lexical", "--conditions", "baseline", "--limit", "3", "--output-dir", str(tmp_path / "run"))
+        done = wearsim(
+            "bench",
+            "--model",
+            "openai:cand",
+            "--base-url",
+            candidate.base_url,
+            "--judge-family",
+            "lexical",
+            "--conditions",
+            "baseline",
+            "--limit",
+            "3",
+            "--output-dir",
+            str(tmp_path / "run"),
+        )
         assert done.returncode == 0, done.stderr
         for name in ("r1", "r2"):
-            done = wearsim("rescore", str(tmp_path / "run"), "--judge-family", "openai", "--judge-model",
-                           "openai:judge", "--judge-base-url", judge.base_url, "--cache", "--cache-dir",
-                           str(cache_dir), "--output-dir", str(tmp_path / name))
+            done = wearsim(
+                "rescore",
+                str(tmp_path / "run"),
+                "--judge-family",
+                "openai",
+                "--judge-model",
+                "openai:judge",
+                "--judge-base-url",
+                judge.base_url,
+                "--cache",
+                "--cache-dir",
+                str(cache_dir),
+                "--output-dir",
+                str(tmp_path / name),
+            )
             assert done.returncode == 0, done.stderr
             if name == "r1":
                 asked = len(judge.requests)
@@ -243,6 +320,7 @@ def test_cache_stats_and_clear(tmp_path):
     cleared = wearsim("cache", "clear", "--cache-dir", str(cache_dir), "--model", "openai:judge")
     assert cleared.returncode == 0 and f"removed {data['by_model']['openai:judge']} cached" in cleared.stdout
     assert json.loads(wearsim("cache", "stats", "--cache-dir", str(cache_dir), "--json").stdout)["by_model"] == {
-        "openai:cand": data["by_model"]["openai:cand"]}
+        "openai:cand": data["by_model"]["openai:cand"]
+    }
     assert wearsim("cache", "clear", "--cache-dir", str(cache_dir)).returncode == 0
     assert json.loads(wearsim("cache", "stats", "--cache-dir", str(cache_dir), "--json").stdout)["entries"] == 0

@@ -21,14 +21,22 @@ def _ask(base_url, messages, on_delta=None):
     async def go():
         async with open_candidate("anthropic:claude-test", base_url=base_url) as candidate:
             return await candidate.respond(messages, "Be brief.", GenerationConfig(max_tokens=64), on_delta)
+
     return asyncio.run(go())
 
 
 def test_the_request_and_the_streamed_reply(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     pieces = []
-    messages = [Message(role="user", text="[Camera: a drill]\nWhich one?", images=(Image(data=b"\xff\xd8jpeg", mime_type="image/jpeg"),)),
-                Message(role="assistant", text="The drill."), Message(role="user", text="And now?")]
+    messages = [
+        Message(
+            role="user",
+            text="[Camera: a drill]\nWhich one?",
+            images=(Image(data=b"\xff\xd8jpeg", mime_type="image/jpeg"),),
+        ),
+        Message(role="assistant", text="The drill."),
+        Message(role="user", text="And now?"),
+    ]
     with FakeAnthropic(reply="The cordless drill in your hand now.") as server:
         reply = _ask(server.base_url, messages, pieces.append)
     assert server.problems == []
@@ -37,7 +45,11 @@ def test_the_request_and_the_streamed_reply(monkeypatch):
     assert SECRET in (headers.get("x-api-key"), headers.get("Authorization", "").removeprefix("Bearer "))
     body = request["body"]
     assert (body["model"], body["system"], body["max_tokens"], body["temperature"]) == (
-        "claude-test", "Be brief.", 64, 0.0)
+        "claude-test",
+        "Be brief.",
+        64,
+        0.0,
+    )
     assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
     first = body["messages"][0]["content"]
     assert first[0] == {"type": "text", "text": "[Camera: a drill]\nWhich one?"}
@@ -57,10 +69,29 @@ def test_a_rate_limit_is_retried_after_its_retry_after(monkeypatch):
 def test_bench_with_claude_as_the_candidate(tmp_path):
     with FakeAnthropic() as server:
         done = subprocess.run(
-            [sys.executable, "-m", "benchmark", "bench", "--model", "anthropic:claude-test", "--base-url",
-             server.base_url, "--judge-family", "lexical", "--conditions", "baseline", "--limit", "2",
-             "--output-dir", str(tmp_path / "run")], capture_output=True, text=True, timeout=300,
-            env={**os.environ, "ANTHROPIC_API_KEY": SECRET})
+            [
+                sys.executable,
+                "-m",
+                "benchmark",
+                "bench",
+                "--model",
+                "anthropic:claude-test",
+                "--base-url",
+                server.base_url,
+                "--judge-family",
+                "lexical",
+                "--conditions",
+                "baseline",
+                "--limit",
+                "2",
+                "--output-dir",
+                str(tmp_path / "run"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "ANTHROPIC_API_KEY": SECRET},
+        )
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in (tmp_path / "run" / "transcripts.jsonl").read_text().splitlines()]
     assert [r["error"] for r in records] == [None, None]

@@ -18,18 +18,27 @@ def test_gemini_adapter_request_shape_and_streamed_reply(monkeypatch):
             pass
 
         def do_POST(self):
-            seen.append((self.path, dict(self.headers), json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
+            seen.append(
+                (self.path, dict(self.headers), json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            )
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
             for piece in ("It is the ", "pruner you hold now."):
                 chunk = {"candidates": [{"content": {"role": "model", "parts": [{"text": piece}]}}]}
                 self.wfile.write(f"data: {json.dumps(chunk)}\r\n\r\n".encode())
-            usage = {"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "STOP"}],
-                     "usageMetadata": {"promptTokenCount": 21, "candidatesTokenCount": 6,
-                                       "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 13},
-                                                               {"modality": "IMAGE", "tokenCount": 8}],
-                                       "candidatesTokensDetails": [{"modality": "TEXT", "tokenCount": 6}]}}
+            usage = {
+                "candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "STOP"}],
+                "usageMetadata": {
+                    "promptTokenCount": 21,
+                    "candidatesTokenCount": 6,
+                    "promptTokensDetails": [
+                        {"modality": "TEXT", "tokenCount": 13},
+                        {"modality": "IMAGE", "tokenCount": 8},
+                    ],
+                    "candidatesTokensDetails": [{"modality": "TEXT", "tokenCount": 6}],
+                },
+            }
             self.wfile.write(f"data: {json.dumps(usage)}\r\n\r\n".encode())
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -41,9 +50,19 @@ def test_gemini_adapter_request_shape_and_streamed_reply(monkeypatch):
         async with open_candidate("gemini-2.5-flash", base_url=f"http://127.0.0.1:{server.server_port}") as model:
             assert model.family == "gemini"
             return await model.respond(
-                [Message(role="user", text="[Camera: a red disc]\nIs this ripe?", images=(Image(data=b"\xff\xd8jpeg", mime_type="image/jpeg"),)),
-                 Message(role="assistant", text="Looks ripe."), Message(role="user", text="And this?")],
-                "Be brief.", GenerationConfig(temperature=0.0, max_tokens=50), on_delta=deltas.append)
+                [
+                    Message(
+                        role="user",
+                        text="[Camera: a red disc]\nIs this ripe?",
+                        images=(Image(data=b"\xff\xd8jpeg", mime_type="image/jpeg"),),
+                    ),
+                    Message(role="assistant", text="Looks ripe."),
+                    Message(role="user", text="And this?"),
+                ],
+                "Be brief.",
+                GenerationConfig(temperature=0.0, max_tokens=50),
+                on_delta=deltas.append,
+            )
 
     try:
         reply = asyncio.run(go())
@@ -63,5 +82,9 @@ def test_gemini_adapter_request_shape_and_streamed_reply(monkeypatch):
     assert (reply.usage.input_tokens, reply.usage.output_tokens) == (21, 6)
     # by modality, as the API split it (nothing cached: Gemini leaves the count out)
     assert (reply.usage.input_text_tokens, reply.usage.input_image_tokens, reply.usage.input_audio_tokens) == (13, 8, 0)
-    assert (reply.usage.cached_input_tokens, reply.usage.output_text_tokens, reply.usage.output_audio_tokens) == (0, 6, 0)
+    assert (reply.usage.cached_input_tokens, reply.usage.output_text_tokens, reply.usage.output_audio_tokens) == (
+        0,
+        6,
+        0,
+    )
     assert reply.model == "gemini-2.5-flash"

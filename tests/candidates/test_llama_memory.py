@@ -10,8 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from candidates import GenerationConfig, Message
-from candidates import llama_memory
+from candidates import GenerationConfig, Message, llama_memory
 from candidates.local import LocalLlamaServer, bundled_gguf
 from candidates.openai_chat import OpenAIChatCandidate
 
@@ -21,7 +20,8 @@ SYSTEM = "<|im_start|>system\nYou are an assistant on smart glasses.<|im_end|>\n
 LONG = SYSTEM + "".join(
     f"<|im_start|>user\nWhat is item {i} on the table, the red one or the blue one?<|im_end|>\n"
     f"<|im_start|>assistant\nIt is the red cup number {i}, next to the plate and the small blue bowl.<|im_end|>\n"
-    for i in range(8))
+    for i in range(8)
+)
 QUESTION = "<|im_start|>user\nAnd what is it now?<|im_end|>\n<|im_start|>assistant\n"
 OTHER = SYSTEM + "<|im_start|>user\nTell me about the bicycle by the door.<|im_end|>\n<|im_start|>assistant\n"
 
@@ -50,7 +50,7 @@ def test_a_displaced_conversation_is_put_back_and_answers_as_if_it_never_left(mo
 
     def spy(self, llama, prompt):
         before(self, llama, prompt)  # then: what of the prompt the context already holds
-        reused.append(llama_memory.shared(llama.input_ids[:llama.n_tokens], prompt))
+        reused.append(llama_memory.shared(llama.input_ids[: llama.n_tokens], prompt))
 
     monkeypatch.setattr(llama_memory.Memory, "before", spy)
     long_tokens = len(model.tokenize(LONG.encode(), special=True))
@@ -73,13 +73,13 @@ def test_copies_stay_within_the_budget_and_no_copy_is_a_prefix_of_another(model)
     model.reset()
     complete(model, LONG + QUESTION)
     one = llama_cpp.llama_state_get_size(model._ctx.ctx)
-    held = model.input_ids[:model.n_tokens].copy()
+    held = model.input_ids[: model.n_tokens].copy()
     other = held + 1  # tokens that share no prefix with `held` (the state copied is the context's either way)
 
     memory = llama_memory.Memory(llama_cpp, budget=one * 3)
-    memory._keep(model, held[:len(held) // 2])
+    memory._keep(model, held[: len(held) // 2])
     memory._keep(model, held)  # the longer replaces the shorter
-    memory._keep(model, held[:len(held) // 2])  # and the shorter is not kept again beside it
+    memory._keep(model, held[: len(held) // 2])  # and the shorter is not kept again beside it
     assert [len(tokens) for tokens, _, _ in memory.kept.values()] == [len(held)]
 
     memory = llama_memory.Memory(llama_cpp, budget=int(one * 1.5))
@@ -101,17 +101,29 @@ def test_the_shared_prefix():
 def test_the_real_server_puts_a_displaced_conversation_back(tmp_path):
     """Through `LocalLlamaServer`'s boot: the third request's log line shows the whole first
     conversation reused, where without the memory only the system text would be."""
-    long = [Message(role="user" if n % 2 == 0 else "assistant",
-                    text=f"What is item {n} on the table?" if n % 2 == 0 else f"It is the red cup number {n}, by the bowl.")
-            for n in range(16)]
+    long = [
+        Message(
+            role="user" if n % 2 == 0 else "assistant",
+            text=f"What is item {n} on the table?" if n % 2 == 0 else f"It is the red cup number {n}, by the bowl.",
+        )
+        for n in range(16)
+    ]
     config = GenerationConfig(max_tokens=12)
 
     async def talk(url):
         candidate = OpenAIChatCandidate("smollm2", base_url=url, api_key="x")
         await candidate.respond(long + [Message(role="user", text="And now?")], "Be brief.", config)
         await candidate.respond([Message(role="user", text="Tell me about the bicycle.")], "Be brief.", config)
-        await candidate.respond(long + [Message(role="user", text="And now?"), Message(role="assistant", text="The cup."),
-                                        Message(role="user", text="Which one?")], "Be brief.", config)
+        await candidate.respond(
+            long
+            + [
+                Message(role="user", text="And now?"),
+                Message(role="assistant", text="The cup."),
+                Message(role="user", text="Which one?"),
+            ],
+            "Be brief.",
+            config,
+        )
         await candidate.aclose()
 
     with LocalLlamaServer(log_dir=tmp_path, threads=1) as server:

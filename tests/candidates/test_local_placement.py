@@ -73,7 +73,12 @@ def test_a_different_system_prompt_is_a_different_conversation():
 
     async def run():
         await ask(local, history, "hello", system="one")
-        await ask(local, [Message(role="user", text="hello"), Message(role="assistant", text="s0 answers hello")], "more", system="two")
+        await ask(
+            local,
+            [Message(role="user", text="hello"), Message(role="assistant", text="s0 answers hello")],
+            "more",
+            system="two",
+        )
 
     asyncio.run(run())
     assert len(s0.asked) == 1 and s1.asked == [["hello", "s0 answers hello", "more"]]
@@ -187,4 +192,3 @@ def test_a_conversation_stays_spoken_through_its_own_probes():
     asyncio.run(run())
     assert [a[-1] for a in s0.asked] == ["tell me when the water boils", "the user's own probe"]
     assert [a[-1] for a in s1.asked] == ["probe a", "probe b"]
-

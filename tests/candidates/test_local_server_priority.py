@@ -25,7 +25,7 @@ def _server_pid(port: int) -> int:
 def test_the_model_server_runs_below_the_wearsim_process(local_llama_url):
     pid = _server_pid(urlparse(local_llama_url).port)
     stat = Path(f"/proc/{pid}/stat").read_text()
-    assert int(stat[stat.rindex(")") + 2:].split()[16]) == min(19, os.nice(0) + SERVER_NICE)  # its nice raised
+    assert int(stat[stat.rindex(")") + 2 :].split()[16]) == min(19, os.nice(0) + SERVER_NICE)  # its nice raised
     group = Path(f"/proc/{pid}/autogroup")
     if group.exists():  # kernels built with autogroup scheduling
         assert group.read_text().split()[-1] == str(SERVER_NICE)

@@ -9,19 +9,17 @@ SmolLM2; a reply whose usage nobody reported is recorded as unknown (null).
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import asyncio
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 from candidates import GenerationConfig, Message
-from core.candidate import Reply, Usage
 from candidates.openai_chat import OpenAIChatCandidate
+from core.candidate import Reply, Usage
 from core.records import TurnInput, TurnResult
+from tests.paths import ROOT
 
 MILLION = 1_000_000
 
@@ -43,8 +41,10 @@ def test_a_streamed_reply_of_the_real_llama_server_counts_the_tokens_its_plain_r
     assert streamed.text == plain.text and "".join(deltas) == streamed.text
     assert plain.usage.input_tokens > 0 and plain.usage.output_tokens > 0
     assert streamed.usage.reported
-    assert (streamed.usage.input_tokens, streamed.usage.output_tokens) == \
-        (plain.usage.input_tokens, plain.usage.output_tokens)
+    assert (streamed.usage.input_tokens, streamed.usage.output_tokens) == (
+        plain.usage.input_tokens,
+        plain.usage.output_tokens,
+    )
 
 
 def test_a_local_stream_run_records_each_turns_tokens_and_a_price_for_local_is_kept_to(tmp_path):
@@ -52,14 +52,42 @@ def test_a_local_stream_run_records_each_turns_tokens_and_a_price_for_local_is_k
     every turn's tokens recorded, the run not stopped by an unknown cost, and its cost the tokens
     times the prices."""
     prices = tmp_path / "prices.toml"
-    prices.write_text('["local"]\ntext_input = 2.0\ntext_cached_input = 2.0\ntext_output = 8.0\n'
-                      'date = "2026-11-25"\nsource = "made up for a test"\n')
+    prices.write_text(
+        '["local"]\ntext_input = 2.0\ntext_cached_input = 2.0\ntext_output = 8.0\n'
+        'date = "2026-11-25"\nsource = "made up for a test"\n'
+    )
     run = tmp_path / "run"
     done = subprocess.run(
-        [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--model", "local", "--judge-family",
-         "lexical", "--conditions", "baseline", "--limit", "2", "--concurrency", "1", "--prices", str(prices),
-         "--budget", "1",
-         "--output-dir", str(run)], capture_output=True, text=True, timeout=600, cwd=ROOT, env=dict(os.environ))
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--via",
+            "stream",
+            "--model",
+            "local",
+            "--judge-family",
+            "lexical",
+            "--conditions",
+            "baseline",
+            "--limit",
+            "2",
+            "--concurrency",
+            "1",
+            "--prices",
+            str(prices),
+            "--budget",
+            "1",
+            "--output-dir",
+            str(run),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env=dict(os.environ),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = (run / "transcripts.jsonl").read_text().splitlines()
     assert len(lines) == 2
@@ -78,10 +106,19 @@ def test_a_local_stream_run_records_each_turns_tokens_and_a_price_for_local_is_k
 
 
 def test_a_reply_whose_usage_was_not_reported_is_recorded_as_unknown_not_zero():
-    unreported = TurnResult(turn=1, input=TurnInput(turn=1, camera_block="a mug", speech="what is this", camera_source="authored", speech_source="authored"),
-                            reply=Reply(text="A mug.", model="openai:x", usage=Usage()))
+    unreported = TurnResult(
+        turn=1,
+        input=TurnInput(
+            turn=1, camera_block="a mug", speech="what is this", camera_source="authored", speech_source="authored"
+        ),
+        reply=Reply(text="A mug.", model="openai:x", usage=Usage()),
+    )
     assert unreported.to_json()["reply"]["usage"] is None
-    counted = TurnResult(turn=1, input=unreported.input, reply=Reply(text="A mug.", model="openai:x", usage=Usage(input_tokens=12, output_tokens=3)))
+    counted = TurnResult(
+        turn=1,
+        input=unreported.input,
+        reply=Reply(text="A mug.", model="openai:x", usage=Usage(input_tokens=12, output_tokens=3)),
+    )
     assert counted.to_json()["reply"]["usage"]["input_tokens"] == 12
     from benchmark.report.viewer import turn_facts
 

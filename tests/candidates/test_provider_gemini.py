@@ -25,9 +25,28 @@ MODEL = "gemini-3.8-live"
 
 def _bench(server, run_dir, *extra, status=0, model=f"gemini-live:{MODEL}"):
     done = subprocess.run(
-        [sys.executable, "-m", "benchmark", "bench", "--model", model, "--base-url", server.base_url,
-         "--judge-family", "lexical", "--conditions", "baseline", "--output-dir", str(run_dir), *extra],
-        capture_output=True, text=True, timeout=900, env={**os.environ, "SSL_CERT_FILE": str(server.cert)})
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--model",
+            model,
+            "--base-url",
+            server.base_url,
+            "--judge-family",
+            "lexical",
+            "--conditions",
+            "baseline",
+            "--output-dir",
+            str(run_dir),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "SSL_CERT_FILE": str(server.cert)},
+    )
     assert done.returncode == status, done.stderr
     path = run_dir / "transcripts.jsonl"
     return ([json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []), done.stderr
@@ -52,8 +71,9 @@ def test_the_limit_switch_ends_a_session_that_did_not_ask_for_compression(gemini
     monkeypatch.setattr(types, "ContextWindowCompressionConfig", lambda **_: None)
 
     async def stream(base_url):
-        session = await open_realtime_session(f"gemini-live:{MODEL}", "Be brief.", base_url=base_url,
-                                              streaming_input=True, config=GenerationConfig())
+        session = await open_realtime_session(
+            f"gemini-live:{MODEL}", "Be brief.", base_url=base_url, streaming_input=True, config=GenerationConfig()
+        )
         try:
             await session.send_user(None, (b"\xff\xd8\xff\xe0fake-jpeg",))
             await session.speech_started()  # as the glasses' voice activity says it: the audio goes from here
@@ -96,8 +116,9 @@ def test_resumed_input_is_neither_lost_nor_sent_twice(gemini_env):
     the API holds at the end has every chunk once, in order."""
 
     async def stream(base_url):
-        session = await open_realtime_session(f"gemini-live:{MODEL}", "Be brief.", base_url=base_url,
-                                              streaming_input=True, config=GenerationConfig())
+        session = await open_realtime_session(
+            f"gemini-live:{MODEL}", "Be brief.", base_url=base_url, streaming_input=True, config=GenerationConfig()
+        )
         try:
             for turn in range(3):
                 for i in range(40):
@@ -127,8 +148,13 @@ def test_every_activity_started_is_ended_when_the_session_closes(gemini_env, tmp
 
 def test_a_model_the_api_does_not_know_is_a_user_error_not_a_retry(gemini_env):
     async def connect(base_url):
-        return await open_realtime_session("gemini-live:gemini-nope-live", "Be brief.", base_url=base_url,
-                                           streaming_input=True, config=GenerationConfig())
+        return await open_realtime_session(
+            "gemini-live:gemini-nope-live",
+            "Be brief.",
+            base_url=base_url,
+            streaming_input=True,
+            config=GenerationConfig(),
+        )
 
     with gemini_env(models=(MODEL,)) as server:
         with pytest.raises(ModelNotFoundError, match="gemini-live:gemini-nope-live: the provider says"):
@@ -138,8 +164,21 @@ def test_a_model_the_api_does_not_know_is_a_user_error_not_a_retry(gemini_env):
 
 def test_bench_on_a_gemini_model_that_does_not_exist_stops_with_one_line(gemini_env, tmp_path):
     with gemini_env(models=(MODEL,)) as server:
-        records, stderr = _bench(server, tmp_path / "run", "--via", "stream", "--limit", "2", "--concurrency", "1",
-                                 status=2, model="gemini-live:gemini-nope-live")
+        records, stderr = _bench(
+            server,
+            tmp_path / "run",
+            "--via",
+            "stream",
+            "--limit",
+            "2",
+            "--concurrency",
+            "1",
+            status=2,
+            model="gemini-live:gemini-nope-live",
+        )
     assert records == []
-    assert stderr.strip().splitlines()[-1].startswith(
-        "error: gemini-live:gemini-nope-live: the provider says this model does not exist")
+    assert (
+        stderr.strip()
+        .splitlines()[-1]
+        .startswith("error: gemini-live:gemini-nope-live: the provider says this model does not exist")
+    )

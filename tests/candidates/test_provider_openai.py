@@ -17,14 +17,34 @@ import pytest
 from candidates import GenerationConfig, Message, open_candidate
 from candidates.realtime_base import ModelNotFoundError
 from core.records import TurnInput, TurnResult
-from tests.fake_realtime import TEST_KEY as SECRET, FakeOpenAIRealtime
+from tests.fake_realtime import TEST_KEY as SECRET
+from tests.fake_realtime import FakeOpenAIRealtime
 
 
 def _bench(model_id, base_url, run_dir, *extra, status=0):
     done = subprocess.run(
-        [sys.executable, "-m", "benchmark", "bench", "--model", model_id, "--base-url", base_url,
-         "--judge-family", "lexical", "--conditions", "baseline", "--output-dir", str(run_dir), *extra],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "OPENAI_API_KEY": SECRET})
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--model",
+            model_id,
+            "--base-url",
+            base_url,
+            "--judge-family",
+            "lexical",
+            "--conditions",
+            "baseline",
+            "--output-dir",
+            str(run_dir),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "OPENAI_API_KEY": SECRET},
+    )
     assert done.returncode == status, done.stderr
     path = run_dir / "transcripts.jsonl"
     records = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
@@ -38,8 +58,9 @@ def _commits_ms(session) -> list[int]:
 @pytest.mark.parametrize("when", ["before", "late"])
 def test_each_turn_records_its_own_input_transcript_whenever_it_comes(tmp_path, when):
     with FakeOpenAIRealtime(transcripts=when, transcript_delay_s=0.4) as server:
-        records, _ = _bench("openai-realtime:gpt-realtime-2", server.base_url, tmp_path / when,
-                            "--via", "stream", "--limit", "3")
+        records, _ = _bench(
+            "openai-realtime:gpt-realtime-2", server.base_url, tmp_path / when, "--via", "stream", "--limit", "3"
+        )
     assert server.problems == [] and [r["error"] for r in records] == [None] * 3
     heard = sorted([t["reply"]["heard"] for t in r["turns"]] for r in records)
     committed = sorted([f"heard {ms} ms of audio" for ms in _commits_ms(s)] for s in server.sessions)
@@ -49,8 +70,9 @@ def test_each_turn_records_its_own_input_transcript_whenever_it_comes(tmp_path, 
 
 def test_a_transcript_that_never_comes_is_recorded_as_missing_not_as_another_turns(tmp_path):
     with FakeOpenAIRealtime(transcripts="never") as server:
-        records, _ = _bench("openai-realtime:gpt-realtime-2", server.base_url, tmp_path / "run",
-                            "--via", "stream", "--limit", "1")
+        records, _ = _bench(
+            "openai-realtime:gpt-realtime-2", server.base_url, tmp_path / "run", "--via", "stream", "--limit", "1"
+        )
     assert records[0]["error"] is None
     assert [t["reply"]["heard"] for t in records[0]["turns"]] == [None] * len(records[0]["turns"])
 
@@ -58,8 +80,9 @@ def test_a_transcript_that_never_comes_is_recorded_as_missing_not_as_another_tur
 @pytest.mark.parametrize("via", ["stream", "direct"])
 def test_with_every_third_response_rate_limited_a_run_loses_no_cell(tmp_path, via):
     with FakeOpenAIRealtime(fail_every=3, fail_with="rate_limit") as server:
-        records, _ = _bench("openai-realtime:gpt-realtime-2", server.base_url, tmp_path / "run",
-                            "--via", via, "--limit", "3")
+        records, _ = _bench(
+            "openai-realtime:gpt-realtime-2", server.base_url, tmp_path / "run", "--via", via, "--limit", "3"
+        )
     assert server.problems == [] and server.failed >= 2
     assert [r["error"] for r in records] == [None] * 3  # every cell answered (the lexical judge may not label it)
     retried = [t["reply"]["session_lost"] for r in records for t in r["turns"] if t["reply"]["session_lost"]]
@@ -73,8 +96,16 @@ def test_with_every_third_response_rate_limited_a_run_loses_no_cell(tmp_path, vi
 
 def test_a_failed_response_the_api_will_not_mend_fails_the_cell_at_once(tmp_path):
     with FakeOpenAIRealtime(fail_every=1, fail_with="insufficient_quota") as server:
-        records, _ = _bench("openai-realtime:gpt-realtime-2", server.base_url, tmp_path / "run",
-                            "--via", "stream", "--limit", "1", status=3)
+        records, _ = _bench(
+            "openai-realtime:gpt-realtime-2",
+            server.base_url,
+            tmp_path / "run",
+            "--via",
+            "stream",
+            "--limit",
+            "1",
+            status=3,
+        )
     assert "insufficient_quota" in records[0]["error"] and records[0]["fault"] == "rate_limited"
     assert server.responses == 1  # not asked again
     assert SECRET not in json.dumps(records)
@@ -98,7 +129,13 @@ def test_an_incomplete_reply_is_recorded_with_its_reason(monkeypatch):
         first, second = asyncio.run(two_turns(server.base_url))
     assert (first.text, first.incomplete) == ("It is", "max_output_tokens")
     assert (second.text, second.incomplete) == ("It is the red mug.", None)
-    line = TurnResult(turn=1, input=TurnInput(turn=1, camera_block=None, speech="What is this?", camera_source=None, speech_source="authored"), reply=first).to_json()
+    line = TurnResult(
+        turn=1,
+        input=TurnInput(
+            turn=1, camera_block=None, speech="What is this?", camera_source=None, speech_source="authored"
+        ),
+        reply=first,
+    ).to_json()
     assert line["reply"]["incomplete"] == "max_output_tokens"
     assert TurnResult.from_json(line, "t").reply.incomplete == "max_output_tokens"
 
@@ -106,8 +143,18 @@ def test_an_incomplete_reply_is_recorded_with_its_reason(monkeypatch):
 @pytest.mark.parametrize("via", ["direct", "stream"])
 def test_a_model_the_provider_says_does_not_exist_stops_the_run_with_one_line(tmp_path, via):
     with FakeOpenAIRealtime(models=("gpt-realtime-2",)) as server:
-        records, stderr = _bench("openai-realtime:gpt-realtime-nope", server.base_url, tmp_path / "run",
-                                 "--via", via, "--limit", "3", "--concurrency", "1", status=2)
+        records, stderr = _bench(
+            "openai-realtime:gpt-realtime-nope",
+            server.base_url,
+            tmp_path / "run",
+            "--via",
+            via,
+            "--limit",
+            "3",
+            "--concurrency",
+            "1",
+            status=2,
+        )
     last = stderr.strip().splitlines()[-1]
     assert last.startswith("error: openai-realtime:gpt-realtime-nope: the provider says this model does not exist")
     assert "wearsim models" in last and SECRET not in stderr
@@ -129,16 +176,43 @@ def test_the_adapter_raises_model_not_found_not_a_retryable_fault(monkeypatch):
 
 def test_a_retired_model_id_stops_bench_before_anything_is_written(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "benchmark", "bench", "--model", "gemini-live:gemini-live-2.5-flash-preview",
-         "--judge-family", "lexical", "--output-dir", str(tmp_path / "run")],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "GEMINI_API_KEY": SECRET})
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--model",
+            "gemini-live:gemini-live-2.5-flash-preview",
+            "--judge-family",
+            "lexical",
+            "--output-dir",
+            str(tmp_path / "run"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "GEMINI_API_KEY": SECRET},
+    )
     assert done.returncode == 2
     assert "gemini-live-2.5-flash-preview was shut down by the provider on 2025-12-09" in done.stderr
     assert "gemini-live:gemini-3.8-live" in done.stderr and not (tmp_path / "run").exists()
 
 
 def test_serve_refuses_to_offer_a_retired_model():
-    done = subprocess.run([sys.executable, "-m", "benchmark", "serve", "--backend",
-                           "gemini-live:gemini-live-2.5-flash-preview", "--port", "0"],
-                          capture_output=True, text=True, timeout=60, env={**os.environ, "GEMINI_API_KEY": SECRET})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "serve",
+            "--backend",
+            "gemini-live:gemini-live-2.5-flash-preview",
+            "--port",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "GEMINI_API_KEY": SECRET},
+    )
     assert done.returncode == 2 and "was shut down by the provider on 2025-12-09" in done.stderr

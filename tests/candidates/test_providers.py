@@ -10,8 +10,16 @@ import pytest
 
 from benchmark import cli
 from candidates import open_candidate, providers
-from candidates.model_ids import (candidate_family, default_model_id, is_local, is_realtime, missing_credentials,
-                                  parse_model_id, price_key, transcription_model)
+from candidates.model_ids import (
+    candidate_family,
+    default_model_id,
+    is_local,
+    is_realtime,
+    missing_credentials,
+    parse_model_id,
+    price_key,
+    transcription_model,
+)
 from candidates.providers import PROVIDERS, Provider
 from core.candidate import GenerationConfig, Message, Reply, Usage
 from perception import describer_spec
@@ -38,9 +46,14 @@ class EchoCandidate:
         self.closed = True
 
 
-ECHO = Provider(name="echo", family="echo", opener=EchoCandidate,
-                forms=(("echo:MODEL", "replies with the user's message (a test's provider)"),),
-                key_variables=("ECHO_API_KEY",), bare_prefixes=("echo-",))
+ECHO = Provider(
+    name="echo",
+    family="echo",
+    opener=EchoCandidate,
+    forms=(("echo:MODEL", "replies with the user's message (a test's provider)"),),
+    key_variables=("ECHO_API_KEY",),
+    bare_prefixes=("echo-",),
+)
 
 
 @pytest.fixture
@@ -99,8 +112,9 @@ def test_a_chat_provider_is_one_table_entry_and_one_adapter(echo, monkeypatch):
     async def go():
         pieces = []
         async with open_candidate("echo:x", base_url="http://echo.invalid") as candidate:
-            reply = await candidate.respond([Message(role="user", text="where are my keys?")], "", GenerationConfig(),
-                                            pieces.append)
+            reply = await candidate.respond(
+                [Message(role="user", text="where are my keys?")], "", GenerationConfig(), pieces.append
+            )
         return candidate, reply, pieces
 
     candidate, reply, pieces = asyncio.run(go())

@@ -1,17 +1,14 @@
 """Client-side rate limits (issue 12): token buckets on a fake clock, one
 bucket per endpoint shared by the candidate and the judges, the flags."""
 
-from tests.paths import ROOT
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from candidates import GenerationConfig, Message
-from candidates import ratelimit
+from candidates import GenerationConfig, Message, ratelimit
 from candidates.openai_chat import OpenAIChatCandidate
 from candidates.ratelimit import (
     REQUESTS,
@@ -24,9 +21,7 @@ from candidates.ratelimit import (
 from core.token_bucket import TokenBucket
 from tests.fake_clock import FakeClock
 from tests.fake_openai import FakeOpenAI
-
-
-
+from tests.paths import ROOT
 
 
 async def test_a_full_bucket_lets_a_minute_s_worth_through_then_paces():
@@ -125,16 +120,51 @@ def test_limits_per_provider_and_flag_parsing():
 def test_bench_records_the_limits_and_shows_requests_in_flight(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "OPENAI_BASE_URL"}
     with FakeOpenAI(reply="The screwdriver you hold now.") as server:
-        base = [sys.executable, "-m", "benchmark", "bench", "--model", "openai:m", "--base-url", server.base_url,
-                "--judge-family", "lexical", "--conditions", "baseline", "--limit", "2"]
-        done = subprocess.run(base + ["--max-requests-per-minute", "6000", "--max-tokens-per-minute",
-                                      "openai=2000000", "--output-dir", str(tmp_path / "run")],
-                              capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+        base = [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--model",
+            "openai:m",
+            "--base-url",
+            server.base_url,
+            "--judge-family",
+            "lexical",
+            "--conditions",
+            "baseline",
+            "--limit",
+            "2",
+        ]
+        done = subprocess.run(
+            base
+            + [
+                "--max-requests-per-minute",
+                "6000",
+                "--max-tokens-per-minute",
+                "openai=2000000",
+                "--output-dir",
+                str(tmp_path / "run"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=ROOT,
+            env=env,
+        )
         assert done.returncode == 0, done.stderr
-        bad = subprocess.run(base + ["--max-requests-per-minute", "fast", "--output-dir", str(tmp_path / "bad")],
-                             capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+        bad = subprocess.run(
+            base + ["--max-requests-per-minute", "fast", "--output-dir", str(tmp_path / "bad")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=ROOT,
+            env=env,
+        )
     assert "in flight" in done.stderr and "waiting" in done.stderr
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["rate_limits"] == {"default": {"requests_per_minute": 6000.0, "tokens_per_minute": None},
-                                       "openai": {"requests_per_minute": 6000.0, "tokens_per_minute": 2000000.0}}
+    assert manifest["rate_limits"] == {
+        "default": {"requests_per_minute": 6000.0, "tokens_per_minute": None},
+        "openai": {"requests_per_minute": 6000.0, "tokens_per_minute": 2000000.0},
+    }
     assert bad.returncode == 2 and "--max-requests-per-minute takes a number" in bad.stderr

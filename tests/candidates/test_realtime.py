@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -18,7 +17,8 @@ from candidates import GenerationConfig, Message, open_candidate
 from candidates.realtime_base import RealtimeError
 from candidates.retry import RetryableError
 from media_effects.media import FPS
-from tests.fake_realtime import TEST_KEY as SECRET, FakeOpenAIRealtime
+from tests.fake_realtime import TEST_KEY as SECRET
+from tests.fake_realtime import FakeOpenAIRealtime
 
 
 async def _two_turns(model_id, base_url):
@@ -61,7 +61,9 @@ def test_gemini_live_text_proxy_falls_back_to_audio_when_text_is_refused(gemini_
     assert "outputAudioTranscription" in spoken["setup"] and spoken["key"] == SECRET
     assert (first.text, second.text) == ("A red mug.", "A red mug.")  # read from the output transcription
     assert [turn[0]["parts"][0]["text"] for turn in spoken["client_turns"]] == [
-        "[Camera: a red mug]\nWhat is this?", "And now?"]
+        "[Camera: a red mug]\nWhat is this?",
+        "And now?",
+    ]
 
 
 def test_an_error_event_fails_the_turn_with_the_apis_message_and_no_key(monkeypatch):
@@ -91,7 +93,11 @@ def test_a_replaced_sessions_cause_goes_into_the_turn_record(monkeypatch):
     with FakeOpenAIRealtime(drop_on_responses=(2,), reply="A red mug.") as server:
         first, second, _ = asyncio.run(_two_turns("openai-realtime:gpt-realtime", server.base_url))
     assert first.session_lost is None and "connection lost" in second.session_lost
-    line = TurnResult(turn=2, input=TurnInput(turn=2, camera_block=None, speech="And now?", camera_source=None, speech_source="authored"), reply=second).to_json()
+    line = TurnResult(
+        turn=2,
+        input=TurnInput(turn=2, camera_block=None, speech="And now?", camera_source=None, speech_source="authored"),
+        reply=second,
+    ).to_json()
     assert TurnResult.from_json(line, "t").reply.session_lost == second.session_lost
 
 
@@ -124,9 +130,28 @@ def test_gemini_live_resumes_a_connection_dropped_mid_turn_and_asks_again(gemini
 
 def _bench(model_id, base_url, run_dir, env, *extra, status=0):
     done = subprocess.run(
-        [sys.executable, "-m", "benchmark", "bench", "--model", model_id, "--base-url", base_url,
-         "--judge-family", "lexical", "--conditions", "baseline", "--output-dir", str(run_dir), *extra],
-        capture_output=True, text=True, timeout=600, env={**os.environ, **env})
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--model",
+            model_id,
+            "--base-url",
+            base_url,
+            "--judge-family",
+            "lexical",
+            "--conditions",
+            "baseline",
+            "--output-dir",
+            str(run_dir),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **env},
+    )
     assert done.returncode == status, done.stderr
     return [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
 
@@ -138,12 +163,28 @@ def _heard_ms(record):
 def test_bench_via_stream_relays_audio_and_frames_to_both_apis(gemini_env, tmp_path):
     ids = ["sc-01", "sc-02", "sc-05"]  # sc-05 has rendered stills; the others only speech
     with FakeOpenAIRealtime() as server:
-        openai_records = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "openai",
-                                {"OPENAI_API_KEY": SECRET}, "--via", "stream", "--limit", "5")
+        openai_records = _bench(
+            "openai-realtime:gpt-realtime",
+            server.base_url,
+            tmp_path / "openai",
+            {"OPENAI_API_KEY": SECRET},
+            "--via",
+            "stream",
+            "--limit",
+            "5",
+        )
         openai_seen = server
     with gemini_env() as server:
-        gemini_records = _bench("gemini-live:gemini-live-x", server.base_url, tmp_path / "gemini",
-                                {"SSL_CERT_FILE": str(server.cert)}, "--via", "stream", "--limit", "5")
+        gemini_records = _bench(
+            "gemini-live:gemini-live-x",
+            server.base_url,
+            tmp_path / "gemini",
+            {"SSL_CERT_FILE": str(server.cert)},
+            "--via",
+            "stream",
+            "--limit",
+            "5",
+        )
         gemini_seen = server
     assert openai_seen.problems == [] and gemini_seen.problems == []
     for records in (openai_records, gemini_records):
@@ -182,11 +223,27 @@ def test_an_openai_stream_session_lost_mid_turn_is_replaced_and_told_the_convers
     """sc-05 behind the glasses: the connection drops when Turn 2 is asked. A new session gets
     Turn 1 (its transcript, its last frame, the reply), Turn 2's frames and audio again, then the ask."""
     with FakeOpenAIRealtime(reply="A red mug.") as server:
-        [steady] = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "steady",
-                          {"OPENAI_API_KEY": SECRET}, "--via", "stream", "--ids", "sc-05")
+        [steady] = _bench(
+            "openai-realtime:gpt-realtime",
+            server.base_url,
+            tmp_path / "steady",
+            {"OPENAI_API_KEY": SECRET},
+            "--via",
+            "stream",
+            "--ids",
+            "sc-05",
+        )
     with FakeOpenAIRealtime(reply="A red mug.", drop_on_responses=(2,)) as server:
-        [record] = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "run",
-                          {"OPENAI_API_KEY": SECRET}, "--via", "stream", "--ids", "sc-05")
+        [record] = _bench(
+            "openai-realtime:gpt-realtime",
+            server.base_url,
+            tmp_path / "run",
+            {"OPENAI_API_KEY": SECRET},
+            "--via",
+            "stream",
+            "--ids",
+            "sc-05",
+        )
     assert server.problems == []
     assert record["error"] is None and [t["reply"]["text"] for t in record["turns"]][:2] == ["A red mug."] * 2
     lost, new = server.sessions
@@ -203,24 +260,48 @@ def test_an_openai_stream_session_lost_mid_turn_is_replaced_and_told_the_convers
 
 def test_an_openai_stream_session_that_keeps_being_lost_fails_the_cell(tmp_path):
     with FakeOpenAIRealtime(drop_on_responses=(2, 3, 4)) as server:
-        [record] = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "run",
-                          {"OPENAI_API_KEY": SECRET}, "--via", "stream", "--ids", "sc-01", status=3)
+        [record] = _bench(
+            "openai-realtime:gpt-realtime",
+            server.base_url,
+            tmp_path / "run",
+            {"OPENAI_API_KEY": SECRET},
+            "--via",
+            "stream",
+            "--ids",
+            "sc-01",
+            status=3,
+        )
     assert "connection lost" in record["error"] and SECRET not in json.dumps(record)
     assert len(server.sessions) == 3  # ATTEMPTS sessions for Turn 2: the first, and two new ones
 
 
 def test_bench_via_stream_records_an_api_error_event_against_the_cell(tmp_path):
     with FakeOpenAIRealtime(error_on_response=1) as server:
-        records = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "run",
-                         {"OPENAI_API_KEY": SECRET}, "--via", "stream", "--limit", "1", status=3)  # 1 of 1 errored
+        records = _bench(
+            "openai-realtime:gpt-realtime",
+            server.base_url,
+            tmp_path / "run",
+            {"OPENAI_API_KEY": SECRET},
+            "--via",
+            "stream",
+            "--limit",
+            "1",
+            status=3,
+        )  # 1 of 1 errored
     assert "invalid_value: Invalid value: 'x'." in records[0]["error"]
     assert SECRET not in json.dumps(records)
 
 
 def test_bench_via_direct_on_a_realtime_api_opens_one_session_per_trial(tmp_path):
     with FakeOpenAIRealtime(reply="Swing the hammer harder.") as server:
-        records = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "run",
-                         {"OPENAI_API_KEY": SECRET}, "--limit", "3")
+        records = _bench(
+            "openai-realtime:gpt-realtime",
+            server.base_url,
+            tmp_path / "run",
+            {"OPENAI_API_KEY": SECRET},
+            "--limit",
+            "3",
+        )
     assert [r["error"] for r in records] == [None, None, None]
     assert len(server.sessions) == 3
     sent = sorted(sum(m["role"] == "user" for m in r["messages"]) for r in records)
@@ -235,8 +316,9 @@ def _spoken_reply(lead_s: float) -> bytes:
     from media_effects.media import MEDIA_ROOT
 
     speech = decode_audio(MEDIA_ROOT / "ct-19" / "turn_2.wav")
-    return resample_pcm16(float_to_pcm16(np.concatenate([np.zeros(int(lead_s * 16000), np.float32), speech])),
-                          16000, 24000)
+    return resample_pcm16(
+        float_to_pcm16(np.concatenate([np.zeros(int(lead_s * 16000), np.float32), speech])), 16000, 24000
+    )
 
 
 def _check_spoken(run_dir, records, lead_s):
@@ -257,14 +339,42 @@ def _check_spoken(run_dir, records, lead_s):
 def test_output_audio_saves_each_spoken_reply_and_its_voice_to_voice_gap(gemini_env, tmp_path):
     speech = _spoken_reply(0.4)
     with FakeOpenAIRealtime(speech=speech) as server:
-        direct = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "direct",
-                        {"OPENAI_API_KEY": SECRET}, "--output", "audio", "--limit", "2")
-        stream = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "stream",
-                        {"OPENAI_API_KEY": SECRET}, "--output", "audio", "--via", "stream", "--limit", "1")
+        direct = _bench(
+            "openai-realtime:gpt-realtime",
+            server.base_url,
+            tmp_path / "direct",
+            {"OPENAI_API_KEY": SECRET},
+            "--output",
+            "audio",
+            "--limit",
+            "2",
+        )
+        stream = _bench(
+            "openai-realtime:gpt-realtime",
+            server.base_url,
+            tmp_path / "stream",
+            {"OPENAI_API_KEY": SECRET},
+            "--output",
+            "audio",
+            "--via",
+            "stream",
+            "--limit",
+            "1",
+        )
         assert {s["session"]["output_modalities"][0] for s in server.sessions} == {"audio"}
     with gemini_env(speech=speech) as server:
-        gemini = _bench("gemini-live:gemini-live-x", server.base_url, tmp_path / "gemini",
-                        {"SSL_CERT_FILE": str(server.cert)}, "--output", "audio", "--via", "stream", "--limit", "1")
+        gemini = _bench(
+            "gemini-live:gemini-live-x",
+            server.base_url,
+            tmp_path / "gemini",
+            {"SSL_CERT_FILE": str(server.cert)},
+            "--output",
+            "audio",
+            "--via",
+            "stream",
+            "--limit",
+            "1",
+        )
         assert {tuple(s["setup"]["generationConfig"]["responseModalities"]) for s in server.sessions} == {("AUDIO",)}
     for run_dir, records in (("direct", direct), ("stream", stream), ("gemini", gemini)):
         _check_spoken(tmp_path / run_dir, records, 0.4)
@@ -274,16 +384,39 @@ def test_output_audio_saves_each_spoken_reply_and_its_voice_to_voice_gap(gemini_
 
 
 def test_output_audio_needs_a_realtime_model(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "benchmark", "bench", "--model", "replay:x.jsonl", "--output",
-                           "audio", "--output-dir", str(tmp_path / "run")], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--model",
+            "replay:x.jsonl",
+            "--output",
+            "audio",
+            "--output-dir",
+            str(tmp_path / "run"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2 and "--output audio needs a realtime model" in done.stderr
     assert not (tmp_path / "run").exists()
 
 
 def test_a_gemini_stream_dropped_mid_turn_resends_the_turns_audio_on_the_resumed_connection(gemini_env, tmp_path):
     with gemini_env(drop_on_turn=2) as server:
-        records = _bench("gemini-live:gemini-live-x", server.base_url, tmp_path / "run",
-                         {"SSL_CERT_FILE": str(server.cert)}, "--via", "stream", "--ids", "sc-05")
+        records = _bench(
+            "gemini-live:gemini-live-x",
+            server.base_url,
+            tmp_path / "run",
+            {"SSL_CERT_FILE": str(server.cert)},
+            "--via",
+            "stream",
+            "--ids",
+            "sc-05",
+        )
     assert server.problems == [] and records[0]["error"] is None
     first, resumed = server.sessions
     # resumed from Turn 1's handle, Turn 2 asked again next (a last turn may follow: the stream's trailing
@@ -295,14 +428,25 @@ def test_a_gemini_stream_dropped_mid_turn_resends_the_turns_audio_on_the_resumed
 
 def test_a_staleness_sweep_on_a_realtime_api_reports_the_age_of_the_newest_frame_it_had(tmp_path):
     with FakeOpenAIRealtime() as server:
-        records = _bench("openai-realtime:gpt-realtime", server.base_url, tmp_path / "sweep",
-                         {"OPENAI_API_KEY": SECRET}, "--via", "stream", "--ids", "sc-01", "--synthetic-frames",
-                         "--staleness", "0,1500")
+        records = _bench(
+            "openai-realtime:gpt-realtime",
+            server.base_url,
+            tmp_path / "sweep",
+            {"OPENAI_API_KEY": SECRET},
+            "--via",
+            "stream",
+            "--ids",
+            "sc-01",
+            "--synthetic-frames",
+            "--staleness",
+            "0,1500",
+        )
     ages = {r["staleness_ms"]: r["turns"][1]["metrics"]["last_frame_age_s"] for r in records}
     assert sorted(ages) == [0, 1500] and all(age is not None for age in ages.values())
     summary = json.loads((tmp_path / "sweep" / "summary.json").read_text())
     assert {gap: row["frame_age_p50_s"] for gap, row in summary["by_staleness"]["baseline"].items()} == {
-        str(gap): age for gap, age in ages.items()}
+        str(gap): age for gap, age in ages.items()
+    }
     assert "newest frame's age at the end of speech" in (tmp_path / "sweep" / "findings.md").read_text()
 
 
@@ -312,9 +456,25 @@ def test_simulate_saves_each_spoken_reply_as_a_wav_next_to_the_session_log(tmp_p
     speech = _spoken_reply(0.2)
     with FakeOpenAIRealtime(speech=speech) as server:
         done = subprocess.run(
-            [sys.executable, "-m", "benchmark", "simulate", "sc-05", "--model", "openai-realtime:gpt-realtime",
-             "--output", "audio", "--fast", "--log", str(tmp_path / "sc-05.json")], capture_output=True, text=True,
-            timeout=300, env={**os.environ, "OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": server.base_url})
+            [
+                sys.executable,
+                "-m",
+                "benchmark",
+                "simulate",
+                "sc-05",
+                "--model",
+                "openai-realtime:gpt-realtime",
+                "--output",
+                "audio",
+                "--fast",
+                "--log",
+                str(tmp_path / "sc-05.json"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": server.base_url},
+        )
     assert done.returncode == 0, done.stderr
     for turn in (1, 2):
         with wave.open(str(tmp_path / f"sc-05-turn{turn}.wav")) as saved:
@@ -329,16 +489,37 @@ def test_simulate_prints_a_readable_summary_per_turn_and_a_verdict_and_json_only
     def simulate(*extra):
         with FakeOpenAIRealtime(reply="It is the red mug.") as server:
             return subprocess.run(
-                [sys.executable, "-m", "benchmark", "simulate", "sc-05", "--model", "openai-realtime:gpt-realtime",
-                 "--fast", "--log", str(tmp_path / "sc-05.json"), *extra], capture_output=True, text=True,
-                timeout=300, env={**os.environ, "OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": server.base_url})
+                [
+                    sys.executable,
+                    "-m",
+                    "benchmark",
+                    "simulate",
+                    "sc-05",
+                    "--model",
+                    "openai-realtime:gpt-realtime",
+                    "--fast",
+                    "--log",
+                    str(tmp_path / "sc-05.json"),
+                    *extra,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                env={**os.environ, "OPENAI_API_KEY": SECRET, "OPENAI_BASE_URL": server.base_url},
+            )
 
     done = simulate()
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    for needle in ("Turn 1\n  heard:", "Turn 2\n  heard:", "  camera:", "  reply:   It is the red mug.",
-                   "latency from the end of speech: transcript", "Verdict (lexical judge",
-                   "  Turn 2: "):
+    for needle in (
+        "Turn 1\n  heard:",
+        "Turn 2\n  heard:",
+        "  camera:",
+        "  reply:   It is the red mug.",
+        "latency from the end of speech: transcript",
+        "Verdict (lexical judge",
+        "  Turn 2: ",
+    ):
         assert needle in out, out
     assert not any(line.startswith("{") or line.startswith("[") for line in out.splitlines())
     as_json = simulate("--json")
@@ -348,13 +529,25 @@ def test_simulate_prints_a_readable_summary_per_turn_and_a_verdict_and_json_only
 
 
 def test_a_spoken_reply_that_cannot_be_saved_stops_the_run_and_keeps_what_was_written(tmp_path):
-    from core.candidate import Reply
-    from core.records import TrialRecord, TurnInput, TurnResult
     from benchmark.run.errors import TranscriptWriteError
     from benchmark.run.reply_audio import save_reply_audio
+    from core.candidate import Reply
+    from core.records import TrialRecord, TurnInput, TurnResult
 
-    record = TrialRecord(scenario_id="sc-01", condition="baseline", trial=0, target_context="current", cue_type="object_in_hand", turns=(TurnResult(
-        turn=1, input=TurnInput(turn=1, camera_block=None, speech="hi", camera_source=None, speech_source="authored"), reply=Reply(text="hello", model="m", audio=b"\x01\x00" * 2400)),))
+    record = TrialRecord(
+        scenario_id="sc-01",
+        condition="baseline",
+        trial=0,
+        target_context="current",
+        cue_type="object_in_hand",
+        turns=(
+            TurnResult(
+                turn=1,
+                input=TurnInput(turn=1, camera_block=None, speech="hi", camera_source=None, speech_source="authored"),
+                reply=Reply(text="hello", model="m", audio=b"\x01\x00" * 2400),
+            ),
+        ),
+    )
     (tmp_path / "audio").write_text("a file where the audio directory should be")
     with pytest.raises(TranscriptWriteError, match="cannot write .*audio/baseline/sc-01-t0-turn1.wav.*--resume"):
         save_reply_audio(tmp_path, record)

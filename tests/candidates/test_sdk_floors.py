@@ -10,15 +10,14 @@ session opens."""
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import inspect
 import re
 import tomllib
 from importlib.metadata import version
-from pathlib import Path
 
 from packaging.version import Version
+
+from tests.paths import ROOT
 
 MINIMUM = {"openai": Version("1.103.0"), "google-genai": Version("1.14.0")}
 
@@ -58,20 +57,34 @@ def test_the_installed_genai_sdk_has_every_live_call_the_adapter_makes():
     from google.genai import live, types
 
     assert {"audio", "video", "text", "activity_start", "activity_end"} <= _params(
-        live.AsyncSession.send_realtime_input)
+        live.AsyncSession.send_realtime_input
+    )
     assert {"turns", "turn_complete"} <= _params(live.AsyncSession.send_client_content)
     assert "receive" in dir(live.AsyncSession)
     fields = {
-        types.LiveConnectConfig: {"response_modalities", "system_instruction", "max_output_tokens", "temperature",
-                                  "input_audio_transcription", "output_audio_transcription",
-                                  "realtime_input_config", "context_window_compression", "session_resumption"},
+        types.LiveConnectConfig: {
+            "response_modalities",
+            "system_instruction",
+            "max_output_tokens",
+            "temperature",
+            "input_audio_transcription",
+            "output_audio_transcription",
+            "realtime_input_config",
+            "context_window_compression",
+            "session_resumption",
+        },
         types.ContextWindowCompressionConfig: {"sliding_window"},
         types.SessionResumptionConfig: {"handle"},
         types.RealtimeInputConfig: {"automatic_activity_detection"},
         types.AutomaticActivityDetection: {"disabled"},
         types.LiveServerMessage: {"server_content", "usage_metadata", "go_away", "session_resumption_update"},
-        types.LiveServerContent: {"model_turn", "turn_complete", "interrupted", "input_transcription",
-                                  "output_transcription"},
+        types.LiveServerContent: {
+            "model_turn",
+            "turn_complete",
+            "interrupted",
+            "input_transcription",
+            "output_transcription",
+        },
         types.LiveServerSessionResumptionUpdate: {"new_handle", "resumable", "last_consumed_client_message_index"},
         types.LiveServerGoAway: {"time_left"},
         types.HttpOptions: {"base_url", "api_version"},

@@ -1,6 +1,5 @@
 """The scenario model and the two bank formats."""
 
-from tests.paths import FIXTURES
 import json
 import shutil
 from pathlib import Path
@@ -8,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from core.scenario import BankError, load_bank
+from tests.paths import FIXTURES
 
 FIXTURES = FIXTURES / "banks"
 
@@ -112,6 +112,7 @@ def test_deictic_repair_falls_back_to_named():
 
 # Shapes other implementations publish (docs/schema.md, "Accepted variations").
 
+
 def test_v1_trio_with_spec_shapes_loads():
     bank = load_bank(FIXTURES / "trio_spec_shapes")
     assert bank.format == "v1" and len(bank.scenarios) == 5
@@ -125,7 +126,12 @@ def test_v1_trio_with_spec_shapes_loads():
     assert bank.get("sc-02").notes.startswith("Only this scenario carries notes")
     assert [s.time_gap_bucket for s in bank.scenarios] == ["seconds", None, "next_day", "hours", "minutes"]
     assert {s.cognitive_load for s in bank.scenarios} == {
-        "single_referent", "multi_referent", "distractor_present", "absent_referent", "compound_shift"}
+        "single_referent",
+        "multi_referent",
+        "distractor_present",
+        "absent_referent",
+        "compound_shift",
+    }
     # clarify and abstain items may leave the non-target lists empty
     assert bank.get("sc-03").answers.prior_answers == ()
     assert bank.get("sc-04").answers.clarify_indicators == ()
@@ -133,8 +139,11 @@ def test_v1_trio_with_spec_shapes_loads():
 
 def test_missing_deictic_anchor_falls_back_to_the_named_one():
     scenario = load_bank(FIXTURES / "trio_spec_shapes").get("sc-01")
-    assert scenario.repair_anchor("deictic") == scenario.repair_anchor("named") == (
-        "I mean the sandpaper on the cork block now, not the hook knife.")
+    assert (
+        scenario.repair_anchor("deictic")
+        == scenario.repair_anchor("named")
+        == ("I mean the sandpaper on the cork block now, not the hook knife.")
+    )
 
 
 def test_jsonl_bank_with_spec_vocabulary_and_contrast_ids_loads():
@@ -157,12 +166,16 @@ def test_bad_condition_list_names_file_entry_and_field(tmp_path):
     bank_dir = tmp_path / "trio"
     shutil.copytree(FIXTURES / "trio_spec_shapes", bank_dir)
     path = bank_dir / "interventions.json"
-    path.write_text(json.dumps([
-        {"name": "calm", "description": "d", "system_prompt": "Be calm."},
-        {"description": "no name", "system_prompt": "x"},
-        {"name": "loud", "system_prompt": 5},
-        {"name": "calm", "system_prompt": "again"},
-    ]))
+    path.write_text(
+        json.dumps(
+            [
+                {"name": "calm", "description": "d", "system_prompt": "Be calm."},
+                {"description": "no name", "system_prompt": "x"},
+                {"name": "loud", "system_prompt": 5},
+                {"name": "calm", "system_prompt": "again"},
+            ]
+        )
+    )
     with pytest.raises(BankError) as info:
         load_bank(bank_dir)
     assert info.value.problems == [
@@ -193,11 +206,15 @@ def test_optional_fields_still_have_types(tmp_path):
 
 # turn_3_target_context: the context the repair (Turn 3) is judged against
 
+
 def test_turn_3_target_context_is_optional_and_defaults_to_the_target():
     shipped = load_bank()
     clarify = [s for s in shipped.scenarios if s.target_context == "clarify"]
     assert {s.scenario_id: s.turn_3_target_context for s in clarify} == {
-        "sc-08": "current", "sc-26": "current", "sc-35": "current"}
+        "sc-08": "current",
+        "sc-26": "current",
+        "sc-35": "current",
+    }
     assert all(s.repair_target == "current" for s in clarify)
     # every other item leaves it out, and its repair is judged against its target
     others = [s for s in shipped.scenarios if s.target_context != "clarify"]
@@ -226,9 +243,9 @@ def test_turn_3_target_context_loads_from_json_lines_and_is_type_checked(tmp_pat
 def _scripted_trial(scenario, labels):
     import asyncio
 
+    from benchmark.protocol import DirectConversation, run_trial
     from core.candidate import GenerationConfig, Reply
     from core.judge import Verdict
-    from benchmark.protocol import DirectConversation, run_trial
 
     class Candidate:
         model_id, family = "scripted", "scripted"
@@ -273,9 +290,9 @@ def test_a_clarify_repair_passes_on_the_context_its_anchor_names():
 def test_a_rescore_takes_the_repair_target_from_the_bank():
     import asyncio
 
+    from benchmark.rescore import rejudge_record
     from core.judge import Verdict
     from core.records import TrialRecord
-    from benchmark.rescore import rejudge_record
 
     class Current:
         name, family = "scripted", "scripted"

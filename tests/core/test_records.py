@@ -6,25 +6,23 @@ simulated glasses on sc-01..05) still load, report, rescore and compare."""
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import asyncio
 import json
 import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from core.judge import Verdict
 from benchmark.judges.prompt import render_judge_prompt
-from core.records import SCHEMA_VERSION, RecordError, TrialRecord
 from benchmark.rescore import rejudge_record, rescore
-from core.scenario import load_bank
 from benchmark.scoring.trials import TranscriptError, load_trials
+from core.judge import Verdict
+from core.records import SCHEMA_VERSION, RecordError, TrialRecord
+from core.scenario import load_bank
 from tests.fake_openai import FakeOpenAI
+from tests.paths import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures"
 OLD_DIRECT = FIXTURES / "transcripts" / "schema1_direct"
@@ -50,8 +48,10 @@ class CapturingJudge:
 def test_schema_1_records_load_with_their_turn_inputs():
     trials = {t.scenario_id: t for t in load_trials(OLD_STREAM).trials}
     assert set(trials) == {"sc-01", "sc-02", "sc-03", "sc-04", "sc-05"}
-    raw = {json.loads(line)["scenario_id"]: json.loads(line) for line in
-           (OLD_STREAM / "transcripts.jsonl").read_text().splitlines()}
+    raw = {
+        json.loads(line)["scenario_id"]: json.loads(line)
+        for line in (OLD_STREAM / "transcripts.jsonl").read_text().splitlines()
+    }
     for scenario_id, trial in trials.items():
         assert trial.schema_version == 1 and trial.via == "stream"
         first = trial.turn_input(1)
@@ -110,10 +110,21 @@ def test_a_record_names_its_file_line_and_field(tmp_path):
 def test_turn_metrics_and_glasses_of_the_wrong_type_name_their_file_line_and_field(tmp_path):
     good = json.loads((OLD_DIRECT / "transcripts.jsonl").read_text().splitlines()[0])
     good["schema_version"] = SCHEMA_VERSION
-    good["turns"] = [{"turn": 1, "input": {"turn": 1, "camera_block": None, "speech": "hi", "camera_source": None,
-                                           "speech_source": "perceived"},
-                      "reply": {"text": "hello"}, "metrics": {"speech_end_to_first_token": "abc"},
-                      "glasses": {"lead_ms": "soon"}}]
+    good["turns"] = [
+        {
+            "turn": 1,
+            "input": {
+                "turn": 1,
+                "camera_block": None,
+                "speech": "hi",
+                "camera_source": None,
+                "speech_source": "perceived",
+            },
+            "reply": {"text": "hello"},
+            "metrics": {"speech_end_to_first_token": "abc"},
+            "glasses": {"lead_ms": "soon"},
+        }
+    ]
     path = tmp_path / "t.jsonl"
     path.write_text(json.dumps(good) + "\n")
     with pytest.raises(TranscriptError) as info:
@@ -131,20 +142,35 @@ def test_metric_keys_are_spelled_only_in_the_records_module():
     """Scoring, findings, the session and the stream conversation read the typed `TurnMetrics`."""
     from core.records import TurnMetrics
 
-    pattern = re.compile(r"""["'](%s)["']""" % "|".join(k for k in TurnMetrics.KEYS.values() if k.startswith(
-        ("speech_end_to", "turn_end_to"))))
-    offenders = [f"{path.relative_to(ROOT)}:{number}" for package in PACKAGES
-                 for path in (ROOT / package).rglob("*.py") if RECORD_TYPES not in path.parents
-                 for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
-                 if pattern.search(line)]
+    pattern = re.compile(
+        r"""["'](%s)["']"""
+        % "|".join(k for k in TurnMetrics.KEYS.values() if k.startswith(("speech_end_to", "turn_end_to")))
+    )
+    offenders = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        if RECORD_TYPES not in path.parents
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if pattern.search(line)
+    ]
     assert offenders == []
 
 
 def test_external_aliases_read_into_the_same_record():
-    record = TrialRecord.from_json({
-        "scenario_id": "x1", "condition": "baseline", "trial": 0, "target_context": "prior",
-        "change_type": "cross_session_reference", "turn_2_response": "r", "turn_2_judge_policy": "current",
-        "turn_3_response": "fixed", "turn_3_judge_policy": "prior"})
+    record = TrialRecord.from_json(
+        {
+            "scenario_id": "x1",
+            "condition": "baseline",
+            "trial": 0,
+            "target_context": "prior",
+            "change_type": "cross_session_reference",
+            "turn_2_response": "r",
+            "turn_2_judge_policy": "current",
+            "turn_3_response": "fixed",
+            "turn_3_judge_policy": "prior",
+        }
+    )
     assert record.cue_type == "pre_conversation_recall" and record.turn_2_label == "current"
     assert record.turn_3_repair_attempted and record.repair_passed is True and record.passed is False
     written = record.to_json()
@@ -153,8 +179,13 @@ def test_external_aliases_read_into_the_same_record():
 
 def test_record_field_names_are_spelled_only_in_the_records_module():
     """No module outside core/records/ writes a trial record's keys as strings."""
-    keys = {k for k in TrialRecord(scenario_id="s", condition="c", trial=0, target_context="current", cue_type="location").to_json()
-            if k.startswith("turn_") or k in ("schema_version", "wall_s")}
+    keys = {
+        k
+        for k in TrialRecord(
+            scenario_id="s", condition="c", trial=0, target_context="current", cue_type="location"
+        ).to_json()
+        if k.startswith("turn_") or k in ("schema_version", "wall_s")
+    }
     pattern = re.compile(r"""["'](%s)["']""" % "|".join(sorted(keys)))
     offenders = []
     for package in PACKAGES:
@@ -172,15 +203,36 @@ def test_bench_and_rescore_on_a_bank_in_a_published_shape(bank, tmp_path):
     bank_path = FIXTURES / bank
     with FakeOpenAI(reply="That one in your hand now is fine.") as server:
         done = subprocess.run(
-            [sys.executable, "-m", "benchmark", "bench", "--scenarios", str(bank_path), "--model", "openai:fake",
-             "--base-url", server.base_url, "--judge-family", "lexical", "--conditions", "baseline",
-             "--output-dir", str(tmp_path / "run")],
-            capture_output=True, text=True, timeout=300, cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": ""})
+            [
+                sys.executable,
+                "-m",
+                "benchmark",
+                "bench",
+                "--scenarios",
+                str(bank_path),
+                "--model",
+                "openai:fake",
+                "--base-url",
+                server.base_url,
+                "--judge-family",
+                "lexical",
+                "--conditions",
+                "baseline",
+                "--output-dir",
+                str(tmp_path / "run"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=ROOT,
+            env={**os.environ, "OPENAI_API_KEY": ""},
+        )
     assert done.returncode == 0, done.stderr
     scenarios = load_bank(bank_path).select("bank").scenarios  # the default: the bank subset
     assert len(load_trials(tmp_path / "run").trials) == len(scenarios)
-    summary = rescore(tmp_path / "run", judge_family="lexical", scenarios=bank_path,
-                      output_dir=tmp_path / "rescored", progress=quiet)
+    summary = rescore(
+        tmp_path / "run", judge_family="lexical", scenarios=bank_path, output_dir=tmp_path / "rescored", progress=quiet
+    )
     assert summary["counts"]["trials"] == len(scenarios) and summary["counts"]["errored"] == 0
 
 
@@ -189,10 +241,24 @@ def test_huge_names_and_wrong_reply_types_are_refused_with_file_line_and_field(t
     `usage` and an integer rationale crashed without saying where."""
     good = json.loads((OLD_DIRECT / "transcripts.jsonl").read_text().splitlines()[0])
     huge = {**good, "condition": "c" * 20_000, "cue_type": "x" * 50_000}
-    typed = {**good, "schema_version": SCHEMA_VERSION, "turn_2_judge_rationale": 7,
-             "turns": [{"turn": 1, "input": {"turn": 1, "camera_block": None, "speech": "hi", "camera_source": None,
-                                             "speech_source": "authored"},
-                        "reply": {"text": "r", "latency_s": "abc", "usage": [1, 2], "first_token_s": "0.5"}}]}
+    typed = {
+        **good,
+        "schema_version": SCHEMA_VERSION,
+        "turn_2_judge_rationale": 7,
+        "turns": [
+            {
+                "turn": 1,
+                "input": {
+                    "turn": 1,
+                    "camera_block": None,
+                    "speech": "hi",
+                    "camera_source": None,
+                    "speech_source": "authored",
+                },
+                "reply": {"text": "r", "latency_s": "abc", "usage": [1, 2], "first_token_s": "0.5"},
+            }
+        ],
+    }
     path = tmp_path / "t.jsonl"
     path.write_text(json.dumps(huge) + "\n" + json.dumps(typed) + "\n")
     with pytest.raises(TranscriptError) as info:
@@ -201,5 +267,5 @@ def test_huge_names_and_wrong_reply_types_are_refused_with_file_line_and_field(t
     assert f"{path}: line 1: field 'condition' is 20,000 characters long" in text
     assert "line 1: field 'cue_type' is 50,000 characters long" in text
     for field in ("reply.latency_s", "reply.usage", "reply.first_token_s", "turn_2_judge_rationale"):
-        assert f"line 2" in text and f"field '{field}'" in text, field
+        assert "line 2" in text and f"field '{field}'" in text, field
     assert len(text) < 5_000  # the error names the values, it does not repeat them

@@ -11,8 +11,6 @@ from core.token_bucket import TokenBucket
 from tests.fake_clock import FakeClock
 
 
-
-
 def test_try_take_starts_full_refuses_without_taking_and_refills_up_to_the_burst():
     clock = FakeClock(50.0)
     bucket = TokenBucket(10, 20, clock=clock)

@@ -7,8 +7,6 @@ the file it points at is left as it was."""
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import asyncio
 import os
 import subprocess
@@ -17,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from core.candidate import GenerationConfig, Message, Reply
 from candidates.cache import CACHE_FILE, CachedCandidate, ResponseCache
 from candidates.local import LocalLlamaServer
+from core.candidate import GenerationConfig, Message, Reply
 from core.safe_files import UnsafePathError
 from perception.describers import DiskCache, ModelDescriber
 from streaming.local_server import running_server
+from tests.paths import ROOT
 
 PRECIOUS = "export PATH=$HOME/bin:$PATH  # the user's own file\n"
 
@@ -74,10 +73,30 @@ def test_bench_refuses_a_cache_folder_whose_store_is_a_link_before_writing_anyth
     folder = tmp_path / "cache"
     folder.mkdir()
     (folder / CACHE_FILE).symlink_to(victim)
-    done = subprocess.run([sys.executable, "-m", "benchmark", "bench", "--model", "local", "--limit", "1",
-                           "--judge-family", "lexical", "--cache", "--cache-dir", str(folder),
-                           "--output-dir", str(tmp_path / "run")], capture_output=True, text=True, timeout=300,
-                          cwd=ROOT, env={**os.environ})
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--model",
+            "local",
+            "--limit",
+            "1",
+            "--judge-family",
+            "lexical",
+            "--cache",
+            "--cache-dir",
+            str(folder),
+            "--output-dir",
+            str(tmp_path / "run"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ},
+    )
     assert done.returncode == 2, done.stderr
     assert "symbolic link" in done.stderr and CACHE_FILE in done.stderr and "nothing was written" in done.stderr
     assert not (tmp_path / "run").exists() and untouched(victim)
@@ -124,16 +143,25 @@ def test_a_model_describer_refuses_to_cache_through_a_link(tmp_path, victim):
 def test_simulate_refuses_a_log_that_is_a_link_before_the_session(tmp_path, victim):
     log = tmp_path / "session.json"
     log.symlink_to(victim)
-    done = subprocess.run([sys.executable, "-m", "benchmark", "simulate", "sc-01", "--fast", "--log", str(log)],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmark", "simulate", "sc-01", "--fast", "--log", str(log)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert done.returncode == 2, done.stderr
     assert "--log" in done.stderr and "symbolic link" in done.stderr and "nothing was run" in done.stderr
     assert "starting the streaming server" not in done.stderr and untouched(victim)
     wav = tmp_path / "other-turn2.wav"  # a spoken reply's file beside the log
     wav.symlink_to(victim)
-    done = subprocess.run([sys.executable, "-m", "benchmark", "simulate", "sc-01", "--fast",
-                           "--log", str(tmp_path / "other.json")], capture_output=True, text=True, timeout=120,
-                          cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmark", "simulate", "sc-01", "--fast", "--log", str(tmp_path / "other.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert done.returncode == 2 and "other-turn2.wav" in done.stderr and untouched(victim)
 
 

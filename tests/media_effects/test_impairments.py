@@ -11,8 +11,8 @@ import cv2
 import numpy as np
 import pytest
 
-from media_effects.frames import decode_jpeg, encode_jpeg, jpeg_comments
 from media_effects import impairments as imp
+from media_effects.frames import decode_jpeg, encode_jpeg, jpeg_comments
 from media_effects.impairment_profiles import SHIPPED, Profile, load_profiles, parse_profiles, select_profiles
 from media_effects.synthetic import synthetic_frame
 
@@ -42,6 +42,7 @@ def peak_hz(signal: np.ndarray) -> float:
 
 
 # ---------------------------------------------------------------- audio
+
 
 @pytest.mark.parametrize("kind", ["white", "babble", "hum"])
 @pytest.mark.parametrize("snr", [0.0, 10.0, 25.0])
@@ -154,8 +155,9 @@ def test_occlusion_covers_about_the_requested_share():
 
 
 def test_shake_moves_the_frame_by_the_seeded_offset():
-    texture = cv2.resize(np.random.default_rng(0).integers(0, 255, (60, 80), np.uint8), (640, 480),
-                         interpolation=cv2.INTER_NEAREST)
+    texture = cv2.resize(
+        np.random.default_rng(0).integers(0, 255, (60, 80), np.uint8), (640, 480), interpolation=cv2.INTER_NEAREST
+    )
     frame = encode_jpeg(cv2.cvtColor(texture, cv2.COLOR_GRAY2BGR), 95)
     offsets = set()
     for index in range(5):
@@ -172,8 +174,13 @@ def test_shake_moves_the_frame_by_the_seeded_offset():
 def test_every_video_impairment_keeps_the_comment_and_a_lower_quality_is_smaller():
     comments = jpeg_comments(FRAME)
     assert comments and comments[0].startswith(b"wearsim-synthetic-frame: ")
-    for out in (imp.motion_blur(FRAME, 7), imp.low_light(FRAME, 0.4, 5), imp.jpeg_quality(FRAME, 20),
-                imp.occlude(FRAME, 0.2), imp.shake(FRAME, 8, index=1)):
+    for out in (
+        imp.motion_blur(FRAME, 7),
+        imp.low_light(FRAME, 0.4, 5),
+        imp.jpeg_quality(FRAME, 20),
+        imp.occlude(FRAME, 0.2),
+        imp.shake(FRAME, 8, index=1),
+    ):
         assert out != FRAME and jpeg_comments(out) == comments
     assert len(imp.jpeg_quality(FRAME, 15)) < 0.7 * len(imp.jpeg_quality(FRAME, 90))
 
@@ -192,6 +199,7 @@ def test_video_repeats_for_a_seed_and_differs_for_another():
 
 
 # ---------------------------------------------------------------- uplink
+
 
 def test_uplink_loss_over_ten_thousand_sends_is_near_the_setting():
     for loss in (0.03, 0.2):
@@ -251,6 +259,7 @@ def test_uplink_refuses_bad_settings_and_kinds():
 
 # ---------------------------------------------------------------- profiles
 
+
 def test_the_shipped_profiles_are_there_documented_and_do_something():
     profiles = load_profiles()
     assert list(profiles) == ["clean", "street", "kitchen", "dim", "shaky", "accent", "weak-wifi"]
@@ -258,7 +267,7 @@ def test_the_shipped_profiles_are_there_documented_and_do_something():
     assert profiles["clean"].is_clean and not any(p.is_clean for n, p in profiles.items() if n != "clean")
     text = SHIPPED.read_text()
     for name in profiles:  # each profile has a comment right above it saying what it models
-        before = text[:text.index(f"[{name}]")].rstrip().splitlines()[-1]
+        before = text[: text.index(f"[{name}]")].rstrip().splitlines()[-1]
         assert before.startswith("# ")
 
 
@@ -289,17 +298,28 @@ def test_a_profile_applies_its_impairments_and_repeats_for_its_seed():
     uplink = profiles["weak-wifi"].new_uplink()
     assert (uplink.latency_ms, uplink.loss, uplink.bandwidth_kbps) == (120, 0.03, 600)
     assert profiles["weak-wifi"].settings() == {
-        "name": "weak-wifi", "seed": 0, "audio": {}, "video": {},
-        "uplink": {"latency_ms": 120.0, "jitter_ms": 40.0, "loss": 0.03, "bandwidth_kbps": 600.0,
-                   "max_queue_ms": 800.0}}
+        "name": "weak-wifi",
+        "seed": 0,
+        "audio": {},
+        "video": {},
+        "uplink": {
+            "latency_ms": 120.0,
+            "jitter_ms": 40.0,
+            "loss": 0.03,
+            "bandwidth_kbps": 600.0,
+            "max_queue_ms": 800.0,
+        },
+    }
     with pytest.raises(ValueError, match="seed"):
         dim.with_seed(-1)
 
 
 def test_a_user_file_replaces_and_adds_profiles(tmp_path):
     user = tmp_path / "mine.toml"
-    user.write_text('[street]\ndescription = "quieter street"\naudio = { white_snr_db = 20 }\n\n'
-                    '[bus]\nseed = 4\n[bus.uplink]\nloss = 0.1\n')
+    user.write_text(
+        '[street]\ndescription = "quieter street"\naudio = { white_snr_db = 20 }\n\n'
+        "[bus]\nseed = 4\n[bus.uplink]\nloss = 0.1\n"
+    )
     profiles = load_profiles(user)
     assert profiles["street"].audio.white_snr_db == 20 and profiles["street"].audio.babble_snr_db is None
     assert profiles["street"].video.shake_px == 0  # replaced whole, not merged
@@ -309,7 +329,10 @@ def test_a_user_file_replaces_and_adds_profiles(tmp_path):
 
 ERRORS = [
     ("[street\n", "not valid TOML"),
-    ("[loud]\naudio = { white_snr_db = 80 }\n", "profile 'loud': field 'audio.white_snr_db': must be between -10 and 60"),
+    (
+        "[loud]\naudio = { white_snr_db = 80 }\n",
+        "profile 'loud': field 'audio.white_snr_db': must be between -10 and 60",
+    ),
     ("[loud]\naudio = { snr = 5 }\n", "profile 'loud': field 'audio.snr': unknown field"),
     ("[loud]\nvolume = 5\n", "profile 'loud': field 'volume': unknown field"),
     ("[lossy]\nuplink = { loss = 0.9 }\n", "profile 'lossy': field 'uplink.loss': must be between 0 and 0.5"),
@@ -350,13 +373,14 @@ def test_an_unknown_profile_or_an_unreadable_file_is_named(tmp_path):
 
 
 def test_parse_profiles_takes_text_with_a_source_name():
-    profiles = parse_profiles('[a]\nvideo = { jpeg_quality = 30 }\n', "inline")
+    profiles = parse_profiles("[a]\nvideo = { jpeg_quality = 30 }\n", "inline")
     assert profiles["a"] == Profile(name="a", video=profiles["a"].video, source="inline")
     assert len(imp.jpeg_quality(FRAME, 30)) == len(profiles["a"].impair_frame(FRAME))
     assert Path(SHIPPED).name == "impairments.toml"
 
 
 # ---- the impairment sweep through `wearsim bench`
+
 
 def _impaired_bench(run_dir, model, base_url, env, *extra):
     import json
@@ -365,9 +389,31 @@ def _impaired_bench(run_dir, model, base_url, env, *extra):
     import sys
 
     done = subprocess.run(
-        [sys.executable, "-m", "benchmark", "bench", "--model", model, "--base-url", base_url, "--judge-family",
-         "lexical", "--conditions", "baseline", "--output-dir", str(run_dir), "--via", "stream",
-         "--synthetic-frames", *extra], capture_output=True, text=True, timeout=600, env={**os.environ, **env})
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--model",
+            model,
+            "--base-url",
+            base_url,
+            "--judge-family",
+            "lexical",
+            "--conditions",
+            "baseline",
+            "--output-dir",
+            str(run_dir),
+            "--via",
+            "stream",
+            "--synthetic-frames",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **env},
+    )
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
 
@@ -376,29 +422,50 @@ def test_frames_a_weak_uplink_loses_never_reach_a_realtime_api_and_its_audio_gap
     from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 
     profiles = tmp_path / "mine.toml"
-    profiles.write_text('[lossy]\ndescription = "a third of every send lost"\n[lossy.uplink]\nloss = 0.3\n'
-                        'latency_ms = 40.0\njitter_ms = 10.0\n')
+    profiles.write_text(
+        '[lossy]\ndescription = "a third of every send lost"\n[lossy.uplink]\nloss = 0.3\n'
+        "latency_ms = 40.0\njitter_ms = 10.0\n"
+    )
     with FakeOpenAIRealtime() as server:
-        records = _impaired_bench(tmp_path / "rt", "openai-realtime:gpt-realtime", server.base_url,
-                                  {"OPENAI_API_KEY": TEST_KEY}, "--impair", "weak-wifi,lossy",
-                                  "--impairments-file", str(profiles), "--frame-policy", "fps:10",
-                                  "--ids", "sc-01,sc-05")
-        images = sum(1 for s in server.sessions for item in s["items"] for part in item["content"]
-                     if part["type"] == "input_image")
+        records = _impaired_bench(
+            tmp_path / "rt",
+            "openai-realtime:gpt-realtime",
+            server.base_url,
+            {"OPENAI_API_KEY": TEST_KEY},
+            "--impair",
+            "weak-wifi,lossy",
+            "--impairments-file",
+            str(profiles),
+            "--frame-policy",
+            "fps:10",
+            "--ids",
+            "sc-01,sc-05",
+        )
+        images = sum(
+            1
+            for s in server.sessions
+            for item in s["items"]
+            for part in item["content"]
+            if part["type"] == "input_image"
+        )
     assert len(records) == 4 and all(r["error"] is None for r in records)
     turns = [turn for r in records for turn in r["turns"]]
     lost = [t for turn in turns for t in turn["glasses"].get("frames_lost_ms", [])]
     # the server was offered exactly the frames played but not lost, and the API got exactly those sent
-    assert sum(turn["frames"]["offered"] for turn in turns) == sum(
-        turn["glasses"]["frames_played"] for turn in turns) - len(lost) and lost
+    assert (
+        sum(turn["frames"]["offered"] for turn in turns)
+        == sum(turn["glasses"]["frames_played"] for turn in turns) - len(lost)
+        and lost
+    )
     assert images == sum(turn["frames"]["sent"] for turn in turns) > 0
     for record in records:  # a lost frame is never among a session's frames sent
-        assert not ({t for turn in record["turns"] for t in turn["glasses"].get("frames_lost_ms", [])}
-                    & {t for turn in record["turns"] for t in turn["frames"]["sent_ms"]})
+        assert not (
+            {t for turn in record["turns"] for t in turn["glasses"].get("frames_lost_ms", [])}
+            & {t for turn in record["turns"] for t in turn["frames"]["sent_ms"]}
+        )
     lossy = [turn for r in records if r["impairment"] == "lossy" for turn in r["turns"]]
     assert all(turn["glasses"]["audio_lost_ms"] for turn in lossy)  # the gaps the server heard, in the record
-    assert all(turn["glasses"]["impairment"] == "lossy" and turn["glasses"]["uplink_delay_ms"] >= 40
-               for turn in lossy)
+    assert all(turn["glasses"]["impairment"] == "lossy" and turn["glasses"]["uplink_delay_ms"] >= 40 for turn in lossy)
 
 
 def test_an_impairment_sweep_reports_each_profile_against_clean_and_repeats_from_its_seed(tmp_path):
@@ -407,10 +474,30 @@ def test_an_impairment_sweep_reports_each_profile_against_clean_and_repeats_from
     from tests.fake_openai import FakeOpenAI
 
     with FakeOpenAI(reply="The one in your hand now.") as server:
-        records = _impaired_bench(tmp_path / "sweep", "openai:fake", server.base_url, {"OPENAI_API_KEY": ""},
-                                  "--impair", "clean,dim,street", "--describer", "ocr", "--ids", "sc-02")
-        again = _impaired_bench(tmp_path / "again", "openai:fake", server.base_url, {"OPENAI_API_KEY": ""},
-                                "--impair", "dim", "--describer", "ocr", "--ids", "sc-02")
+        records = _impaired_bench(
+            tmp_path / "sweep",
+            "openai:fake",
+            server.base_url,
+            {"OPENAI_API_KEY": ""},
+            "--impair",
+            "clean,dim,street",
+            "--describer",
+            "ocr",
+            "--ids",
+            "sc-02",
+        )
+        again = _impaired_bench(
+            tmp_path / "again",
+            "openai:fake",
+            server.base_url,
+            {"OPENAI_API_KEY": ""},
+            "--impair",
+            "dim",
+            "--describer",
+            "ocr",
+            "--ids",
+            "sc-02",
+        )
     assert sorted(r["impairment"] for r in records) == ["clean", "dim", "street"]
     by_cell = {(r["scenario_id"], r["impairment"]): r for r in records}
     for record in records:
@@ -418,13 +505,15 @@ def test_an_impairment_sweep_reports_each_profile_against_clean_and_repeats_from
             glasses = turn["glasses"]
             assert glasses["impairment"] == record["impairment"] and isinstance(glasses["impairment_seed"], int)
         assert record["turns"][0]["glasses"]["frames_degraded"] == (
-            0 if record["impairment"] == "clean" else record["turns"][0]["glasses"]["frames_played"])
+            0 if record["impairment"] == "clean" else record["turns"][0]["glasses"]["frames_played"]
+        )
     # a profile's draws come from the run's seed and the cell: the same cell hears and reads the same
     for rerun in again:
         first = by_cell[(rerun["scenario_id"], rerun["impairment"])]
         assert [t["input"]["speech"] for t in rerun["turns"]] == [t["input"]["speech"] for t in first["turns"]]
         assert [t["input"]["camera_block"] for t in rerun["turns"]] == [
-            t["input"]["camera_block"] for t in first["turns"]]
+            t["input"]["camera_block"] for t in first["turns"]
+        ]
     rows = json.loads((tmp_path / "sweep" / "summary.json").read_text())["by_impairment"]["baseline"]
     assert set(rows) == {"clean", "dim", "street"}
     # the dark frames are read worse than the clean ones; the street's babble is heard worse

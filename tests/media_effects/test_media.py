@@ -5,8 +5,8 @@ import subprocess
 import sys
 
 import cv2
-import pytest
 import numpy as np
+import pytest
 
 from core.scenario import load_bank
 from media_effects.media import MEDIA_ROOT
@@ -17,8 +17,9 @@ BANK = load_bank()
 
 
 def test_shipped_media_verifies_and_covers_every_turn():
-    done = subprocess.run([sys.executable, "-m", "benchmark", "media", "verify"], capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmark", "media", "verify"], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stdout
     files = load_index(MEDIA_ROOT)["files"]
     for scenario in BANK.scenarios:

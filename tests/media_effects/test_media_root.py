@@ -7,9 +7,9 @@ import os
 import subprocess
 import sys
 
-from perception.quality import word_error_rate
 from media_effects.media_library import register
 from media_effects.tts import synthesize
+from perception.quality import word_error_rate
 from tests.fake_openai import FakeOpenAI
 
 OWN_WORDS = "Could you tell me whether the green kettle has boiled yet"
@@ -21,10 +21,33 @@ def test_a_stream_run_takes_speech_from_the_media_root(tmp_path):
     register(root, recording, "recorded", "a test recording")
     with FakeOpenAI(reply="The kettle is still cold.") as server:
         done = subprocess.run(
-            [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--model", "openai:fake",
-             "--base-url", server.base_url, "--judge-family", "lexical", "--conditions", "baseline",
-             "--ids", "sc-01", "--media-root", str(root), "--output-dir", str(tmp_path / "run")],
-            capture_output=True, text=True, timeout=600, env={**os.environ, "OPENAI_API_KEY": ""})
+            [
+                sys.executable,
+                "-m",
+                "benchmark",
+                "bench",
+                "--via",
+                "stream",
+                "--model",
+                "openai:fake",
+                "--base-url",
+                server.base_url,
+                "--judge-family",
+                "lexical",
+                "--conditions",
+                "baseline",
+                "--ids",
+                "sc-01",
+                "--media-root",
+                str(root),
+                "--output-dir",
+                str(tmp_path / "run"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "OPENAI_API_KEY": ""},
+        )
     assert done.returncode == 0, done.stderr
     [record] = [json.loads(line) for line in (tmp_path / "run" / "transcripts.jsonl").read_text().splitlines()]
     heard = record["turns"][0]["input"]["speech"]
@@ -38,8 +61,12 @@ def test_a_stream_run_takes_speech_from_the_media_root(tmp_path):
 
 def test_media_root_must_exist_and_needs_the_stream(tmp_path):
     base = [sys.executable, "-m", "benchmark", "bench", "--ids", "sc-01", "--output-dir", str(tmp_path / "r")]
-    done = subprocess.run([*base, "--via", "stream", "--media-root", str(tmp_path / "nowhere")],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [*base, "--via", "stream", "--media-root", str(tmp_path / "nowhere")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2 and "no such directory" in done.stderr
     done = subprocess.run([*base, "--media-root", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "need --via stream" in done.stderr

@@ -40,10 +40,24 @@ def test_every_picture_a_spec_names_is_in_the_picture_set():
     from media_effects.pictures import unknown_pictures
 
     assert unknown_pictures(SPECS) == []
-    assert unknown_pictures({"x": type(SPECS["sc-01"])("x", {"turn_1": __import__("dataclasses").replace(
-        SPECS["sc-01"].scenes["turn_1"], objects=(__import__("dataclasses").replace(
-            SPECS["sc-01"].scenes["turn_1"].objects[0], picture="unicorn"),))}, {})}) == [
-        "x: turn_1: object 'strip': picture 'unicorn' is not in the picture set"]
+    assert unknown_pictures(
+        {
+            "x": type(SPECS["sc-01"])(
+                "x",
+                {
+                    "turn_1": __import__("dataclasses").replace(
+                        SPECS["sc-01"].scenes["turn_1"],
+                        objects=(
+                            __import__("dataclasses").replace(
+                                SPECS["sc-01"].scenes["turn_1"].objects[0], picture="unicorn"
+                            ),
+                        ),
+                    )
+                },
+                {},
+            )
+        }
+    ) == ["x: turn_1: object 'strip': picture 'unicorn' is not in the picture set"]
 
 
 def test_every_turn_of_the_bank_renders_a_camera_sized_frame_with_no_comment_and_the_same_bytes_twice():
@@ -65,6 +79,7 @@ def test_the_ocr_describer_reads_back_under_5_percent_of_the_camera_texts_conten
     panel shows "2:05 /500M" and "165") comes to 2 of 39 words."""
     from perception.describers import OCRDescriber
     from perception.ocr import text_in_description
+
     describer = OCRDescriber()
 
     async def read_all() -> dict:
@@ -140,16 +155,39 @@ def test_bench_via_stream_with_pictograph_frames_sends_images_to_a_realtime_api_
     run_dir = tmp_path / "picto"
     with FakeOpenAIRealtime() as server:
         done = subprocess.run(
-            [sys.executable, "-m", "benchmark", "bench", "--model", "openai-realtime:gpt-realtime", "--base-url",
-             server.base_url, "--judge-family", "lexical", "--conditions", "baseline", "--output-dir", str(run_dir),
-             "--via", "stream", "--pictograph-frames", "--limit", "3"],
-            capture_output=True, text=True, timeout=600, env={**os.environ, "OPENAI_API_KEY": TEST_KEY})
+            [
+                sys.executable,
+                "-m",
+                "benchmark",
+                "bench",
+                "--model",
+                "openai-realtime:gpt-realtime",
+                "--base-url",
+                server.base_url,
+                "--judge-family",
+                "lexical",
+                "--conditions",
+                "baseline",
+                "--output-dir",
+                str(run_dir),
+                "--via",
+                "stream",
+                "--pictograph-frames",
+                "--limit",
+                "3",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "OPENAI_API_KEY": TEST_KEY},
+        )
         sessions = server.sessions
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
     assert len(records) == 3 and all(r["error"] is None for r in records)
-    images = sum(1 for s in sessions for item in s["items"] for part in item["content"]
-                 if part["type"] == "input_image")
+    images = sum(
+        1 for s in sessions for item in s["items"] for part in item["content"] if part["type"] == "input_image"
+    )
     sent = sum(t["frames"]["sent"] for r in records for t in r["turns"])
     assert images == sent > 0
     for record in records:
@@ -166,8 +204,12 @@ def test_pictograph_frames_need_the_stream_and_exclude_synthetic_frames(tmp_path
     base = [sys.executable, "-m", "benchmark", "bench", "--model", "local", "--output-dir", str(tmp_path / "x")]
     done = subprocess.run([*base, "--pictograph-frames"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "--pictograph-frames" in done.stderr and "need --via stream" in done.stderr
-    done = subprocess.run([*base, "--via", "stream", "--pictograph-frames", "--synthetic-frames"],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [*base, "--via", "stream", "--pictograph-frames", "--synthetic-frames"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2 and "choose one" in done.stderr
     assert not (tmp_path / "x").exists()
 
@@ -179,8 +221,13 @@ def test_the_proxy_report_pairs_a_text_proxy_run_with_a_pictograph_run(tmp_path)
 
     ids = ("sc-01", "sc-02", "sc-03")
     text = write_run(tmp_path / "text", [record(s, True, "direct", [turn(s, 1), turn(s, 2)]) for s in ids], "direct")
-    picto = write_run(tmp_path / "picto", [record(s, s != "sc-02", "stream", [turn(s, 1), turn(s, 2)]) for s in ids],
-                      "stream", pictograph_frames=True, scenes_sha256="0" * 64)
+    picto = write_run(
+        tmp_path / "picto",
+        [record(s, s != "sc-02", "stream", [turn(s, 1), turn(s, 2)]) for s in ids],
+        "stream",
+        pictograph_frames=True,
+        scenes_sha256="0" * 64,
+    )
     report = build_proxy_report(text, picto)
     assert report["runs"]["A"]["frames"] is None and report["runs"]["B"]["frames"] == "pictograph"
     assert report["cells"]["scored_both"] == 3
@@ -202,15 +249,43 @@ def test_media_synth_ids_speaks_and_draws_only_those_scenarios_and_the_sheet_has
     from media_effects.pictograph_sheet import HEADER_H, LABEL_W
 
     sheet = tmp_path / "sheet.jpg"
-    assert main(["media", "synth", "--media-root", str(tmp_path / "media"), "--pictograph-frames",
-                 "--contact-sheet", str(sheet), "--ids", "sc-13,sc-01"]) == 0
+    assert (
+        main(
+            [
+                "media",
+                "synth",
+                "--media-root",
+                str(tmp_path / "media"),
+                "--pictograph-frames",
+                "--contact-sheet",
+                str(sheet),
+                "--ids",
+                "sc-13,sc-01",
+            ]
+        )
+        == 0
+    )
     files = sorted(load_index(tmp_path / "media")["files"])
     assert {name.split("/")[0] for name in files} == {"sc-01", "sc-13"}
     assert sum(name.endswith(".jpg") for name in files) == 4 and sum(name.endswith(".wav") for name in files) >= 4
     assert sorted(p.name for p in (tmp_path / "media").iterdir() if p.is_dir()) == ["sc-01", "sc-13"]
     assert Image.open(sheet).size == (LABEL_W + 2 * 256, HEADER_H + 2 * 192)  # turn_1, turn_2: no context column
-    assert main(["media", "synth", "--media-root", str(tmp_path / "media"), "--pictograph-frames",
-                 "--contact-sheet", str(sheet), "--ids", "sc-01,sc-47"]) == 0
+    assert (
+        main(
+            [
+                "media",
+                "synth",
+                "--media-root",
+                str(tmp_path / "media"),
+                "--pictograph-frames",
+                "--contact-sheet",
+                str(sheet),
+                "--ids",
+                "sc-01,sc-47",
+            ]
+        )
+        == 0
+    )
     assert Image.open(sheet).size == (LABEL_W + 3 * 256, HEADER_H + 2 * 192)  # sc-47 has a context scene
 
 

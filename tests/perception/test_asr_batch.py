@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from core.scenario import load_bank
-from perception.asr import MAX_BATCH, Transcriber
 from media_effects.audio import decode_audio
+from perception.asr import MAX_BATCH, Transcriber
 from perception.quality import word_error_rate
 
 BANK = load_bank()
@@ -45,6 +45,7 @@ def test_utterances_that_end_together_are_decoded_in_batches_each_to_its_caller(
 
     async def go():
         return await asyncio.gather(*(transcriber.transcribe(audio) for _, audio in lines))
+
     transcripts = asyncio.run(go())
     assert len(transcripts) == len(lines) == 16
     assert len(transcriber.batches) < len(lines) and max(transcriber.batches) <= MAX_BATCH
@@ -81,6 +82,7 @@ def test_the_decoders_take_batches_at_once_up_to_their_number(lines, workers):
 
     async def go():
         return await asyncio.gather(*(transcriber.transcribe(audio) for _, audio in lines))
+
     transcripts = asyncio.run(go())
     assert transcriber.most == workers and sum(transcriber.batches) == len(lines)
     assert [t.audio_seconds for t in transcripts] == [len(audio) / 16000 for _, audio in lines]
@@ -99,6 +101,7 @@ def test_a_partial_is_skipped_while_finals_wait_and_a_gone_caller_is_skipped(lin
         gone.cancel()
         partial = await transcriber.transcribe_if_idle(lines[2][1])
         return await first, partial
+
     first, partial = asyncio.run(go())
     assert partial is None and word_error_rate(lines[0][0], first.text) < 1.0
     assert transcriber.batches == [1]  # the cancelled clip was never decoded
@@ -110,6 +113,7 @@ def test_a_failed_batch_is_every_callers_error(lines, monkeypatch):
 
     async def go():
         return await asyncio.gather(*(transcriber.transcribe(audio) for _, audio in lines[:3]), return_exceptions=True)
+
     assert all(isinstance(r, RuntimeError) for r in asyncio.run(go()))
 
 

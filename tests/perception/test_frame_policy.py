@@ -13,10 +13,10 @@ import pytest
 
 from core.candidate import Reply
 from core.records import FrameFacts, RecordError, TurnResult
-from perception.frame_policy import FrameGate, parse_frame_policies, parse_frame_policy, resize_frame
 from media_effects.frames import decode_jpeg, encode_jpeg, synthetic_text
-from perception.speech import FinalTranscript
 from media_effects.synthetic import synthetic_frame
+from perception.frame_policy import FrameGate, parse_frame_policies, parse_frame_policy, resize_frame
+from perception.speech import FinalTranscript
 from streaming import wire
 from streaming.backends import MediaBackend
 from streaming.session import Session
@@ -77,12 +77,24 @@ def test_end_sends_nothing_as_frames_arrive():
 
 def test_policy_names_round_trip_and_bad_ones_are_one_line_errors():
     assert [p.name for p in parse_frame_policies("end, fps:0.5,speech:1/0.3,change:0.01")] == [
-        "end", "fps:0.5", "speech:1/0.3", "change:0.01/2"]
+        "end",
+        "fps:0.5",
+        "speech:1/0.3",
+        "change:0.01/2",
+    ]
     assert parse_frame_policy(parse_frame_policy("change:0.1/4").name).name == "change:0.1/4"
-    for bad, words in (("fps:0", "rate '0'"), ("fps:11", "rate '11'"), ("fps:x", "rate 'x'"),
-                       ("speech:1", "unknown frame policy"), ("change:2", "threshold '2'"),
-                       ("sometimes", "unknown frame policy"), ("end:1", "unknown frame policy"),
-                       ("fps:nan", "rate 'nan'"), ("fps:1,fps:1", "listed twice"), (",", "at least one")):
+    for bad, words in (
+        ("fps:0", "rate '0'"),
+        ("fps:11", "rate '11'"),
+        ("fps:x", "rate 'x'"),
+        ("speech:1", "unknown frame policy"),
+        ("change:2", "threshold '2'"),
+        ("sometimes", "unknown frame policy"),
+        ("end:1", "unknown frame policy"),
+        ("fps:nan", "rate 'nan'"),
+        ("fps:1,fps:1", "listed twice"),
+        (",", "at least one"),
+    ):
         with pytest.raises(ValueError) as caught:
             parse_frame_policies(bad)
         assert words in str(caught.value) and "\n" not in str(caught.value), bad
@@ -99,6 +111,7 @@ def test_frames_are_sent_at_the_size_and_quality_asked_and_keep_a_synthetic_comm
 
 # ---- a session sending a realtime backend exactly the policy's frames
 
+
 class Speech:
     """Voice activity by script: b"S" starts speech, b"F<words>" ends it 500 ms before this chunk."""
 
@@ -110,7 +123,15 @@ class Speech:
             self.in_speech = True
         if pcm16.startswith(b"F"):
             self.in_speech = False
-            return [FinalTranscript(text=pcm16[1:].decode(), start_ms=t_ms - 2000, end_ms=t_ms - 500, decode_seconds=0.01, audio=np.zeros(1, np.float32))]
+            return [
+                FinalTranscript(
+                    text=pcm16[1:].decode(),
+                    start_ms=t_ms - 2000,
+                    end_ms=t_ms - 500,
+                    decode_seconds=0.01,
+                    audio=np.zeros(1, np.float32),
+                )
+            ]
         return []
 
     async def end_turn(self) -> list:
@@ -121,7 +142,8 @@ class FrameLog(MediaBackend):
     def __init__(self):
         self.frames: list[tuple[int, int]] = []
 
-    async def audio(self, pcm16): return None
+    async def audio(self, pcm16):
+        return None
 
     async def frame(self, t_ms, jpeg):
         self.frames.append((t_ms, len(jpeg)))
@@ -129,23 +151,32 @@ class FrameLog(MediaBackend):
     async def answer(self, turn_input, on_delta, on_audio):
         return Reply(text="Fine.", model="log")
 
-    async def interrupt(self): return None
+    async def interrupt(self):
+        return None
 
-    async def reply_cut(self, turn, played_ms): return None
+    async def reply_cut(self, turn, played_ms):
+        return None
 
-    async def aclose(self): return None
+    async def aclose(self):
+        return None
 
 
 def play(policy: str | None, speech_at: dict[int, bytes], until_ms: int, *, scene=lambda t: A):
     """Frames every 200 ms and audio every 100 ms to a session; (frames the backend got, metrics events)."""
+
     async def go():
         backend, events = FrameLog(), []
 
         async def send(event):
             events.append(event)
 
-        session = Session(wire.SessionConfig(camera=True), Speech(), backend, send,
-                          policy=parse_frame_policy(policy) if policy else None)
+        session = Session(
+            wire.SessionConfig(camera=True),
+            Speech(),
+            backend,
+            send,
+            policy=parse_frame_policy(policy) if policy else None,
+        )
         worker = asyncio.create_task(session.run())
         for t in range(0, until_ms + 1, 100):
             if t % 200 == 0:
@@ -172,9 +203,14 @@ def test_a_realtime_backend_gets_exactly_the_frames_the_policy_sends_and_the_met
     # a turn counts the frames offered until it was asked (turn 1: up to 3400 ms, when its final came
     # at 3500); the newest frame sent is the newest by the end of speech (3000)
     assert (one.policy, one.offered, one.sent, one.sent_ms, one.newest_ms, one.window_ms) == (
-        "speech:1/0.3", 18, 4, (0, 1000, 2000, 3000), 3000, 3400)
-    assert (two.offered, two.sent, two.sent_ms, two.newest_ms, two.window_ms) == (
-        15, 3, (4000, 5000, 6000), 6000, 3000)
+        "speech:1/0.3",
+        18,
+        4,
+        (0, 1000, 2000, 3000),
+        3000,
+        3400,
+    )
+    assert (two.offered, two.sent, two.sent_ms, two.newest_ms, two.window_ms) == (15, 3, (4000, 5000, 6000), 6000, 3000)
     assert one.sent_bytes == sum(size for t, size in sent if t <= 3000)
     assert [m.latency_s.last_frame_age_s for m in metrics] == [0.0, 0.0]
 
@@ -196,19 +232,30 @@ def test_end_sends_the_frame_at_the_end_of_speech_only_and_the_default_for_a_rea
 
 
 def test_frame_facts_round_trip_and_bad_fields_are_named():
-    facts = FrameFacts(policy="fps:1", offered=10, sent=2, sent_bytes=4000, sent_ms=(0, 1000), window_ms=2000, newest_ms=1000, newest_frame_scene="earlier")
+    facts = FrameFacts(
+        policy="fps:1",
+        offered=10,
+        sent=2,
+        sent_bytes=4000,
+        sent_ms=(0, 1000),
+        window_ms=2000,
+        newest_ms=1000,
+        newest_frame_scene="earlier",
+    )
     data = facts.to_json()
     assert FrameFacts.from_json(data) == facts
     with pytest.raises(RecordError) as caught:
         FrameFacts.from_json({**data, "newest_frame_scene": "later", "sent": "2"}, "transcripts.jsonl:3: frames")
     assert "transcripts.jsonl:3: frames: field 'sent'" in str(caught.value)
     assert "newest_frame_scene" in str(caught.value)
-    turn = TurnResult.from_json({"turn": 2, "input": {"turn": 2, "speech": "hi"}, "reply": {"text": "ok"},
-                                 "frames": data}, "line 1")
+    turn = TurnResult.from_json(
+        {"turn": 2, "input": {"turn": 2, "speech": "hi"}, "reply": {"text": "ok"}, "frames": data}, "line 1"
+    )
     assert turn.frames == facts
 
 
 # ---- the sweep through `wearsim bench`
+
 
 def _bench(run_dir, model: str, base_url: str, env: dict, *extra):
     import json
@@ -217,12 +264,38 @@ def _bench(run_dir, model: str, base_url: str, env: dict, *extra):
     import sys
 
     done = subprocess.run(
-        [sys.executable, "-m", "benchmark", "bench", "--model", model, "--base-url", base_url,
-         "--judge-family", "lexical", "--conditions", "baseline", "--output-dir", str(run_dir), "--via", "stream",
-         "--synthetic-frames", "--describer", "authored", *extra],
-        capture_output=True, text=True, timeout=600, env={**os.environ, **env})
-    records = [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()] \
-        if (run_dir / "transcripts.jsonl").exists() else []
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--model",
+            model,
+            "--base-url",
+            base_url,
+            "--judge-family",
+            "lexical",
+            "--conditions",
+            "baseline",
+            "--output-dir",
+            str(run_dir),
+            "--via",
+            "stream",
+            "--synthetic-frames",
+            "--describer",
+            "authored",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **env},
+    )
+    records = (
+        [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
+        if (run_dir / "transcripts.jsonl").exists()
+        else []
+    )
     return done, records
 
 
@@ -233,18 +306,32 @@ def test_a_policy_sweep_runs_a_cell_per_policy_and_a_low_rate_hands_turn_2_the_e
 
     run_dir = tmp_path / "sweep"
     with FakeOpenAI(reply="The one in your hand now.") as server:
-        done, records = _bench(run_dir, "openai:fake", server.base_url, {"OPENAI_API_KEY": ""},
-                               "--frame-policy", "fps:0.2,fps:2", "--staleness", "250", "--ids", "sc-01,sc-02,sc-03")
+        done, records = _bench(
+            run_dir,
+            "openai:fake",
+            server.base_url,
+            {"OPENAI_API_KEY": ""},
+            "--frame-policy",
+            "fps:0.2,fps:2",
+            "--staleness",
+            "250",
+            "--ids",
+            "sc-01,sc-02,sc-03",
+        )
     assert done.returncode == 0, done.stderr
     assert sorted((r["scenario_id"], r["frame_policy"]) for r in records) == [
-        (f"sc-0{i}", p) for i in (1, 2, 3) for p in ("fps:0.2", "fps:2")]
+        (f"sc-0{i}", p) for i in (1, 2, 3) for p in ("fps:0.2", "fps:2")
+    ]
     for record in records:
         assert record["error"] is None
         for turn in record["turns"]:
             frames = turn["frames"]
             assert frames["policy"] == record["frame_policy"] and frames["offered"] >= frames["sent"]
             assert len(frames["sent_ms"]) == frames["sent"] and frames["newest_frame_scene"] in (
-                "current", "earlier", "unknown")
+                "current",
+                "earlier",
+                "unknown",
+            )
         turn_2 = record["turns"][1]
         # the chat cascade described the newest frame the policy sent: its scene decides the camera block
         expected = BANK_SCENES[record["scenario_id"]][turn_2["frames"]["newest_frame_scene"]]
@@ -253,8 +340,11 @@ def test_a_policy_sweep_runs_a_cell_per_policy_and_a_low_rate_hands_turn_2_the_e
     rows = summary["by_frame_policy"]["baseline"]
     # sc-01's and sc-02's Turn 2 fall between two of fps:0.2's slots (stream_phase_ms places them); fps:2
     # sends a frame of the new scene within half a second, before the 250 ms lead and the question are over
-    stale = {r["scenario_id"] for r in records if r["frame_policy"] == "fps:0.2"
-             and r["turns"][1]["frames"]["newest_frame_scene"] == "earlier"}
+    stale = {
+        r["scenario_id"]
+        for r in records
+        if r["frame_policy"] == "fps:0.2" and r["turns"][1]["frames"]["newest_frame_scene"] == "earlier"
+    }
     assert stale == {"sc-01", "sc-02"} and rows["fps:0.2"]["stale_frame_rate"]["k"] == 2
     assert rows["fps:2"]["stale_frame_rate"]["k"] == 0
     assert rows["fps:2"]["frames_per_minute"] > 4 * rows["fps:0.2"]["frames_per_minute"]
@@ -270,8 +360,9 @@ def _scenes():
     from core.scenario import load_bank
 
     bank = load_bank()
-    return {s.scenario_id: {"current": s.turn_2_image, "earlier": s.turn_1_image, "unknown": None}
-            for s in bank.scenarios}
+    return {
+        s.scenario_id: {"current": s.turn_2_image, "earlier": s.turn_1_image, "unknown": None} for s in bank.scenarios
+    }
 
 
 BANK_SCENES = _scenes()
@@ -288,13 +379,21 @@ def test_a_realtime_api_gets_exactly_the_images_the_records_say_were_sent(tmp_pa
     from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 
     with FakeOpenAIRealtime() as server:
-        done, records = _bench(tmp_path / "rt", "openai-realtime:gpt-realtime", server.base_url,
-                               {"OPENAI_API_KEY": TEST_KEY}, "--frame-policy", "fps:0.5,change:0.01,end",
-                               "--ids", "sc-01,sc-05")
+        done, records = _bench(
+            tmp_path / "rt",
+            "openai-realtime:gpt-realtime",
+            server.base_url,
+            {"OPENAI_API_KEY": TEST_KEY},
+            "--frame-policy",
+            "fps:0.5,change:0.01,end",
+            "--ids",
+            "sc-01,sc-05",
+        )
         sessions = server.sessions
     assert done.returncode == 0, done.stderr
-    images = sum(1 for s in sessions for item in s["items"] for part in item["content"]
-                 if part["type"] == "input_image")
+    images = sum(
+        1 for s in sessions for item in s["items"] for part in item["content"] if part["type"] == "input_image"
+    )
     recorded = sum(t["frames"]["sent"] for r in records for t in r["turns"])
     assert len(records) == 6 and all(r["error"] is None for r in records)
     assert images == recorded > 0
@@ -319,8 +418,12 @@ def test_a_hello_with_a_malformed_policy_is_bad_hello_and_serve_refuses_one_at_s
     for field, value in (("frame_size", 5000), ("frame_quality", 101), ("frame_size", True)):
         with pytest.raises(wire.WireError):
             wire.parse_hello(wire.encode_message("hello", protocol=1, config={field: value}))
-    done = subprocess.run([sys.executable, "-m", "benchmark", "serve", "--frame-policy", "fps:99", "--port", "9"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmark", "serve", "--frame-policy", "fps:99", "--port", "9"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and done.stderr.startswith("error: --frame-policy: frame policy 'fps:99'")
 
 
@@ -334,8 +437,14 @@ def test_camera_conditions_degrade_the_frames_a_session_sends_and_an_unknown_nam
 
     async def go(profile):
         backend = FrameLog()
-        session = Session(wire.SessionConfig(camera=True), Speech(), backend, send=lambda e: asyncio.sleep(0),
-                          policy=parse_frame_policy("fps:1"), camera_profile=profile)
+        session = Session(
+            wire.SessionConfig(camera=True),
+            Speech(),
+            backend,
+            send=lambda e: asyncio.sleep(0),
+            policy=parse_frame_policy("fps:1"),
+            camera_profile=profile,
+        )
         bright = encode_jpeg(np.full((48, 64, 3), 200, np.uint8))
         worker = asyncio.create_task(session.run())
         await session.on_media(wire.Media(kind=wire.KIND_FRAME, t_ms=0, payload=bright))

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from core.scenario import load_bank
+from media_effects import impairments
+from media_effects.frames import SYNTHETIC_COMMENT, decode_jpeg, encode_jpeg
+from media_effects.synthetic import synthetic_frame, with_comment
 from perception import ocr
 from perception.describers import AuthoredDescriber, OCRDescriber, make_describer
-from media_effects.frames import SYNTHETIC_COMMENT, decode_jpeg, encode_jpeg
-from media_effects import impairments
-from media_effects.synthetic import synthetic_frame, with_comment
 
 
 def bank_text(scenario_id: str, field: str) -> str:
@@ -108,8 +108,12 @@ def test_wrapped_lines_join_into_blocks_and_separate_blocks_are_kept_apart():
     def line(text, left, top):
         return ocr.TextLine(text=text, confidence=0.9, left=left, top=top, right=left + 200, bottom=top + 20)
 
-    lines = [line("a yellow-and-", 20, 60), line("black handle", 21, 86), line("rests here", 20, 112),
-             line("PRICE 4.99", 400, 300)]
+    lines = [
+        line("a yellow-and-", 20, 60),
+        line("black handle", 21, 86),
+        line("rests here", 20, 112),
+        line("PRICE 4.99", 400, 300),
+    ]
     assert ocr.text_blocks(lines) == ["a yellow-and-black handle rests here", "PRICE 4.99"]
     assert ocr.FrameText(lines=tuple(lines)).text == "a yellow-and-black handle rests here / PRICE 4.99"
 
@@ -191,10 +195,34 @@ def test_a_stream_bench_with_synthetic_frames_tells_the_candidate_what_ocr_read(
     run_dir = tmp_path / "run"
     with FakeOpenAI(reply="The driver in your hand now.") as server:
         done = subprocess.run(
-            [sys.executable, "-m", "benchmark", "bench", "--model", "openai:fake", "--base-url", server.base_url,
-             "--judge-family", "lexical", "--conditions", "baseline", "--limit", "1", "--output-dir", str(run_dir),
-             "--via", "stream", "--synthetic-frames", "--describer", "ocr"],
-            capture_output=True, text=True, timeout=600, env={**os.environ, "OPENAI_API_KEY": ""})
+            [
+                sys.executable,
+                "-m",
+                "benchmark",
+                "bench",
+                "--model",
+                "openai:fake",
+                "--base-url",
+                server.base_url,
+                "--judge-family",
+                "lexical",
+                "--conditions",
+                "baseline",
+                "--limit",
+                "1",
+                "--output-dir",
+                str(run_dir),
+                "--via",
+                "stream",
+                "--synthetic-frames",
+                "--describer",
+                "ocr",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "OPENAI_API_KEY": ""},
+        )
     assert done.returncode == 0, done.stderr
     (record,) = [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
     assert record["error"] is None

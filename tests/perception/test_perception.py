@@ -14,16 +14,16 @@ import cv2
 import numpy as np
 import pytest
 
-from core.scenario import load_bank
-from perception.asr import Transcriber
-from media_effects.audio import decode_audio, float_to_pcm16
 from candidates import open_candidate
 from candidates.openai_chat import OpenAIChatCandidate
-from perception.describers import ModelDescriber, describe_pixels, make_describer
+from core.records import authored_turn_input
+from core.scenario import load_bank
+from media_effects.audio import decode_audio, float_to_pcm16
 from media_effects.frames import Frame, encode_jpeg, pick_context_frame, select_frame
+from perception.asr import Transcriber
+from perception.describers import ModelDescriber, describe_pixels, make_describer
 from perception.quality import object_names_in_camera_block, word_error_rate
 from perception.speech import FinalTranscript, SpeechSegmenter, SpeechStarted
-from core.records import authored_turn_input
 from perception.turn_input import assemble_turn_input
 from tests.fake_openai import FakeOpenAI
 
@@ -65,8 +65,9 @@ def _stream(segmenter, audio, chunk_samples=320):
     async def go():
         pcm, events = float_to_pcm16(audio), []
         for i in range(0, len(pcm), chunk_samples * 2):
-            events += await segmenter.feed(pcm[i:i + chunk_samples * 2], i // 32)
+            events += await segmenter.feed(pcm[i : i + chunk_samples * 2], i // 32)
         return events
+
     return asyncio.run(go())
 
 
@@ -142,8 +143,12 @@ def _jpeg(colour, blur=False):
 
 
 def test_frame_selection_end_and_sharpest():
-    frames = [Frame(t_ms=100, jpeg=_jpeg((200, 200, 200), blur=True)), Frame(t_ms=300, jpeg=_jpeg((200, 200, 200))),
-              Frame(t_ms=500, jpeg=_jpeg((200, 200, 200), blur=True)), Frame(t_ms=900, jpeg=_jpeg((10, 10, 10)))]
+    frames = [
+        Frame(t_ms=100, jpeg=_jpeg((200, 200, 200), blur=True)),
+        Frame(t_ms=300, jpeg=_jpeg((200, 200, 200))),
+        Frame(t_ms=500, jpeg=_jpeg((200, 200, 200), blur=True)),
+        Frame(t_ms=900, jpeg=_jpeg((10, 10, 10))),
+    ]
     assert select_frame(frames, 0, 600).t_ms == 500
     assert select_frame(frames, 0, 600, mode="sharpest").t_ms == 300
     assert select_frame(frames, 0, 50) is None
@@ -163,27 +168,34 @@ def test_fallback_and_provenance():
     assert (authored.camera_block, authored.speech) == (recall.turn_1_image, recall.turn_1_user)
     assert (authored.camera_source, authored.speech_source) == ("authored", "authored")
     assert authored.context_block == recall.context_image and authored.context_source == "authored"
-    mixed = assemble_turn_input(authored_turn_input(recall, 2), perceived_speech="did i put enough in",
-                                perceived_camera=None)
+    mixed = assemble_turn_input(
+        authored_turn_input(recall, 2), perceived_speech="did i put enough in", perceived_camera=None
+    )
     assert mixed.speech_source == "perceived" and mixed.camera_source == "authored"
     assert mixed.camera_block == recall.turn_2_image and mixed.context_block is None
-    seen = assemble_turn_input(authored_turn_input(recall, 1), perceived_camera="Mostly grey.",
-                               perceived_context="Mostly blue.")
+    seen = assemble_turn_input(
+        authored_turn_input(recall, 1), perceived_camera="Mostly grey.", perceived_context="Mostly blue."
+    )
     assert (seen.camera_source, seen.context_source) == ("perceived", "perceived")
     assert seen.messages() == ["[Camera: Mostly blue.]", f"[Camera: Mostly grey.]\n{recall.turn_1_user}"]
-    repair = assemble_turn_input(authored_turn_input(BANK.get("sc-38"), 3, repair_style="deictic"),
-                                 perceived_camera="a frame nobody asked for")
+    repair = assemble_turn_input(
+        authored_turn_input(BANK.get("sc-38"), 3, repair_style="deictic"), perceived_camera="a frame nobody asked for"
+    )
     assert repair.speech == BANK.get("sc-38").turn_3_repair_anchor and repair.camera_block is None
     empty = assemble_turn_input(authored_turn_input(BANK.get("sc-01"), 2), perceived_speech="   ")
     assert empty.speech_source == "authored"
     stripped = assemble_turn_input(authored_turn_input(recall, 1, camera=False))
-    assert stripped.camera_source is None and stripped.context_block is None and stripped.messages() == [
-        recall.turn_1_user]
+    assert (
+        stripped.camera_source is None
+        and stripped.context_block is None
+        and stripped.messages() == [recall.turn_1_user]
+    )
 
 
 def test_openai_describer_sends_a_data_uri_and_caches(tmp_path):
     jpeg = _jpeg((30, 30, 200))
     with FakeOpenAI(reply="A flat blue square with a dark mark at its centre.") as server:
+
         async def twice():
             async with open_candidate("openai:vision", base_url=server.base_url) as model:
                 describer = make_describer("openai:vision", model=model, cache_dir=tmp_path)
@@ -195,8 +207,12 @@ def test_openai_describer_sends_a_data_uri_and_caches(tmp_path):
     assert "Never name any object" in content[0]["text"]
     assert (first.cached, second.cached) == (False, True) and len(server.requests) == 1
     assert second.text == first.text == "A flat blue square with a dark mark at its centre."
-    natural = make_describer("openai:vision", model=OpenAIChatCandidate("vision", base_url="http://127.0.0.1:9/v1"),
-                             style="natural", cache_dir=tmp_path)
+    natural = make_describer(
+        "openai:vision",
+        model=OpenAIChatCandidate("vision", base_url="http://127.0.0.1:9/v1"),
+        style="natural",
+        cache_dir=tmp_path,
+    )
     assert isinstance(natural, ModelDescriber) and "naming the objects" in natural.prompt
     with pytest.raises(ValueError, match="open_candidate"):
         make_describer("openai:vision")
@@ -211,8 +227,13 @@ def test_gemini_describer_sends_inline_bytes(tmp_path, monkeypatch):
 
         def do_POST(self):
             seen.append((self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
-            chunk = json.dumps({"candidates": [{"content": {"role": "model", "parts": [{"text": "A green disc."}]},
-                                                "finishReason": "STOP"}]})
+            chunk = json.dumps(
+                {
+                    "candidates": [
+                        {"content": {"role": "model", "parts": [{"text": "A green disc."}]}, "finishReason": "STOP"}
+                    ]
+                }
+            )
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
@@ -223,9 +244,11 @@ def test_gemini_describer_sends_inline_bytes(tmp_path, monkeypatch):
     monkeypatch.setenv("GEMINI_API_KEY", "test-key")
     jpeg = _jpeg((30, 160, 30))
     try:
+
         async def once():
-            async with open_candidate("gemini:gemini-2.5-flash",
-                                      base_url=f"http://127.0.0.1:{server.server_port}") as model:
+            async with open_candidate(
+                "gemini:gemini-2.5-flash", base_url=f"http://127.0.0.1:{server.server_port}"
+            ) as model:
                 return await make_describer("gemini:gemini-2.5-flash", model=model, cache_dir=tmp_path).describe(jpeg)
 
         result = asyncio.run(once())
@@ -236,5 +259,8 @@ def test_gemini_describer_sends_inline_bytes(tmp_path, monkeypatch):
     parts = body["contents"][0]["parts"]
     inline = [p for p in parts if "inlineData" in p or "inline_data" in p]
     data = inline[0].get("inlineData") or inline[0].get("inline_data")
-    assert base64.urlsafe_b64decode(data["data"]) == jpeg and (data.get("mimeType") or data.get("mime_type")) == "image/jpeg"
+    assert (
+        base64.urlsafe_b64decode(data["data"]) == jpeg
+        and (data.get("mimeType") or data.get("mime_type")) == "image/jpeg"
+    )
     assert result.text == "A green disc." and result.describer == "gemini"

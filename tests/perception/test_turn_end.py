@@ -3,19 +3,18 @@ segmenter's rules (`model` after a short silence, the fixed `silence` as the
 fallback, `hint`), the turn facts in the metrics and the records, and the
 session cap that follows a run's concurrency."""
 
-from tests.paths import ROOT
 import asyncio
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from core.records import RecordError
-from perception.asr import Transcriber
 from media_effects.audio import decode_audio, float_to_pcm16
+from perception.asr import Transcriber
 from perception.speech import FinalTranscript, SpeechSegmenter
 from perception.turn_end import MODEL_SAMPLES, TurnEndModel, model_input, model_path
+from tests.paths import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +28,7 @@ def question(tmp_path_factory):
     subprocess.run(["espeak-ng", "-v", "en-us", "-s", "150", "-w", str(path), "How long will this take?"], check=True)
     audio = decode_audio(path)
     voiced = np.nonzero(np.abs(audio) > 0.01)[0]
-    return audio[:voiced[-1] + 1]
+    return audio[: voiced[-1] + 1]
 
 
 class Scripted:
@@ -47,8 +46,9 @@ def _stream(segmenter, audio, chunk_samples=320):
     async def go():
         pcm, events = float_to_pcm16(audio), []
         for i in range(0, len(pcm), chunk_samples * 2):
-            events += await segmenter.feed(pcm[i:i + chunk_samples * 2], i // 32)
+            events += await segmenter.feed(pcm[i : i + chunk_samples * 2], i // 32)
         return events
+
     return asyncio.run(go())
 
 
@@ -78,8 +78,7 @@ def test_a_model_that_hears_more_to_come_leaves_the_turn_to_the_fixed_silence(tr
 
 def test_without_a_model_the_fixed_silence_and_the_hint_end_turns(transcriber, question):
     audio = np.concatenate([np.zeros(4000, np.float32), question, np.zeros(16000, np.float32)])
-    finals = [e for e in _stream(SpeechSegmenter(transcriber, silence_ms=600), audio)
-              if isinstance(e, FinalTranscript)]
+    finals = [e for e in _stream(SpeechSegmenter(transcriber, silence_ms=600), audio) if isinstance(e, FinalTranscript)]
     assert [f.ended_by for f in finals] == ["silence"] and finals[0].probability is None
     segmenter = SpeechSegmenter(transcriber, silence_ms=5000)
     _stream(segmenter, audio)
@@ -104,16 +103,20 @@ def _stream_noting_time(segmenter, asr, audio, chunk_samples=320):
         pcm, events = float_to_pcm16(audio), []
         for i in range(0, len(pcm), chunk_samples * 2):
             asr.now_ms = i // 32
-            events += await segmenter.feed(pcm[i:i + chunk_samples * 2], i // 32)
+            events += await segmenter.feed(pcm[i : i + chunk_samples * 2], i // 32)
         return events
+
     return asyncio.run(go())
 
 
 def test_the_transcript_is_decoded_while_the_silence_is_waited(question):
     asr = Asking()
     audio = np.concatenate([np.zeros(4000, np.float32), question, np.zeros(32000, np.float32)])
-    finals = [e for e in _stream_noting_time(SpeechSegmenter(asr, silence_ms=1500), asr, audio)
-              if isinstance(e, FinalTranscript)]
+    finals = [
+        e
+        for e in _stream_noting_time(SpeechSegmenter(asr, silence_ms=1500), asr, audio)
+        if isinstance(e, FinalTranscript)
+    ]
     assert len(finals) == 1 and finals[0].ended_by == "silence" and finals[0].decoded_early
     assert len(asr.asked) == 1  # one decode, asked for once 300 ms of silence had followed the speech
     asked_ms, clip = asr.asked[0]
@@ -128,8 +131,11 @@ def test_speech_after_a_pause_drops_the_early_decode(question):
     asr = Asking()
     pause = np.zeros(int(0.7 * 16000), np.float32)  # past the 300 ms that starts an early decode
     audio = np.concatenate([np.zeros(4000, np.float32), question, pause, question, np.zeros(32000, np.float32)])
-    finals = [e for e in _stream_noting_time(SpeechSegmenter(asr, silence_ms=1500), asr, audio)
-              if isinstance(e, FinalTranscript)]
+    finals = [
+        e
+        for e in _stream_noting_time(SpeechSegmenter(asr, silence_ms=1500), asr, audio)
+        if isinstance(e, FinalTranscript)
+    ]
     assert len(finals) == 1 and finals[0].decoded_early  # one turn, both questions in it
     assert len(asr.asked) == 2 and asr.asked[0][1] < asr.asked[1][1] == len(finals[0].audio)
     assert finals[0].text.lower().count("long") == 2, finals[0].text
@@ -144,10 +150,10 @@ def test_a_hint_in_the_silence_takes_the_early_decode_and_a_hint_in_speech_decod
         pcm = float_to_pcm16(audio)
         for i in range(0, len(pcm), 640):
             asr.now_ms = i // 32
-            await segmenter.feed(pcm[i:i + 640], i // 32)
+            await segmenter.feed(pcm[i : i + 640], i // 32)
         in_silence = await segmenter.end_turn()  # a second after the speech: push-to-talk let go late
         for i in range(0, len(pcm) - 16000 * 2, 640):  # the question again, cut off inside its speech
-            await segmenter.feed(pcm[i:i + 640], (len(pcm) + i) // 32)
+            await segmenter.feed(pcm[i : i + 640], (len(pcm) + i) // 32)
         return in_silence, await segmenter.end_turn()
 
     in_silence, in_speech = asyncio.run(go())
@@ -190,7 +196,12 @@ def test_turn_end_facts_round_trip_and_older_records_read():
     data = facts.to_json()
     assert data == {"rule": "model", "silence_waited_s": 0.2, "speech_end_to_turn_end": 0.21, "model_probability": 0.83}
     assert TurnEnd.from_json(data) == facts
-    result = TurnResult(turn=1, input=TurnInput(turn=1, camera_block=None, speech="hi", camera_source=None, speech_source="perceived"), reply=Reply(text="r", model="m"), turn_end=facts)
+    result = TurnResult(
+        turn=1,
+        input=TurnInput(turn=1, camera_block=None, speech="hi", camera_source=None, speech_source="perceived"),
+        reply=Reply(text="r", model="m"),
+        turn_end=facts,
+    )
     assert TurnResult.from_json(result.to_json(), "turn 1").turn_end == facts
     older = {k: v for k, v in result.to_json().items() if k != "turn_end"}
     assert TurnResult.from_json(older, "turn 1").turn_end == TurnEnd()
@@ -221,20 +232,22 @@ def test_the_in_process_server_has_room_for_the_run():
 def test_a_stream_turn_records_the_rule_that_ended_it(server_url, end_of_turn):
     """Through the server and the glasses: the metrics event carries the turn's end, the
     record keeps it, and latencies count from the end of speech (the silence included)."""
-    from core.scenario import load_bank
     from benchmark.stream_conversation import StreamConversation
+    from core.scenario import load_bank
     from simulator.settings import GlassesSettings
 
     bank = load_bank()
 
     async def go():
-        glasses = GlassesSettings(url=server_url, backend="openai:fake", silence_ms=600, end_of_turn=end_of_turn,
-                                  speed=1.0)
+        glasses = GlassesSettings(
+            url=server_url, backend="openai:fake", silence_ms=600, end_of_turn=end_of_turn, speed=1.0
+        )
         conversation = StreamConversation(bank.get("sc-01"), bank.condition("baseline"), glasses)
         try:
             return await conversation.send(1)
         finally:
             await conversation.aclose()
+
     result = asyncio.run(go())
     end = result.turn_end
     assert end.rule in (("model", "silence") if end_of_turn == "model" else ("silence",)) and end.silence_s >= 0.2

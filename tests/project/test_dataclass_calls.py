@@ -67,12 +67,17 @@ def _wide_calls(tree: ast.AST, names) -> list[tuple[int, str, int]]:
 def test_no_call_passes_more_than_four_positional_arguments_to_a_dataclass():
     names = _dataclasses()
     assert len(names) > 50  # the scan found the records, events and settings
-    wide = [f"{path.relative_to(ROOT)}:{line} {name} with {count} positional"
-            for path, tree in _sources() for line, name, count in _wide_calls(tree, names)]
+    wide = [
+        f"{path.relative_to(ROOT)}:{line} {name} with {count} positional"
+        for path, tree in _sources()
+        for line, name, count in _wide_calls(tree, names)
+    ]
     assert not wide, "build these by field name:\n" + "\n".join(wide)
 
 
 def test_the_scan_flags_wide_and_starred_calls_only():
-    tree = ast.parse("Reply('a', 'm', None, 1.0, 2.0)\nrecords.Reply(*parts)\nReply('a', 'm')\n"
-                     "Reply(text='a', model='m', usage=None, latency_s=1.0, first_token_s=2.0)\nprint(1, 2, 3, 4, 5)")
+    tree = ast.parse(
+        "Reply('a', 'm', None, 1.0, 2.0)\nrecords.Reply(*parts)\nReply('a', 'm')\n"
+        "Reply(text='a', model='m', usage=None, latency_s=1.0, first_token_s=2.0)\nprint(1, 2, 3, 4, 5)"
+    )
     assert _wide_calls(tree, _dataclasses()) == [(1, "Reply", 5), (2, "Reply", 1)]

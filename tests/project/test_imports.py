@@ -7,10 +7,10 @@ submodule `package.name` when there is one, else to the package itself."""
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import ast
 from pathlib import Path
+
+from tests.paths import ROOT
 
 PACKAGES = ("core", "candidates", "media_effects", "perception", "streaming", "simulator", "benchmark")
 
@@ -36,7 +36,7 @@ def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
             targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
         else:
@@ -96,19 +96,16 @@ def test_the_project_has_no_import_cycle():
 def test_a_cycle_is_found_when_one_is_added():
     graph = import_graph()
     graph["candidates.realtime_base"].add("candidates.factory")
-    assert any("candidates.factory" in c and "candidates.realtime_base" in c
-               for c in cycles(graph))
+    assert any("candidates.factory" in c and "candidates.realtime_base" in c for c in cycles(graph))
 
 
 # the layers, from the ground up (docs/architecture.md): a package imports its own modules and those of
 # the layers below it, never one beside it or above it
-LAYERS = (("core",), ("candidates", "media_effects"), ("perception",), ("streaming",), ("simulator",),
-          ("benchmark",))
+LAYERS = (("core",), ("candidates", "media_effects"), ("perception",), ("streaming",), ("simulator",), ("benchmark",))
 FLOOR = {package: n for n, packages in enumerate(LAYERS) for package in packages}
 # inside the benchmark, only what drives the glasses talks to the server and the simulator: the protocol,
 # judges, scoring and reports stay free of the stream
-GLASSES_DRIVERS = ("benchmark.cli", "benchmark.stream_conversation", "benchmark.watch_conversation",
-                   "benchmark.probe")
+GLASSES_DRIVERS = ("benchmark.cli", "benchmark.stream_conversation", "benchmark.watch_conversation", "benchmark.probe")
 
 
 def _allowed(source: str, target: str) -> bool:
@@ -122,8 +119,12 @@ def _allowed(source: str, target: str) -> bool:
 
 def test_packages_import_only_what_the_architecture_allows():
     graph = import_graph()
-    wrong = sorted(f"{source} -> {target}" for source, targets in graph.items() for target in targets
-                   if not _allowed(source, target))
+    wrong = sorted(
+        f"{source} -> {target}"
+        for source, targets in graph.items()
+        for target in targets
+        if not _allowed(source, target)
+    )
     assert wrong == []
 
 

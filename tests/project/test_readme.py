@@ -4,14 +4,12 @@ defined where it is first used, and it says how to cite a result."""
 
 from __future__ import annotations
 
+import re
+
 from tests.paths import ROOT
 
-import re
-from pathlib import Path
-
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-MAIN_JOB = ("bash scripts/setup.sh && .venv/bin/wearsim bench --via stream --conditions baseline "
-            "--output-dir runs/first")
+MAIN_JOB = "bash scripts/setup.sh && .venv/bin/wearsim bench --via stream --conditions baseline --output-dir runs/first"
 TESTS = "bash scripts/setup.sh --test && .venv/bin/python -m pytest -q"
 
 
@@ -22,7 +20,7 @@ def code_lines(text: str) -> list[str]:
 def section(title: str) -> str:
     start = README.index(f"\n## {title}\n")
     end = README.find("\n## ", start + 1)
-    return README[start:end if end >= 0 else None]
+    return README[start : end if end >= 0 else None]
 
 
 def test_the_two_commands_come_first_and_unchanged():
@@ -46,7 +44,7 @@ def test_no_issue_numbers_or_change_notes_in_the_readme():
 
 def test_publication_judge_is_defined_where_first_used():
     first = README.index("publication judge")
-    paragraph = README[README.rfind("\n\n", 0, first):README.find("\n\n", first)]
+    paragraph = README[README.rfind("\n\n", 0, first) : README.find("\n\n", first)]
     assert "**The publication judge** is" in paragraph and "another model family than the" in paragraph
 
 

@@ -23,15 +23,35 @@ def test_the_defaults_are_stated_once():
 def test_simulate_and_bench_record_the_same_glasses(server_url, backend, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "")
     log = tmp_path / "x.json"
-    assert main(["simulate", "sc-01", "--fast", "--server", server_url, "--model", "openai:fake",
-                 "--log", str(log)]) == 0
+    assert (
+        main(["simulate", "sc-01", "--fast", "--server", server_url, "--model", "openai:fake", "--log", str(log)]) == 0
+    )
     out = capsys.readouterr().out
     assert "Turn 1\n  heard:" in out and "Verdict (lexical judge" in out  # still printed as the events come
     asked = len(backend.requests)
     run = tmp_path / "run"
-    assert main(["bench", "--via", "stream", "--server", server_url, "--model", "openai:fake",
-                 "--judge-family", "lexical", "--conditions", "baseline", "--limit", "1",
-                 "--output-dir", str(run)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "--via",
+                "stream",
+                "--server",
+                server_url,
+                "--model",
+                "openai:fake",
+                "--judge-family",
+                "lexical",
+                "--conditions",
+                "baseline",
+                "--limit",
+                "1",
+                "--output-dir",
+                str(run),
+            ]
+        )
+        == 0
+    )
     simulated = json.loads(log.read_text())["glasses"]
     benched = json.loads((run / "manifest.json").read_text())["glasses"]
     assert set(simulated) == set(benched)
@@ -43,7 +63,26 @@ def test_simulate_and_bench_record_the_same_glasses(server_url, backend, tmp_pat
     caps = {request.get("max_tokens") for request in backend.requests}
     assert len(backend.requests) > asked and caps == {DEFAULT_MAX_TOKENS}, caps
     direct = tmp_path / "direct"
-    assert main(["bench", "--via", "direct", "--model", "openai:fake", "--base-url", backend.base_url,
-                 "--judge-family", "lexical", "--conditions", "baseline", "--limit", "1",
-                 "--output-dir", str(direct)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "--via",
+                "direct",
+                "--model",
+                "openai:fake",
+                "--base-url",
+                backend.base_url,
+                "--judge-family",
+                "lexical",
+                "--conditions",
+                "baseline",
+                "--limit",
+                "1",
+                "--output-dir",
+                str(direct),
+            ]
+        )
+        == 0
+    )
     assert json.loads((direct / "manifest.json").read_text())["glasses"] is None

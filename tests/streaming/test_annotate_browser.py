@@ -15,11 +15,23 @@ import pytest
 from benchmark.labels.run import AnnotatorDesk, open_label_run
 from streaming.annotate_app import create_annotate_app
 from streaming.local_server import running_app
-from tests.label_runs import build_run
 from tests.benchmark.report.test_viewer import CHROMIUM, CHROMIUM_ARGS
+from tests.label_runs import build_run
 
-JUDGE = ["current", "prior", None, "clarify", "current", "abstain", "current", "prior", "current", "current",
-         "prior", "current"]
+JUDGE = [
+    "current",
+    "prior",
+    None,
+    "clarify",
+    "current",
+    "abstain",
+    "current",
+    "prior",
+    "current",
+    "current",
+    "prior",
+    "current",
+]
 KEYS = ["1", "2", "3", "4", "u", "2", "1", "1", "4", "3"]  # pressed on the ten items, in the order shown
 PRESSED = {"1": "current", "2": "prior", "3": "clarify", "4": "abstain", "u": "cannot_tell"}
 SHOTS = Path("/tmp/annotate-shots")
@@ -117,17 +129,26 @@ def test_the_page_keeps_the_live_pages_host_and_origin_checks(run):
         body = json.dumps({"key": item, "label": "prior", "note": ""})
         json_type = {"content-type": "application/json"}
         assert httpx.get(url + "/v1/annotate", headers={"host": "evil.example"}).status_code == 400
-        foreign = httpx.post(url + "/v1/annotate/label", content=body,
-                             headers={**json_type, "origin": "http://evil.example"})
+        foreign = httpx.post(
+            url + "/v1/annotate/label", content=body, headers={**json_type, "origin": "http://evil.example"}
+        )
         assert foreign.status_code == 403
-        other_port = httpx.post(url + "/v1/annotate/label", content=body,
-                                headers={**json_type, "origin": "http://127.0.0.1:1"})
+        other_port = httpx.post(
+            url + "/v1/annotate/label", content=body, headers={**json_type, "origin": "http://127.0.0.1:1"}
+        )
         assert other_port.status_code == 403
-        assert httpx.post(url + "/v1/annotate/label", content=body,
-                          headers={"content-type": "text/plain", "origin": url}).status_code == 415
+        assert (
+            httpx.post(
+                url + "/v1/annotate/label", content=body, headers={"content-type": "text/plain", "origin": url}
+            ).status_code
+            == 415
+        )
         assert not (run.run_dir / "labels").exists()  # nothing refused was saved
-        wrong = httpx.post(url + "/v1/annotate/label", content=json.dumps({"key": item, "label": "maybe"}),
-                           headers={**json_type, "origin": url})
+        wrong = httpx.post(
+            url + "/v1/annotate/label",
+            content=json.dumps({"key": item, "label": "maybe"}),
+            headers={**json_type, "origin": url},
+        )
         assert wrong.status_code == 400 and "is not one of current, prior" in wrong.json()["error"]
         ok = httpx.post(url + "/v1/annotate/label", content=body, headers={**json_type, "origin": url})
         assert ok.status_code == 200 and ok.json()["labelled"] == 1

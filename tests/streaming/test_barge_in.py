@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from candidates import GenerationConfig
-from core.candidate import Reply
 from candidates.realtime import open_realtime_session
+from core.candidate import Reply
 from perception.speech import FinalTranscript, SpeechStarted
 from streaming import wire
 from streaming.backends import ChatBackend, MediaBackend
@@ -39,7 +39,15 @@ class ScriptedSegmenter:
         if pcm16 == b"S":
             return [SpeechStarted(t_ms=t_ms)]
         if pcm16.startswith(b"F"):
-            return [FinalTranscript(text=pcm16[1:].decode(), start_ms=t_ms - 500, end_ms=t_ms, decode_seconds=0.01, audio=np.zeros(1, np.float32))]
+            return [
+                FinalTranscript(
+                    text=pcm16[1:].decode(),
+                    start_ms=t_ms - 500,
+                    end_ms=t_ms,
+                    decode_seconds=0.01,
+                    audio=np.zeros(1, np.float32),
+                )
+            ]
         return []
 
     async def end_turn(self) -> list:
@@ -166,12 +174,20 @@ class RecordingBackend(MediaBackend):
 def test_audio_frames_and_a_reply_cut_that_arrive_during_a_reply_reach_the_backend_after_it_in_order():
     async def go():
         backend = RecordingBackend()
-        session = Session(wire.SessionConfig(camera=True, barge_in=False), ScriptedSegmenter(), backend,
-                          send=lambda event: asyncio.sleep(0))
+        session = Session(
+            wire.SessionConfig(camera=True, barge_in=False),
+            ScriptedSegmenter(),
+            backend,
+            send=lambda event: asyncio.sleep(0),
+        )
         worker = asyncio.create_task(session.run())
-        for kind, t_ms, payload in ((wire.KIND_AUDIO, 0, b"S"), (wire.KIND_AUDIO, 900, b"Fone"),
-                                    (wire.KIND_AUDIO, 1000, b"x"), (wire.KIND_FRAME, 2000, b"\xff\xd8"),
-                                    (wire.KIND_AUDIO, 2020, b"y")):  # the frame on the default policy's slot
+        for kind, t_ms, payload in (
+            (wire.KIND_AUDIO, 0, b"S"),
+            (wire.KIND_AUDIO, 900, b"Fone"),
+            (wire.KIND_AUDIO, 1000, b"x"),
+            (wire.KIND_FRAME, 2000, b"\xff\xd8"),
+            (wire.KIND_AUDIO, 2020, b"y"),
+        ):  # the frame on the default policy's slot
             await session.on_media(wire.Media(kind=kind, t_ms=t_ms, payload=payload))
         await session.on_reply_cut(1, 700)  # the client stopped playing turn 1's reply
         await until(lambda: "answered 1" in backend.log and not session.busy)
@@ -181,12 +197,24 @@ def test_audio_frames_and_a_reply_cut_that_arrive_during_a_reply_reach_the_backe
 
     log = asyncio.run(go())
     # these one-byte chunks last no time, so the stream time between them reaches the backend as silence
-    assert log == ["audio S", "silence 900 ms", "audio F", "answer 1", "answered 1", "silence 100 ms", "audio x",
-                   "frame 2000", "silence 1020 ms", "audio y", "cut 1 700"]
+    assert log == [
+        "audio S",
+        "silence 900 ms",
+        "audio F",
+        "answer 1",
+        "answered 1",
+        "silence 100 ms",
+        "audio x",
+        "frame 2000",
+        "silence 1020 ms",
+        "audio y",
+        "cut 1 700",
+    ]
 
 
 def _interrupt_after_first_words(session, first_audio: bytes):
     """Turn 1 asked and cut off at its first words; turn 2 asked and answered in full."""
+
     async def go():
         heard = asyncio.Event()
         await session.send_audio(first_audio)
@@ -198,21 +226,33 @@ def _interrupt_after_first_words(session, first_audio: bytes):
         full = await session.respond(audio_turn=True)
         await session.aclose()
         return cut, full
+
     return go()
 
 
 def test_openai_realtime_barge_in_cancels_the_response_and_a_late_cancel_is_not_the_next_turns_error(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     with FakeOpenAIRealtime(reply=LONG_REPLY, word_delay_s=0.02) as server:
+
         async def go():
-            session = await open_realtime_session("openai-realtime:x", "Be brief.", base_url=server.base_url,
-                                                  streaming_input=True, config=GenerationConfig())
+            session = await open_realtime_session(
+                "openai-realtime:x",
+                "Be brief.",
+                base_url=server.base_url,
+                streaming_input=True,
+                config=GenerationConfig(),
+            )
             cut, full = await _interrupt_after_first_words(session, b"\x01\x00" * 4800)
             return cut, full
 
         async def late_cancel():
-            session = await open_realtime_session("openai-realtime:x", "Be brief.", base_url=server.base_url,
-                                                  streaming_input=True, config=GenerationConfig())
+            session = await open_realtime_session(
+                "openai-realtime:x",
+                "Be brief.",
+                base_url=server.base_url,
+                streaming_input=True,
+                config=GenerationConfig(),
+            )
             await session.interrupt()  # no response running: nothing is sent
             await session.connection.send({"type": "response.cancel"})  # one that crossed a response.done
             await session.send_audio(b"\x01\x00" * 4800)
@@ -232,9 +272,11 @@ def test_openai_realtime_barge_in_cancels_the_response_and_a_late_cancel_is_not_
 
 def test_gemini_live_barge_in_opens_the_next_activity_which_cuts_the_reply_off(gemini_env):
     with gemini_env(reply=LONG_REPLY, word_delay_s=0.02) as server:
+
         async def go():
-            session = await open_realtime_session("gemini-live:x", "Be brief.", base_url=server.base_url,
-                                                  streaming_input=True, config=GenerationConfig())
+            session = await open_realtime_session(
+                "gemini-live:x", "Be brief.", base_url=server.base_url, streaming_input=True, config=GenerationConfig()
+            )
             return await _interrupt_after_first_words(session, b"\x01\x00" * 3200)
 
         cut, full = asyncio.run(go())
@@ -254,9 +296,18 @@ def test_barge_in_is_a_boolean_of_the_hello_and_off_by_default():
 
 
 def test_a_reply_cut_names_a_turn_and_whole_milliseconds():
-    assert wire.read_reply_cut(wire.decode_message(wire.encode_message("reply.cut", turn=2, played_ms=1500))) == (2, 1500)
-    for turn, played_ms, field in ((0, 10, "turn"), ("1", 10, "turn"), (True, 10, "turn"), (1, -5, "played_ms"),
-                                   (1, 2.5, "played_ms"), (1, None, "played_ms")):
+    assert wire.read_reply_cut(wire.decode_message(wire.encode_message("reply.cut", turn=2, played_ms=1500))) == (
+        2,
+        1500,
+    )
+    for turn, played_ms, field in (
+        (0, 10, "turn"),
+        ("1", 10, "turn"),
+        (True, 10, "turn"),
+        (1, -5, "played_ms"),
+        (1, 2.5, "played_ms"),
+        (1, None, "played_ms"),
+    ):
         with pytest.raises(wire.WireError, match=f"'{field}' must be") as info:
             wire.read_reply_cut({"type": "reply.cut", "turn": turn, "played_ms": played_ms})
         assert info.value.code == "bad_message"
@@ -270,18 +321,28 @@ def test_openai_realtime_truncates_a_spoken_reply_to_what_was_heard(monkeypatch)
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     speech = b"\x10\x00" * 24000  # 1 s of reply audio at 24 kHz, over the reply's words
     with FakeOpenAIRealtime(reply="It is the red one.", speech=speech) as server:
+
         async def go():
-            backend = await RealtimeBackend.open("openai-realtime:x", "Be brief.", GenerationConfig(),
-                                                 base_url=server.base_url, output="audio")
+            backend = await RealtimeBackend.open(
+                "openai-realtime:x", "Be brief.", GenerationConfig(), base_url=server.base_url, output="audio"
+            )
             for turn in (1, 2):
                 await backend.audio(b"\x01\x00" * 3200)
-                await backend.answer(TurnInput(turn=turn, camera_block=None, speech="", camera_source=None, speech_source=None), print, lambda pcm: None)
+                await backend.answer(
+                    TurnInput(turn=turn, camera_block=None, speech="", camera_source=None, speech_source=None),
+                    print,
+                    lambda pcm: None,
+                )
             await backend.reply_cut(2, 400)
             await backend.reply_cut(1, 60_000)  # an earlier turn, cut when the next reply came: its length
             await backend.reply_cut(7, 100)  # a turn never answered: nothing to cut
             await backend.live.session.truncate("an-item-the-api-never-gave", 100)  # refused: not the next turn's error
             await backend.audio(b"\x01\x00" * 3200)
-            reply = await backend.answer(TurnInput(turn=3, camera_block=None, speech="", camera_source=None, speech_source=None), print, lambda pcm: None)
+            reply = await backend.answer(
+                TurnInput(turn=3, camera_block=None, speech="", camera_source=None, speech_source=None),
+                print,
+                lambda pcm: None,
+            )
             await backend.aclose()
             return reply
 
@@ -297,11 +358,15 @@ def test_a_text_reply_has_nothing_to_truncate(monkeypatch):
 
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     with FakeOpenAIRealtime() as server:
+
         async def go():
-            backend = await RealtimeBackend.open("openai-realtime:x", "Be brief.", GenerationConfig(),
-                                                 base_url=server.base_url)
+            backend = await RealtimeBackend.open(
+                "openai-realtime:x", "Be brief.", GenerationConfig(), base_url=server.base_url
+            )
             await backend.audio(b"\x01\x00" * 3200)
-            await backend.answer(TurnInput(turn=1, camera_block=None, speech="", camera_source=None, speech_source=None), print, print)
+            await backend.answer(
+                TurnInput(turn=1, camera_block=None, speech="", camera_source=None, speech_source=None), print, print
+            )
             await backend.reply_cut(1, 400)
             await backend.aclose()
 

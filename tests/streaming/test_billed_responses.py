@@ -10,8 +10,6 @@ barge-in cancels and rate-limited responses asked again."""
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import asyncio
 import json
 import os
@@ -27,14 +25,29 @@ from perception.speech import FinalTranscript, SpeechStarted
 from streaming import wire
 from streaming.backends import RealtimeBackend
 from streaming.session import Session
+from tests.benchmark.run.test_cost_runs import (
+    REALTIME_PRICES,
+    TRANSCRIBE,
+    TRANSCRIBE_PRICES,
+    realtime_usage_cost,
+    write_prices,
+)
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
+from tests.paths import ROOT
 from tests.streaming.test_barge_in import of, until
-from tests.benchmark.run.test_cost_runs import REALTIME_PRICES, TRANSCRIBE, TRANSCRIBE_PRICES, realtime_usage_cost, write_prices
 
 MILLION = 1_000_000
 GEMINI = "gemini-live:gemini-3.8-live"
-GEMINI_PRICES = {"text_input": 0.7, "text_cached_input": 0.07, "text_output": 2.5, "audio_input": 3.5,
-                 "audio_cached_input": 0.35, "audio_output": 13.0, "image_input": 3.5, "image_cached_input": 0.35}
+GEMINI_PRICES = {
+    "text_input": 0.7,
+    "text_cached_input": 0.07,
+    "text_output": 2.5,
+    "audio_input": 3.5,
+    "audio_cached_input": 0.35,
+    "audio_output": 13.0,
+    "image_input": 3.5,
+    "image_cached_input": 0.35,
+}
 GEMINI_KEYS = {"TEXT": "text", "AUDIO": "audio", "VIDEO": "image", "IMAGE": "image"}
 
 
@@ -50,9 +63,26 @@ def gemini_price_file(folder: Path) -> Path:
 
 
 def _bench(run_dir: Path, *argv: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "benchmark", "bench", "--judge-family", "lexical", "--conditions",
-                           "baseline", "--output-dir", str(run_dir), *argv], capture_output=True, text=True,
-                          timeout=900, cwd=ROOT, env={**os.environ, **env})
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--judge-family",
+            "lexical",
+            "--conditions",
+            "baseline",
+            "--output-dir",
+            str(run_dir),
+            *argv,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+        env={**os.environ, **env},
+    )
 
 
 def _recorded(run_dir: Path) -> tuple[list[dict], dict]:
@@ -61,13 +91,24 @@ def _recorded(run_dir: Path) -> tuple[list[dict], dict]:
 
 
 @pytest.mark.parametrize("via", ["direct", "stream"])
-def test_gemini_live_every_response_asked_is_recorded_and_the_cost_is_what_the_server_billed(gemini_env, tmp_path,
-                                                                                           via):
+def test_gemini_live_every_response_asked_is_recorded_and_the_cost_is_what_the_server_billed(gemini_env, tmp_path, via):
     prices = gemini_price_file(tmp_path)
     with gemini_env(models=("gemini-3.8-live",), answer_every_activity=True) as server:
-        done = _bench(tmp_path / "run", "--model", GEMINI, "--base-url", server.base_url, "--via", via,
-                      "--limit", "3", "--prices", str(prices), *(["--synthetic-frames"] if via == "stream" else []),
-                      env={"SSL_CERT_FILE": str(server.cert)})
+        done = _bench(
+            tmp_path / "run",
+            "--model",
+            GEMINI,
+            "--base-url",
+            server.base_url,
+            "--via",
+            via,
+            "--limit",
+            "3",
+            "--prices",
+            str(prices),
+            *(["--synthetic-frames"] if via == "stream" else []),
+            env={"SSL_CERT_FILE": str(server.cert)},
+        )
     assert done.returncode == 0, done.stderr
     assert server.problems == []
     records, summary = _recorded(tmp_path / "run")
@@ -89,12 +130,25 @@ def test_gemini_live_every_response_asked_is_recorded_and_the_cost_is_what_the_s
 
 def test_openai_realtime_stream_run_with_rate_limited_responses_asked_again_records_every_billed_response(tmp_path):
     prices = write_prices(tmp_path / "prices.toml", "openai-realtime:gpt-realtime-x", REALTIME_PRICES)
-    prices.write_text(prices.read_text() + "\n" + write_prices(tmp_path / "t.toml", TRANSCRIBE,
-                                                               TRANSCRIBE_PRICES).read_text())
+    prices.write_text(
+        prices.read_text() + "\n" + write_prices(tmp_path / "t.toml", TRANSCRIBE, TRANSCRIBE_PRICES).read_text()
+    )
     with FakeOpenAIRealtime(fail_every=4, failed_usage=True) as server:
-        done = _bench(tmp_path / "run", "--model", "openai-realtime:gpt-realtime-x", "--base-url", server.base_url,
-                      "--via", "stream", "--limit", "3", "--synthetic-frames", "--prices", str(prices),
-                      env={"OPENAI_API_KEY": TEST_KEY})
+        done = _bench(
+            tmp_path / "run",
+            "--model",
+            "openai-realtime:gpt-realtime-x",
+            "--base-url",
+            server.base_url,
+            "--via",
+            "stream",
+            "--limit",
+            "3",
+            "--synthetic-frames",
+            "--prices",
+            str(prices),
+            env={"OPENAI_API_KEY": TEST_KEY},
+        )
     assert done.returncode == 0, done.stderr
     assert server.problems == [] and server.failed >= 1
     records, summary = _recorded(tmp_path / "run")
@@ -102,11 +156,15 @@ def test_openai_realtime_stream_run_with_rate_limited_responses_asked_again_reco
     replies = [t["reply"] for r in records for t in r["turns"]]
     # each response asked is a recorded reply or a failed one asked again, whose usage its turn carries
     assert server.responses == len(replies) + server.failed
-    assert sum("asked again after" in (t["reply"].get("session_lost") or "") for r in records
-               for t in r["turns"]) == server.failed
+    assert (
+        sum("asked again after" in (t["reply"].get("session_lost") or "") for r in records for t in r["turns"])
+        == server.failed
+    )
     from tests.benchmark.run.test_cost_runs import transcription_usage_cost
-    billed = (sum(realtime_usage_cost(u, REALTIME_PRICES) for u in server.usages)
-              + sum(transcription_usage_cost(u, TRANSCRIBE_PRICES) for u in server.transcription_usages))
+
+    billed = sum(realtime_usage_cost(u, REALTIME_PRICES) for u in server.usages) + sum(
+        transcription_usage_cost(u, TRANSCRIBE_PRICES) for u in server.transcription_usages
+    )
     cost = summary["cost"]["conditions"]["baseline"]
     assert cost["candidate_usd"] == pytest.approx(billed, rel=1e-9) and cost["unknown"] == []
     assert round(cost["candidate_usd"], 2) == round(billed, 2)
@@ -130,16 +188,25 @@ class Script:
 def _final(text: str, end_ms: int) -> FinalTranscript:
     import numpy as np
 
-    return FinalTranscript(text=text, start_ms=end_ms - 500, end_ms=end_ms, decode_seconds=0.01, audio=np.zeros(1, np.float32))
+    return FinalTranscript(
+        text=text, start_ms=end_ms - 500, end_ms=end_ms, decode_seconds=0.01, audio=np.zeros(1, np.float32)
+    )
 
 
 def test_openai_realtime_with_barge_in_and_rate_limits_records_every_response_the_server_billed(monkeypatch):
     """Turn 1 is talked over (its response cancelled), every third response fails rate-limited and is
     asked again; the replies the session reports carry every token the server billed."""
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
-    script = Script({0: [SpeechStarted(t_ms=0)], 1000: [_final("What is this?", 1000)],
-                     2000: [SpeechStarted(t_ms=2000)], 3000: [_final("And now?", 3000)],
-                     4000: [SpeechStarted(t_ms=4000)], 5000: [_final("And this one?", 5000)]})
+    script = Script(
+        {
+            0: [SpeechStarted(t_ms=0)],
+            1000: [_final("What is this?", 1000)],
+            2000: [SpeechStarted(t_ms=2000)],
+            3000: [_final("And now?", 3000)],
+            4000: [SpeechStarted(t_ms=4000)],
+            5000: [_final("And this one?", 5000)],
+        }
+    )
     chunk = b"\x01\x00" * 320  # 20 ms at 16 kHz
 
     async def go(server) -> list:
@@ -148,8 +215,9 @@ def test_openai_realtime_with_barge_in_and_rate_limits_records_every_response_th
         async def send(event):
             events.append(event)
 
-        backend = await RealtimeBackend.open("openai-realtime:gpt-realtime-x", "Be brief.", GenerationConfig(),
-                                             base_url=server.base_url)
+        backend = await RealtimeBackend.open(
+            "openai-realtime:gpt-realtime-x", "Be brief.", GenerationConfig(), base_url=server.base_url
+        )
         session = Session(wire.SessionConfig(camera=False, barge_in=True), script, backend, send)
         worker = asyncio.create_task(session.run())
 
@@ -169,8 +237,9 @@ def test_openai_realtime_with_barge_in_and_rate_limits_records_every_response_th
         await session.aclose()
         return events
 
-    with FakeOpenAIRealtime(reply=" ".join(f"w{i}" for i in range(40)), word_delay_s=0.02, fail_every=3,
-                            failed_usage=True) as server:
+    with FakeOpenAIRealtime(
+        reply=" ".join(f"w{i}" for i in range(40)), word_delay_s=0.02, fail_every=3, failed_usage=True
+    ) as server:
         events = asyncio.run(go(server))
     assert server.problems == []
     done = of(events, wire.AssistantDone)
@@ -179,8 +248,10 @@ def test_openai_realtime_with_barge_in_and_rate_limits_records_every_response_th
     assert server.responses == len(done) + server.failed
     recorded = sum((d.usage for d in done), Usage())
     billed = [Usage(input_tokens=u["input_tokens"], output_tokens=u["output_tokens"]) for u in server.usages]
-    assert (recorded.input_tokens, recorded.output_tokens) == (sum(u.input_tokens for u in billed),
-                                                               sum(u.output_tokens for u in billed))
+    assert (recorded.input_tokens, recorded.output_tokens) == (
+        sum(u.input_tokens for u in billed),
+        sum(u.output_tokens for u in billed),
+    )
     # and by modality, cached parts included: the same money at any price
     by_field = {name: 0 for name in USAGE_FIELDS}
     for d in done:

@@ -7,8 +7,6 @@ scenario's turn into the media layout."""
 
 from __future__ import annotations
 
-from tests.paths import ARTIFACTS
-
 import contextlib
 import json
 import shutil
@@ -21,13 +19,14 @@ import cv2
 import numpy as np
 import pytest
 
-from perception.quality import word_error_rate
 from media_effects.media_library import load_index, verify
 from media_effects.tts import synthesize, write_wav
+from perception.quality import word_error_rate
 from streaming import wire
 from streaming.app import ServerSettings
 from streaming.local_server import running_server
 from tests.fake_realtime import OPENAI_RATE, FakeOpenAIRealtime
+from tests.paths import ARTIFACTS
 
 CHROMIUM = "/usr/bin/chromium"
 SENTENCE = "Is this blue cup clean enough to drink from?"
@@ -80,12 +79,24 @@ def spoken_reply(folder: Path) -> bytes:
 
 def browser(playwright, devices, tmp_path):
     camera, mic = devices
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=[
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
-        f"--use-file-for-fake-video-capture={camera}", f"--use-file-for-fake-audio-capture={mic}",
-        "--autoplay-policy=no-user-gesture-required"])
+    return playwright.chromium.launch(
+        executable_path=CHROMIUM,
+        args=[
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--use-fake-ui-for-media-stream",
+            "--use-fake-device-for-media-stream",
+            f"--use-file-for-fake-video-capture={camera}",
+            f"--use-file-for-fake-audio-capture={mic}",
+            "--autoplay-policy=no-user-gesture-required",
+        ],
+    )
 
 
 REALTIME_BACKEND = "openai-realtime:gpt-realtime"
@@ -98,10 +109,11 @@ def realtime_page(devices, tmp_path, monkeypatch, **fake):
     from playwright.sync_api import sync_playwright
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-dummy")
-    with FakeOpenAIRealtime(**fake) as api, \
-            running_server(ServerSettings(backend_base_url=api.base_url,
-                                          allowed_backends=(REALTIME_BACKEND,))) as url, \
-            sync_playwright() as p:
+    with (
+        FakeOpenAIRealtime(**fake) as api,
+        running_server(ServerSettings(backend_base_url=api.base_url, allowed_backends=(REALTIME_BACKEND,))) as url,
+        sync_playwright() as p,
+    ):
         chrome = browser(p, devices, tmp_path)
         page = chrome.new_page(viewport={"width": 1280, "height": 900})
         page.goto(url.replace("ws://", "http://") + "/")
@@ -135,8 +147,9 @@ def test_the_live_page_hears_sees_and_answers(fake_devices, tmp_path):
         page.wait_for_selector(f"{first} .heard", timeout=120_000)
         heard = page.inner_text(f"{first} .heard").split("heard: ", 1)[1]
         assert word_error_rate(SENTENCE, heard) <= 0.7, heard
-        page.wait_for_function(f"document.querySelector('{first} .latency').textContent.includes('reply done')",
-                               timeout=240_000)
+        page.wait_for_function(
+            f"document.querySelector('{first} .latency').textContent.includes('reply done')", timeout=240_000
+        )
         camera_block = page.inner_text(f"{first} .camera-block")
         assert camera_block.startswith("[Camera: ") and "perceived" in camera_block  # described from the camera
         reply = page.inner_text(f"{first} .reply").strip()
@@ -158,8 +171,7 @@ LINES_OF = """(selector) => {  // how many lines an element's text takes
 }"""
 
 
-def test_the_live_page_says_what_it_is_doing_before_connect_while_connecting_and_while_talking(
-        fake_devices, tmp_path):
+def test_the_live_page_says_what_it_is_doing_before_connect_while_connecting_and_while_talking(fake_devices, tmp_path):
     """Before Connect it says it is not connected (not "waiting for speech"); Connect shows its steps
     as they pass (the first session waits for the server to start the local model); the push-to-talk
     button fits on one line and shows that it is held while it is."""
@@ -183,11 +195,15 @@ def test_the_live_page_says_what_it_is_doing_before_connect_while_connecting_and
         }""")
         page.click("#connect")
         # while the server loads, the talk button waits for the session to be ready
-        page.wait_for_function("document.querySelector('#progress').textContent.includes('loading') && "
-                               "document.querySelector('#talk').disabled", timeout=60_000)
+        page.wait_for_function(
+            "document.querySelector('#progress').textContent.includes('loading') && "
+            "document.querySelector('#talk').disabled",
+            timeout=60_000,
+        )
         page.screenshot(path=str(ARTIFACTS / "connecting.png"), full_page=True)
-        page.wait_for_function("document.querySelector('#status').textContent.startsWith('connected: local')",
-                               timeout=120_000)
+        page.wait_for_function(
+            "document.querySelector('#status').textContent.startsWith('connected: local')", timeout=120_000
+        )
         steps = page.evaluate("window.seenSteps")
         assert any("connecting to the server" in s for s in steps), steps
         assert any("loading" in s for s in steps), steps
@@ -217,8 +233,10 @@ def test_talking_over_a_reply_cuts_it_short_on_the_live_page(fake_devices, tmp_p
     with realtime_page(fake_devices, tmp_path, monkeypatch, reply=long_reply, word_delay_s=0.2) as (api, page):
         assert page.is_checked("#barge-in")  # on by default for a live user
         page.click("#connect")
-        page.wait_for_function("document.querySelector('li[data-turn=\"1\"] .latency')?.textContent"
-                               ".includes('reply done')", timeout=120_000)
+        page.wait_for_function(
+            "document.querySelector('li[data-turn=\"1\"] .latency')?.textContent.includes('reply done')",
+            timeout=120_000,
+        )
         reply = page.inner_text('li[data-turn="1"] .reply')
         assert reply.endswith("[cut short: you spoke]"), reply
         said = reply.removesuffix("[cut short: you spoke]").split()
@@ -273,8 +291,7 @@ def settled(page, api, quiet_s: float = 8.0, timeout_s: float = 300.0) -> tuple[
         time.sleep(0.5)
 
 
-def test_a_spoken_reply_cut_short_is_truncated_at_the_api_to_what_was_heard(unhurried_devices, tmp_path,
-                                                                             monkeypatch):
+def test_a_spoken_reply_cut_short_is_truncated_at_the_api_to_what_was_heard(unhurried_devices, tmp_path, monkeypatch):
     """The fake microphone asks again 6 s after each question, before the 12 s spoken reply
     is over: the page stops the reply (the user speaks), says how much of it was heard, and
     the server has OpenAI Realtime truncate it there."""
@@ -289,8 +306,9 @@ def test_a_spoken_reply_cut_short_is_truncated_at_the_api_to_what_was_heard(unhu
         [first_cut, *_] = page.evaluate("window.wearsimPlayback.cuts")  # sent before the card showed it
         mute(page)  # turn 2 was heard: the server catches up on whatever it still holds
         truncations = until_truncated(api, 1)
-        page.wait_for_function("document.querySelector('li[data-turn=\"2\"] .latency')?.textContent"
-                               ".includes('reply done')", timeout=60_000)
+        page.wait_for_function(
+            "document.querySelector('li[data-turn=\"2\"] .latency')?.textContent.includes('reply done')", timeout=60_000
+        )
         page.click("#disconnect")
     assert api.problems == []
     [(item, content, heard_ms), *_] = truncations
@@ -312,8 +330,10 @@ def test_every_reply_cut_short_on_a_busy_page_reaches_the_api(fake_devices, tmp_
     is one of them, each cut once."""
     speech = spoken_reply(tmp_path) * 2
     reply_ms = len(speech) * 1000 // (2 * OPENAI_RATE)
-    with realtime_page(fake_devices, tmp_path, monkeypatch, reply=REPLY, speech=speech,
-                       word_delay_s=0.15) as (api, page):
+    with realtime_page(fake_devices, tmp_path, monkeypatch, reply=REPLY, speech=speech, word_delay_s=0.15) as (
+        api,
+        page,
+    ):
         page.context.new_cdp_session(page).send("Emulation.setCPUThrottlingRate", {"rate": THROTTLE})
         page.check("#spoken")
         page.click("#connect")
@@ -341,8 +361,10 @@ def test_every_reply_cut_short_on_a_busy_page_reaches_the_api(fake_devices, tmp_
     assert api.problems == []
     assert len(cuts) >= CUTS and len({turn for turn, _ in cuts}) == len(cuts), cuts  # each turn cut once
     assert sorted(shown) == sorted(turn for turn, _ in cuts), (shown, cuts)  # shown cut short: a cut was sent
-    assert [(item, content) for item, content, _ in truncations] == \
-        [(f"item_reply_{turn}", 0) for turn, _ in cuts], (truncations, cuts)  # one session: response N is turn N
+    assert [(item, content) for item, content, _ in truncations] == [(f"item_reply_{turn}", 0) for turn, _ in cuts], (
+        truncations,
+        cuts,
+    )  # one session: response N is turn N
     for (turn, played_ms), (_, _, heard_ms) in zip(cuts, truncations):
         assert 0 <= heard_ms <= played_ms <= heard_ms + 1 and heard_ms < reply_ms, (turn, played_ms, heard_ms)
     assert alone["sent"] == [[1, 0, 0]]  # sent once, before the page showed it
@@ -365,8 +387,9 @@ def test_the_live_page_plays_a_spoken_reply_from_a_realtime_api(one_question_dev
         # every piece scheduled, and played to its end on the audio clock
         page.wait_for_selector("#turns li .voice.spoken", timeout=60_000)
         played = page.evaluate("window.wearsimPlayback")
-        page.wait_for_function("document.querySelector('#turns li .latency').textContent.includes('reply done')",
-                               timeout=60_000)
+        page.wait_for_function(
+            "document.querySelector('#turns li .latency').textContent.includes('reply done')", timeout=60_000
+        )
         assert page.inner_text("#turns li .reply").strip() == REPLY  # the API's transcript of its speech
         assert "first audio" in page.inner_text("#turns li .latency")
         assert "media" in page.inner_text("#turns li .camera-block")  # the frame went to the API as an image
@@ -454,7 +477,8 @@ def test_the_studio_records_a_turn_into_the_media_layout(fake_devices, tmp_path)
 
 @pytest.mark.parametrize("says", [REPLY, "[silent]"])
 def test_speak_up_on_the_live_page_shows_a_remark_nobody_asked_for_and_nothing_of_a_silent_look(
-        one_question_devices, tmp_path, monkeypatch, says):
+    one_question_devices, tmp_path, monkeypatch, says
+):
     with realtime_page(one_question_devices, tmp_path, monkeypatch, reply=says) as (api, page):
         page.check("#speak-up")
         page.click("#connect")
@@ -467,8 +491,10 @@ def test_speak_up_on_the_live_page_shows_a_remark_nobody_asked_for_and_nothing_o
             assert remarks.first.inner_text().startswith("unasked") and REPLY in remarks.first.inner_text()
             assert "spoke up 1" in looks or "spoke up 2" in looks
             # the counter counts the cards, the one whose words are still coming too (issue 48)
-            counted = page.evaluate("() => [Number(document.querySelector('#watching').textContent"
-                                    ".match(/spoke up (\\d+)/)[1]), document.querySelectorAll('li.remark').length]")
+            counted = page.evaluate(
+                "() => [Number(document.querySelector('#watching').textContent"
+                ".match(/spoke up (\\d+)/)[1]), document.querySelectorAll('li.remark').length]"
+            )
             assert counted[0] == counted[1], counted
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "live_speak_up.png"), full_page=True)

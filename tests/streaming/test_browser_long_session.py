@@ -39,10 +39,13 @@ def _answered(page) -> int:
 def test_the_live_page_holds_a_gemini_session_past_its_limits(devices, gemini_env, tmp_path, monkeypatch):
     from playwright.sync_api import sync_playwright
 
-    with gemini_env(models=("gemini-3.8-live",), session_limit_s=20.0, reset_after_s=RESET_S,
-                    go_away_left_s=3.0) as api:
-        with running_server(ServerSettings(backend_base_url=api.base_url, allowed_backends=(BACKEND,))) as url, \
-                sync_playwright() as p:
+    with gemini_env(
+        models=("gemini-3.8-live",), session_limit_s=20.0, reset_after_s=RESET_S, go_away_left_s=3.0
+    ) as api:
+        with (
+            running_server(ServerSettings(backend_base_url=api.base_url, allowed_backends=(BACKEND,))) as url,
+            sync_playwright() as p,
+        ):
             chrome = browser(p, devices, tmp_path)
             page = chrome.new_page(viewport={"width": 1280, "height": 900})
             page.goto(url.replace("ws://", "http://") + "/")
@@ -69,6 +72,5 @@ def test_the_live_page_holds_a_gemini_session_past_its_limits(devices, gemini_en
     assert held_audio_s > 20.0 and api.limit_closes == 0  # past the scaled limit, and never cut off by it
     assert all(s["frames"] > 0 for s in api.sessions)  # audio and video: the limit applied
     assert api.resets >= int(HOLD_S // RESET_S) - 1 and len(api.sessions) >= 2  # moved to new connections
-    assert all({"slidingWindow", "sliding_window"} & set(s["setup"]["contextWindowCompression"])
-               for s in api.sessions)
+    assert all({"slidingWindow", "sliding_window"} & set(s["setup"]["contextWindowCompression"]) for s in api.sessions)
     assert api.problems == []

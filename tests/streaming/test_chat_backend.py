@@ -23,7 +23,9 @@ class Describer:
 
     async def describe(self, jpeg: bytes, previous: bytes | None = None) -> Description:
         self.seen.append(jpeg)
-        return Description(text=f"a view of {jpeg.decode()}", describer=self.name, model=self.model, cached=False, seconds=0.0)
+        return Description(
+            text=f"a view of {jpeg.decode()}", describer=self.name, model=self.model, cached=False, seconds=0.0
+        )
 
 
 class Candidate:
@@ -40,7 +42,16 @@ class Candidate:
 
 
 def authored(turn: int) -> TurnInput:
-    return TurnInput(turn=turn, camera_block="authored camera", speech="authored words", camera_source="authored", speech_source="authored", context_block=None, context_source=None, timings={})
+    return TurnInput(
+        turn=turn,
+        camera_block="authored camera",
+        speech="authored words",
+        camera_source="authored",
+        speech_source="authored",
+        context_block=None,
+        context_source=None,
+        timings={},
+    )
 
 
 def test_a_chat_backend_describes_the_turn_s_frames_and_for_a_probe_the_newest_it_got():
@@ -64,12 +75,17 @@ def test_a_chat_backend_describes_the_turn_s_frames_and_for_a_probe_the_newest_i
 def test_a_media_backend_records_the_frames_as_media_and_without_one_the_authored_text_stays():
     async def go():
         backend = MediaBackend()
-        return (await backend.perceive(authored(1), "what is this", b"B", None),
-                await backend.perceive(authored(2), "and this", None, None))
+        return (
+            await backend.perceive(authored(1), "what is this", b"B", None),
+            await backend.perceive(authored(2), "and this", None, None),
+        )
 
     with_frame, without = asyncio.run(go())
     assert (with_frame.camera_block, with_frame.camera_source, with_frame.speech_source) == (
-        MEDIA_CAMERA, "media", "media")
+        MEDIA_CAMERA,
+        "media",
+        "media",
+    )
     assert (without.camera_block, without.camera_source) == ("authored camera", "authored")
 
 
@@ -96,6 +112,7 @@ def test_what_a_backend_declares_is_its_default_policy_and_the_strategies_it_ref
 
 def test_a_chat_backend_asks_a_probe_marked_as_one_with_the_session_s_settings():
     """The mark the embedded model places requests by (`candidates.local.LocalModel`)."""
+
     async def go():
         candidate = Candidate()
         backend = ChatBackend(candidate, "sys", GenerationConfig(max_tokens=123), Describer())

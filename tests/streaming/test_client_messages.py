@@ -22,8 +22,15 @@ from streaming.client_messages import (
 
 def test_every_client_message_round_trips_typed():
     config = wire.SessionConfig(backend="openai:x", fallback_camera={"1": "a mug"}, barge_in=True)
-    messages = [Hello(token="tok", config=config), Hello(), TurnEnd(), TurnEnd(t_ms=1200),
-                ReplyCut(turn=2, played_ms=1500), WatchEnd(), SessionEnd()]
+    messages = [
+        Hello(token="tok", config=config),
+        Hello(),
+        TurnEnd(),
+        TurnEnd(t_ms=1200),
+        ReplyCut(turn=2, played_ms=1500),
+        WatchEnd(),
+        SessionEnd(),
+    ]
     for message in messages:
         assert decode_client_message(encode_client_message(message)) == message
 
@@ -33,8 +40,7 @@ def test_the_encoded_texts_are_the_ones_the_dict_encoders_write():
     assert encode_client_message(Hello(token=None, config=config)) == wire.hello(None, config)
     assert encode_client_message(TurnEnd(t_ms=5)) == wire.encode_message("turn.end", t_ms=5)
     assert encode_client_message(TurnEnd()) == wire.encode_message("turn.end")
-    assert encode_client_message(ReplyCut(turn=1, played_ms=0)) == wire.encode_message("reply.cut", turn=1,
-                                                                                       played_ms=0)
+    assert encode_client_message(ReplyCut(turn=1, played_ms=0)) == wire.encode_message("reply.cut", turn=1, played_ms=0)
     assert json.loads(encode_client_message(SessionEnd())) == {"type": "session.end"}
     assert json.loads(encode_client_message(WatchEnd())) == {"type": "watch.end"}
 

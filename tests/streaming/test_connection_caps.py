@@ -46,7 +46,7 @@ def _closed(sock: socket.socket) -> bool:
     sock.settimeout(0.05)
     try:
         return sock.recv(200) in (b"",) or False
-    except socket.timeout:
+    except TimeoutError:
         return False  # held open
     except ConnectionError:
         return True
@@ -132,9 +132,13 @@ def _upload_start(port: int, declared: int | None, source: str = "127.0.0.1") ->
     """A POST /v1/record whose headers are sent (with `declared` as its Content-Length, or chunked) and
     one piece of its body."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
-    length = (f"Content-Length: {declared}\r\n" if declared is not None else "Transfer-Encoding: chunked\r\n")
-    sock.sendall((f"POST /v1/record?scenario=sc-01&step=turn_1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                  f"Origin: http://127.0.0.1:{port}\r\nContent-Type: video/webm\r\n{length}\r\n").encode())
+    length = f"Content-Length: {declared}\r\n" if declared is not None else "Transfer-Encoding: chunked\r\n"
+    sock.sendall(
+        (
+            f"POST /v1/record?scenario=sc-01&step=turn_1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            f"Origin: http://127.0.0.1:{port}\r\nContent-Type: video/webm\r\n{length}\r\n"
+        ).encode()
+    )
     sock.sendall(b"\x1aE\xdf\xa3" if declared is not None else b"4\r\n\x1aE\xdf\xa3\r\n")
     return sock
 
@@ -144,7 +148,7 @@ def _status(sock: socket.socket, wait: float = 2.0) -> int | None:
     sock.settimeout(wait)
     try:
         head = sock.recv(64)
-    except socket.timeout:
+    except TimeoutError:
         return None
     return int(head.split()[1]) if head.startswith(b"HTTP/1.1 ") else None
 

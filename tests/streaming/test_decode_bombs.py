@@ -13,11 +13,11 @@ import struct
 import numpy as np
 import pytest
 
+from media_effects import frames
+from media_effects.audio import SAMPLE_RATE
+from media_effects.frames import decode_jpeg, encode_jpeg
 from perception import speech
 from perception.asr import Transcriber, Transcript
-from media_effects.audio import SAMPLE_RATE
-from media_effects import frames
-from media_effects.frames import decode_jpeg, encode_jpeg
 from perception.speech import FinalTranscript, PartialTranscript, SpeechSegmenter
 from streaming import wire
 
@@ -31,6 +31,7 @@ def bomb_jpeg(width: int, height: int) -> bytes:
 
 
 # ---- frames -----------------------------------------------------------------------------
+
 
 def test_a_frame_claiming_16384_squared_is_refused_from_its_header_before_any_decode():
     bomb = bomb_jpeg(16384, 16384)
@@ -71,12 +72,14 @@ def test_a_session_answers_a_frame_bomb_with_an_error_and_keeps_nothing(server_u
             health = httpx.get(server_url.replace("ws://", "http://") + "/healthz").json()
             await ws.send(wire.encode_message("session.end"))
             return event, health
+
     event, health = asyncio.run(go())
     assert event.type == "error" and event.code == "frame_too_large" and "16384x16384" in event.message
     assert health["frame_bytes"] == 0
 
 
 # ---- speech -----------------------------------------------------------------------------
+
 
 class AlwaysSpeech:
     """A voice detector that hears speech in every window."""
@@ -113,6 +116,7 @@ def _feed(segmenter, seconds: float, chunk_ms: int = 100):
         for t in range(0, int(seconds * 1000), chunk_ms):
             events += await segmenter.feed(chunk, t)
         return events
+
     return asyncio.run(go())
 
 
@@ -122,7 +126,9 @@ def test_continuous_speech_is_cut_at_the_cap_while_it_goes_on():
     finals = [e for e in events if isinstance(e, FinalTranscript)]
     assert len(finals) == 2  # at 30 s and 60 s of speech; the last 10 s are still open
     assert all(seconds <= 30.032 + speech.PRE_ROLL_MS / 1000 for seconds in asr.finals), asr.finals  # cap + pre-roll
-    assert finals[0].end_ms <= finals[1].start_ms and finals[1].end_ms - finals[1].start_ms <= 30_000 + 32  # one 32 ms window
+    assert (
+        finals[0].end_ms <= finals[1].start_ms and finals[1].end_ms - finals[1].start_ms <= 30_000 + 32
+    )  # one 32 ms window
 
 
 def test_partial_transcripts_decode_only_the_last_seconds(monkeypatch):
@@ -179,6 +185,7 @@ def test_whisper_turns_go_first_come_first_served(monkeypatch, workers):
 
 # ---- recordings (wearsim media import and the studio's POST /v1/record) -------------------
 
+
 def _wav(path, rate: int, seconds: float):
     import wave
 
@@ -215,19 +222,27 @@ def _encode(path, *, audio_codec=None, rate=16000, seconds=1.0, video=None):
     return path
 
 
-@pytest.mark.parametrize("make, limit", [
-    (lambda d: _wav(d / "low.wav", 4000, 1.0), "4000 Hz"),  # the 1 Hz bomb's kind, cheap to try
-    (lambda d: _encode(d / "long.flac", audio_codec="flac", seconds=75), "75 s"),
-    (lambda d: _encode(d / "long.webm", video=(64, 48, 2), seconds=75), "75 s"),
-    (lambda d: _encode(d / "big.webm", video=(2048, 1152, 2), seconds=1), "2048x1152"),
-], ids=["wav-rate", "flac-length", "webm-length", "webm-size"])
+@pytest.mark.parametrize(
+    "make, limit",
+    [
+        (lambda d: _wav(d / "low.wav", 4000, 1.0), "4000 Hz"),  # the 1 Hz bomb's kind, cheap to try
+        (lambda d: _encode(d / "long.flac", audio_codec="flac", seconds=75), "75 s"),
+        (lambda d: _encode(d / "long.webm", video=(64, 48, 2), seconds=75), "75 s"),
+        (lambda d: _encode(d / "big.webm", video=(2048, 1152, 2), seconds=1), "2048x1152"),
+    ],
+    ids=["wav-rate", "flac-length", "webm-length", "webm-size"],
+)
 def test_a_recording_over_a_steps_limits_is_refused_from_its_header(tmp_path, make, limit):
     from media_effects.media_library import import_recording
 
     source = make(tmp_path)
     with pytest.raises(ValueError) as refused:
         import_recording(tmp_path / "media", "sc-01", "turn_1", source)
-    assert type(refused.value).__name__ == "MediaLimit" and limit in str(refused.value) and str(tmp_path) not in str(refused.value)
+    assert (
+        type(refused.value).__name__ == "MediaLimit"
+        and limit in str(refused.value)
+        and str(tmp_path) not in str(refused.value)
+    )
     assert not (tmp_path / "media" / "sc-01").exists()
 
 
@@ -252,8 +267,12 @@ def test_the_studio_answers_a_recording_over_the_limits_with_413_and_no_server_p
     record_dir = tmp_path / "studio"
     with running_server(ServerSettings(record_dir=record_dir)) as url:
         http = url.replace("ws://", "http://")
-        answer = httpx.post(f"{http}/v1/record?scenario=sc-01&step=turn_1", content=body, timeout=120,
-                            headers={"Origin": http, "Content-Type": "video/webm"})
+        answer = httpx.post(
+            f"{http}/v1/record?scenario=sc-01&step=turn_1",
+            content=body,
+            timeout=120,
+            headers={"Origin": http, "Content-Type": "video/webm"},
+        )
     assert answer.status_code == 413, answer.text
     message = answer.json()["error"]
     assert "75 s" in message and str(tmp_path) not in message and "/" not in message.split(":", 1)[1]
@@ -261,6 +280,7 @@ def test_the_studio_answers_a_recording_over_the_limits_with_413_and_no_server_p
 
 
 # ---- slow HTTP clients ------------------------------------------------------------------
+
 
 def _open_then_stall(port: int, count: int) -> list:
     """`count` connections that each finish one request, then send one byte of the next and stop,
@@ -314,8 +334,10 @@ def test_a_slow_recording_body_gets_408_and_lets_go(tmp_path, monkeypatch):
     with running_server(ServerSettings(record_dir=tmp_path / "studio")) as url:
         http = url.replace("ws://", "http://")
         sock = socket.create_connection(("127.0.0.1", int(http.rsplit(":", 1)[1])), timeout=60)
-        sock.sendall(b"POST /v1/record?scenario=sc-01&step=turn_1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                     b"Content-Type: video/webm\r\nContent-Length: 100000\r\n\r\n" + bytes(10))
+        sock.sendall(
+            b"POST /v1/record?scenario=sc-01&step=turn_1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: video/webm\r\nContent-Length: 100000\r\n\r\n" + bytes(10)
+        )
         reply = sock.recv(4096)
         sock.close()
     assert reply.startswith(b"HTTP/1.1 408") and b"did not arrive in time" in reply

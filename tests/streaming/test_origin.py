@@ -18,14 +18,18 @@ from streaming.local_server import running_server
 
 @pytest.fixture(scope="module")
 def server(backend, tmp_path_factory):
-    settings = ServerSettings(backend_base_url=backend.base_url, record_dir=tmp_path_factory.mktemp("studio"),
-                              allowed_origins=("http://glasses.example:9000",))
+    settings = ServerSettings(
+        backend_base_url=backend.base_url,
+        record_dir=tmp_path_factory.mktemp("studio"),
+        allowed_origins=("http://glasses.example:9000",),
+    )
     with running_server(settings) as url:
         yield url, settings.record_dir
 
 
 def _hello(url: str, headers: dict) -> str:
     """What a WebSocket handshake with these headers gets: the first event's type, or `refused STATUS`."""
+
     async def go():
         try:
             ws = await websockets.connect(url + "/v1/session", additional_headers=headers)
@@ -34,6 +38,7 @@ def _hello(url: str, headers: dict) -> str:
         async with ws:
             await ws.send(wire.hello(None, wire.SessionConfig(backend="openai:fake")))
             return json.loads(await ws.recv())["type"]
+
     return asyncio.run(go())
 
 
@@ -64,12 +69,14 @@ def test_a_rebound_host_name_is_refused(server):
 def test_a_cross_origin_no_cors_post_saves_nothing_in_the_studio(server):
     url, record_dir = server
     http = url.replace("ws://", "http://")
-    response = httpx.post(http + "/v1/record?scenario=sc-01&step=turn_1", content=b"not a recording",
-                          headers={"Origin": "https://evil.example", "Content-Type": "text/plain"})
+    response = httpx.post(
+        http + "/v1/record?scenario=sc-01&step=turn_1",
+        content=b"not a recording",
+        headers={"Origin": "https://evil.example", "Content-Type": "text/plain"},
+    )
     assert response.status_code == 403 and "evil.example" in response.json()["error"]
     assert not (record_dir / ".incoming").exists() and not (record_dir / "sc-01").exists()
-    same = httpx.post(http + "/v1/record?scenario=sc-01&step=turn_1", content=b"",
-                      headers={"Origin": http})
+    same = httpx.post(http + "/v1/record?scenario=sc-01&step=turn_1", content=b"", headers={"Origin": http})
     assert same.status_code == 400 and same.json()["error"] == "the recording is empty"  # past the check
 
 
@@ -84,8 +91,13 @@ def test_off_loopback_a_request_without_an_origin_needs_the_token():
 
     def scope(client, origin=None):
         headers = [(b"host", b"192.0.2.7:8765")] + ([(b"origin", origin.encode())] if origin else [])
-        return {"type": "websocket", "scheme": "ws", "path": "/v1/session", "headers": headers,
-                "client": (client, 5000)}
+        return {
+            "type": "websocket",
+            "scheme": "ws",
+            "path": "/v1/session",
+            "headers": headers,
+            "client": (client, 5000),
+        }
 
     open_server, token_server = OriginCheck(None), OriginCheck(None, token_required=True)
     assert open_server.refusal(scope("127.0.0.1")) is None

@@ -6,8 +6,6 @@ its own once it has finished."""
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import json
 import os
 import subprocess
@@ -19,11 +17,18 @@ import pytest
 
 from core.proactive_scenario import load_proactive
 from core.records import PROBE_CUE
+from tests.benchmark.run.test_cost_runs import (
+    REALTIME_PRICES,
+    TRANSCRIBE,
+    TRANSCRIBE_PRICES,
+    realtime_usage_cost,
+    transcription_usage_cost,
+    write_prices,
+)
 from tests.fake_gemini_live import FakeGeminiLive
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
+from tests.paths import ROOT
 from tests.streaming.test_billed_responses import GEMINI, gemini_price_file, gemini_usage_cost
-from tests.benchmark.run.test_cost_runs import REALTIME_PRICES, TRANSCRIBE, TRANSCRIBE_PRICES, realtime_usage_cost, write_prices
-from tests.benchmark.run.test_cost_runs import transcription_usage_cost
 
 EVENT = {s.scenario_id: s for s in load_proactive(ROOT / "benchmark/v1/proactive.json")}["pa-01"]
 
@@ -35,8 +40,23 @@ pytestmark = pytest.mark.xdist_group("proactive_stream")
 
 
 def _bench_args(run_dir, *extra) -> list[str]:
-    return [sys.executable, "-m", "benchmark", "bench", "--via", "stream", "--subset", "proactive", "--judge-family",
-            "lexical", "--conditions", "baseline", "--output-dir", str(run_dir), *extra]
+    return [
+        sys.executable,
+        "-m",
+        "benchmark",
+        "bench",
+        "--via",
+        "stream",
+        "--subset",
+        "proactive",
+        "--judge-family",
+        "lexical",
+        "--conditions",
+        "baseline",
+        "--output-dir",
+        str(run_dir),
+        *extra,
+    ]
 
 
 class Started:
@@ -55,8 +75,9 @@ class Started:
         return self.servers[name][1]
 
     def start(self, name: str, server: str | None, argv: list[str], env: dict | None = None) -> None:
-        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   env={**os.environ, **(env or {})})
+        process = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}
+        )
         self.stack.callback(lambda: process.poll() is None and process.kill())
         self.runs[name] = (process, server)
 
@@ -77,31 +98,90 @@ def started(tmp_path_factory):
     folder = tmp_path_factory.mktemp("proactive")
     with ExitStack() as stack:
         runs = Started(stack, folder)
-        runs.start("local", None, _bench_args(folder / "local", "--ids", IDS, "--synthetic-frames", "--describer",
-                                              "authored"))
+        runs.start(
+            "local", None, _bench_args(folder / "local", "--ids", IDS, "--synthetic-frames", "--describer", "authored")
+        )
         openai = runs.server("openai", FakeOpenAIRealtime())
         prices = write_prices(folder / "openai-prices.toml", "openai-realtime:gpt-realtime-2", REALTIME_PRICES)
-        prices.write_text(prices.read_text() + "\n" + write_prices(folder / "t.toml", TRANSCRIBE,
-                                                                   TRANSCRIBE_PRICES).read_text())
-        runs.start("openai", "openai", _bench_args(
-            folder / "openai", "--ids", IDS, "--synthetic-frames", "--describer", "authored", "--model",
-            "openai-realtime:gpt-realtime-2", "--base-url", openai.base_url, "--prices", str(prices)),
-            {"OPENAI_API_KEY": TEST_KEY})
+        prices.write_text(
+            prices.read_text() + "\n" + write_prices(folder / "t.toml", TRANSCRIBE, TRANSCRIBE_PRICES).read_text()
+        )
+        runs.start(
+            "openai",
+            "openai",
+            _bench_args(
+                folder / "openai",
+                "--ids",
+                IDS,
+                "--synthetic-frames",
+                "--describer",
+                "authored",
+                "--model",
+                "openai-realtime:gpt-realtime-2",
+                "--base-url",
+                openai.base_url,
+                "--prices",
+                str(prices),
+            ),
+            {"OPENAI_API_KEY": TEST_KEY},
+        )
         # the server answers (and bills) every activity ended, as the real service may
         gemini = runs.server("gemini", FakeGeminiLive(folder, models=("gemini-3.8-live",), answer_every_activity=True))
-        runs.start("gemini", "gemini", _bench_args(
-            folder / "gemini", "--ids", IDS, "--synthetic-frames", "--describer", "authored", "--model",
-            GEMINI, "--base-url", gemini.base_url, "--proactive", "every:6", "--prices",
-            str(gemini_price_file(folder))), {"GEMINI_API_KEY": TEST_KEY, "SSL_CERT_FILE": str(gemini.cert)})
+        runs.start(
+            "gemini",
+            "gemini",
+            _bench_args(
+                folder / "gemini",
+                "--ids",
+                IDS,
+                "--synthetic-frames",
+                "--describer",
+                "authored",
+                "--model",
+                GEMINI,
+                "--base-url",
+                gemini.base_url,
+                "--proactive",
+                "every:6",
+                "--prices",
+                str(gemini_price_file(folder)),
+            ),
+            {"GEMINI_API_KEY": TEST_KEY, "SSL_CERT_FILE": str(gemini.cert)},
+        )
         grid = runs.server("grid", FakeOpenAIRealtime())
         for k in (1, 2):  # the two shards at once, as shards are meant to run
-            runs.start(f"grid{k}", "grid", _bench_args(
-                folder / f"shard{k}", "--model", "openai-realtime:gpt-realtime-2", "--base-url", grid.base_url,
-                *GRID, "--shard", f"{k}/2"), {"OPENAI_API_KEY": TEST_KEY})
+            runs.start(
+                f"grid{k}",
+                "grid",
+                _bench_args(
+                    folder / f"shard{k}",
+                    "--model",
+                    "openai-realtime:gpt-realtime-2",
+                    "--base-url",
+                    grid.base_url,
+                    *GRID,
+                    "--shard",
+                    f"{k}/2",
+                ),
+                {"OPENAI_API_KEY": TEST_KEY},
+            )
         native = runs.server("native", FakeOpenAIRealtime())
-        runs.start("native", "native", _bench_args(
-            folder / "native", "--ids", "pq-01", "--model", "openai-realtime:gpt-realtime-2", "--base-url",
-            native.base_url, "--proactive", "native"), {"OPENAI_API_KEY": TEST_KEY})
+        runs.start(
+            "native",
+            "native",
+            _bench_args(
+                folder / "native",
+                "--ids",
+                "pq-01",
+                "--model",
+                "openai-realtime:gpt-realtime-2",
+                "--base-url",
+                native.base_url,
+                "--proactive",
+                "native",
+            ),
+            {"OPENAI_API_KEY": TEST_KEY},
+        )
         yield runs
 
 
@@ -119,15 +199,21 @@ def _check_block(records, summary, strategy="change"):
     cell = summary["proactive"]["baseline"][strategy]
     for field in ("precision", "recall"):
         assert set(cell[field]) >= {"rate", "k", "n", "ci_low", "ci_high"}
-    for field in ("false_alarms_per_min", "time_to_speak_p50_s", "time_to_speak_p95_s", "duplicates",
-                  "cost_per_hour_usd"):
+    for field in (
+        "false_alarms_per_min",
+        "time_to_speak_p50_s",
+        "time_to_speak_p95_s",
+        "duplicates",
+        "cost_per_hour_usd",
+    ):
         assert field in cell
     assert cell["hits"] + cell["misses"] == cell["events"] == 1 and cell["quiet_controls"] == 1
     watched = {r["scenario_id"]: r["watching"] for r in records}
     # every record lists its probes (asked on the stream, each with the scene its newest frame showed)
     for watching in watched.values():
-        assert watching["probes"] and all(p["asked_ms"] is not None and p["scene"] is not None
-                                          for p in watching["probes"])
+        assert watching["probes"] and all(
+            p["asked_ms"] is not None and p["scene"] is not None for p in watching["probes"]
+        )
         assert watching["frames_sent_ms"] and watching["scene_starts_ms"][0] == 0
     assert watched["pa-01"]["onset_ms"] == EVENT.onset_ms and watched["pa-01"]["window_end_ms"] == EVENT.window_end_ms
     quiet = watched["pq-01"]
@@ -162,8 +248,9 @@ def test_openai_realtime_answers_every_probe_and_a_server_that_always_talks_fail
     quiet = watched["pq-01"]["probes"]
     assert quiet and all(p["outcome"] == "false_alarm" for p in quiet)
     # the run's cost is what the server billed: every response and the opening line's transcription
-    billed = (sum(realtime_usage_cost(u, REALTIME_PRICES) for u in server.usages)
-              + sum(transcription_usage_cost(u, TRANSCRIBE_PRICES) for u in server.transcription_usages))
+    billed = sum(realtime_usage_cost(u, REALTIME_PRICES) for u in server.usages) + sum(
+        transcription_usage_cost(u, TRANSCRIBE_PRICES) for u in server.transcription_usages
+    )
     assert billed > 0
     assert summary["cost"]["conditions"]["baseline"]["candidate_usd"] == pytest.approx(billed, rel=1e-9)
 
@@ -190,12 +277,27 @@ def test_gemini_live_answers_every_probe_and_a_server_that_always_talks_fails_ev
 
 
 def test_native_on_a_chat_model_and_proactive_without_the_stream_are_refused_before_anything_starts(tmp_path):
-    for extra, words in ((["--via", "stream", "--proactive", "native"], "needs a realtime API"),
-                         (["--via", "direct"], "needs --via stream"),
-                         (["--via", "stream", "--frame-policy", "end"], "sends no frame until the user speaks")):
-        done = subprocess.run([sys.executable, "-m", "benchmark", "bench", "--subset", "proactive",
-                               "--output-dir", str(tmp_path / "x"), *extra], capture_output=True, text=True,
-                              timeout=120)
+    for extra, words in (
+        (["--via", "stream", "--proactive", "native"], "needs a realtime API"),
+        (["--via", "direct"], "needs --via stream"),
+        (["--via", "stream", "--frame-policy", "end"], "sends no frame until the user speaks"),
+    ):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "benchmark",
+                "bench",
+                "--subset",
+                "proactive",
+                "--output-dir",
+                str(tmp_path / "x"),
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 2 and words in done.stderr, done.stderr
         assert not (tmp_path / "x").exists()
 
@@ -204,9 +306,21 @@ def test_a_grid_of_strategies_and_frame_policies_runs_one_cell_per_pair_and_its_
     shards, _ = started.finished("grid1", "grid2")
     for status, _, err in shards:
         assert status == 0, err
-    merged = subprocess.run([sys.executable, "-m", "benchmark", "merge", str(started.folder / "shard1"),
-                             str(started.folder / "shard2"), "--output-dir", str(tmp_path / "all")],
-                            capture_output=True, text=True, timeout=300)
+    merged = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "merge",
+            str(started.folder / "shard1"),
+            str(started.folder / "shard2"),
+            "--output-dir",
+            str(tmp_path / "all"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert merged.returncode == 0, merged.stderr
     summary = json.loads((tmp_path / "all" / "summary.json").read_text())
     cells = summary["proactive"]["baseline"]
@@ -214,7 +328,8 @@ def test_a_grid_of_strategies_and_frame_policies_runs_one_cell_per_pair_and_its_
     assert all(cell["trials"] == 1 and cell["quiet_controls"] == 1 for cell in cells.values())
     records = [json.loads(line) for line in (tmp_path / "all" / "transcripts.jsonl").read_text().splitlines()]
     assert sorted((r["proactive"], r["frame_policy"]) for r in records) == sorted(
-        (s, p) for s in ("change", "every:5") for p in ("fps:1", "change:0.02/2"))
+        (s, p) for s in ("change", "every:5") for p in ("fps:1", "change:0.02/2")
+    )
     for record in records:  # the kept frames came along with the records that name them
         for _, name in record["watching"]["thumbnails"]:
             assert (tmp_path / "all" / name).is_file()

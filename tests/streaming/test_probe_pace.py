@@ -11,8 +11,8 @@ import asyncio
 from core.candidate import Reply
 from streaming import wire
 from streaming.backends import MediaBackend
-from streaming.probe_pace import ProbePace
 from streaming.proactive import ProbeSchedule, parse_strategy
+from streaming.probe_pace import ProbePace
 from streaming.session import Session
 from tests.streaming.quiet import Quiet
 
@@ -31,9 +31,11 @@ class Watcher(MediaBackend):
         self.in_flight = self.most_in_flight = 0
         self.hold = hold
 
-    async def audio(self, pcm16): return None
+    async def audio(self, pcm16):
+        return None
 
-    async def frame(self, t_ms, jpeg): return None
+    async def frame(self, t_ms, jpeg):
+        return None
 
     async def probe(self, on_delta, on_audio):
         self.probes += 1
@@ -44,7 +46,8 @@ class Watcher(MediaBackend):
         self.in_flight -= 1
         return Reply(text="[silent]", model="watcher")
 
-    async def aclose(self): return None
+    async def aclose(self):
+        return None
 
 
 async def _play(session: Session, chunks: int, step_ms: int, clock: Clock | None, wall_step_s: float) -> None:

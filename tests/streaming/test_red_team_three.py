@@ -21,11 +21,14 @@ from tests.streaming.quiet import Quiet
 
 
 class Frames(MediaBackend):
-    async def audio(self, pcm16): return None
+    async def audio(self, pcm16):
+        return None
 
-    async def frame(self, t_ms, jpeg): return None
+    async def frame(self, t_ms, jpeg):
+        return None
 
-    async def aclose(self): return None
+    async def aclose(self):
+        return None
 
 
 def test_a_closed_session_releases_its_frames_from_the_shared_budget_at_once():
@@ -37,11 +40,14 @@ def test_a_closed_session_releases_its_frames_from_the_shared_budget_at_once():
         sessions = []
         for _ in range(3):
             frames = FrameBuffer(max_bytes=8_000_000, budget=budget)
-            session = Session(wire.SessionConfig(camera=True, frame_policy="fps:5"), Quiet(), Frames(), None,
-                              frames=frames)
+            session = Session(
+                wire.SessionConfig(camera=True, frame_policy="fps:5"), Quiet(), Frames(), None, frames=frames
+            )
             worker = asyncio.create_task(session.run())
             for i in range(12):
-                await session.on_media(wire.Media(kind=wire.KIND_FRAME, t_ms=i * 200, payload=synthetic_frame(f"scene {i}")))
+                await session.on_media(
+                    wire.Media(kind=wire.KIND_FRAME, t_ms=i * 200, payload=synthetic_frame(f"scene {i}"))
+                )
                 await session.on_media(wire.Media(kind=wire.KIND_AUDIO, t_ms=i * 200, payload=bytes(6400)))
             while session.busy:
                 await asyncio.sleep(0.01)
@@ -70,8 +76,9 @@ def test_a_scene_of_thousands_of_objects_is_refused_before_it_is_drawn_or_checke
     problems: list[str] = []
     assert parse_scene(_scene(objects), "scenes/x.json: turn_1", problems) is None
     # refused at the count: no object was parsed (none of their 2,000 problems is there)
-    assert problems == [f"scenes/x.json: turn_1: field 'objects' holds 2,000 objects, over the {MAX_OBJECTS} a "
-                        "scene may hold"]
+    assert problems == [
+        f"scenes/x.json: turn_1: field 'objects' holds 2,000 objects, over the {MAX_OBJECTS} a scene may hold"
+    ]
 
 
 def test_the_cap_is_far_above_the_bank_and_duplicate_ids_are_still_named():
@@ -90,13 +97,18 @@ def test_the_renderer_refuses_a_scene_made_in_code_past_the_cap():
     from core.scenes import Scene, SceneObject
     from media_effects.pictograph import render_scene
 
-    scene = Scene(setting="workbench", objects=tuple(SceneObject(id=f"o{i}", name="nail", picture="nail") for i in range(MAX_OBJECTS + 1)))
+    scene = Scene(
+        setting="workbench",
+        objects=tuple(SceneObject(id=f"o{i}", name="nail", picture="nail") for i in range(MAX_OBJECTS + 1)),
+    )
     with pytest.raises(ValueError, match=f"at most {MAX_OBJECTS} are drawn"):
         render_scene(scene)
 
 
-@pytest.mark.parametrize("text", ["change:", "native:", "every:1_0", "every:\u0665", "every:1e1", "every:inf",
-                                  "every: 5", "every:+5", "every:0x5"])
+@pytest.mark.parametrize(
+    "text",
+    ["change:", "native:", "every:1_0", "every:\u0665", "every:1e1", "every:inf", "every: 5", "every:+5", "every:0x5"],
+)
 def test_a_strategy_is_refused_unless_its_number_is_ascii_digits_with_one_point(text):
     with pytest.raises(ValueError, match="proactive strategy"):
         parse_strategy(text)
@@ -107,8 +119,9 @@ def test_a_strategys_plain_numbers_still_read():
     assert parse_strategy("change").kind == "change" and parse_strategy(" native ").kind == "native"
 
 
-@pytest.mark.parametrize("text", ["fps:1_0", "fps:1e1", "fps:\u0661", "speech:2/0_5", "change:0.0_2",
-                                  "change:\u0660.5", "fps:nan", "fps:-1"])
+@pytest.mark.parametrize(
+    "text", ["fps:1_0", "fps:1e1", "fps:\u0661", "speech:2/0_5", "change:0.0_2", "change:\u0660.5", "fps:nan", "fps:-1"]
+)
 def test_a_frame_policy_is_refused_unless_its_numbers_are_ascii_digits_with_one_point(text):
     with pytest.raises(ValueError, match="frame policy"):
         parse_frame_policy(text)

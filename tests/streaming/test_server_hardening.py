@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 import websockets
 
-from core.scenario import load_bank
 from benchmark.stream_conversation import StreamConversation, session_config
+from core.scenario import load_bank
 from media_effects.frames import FrameBudget, FrameBuffer, encode_jpeg
 from simulator.client import GlassesClient, ServerError
 from simulator.pacing import Pacer
@@ -40,8 +40,9 @@ SECRET = "sk-test-echoed-key-0123456789"
 
 async def _connect(url, config=None, token=None, raw_hello=None):
     ws = await websockets.connect(url + "/v1/session", max_size=None)
-    await ws.send(raw_hello if raw_hello is not None else
-                  wire.hello(token, config or wire.SessionConfig(backend="openai:fake")))
+    await ws.send(
+        raw_hello if raw_hello is not None else wire.hello(token, config or wire.SessionConfig(backend="openai:fake"))
+    )
     return ws, json.loads(await ws.recv())
 
 
@@ -59,6 +60,7 @@ def _refused(url, *, config=None, token=None, raw_hello=None):
         ws, first = await _connect(url, config, token, raw_hello)
         _, code = await _closed(ws)
         return first, code
+
     return asyncio.run(go())
 
 
@@ -68,6 +70,7 @@ def _still_serves(url):
         await ws.send(wire.encode_message("session.end"))
         _, code = await _closed(ws)
         return ready["type"], code
+
     assert asyncio.run(go()) == ("ready", wire.CLOSE_NORMAL)
 
 
@@ -83,8 +86,11 @@ def test_sessions_survive_a_busy_core_and_replies_slower_than_the_keepalive(tmp_
     it did: the turn ran inside the read loop) lets the pings go unanswered and is closed 1011."""
     spinner = subprocess.Popen([sys.executable, "-c", SPIN], stdin=subprocess.DEVNULL)
     try:
-        with FakeOpenAI(reply="Still the one in your hand.", delay=6.0) as slow, \
-                running_server(ServerSettings(backend_base_url=slow.base_url)) as url:
+        with (
+            FakeOpenAI(reply="Still the one in your hand.", delay=6.0) as slow,
+            running_server(ServerSettings(backend_base_url=slow.base_url)) as url,
+        ):
+
             async def one(scenario):
                 client = GlassesClient(url, ping_interval=1.0, ping_timeout=3.0)
                 await client.connect(session_config(scenario, BASELINE, "openai:fake"))
@@ -100,8 +106,10 @@ def test_sessions_survive_a_busy_core_and_replies_slower_than_the_keepalive(tmp_
                 return replies
 
             async def all_sessions():
-                return await asyncio.gather(*(one(BANK.get(i)) for i in ("sc-01", "sc-02", "sc-03")),
-                                            return_exceptions=True)
+                return await asyncio.gather(
+                    *(one(BANK.get(i)) for i in ("sc-01", "sc-02", "sc-03")), return_exceptions=True
+                )
+
             results = asyncio.run(all_sessions())
     finally:
         spinner.kill()
@@ -111,6 +119,7 @@ def test_sessions_survive_a_busy_core_and_replies_slower_than_the_keepalive(tmp_
 
 
 # ---- 2a. backends a client may name ------------------------------------------------------
+
 
 def test_a_client_cannot_name_a_server_file_as_its_backend(server_url):
     for backend_id in ("replay:/etc", "local:/etc/passwd", " replay:runs/x ", "local:model.gguf"):
@@ -136,6 +145,7 @@ def test_only_the_configured_backends_are_offered_and_ids_are_normalised(backend
             ws, ready = await _connect(url, wire.SessionConfig(backend="  openai:fake\n"))
             await ws.close()
             return ready
+
         assert asyncio.run(padded()) == {"type": "ready", "protocol": 1, "backend": "openai:fake"}
 
 
@@ -146,10 +156,12 @@ def test_a_client_may_name_only_the_describers_the_server_offers(backend):
             assert (first["code"], code) == ("describer_not_allowed", wire.CLOSE_BAD_HELLO), describer
             assert first["message"].endswith("allowed: opencv, authored")
         for describer in ("opencv", "authored"):
+
             async def go():
                 ws, ready = await _connect(url, wire.SessionConfig(backend="openai:fake", describer=describer))
                 await ws.close()
                 return ready["type"]
+
             assert asyncio.run(go()) == "ready", describer
     offered = ServerSettings(allowed_describers=(" openai:gpt-4o-mini ", "opencv"))
     assert offered.allowed_describers == ("openai:gpt-4o-mini", "opencv")
@@ -157,6 +169,7 @@ def test_a_client_may_name_only_the_describers_the_server_offers(backend):
 
 def test_the_server_caps_how_many_backends_it_opens(backend):
     with running_server(ServerSettings(backend_base_url=backend.base_url, max_open_backends=2)) as url:
+
         async def go():
             opened = []
             for name in ("openai:a", "openai:b", "openai:a"):
@@ -164,6 +177,7 @@ def test_the_server_caps_how_many_backends_it_opens(backend):
                 opened.append(ready["type"])
                 await ws.close()
             return opened
+
         assert asyncio.run(go()) == ["ready", "ready", "ready"]
         first, code = _refused(url, config=wire.SessionConfig(backend="openai:c"))
     assert (first["code"], code) == ("backend_not_allowed", wire.CLOSE_BAD_HELLO)
@@ -174,8 +188,23 @@ def test_serve_offers_local_only_unless_told(serve_without_listening, monkeypatc
     serve, seen = serve_without_listening
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-serve")  # the offered openai backends and describer need one
     assert serve([]) == 0
-    assert serve(["--backend", " openai:m ", "--backend", "local:/models/x.gguf", "--idle-timeout", "120",
-                  "--max-sessions", "3", "--describer", "openai:v"]) == 0
+    assert (
+        serve(
+            [
+                "--backend",
+                " openai:m ",
+                "--backend",
+                "local:/models/x.gguf",
+                "--idle-timeout",
+                "120",
+                "--max-sessions",
+                "3",
+                "--describer",
+                "openai:v",
+            ]
+        )
+        == 0
+    )
     settings = [config.app.state.settings for config in seen]
     assert settings[0].allowed_backends == ("local",) and seen[0].ws_max_size == wire.MAX_WIRE_BYTES
     assert settings[0].allowed_describers == ("opencv", "authored")  # no model describer unless offered
@@ -185,6 +214,7 @@ def test_serve_offers_local_only_unless_told(serve_without_listening, monkeypatc
 
 
 # ---- 2b. frame memory --------------------------------------------------------------------
+
 
 def test_frame_buffers_are_capped_per_session_and_in_total_oldest_first():
     frame = b"\xff\xd8" + bytes(99_998)  # 100 kB
@@ -208,10 +238,12 @@ def test_frame_buffers_are_capped_per_session_and_in_total_oldest_first():
 
 def test_big_fast_frames_stay_within_the_servers_frame_budget_and_audio_still_counts(backend):
     big = b"\xff\xd8" + bytes(450_000)
-    settings = ServerSettings(backend_base_url=backend.base_url, frame_bytes_per_session=2_000_000,
-                              frame_bytes_total=3_000_000)
+    settings = ServerSettings(
+        backend_base_url=backend.base_url, frame_bytes_per_session=2_000_000, frame_bytes_total=3_000_000
+    )
     scenario = BANK.get("sc-01")
     with running_server(settings) as url:
+
         async def flood():
             ws, ready = await _connect(url)
             for t in range(40):
@@ -229,12 +261,14 @@ def test_big_fast_frames_stay_within_the_servers_frame_budget_and_audio_still_co
             for ws in floods:
                 await ws.close()
             return result, health
+
         result, health = asyncio.run(go())
     assert result.input.speech_source == "perceived" and result.input.speech
     assert 0 < health["frame_bytes"] <= 3_000_000
 
 
 # ---- 2c. malformed input: an answer, never a dropped connection ----------------------------
+
 
 def test_malformed_hellos_get_their_error_and_4002(server_url):
     long_number = "1" * 5000
@@ -275,6 +309,7 @@ def test_tokens_are_compared_as_bytes_and_checked_before_the_config(backend):
             ws, ready = await _connect(url, token="sécret-✓")
             await ws.close()
             return ready["type"]
+
         assert asyncio.run(good()) == "ready"
 
 
@@ -282,13 +317,16 @@ def test_malformed_messages_after_ready_are_violations_not_crashes(server_url):
     async def go():
         ws, ready = await _connect(server_url)
         answers = []
-        for message in ('{"type": "turn.end", "n": %s}' % ("9" * 5000),
-                        "[" * 1000 + "]" * 1000,
-                        '{"type": "turn.end", "x": %s}' % ("[" * 100 + "]" * 100)):
+        for message in (
+            '{"type": "turn.end", "n": %s}' % ("9" * 5000),
+            "[" * 1000 + "]" * 1000,
+            '{"type": "turn.end", "x": %s}' % ("[" * 100 + "]" * 100),
+        ):
             await ws.send(message)
             answers.append(json.loads(await ws.recv()))
         events, code = await _closed(ws)
         return answers, code
+
     answers, code = asyncio.run(go())
     assert [a["code"] for a in answers] == ["bad_json", "bad_json", "bad_json"]
     assert "closing after 3 violations" in answers[-1]["message"] and code == wire.CLOSE_LIMITS
@@ -305,11 +343,13 @@ def test_a_message_over_the_limit_gets_too_large_before_anything_closes(server_u
         await ws.send(wire.encode_message("session.end"))
         _, code = await _closed(ws)
         return first, second, code
+
     first, second, code = asyncio.run(go())
     assert first["code"] == "too_large" and second["code"] == "too_large" and code == wire.CLOSE_NORMAL
 
 
 # ---- 2d. audio rate at arrival -----------------------------------------------------------
+
 
 def test_clients_paced_just_under_the_audio_limit_are_never_closed(server_url):
     """Three clients send silence at 19x real time for 3 s of wall time each."""
@@ -326,6 +366,7 @@ def test_clients_paced_just_under_the_audio_limit_are_never_closed(server_url):
 
     async def go():
         return await asyncio.gather(*(paced() for _ in range(3)))
+
     for events, code in asyncio.run(go()):
         assert events == [] and code == wire.CLOSE_NORMAL
 
@@ -340,15 +381,19 @@ def test_audio_far_over_the_limit_is_refused_and_closed(server_url):
         except websockets.ConnectionClosed:
             pass
         return await _closed(ws)
+
     events, code = asyncio.run(go())
     assert [e["code"] for e in events] == ["audio_rate"] * 3 and code == wire.CLOSE_LIMITS
 
 
 # ---- 2e. idle and surplus sessions -------------------------------------------------------
 
+
 def test_idle_sessions_and_silent_connections_are_closed(backend):
-    with running_server(ServerSettings(backend_base_url=backend.base_url, idle_timeout_s=1.0,
-                                       hello_timeout_s=1.0)) as url:
+    with running_server(
+        ServerSettings(backend_base_url=backend.base_url, idle_timeout_s=1.0, hello_timeout_s=1.0)
+    ) as url:
+
         async def idle():
             ws, ready = await _connect(url)
             return ready["type"], await _closed(ws)
@@ -356,6 +401,7 @@ def test_idle_sessions_and_silent_connections_are_closed(backend):
         async def silent():
             ws = await websockets.connect(url + "/v1/session")
             return await _closed(ws)
+
         ready, (events, code) = asyncio.run(idle())
         assert ready == "ready" and [e["code"] for e in events] == ["idle_timeout"] and code == wire.CLOSE_IDLE
         events, code = asyncio.run(silent())
@@ -364,6 +410,7 @@ def test_idle_sessions_and_silent_connections_are_closed(backend):
 
 def test_sessions_over_the_cap_get_server_busy_and_the_others_go_on(backend):
     with running_server(ServerSettings(backend_base_url=backend.base_url, max_sessions=2)) as url:
+
         async def go():
             held = [await _connect(url) for _ in range(2)]
             busy, refused = await _connect(url)
@@ -378,6 +425,7 @@ def test_sessions_over_the_cap_get_server_busy_and_the_others_go_on(backend):
             after, ready = await _connect(url)  # a freed place is taken again
             await after.close()
             return refused, code, closes, ready["type"]
+
         refused, code, closes, again = asyncio.run(go())
     assert refused["code"] == "server_busy" and code == wire.CLOSE_BUSY
     assert closes == [wire.CLOSE_NORMAL] * 2 and again == "ready"
@@ -401,6 +449,7 @@ def test_bare_connections_that_never_finish_a_handshake_are_dropped(monkeypatch)
 
 # ---- 2f. secrets in error texts ----------------------------------------------------------
 
+
 class EchoingBackend(HTTPFake):
     """An OpenAI-compatible endpoint that rejects every request, quoting the key it was sent."""
 
@@ -408,9 +457,15 @@ class EchoingBackend(HTTPFake):
         class Handler(QuietHandler):
             def do_POST(self):
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                self.send_json(400, {"error": {"message": f"Incorrect API key provided: "
-                                                          f"{self.headers.get('Authorization')}",
-                                               "type": "invalid_request_error"}})
+                self.send_json(
+                    400,
+                    {
+                        "error": {
+                            "message": f"Incorrect API key provided: {self.headers.get('Authorization')}",
+                            "type": "invalid_request_error",
+                        }
+                    },
+                )
 
         super().__init__(Handler)
 
@@ -420,13 +475,16 @@ def test_a_backend_echoing_the_key_never_puts_it_in_an_event_or_a_log(monkeypatc
     caplog.set_level(logging.WARNING, logger="wearsim.server")
     with EchoingBackend() as echo:
         with running_server(ServerSettings(backend_base_url=echo.base_url)) as url:
+
             async def go():
-                conversation = StreamConversation(BANK.get("sc-01"), BASELINE,
-                                                  GlassesSettings(url=url, backend="openai:leaky"))
+                conversation = StreamConversation(
+                    BANK.get("sc-01"), BASELINE, GlassesSettings(url=url, backend="openai:leaky")
+                )
                 try:
                     await conversation.send(1)
                 finally:
                     await conversation.aclose()
+
             with pytest.raises(ServerError) as info:
                 asyncio.run(go())
     assert "backend_error" in str(info.value) and "Incorrect API key provided" in str(info.value)
@@ -435,8 +493,13 @@ def test_a_backend_echoing_the_key_never_puts_it_in_an_event_or_a_log(monkeypatc
 
 
 def test_scrub_removes_every_configured_secret(monkeypatch):
-    for name, value in (("GEMINI_API_KEY", "gk-1"), ("GOOGLE_API_KEY", "gg-2"), ("ANTHROPIC_API_KEY", "ak-3"),
-                        ("WEARSIM_TOKEN", "wt-4"), ("OPENAI_API_KEY", "ok-5")):
+    for name, value in (
+        ("GEMINI_API_KEY", "gk-1"),
+        ("GOOGLE_API_KEY", "gg-2"),
+        ("ANTHROPIC_API_KEY", "ak-3"),
+        ("WEARSIM_TOKEN", "wt-4"),
+        ("OPENAI_API_KEY", "ok-5"),
+    ):
         monkeypatch.setenv(name, value)
     text = scrub("gk-1 gg-2 ak-3 wt-4 ok-5 server-tok", ServerSettings(token="server-tok"))
     assert text == " ".join(["[redacted]"] * 6)

@@ -5,19 +5,16 @@ calls do their part, and that the server makes them."""
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import asyncio
 import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from streaming import memory
-
+from tests.paths import ROOT
 
 # four threads decode a 4096x2160 JPEG and encode it again at quality 100, twelve times each, as a
 # session's frame steps do; prints the RSS growth in MB once they are done
@@ -59,8 +56,9 @@ print(round(rss_mb() - before, 1))
 
 
 def frame_work_growth(mode: str) -> float:
-    done = subprocess.run([sys.executable, "-c", FRAME_WORK, mode], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", FRAME_WORK, mode], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return float(done.stdout.strip())
 
@@ -75,9 +73,9 @@ def test_large_frames_freed_in_threads_go_back_to_the_system():
 
 def test_the_server_trims_once_after_sessions_close(monkeypatch):
     """Two sessions close: one trim, a moment after the later close; the threshold fixed at start."""
+    from streaming import wire
     from streaming.app import ServerSettings
     from streaming.local_server import running_server
-    from streaming import wire
     from tests.fake_openai import FakeOpenAI
 
     trims, fixed = [], []
@@ -101,8 +99,10 @@ def test_the_server_trims_once_after_sessions_close(monkeypatch):
         await asyncio.sleep(2.5)
         return closed
 
-    with FakeOpenAI(reply="Fine.") as api, \
-            running_server(ServerSettings(backend_base_url=api.base_url, allowed_backends=("openai:fake",))) as url:
+    with (
+        FakeOpenAI(reply="Fine.") as api,
+        running_server(ServerSettings(backend_base_url=api.base_url, allowed_backends=("openai:fake",))) as url,
+    ):
         closed = asyncio.run(two_sessions(url))
     assert fixed == [True]
     assert len(trims) == 1 and trims[0] - closed > 0.5, (trims, closed)

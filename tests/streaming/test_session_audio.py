@@ -31,9 +31,11 @@ def test_a_lost_chunk_becomes_silence_of_its_length_and_short_jitter_or_a_long_p
         async def audio(self, pcm16):
             self.got.append(len(pcm16))
 
-        async def frame(self, t_ms, jpeg): return None
+        async def frame(self, t_ms, jpeg):
+            return None
 
-        async def aclose(self): return None
+        async def aclose(self):
+            return None
 
     async def go():
         heard, backend = Heard(), Backend()

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 import websockets
 
+from benchmark.stream_conversation import StreamConversation
 from core.candidate import USAGE_FIELDS, Usage
 from core.records import TurnInput, TurnMetrics, build_user_turn
 from core.scenario import load_bank
-from benchmark.stream_conversation import StreamConversation
 from media_effects.frames import encode_jpeg
 from perception.quality import word_error_rate
 from simulator.pacing import Pacer
@@ -38,6 +38,7 @@ def secured_url(backend):
 
 # ---- codec ---------------------------------------------------------------
 
+
 def test_media_round_trip():
     for kind, payload in ((wire.KIND_AUDIO, b"\x01\x00" * 320), (wire.KIND_FRAME, JPEG)):
         media = wire.decode_media(wire.encode_media(kind, 123456789, payload))
@@ -48,28 +49,69 @@ def test_every_message_type_round_trips():
     for message_type in wire.CLIENT_TYPES:
         text = wire.encode_message(message_type, t_ms=2)
         assert wire.decode_message(text, allowed=(message_type,)) == {"type": message_type, "t_ms": 2}
-    config = wire.SessionConfig(backend="openai:x", system_prompt="sys", silence_ms=900,
-                                fallback_camera={"1": "a grey disc"}, fallback_context="steam", output="audio")
+    config = wire.SessionConfig(
+        backend="openai:x",
+        system_prompt="sys",
+        silence_ms=900,
+        fallback_camera={"1": "a grey disc"},
+        fallback_context="steam",
+        output="audio",
+    )
     token, parsed = wire.parse_hello(wire.hello("tok", config))
     assert token == "tok" and parsed == config
 
 
 def test_every_server_event_round_trips_typed():
-    turn_input = TurnInput(turn=1, camera_block="a grey disc", speech="what is this", camera_source="perceived", speech_source="perceived", context_block="steam", context_source="authored",
-                           timings={"asr_decode_s": 0.2})
+    turn_input = TurnInput(
+        turn=1,
+        camera_block="a grey disc",
+        speech="what is this",
+        camera_source="perceived",
+        speech_source="perceived",
+        context_block="steam",
+        context_source="authored",
+        timings={"asr_decode_s": 0.2},
+    )
     events = [
-        wire.Ready(protocol=1, backend="local"), wire.SpeechStarted(t_ms=40), wire.TranscriptPartial(text="wha", t_ms=300),
-        wire.TranscriptFinal(turn=1, text="what is this", start_ms=40, end_ms=900), wire.CameraBlock(turn=1, text="a grey disc", source="perceived", context="steam", context_source="authored"),
-        wire.TurnInputEvent(turn=1, input=turn_input), wire.AssistantDelta(turn=1, text="A d"), wire.AssistantAudio(turn=1, audio="EAAQAA==", rate=24000),
-        wire.AssistantDone(turn=1, text="A disc.", usage=Usage(input_tokens=12, output_tokens=3, input_text_tokens=10, input_image_tokens=2,
-                                               output_text_tokens=3)),
-        wire.Metrics(turn=1, latency_s=TurnMetrics(reply_done=1.5)), wire.Error(code="bad_json", message="message is not JSON"),
-        wire.RemarkDelta(probe=2, text="Careful"), wire.RemarkAudio(probe=2, audio="EAAQAA==", rate=24000),
-        wire.ProbeDone(probe=2, asked_ms=15_020, frame_ms=15_000, text="Careful, the guard is taped up.", silent=False, first_s=0.84, done_s=1.2,
-                       usage=Usage(input_tokens=40, output_tokens=9, input_text_tokens=40, output_text_tokens=9)),
+        wire.Ready(protocol=1, backend="local"),
+        wire.SpeechStarted(t_ms=40),
+        wire.TranscriptPartial(text="wha", t_ms=300),
+        wire.TranscriptFinal(turn=1, text="what is this", start_ms=40, end_ms=900),
+        wire.CameraBlock(turn=1, text="a grey disc", source="perceived", context="steam", context_source="authored"),
+        wire.TurnInputEvent(turn=1, input=turn_input),
+        wire.AssistantDelta(turn=1, text="A d"),
+        wire.AssistantAudio(turn=1, audio="EAAQAA==", rate=24000),
+        wire.AssistantDone(
+            turn=1,
+            text="A disc.",
+            usage=Usage(
+                input_tokens=12, output_tokens=3, input_text_tokens=10, input_image_tokens=2, output_text_tokens=3
+            ),
+        ),
+        wire.Metrics(turn=1, latency_s=TurnMetrics(reply_done=1.5)),
+        wire.Error(code="bad_json", message="message is not JSON"),
+        wire.RemarkDelta(probe=2, text="Careful"),
+        wire.RemarkAudio(probe=2, audio="EAAQAA==", rate=24000),
+        wire.ProbeDone(
+            probe=2,
+            asked_ms=15_020,
+            frame_ms=15_000,
+            text="Careful, the guard is taped up.",
+            silent=False,
+            first_s=0.84,
+            done_s=1.2,
+            usage=Usage(input_tokens=40, output_tokens=9, input_text_tokens=40, output_text_tokens=9),
+        ),
         wire.ProbeDone(probe=3, asked_ms=20_020, frame_ms=20_000, text="[silent]", silent=True),
-        wire.ProbeDone(probe=4, asked_ms=25_020, frame_ms=25_000, text="[silent]", silent=True, camera="A tall steel vessel.",
-                       incomplete="cut short: a user started speaking"),
+        wire.ProbeDone(
+            probe=4,
+            asked_ms=25_020,
+            frame_ms=25_000,
+            text="[silent]",
+            silent=True,
+            camera="A tall steel vessel.",
+            incomplete="cut short: a user started speaking",
+        ),
         wire.ProbePaced(asked_ms=30_000, gap_s=2.0, min_gap_s=1.0, rate=4.0, sessions=8),
         wire.WatchDone(probes=3, frames={"sent_ms": [1000, 2000]}),
         wire.WatchDone(probes=4, frames={"sent_ms": [1000]}, skipped=12),
@@ -81,8 +123,14 @@ def test_every_server_event_round_trips_typed():
     assert on_wire["user_message"] == "[Camera: a grey disc]\nwhat is this"
     assert on_wire["context_message"] == "[Camera: steam]"
     usage = json.loads(wire.encode_event(events[8]))["usage"]
-    assert usage == {**dict.fromkeys(USAGE_FIELDS), "input_tokens": 12, "output_tokens": 3, "input_text_tokens": 10,
-                     "input_image_tokens": 2, "output_text_tokens": 3}  # unknown parts are null, not 0
+    assert usage == {
+        **dict.fromkeys(USAGE_FIELDS),
+        "input_tokens": 12,
+        "output_tokens": 3,
+        "input_text_tokens": 10,
+        "input_image_tokens": 2,
+        "output_text_tokens": 3,
+    }  # unknown parts are null, not 0
     # a server of an earlier version sent the two totals only: the split reads as unknown
     old = json.loads(wire.encode_event(events[8]))
     old["usage"] = {"input_tokens": 12, "output_tokens": 3}
@@ -93,10 +141,12 @@ def test_every_server_event_round_trips_typed():
 
 
 def test_unknown_or_malformed_server_events_are_rejected():
-    for text, words in (('{"type": "assistant.shout", "text": "hi"}', "unknown server event type"),
-                        ('{"type": "assistant.delta", "turn": 1}', "missing field(s) ['text']"),
-                        ('{"type": "speech.started", "t_ms": 1, "colour": 2}', "unknown field(s) ['colour']"),
-                        ('{"type": "turn.input", "turn": 1, "input": {"turn": 1}}', "field 'speech'")):
+    for text, words in (
+        ('{"type": "assistant.shout", "text": "hi"}', "unknown server event type"),
+        ('{"type": "assistant.delta", "turn": 1}', "missing field(s) ['text']"),
+        ('{"type": "speech.started", "t_ms": 1, "colour": 2}', "unknown field(s) ['colour']"),
+        ('{"type": "turn.input", "turn": 1, "input": {"turn": 1}}', "field 'speech'"),
+    ):
         with pytest.raises(wire.WireError, match=re.escape(words)):
             wire.decode_event(text)
     with pytest.raises(wire.WireError):
@@ -108,8 +158,10 @@ def test_codec_errors_are_named():
         (lambda: wire.decode_media(b"\x01\x00"), "bad_media"),
         (lambda: wire.decode_media(wire.encode_media(wire.KIND_AUDIO, 0, b"\x01")), "bad_media"),
         (lambda: wire.decode_media(wire.encode_media(wire.KIND_FRAME, 0, b"not a jpeg")), "bad_media"),
-        (lambda: wire.decode_media(wire.encode_media(wire.KIND_FRAME, 0, b"\xff\xd8" + bytes(600_000))),
-         "frame_too_large"),
+        (
+            lambda: wire.decode_media(wire.encode_media(wire.KIND_FRAME, 0, b"\xff\xd8" + bytes(600_000))),
+            "frame_too_large",
+        ),
         (lambda: wire.decode_message("{oops"), "bad_json"),
         (lambda: wire.decode_message('{"type": "assistant.done"}'), "bad_message"),
         (lambda: wire.parse_hello('{"type": "hello", "protocol": 9}'), "bad_hello"),
@@ -122,6 +174,7 @@ def test_codec_errors_are_named():
 
 
 # ---- pacing --------------------------------------------------------------
+
 
 class FakeClock:
     def __init__(self, send_cost=0.0):
@@ -143,6 +196,7 @@ def test_pacer_keeps_the_schedule_without_drift():
             await pacer.wait(i * 20)
             clock.sent.append(clock.now)
             clock.now += 0.007
+
     asyncio.run(go())
     offsets = [sent - 100.0 - i * 0.020 for i, sent in enumerate(clock.sent)]
     assert max(abs(o) for o in offsets) < 1e-9  # a late send never shifts the next one
@@ -160,6 +214,7 @@ def test_pacer_speed_fast_and_tolerance_under_slow_sends():
             times.append(clock.now)
             clock.now += cost
         return times
+
     times = asyncio.run(go(pacer, 0.0))
     assert times[-1] - times[0] == pytest.approx(99 * 0.010)
     # sends slower than the schedule (30 ms each for 20 ms of audio) fall behind, and it is recorded
@@ -174,6 +229,7 @@ def test_pacer_speed_fast_and_tolerance_under_slow_sends():
 
 # ---- server --------------------------------------------------------------
 
+
 async def _hello(url, token=None, **config):
     ws = await websockets.connect(url + "/v1/session")
     await ws.send(wire.hello(token, wire.SessionConfig(**({"backend": "openai:fake"} | config))))
@@ -186,6 +242,7 @@ def test_unauthenticated_session_is_refused(secured_url):
         with pytest.raises(websockets.ConnectionClosed) as info:
             await ws.recv()
         return first, info.value.rcvd.code
+
     first, code = asyncio.run(go())
     assert first == {"type": "error", "code": "unauthenticated", "message": "missing or wrong token"}
     assert code == wire.CLOSE_UNAUTHENTICATED
@@ -194,6 +251,7 @@ def test_unauthenticated_session_is_refused(secured_url):
         ws, first = await _hello(secured_url, token="s3cret")
         await ws.close()
         return first
+
     assert asyncio.run(good())["type"] == "ready"
 
 
@@ -216,6 +274,7 @@ def test_bad_messages_get_errors_then_a_close_and_others_keep_working(server_url
         with pytest.raises(websockets.ConnectionClosed) as closed:
             await good.recv()
         return first, second, third, info.value.rcvd.code, closed.value.rcvd.code
+
     first, second, third, code, good_code = asyncio.run(go())
     assert first["code"] == "bad_json" and second["code"] == "frame_too_large"
     assert third["code"] == "bad_media" and "closing after 3 violations" in third["message"]
@@ -224,29 +283,40 @@ def test_bad_messages_get_errors_then_a_close_and_others_keep_working(server_url
 
 def _play(url, scenario, turns=(1, 2), camera=True):
     async def go():
-        conversation = StreamConversation(scenario, BASELINE, GlassesSettings(url=url, backend="openai:fake"),
-                                          camera=camera)
+        conversation = StreamConversation(
+            scenario, BASELINE, GlassesSettings(url=url, backend="openai:fake"), camera=camera
+        )
         try:
             return [await conversation.send(turn) for turn in turns], conversation.messages
         finally:
             await conversation.aclose()
+
     return asyncio.run(go())
 
 
 def test_without_media_the_stream_gives_the_text_path_turn_inputs(server_url):
     scenario = BANK.get("sc-01")  # speech media only: no frames
     results, messages = _play(server_url, scenario)
-    for result, image, speech in zip(results, (scenario.turn_1_image, scenario.turn_2_image),
-                                     (scenario.turn_1_user, scenario.turn_2_user)):
+    for result, image, speech in zip(
+        results, (scenario.turn_1_image, scenario.turn_2_image), (scenario.turn_1_user, scenario.turn_2_user)
+    ):
         sent = result.input
         assert sent.camera_source == "authored" and sent.camera_block == image
         assert sent.speech_source == "perceived" and word_error_rate(speech, sent.speech) <= 0.7
         assert sent.user_message == build_user_turn(image, sent.speech)
         assert set(result.metrics.to_json()) == {
-            "speech_end_to_transcript_final", "speech_end_to_camera_block", "speech_end_to_first_token",
-            "speech_end_to_first_audio", "speech_end_to_reply_done", "turn_end_to_first_token", "last_frame_age_s"}
-        assert all(getattr(result.metrics, stage) is not None for stage in
-                   ("transcript_final", "camera_block", "first_token", "reply_done", "turn_end_to_first_token"))
+            "speech_end_to_transcript_final",
+            "speech_end_to_camera_block",
+            "speech_end_to_first_token",
+            "speech_end_to_first_audio",
+            "speech_end_to_reply_done",
+            "turn_end_to_first_token",
+            "last_frame_age_s",
+        }
+        assert all(
+            getattr(result.metrics, stage) is not None
+            for stage in ("transcript_final", "camera_block", "first_token", "reply_done", "turn_end_to_first_token")
+        )
         assert result.metrics.first_audio is None  # a chat backend answers in text
         assert result.metrics.last_frame_age_s is None  # nor is it streamed frames
         assert 0 <= result.metrics.turn_end_to_first_token <= result.metrics.first_token
@@ -275,9 +345,28 @@ def test_camera_ablation_over_the_stream(server_url):
 
 def _bench(args, run_dir, backend):
     done = subprocess.run(
-        [sys.executable, "-m", "benchmark", "bench", "--model", "openai:fake", "--base-url", backend.base_url,
-         "--judge-family", "lexical", "--conditions", "baseline", "--output-dir", str(run_dir), *args],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "OPENAI_API_KEY": ""})
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--model",
+            "openai:fake",
+            "--base-url",
+            backend.base_url,
+            "--judge-family",
+            "lexical",
+            "--conditions",
+            "baseline",
+            "--output-dir",
+            str(run_dir),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "OPENAI_API_KEY": ""},
+    )
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
 
@@ -331,8 +420,7 @@ def test_frames_wait_in_the_capped_buffer_for_a_busy_worker_and_then_meet_the_po
         api = Api()
         live = LiveConversation(None, "x")
         live.session = api
-        session = Session(wire.SessionConfig(backend="openai-realtime:x"), Silent(), RealtimeBackend(live),
-                          send=None)
+        session = Session(wire.SessionConfig(backend="openai-realtime:x"), Silent(), RealtimeBackend(live), send=None)
         session.frames.max_frames = 20
         frames = [JPEG + bytes([i]) for i in range(30)]
         for i, frame in enumerate(frames):  # the worker is not running: a flood while it is busy

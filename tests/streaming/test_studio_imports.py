@@ -34,7 +34,7 @@ def _webm(path, seconds: float, width: int, height: int, fps: int):
         out.mux(video.encode())
         tone = (np.sin(np.arange(int(48000 * seconds)) * 2 * np.pi * 440 / 48000) * 8000).astype(np.int16)
         for start in range(0, len(tone) - 960, 960):
-            frame = av.AudioFrame.from_ndarray(tone[None, start:start + 960], format="s16", layout="mono")
+            frame = av.AudioFrame.from_ndarray(tone[None, start : start + 960], format="s16", layout="mono")
             frame.sample_rate, frame.pts = 48000, start
             out.mux(audio.encode(frame))
         out.mux(audio.encode())
@@ -42,8 +42,12 @@ def _webm(path, seconds: float, width: int, height: int, fps: int):
 
 
 def _save(http: str, body: bytes, step: str, timeout: float = 60) -> httpx.Response:
-    return httpx.post(f"{http}/v1/record?scenario=sc-01&step={step}", content=body, timeout=timeout,
-                      headers={"Origin": http, "Content-Type": "video/webm"})
+    return httpx.post(
+        f"{http}/v1/record?scenario=sc-01&step={step}",
+        content=body,
+        timeout=timeout,
+        headers={"Origin": http, "Content-Type": "video/webm"},
+    )
 
 
 def test_imports_run_on_their_own_pool_and_past_its_queue_answer_busy(tmp_path, monkeypatch):

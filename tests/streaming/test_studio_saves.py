@@ -4,12 +4,9 @@ root that does not exist, and what an upload error shows."""
 
 from __future__ import annotations
 
-from tests.paths import FIXTURES
-
 import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import numpy as np
@@ -19,6 +16,7 @@ from benchmark.cli import main
 from media_effects.media_library import load_index, register, verify
 from streaming.app import ServerSettings
 from streaming.local_server import running_server
+from tests.paths import FIXTURES
 
 EXTERNAL_BANK = FIXTURES / "banks" / "external.jsonl"
 
@@ -40,7 +38,7 @@ def webm(tmp_path_factory) -> bytes:
         out.mux(video.encode())
         tone = (np.sin(np.arange(48000) * 2 * np.pi * 440 / 48000) * 8000).astype(np.int16)
         for start in range(0, 48000, 960):
-            frame = av.AudioFrame.from_ndarray(tone[None, start:start + 960], format="s16", layout="mono")
+            frame = av.AudioFrame.from_ndarray(tone[None, start : start + 960], format="s16", layout="mono")
             frame.sample_rate, frame.pts = 48000, start
             out.mux(audio.encode(frame))
         out.mux(audio.encode())
@@ -48,8 +46,12 @@ def webm(tmp_path_factory) -> bytes:
 
 
 def _save(http: str, body: bytes, scenario: str, step: str = "turn_1") -> httpx.Response:
-    return httpx.post(f"{http}/v1/record?scenario={scenario}&step={step}", content=body, timeout=120,
-                      headers={"Origin": http, "Content-Type": "video/webm"})
+    return httpx.post(
+        f"{http}/v1/record?scenario={scenario}&step={step}",
+        content=body,
+        timeout=120,
+        headers={"Origin": http, "Content-Type": "video/webm"},
+    )
 
 
 def test_twenty_parallel_studio_saves_all_land_in_a_valid_index(tmp_path, webm):
@@ -81,6 +83,7 @@ def test_parallel_registers_in_one_process_lose_nothing(tmp_path):
     def one(path):
         start.wait()
         register(root, path, "recorded", "test")
+
     with ThreadPoolExecutor(len(files)) as pool:
         list(pool.map(one, files))  # the old code: FileNotFoundError on the shared index.tmp, or lost entries
     assert len(load_index(root)["files"]) == 40

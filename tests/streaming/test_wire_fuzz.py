@@ -18,26 +18,77 @@ SEED = 20240607
 ROUNDS = 3000
 
 JPEG = encode_jpeg(np.full((16, 16, 3), 90, np.uint8))
-TURN_INPUT = TurnInput(turn=1, camera_block="a grey disc", speech="what is this", camera_source="perceived", speech_source="perceived", context_block="steam", context_source="authored",
-                       timings={"asr_decode_s": 0.2})
-EVENTS = [wire.Ready(protocol=1, backend="local"), wire.SpeechStarted(t_ms=40), wire.TranscriptPartial(text="wha", t_ms=300),
-          wire.TranscriptFinal(turn=1, text="what is this", start_ms=40, end_ms=900), wire.CameraBlock(turn=1, text="a disc", source="perceived", context="x", context_source="authored"),
-          wire.TurnInputEvent(turn=1, input=TURN_INPUT), wire.AssistantDelta(turn=1, text="A d"), wire.AssistantDone(turn=1, text="A disc.", usage=Usage(input_tokens=12, output_tokens=3, input_text_tokens=12, input_audio_tokens=0, input_image_tokens=0, cached_input_tokens=4)),
-          wire.Metrics(turn=1, latency_s=TurnMetrics(reply_done=1.5)), wire.Error(code="bad_json", message="message is not JSON")]
+TURN_INPUT = TurnInput(
+    turn=1,
+    camera_block="a grey disc",
+    speech="what is this",
+    camera_source="perceived",
+    speech_source="perceived",
+    context_block="steam",
+    context_source="authored",
+    timings={"asr_decode_s": 0.2},
+)
+EVENTS = [
+    wire.Ready(protocol=1, backend="local"),
+    wire.SpeechStarted(t_ms=40),
+    wire.TranscriptPartial(text="wha", t_ms=300),
+    wire.TranscriptFinal(turn=1, text="what is this", start_ms=40, end_ms=900),
+    wire.CameraBlock(turn=1, text="a disc", source="perceived", context="x", context_source="authored"),
+    wire.TurnInputEvent(turn=1, input=TURN_INPUT),
+    wire.AssistantDelta(turn=1, text="A d"),
+    wire.AssistantDone(
+        turn=1,
+        text="A disc.",
+        usage=Usage(
+            input_tokens=12,
+            output_tokens=3,
+            input_text_tokens=12,
+            input_audio_tokens=0,
+            input_image_tokens=0,
+            cached_input_tokens=4,
+        ),
+    ),
+    wire.Metrics(turn=1, latency_s=TurnMetrics(reply_done=1.5)),
+    wire.Error(code="bad_json", message="message is not JSON"),
+]
 TEXT_SEEDS = [
     wire.hello("tok", wire.SessionConfig(backend="openai:x", fallback_camera={"1": "a mug"}, fallback_context="steam")),
-    wire.encode_message("turn.end", t_ms=5), wire.encode_message("session.end"),
-    *(wire.encode_event(event) for event in EVENTS)]
+    wire.encode_message("turn.end", t_ms=5),
+    wire.encode_message("session.end"),
+    *(wire.encode_event(event) for event in EVENTS),
+]
 MEDIA_SEEDS = [wire.encode_media(wire.KIND_AUDIO, 123, b"\x01\x00" * 320), wire.encode_media(wire.KIND_FRAME, 9, JPEG)]
-ODD_TEXT = ["", " ", "\x00", "\ud800", "\udfff", "é", "✓", "\u202e", "null", "NaN", "-Infinity", "1e999", "[]", "{}",
-            "\\", '"', "9" * 5000, "[" * 1500, "{" * 1500, '{"type":' * 600]
+ODD_TEXT = [
+    "",
+    " ",
+    "\x00",
+    "\ud800",
+    "\udfff",
+    "é",
+    "✓",
+    "\u202e",
+    "null",
+    "NaN",
+    "-Infinity",
+    "1e999",
+    "[]",
+    "{}",
+    "\\",
+    '"',
+    "9" * 5000,
+    "[" * 1500,
+    "{" * 1500,
+    '{"type":' * 600,
+]
 
 
 def random_string(rng: random.Random) -> str:
     if rng.random() < 0.3:
         return rng.choice(ODD_TEXT)
-    return "".join(chr(rng.choice((rng.randrange(32, 127), rng.randrange(0x80, 0x3000), rng.randrange(0xD800, 0xE000))))
-                   for _ in range(rng.randrange(0, 12)))
+    return "".join(
+        chr(rng.choice((rng.randrange(32, 127), rng.randrange(0x80, 0x3000), rng.randrange(0xD800, 0xE000))))
+        for _ in range(rng.randrange(0, 12))
+    )
 
 
 def random_value(rng: random.Random, depth: int = 0):
@@ -85,12 +136,12 @@ def mutate_object(rng: random.Random, data: dict) -> dict:
 def mutate_text(rng: random.Random, text: str) -> str:
     choice = rng.randrange(5)
     if choice == 0:
-        return text[:rng.randrange(0, len(text) + 1)]
+        return text[: rng.randrange(0, len(text) + 1)]
     position = rng.randrange(0, len(text) + 1)
     if choice == 1:
         return text[:position] + random_string(rng) + text[position:]
     if choice == 2:
-        return text[:position] + text[position + rng.randrange(1, 8):]
+        return text[:position] + text[position + rng.randrange(1, 8) :]
     if choice == 3:
         return text[:position] + rng.choice(ODD_TEXT) + text[position:]
     return text * rng.randrange(1, 3)
@@ -120,7 +171,7 @@ def fuzz_media(rng: random.Random) -> bytes:
         for _ in range(rng.randrange(1, 6)):
             data[rng.randrange(len(data))] = rng.randrange(256)
     elif roll < 0.85:
-        del data[rng.randrange(0, len(data)):]
+        del data[rng.randrange(0, len(data)) :]
     elif roll < 0.97:
         data += rng.randbytes(rng.randrange(1, 64))
     else:
@@ -130,8 +181,11 @@ def fuzz_media(rng: random.Random) -> bytes:
 
 def test_every_decoder_raises_only_wire_errors_on_random_and_mutated_input():
     rng = random.Random(SEED)
-    decoders = (("decode_message", wire.decode_message), ("parse_hello", wire.parse_hello),
-                ("decode_event", wire.decode_event))
+    decoders = (
+        ("decode_message", wire.decode_message),
+        ("parse_hello", wire.parse_hello),
+        ("decode_event", wire.decode_event),
+    )
     outcomes = {"decode_media": [0, 0], **{name: [0, 0] for name, _ in decoders}}  # [accepted, refused]
     for round_ in range(ROUNDS):
         cases = [("decode_media", wire.decode_media, fuzz_media(rng))]
@@ -145,8 +199,9 @@ def test_every_decoder_raises_only_wire_errors_on_random_and_mutated_input():
                 assert exc.code and isinstance(exc.message, str)
                 outcomes[name][1] += 1
             except Exception as exc:  # noqa: BLE001 - the point of the test
-                raise AssertionError(f"round {round_}: {name} raised {type(exc).__name__}: {exc} "
-                                     f"on {value!r:.300}") from exc
+                raise AssertionError(
+                    f"round {round_}: {name} raised {type(exc).__name__}: {exc} on {value!r:.300}"
+                ) from exc
     # the mutations reach past the first checks: every decoder both accepted and refused inputs
     assert all(accepted and refused for accepted, refused in outcomes.values()), outcomes
 

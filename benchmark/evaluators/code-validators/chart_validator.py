@@ -22,8 +22,10 @@ import json
 import re
 import sys
 
-MONTHS = {m: i for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
-                                      "dec"], start=1)}
+MONTHS = {
+    m: i
+    for i, m in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], start=1)
+}
 MONTH = r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 DATE_PATTERNS = [
     re.compile(r"\b(?P<year>\d{4})-(?P<mnum>\d{1,2})-(?P<day>\d{1,2})\b"),
@@ -32,17 +34,39 @@ DATE_PATTERNS = [
     re.compile(r"\b(?P<day>\d{1,2})(?:st|nd|rd|th)?\s+" + MONTH + r",?\s+(?P<year>\d{4})\b", re.IGNORECASE),
     re.compile(r"\b" + MONTH + r"\s+(?P<year>\d{4})\b", re.IGNORECASE),
 ]
-CURRENCY = {"$": "USD", "usd": "USD", "us$": "USD", "€": "EUR", "eur": "EUR", "£": "GBP", "gbp": "GBP", "¥": "JPY",
-            "jpy": "JPY"}
-SCALE = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mm": 1e6, "mn": 1e6, "million": 1e6, "b": 1e9, "bn": 1e9,
-         "billion": 1e9, "t": 1e12, "trillion": 1e12}
+CURRENCY = {
+    "$": "USD",
+    "usd": "USD",
+    "us$": "USD",
+    "€": "EUR",
+    "eur": "EUR",
+    "£": "GBP",
+    "gbp": "GBP",
+    "¥": "JPY",
+    "jpy": "JPY",
+}
+SCALE = {
+    "k": 1e3,
+    "thousand": 1e3,
+    "m": 1e6,
+    "mm": 1e6,
+    "mn": 1e6,
+    "million": 1e6,
+    "b": 1e9,
+    "bn": 1e9,
+    "billion": 1e9,
+    "t": 1e12,
+    "trillion": 1e12,
+}
 NUMBER = r"(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
 PERCENT = re.compile(NUMBER + r"\s*(?:%|percent\b|per cent\b)", re.IGNORECASE)
 AMOUNT = re.compile(
-    r"(?P<pre>us\$|\$|€|£|¥|\b(?:usd|eur|gbp|jpy)\b)?\s*" + NUMBER +
-    r"(?:\s*(?P<scale>thousand|million|billion|trillion|bn|mn|mm|k|m|b|t)\b)?"
+    r"(?P<pre>us\$|\$|€|£|¥|\b(?:usd|eur|gbp|jpy)\b)?\s*"
+    + NUMBER
+    + r"(?:\s*(?P<scale>thousand|million|billion|trillion|bn|mn|mm|k|m|b|t)\b)?"
     r"(?:\s*(?P<post>\b(?:usd|eur|gbp|jpy|dollars|euros|pounds)\b))?",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 POST_NAMES = {"dollars": "USD", "euros": "EUR", "pounds": "GBP"}
 
 
@@ -83,8 +107,11 @@ def extract(text: str) -> dict:
         if not (pre or scale or post or "," in raw or "." in raw):
             continue
         value = float(raw.replace(",", "")) * SCALE.get((scale or "").lower(), 1.0)
-        currency = CURRENCY.get((pre or "").lower()) or POST_NAMES.get((post or "").lower()) or \
-            CURRENCY.get((post or "").lower())
+        currency = (
+            CURRENCY.get((pre or "").lower())
+            or POST_NAMES.get((post or "").lower())
+            or CURRENCY.get((post or "").lower())
+        )
         amounts.append((value, currency))
     return {"dates": dates, "percentages": percentages, "amounts": amounts}
 
@@ -98,17 +125,35 @@ def validate(output: str, expected_output: str, input_text: str = "", **kwargs) 
     for pct in want["percentages"]:
         results.append({"kind": "percentage", "expected": pct, "match": any(pct == g for g in got["percentages"])})
     for value, currency in want["amounts"]:
-        close = [g for g, c in got["amounts"]
-                 if abs(g - value) <= tolerance * abs(value) and (currency is None or c is None or c == currency)]
-        results.append({"kind": "amount", "expected": value, "currency": currency, "match": bool(close),
-                        "found": close[0] if close else None})
+        close = [
+            g
+            for g, c in got["amounts"]
+            if abs(g - value) <= tolerance * abs(value) and (currency is None or c is None or c == currency)
+        ]
+        results.append(
+            {
+                "kind": "amount",
+                "expected": value,
+                "currency": currency,
+                "match": bool(close),
+                "found": close[0] if close else None,
+            }
+        )
     if not results:
-        return {"status": "skipped", "score": 0.0, "passed": False,
-                "details": {"reason": "no amount, percentage or date in expected_output"}}
+        return {
+            "status": "skipped",
+            "score": 0.0,
+            "passed": False,
+            "details": {"reason": "no amount, percentage or date in expected_output"},
+        }
     score = sum(r["match"] for r in results) / len(results)
     threshold = float(kwargs.get("threshold", 1.0))
-    return {"status": "processed", "score": round(score, 4), "passed": score >= threshold,
-            "details": {"values": results, "tolerance": tolerance, "extracted_from_output": got}}
+    return {
+        "status": "processed",
+        "score": round(score, 4),
+        "passed": score >= threshold,
+        "details": {"values": results, "tolerance": tolerance, "extracted_from_output": got},
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -118,8 +163,9 @@ def main(argv: list[str]) -> int:
         if not isinstance(data, dict):
             raise ValueError("eval data must be a JSON object")
         kwargs = {k: v for k, v in data.items() if k not in ("output", "expected_output", "input")}
-        result = validate(str(data.get("output", "")), str(data.get("expected_output", "")),
-                          str(data.get("input", "")), **kwargs)
+        result = validate(
+            str(data.get("output", "")), str(data.get("expected_output", "")), str(data.get("input", "")), **kwargs
+        )
     except (ValueError, TypeError, RecursionError) as exc:
         result = {"status": "error", "score": 0.0, "passed": False, "details": {"reason": f"bad input: {exc}"}}
     print(json.dumps(result))

@@ -20,32 +20,89 @@ import json
 import re
 import sys
 
-UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-         "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+UNITS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
 TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
-PHRASES = {"half a dozen": 6, "a dozen": 12, "one dozen": 12, "two dozen": 24, "a couple of": 2, "a pair of": 2,
-           "a single": 1, "a hundred": 100, "one hundred": 100}
+PHRASES = {
+    "half a dozen": 6,
+    "a dozen": 12,
+    "one dozen": 12,
+    "two dozen": 24,
+    "a couple of": 2,
+    "a pair of": 2,
+    "a single": 1,
+    "a hundred": 100,
+    "one hundred": 100,
+}
 WORDS = {word: value for value, word in enumerate(UNITS)} | TENS
 # words that may stand between a count and its noun ("5 green glass bottles")
 MAX_ADJECTIVES = 2
 # words that end a "count noun" phrase: a count never reaches past them
-BREAK_WORDS = ("is|are|was|were|has|have|had|holds|hold|contains|contain|shows|show|with|and|or|of|the|on|in|at|to|"
-               "for|from|by|more|fewer|less|than|but|only|about|shelf|row|page|step")
+BREAK_WORDS = (
+    "is|are|was|were|has|have|had|holds|hold|contains|contain|shows|show|with|and|or|of|the|on|in|at|to|"
+    "for|from|by|more|fewer|less|than|but|only|about|shelf|row|page|step"
+)
 STOP_NOUNS = {"and", "or", "of", "the", "with", "in", "on", "at", "to", "more", "less", "than", "total", "percent"}
 
-NUMBER = (r"(?P<phrase>" + "|".join(re.escape(p) for p in sorted(PHRASES, key=len, reverse=True)) + r")"
-          r"|(?P<digits>\d+(?:,\d{3})*)"
-          r"|(?P<word>(?:" + "|".join(sorted(TENS, key=len, reverse=True)) + r")(?:[- ](?:" + "|".join(UNITS[1:10]) +
-          r"))?|" + "|".join(sorted(UNITS, key=len, reverse=True)) + r")")
-PAIR = re.compile(r"\b(?:" + NUMBER + r")\b\s+((?:[a-z-]+\s+){0," + str(MAX_ADJECTIVES) + r"}?)(?P<noun>[a-z]+)\b",
-                  re.IGNORECASE)
+NUMBER = (
+    r"(?P<phrase>" + "|".join(re.escape(p) for p in sorted(PHRASES, key=len, reverse=True)) + r")"
+    r"|(?P<digits>\d+(?:,\d{3})*)"
+    r"|(?P<word>(?:"
+    + "|".join(sorted(TENS, key=len, reverse=True))
+    + r")(?:[- ](?:"
+    + "|".join(UNITS[1:10])
+    + r"))?|"
+    + "|".join(sorted(UNITS, key=len, reverse=True))
+    + r")"
+)
+PAIR = re.compile(
+    r"\b(?:" + NUMBER + r")\b\s+((?:[a-z-]+\s+){0," + str(MAX_ADJECTIVES) + r"}?)(?P<noun>[a-z]+)\b", re.IGNORECASE
+)
 
 
 # irregular plurals (and -f/-fe -> -ves) a count is often written with
-IRREGULAR = {"knives": "knife", "leaves": "leaf", "loaves": "loaf", "halves": "half", "shelves": "shelf",
-             "wolves": "wolf", "wives": "wife", "lives": "life", "calves": "calf", "scarves": "scarf",
-             "people": "person", "children": "child", "men": "man", "women": "woman", "feet": "foot",
-             "teeth": "tooth", "geese": "goose", "mice": "mouse", "dice": "die", "oxen": "ox"}
+IRREGULAR = {
+    "knives": "knife",
+    "leaves": "leaf",
+    "loaves": "loaf",
+    "halves": "half",
+    "shelves": "shelf",
+    "wolves": "wolf",
+    "wives": "wife",
+    "lives": "life",
+    "calves": "calf",
+    "scarves": "scarf",
+    "people": "person",
+    "children": "child",
+    "men": "man",
+    "women": "woman",
+    "feet": "foot",
+    "teeth": "tooth",
+    "geese": "goose",
+    "mice": "mouse",
+    "dice": "die",
+    "oxen": "ox",
+}
 
 
 def singular(noun: str) -> str:
@@ -92,8 +149,18 @@ def _noun_forms(noun: str) -> str:
 
 def count_of(text: str, noun: str) -> int | None:
     """The count written next to `noun` (up to two words between), or None."""
-    pattern = re.compile(r"\b(?:" + NUMBER + r")\b\s+(?:(?!(?:" + BREAK_WORDS + r")\b)[a-z-]+\s+){0," + str(MAX_ADJECTIVES) + r"}?(?:"
-                         + _noun_forms(noun) + r")\b", re.IGNORECASE)
+    pattern = re.compile(
+        r"\b(?:"
+        + NUMBER
+        + r")\b\s+(?:(?!(?:"
+        + BREAK_WORDS
+        + r")\b)[a-z-]+\s+){0,"
+        + str(MAX_ADJECTIVES)
+        + r"}?(?:"
+        + _noun_forms(noun)
+        + r")\b",
+        re.IGNORECASE,
+    )
     match = pattern.search(text or "")
     return _value(match) if match else None
 
@@ -102,8 +169,12 @@ def validate(output: str, expected_output: str, input_text: str = "", **kwargs) 
     expected = count_pairs(expected_output)
     found = {noun: count_of(output, noun) for noun in expected}
     if not expected:
-        return {"status": "skipped", "score": 0.0, "passed": False,
-                "details": {"reason": "no 'count noun' pair in expected_output"}}
+        return {
+            "status": "skipped",
+            "score": 0.0,
+            "passed": False,
+            "details": {"reason": "no 'count noun' pair in expected_output"},
+        }
     per_object = {}
     for noun, count in expected.items():
         got = found[noun]
@@ -111,9 +182,17 @@ def validate(output: str, expected_output: str, input_text: str = "", **kwargs) 
     matched = sum(1 for item in per_object.values() if item["match"])
     score = matched / len(expected)
     threshold = float(kwargs.get("threshold", 1.0))
-    return {"status": "processed", "score": round(score, 4), "passed": score >= threshold,
-            "details": {"matched": matched, "expected_pairs": len(expected), "objects": per_object,
-                        "counts_in_output": count_pairs(output)}}
+    return {
+        "status": "processed",
+        "score": round(score, 4),
+        "passed": score >= threshold,
+        "details": {
+            "matched": matched,
+            "expected_pairs": len(expected),
+            "objects": per_object,
+            "counts_in_output": count_pairs(output),
+        },
+    }
 
 
 def main(argv: list[str]) -> int:
@@ -123,8 +202,9 @@ def main(argv: list[str]) -> int:
         if not isinstance(data, dict):
             raise ValueError("eval data must be a JSON object")
         kwargs = {k: v for k, v in data.items() if k not in ("output", "expected_output", "input")}
-        result = validate(str(data.get("output", "")), str(data.get("expected_output", "")),
-                          str(data.get("input", "")), **kwargs)
+        result = validate(
+            str(data.get("output", "")), str(data.get("expected_output", "")), str(data.get("input", "")), **kwargs
+        )
     except (ValueError, TypeError, RecursionError) as exc:
         result = {"status": "error", "score": 0.0, "passed": False, "details": {"reason": f"bad input: {exc}"}}
     print(json.dumps(result))

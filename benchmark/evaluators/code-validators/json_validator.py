@@ -27,8 +27,15 @@ import json
 import re
 import sys
 
-TYPE_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number",
-              type(None): "null"}
+TYPE_NAMES = {
+    dict: "object",
+    list: "array",
+    str: "string",
+    bool: "boolean",
+    int: "number",
+    float: "number",
+    type(None): "null",
+}
 
 
 def extract_json(text: str):
@@ -67,8 +74,15 @@ def _walk(expected: dict, actual, prefix: str, missing: list, type_errors: list,
             ok.append(path)
 
 
-SCHEMA_TYPES = {"object": (dict,), "array": (list,), "string": (str,), "boolean": (bool,), "null": (type(None),),
-                "integer": (int,), "number": (int, float)}
+SCHEMA_TYPES = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "integer": (int,),
+    "number": (int, float),
+}
 
 
 def _type_ok(value, wanted) -> bool:
@@ -138,8 +152,11 @@ def _against_schema(data, schema: dict) -> tuple[float, list, list, str]:
             type_errors.append({"key": where or "(root)", "error": message})
     properties = list(schema.get("properties", {})) or list(schema.get("required", []))
     bad = {m.split(".")[0] for m in missing} | {str(e["key"]).split(".")[0] for e in type_errors}
-    score = (len([p for p in properties if p not in bad]) / len(properties)) if properties else \
-        (0.0 if missing or type_errors else 1.0)
+    score = (
+        (len([p for p in properties if p not in bad]) / len(properties))
+        if properties
+        else (0.0 if missing or type_errors else 1.0)
+    )
     return score, missing, type_errors, engine
 
 
@@ -147,24 +164,40 @@ def validate(output: str, expected_output: str, input_text: str = "", **kwargs) 
     try:
         data = extract_json(output)
     except ValueError as exc:
-        return {"status": "processed", "score": 0.0, "passed": False,
-                "details": {"parseable": False, "reason": str(exc), "missing_keys": [], "type_errors": []}}
+        return {
+            "status": "processed",
+            "score": 0.0,
+            "passed": False,
+            "details": {"parseable": False, "reason": str(exc), "missing_keys": [], "type_errors": []},
+        }
     schema = kwargs.get("schema")
     engine = None
     if schema:
         if not isinstance(schema, dict):
-            return {"status": "error", "score": 0.0, "passed": False,
-                    "details": {"reason": "schema must be a JSON object (a JSON Schema)"}}
+            return {
+                "status": "error",
+                "score": 0.0,
+                "passed": False,
+                "details": {"reason": "schema must be a JSON object (a JSON Schema)"},
+            }
         score, missing, type_errors, engine = _against_schema(data, schema)
     else:
         try:
             expected = json.loads(expected_output) if isinstance(expected_output, str) else expected_output
         except json.JSONDecodeError as exc:
-            return {"status": "error", "score": 0.0, "passed": False,
-                    "details": {"reason": f"expected_output is not JSON: {exc.msg}"}}
+            return {
+                "status": "error",
+                "score": 0.0,
+                "passed": False,
+                "details": {"reason": f"expected_output is not JSON: {exc.msg}"},
+            }
         if not isinstance(expected, dict):
-            return {"status": "error", "score": 0.0, "passed": False,
-                    "details": {"reason": "expected_output must be a JSON object of expected keys"}}
+            return {
+                "status": "error",
+                "score": 0.0,
+                "passed": False,
+                "details": {"reason": "expected_output must be a JSON object of expected keys"},
+            }
         missing, type_errors, ok = [], [], []
         _walk(expected, data, "", missing, type_errors, ok)
         total = len(ok) + len(missing) + len(type_errors)

@@ -45,8 +45,11 @@ def character_errors(a: str, b: str) -> int:
         return edit_distance(a, b)
     wa, wb = a.split(), b.split()  # align words, count the characters of the words that differ
     matcher = difflib.SequenceMatcher(None, wa, wb, autojunk=False)
-    return sum(max(len(" ".join(wa[i1:i2])), len(" ".join(wb[j1:j2])))
-               for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+    return sum(
+        max(len(" ".join(wa[i1:i2])), len(" ".join(wb[j1:j2])))
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    )
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -83,7 +86,7 @@ def best_window(got: str, want: str) -> tuple[str, float]:
         if length > len(words):
             break
         for start in range(len(words) - length + 1):
-            window = " ".join(words[start:start + length])
+            window = " ".join(words[start : start + length])
             value = ratio(window, want)
             if value > best_ratio or (value == best_ratio and len(window) < len(best)):
                 best, best_ratio = window, value
@@ -98,10 +101,13 @@ def validate(output: str, expected_output: str, input_text: str = "", **kwargs) 
         raise ValueError("expected_output has no words to compare with")
     whole = ratio(got, want)
     window, similarity = best_window(got, want)
-    details = {"similarity": round(similarity, 4), "best_window": window,
-               "character_error_rate": round(character_errors(window, want) / max(len(want), 1), 4),
-               "whole_output_similarity": round(whole, 4),
-               "whole_output_character_error_rate": round(character_errors(got, want) / max(len(want), 1), 4)}
+    details = {
+        "similarity": round(similarity, 4),
+        "best_window": window,
+        "character_error_rate": round(character_errors(window, want) / max(len(want), 1), 4),
+        "whole_output_similarity": round(whole, 4),
+        "whole_output_character_error_rate": round(character_errors(got, want) / max(len(want), 1), 4),
+    }
     keywords = kwargs.get("keywords") or []
     if isinstance(keywords, str):
         keywords = [k.strip() for k in keywords.split(",") if k.strip()]
@@ -109,8 +115,11 @@ def validate(output: str, expected_output: str, input_text: str = "", **kwargs) 
     if keywords:
         found = [k for k in keywords if re.search(r"\b" + re.escape(normalise(k)) + r"\b", got)]
         recall = len(found) / len(keywords)
-        details.update(keyword_recall=round(recall, 4), keywords_found=found,
-                       keywords_missing=[k for k in keywords if k not in found])
+        details.update(
+            keyword_recall=round(recall, 4),
+            keywords_found=found,
+            keywords_missing=[k for k in keywords if k not in found],
+        )
         score = (similarity + recall) / 2
     threshold = float(kwargs.get("threshold", 0.8))
     return {"status": "processed", "score": round(score, 4), "passed": score >= threshold, "details": details}
@@ -123,8 +132,9 @@ def main(argv: list[str]) -> int:
         if not isinstance(data, dict):
             raise ValueError("eval data must be a JSON object")
         kwargs = {k: v for k, v in data.items() if k not in ("output", "expected_output", "input")}
-        result = validate(str(data.get("output", "")), str(data.get("expected_output", "")),
-                          str(data.get("input", "")), **kwargs)
+        result = validate(
+            str(data.get("output", "")), str(data.get("expected_output", "")), str(data.get("input", "")), **kwargs
+        )
     except (ValueError, TypeError, RecursionError) as exc:
         result = {"status": "error", "score": 0.0, "passed": False, "details": {"reason": f"bad input: {exc}"}}
     print(json.dumps(result))

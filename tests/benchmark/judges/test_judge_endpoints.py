@@ -2,33 +2,51 @@
 their own OpenAI-compatible server, the manifest naming a non-default
 endpoint by host only, and explicit families without a key failing loudly."""
 
-from tests.paths import ROOT
 import asyncio
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
+from benchmark.judges import JudgeFamilyError, resolve_judge_family
+from benchmark.judges.family import endpoint_host, is_custom_endpoint
 from candidates import GenerationConfig, Message
 from candidates.openai_chat import OpenAIChatCandidate
 from candidates.retry import RetryableError
-from benchmark.judges import JudgeFamilyError, resolve_judge_family
-from benchmark.judges.family import endpoint_host, is_custom_endpoint
 from tests.fake_openai import FakeOpenAI
+from tests.paths import ROOT
 
 VERDICT = json.dumps({"label": "current", "rationale": "grounded in the object in hand now"})
-NO_KEYS = {k: v for k, v in os.environ.items()
-           if not k.endswith("_API_KEY") and k not in ("OPENAI_BASE_URL", "WEARSIM_JUDGE_BASE_URL")}
+NO_KEYS = {
+    k: v
+    for k, v in os.environ.items()
+    if not k.endswith("_API_KEY") and k not in ("OPENAI_BASE_URL", "WEARSIM_JUDGE_BASE_URL")
+}
 
 
 def bench(args, run_dir, env=None):
     return subprocess.run(
-        [sys.executable, "-m", "benchmark", "bench", "--conditions", "baseline", "--limit", "2",
-         "--output-dir", str(run_dir), *args],
-        capture_output=True, text=True, timeout=300, cwd=ROOT, env=env or NO_KEYS)
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--conditions",
+            "baseline",
+            "--limit",
+            "2",
+            "--output-dir",
+            str(run_dir),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=env or NO_KEYS,
+    )
 
 
 def manifest(run_dir):
@@ -36,6 +54,7 @@ def manifest(run_dir):
 
 
 # ---- resolution -----------------------------------------------------------------
+
 
 def test_explicit_family_without_its_key_names_the_variable():
     with pytest.raises(JudgeFamilyError, match="GEMINI_API_KEY or GOOGLE_API_KEY"):
@@ -53,8 +72,9 @@ def test_auto_asks_for_an_explicit_family_for_an_open_weights_model_on_a_custom_
     with pytest.raises(JudgeFamilyError, match="open-weights.*127.0.0.1:8000.*explicit --judge-family"):
         resolve_judge_family("auto", "openai", env=keys, candidate_base_url="http://127.0.0.1:8000/v1")
     # OpenAI's own endpoint is not custom: auto still picks gemini
-    assert resolve_judge_family("auto", "openai", env=keys,
-                                candidate_base_url="https://api.openai.com/v1")[0] == "gemini"
+    assert (
+        resolve_judge_family("auto", "openai", env=keys, candidate_base_url="https://api.openai.com/v1")[0] == "gemini"
+    )
     # and with no judge credentials at all, auto falls back to lexical, saying so
     family, text = resolve_judge_family("auto", "openai", env={}, candidate_base_url="http://10.0.0.5:8000/v1")
     assert family == "lexical" and "open-weights" in text
@@ -69,11 +89,24 @@ def test_endpoint_host_keeps_neither_path_nor_credentials():
 
 # ---- bench against separate servers -----------------------------------------------
 
+
 def test_judge_and_candidate_on_their_own_servers(tmp_path):
-    with FakeOpenAI(reply="That is the screwdriver in your hand now.") as candidate, \
-            FakeOpenAI(reply=VERDICT) as judge:
-        done = bench(["--model", "openai:cand", "--base-url", candidate.base_url, "--judge-family", "openai",
-                      "--judge-model", "openai:judge-m", "--judge-base-url", judge.base_url], tmp_path / "run")
+    with FakeOpenAI(reply="That is the screwdriver in your hand now.") as candidate, FakeOpenAI(reply=VERDICT) as judge:
+        done = bench(
+            [
+                "--model",
+                "openai:cand",
+                "--base-url",
+                candidate.base_url,
+                "--judge-family",
+                "openai",
+                "--judge-model",
+                "openai:judge-m",
+                "--judge-base-url",
+                judge.base_url,
+            ],
+            tmp_path / "run",
+        )
     assert done.returncode == 0, done.stderr
     assert candidate.requests and judge.requests
     assert {r["model"] for r in candidate.requests} == {"cand"}
@@ -88,12 +121,32 @@ def test_judge_and_candidate_on_their_own_servers(tmp_path):
 
 
 def test_judge_base_url_from_the_environment_and_a_ranking_judge_elsewhere(tmp_path):
-    with FakeOpenAI(reply="The screwdriver you hold now.") as candidate, FakeOpenAI(reply=VERDICT) as judge, \
-            FakeOpenAI(reply=VERDICT) as ranking:
+    with (
+        FakeOpenAI(reply="The screwdriver you hold now.") as candidate,
+        FakeOpenAI(reply=VERDICT) as judge,
+        FakeOpenAI(reply=VERDICT) as ranking,
+    ):
         env = {**NO_KEYS, "WEARSIM_JUDGE_BASE_URL": judge.base_url}
-        done = bench(["--model", "openai:cand", "--base-url", candidate.base_url, "--judge-family", "openai",
-                      "--judge-model", "openai:j1", "--ranking-judge-family", "openai", "--ranking-judge-model",
-                      "openai:j2", "--ranking-judge-base-url", ranking.base_url], tmp_path / "run", env)
+        done = bench(
+            [
+                "--model",
+                "openai:cand",
+                "--base-url",
+                candidate.base_url,
+                "--judge-family",
+                "openai",
+                "--judge-model",
+                "openai:j1",
+                "--ranking-judge-family",
+                "openai",
+                "--ranking-judge-model",
+                "openai:j2",
+                "--ranking-judge-base-url",
+                ranking.base_url,
+            ],
+            tmp_path / "run",
+            env,
+        )
     assert done.returncode == 0, done.stderr
     assert {r["model"] for r in judge.requests} == {"j1"}
     assert {r["model"] for r in ranking.requests} == {"j2"}
@@ -105,9 +158,21 @@ def test_judge_base_url_from_the_environment_and_a_ranking_judge_elsewhere(tmp_p
 
 def test_credentials_in_an_endpoint_never_reach_the_manifest(tmp_path):
     with FakeOpenAI(reply="The screwdriver now.") as candidate, FakeOpenAI(reply=VERDICT) as judge:
-        done = bench(["--model", "openai:cand", "--base-url", candidate.base_url, "--judge-family", "openai",
-                      "--judge-model", "openai:j", "--judge-base-url", judge.base_url.replace(
-                          "http://", "http://user:hunter2@")], tmp_path / "run")
+        done = bench(
+            [
+                "--model",
+                "openai:cand",
+                "--base-url",
+                candidate.base_url,
+                "--judge-family",
+                "openai",
+                "--judge-model",
+                "openai:j",
+                "--judge-base-url",
+                judge.base_url.replace("http://", "http://user:hunter2@"),
+            ],
+            tmp_path / "run",
+        )
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "run" / "manifest.json").read_text()
     assert "hunter2" not in text and "user" not in manifest(tmp_path / "run")["judge_endpoint"]
@@ -116,8 +181,9 @@ def test_credentials_in_an_endpoint_never_reach_the_manifest(tmp_path):
 
 def test_explicit_family_without_key_stops_bench_before_anything_is_written(tmp_path):
     with FakeOpenAI() as candidate:
-        done = bench(["--model", "openai:cand", "--base-url", candidate.base_url, "--judge-family", "gemini"],
-                     tmp_path / "run")
+        done = bench(
+            ["--model", "openai:cand", "--base-url", candidate.base_url, "--judge-family", "gemini"], tmp_path / "run"
+        )
     assert done.returncode == 2
     assert "GEMINI_API_KEY" in done.stderr and "lexical" in done.stderr
     assert not (tmp_path / "run").exists()
@@ -137,13 +203,15 @@ def test_the_judge_does_not_follow_the_candidate_base_url(tmp_path):
     """`--base-url` reaches the candidate only: an openai judge without its own endpoint or key is an error
     that says how to give it one, not a run where every judge call goes to the candidate's server."""
     with FakeOpenAI() as candidate:
-        done = bench(["--model", "openai:cand", "--base-url", candidate.base_url, "--judge-family", "openai"],
-                     tmp_path / "run")
+        done = bench(
+            ["--model", "openai:cand", "--base-url", candidate.base_url, "--judge-family", "openai"], tmp_path / "run"
+        )
     assert done.returncode == 2 and "--judge-base-url" in done.stderr
     assert candidate.requests == []
 
 
 # ---- the chat adapter's HTTP path ------------------------------------------------------
+
 
 async def test_the_chat_adapter_sends_what_the_openai_sdk_would():
     """The adapter reads and writes the wire format itself; its requests are the SDK's, byte for byte in JSON."""
@@ -153,8 +221,9 @@ async def test_the_chat_adapter_sends_what_the_openai_sdk_would():
         candidate = OpenAIChatCandidate("m", base_url=server.base_url, api_key="x")
         plain = await candidate.respond([Message(role="user", text="hi")], "sys", GenerationConfig(max_tokens=9))
         deltas = []
-        streamed = await candidate.respond([Message(role="user", text="hi")], "sys", GenerationConfig(max_tokens=9),
-                                           on_delta=deltas.append)
+        streamed = await candidate.respond(
+            [Message(role="user", text="hi")], "sys", GenerationConfig(max_tokens=9), on_delta=deltas.append
+        )
         await candidate.aclose()
         assert plain.text == streamed.text == "".join(deltas) == "hello there"
         assert plain.usage.input_tokens == 11 and streamed.usage.output_tokens == 2
@@ -163,8 +232,14 @@ async def test_the_chat_adapter_sends_what_the_openai_sdk_would():
         sdk = AsyncOpenAI(api_key="x", base_url=server.base_url, max_retries=0)
         messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]
         await sdk.chat.completions.create(model="m", messages=messages, temperature=0.0, max_tokens=9)
-        stream = await sdk.chat.completions.create(model="m", messages=messages, temperature=0.0, max_tokens=9,
-                                                   stream=True, stream_options={"include_usage": True})
+        stream = await sdk.chat.completions.create(
+            model="m",
+            messages=messages,
+            temperature=0.0,
+            max_tokens=9,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
         async for _ in stream:
             pass
         await sdk.close()
@@ -200,8 +275,9 @@ async def test_a_request_cancelled_before_the_reply_closes_its_connection():
     server = await asyncio.start_server(never_answer, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     candidate = OpenAIChatCandidate("m", base_url=f"http://127.0.0.1:{port}/v1", api_key="x", attempts=1)
-    request = asyncio.create_task(candidate.respond([Message(role="user", text="hi")], "", GenerationConfig(),
-                                                    on_delta=lambda piece: None))
+    request = asyncio.create_task(
+        candidate.respond([Message(role="user", text="hi")], "", GenerationConfig(), on_delta=lambda piece: None)
+    )
     await asyncio.wait_for(asked.wait(), 5)
     request.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -12,9 +12,15 @@ from benchmark.judges.llm import LLMJudge
 ALL_KEYS = {"OPENAI_API_KEY": "sk-test-not-real", "GEMINI_API_KEY": "g-test", "ANTHROPIC_API_KEY": "a-test"}
 
 
-@pytest.mark.parametrize("candidate, judge", [
-    ("claude", "gemini"), ("anthropic", "gemini"), ("gemini", "openai"), ("openai", "gemini"),
-])
+@pytest.mark.parametrize(
+    "candidate, judge",
+    [
+        ("claude", "gemini"),
+        ("anthropic", "gemini"),
+        ("gemini", "openai"),
+        ("openai", "gemini"),
+    ],
+)
 def test_auto_picks_another_family(candidate, judge):
     family, text = resolve_judge_family("auto", candidate, env=ALL_KEYS)
     assert family == judge
@@ -61,8 +67,11 @@ def test_lexical_requested_and_unknown_family():
 
 
 def test_default_models_and_override():
-    assert DEFAULT_JUDGE_MODELS == {"gemini": "gemini-2.5-flash", "openai": "gpt-4o-mini",
-                                    "claude": "claude-sonnet-4-5"}
+    assert DEFAULT_JUDGE_MODELS == {
+        "gemini": "gemini-2.5-flash",
+        "openai": "gpt-4o-mini",
+        "claude": "claude-sonnet-4-5",
+    }
     assert judge_model_id("gemini") == "gemini:gemini-2.5-flash"
     assert judge_model_id("claude") == "anthropic:claude-sonnet-4-5"
     assert judge_model_id("openai", "gpt-4.1") == "openai:gpt-4.1"

@@ -13,9 +13,12 @@ from core.scenario import load_bank
 
 async def test_llm_judge_through_the_local_server(local_llama_url):
     scenario = load_bank().scenarios[0]
-    message = f"[Camera: {scenario.turn_2_image}]\n{scenario.turn_2_user}" if scenario.turn_2_image \
-        else scenario.turn_2_user
-    case = JudgeCase(scenario=scenario, turn=2, user_message=message, response="I'm not sure which one you mean - could you tell me?")
+    message = (
+        f"[Camera: {scenario.turn_2_image}]\n{scenario.turn_2_user}" if scenario.turn_2_image else scenario.turn_2_user
+    )
+    case = JudgeCase(
+        scenario=scenario, turn=2, user_message=message, response="I'm not sure which one you mean - could you tell me?"
+    )
     async with open_judge("openai", "smollm2", base_url=local_llama_url) as judge:
         assert judge.family == "openai" and judge.name == "openai:smollm2"
         verdict = await judge.label(case)

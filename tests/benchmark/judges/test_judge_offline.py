@@ -1,20 +1,20 @@
 """The offline judge (issue 46): its weights reproduce from the stored table, it reads every reply
 style real assistants use, and docs/judging.md quotes its figures. Needs no ../shared."""
 
-from tests.paths import ROOT
 import json
 from pathlib import Path
 
 import pytest
 
 from benchmark.judges.features import FEATURE_NAMES
-from benchmark.judges.lexical import LexicalJudge
 from benchmark.judges.learn import train
+from benchmark.judges.lexical import LexicalJudge
 from benchmark.judges.offline import TABLE_PATH, WEIGHTS_PATH, load_model, offline_decision
 from core.judge import LABELS, JudgeCase
 from core.records import build_user_turn
 from core.scenario import load_bank
 from scripts import train_offline_judge
+from tests.paths import ROOT
 
 DOCS = (ROOT / "docs" / "judging.md").read_text(encoding="utf-8")
 SC01 = load_bank().get("sc-01")  # hammer and nails at Turn 1, a cross-tip screwdriver at a hinge at Turn 2
@@ -56,25 +56,50 @@ def test_the_data_is_looked_for_in_the_documented_order(monkeypatch, tmp_path):
     assert places[2] == Path("/work/shared/data/judge-tuning")
 
 
-@pytest.mark.parametrize("style, reply, expected", [
-    ("long markdown", "## Will it fit?\n\n**Yes.** 🔧\n\n### What I see\n"
-     "- A **Phillips screwdriver**, cross-shaped tip\n"
-     "- A brass hinge leaf with a small screw hole\n\n### Tips\n1. Press in as you turn.\n2. Go slowly until it "
-     "bites.", "current"),
-    ("terse", "Yes, that Phillips tip fits.", "current"),
-    ("question back", "Do you mean the hammer you put down, or the screwdriver in your hand?", "clarify"),
-    ("I can't see", "I can't see the screw hole clearly enough to say.", "abstain"),
-    ("passing mention", "The hammer's done its part. That cross-head screwdriver will seat fine in the hinge screw.",
-     "current"),
-    ("compare both", "Unlike the hammer, which you swing, the screwdriver needs steady pressure - and yes, its "
-     "phillips tip fits that hinge screw.", "current"),
-    ("list both as options", "Which one do you mean?\n\n- **The hammer:** fine for the nails.\n- **The screwdriver:** "
-     "fits the hinge screw.", "clarify"),
-    ("restated camera block", "CONTEXT (current): a slim yellow-and-black handle, cross-shaped tip at a brass leaf.\n"
-     "ANSWER: Yes, a Phillips screwdriver like that fits most hinge screws.", "current"),
-    ("guess from the wrong scene", "Hold the hammer near the end of the handle and tap each nail in with short "
-     "strikes.", "prior"),
-])
+@pytest.mark.parametrize(
+    "style, reply, expected",
+    [
+        (
+            "long markdown",
+            "## Will it fit?\n\n**Yes.** 🔧\n\n### What I see\n"
+            "- A **Phillips screwdriver**, cross-shaped tip\n"
+            "- A brass hinge leaf with a small screw hole\n\n### Tips\n1. Press in as you turn.\n2. Go slowly until it "
+            "bites.",
+            "current",
+        ),
+        ("terse", "Yes, that Phillips tip fits.", "current"),
+        ("question back", "Do you mean the hammer you put down, or the screwdriver in your hand?", "clarify"),
+        ("I can't see", "I can't see the screw hole clearly enough to say.", "abstain"),
+        (
+            "passing mention",
+            "The hammer's done its part. That cross-head screwdriver will seat fine in the hinge screw.",
+            "current",
+        ),
+        (
+            "compare both",
+            "Unlike the hammer, which you swing, the screwdriver needs steady pressure - and yes, its "
+            "phillips tip fits that hinge screw.",
+            "current",
+        ),
+        (
+            "list both as options",
+            "Which one do you mean?\n\n- **The hammer:** fine for the nails.\n- **The screwdriver:** "
+            "fits the hinge screw.",
+            "clarify",
+        ),
+        (
+            "restated camera block",
+            "CONTEXT (current): a slim yellow-and-black handle, cross-shaped tip at a brass leaf.\n"
+            "ANSWER: Yes, a Phillips screwdriver like that fits most hinge screws.",
+            "current",
+        ),
+        (
+            "guess from the wrong scene",
+            "Hold the hammer near the end of the handle and tap each nail in with short strikes.",
+            "prior",
+        ),
+    ],
+)
 def test_every_reply_style_gets_its_rubric_label(style, reply, expected):
     verdict = judge(reply)
     assert verdict.label == expected, (style, verdict.rationale)
@@ -82,13 +107,16 @@ def test_every_reply_style_gets_its_rubric_label(style, reply, expected):
 
 def test_with_no_camera_a_decline_is_abstain_and_asking_what_is_held_is_clarify():
     assert judge("I can't see anything right now, so I can't tell whether it fits.", camera=False).label == "abstain"
-    assert judge("I can't see what you're holding - which tool is it, the hammer or a screwdriver?",
-                 camera=False).label == "clarify"
+    assert (
+        judge("I can't see what you're holding - which tool is it, the hammer or a screwdriver?", camera=False).label
+        == "clarify"
+    )
 
 
 def test_naming_the_earlier_scene_only_in_passing_is_current():
-    verdict = judge("Now that the hammer is down: that phillips screwdriver fits the hinge screw, just press in "
-                    "as you turn.")
+    verdict = judge(
+        "Now that the hammer is down: that phillips screwdriver fits the hinge screw, just press in as you turn."
+    )
     assert verdict.label == "current"
 
 

@@ -7,8 +7,8 @@ privileged fields reach it.
 
 import pytest
 
-from core.judge import JudgeCase
 from benchmark.judges.prompt import judge_template, render_judge_prompt
+from core.judge import JudgeCase
 from core.scenario import CUE_TYPES, BankError, load_bank
 
 try:  # the real shipped bank; a missing or broken bank fails test_the_bank_is_there
@@ -20,7 +20,9 @@ RESPONSE = "Here is my answer about what you asked."
 
 
 def _cases(scenario):
-    turn_2 = f"[Camera: {scenario.turn_2_image}]\n{scenario.turn_2_user}" if scenario.turn_2_image else scenario.turn_2_user
+    turn_2 = (
+        f"[Camera: {scenario.turn_2_image}]\n{scenario.turn_2_user}" if scenario.turn_2_image else scenario.turn_2_user
+    )
     yield JudgeCase(scenario=scenario, turn=2, user_message=turn_2, response=RESPONSE)
     yield JudgeCase(scenario=scenario, turn=3, user_message=scenario.repair_anchor("named"), response=RESPONSE)
 
@@ -28,9 +30,18 @@ def _cases(scenario):
 def _judge_visible_text(scenario) -> str:
     """Everything of the scenario the judge is meant to see, to tell leaks from authored words."""
     a = scenario.answers
-    parts = [scenario.turn_1_user, scenario.turn_2_user, scenario.turn_3_repair_anchor,
-             scenario.context_image or "", scenario.turn_1_image or "", scenario.turn_2_image or "",
-             *a.current_answers, *a.prior_answers, *a.clarify_indicators, *a.abstain_indicators]
+    parts = [
+        scenario.turn_1_user,
+        scenario.turn_2_user,
+        scenario.turn_3_repair_anchor,
+        scenario.context_image or "",
+        scenario.turn_1_image or "",
+        scenario.turn_2_image or "",
+        *a.current_answers,
+        *a.prior_answers,
+        *a.clarify_indicators,
+        *a.abstain_indicators,
+    ]
     return "\n".join(parts).lower()
 
 
@@ -49,8 +60,16 @@ def test_no_privileged_field_in_the_rendered_prompt(scenario):
         # no labelled field naming the target or the shift type; a word the scenario's own
         # visible text uses (e.g. "notes" in a music lesson) is not a leak, so each word may
         # appear at most as often as the visible text and the template together hold it
-        for field in ("target_context", "target context", "target:", "expected label", "cue_type", "cue type",
-                      "shift type", "notes"):
+        for field in (
+            "target_context",
+            "target context",
+            "target:",
+            "expected label",
+            "cue_type",
+            "cue type",
+            "shift type",
+            "notes",
+        ):
             allowed = visible.count(field) + template.count(field)
             assert lowered.count(field) <= allowed, f"{scenario.scenario_id}: {field!r} in the judge prompt"
         # the cue_type value appears only where the scenario's own visible text has it
@@ -80,8 +99,12 @@ def test_the_prompt_does_not_depend_on_privileged_fields(scenario):
 
     other_target = "abstain" if scenario.target_context != "abstain" else "current"
     other_cue = "screen_content" if scenario.cue_type != "screen_content" else "location"
-    changed = dataclasses.replace(scenario, target_context=other_target, cue_type=other_cue,
-                                  notes="SENTINEL authoring note that must never reach the judge")
+    changed = dataclasses.replace(
+        scenario,
+        target_context=other_target,
+        cue_type=other_cue,
+        notes="SENTINEL authoring note that must never reach the judge",
+    )
     for case in _cases(scenario):
         twin = dataclasses.replace(case, scenario=changed)
         assert render_judge_prompt(twin) == render_judge_prompt(case), scenario.scenario_id
@@ -93,8 +116,9 @@ def test_the_repair_target_never_reaches_the_judge(scenario):
     import dataclasses
 
     assert scenario.turn_3_target_context  # the shipped clarify items set it
-    changed = dataclasses.replace(scenario, turn_3_target_context="prior" if scenario.repair_target != "prior"
-                                  else "current")
+    changed = dataclasses.replace(
+        scenario, turn_3_target_context="prior" if scenario.repair_target != "prior" else "current"
+    )
     for case in _cases(scenario):
         prompt = render_judge_prompt(case)
         assert "turn_3_target_context" not in prompt and "repair_target" not in prompt

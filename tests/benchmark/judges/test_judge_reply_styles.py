@@ -1,16 +1,14 @@
 """The lexical judge on replies in the styles capable models use (issue 35), and its development set."""
 
-from tests.paths import ROOT
 import json
 import re
-from pathlib import Path
 
-from core.judge import LABELS, JudgeCase
-from scripts.judge_development_set import (DEVELOPMENT_DIR, figures, judge_replies,
-                                              load_development_half)
 from benchmark.judges.lexical import LexicalJudge
 from benchmark.judges.rules import MIN_STRENGTH, lexical_decision, lexical_label
+from core.judge import LABELS, JudgeCase
 from core.scenario import AnswerKey, Scenario, load_bank
+from scripts.judge_development_set import DEVELOPMENT_DIR, figures, judge_replies, load_development_half
+from tests.paths import ROOT
 
 DOCS = ROOT / "docs" / "judging.md"
 KEY = AnswerKey(
@@ -19,8 +17,10 @@ KEY = AnswerKey(
     clarify_indicators=("which tool",),
     abstain_indicators=("can't see",),
 )
-FRAMES = ("A hand grips a wooden handle ending in a heavy steel head above a row of spikes.",
-          "The hand now holds a slim handle with a long shaft ending in a cross-shaped tip.")
+FRAMES = (
+    "A hand grips a wooden handle ending in a heavy steel head above a row of spikes.",
+    "The hand now holds a slim handle with a long shaft ending in a cross-shaped tip.",
+)
 
 
 def label(text, frames=None):
@@ -37,8 +37,10 @@ def test_naming_the_earlier_object_while_answering_about_the_new_one_is_current(
     assert label("Setting the hammer aside, the screwdriver looks right for these.") == "current"
     assert label("Good, you've swapped the hammer for the screwdriver. It should fit.") == "current"
     # a list whose only mention of the earlier object sets it aside
-    assert label("Short version:\n- Seat the tip fully\n- Turn slowly\nLet me know if you meant the hammer "
-                 "instead.") == "current"
+    assert (
+        label("Short version:\n- Seat the tip fully\n- Turn slowly\nLet me know if you meant the hammer instead.")
+        == "current"
+    )
 
 
 def test_contrasting_the_two_is_current_when_it_answers_about_the_new_one():
@@ -61,18 +63,26 @@ def test_asking_and_answering_anyway_is_the_answer():
 
 
 def test_an_earlier_answer_that_names_the_object_in_view_is_prior():
-    assert label("Looks like you've got the screwdriver there, but for your question: keep the hammer swing "
-                 "short.") == "prior"
+    assert (
+        label("Looks like you've got the screwdriver there, but for your question: keep the hammer swing short.")
+        == "prior"
+    )
     assert label("You mean the hammer from before, not the screwdriver? Let the weight drive the nail.") == "prior"
 
 
 def test_asking_which_is_clarify():
     assert label("Which one do you mean, the screwdriver or the hammer?") == "clarify"
-    assert label("Which one are you asking about? I can see a screwdriver, and earlier there was a hammer.") == \
-        "clarify"
+    assert (
+        label("Which one are you asking about? I can see a screwdriver, and earlier there was a hammer.") == "clarify"
+    )
     assert label("It depends which one you're asking about: the screwdriver or the hammer. Which is it?") == "clarify"
-    assert label("If you mean the screwdriver: it fits. If you mean the hammer: keep the swing short. "
-                 "Which one did you have in mind?") == "clarify"
+    assert (
+        label(
+            "If you mean the screwdriver: it fits. If you mean the hammer: keep the swing short. "
+            "Which one did you have in mind?"
+        )
+        == "clarify"
+    )
 
 
 def test_declining_is_abstain():
@@ -90,10 +100,32 @@ def test_mixed_evidence_is_unscored_never_a_guess():
 
 
 async def test_the_judge_reports_mixed_evidence_as_unscored():
-    scenario = Scenario(scenario_id="t", target_context="current", cue_type="object_in_hand", activity_domain="diy", cognitive_load="low", difficulty_tier="easy", time_gap_bucket="seconds", context_image=None, turn_1_image=FRAMES[0], turn_1_user="q1",
-                        turn_2_image=FRAMES[1], turn_2_user="q2", turn_3_repair_anchor="repair", turn_3_repair_anchor_deictic=None, notes="notes", answers=KEY)
-    verdict = await LexicalJudge().label(JudgeCase(
-        scenario=scenario, turn=2, user_message="q2", response="The hammer and the screwdriver both work; that slim cross-shaped tip is fine."))
+    scenario = Scenario(
+        scenario_id="t",
+        target_context="current",
+        cue_type="object_in_hand",
+        activity_domain="diy",
+        cognitive_load="low",
+        difficulty_tier="easy",
+        time_gap_bucket="seconds",
+        context_image=None,
+        turn_1_image=FRAMES[0],
+        turn_1_user="q1",
+        turn_2_image=FRAMES[1],
+        turn_2_user="q2",
+        turn_3_repair_anchor="repair",
+        turn_3_repair_anchor_deictic=None,
+        notes="notes",
+        answers=KEY,
+    )
+    verdict = await LexicalJudge().label(
+        JudgeCase(
+            scenario=scenario,
+            turn=2,
+            user_message="q2",
+            response="The hammer and the screwdriver both work; that slim cross-shaped tip is fine.",
+        )
+    )
     assert verdict.label is None and verdict.unscored_reason.startswith("mixed: names both scenes")
 
 
@@ -115,8 +147,7 @@ def test_the_development_set_is_whole_and_split_once():
     assert {r.human_label for r in replies} == set(LABELS)
     assert all(r.reason and "\n" not in r.reason for r in replies)
     styles = {r.style for r in replies}
-    assert {"plain", "names earlier", "contrast", "hedged", "asks and answers", "list", "clarify",
-            "decline"} <= styles
+    assert {"plain", "names earlier", "contrast", "hedged", "asks and answers", "list", "clarify", "decline"} <= styles
     script = (ROOT / "scripts" / "write_development_set.py").read_text(encoding="utf-8")
     seed = re.search(r"SPLIT_SEED = (\d+)", script).group(1)
     assert f"seed {seed}" in DOCS.read_text(encoding="utf-8")

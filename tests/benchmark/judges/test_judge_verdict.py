@@ -2,16 +2,18 @@
 
 import pytest
 
-from core.candidate import Reply
-from core.judge import JudgeCase
 from benchmark.judges.llm import RETRY_SEPARATOR, LLMJudge
 from benchmark.judges.verdict import VerdictParseError, parse_verdict
+from core.candidate import Reply
+from core.judge import JudgeCase
 from core.scenario import AnswerKey, Scenario
 
 
 def test_plain_json():
     assert parse_verdict('{"label": "current", "rationale": "Names the screwdriver."}') == (
-        "current", "Names the screwdriver.")
+        "current",
+        "Names the screwdriver.",
+    )
 
 
 def test_fenced_json():
@@ -29,12 +31,15 @@ def test_first_object_without_label_is_passed_over():
     assert parse_verdict(text)[0] == "abstain"
 
 
-@pytest.mark.parametrize("text, reason", [
-    ("", "empty reply"),
-    ("The answer is current.", "no JSON object"),
-    ('{"label": "both", "rationale": "x"}', "unknown label 'both'"),
-    ('{"label": "curr', "no JSON object"),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("", "empty reply"),
+        ("The answer is current.", "no JSON object"),
+        ('{"label": "both", "rationale": "x"}', "unknown label 'both'"),
+        ('{"label": "curr', "no JSON object"),
+    ],
+)
 def test_unreadable_replies_raise_with_reason(text, reason):
     with pytest.raises(VerdictParseError, match=reason):
         parse_verdict(text)
@@ -57,15 +62,31 @@ class ScriptedModel:
 
 def _case(turn=2, user_message="[Camera: a slim handle with a cross tip]\nIs this the right size?"):
     scenario = Scenario(
-        scenario_id="t1", target_context="current", cue_type="object_in_hand", activity_domain="diy",
-        cognitive_load="low", difficulty_tier="easy", time_gap_bucket="seconds", context_image=None,
-        turn_1_image="a heavy steel head on a wooden handle", turn_1_user="How do I hold this?",
-        turn_2_image="a slim handle with a cross tip", turn_2_user="Is this the right size?",
-        turn_3_repair_anchor="I mean the screwdriver I'm holding now.", turn_3_repair_anchor_deictic=None,
+        scenario_id="t1",
+        target_context="current",
+        cue_type="object_in_hand",
+        activity_domain="diy",
+        cognitive_load="low",
+        difficulty_tier="easy",
+        time_gap_bucket="seconds",
+        context_image=None,
+        turn_1_image="a heavy steel head on a wooden handle",
+        turn_1_user="How do I hold this?",
+        turn_2_image="a slim handle with a cross tip",
+        turn_2_user="Is this the right size?",
+        turn_3_repair_anchor="I mean the screwdriver I'm holding now.",
+        turn_3_repair_anchor_deictic=None,
         notes="authoring note",
-        answers=AnswerKey(current_answers=("screwdriver",), prior_answers=("hammer",), clarify_indicators=("which one",), abstain_indicators=("can't see",)),
+        answers=AnswerKey(
+            current_answers=("screwdriver",),
+            prior_answers=("hammer",),
+            clarify_indicators=("which one",),
+            abstain_indicators=("can't see",),
+        ),
     )
-    return JudgeCase(scenario=scenario, turn=turn, user_message=user_message, response="Yes, that Phillips screwdriver fits.")
+    return JudgeCase(
+        scenario=scenario, turn=turn, user_message=user_message, response="Yes, that Phillips screwdriver fits."
+    )
 
 
 async def test_llm_judge_reads_a_good_reply_and_keeps_prompt_and_raw():

@@ -29,20 +29,37 @@ def _scripted(scenario, answer) -> Watching:
     probes = []
     for n, t in enumerate(range(5_000, scenario.stream_ms, 5_000), start=1):
         scene = max(i for i, start in enumerate(scenario.scene_starts_ms) if start <= t)
-        probes.append(Probe(n=n, asked_ms=t, frame_ms=t - 200, text=answer(scene), silent=False, spoke_ms=t + 300, scene=scene))
-    return Watching(strategy="every:5", kind=scenario.kind, stream_ms=scenario.stream_ms, scene_starts_ms=scenario.scene_starts_ms, onset_ms=scenario.onset_ms,
-                    window_end_ms=scenario.window_end_ms, expected=scenario.event.expected if scenario.event else (), probes=tuple(probes))
+        probes.append(
+            Probe(n=n, asked_ms=t, frame_ms=t - 200, text=answer(scene), silent=False, spoke_ms=t + 300, scene=scene)
+        )
+    return Watching(
+        strategy="every:5",
+        kind=scenario.kind,
+        stream_ms=scenario.stream_ms,
+        scene_starts_ms=scenario.scene_starts_ms,
+        onset_ms=scenario.onset_ms,
+        window_end_ms=scenario.window_end_ms,
+        expected=scenario.event.expected if scenario.event else (),
+        probes=tuple(probes),
+    )
 
 
 def _record(scenario, watching: Watching) -> TrialRecord:
-    return TrialRecord(scenario_id=scenario.scenario_id, condition="baseline", trial=0, target_context=scenario.target_context, cue_type=scenario.cue_type,
-                       subset="proactive", proactive=watching.strategy, watching=watching)
+    return TrialRecord(
+        scenario_id=scenario.scenario_id,
+        condition="baseline",
+        trial=0,
+        target_context=scenario.target_context,
+        cue_type=scenario.cue_type,
+        subset="proactive",
+        proactive=watching.strategy,
+        watching=watching,
+    )
 
 
 def test_a_model_that_repeats_the_opening_line_at_every_probe_catches_nothing_and_its_echoes_are_counted():
     scenario = _scenario("pa-01")  # "... Tell me when the water in the big pot is ready for the pasta."
-    scored = asyncio.run(judge_watching(scenario, _scripted(scenario, lambda _: scenario.opening_user),
-                                        LexicalJudge()))
+    scored = asyncio.run(judge_watching(scenario, _scripted(scenario, lambda _: scenario.opening_user), LexicalJudge()))
     inside = [p for p in scored.probes if scenario.onset_ms <= p.spoke_ms <= scenario.window_end_ms]
     assert inside, "a probe falls inside the window"
     assert scored.outcome == "miss"
@@ -71,9 +88,25 @@ def test_copied_camera_text_is_an_echo_and_a_key_in_new_words_beside_copied_ones
     scene = scenario.event.scene
     camera = scenario.scenes[scene].camera
     copied = Probe(n=1, asked_ms=1, frame_ms=1, text=f"I see: {camera}", silent=False, spoke_ms=1, scene=scene)
-    recorded = Probe(n=2, asked_ms=1, frame_ms=1, text="A tall steel vessel of rolling water, thick white plume.", silent=False, spoke_ms=1, scene=scene,
-                     camera="a tall steel vessel of rolling water with a thick white plume")
-    own = Probe(n=3, asked_ms=1, frame_ms=1, text=f"{scenario.opening_user} It is boiling now.", silent=False, spoke_ms=1, scene=scene)
+    recorded = Probe(
+        n=2,
+        asked_ms=1,
+        frame_ms=1,
+        text="A tall steel vessel of rolling water, thick white plume.",
+        silent=False,
+        spoke_ms=1,
+        scene=scene,
+        camera="a tall steel vessel of rolling water with a thick white plume",
+    )
+    own = Probe(
+        n=3,
+        asked_ms=1,
+        frame_ms=1,
+        text=f"{scenario.opening_user} It is boiling now.",
+        silent=False,
+        spoke_ms=1,
+        scene=scene,
+    )
     assert echoes(copied, scenario) and echoes(recorded, scenario)
     assert not echoes(own, scenario)
 
@@ -92,9 +125,22 @@ def test_rescoring_a_run_recorded_before_the_rule_gives_the_new_counts(tmp_path)
             hit = True
         else:
             before.append("duplicate")
-    old = watching.replace(probes=tuple(Probe(n=p.n, asked_ms=p.asked_ms, frame_ms=p.frame_ms, text=p.text, silent=p.silent, spoke_ms=p.spoke_ms,
-                                              scene=p.scene, outcome=o) for p, o in zip(watching.probes, before)),
-                           outcome="hit")
+    old = watching.replace(
+        probes=tuple(
+            Probe(
+                n=p.n,
+                asked_ms=p.asked_ms,
+                frame_ms=p.frame_ms,
+                text=p.text,
+                silent=p.silent,
+                spoke_ms=p.spoke_ms,
+                scene=p.scene,
+                outcome=o,
+            )
+            for p, o in zip(watching.probes, before)
+        ),
+        outcome="hit",
+    )
     line = _record(scenario, old).to_json()
     for probe in line["watching"]["probes"]:  # a record of the earlier schema has neither field
         probe.pop("echo", None)
@@ -102,9 +148,17 @@ def test_rescoring_a_run_recorded_before_the_rule_gives_the_new_counts(tmp_path)
     run = tmp_path / "old"
     run.mkdir()
     (run / "transcripts.jsonl").write_text(json.dumps(line) + "\n")
-    (run / "manifest.json").write_text(json.dumps({"candidate_model": "local", "judge_family": "lexical",
-                                                   "judge_model": "lexical", "subset": "proactive",
-                                                   "proactive": ["every:5"]}))
+    (run / "manifest.json").write_text(
+        json.dumps(
+            {
+                "candidate_model": "local",
+                "judge_family": "lexical",
+                "judge_model": "lexical",
+                "subset": "proactive",
+                "proactive": ["every:5"],
+            }
+        )
+    )
     summary = rescore(run, judge_family="lexical", output_dir=tmp_path / "new", progress=lambda _: None)
     [cell] = summary["proactive"]["baseline"].values()
     assert (cell["hits"], cell["duplicates"], cell["echoes"]) == (0, 0, len(watching.probes))
@@ -117,9 +171,24 @@ def test_rescoring_a_run_recorded_before_the_rule_gives_the_new_counts(tmp_path)
 def test_words_copied_from_the_opening_line_as_it_was_heard_are_an_echo_too():
     scenario = _scenario("pa-01")
     heard = "I'm going to chop millions. Tell me when the water in the big pot is ready for the pasta."
-    remark = Probe(n=1, asked_ms=1, frame_ms=1, text="You're going to chop millions, the water in the big pot is ready for the pasta.",
-                   silent=False, spoke_ms=1, scene=scenario.event.scene)
+    remark = Probe(
+        n=1,
+        asked_ms=1,
+        frame_ms=1,
+        text="You're going to chop millions, the water in the big pot is ready for the pasta.",
+        silent=False,
+        spoke_ms=1,
+        scene=scenario.event.scene,
+    )
     assert echoes(remark, scenario, (heard,))
-    assert not echoes(Probe(n=1, asked_ms=1, frame_ms=1, text="Sure, I'll keep chopping millions.", silent=False, spoke_ms=1, scene=0), scenario)
-    assert echoes(Probe(n=1, asked_ms=1, frame_ms=1, text="I'll keep chopping millions.", silent=False, spoke_ms=1, scene=0), scenario,
-                  ("I'll keep chopping millions now",))
+    assert not echoes(
+        Probe(
+            n=1, asked_ms=1, frame_ms=1, text="Sure, I'll keep chopping millions.", silent=False, spoke_ms=1, scene=0
+        ),
+        scenario,
+    )
+    assert echoes(
+        Probe(n=1, asked_ms=1, frame_ms=1, text="I'll keep chopping millions.", silent=False, spoke_ms=1, scene=0),
+        scenario,
+        ("I'll keep chopping millions now",),
+    )

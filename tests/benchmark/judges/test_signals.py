@@ -1,8 +1,8 @@
 """Code signals: word-boundary hits, fuzzy hits, contrastive phrases."""
 
 from benchmark.judges.signals import FUZZY_THRESHOLD, code_signals, fuzzy_hits, word_boundary_hits
-from core.scenario import AnswerKey
 from benchmark.scoring.signals import code_signal_label
+from core.scenario import AnswerKey
 
 TOOLS = AnswerKey(
     current_answers=("screwdriver", "phillips", "cutting board"),
@@ -27,14 +27,44 @@ def test_tokens_are_escaped_not_read_as_regex():
 def test_word_boundary_hits_agree_with_the_regex_they_replace():
     import re
 
-    responses = ["The pan, the PAN! pan_handle (pan) 3.5mm and 3.5 mm", "x-ray vs X-Ray; café au lait, CAFÉ.",
-                 "Straße und strasse", "İstanbul's pan is here", "naïve_tool or naïve tool", "", "(c) 2024 -- c++ ok",
-                 "a hammer-head, hammer_head, hammerhead, Hammer.", "tab\there and new\nline pan"]
-    tokens = ["pan", "3.5", "3.5mm", "x-ray", "café", "straße", "istanbul", "pan is", "naïve", "naïve tool",
-              "(c)", "c++", "hammer", "head", "tab", "line pan", "-", "  pan  ", ""]
+    responses = [
+        "The pan, the PAN! pan_handle (pan) 3.5mm and 3.5 mm",
+        "x-ray vs X-Ray; café au lait, CAFÉ.",
+        "Straße und strasse",
+        "İstanbul's pan is here",
+        "naïve_tool or naïve tool",
+        "",
+        "(c) 2024 -- c++ ok",
+        "a hammer-head, hammer_head, hammerhead, Hammer.",
+        "tab\there and new\nline pan",
+    ]
+    tokens = [
+        "pan",
+        "3.5",
+        "3.5mm",
+        "x-ray",
+        "café",
+        "straße",
+        "istanbul",
+        "pan is",
+        "naïve",
+        "naïve tool",
+        "(c)",
+        "c++",
+        "hammer",
+        "head",
+        "tab",
+        "line pan",
+        "-",
+        "  pan  ",
+        "",
+    ]
     for response in responses:
-        expected = [t.strip() for t in tokens if t.strip() and re.search(
-            r"\b" + re.escape(t.strip()) + r"\b", response, re.IGNORECASE)]
+        expected = [
+            t.strip()
+            for t in tokens
+            if t.strip() and re.search(r"\b" + re.escape(t.strip()) + r"\b", response, re.IGNORECASE)
+        ]
         assert word_boundary_hits(response, tokens) == expected, response
 
 

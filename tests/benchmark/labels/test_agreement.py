@@ -36,8 +36,20 @@ from benchmark.report import write_report
 from benchmark.report.viewer import write_viewer
 from tests.label_runs import build_run
 
-RUN_JUDGE = ["current", "prior", None, "clarify", "current", "abstain", "current", "prior", "current", "current",
-             "prior", "current"]
+RUN_JUDGE = [
+    "current",
+    "prior",
+    None,
+    "clarify",
+    "current",
+    "abstain",
+    "current",
+    "prior",
+    "current",
+    "current",
+    "prior",
+    "current",
+]
 ANA = ["current", "current", "prior", "prior", "clarify", "abstain"]
 BEN = ["current", "prior", "prior", "prior", "clarify", "current"]
 JUDGE_A = ANA + RUN_JUDGE[6:]
@@ -48,8 +60,10 @@ def write_labels(run_dir: Path, name: str, labels: list[str]) -> None:
     folder = run_dir / "labels"
     folder.mkdir(exist_ok=True)
     keys = [f"sc-{i + 1:02d}|baseline|0" for i in range(len(labels))]
-    lines = [json.dumps({"trial_key": k, "what": "turn2", "label": v, "annotator": name, "note": ""})
-             for k, v in zip(keys, labels)]
+    lines = [
+        json.dumps({"trial_key": k, "what": "turn2", "label": v, "annotator": name, "note": ""})
+        for k, v in zip(keys, labels)
+    ]
     (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -58,8 +72,11 @@ def labelled(tmp_path):
     run_dir = build_run(tmp_path / "run", RUN_JUDGE)
     write_labels(run_dir, "ana", ANA)
     write_labels(run_dir, "ben", BEN)
-    return run_dir, build_run(tmp_path / "judge-a", JUDGE_A, judge="judge-a"), \
-        build_run(tmp_path / "judge-b", JUDGE_B, judge="judge-b")
+    return (
+        run_dir,
+        build_run(tmp_path / "judge-a", JUDGE_A, judge="judge-a"),
+        build_run(tmp_path / "judge-b", JUDGE_B, judge="judge-b"),
+    )
 
 
 def pair(result: dict, a: str, b: str) -> dict:
@@ -99,7 +116,10 @@ def test_kappas_equal_the_hand_computation(labelled):
     assert result["fleiss"]["ci_method"] == "wilson" and result["fleiss"]["ci_low"] < result["fleiss"]["ci_high"]
     disagreements = [d for d in result["disagreements"] if d["judge"] == "judge lexical"]
     assert [(d["scenario_id"], d["judge_label"], d["majority"]) for d in disagreements] == [
-        ("sc-03", "unscored", "prior"), ("sc-04", "clarify", "prior"), ("sc-05", "current", "clarify")]
+        ("sc-03", "unscored", "prior"),
+        ("sc-04", "clarify", "prior"),
+        ("sc-05", "current", "clarify"),
+    ]
     assert disagreements[0]["people"] == {"ana": "prior", "ben": "prior"}
 
 
@@ -107,8 +127,10 @@ def test_the_command_writes_its_files_and_findings_and_the_viewer_name_the_check
     run_dir, judge_a, judge_b = labelled
     write_report(run_dir)
     assert "has not been checked against people on this run" in (run_dir / "findings.md").read_text()
-    assert "`wearsim annotate RUN_DIR`, then measure with `wearsim agreement RUN_DIR`" in \
-        (run_dir / "findings.md").read_text()
+    assert (
+        "`wearsim annotate RUN_DIR`, then measure with `wearsim agreement RUN_DIR`"
+        in (run_dir / "findings.md").read_text()
+    )
     write_viewer(run_dir)
     assert main(["agreement", str(run_dir), "--judges", str(judge_a), str(judge_b)]) == 0
     out = capsys.readouterr().out
@@ -150,19 +172,65 @@ def proactive_run(path: Path) -> Path:
     from core.watching import Probe, Watching
 
     pasta = next(s for s in load_proactive(Path("benchmark/v1/proactive.json")) if s.scenario_id == "pa-01")
-    probes = (Probe(n=1, asked_ms=5000, frame_ms=4800, text="The onions look good.", silent=False, spoke_ms=5400, scene=0, outcome="false_alarm"),
-              Probe(n=2, asked_ms=23000, frame_ms=22500, text="The water is boiling: add the pasta.", silent=False, spoke_ms=23500, scene=2,
-                    outcome="hit"),
-              Probe(n=3, asked_ms=25000, frame_ms=24500, text="Nice knife work.", silent=False, spoke_ms=25600, scene=2, outcome="false_alarm"),
-              Probe(n=4, asked_ms=26000, frame_ms=25500, text="[silent]", silent=True))
-    watching = Watching(strategy="change", kind="event", stream_ms=pasta.stream_ms, scene_starts_ms=pasta.scene_starts_ms, onset_ms=pasta.onset_ms,
-                        window_end_ms=pasta.onset_ms + 12000, expected=pasta.event.expected, probes=probes, outcome="hit")
-    record = TrialRecord(scenario_id="pa-01", condition="baseline", trial=0, target_context=pasta.target_context, cue_type=pasta.cue_type, subset=pasta.subset,
-                         proactive="change", watching=watching)
+    probes = (
+        Probe(
+            n=1,
+            asked_ms=5000,
+            frame_ms=4800,
+            text="The onions look good.",
+            silent=False,
+            spoke_ms=5400,
+            scene=0,
+            outcome="false_alarm",
+        ),
+        Probe(
+            n=2,
+            asked_ms=23000,
+            frame_ms=22500,
+            text="The water is boiling: add the pasta.",
+            silent=False,
+            spoke_ms=23500,
+            scene=2,
+            outcome="hit",
+        ),
+        Probe(
+            n=3,
+            asked_ms=25000,
+            frame_ms=24500,
+            text="Nice knife work.",
+            silent=False,
+            spoke_ms=25600,
+            scene=2,
+            outcome="false_alarm",
+        ),
+        Probe(n=4, asked_ms=26000, frame_ms=25500, text="[silent]", silent=True),
+    )
+    watching = Watching(
+        strategy="change",
+        kind="event",
+        stream_ms=pasta.stream_ms,
+        scene_starts_ms=pasta.scene_starts_ms,
+        onset_ms=pasta.onset_ms,
+        window_end_ms=pasta.onset_ms + 12000,
+        expected=pasta.event.expected,
+        probes=probes,
+        outcome="hit",
+    )
+    record = TrialRecord(
+        scenario_id="pa-01",
+        condition="baseline",
+        trial=0,
+        target_context=pasta.target_context,
+        cue_type=pasta.cue_type,
+        subset=pasta.subset,
+        proactive="change",
+        watching=watching,
+    )
     path.mkdir(parents=True)
     (path / "transcripts.jsonl").write_text(record.to_line(), encoding="utf-8")
-    (path / "manifest.json").write_text(json.dumps({"judge_family": "lexical", "judge_model": "lexical",
-                                                    "ranking_condition": "baseline", "trials": 1}))
+    (path / "manifest.json").write_text(
+        json.dumps({"judge_family": "lexical", "judge_model": "lexical", "ranking_condition": "baseline", "trials": 1})
+    )
     return path
 
 
@@ -184,8 +252,10 @@ def test_turn3_and_remark_items_show_what_the_rubric_lets_a_judge_see(tmp_path):
     proactive = open_label_run(proactive_run(tmp_path / "proactive"))
     remarks = proactive.items("remarks")
     assert [(i.key, i.judge_label) for i in remarks] == [
-        ("pa-01|baseline|0|change|remark1", "false_alarm"), ("pa-01|baseline|0|change|remark2", "hit"),
-        ("pa-01|baseline|0|change|remark3", "not_conveying")]
+        ("pa-01|baseline|0|change|remark1", "false_alarm"),
+        ("pa-01|baseline|0|change|remark2", "hit"),
+        ("pa-01|baseline|0|change|remark3", "not_conveying"),
+    ]
     shown = dict((title, text) for _, title, text in remarks[1].view)
     assert shown["The remark to label"] == "The water is boiling: add the pasta."
     assert "The event begins at 22.0 s" in shown["When the remark came"]
@@ -197,8 +267,10 @@ def test_a_proactive_runs_remarks_checked_against_a_person(tmp_path, capsys):
     write_report(run_dir)
     assert "`wearsim annotate RUN_DIR --what remarks`" in (run_dir / "findings.md").read_text()
     (run_dir / "labels").mkdir()
-    lines = [{"trial_key": f"pa-01|baseline|0|change|remark{n}", "what": "remarks", "label": label}
-             for n, label in ((1, "false_alarm"), (2, "hit"), (3, "false_alarm"))]
+    lines = [
+        {"trial_key": f"pa-01|baseline|0|change|remark{n}", "what": "remarks", "label": label}
+        for n, label in ((1, "false_alarm"), (2, "hit"), (3, "false_alarm"))
+    ]
     (run_dir / "labels" / "ana.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert main(["agreement", str(run_dir), "--what", "remarks"]) == 0
     result = json.loads((run_dir / "agreement_remarks.json").read_text())

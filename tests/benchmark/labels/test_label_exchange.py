@@ -27,20 +27,43 @@ def as_label_studio_export(tasks: list[dict], labels: list[str], completed_by) -
     annotation on the first task too, which the import skips)."""
     exported = []
     for n, (task, label) in enumerate(zip(tasks, labels), start=1):
-        result = [{"id": f"r{n}", "from_name": "label", "to_name": "reply", "type": "choices",
-                   "value": {"choices": [label]}}]
+        result = [
+            {"id": f"r{n}", "from_name": "label", "to_name": "reply", "type": "choices", "value": {"choices": [label]}}
+        ]
         if n == 2:
-            result.append({"id": f"n{n}", "from_name": "note", "to_name": "reply", "type": "textarea",
-                           "value": {"text": ["names both tools"]}})
-        annotations = [{"id": 1000 + n, "result": result, "was_cancelled": False, "ground_truth": False,
-                        "created_at": "2026-11-27T07:00:00.000000Z", "lead_time": 4.2, "task": n,
-                        "completed_by": completed_by}]
+            result.append(
+                {
+                    "id": f"n{n}",
+                    "from_name": "note",
+                    "to_name": "reply",
+                    "type": "textarea",
+                    "value": {"text": ["names both tools"]},
+                }
+            )
+        annotations = [
+            {
+                "id": 1000 + n,
+                "result": result,
+                "was_cancelled": False,
+                "ground_truth": False,
+                "created_at": "2026-11-27T07:00:00.000000Z",
+                "lead_time": 4.2,
+                "task": n,
+                "completed_by": completed_by,
+            }
+        ]
         if n == 1:
-            annotations.append({"id": 2000, "result": [{"from_name": "label", "to_name": "reply", "type": "choices",
-                                                        "value": {"choices": ["abstain"]}}],
-                                "was_cancelled": True, "completed_by": completed_by})
-        exported.append({"id": n, "data": task["data"], "annotations": annotations, "predictions": [],
-                         "project": 1})
+            annotations.append(
+                {
+                    "id": 2000,
+                    "result": [
+                        {"from_name": "label", "to_name": "reply", "type": "choices", "value": {"choices": ["abstain"]}}
+                    ],
+                    "was_cancelled": True,
+                    "completed_by": completed_by,
+                }
+            )
+        exported.append({"id": n, "data": task["data"], "annotations": annotations, "predictions": [], "project": 1})
     return exported
 
 
@@ -62,8 +85,9 @@ def test_label_studio_round_trip(run_dir, tmp_path, capsys):
     assert '<Text name="conversation" value="$conversation"/>' in config
 
     export = tmp_path / "export.json"
-    export.write_text(json.dumps(as_label_studio_export(tasks, CHOSEN, {"id": 3, "email": "carla@example.org"})),
-                      encoding="utf-8")
+    export.write_text(
+        json.dumps(as_label_studio_export(tasks, CHOSEN, {"id": 3, "email": "carla@example.org"})), encoding="utf-8"
+    )
     capsys.readouterr()
     assert main(["labels", "import", str(run_dir), str(export)]) == 0
     assert "carla: 6 labels imported" in capsys.readouterr().out
@@ -90,8 +114,13 @@ def test_a_label_studio_export_with_a_label_outside_the_choices_writes_nothing(r
 
 
 def test_csv_import(run_dir, tmp_path, capsys):
-    rows = ["trial_key,label,annotator,note", "sc-01|baseline|0,prior,ana,", "sc-02|baseline|0,current,ben,\"a, b\"",
-            "sc-03|baseline|0,cannot_tell,ana,unsure", ""]
+    rows = [
+        "trial_key,label,annotator,note",
+        "sc-01|baseline|0,prior,ana,",
+        'sc-02|baseline|0,current,ben,"a, b"',
+        "sc-03|baseline|0,cannot_tell,ana,unsure",
+        "",
+    ]
     path = tmp_path / "labels.csv"
     path.write_text("\n".join(rows), encoding="utf-8")
     assert main(["labels", "import", str(run_dir), str(path)]) == 0
@@ -99,8 +128,9 @@ def test_csv_import(run_dir, tmp_path, capsys):
     assert saved(run_dir, "ben") == {"sc-02|baseline|0": ("current", "a, b")}
     before = (run_dir / "labels" / "ana.jsonl").read_bytes()
     bad = tmp_path / "bad.csv"
-    bad.write_text("trial_key,label,annotator\nsc-04|baseline|0,prior,ana\nsc-77|baseline|0,prior,ana\n",
-                   encoding="utf-8")
+    bad.write_text(
+        "trial_key,label,annotator\nsc-04|baseline|0,prior,ana\nsc-77|baseline|0,prior,ana\n", encoding="utf-8"
+    )
     capsys.readouterr()
     assert main(["labels", "import", str(run_dir), str(bad)]) == 2
     assert f"{bad}: line 3: unknown trial key 'sc-77|baseline|0'" in capsys.readouterr().err

@@ -64,14 +64,20 @@ def test_a_labels_folder_that_is_a_link_is_refused(tmp_path):
     assert list(elsewhere.iterdir()) == []
 
 
-@pytest.mark.parametrize("bad, expected", [
-    ("x" * (MAX_LABEL_LINE_BYTES + 10), f"line 2: {MAX_LABEL_LINE_BYTES + 10:,} bytes, over the"),
-    (line("sc-99|baseline|0").strip(), "line 2: unknown trial key 'sc-99|baseline|0'"),
-    (line(label="maybe").strip(), "line 2: label 'maybe' is not one of current, prior, clarify, abstain, cannot_tell"),
-    (line(label="hit").strip(), "line 2: label 'hit' is not one of"),
-    ("[1, 2]", "line 2: expected a JSON object"),
-    (line(annotator="ben").strip(), "line 2: field 'annotator' is 'ben'"),
-])
+@pytest.mark.parametrize(
+    "bad, expected",
+    [
+        ("x" * (MAX_LABEL_LINE_BYTES + 10), f"line 2: {MAX_LABEL_LINE_BYTES + 10:,} bytes, over the"),
+        (line("sc-99|baseline|0").strip(), "line 2: unknown trial key 'sc-99|baseline|0'"),
+        (
+            line(label="maybe").strip(),
+            "line 2: label 'maybe' is not one of current, prior, clarify, abstain, cannot_tell",
+        ),
+        (line(label="hit").strip(), "line 2: label 'hit' is not one of"),
+        ("[1, 2]", "line 2: expected a JSON object"),
+        (line(annotator="ben").strip(), "line 2: field 'annotator' is 'ben'"),
+    ],
+)
 def test_a_hostile_line_is_refused_naming_file_and_line_and_nothing_saved_is_lost(run, capsys, bad, expected):
     path = run.run_dir / "labels" / "ana.jsonl"
     path.write_text(path.read_text(encoding="utf-8") + bad + "\n", encoding="utf-8")

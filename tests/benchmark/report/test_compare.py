@@ -19,8 +19,6 @@ An `explicit` condition adds one flip: sc1 t0 P->F.
 
 from __future__ import annotations
 
-from tests.paths import FIXTURES
-
 import argparse
 import json
 from pathlib import Path
@@ -29,12 +27,11 @@ import pytest
 
 from benchmark.cli import compare as compare_cli
 from benchmark.compare import compare_runs
+from tests.paths import FIXTURES
 
 TARGETS = {"sc1": "current", "sc2": "current", "sc3": "prior"}
-RUN_A = {("sc1", "baseline"): "PFFF", ("sc2", "baseline"): "FFP", ("sc3", "baseline"): "FPPP",
-         ("sc1", "explicit"): "P"}
-RUN_B = {("sc1", "baseline"): "PPPP", ("sc2", "baseline"): "PPF", ("sc3", "baseline"): "PPP-",
-         ("sc1", "explicit"): "F"}
+RUN_A = {("sc1", "baseline"): "PFFF", ("sc2", "baseline"): "FFP", ("sc3", "baseline"): "FPPP", ("sc1", "explicit"): "P"}
+RUN_B = {("sc1", "baseline"): "PPPP", ("sc2", "baseline"): "PPF", ("sc3", "baseline"): "PPP-", ("sc1", "explicit"): "F"}
 
 
 def write_run(directory: Path, outcomes: dict) -> Path:
@@ -45,9 +42,18 @@ def write_run(directory: Path, outcomes: dict) -> Path:
         other = "prior" if target == "current" else "current"
         for trial, mark in enumerate(marks):
             label = {"P": target, "F": other, "-": None}[mark]
-            lines.append(json.dumps({"scenario_id": sid, "condition": condition, "trial": trial,
-                                     "target_context": target, "cue_type": "object_in_hand",
-                                     "turn_2_judge_label": label}))
+            lines.append(
+                json.dumps(
+                    {
+                        "scenario_id": sid,
+                        "condition": condition,
+                        "trial": trial,
+                        "target_context": target,
+                        "cue_type": "object_in_hand",
+                        "turn_2_judge_label": label,
+                    }
+                )
+            )
     (directory / "transcripts.jsonl").write_text("\n".join(lines) + "\n")
     (directory / "manifest.json").write_text(json.dumps({"ranking_condition": "baseline"}))
     return directory
@@ -117,7 +123,6 @@ def test_compare_reports_label_agreement_and_cells_scored_in_one_run_only(runs):
 
 def test_compare_says_when_the_two_runs_measure_latency_from_different_points(capsys):
     """A text-proxy run measures from the request, a stream run from the end of speech: said beside them."""
-    from pathlib import Path
 
     from benchmark.cli import main
 

@@ -4,8 +4,6 @@ accuracy against latency and against cost. Numbers worked out by hand."""
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import json
 import subprocess
 import sys
@@ -13,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from core.candidate import Reply, Usage
 from benchmark.compare import compare_runs, render_comparison
+from core.candidate import Reply, Usage
 from core.judge import Verdict
 from core.records import TrialRecord, TurnInput, TurnResult
 from tests.benchmark.report.test_compare import RUN_A, RUN_B, write_run
-
+from tests.paths import ROOT
 
 
 def spoken_run(directory: Path, outcomes: str, first_token: list[float], voice: list[float] | None = None) -> Path:
@@ -31,20 +29,49 @@ def spoken_run(directory: Path, outcomes: str, first_token: list[float], voice: 
         sid = f"sc{index + 1}"
         target = "current" if index < 2 else "prior"
         other = "prior" if target == "current" else "current"
-        reply = Reply(text="an answer", model="m", usage=Usage(input_tokens=100, output_tokens=10), latency_s=1.0, first_token_s=first_token[index],
-                      first_voice_s=None if voice is None else voice[index])
-        turns = tuple(TurnResult(turn=t, input=TurnInput(turn=t, camera_block=None, speech="hi", camera_source=None, speech_source="authored"), reply=reply) for t in (1, 2))
+        reply = Reply(
+            text="an answer",
+            model="m",
+            usage=Usage(input_tokens=100, output_tokens=10),
+            latency_s=1.0,
+            first_token_s=first_token[index],
+            first_voice_s=None if voice is None else voice[index],
+        )
+        turns = tuple(
+            TurnResult(
+                turn=t,
+                input=TurnInput(turn=t, camera_block=None, speech="hi", camera_source=None, speech_source="authored"),
+                reply=reply,
+            )
+            for t in (1, 2)
+        )
         label = {"P": target, "F": other, "U": None}.get(mark)
-        verdict = Verdict(label=label, rationale="r", judge="lexical", unscored_reason="no signal" if mark == "U" else None)
-        record = TrialRecord(scenario_id=sid, condition="baseline", trial=0, target_context=target, cue_type="object_in_hand", via="stream", turns=turns,
-                             turn_2_judge=verdict if mark != "E" else None,
-                             turn_3_repair_attempted=mark == "F",
-                             turn_3_judge=Verdict(label=target, rationale="r", judge="lexical") if mark == "F" else None,
-                             error="RetryableError: m: rate limited (429)" if mark == "E" else None)
+        verdict = Verdict(
+            label=label, rationale="r", judge="lexical", unscored_reason="no signal" if mark == "U" else None
+        )
+        record = TrialRecord(
+            scenario_id=sid,
+            condition="baseline",
+            trial=0,
+            target_context=target,
+            cue_type="object_in_hand",
+            via="stream",
+            turns=turns,
+            turn_2_judge=verdict if mark != "E" else None,
+            turn_3_repair_attempted=mark == "F",
+            turn_3_judge=Verdict(label=target, rationale="r", judge="lexical") if mark == "F" else None,
+            error="RetryableError: m: rate limited (429)" if mark == "E" else None,
+        )
         lines.append(record.to_line())
     (directory / "transcripts.jsonl").write_text("".join(lines))
-    manifest = {"ranking_condition": "baseline", "conditions": ["baseline"], "trials": 1,
-                "scenario_ids": ["sc1", "sc2", "sc3", "sc4"], "candidate_model": "m", "prices": {"m": None}}
+    manifest = {
+        "ranking_condition": "baseline",
+        "conditions": ["baseline"],
+        "trials": 1,
+        "scenario_ids": ["sc1", "sc2", "sc3", "sc4"],
+        "candidate_model": "m",
+        "prices": {"m": None},
+    }
     (directory / "manifest.json").write_text(json.dumps(manifest))
     return directory
 
@@ -92,8 +119,13 @@ def test_the_table_gives_repair_latency_voice_to_voice_and_turns_ok(tmp_path):
     assert "75.0% [" in quick_line and "100.0% (1/1)" in quick_line and "0.40 / 0.60 s" in quick_line
     assert "3 of 4" in quick_line
 
-    done = subprocess.run([sys.executable, "-m", "benchmark", "compare", str(quick), str(slow), "--html",
-                           str(tmp_path / "page")], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmark", "compare", str(quick), str(slow), "--html", str(tmp_path / "page")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr
     from PIL import Image
 
@@ -121,19 +153,34 @@ def test_compare_html_is_a_sortable_table_of_runs_and_pairs_and_says_why_nothing
     quick = spoken_run(tmp_path / "quick", "PFPE", [0.2, 0.4, 0.6, 0.8], voice=[0.5, 0.7, 0.9, 1.1])
     slow = spoken_run(tmp_path / "slow", "PPUP", [1.0, 2.0, 3.0, 4.0])
     sweep = sweep_run(tmp_path / "sweep")
-    done = subprocess.run([sys.executable, "-m", "benchmark", "compare", str(quick), str(slow), str(sweep), "--html",
-                           str(tmp_path / "page")], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "compare",
+            str(quick),
+            str(slow),
+            str(sweep),
+            "--html",
+            str(tmp_path / "page"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr
     assert "C: sweep: no pairs: no cell is in both runs" in done.stdout  # the text says why too
     page = (tmp_path / "page" / "comparison.html").read_text()
-    runs_table = page[page.index('<table id="runs"'):]
-    runs_table = runs_table[:runs_table.index("</table>")]
+    runs_table = page[page.index('<table id="runs"') :]
+    runs_table = runs_table[: runs_table.index("</table>")]
     for column in ("balanced Turn 2 accuracy", "95% interval", "turns OK", "first text p50", "cost per correct"):
         assert f">{column}" in runs_table, column
     assert runs_table.count('<tr class="run"') == 3 and "3 of 4" in runs_table and "75.0%" in runs_table
-    pairs_table = page[page.index('<table id="pairs"'):]
-    assert "+" in pairs_table[:pairs_table.index("</table>")]
-    assert "frame_policy" in pairs_table[:pairs_table.index("</table>")]  # why the sweep pairs with nothing
+    pairs_table = page[page.index('<table id="pairs"') :]
+    assert "+" in pairs_table[: pairs_table.index("</table>")]
+    assert "frame_policy" in pairs_table[: pairs_table.index("</table>")]  # why the sweep pairs with nothing
     assert "<script>" in page and "http://" not in page and "https://" not in page
     assert "Accuracy against latency" in page and page.count("data:image/png;base64,") == 2
 

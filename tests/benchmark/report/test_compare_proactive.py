@@ -14,8 +14,6 @@ false alarms a minute +0.00.
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import json
 import re
 import subprocess
@@ -28,46 +26,115 @@ from benchmark.compare import compare_runs, render_comparison
 from core.records import TrialRecord
 from core.watching import Probe, Watching
 from tests.benchmark.report.test_compare import RUN_A, write_run
+from tests.paths import ROOT
 
 ONSET = 20_000
 
 
 def _trial(sid: str, hit_at_s: float | None, alarms: int) -> TrialRecord:
     event = sid.startswith("e")
-    probes = [Probe(n=n + 1, asked_ms=5_000 + 1_000 * n, frame_ms=5_000 + 1_000 * n, text="Look out.", silent=False, spoke_ms=5_200 + 1_000 * n,
-                    outcome="false_alarm") for n in range(alarms)]
+    probes = [
+        Probe(
+            n=n + 1,
+            asked_ms=5_000 + 1_000 * n,
+            frame_ms=5_000 + 1_000 * n,
+            text="Look out.",
+            silent=False,
+            spoke_ms=5_200 + 1_000 * n,
+            outcome="false_alarm",
+        )
+        for n in range(alarms)
+    ]
     if hit_at_s is not None:
         at = ONSET + int(hit_at_s * 1000)
-        probes.append(Probe(n=len(probes) + 1, asked_ms=at - 100, frame_ms=at - 200, text="It is boiling.", silent=False, spoke_ms=at, outcome="hit"))
-    watching = Watching(strategy="change", kind="event" if event else "quiet", stream_ms=60_000, scene_starts_ms=(0, ONSET), onset_ms=ONSET if event else None,
-                        window_end_ms=ONSET + 12_000 if event else None, expected=("boil",) if event else (), probes=tuple(probes),
-                        outcome=("hit" if hit_at_s is not None else "miss") if event else None)
-    return TrialRecord(scenario_id=sid, condition="baseline", trial=0, target_context="speak_up" if event else "stay_quiet", cue_type="about_to_miss",
-                       subset="proactive", proactive="change", via="stream", watching=watching)
+        probes.append(
+            Probe(
+                n=len(probes) + 1,
+                asked_ms=at - 100,
+                frame_ms=at - 200,
+                text="It is boiling.",
+                silent=False,
+                spoke_ms=at,
+                outcome="hit",
+            )
+        )
+    watching = Watching(
+        strategy="change",
+        kind="event" if event else "quiet",
+        stream_ms=60_000,
+        scene_starts_ms=(0, ONSET),
+        onset_ms=ONSET if event else None,
+        window_end_ms=ONSET + 12_000 if event else None,
+        expected=("boil",) if event else (),
+        probes=tuple(probes),
+        outcome=("hit" if hit_at_s is not None else "miss") if event else None,
+    )
+    return TrialRecord(
+        scenario_id=sid,
+        condition="baseline",
+        trial=0,
+        target_context="speak_up" if event else "stay_quiet",
+        cue_type="about_to_miss",
+        subset="proactive",
+        proactive="change",
+        via="stream",
+        watching=watching,
+    )
 
 
 def _run(folder: Path, model: str, trials: list[TrialRecord]) -> Path:
     folder.mkdir()
     (folder / "transcripts.jsonl").write_text("".join(t.to_line() for t in trials))
-    (folder / "manifest.json").write_text(json.dumps({"candidate_model": model, "via": "stream", "subset": "proactive",
-                                                      "proactive": ["change"], "conditions": ["baseline"]}))
+    (folder / "manifest.json").write_text(
+        json.dumps(
+            {
+                "candidate_model": model,
+                "via": "stream",
+                "subset": "proactive",
+                "proactive": ["change"],
+                "conditions": ["baseline"],
+            }
+        )
+    )
     return folder
 
 
 @pytest.fixture
 def runs(tmp_path):
-    a = _run(tmp_path / "a", "local", [_trial("e1", 3, 0), _trial("e2", None, 1), _trial("e3", None, 0),
-                                       _trial("e4", 5, 0), _trial("q1", None, 1), _trial("q2", None, 0)])
-    b = _run(tmp_path / "b", "openai:gpt-4o-mini", [_trial("e1", 4, 0), _trial("e2", 4, 0), _trial("e3", 4, 2),
-                                                    _trial("e4", 4, 0), _trial("q1", None, 0), _trial("q2", None, 0)])
+    a = _run(
+        tmp_path / "a",
+        "local",
+        [
+            _trial("e1", 3, 0),
+            _trial("e2", None, 1),
+            _trial("e3", None, 0),
+            _trial("e4", 5, 0),
+            _trial("q1", None, 1),
+            _trial("q2", None, 0),
+        ],
+    )
+    b = _run(
+        tmp_path / "b",
+        "openai:gpt-4o-mini",
+        [
+            _trial("e1", 4, 0),
+            _trial("e2", 4, 0),
+            _trial("e3", 4, 2),
+            _trial("e4", 4, 0),
+            _trial("q1", None, 0),
+            _trial("q2", None, 0),
+        ],
+    )
     return a, b
 
 
 def test_compare_gives_each_cells_figures_and_the_paired_difference(runs):
     result = compare_runs(*runs)
     rows = result["proactive"]["rows"]
-    assert [(r["label"], r["condition"], r["cell"]) for r in rows] == [("A: a", "baseline", "change"),
-                                                                      ("B: b", "baseline", "change")]
+    assert [(r["label"], r["condition"], r["cell"]) for r in rows] == [
+        ("A: a", "baseline", "change"),
+        ("B: b", "baseline", "change"),
+    ]
     a, b = (r["metrics"] for r in rows)
     assert (a["recall"]["k"], a["recall"]["n"], a["recall"]["rate"]) == (2, 4, 0.5)
     assert (a["precision"]["k"], a["precision"]["n"]) == (2, 4)
@@ -97,17 +164,22 @@ def test_compare_gives_each_cells_figures_and_the_paired_difference(runs):
 
 def test_compare_html_on_proactive_runs_has_the_same_rows_sortable_and_the_plot(runs, tmp_path):
     out = tmp_path / "page"
-    done = subprocess.run([sys.executable, "-m", "benchmark", "compare", str(runs[0]), str(runs[1]), "--html",
-                           str(out)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmark", "compare", str(runs[0]), str(runs[1]), "--html", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr
     page = (out / "comparison.html").read_text()
     assert (out / "recall_false_alarms.png").read_bytes().startswith(b"\x89PNG")
     assert 'id="proactive-runs" class="sortable"' in page and 'id="proactive-pairs" class="sortable"' in page
-    runs_table = page[page.index('id="proactive-runs"'):page.index("</table>", page.index('id="proactive-runs"'))]
-    assert runs_table.count('<tr><td title=') == 2
+    runs_table = page[page.index('id="proactive-runs"') : page.index("</table>", page.index('id="proactive-runs"'))]
+    assert runs_table.count("<tr><td title=") == 2
     assert "50.0% (2/4)" in runs_table and "100.0% (4/4)" in runs_table and "66.7% (4/6)" in runs_table
     assert "free (local)" in runs_table
-    pairs = page[page.index('id="proactive-pairs"'):]
+    pairs = page[page.index('id="proactive-pairs"') :]
     assert "+50.0 pts" in pairs and re.search(r'data-sort="0.5">0.5<', pairs)
     assert "balanced Turn 2 accuracy" not in page.split("<details>")[0]  # no empty question-and-answer table
 
@@ -119,7 +191,8 @@ def test_a_mix_of_proactive_and_question_and_answer_runs_compares_each_kind_apar
     assert [r["label"] for r in result["proactive"]["rows"]] == ["A: a", "C: b"]
     assert Path(result["qa"]["run_a"]).parent.name == "qa1" and result["qa"]["pairs"] > 0
     text = render_comparison(result)
-    assert text.startswith("a mix of kinds, each compared apart: proactive A: a, C: b; question-and-answer "
-                           "B: qa1, D: qa2")
+    assert text.startswith(
+        "a mix of kinds, each compared apart: proactive A: a, C: b; question-and-answer B: qa1, D: qa2"
+    )
     alone = render_comparison(compare_runs(runs[0], qa_a))
     assert "B: qa1 is the only question-and-answer run, with nothing of its kind to compare it with" in alone

@@ -4,8 +4,6 @@ End to end against the OpenAI Realtime conformance server scripted to fail chose
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import json
 import os
 import re
@@ -19,47 +17,69 @@ from benchmark.faults import classify, fault_of, fault_of_error
 from core.records import TrialRecord
 from core.scenario import load_bank
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
+from tests.paths import ROOT
 
 BANK = {s.scenario_id: s for s in load_bank().scenarios}
 
 
-@pytest.mark.parametrize("error, category", [
-    ("RetryableError: openai-realtime:m: rate_limit_exceeded: Rate limit reached", "rate_limited"),
-    ("RetryableError: openai:fake: rate limited (429)", "rate_limited"),
-    ("ServerError: turn 1 did not complete: backend_error: RetryableError: gemini-live:m: session ended during "
-     "the reply: goAway", "session_limit"),
-    ("RetryableError: openai-realtime:m: session_expired: Your session hit the maximum duration", "session_limit"),
-    ("RetryableError: openai-realtime:m: connection lost: ConnectionClosedError", "connection_lost"),
-    ("ServerError: turn 2 did not complete: connection closed (1006)", "connection_lost"),
-    ("RealtimeError: openai-realtime:m: model_not_found: The model does not exist.", "refused"),
-    ("RuntimeError: openai:m: HTTP 400: Invalid image", "refused"),
-    ("EmptyReply: the reply to turn 2 had no text and no audio", "empty_reply"),
-    ("ServerError: no reply for turn 2 within 600 s", "timeout"),
-    ("TimeoutError: ", "timeout"),
-    ("RealtimeError: openai-realtime:m: server_error: The server had an error", "provider_error"),
-    ("RealtimeError: openai-realtime:m: response failed: {'type': 'failed'}", "provider_error"),
-    ("ServerError: server refused the session: backend_not_allowed: not offered", "harness_error"),
-    ("ServerError: turn 1 did not complete: internal_error: the server failed on this session", "harness_error"),
-    ("KeyError: 'turn_2'", "harness_error"),
-    ("RuntimeError: openai:m: set OPENAI_API_KEY, or --base-url for a local endpoint", "harness_error"),
-])
+@pytest.mark.parametrize(
+    "error, category",
+    [
+        ("RetryableError: openai-realtime:m: rate_limit_exceeded: Rate limit reached", "rate_limited"),
+        ("RetryableError: openai:fake: rate limited (429)", "rate_limited"),
+        (
+            "ServerError: turn 1 did not complete: backend_error: RetryableError: gemini-live:m: session ended during "
+            "the reply: goAway",
+            "session_limit",
+        ),
+        ("RetryableError: openai-realtime:m: session_expired: Your session hit the maximum duration", "session_limit"),
+        ("RetryableError: openai-realtime:m: connection lost: ConnectionClosedError", "connection_lost"),
+        ("ServerError: turn 2 did not complete: connection closed (1006)", "connection_lost"),
+        ("RealtimeError: openai-realtime:m: model_not_found: The model does not exist.", "refused"),
+        ("RuntimeError: openai:m: HTTP 400: Invalid image", "refused"),
+        ("EmptyReply: the reply to turn 2 had no text and no audio", "empty_reply"),
+        ("ServerError: no reply for turn 2 within 600 s", "timeout"),
+        ("TimeoutError: ", "timeout"),
+        ("RealtimeError: openai-realtime:m: server_error: The server had an error", "provider_error"),
+        ("RealtimeError: openai-realtime:m: response failed: {'type': 'failed'}", "provider_error"),
+        ("ServerError: server refused the session: backend_not_allowed: not offered", "harness_error"),
+        ("ServerError: turn 1 did not complete: internal_error: the server failed on this session", "harness_error"),
+        ("KeyError: 'turn_2'", "harness_error"),
+        ("RuntimeError: openai:m: set OPENAI_API_KEY, or --base-url for a local endpoint", "harness_error"),
+    ],
+)
 def test_an_error_text_gets_one_category(error, category):
     assert fault_of_error(error) == category
 
 
 def _record(**fields) -> TrialRecord:
-    return TrialRecord.from_json({"scenario_id": "sc-01", "condition": "baseline", "trial": 0,
-                                  "target_context": "current", "cue_type": "object_in_hand", **fields})
+    return TrialRecord.from_json(
+        {
+            "scenario_id": "sc-01",
+            "condition": "baseline",
+            "trial": 0,
+            "target_context": "current",
+            "cue_type": "object_in_hand",
+            **fields,
+        }
+    )
 
 
 def test_an_older_record_without_a_fault_gets_one_from_its_error_or_the_judges_reason():
     assert fault_of(_record(error="RetryableError: m: rate limited (429)")) == "rate_limited"
-    unscored = _record(turn_2_response="hmm", turn_2_judge_name="lexical",
-                       turn_2_judge_unscored_reason="no answer word")
+    unscored = _record(
+        turn_2_response="hmm", turn_2_judge_name="lexical", turn_2_judge_unscored_reason="no answer word"
+    )
     assert fault_of(unscored) == "judge_unscored"
-    empty = _record(turn_2_response="", turn_2_judge_name="lexical", turn_2_judge_unscored_reason="empty response",
-                    turns=[{"turn": t, "input": {"turn": t, "speech": "hi", "speech_source": "authored"},
-                            "reply": {"text": ""}} for t in (1, 2)])
+    empty = _record(
+        turn_2_response="",
+        turn_2_judge_name="lexical",
+        turn_2_judge_unscored_reason="empty response",
+        turns=[
+            {"turn": t, "input": {"turn": t, "speech": "hi", "speech_source": "authored"}, "reply": {"text": ""}}
+            for t in (1, 2)
+        ],
+    )
     assert fault_of(empty) == "empty_reply"
     assert fault_of(_record(turn_2_judge_label="current")) is None
     # a recorded category is read back as recorded, and a wrong one is refused naming the field
@@ -72,14 +92,35 @@ def test_an_older_record_without_a_fault_gets_one_from_its_error_or_the_judges_r
 
 def bench(server, run_dir: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "benchmark", "bench", "--model", "openai-realtime:gpt-realtime", "--base-url",
-         server.base_url, "--judge-family", "lexical", "--conditions", "baseline", "--output-dir", str(run_dir),
-         *extra], capture_output=True, text=True, timeout=600, cwd=ROOT,
-        env={**os.environ, "OPENAI_API_KEY": TEST_KEY})
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--model",
+            "openai-realtime:gpt-realtime",
+            "--base-url",
+            server.base_url,
+            "--judge-family",
+            "lexical",
+            "--conditions",
+            "baseline",
+            "--output-dir",
+            str(run_dir),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env={**os.environ, "OPENAI_API_KEY": TEST_KEY},
+    )
 
 
 def records(run_dir: Path) -> list[TrialRecord]:
-    return [TrialRecord.from_json(json.loads(line)) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
+    return [
+        TrialRecord.from_json(json.loads(line)) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()
+    ]
 
 
 def test_a_direct_run_counts_each_scripted_fault_exactly_and_exits_on_the_apis_faults_only(tmp_path):
@@ -87,16 +128,27 @@ def test_a_direct_run_counts_each_scripted_fault_exactly_and_exits_on_the_apis_f
     one empty, one refused; two answer. Every category is counted exactly; the exit status counts the
     six faults of the API, not the judge's unscored replies."""
     ids = ["sc-01", "sc-02", "sc-03", "sc-04", "sc-05", "sc-06", "sc-07", "sc-08"]
-    script = {"sc-01": "rate_limit", "sc-02": "rate_limit", "sc-03": "session_expired", "sc-04": "drop",
-              "sc-05": "empty", "sc-06": "refused"}
+    script = {
+        "sc-01": "rate_limit",
+        "sc-02": "rate_limit",
+        "sc-03": "session_expired",
+        "sc-04": "drop",
+        "sc-05": "empty",
+        "sc-06": "refused",
+    }
     faults = {BANK[sid].turn_1_user: action for sid, action in script.items()}
     with FakeOpenAIRealtime(reply="It is the one in your hand now.", faults=faults) as server:
         done = bench(server, tmp_path / "run", "--ids", ",".join(ids))
     assert done.returncode == 3, done.stderr
     by_id = {r.scenario_id: r for r in records(tmp_path / "run")}
     assert {sid: by_id[sid].fault for sid in script} == {
-        "sc-01": "rate_limited", "sc-02": "rate_limited", "sc-03": "session_limit", "sc-04": "connection_lost",
-        "sc-05": "empty_reply", "sc-06": "refused"}
+        "sc-01": "rate_limited",
+        "sc-02": "rate_limited",
+        "sc-03": "session_limit",
+        "sc-04": "connection_lost",
+        "sc-05": "empty_reply",
+        "sc-06": "refused",
+    }
     assert all(by_id[sid].errored for sid in script)
     assert by_id["sc-05"].turns and by_id["sc-05"].turns[0].reply.text == ""  # an empty reply keeps its turns
     answered = [by_id[sid] for sid in ("sc-07", "sc-08")]
@@ -133,8 +185,16 @@ def test_a_stream_run_counts_a_rate_limit_a_dropped_connection_and_an_empty_repl
     script = {"sc-01": "rate_limit", "sc-02": "rate_limit", "sc-03": "drop", "sc-04": "empty"}
     faults = {BANK[sid].turn_1_image: action for sid, action in script.items()}
     with FakeOpenAIRealtime(faults=faults) as server:
-        done = bench(server, tmp_path / "run", "--via", "stream", "--ids", "sc-01,sc-02,sc-03,sc-04,sc-06",
-                     "--max-error-rate", "1")
+        done = bench(
+            server,
+            tmp_path / "run",
+            "--via",
+            "stream",
+            "--ids",
+            "sc-01,sc-02,sc-03,sc-04,sc-06",
+            "--max-error-rate",
+            "1",
+        )
     assert done.returncode == 0, done.stderr
     by_id = {r.scenario_id: r for r in records(tmp_path / "run")}
     assert [by_id[sid].fault for sid in script] == ["rate_limited", "rate_limited", "connection_lost", "empty_reply"]
@@ -149,8 +209,8 @@ def test_a_stream_run_counts_a_rate_limit_a_dropped_connection_and_an_empty_repl
 def test_a_rescore_that_labels_an_unscored_reply_clears_its_fault():
     import asyncio
 
-    from core.judge import Verdict
     from benchmark.rescore import rejudge_record
+    from core.judge import Verdict
 
     class Labelling:
         name, family = "labelling", "labelling"
@@ -159,8 +219,12 @@ def test_a_rescore_that_labels_an_unscored_reply_clears_its_fault():
             return Verdict(label="current", rationale="names it", judge=self.name)
 
     scenario = BANK["sc-01"]
-    unscored = _record(turn_2_response="the one in your hand", turn_2_judge_name="lexical",
-                       turn_2_judge_unscored_reason="no signal", fault="judge_unscored")
+    unscored = _record(
+        turn_2_response="the one in your hand",
+        turn_2_judge_name="lexical",
+        turn_2_judge_unscored_reason="no signal",
+        fault="judge_unscored",
+    )
     rescored = asyncio.run(rejudge_record(unscored, scenario, Labelling()))
     assert rescored.turn_2_label == "current" and rescored.fault is None
     failed = asyncio.run(rejudge_record(_record(error="RetryableError: m: rate limited (429)"), scenario, Labelling()))
@@ -172,8 +236,15 @@ def test_the_faults_table_says_what_its_example_column_holds():
     from benchmark.report.faults import fault_section
     from benchmark.report.findings import table
 
-    faults = {"planned": 2, "ok": 1, "recorded": 2, "not_run": 0, "counted": 0, "by_fault": {"judge_unscored": 1},
-              "examples": {"judge_unscored": "no signal"}}
+    faults = {
+        "planned": 2,
+        "ok": 1,
+        "recorded": 2,
+        "not_run": 0,
+        "counted": 0,
+        "by_fault": {"judge_unscored": 1},
+        "examples": {"judge_unscored": "no signal"},
+    }
     lines = fault_section({"faults": faults}, table)
     header = next(line for line in lines if line.startswith("| category"))
     assert "first seen" not in header and "the first cell's error, or why the judge gave no label" in header

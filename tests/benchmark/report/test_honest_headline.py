@@ -8,13 +8,13 @@ import argparse
 import json
 
 from benchmark.cli import report as report_cli
-from core.judge import Verdict
-from core.records import TrialRecord
 from benchmark.report import write_report
 from benchmark.report.findings import headline, is_measurement, render_findings
 from benchmark.report.viewer import write_viewer
 from benchmark.scoring import build_summary
 from benchmark.scoring.trials import TrialSet
+from core.judge import Verdict
+from core.records import TrialRecord
 
 IDS = [f"sc-{i:02d}" for i in range(1, 51)]
 
@@ -23,11 +23,20 @@ def trial(index: int, outcome: str, condition: str = "baseline") -> TrialRecord:
     """Scenario `index`: even ids target `current`, odd ones `prior`; outcome pass, miss, unscored or error."""
     target = "current" if index % 2 == 0 else "prior"
     other = "prior" if target == "current" else "current"
-    verdict = {"pass": Verdict(label=target, rationale="names the right object", judge="lexical"),
-               "miss": Verdict(label=other, rationale="names the other object", judge="lexical"),
-               "unscored": Verdict(label=None, rationale="no signal", judge="lexical", unscored_reason="no signal")}.get(outcome)
-    return TrialRecord(scenario_id=IDS[index], condition=condition, trial=0, target_context=target, cue_type="object_in_hand", turn_2_judge=verdict,
-                       error="candidate timed out after 3 retries" if outcome == "error" else None)
+    verdict = {
+        "pass": Verdict(label=target, rationale="names the right object", judge="lexical"),
+        "miss": Verdict(label=other, rationale="names the other object", judge="lexical"),
+        "unscored": Verdict(label=None, rationale="no signal", judge="lexical", unscored_reason="no signal"),
+    }.get(outcome)
+    return TrialRecord(
+        scenario_id=IDS[index],
+        condition=condition,
+        trial=0,
+        target_context=target,
+        cue_type="object_in_hand",
+        turn_2_judge=verdict,
+        error="candidate timed out after 3 retries" if outcome == "error" else None,
+    )
 
 
 def outcomes(passes: int, misses: int, unscored: int, errors: int) -> list[str]:
@@ -35,8 +44,15 @@ def outcomes(passes: int, misses: int, unscored: int, errors: int) -> list[str]:
 
 
 def manifest(conditions=("baseline",), ids=IDS) -> dict:
-    return {"candidate_model": "replay:test", "judge_family": "lexical", "judge_model": "lexical", "trials": 1,
-            "ranking_condition": "baseline", "conditions": list(conditions), "scenario_ids": list(ids)}
+    return {
+        "candidate_model": "replay:test",
+        "judge_family": "lexical",
+        "judge_model": "lexical",
+        "trials": 1,
+        "ranking_condition": "baseline",
+        "conditions": list(conditions),
+        "scenario_ids": list(ids),
+    }
 
 
 def write_run(path, trials: list[TrialRecord], run_manifest: dict):
@@ -106,11 +122,13 @@ def test_half_is_the_threshold():
 def test_cells_never_played_count_as_not_scored():
     # the run stopped after 13 cells of the 50 the manifest planned; all 13 are scored
     summary = summary_of([trial(i, "pass") for i in range(13)], manifest())
-    assert headline(summary).startswith("13 of 50 scored: not a measurement (baseline: 0 unscored, 0 errored, "
-                                        "37 not run")
+    assert headline(summary).startswith(
+        "13 of 50 scored: not a measurement (baseline: 0 unscored, 0 errored, 37 not run"
+    )
     # without a manifest the recorded trials are the cells
     assert headline(summary_of([trial(i, "pass") for i in range(13)], {})).startswith(
-        "balanced Turn 2 accuracy (baseline): 100.0%")
+        "balanced Turn 2 accuracy (baseline): 100.0%"
+    )
 
 
 def test_only_the_ranking_condition_counts():
@@ -129,7 +147,7 @@ def _has_warning_red(png) -> bool:
 
     from benchmark.report.plots import WARN
 
-    red = tuple(int(WARN[i:i + 2], 16) for i in (1, 3, 5))
+    red = tuple(int(WARN[i : i + 2], 16) for i in (1, 3, 5))
     with Image.open(png) as image:
         top = image.convert("RGB").crop((0, 0, image.width, image.height // 6))
         return any(abs(r - red[0]) + abs(g - red[1]) + abs(b - red[2]) < 60 for _, (r, g, b) in top.getcolors(1 << 20))
@@ -145,9 +163,17 @@ def test_every_plot_and_the_rescore_line_that_shows_a_score_shows_the_warning(tm
     measured = summary_of([trial(i, o) for i, o in enumerate(outcomes(30, 10, 10, 0))], manifest())
     plot_balanced_accuracy(measured, tmp_path / "many.png")
     assert _has_warning_red(tmp_path / "few.png") and not _has_warning_red(tmp_path / "many.png")
-    sweep = {"baseline": {"0": {"accuracy": {"rate": 0.5, "k": 5, "n": 10, "ci_low": 0.2, "ci_high": 0.8},
-                                "earlier_scene": {"rate": 0.2, "k": 1, "n": 5, "ci_low": 0.0, "ci_high": 0.6},
-                                "frame_age_p50_s": None, "trials": 25, "with_frames": 0}}}
+    sweep = {
+        "baseline": {
+            "0": {
+                "accuracy": {"rate": 0.5, "k": 5, "n": 10, "ci_low": 0.2, "ci_high": 0.8},
+                "earlier_scene": {"rate": 0.2, "k": 1, "n": 5, "ci_low": 0.0, "ci_high": 0.6},
+                "frame_age_p50_s": None,
+                "trials": 25,
+                "with_frames": 0,
+            }
+        }
+    }
     plot_staleness({**measured, "by_staleness": sweep}, tmp_path / "stale.png")  # no Turn 2 frames: warned
     assert _has_warning_red(tmp_path / "stale.png")
     run = write_run(tmp_path / "run", few, manifest())
@@ -164,7 +190,7 @@ def test_an_unmeasured_run_leads_with_what_happened_why_and_the_next_command():
     records = [trial(i, o) for i, o in enumerate(outcomes(12, 12, 26, 0))]
     run_manifest = {**manifest(), "candidate_model": "local", "judge_model": "lexical"}
     text = render_findings(summary_of(records, run_manifest))
-    head = text[:text.index("## ")]  # everything before the first section
+    head = text[: text.index("## ")]  # everything before the first section
     assert "24 of 50 scored: not a measurement" in head
     assert "What happened: 50 of the 50 cells" in head and "labelled 24 of the Turn 2 replies" in head
     assert "Why 26 replies have no label (26 no signal)" in head and "bundled 135M-parameter stand-in" in head
@@ -187,7 +213,7 @@ def test_a_measured_run_of_the_bundled_stand_in_says_what_its_number_is_worth():
 
     records = [trial(i, o) for i, o in enumerate(outcomes(20, 12, 18, 0))]
     text = render_findings(summary_of(records, {**manifest(), "candidate_model": "local"}))
-    head = text[:text.index("## ")]
+    head = text[: text.index("## ")]
     assert head.startswith("# Findings\n\n**Turns OK: 32 of 50 planned cells** (64.0%)")  # then the headline:
     assert head.split("\n\n")[2].startswith("**Balanced Turn 2 accuracy (baseline)")
     assert "bundled 135M-parameter stand-in" in head and "not how an assistant keeps up" in head
@@ -250,8 +276,10 @@ def test_the_turns_ok_sentence_says_unscored_cells_are_not_ok_and_cells_are_call
 def test_the_scenario_table_and_the_repair_table_name_an_unjudged_repair_alike():
     """Issue 34, item 11: the repair table said "no repair recorded 0" where the scenario table said
     "1 repair missing" for the same trial (its Turn 3 was sent, and the judge left it unscored)."""
-    miss = trial(2, "miss").replace(turn_3_repair_attempted=True,
-                                    turn_3_judge=Verdict(label=None, rationale="no signal", judge="lexical", unscored_reason="no signal"))
+    miss = trial(2, "miss").replace(
+        turn_3_repair_attempted=True,
+        turn_3_judge=Verdict(label=None, rationale="no signal", judge="lexical", unscored_reason="no signal"),
+    )
     findings = render_findings(summary_of([trial(0, "pass"), miss], manifest(ids=IDS[:3])))
     assert "repair missing" not in findings and "no repair recorded" not in findings
     assert "1 fail->repair-unjudged" in findings

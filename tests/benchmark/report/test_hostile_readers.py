@@ -5,8 +5,6 @@ before it is read into memory."""
 
 from __future__ import annotations
 
-from tests.paths import ROOT, FIXTURES
-
 import json
 import os
 import shutil
@@ -19,6 +17,7 @@ import pytest
 from benchmark.report import read_manifest, write_report
 from benchmark.report.viewer import write_viewer
 from benchmark.scoring.trials import MAX_LINE_VALUES, scan_transcripts
+from tests.paths import FIXTURES, ROOT
 
 FIXTURE = FIXTURES / "transcripts" / "schema1_stream"
 
@@ -56,8 +55,13 @@ def test_a_giant_manifest_is_refused_by_name_before_it_is_read(run_dir):
     sparse(run_dir / "manifest.json", 512 << 20, b"{")
     with pytest.raises(ValueError, match=r"manifest.json: 512.0 MB, larger than a manifest can be"):
         read_manifest(run_dir)
-    done = subprocess.run([sys.executable, "-m", "benchmark", "report", str(run_dir)], capture_output=True,
-                          text=True, timeout=120, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmark", "report", str(run_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert done.returncode != 0 and "manifest.json: 512.0 MB, larger than a manifest can be" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -111,7 +115,13 @@ def test_a_deep_last_line_is_a_torn_tail_like_any_line_that_does_not_parse(run_d
 
 def test_the_cli_names_the_line_in_one_line_without_a_traceback(run_dir):
     _transcripts_with(run_dir, b"[" * 100_000 + b"]" * 100_000)
-    done = subprocess.run([sys.executable, "-m", "benchmark", "report", str(run_dir)], capture_output=True,
-                          text=True, timeout=120, cwd=ROOT, env={**os.environ})
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmark", "report", str(run_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**os.environ},
+    )
     assert done.returncode != 0 and "transcripts.jsonl: line 2: JSON nested deeper" in done.stderr
     assert "Traceback" not in done.stderr

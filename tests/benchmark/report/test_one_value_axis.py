@@ -22,15 +22,26 @@ def drawn(monkeypatch):
     seen = {}
     monkeypatch.setattr(chart.Axes, "x_ticks", lambda self, values, labels=None, **k: seen.update(ticks=labels))
     original = chart.Axes.x_label
-    monkeypatch.setattr(chart.Axes, "x_label", lambda self, text, **k: (seen.update(label=text), original(self, text, **k)))
+    monkeypatch.setattr(
+        chart.Axes, "x_label", lambda self, text, **k: (seen.update(label=text), original(self, text, **k))
+    )
     return seen
 
 
 def test_the_all_zero_cost_plot_says_every_point_cost_nothing(tmp_path, drawn):
     from benchmark.report.cost_plot import plot_accuracy_cost
 
-    points = [{"run": f"r{i}", "label": f"run {i}", "condition": "baseline", "accuracy": a, "cost_per_trial": 0.0,
-               "measured": True} for i, a in enumerate((0.5, 0.62, 0.4))]
+    points = [
+        {
+            "run": f"r{i}",
+            "label": f"run {i}",
+            "condition": "baseline",
+            "accuracy": a,
+            "cost_per_trial": 0.0,
+            "measured": True,
+        }
+        for i, a in enumerate((0.5, 0.62, 0.4))
+    ]
     plot_accuracy_cost(points, tmp_path / "accuracy_cost.png")
     assert drawn["ticks"] == ["$0"]
     assert drawn["label"] == "candidate cost per trial (USD): every point $0, no spread to draw"
@@ -42,8 +53,17 @@ def test_the_all_zero_cost_plot_says_every_point_cost_nothing(tmp_path, drawn):
 def test_the_latency_plot_with_one_latency_says_so(tmp_path, drawn):
     from benchmark.report.latency_plot import plot_accuracy_latency
 
-    rows = [{"label": f"run {i}", "first_token_s": {"p50": 0.8, "p95": 0.8, "n": 4}, "balanced_accuracy": a,
-             "ci_low": None, "ci_high": None, "measured": True, "measured_from": "the request"}
-            for i, a in enumerate((0.5, 0.7))]
+    rows = [
+        {
+            "label": f"run {i}",
+            "first_token_s": {"p50": 0.8, "p95": 0.8, "n": 4},
+            "balanced_accuracy": a,
+            "ci_low": None,
+            "ci_high": None,
+            "measured": True,
+            "measured_from": "the request",
+        }
+        for i, a in enumerate((0.5, 0.7))
+    ]
     plot_accuracy_latency(rows, tmp_path / "accuracy_latency.png")
     assert drawn["ticks"] == ["0.8 s"] and drawn["label"].endswith(": every run 0.8 s, no spread to draw")

@@ -21,29 +21,94 @@ ONSET = 20_000
 
 def _trial(sid: str, strategy: str, probes: tuple[Probe, ...], outcome: str | None) -> TrialRecord:
     event = sid.startswith("pa")
-    watching = Watching(strategy=strategy, kind="event" if event else "quiet", stream_ms=40_000, scene_starts_ms=(0, ONSET), onset_ms=ONSET if event else None,
-                        window_end_ms=ONSET + 12_000 if event else None, expected=("boil",) if event else (), probes=probes, outcome=outcome)
-    return TrialRecord(scenario_id=sid, condition="baseline", trial=0, target_context="speak_up" if event else "stay_quiet", cue_type="about_to_miss",
-                       subset="proactive", proactive=strategy, via="stream", watching=watching)
+    watching = Watching(
+        strategy=strategy,
+        kind="event" if event else "quiet",
+        stream_ms=40_000,
+        scene_starts_ms=(0, ONSET),
+        onset_ms=ONSET if event else None,
+        window_end_ms=ONSET + 12_000 if event else None,
+        expected=("boil",) if event else (),
+        probes=probes,
+        outcome=outcome,
+    )
+    return TrialRecord(
+        scenario_id=sid,
+        condition="baseline",
+        trial=0,
+        target_context="speak_up" if event else "stay_quiet",
+        cue_type="about_to_miss",
+        subset="proactive",
+        proactive=strategy,
+        via="stream",
+        watching=watching,
+    )
 
 
 def _run(tmp_path: Path) -> Path:
-    early = Probe(n=1, asked_ms=5_000, frame_ms=4_800, text="The pot looks nice.", silent=False, spoke_ms=5_300, scene=0, outcome="false_alarm")
-    echo = Probe(n=2, asked_ms=21_000, frame_ms=20_800, text="Tell me when the water is ready.", silent=False, spoke_ms=21_400, scene=1,
-                 outcome="false_alarm", echo=True)
-    keyless = Probe(n=3, asked_ms=23_000, frame_ms=22_800, text="A tall vessel.", silent=False, spoke_ms=23_300, scene=1, outcome="false_alarm",
-                    verdict=Verdict(label=None, rationale="", judge="lexical", unscored_reason="no signal: names nothing"))
-    hit = Probe(n=4, asked_ms=25_000, frame_ms=24_800, text="It is boiling.", silent=False, spoke_ms=25_300, scene=1, outcome="hit",
-                verdict=Verdict(label="current", rationale="names the boil", judge="lexical"))
-    quiet = Probe(n=1, asked_ms=6_000, frame_ms=5_800, text="A cat.", silent=False, spoke_ms=6_300, scene=0, outcome="false_alarm")
+    early = Probe(
+        n=1,
+        asked_ms=5_000,
+        frame_ms=4_800,
+        text="The pot looks nice.",
+        silent=False,
+        spoke_ms=5_300,
+        scene=0,
+        outcome="false_alarm",
+    )
+    echo = Probe(
+        n=2,
+        asked_ms=21_000,
+        frame_ms=20_800,
+        text="Tell me when the water is ready.",
+        silent=False,
+        spoke_ms=21_400,
+        scene=1,
+        outcome="false_alarm",
+        echo=True,
+    )
+    keyless = Probe(
+        n=3,
+        asked_ms=23_000,
+        frame_ms=22_800,
+        text="A tall vessel.",
+        silent=False,
+        spoke_ms=23_300,
+        scene=1,
+        outcome="false_alarm",
+        verdict=Verdict(label=None, rationale="", judge="lexical", unscored_reason="no signal: names nothing"),
+    )
+    hit = Probe(
+        n=4,
+        asked_ms=25_000,
+        frame_ms=24_800,
+        text="It is boiling.",
+        silent=False,
+        spoke_ms=25_300,
+        scene=1,
+        outcome="hit",
+        verdict=Verdict(label="current", rationale="names the boil", judge="lexical"),
+    )
+    quiet = Probe(
+        n=1, asked_ms=6_000, frame_ms=5_800, text="A cat.", silent=False, spoke_ms=6_300, scene=0, outcome="false_alarm"
+    )
     run = tmp_path / "run"
     run.mkdir()
-    trials = [_trial("pa-01", "change", (early, echo, keyless, hit), "hit"),
-              _trial("pq-01", "every:5", (quiet,), None)]
+    trials = [_trial("pa-01", "change", (early, echo, keyless, hit), "hit"), _trial("pq-01", "every:5", (quiet,), None)]
     (run / "transcripts.jsonl").write_text("".join(t.to_line() for t in trials))
-    (run / "manifest.json").write_text(json.dumps({"candidate_model": "local", "judge_family": "lexical",
-                                                   "judge_model": "lexical", "via": "stream", "subset": "proactive",
-                                                   "proactive": ["change", "every:5"], "describer": "authored"}))
+    (run / "manifest.json").write_text(
+        json.dumps(
+            {
+                "candidate_model": "local",
+                "judge_family": "lexical",
+                "judge_model": "lexical",
+                "via": "stream",
+                "subset": "proactive",
+                "proactive": ["change", "every:5"],
+                "describer": "authored",
+            }
+        )
+    )
     return run
 
 

@@ -6,20 +6,17 @@ frames sent, and each spoken remark plays."""
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import json
 import os
 import subprocess
 import sys
 import wave
-from pathlib import Path
 
 from core.records import TrialRecord
-from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
-from tests.candidates.test_realtime import _spoken_reply
 from tests.benchmark.report.test_trial_viewer import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
-
+from tests.candidates.test_realtime import _spoken_reply
+from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
+from tests.paths import ROOT
 
 
 def test_the_viewer_draws_a_proactive_trial_and_plays_its_remarks(tmp_path):
@@ -28,20 +25,49 @@ def test_the_viewer_draws_a_proactive_trial_and_plays_its_remarks(tmp_path):
     run_dir = tmp_path / "run"
     with FakeOpenAIRealtime(reply="The water is boiling now, add the pasta.", speech=_spoken_reply(0.4)) as server:
         done = subprocess.run(
-            [sys.executable, "-m", "benchmark", "bench", "--model", "openai-realtime:gpt-realtime-2", "--base-url",
-             server.base_url, "--judge-family", "lexical", "--conditions", "baseline", "--via", "stream",
-             "--subset", "proactive", "--ids", "pa-01", "--proactive", "every:5", "--output", "audio",
-             "--output-dir", str(run_dir)],
-            capture_output=True, text=True, timeout=600, cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": TEST_KEY})
+            [
+                sys.executable,
+                "-m",
+                "benchmark",
+                "bench",
+                "--model",
+                "openai-realtime:gpt-realtime-2",
+                "--base-url",
+                server.base_url,
+                "--judge-family",
+                "lexical",
+                "--conditions",
+                "baseline",
+                "--via",
+                "stream",
+                "--subset",
+                "proactive",
+                "--ids",
+                "pa-01",
+                "--proactive",
+                "every:5",
+                "--output",
+                "audio",
+                "--output-dir",
+                str(run_dir),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=ROOT,
+            env={**os.environ, "OPENAI_API_KEY": TEST_KEY},
+        )
     assert done.returncode == 0, done.stderr
-    [record] = [TrialRecord.from_json(json.loads(line)) for line in (run_dir / "transcripts.jsonl").read_text()
-                .splitlines()]
+    [record] = [
+        TrialRecord.from_json(json.loads(line)) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()
+    ]
     watching = record.watching
     outcomes = [p.outcome for p in watching.probes]
     assert "false_alarm" in outcomes and outcomes.count("hit") == 1 and "duplicate" in outcomes
     assert watching.outcome == "hit" and all(p.audio_file for p in watching.remarks)
-    view = subprocess.run([sys.executable, "-m", "benchmark", "view", str(run_dir)], capture_output=True, text=True,
-                          timeout=300, cwd=ROOT)
+    view = subprocess.run(
+        [sys.executable, "-m", "benchmark", "view", str(run_dir)], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
     assert view.returncode == 0, view.stderr
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -67,8 +93,10 @@ def test_the_viewer_draws_a_proactive_trial_and_plays_its_remarks(tmp_path):
             assert strip.locator(".w-probe").count() == watching.asked
             remarks = strip.locator(".w-remark")
             assert remarks.count() == len(watching.remarks)
-            shown = {int(remarks.nth(i).get_attribute("data-t-ms")): remarks.nth(i).get_attribute("data-outcome")
-                     for i in range(remarks.count())}
+            shown = {
+                int(remarks.nth(i).get_attribute("data-t-ms")): remarks.nth(i).get_attribute("data-outcome")
+                for i in range(remarks.count())
+            }
             assert shown == {p.spoke_ms: p.outcome for p in watching.remarks}
             hit = strip.locator(".w-remark.w-hit")
             assert hit.count() == 1
@@ -80,8 +108,9 @@ def test_the_viewer_draws_a_proactive_trial_and_plays_its_remarks(tmp_path):
             thumbs = strip.locator("img.w-thumb")
             assert thumbs.count() == len(watching.thumbnails) == len(watching.scene_starts_ms)
             thumbs.last.scroll_into_view_if_needed()
-            page.wait_for_function("els => els.every(img => img.complete && img.naturalWidth > 0)",
-                                   arg=thumbs.element_handles())
+            page.wait_for_function(
+                "els => els.every(img => img.complete && img.naturalWidth > 0)", arg=thumbs.element_handles()
+            )
             # every spoken remark plays, as long as its WAV
             players = row.locator("audio.remark-audio")
             assert players.count() == len(watching.remarks)

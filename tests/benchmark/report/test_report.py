@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from tests.paths import FIXTURES
-
 import argparse
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
 from benchmark.cli import report as report_cli
 from benchmark.report import write_report
 from benchmark.report.findings import render_findings
+from tests.paths import FIXTURES
 
 FIXTURES = FIXTURES / "transcripts"
 
@@ -32,8 +30,16 @@ def test_report_writes_summary_findings_and_plots(tmp_path):
     summary = write_report(run_dir)
     on_disk = json.loads((run_dir / "summary.json").read_text())
     assert on_disk == json.loads(json.dumps(summary))
-    assert set(on_disk) >= {"manifest", "primary", "conditions", "by_cue_type", "by_difficulty",
-                            "confusion", "judge_agreement", "counts"}
+    assert set(on_disk) >= {
+        "manifest",
+        "primary",
+        "conditions",
+        "by_cue_type",
+        "by_difficulty",
+        "confusion",
+        "judge_agreement",
+        "counts",
+    }
     assert on_disk["manifest"]["candidate_model"] == "replay:fixture"
     for name in ("balanced_accuracy.png", "accuracy_by_cue_type.png", "confusion.png"):
         data = (run_dir / "plots" / name).read_bytes()
@@ -151,11 +157,18 @@ def test_plots_of_a_run_with_nothing_scored(tmp_path):
     summary = write_report(FIXTURES / "ours_small", output_dir=tmp_path / "report")
     for condition in summary["conditions"].values():
         condition.update(balanced_accuracy=None, ci_low=None, ci_high=None)
-    summary.update(by_cue_type={name: {} for name in summary["conditions"]}, confusion={},
-                   by_staleness={name: {} for name in summary["conditions"]})
+    summary.update(
+        by_cue_type={name: {} for name in summary["conditions"]},
+        confusion={},
+        by_staleness={name: {} for name in summary["conditions"]},
+    )
     paths = draw_plots(summary, tmp_path / "plots")
-    assert [p.name for p in paths] == ["balanced_accuracy.png", "accuracy_by_cue_type.png", "confusion.png",
-                                      "staleness.png"]
+    assert [p.name for p in paths] == [
+        "balanced_accuracy.png",
+        "accuracy_by_cue_type.png",
+        "confusion.png",
+        "staleness.png",
+    ]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
 
 

@@ -5,8 +5,6 @@ durations those of the WAV files), the timeline's marks, the filters and a plot 
 
 from __future__ import annotations
 
-from tests.paths import ROOT, ARTIFACTS
-
 import json
 import os
 import shutil
@@ -19,26 +17,58 @@ import pytest
 
 from benchmark.kept_media import MediaKeeper
 from core.records import TrialRecord
-from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 from tests.candidates.test_realtime import _spoken_reply
+from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
+from tests.paths import ARTIFACTS, ROOT
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--autoplay-policy=no-user-gesture-required"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--autoplay-policy=no-user-gesture-required",
+]
 
 
 def wearsim(*argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "benchmark", *argv], capture_output=True, text=True, timeout=600,
-                          cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": TEST_KEY})
+    return subprocess.run(
+        [sys.executable, "-m", "benchmark", *argv],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env={**os.environ, "OPENAI_API_KEY": TEST_KEY},
+    )
 
 
 def stream_run(server, run_dir: Path, *extra: str) -> list[TrialRecord]:
-    done = wearsim("bench", "--model", "openai-realtime:gpt-realtime", "--base-url", server.base_url,
-                   "--judge-family", "lexical", "--conditions", "baseline", "--via", "stream", "--output", "audio",
-                   "--output-dir", str(run_dir), *extra)
+    done = wearsim(
+        "bench",
+        "--model",
+        "openai-realtime:gpt-realtime",
+        "--base-url",
+        server.base_url,
+        "--judge-family",
+        "lexical",
+        "--conditions",
+        "baseline",
+        "--via",
+        "stream",
+        "--output",
+        "audio",
+        "--output-dir",
+        str(run_dir),
+        *extra,
+    )
     assert done.returncode == 0, done.stderr
-    return [TrialRecord.from_json(json.loads(line)) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
+    return [
+        TrialRecord.from_json(json.loads(line)) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()
+    ]
 
 
 def wav_seconds(path: Path) -> float:
@@ -85,10 +115,14 @@ def test_the_keeper_holds_to_its_cap_across_a_resume(tmp_path, monkeypatch, spok
     monkeypatch.setattr(kept_media, "MAX_FRAMES", 5)
     monkeypatch.setattr(kept_media, "MAX_SPEECH", 3)
     pictures = tuple((t, b"\xff\xd8 a jpeg " + str(t).encode()) for t in range(1000, 5000, 1000))
-    turns = tuple(dataclasses.replace(t, frames=dataclasses.replace(t.frames, pictures=pictures, thumbnails=()),
-                                      glasses=dataclasses.replace(t.glasses, speech_audio=b"\0\0" * 1600,
-                                                                  speech_file=None))
-                  for t in record.turns[:2])
+    turns = tuple(
+        dataclasses.replace(
+            t,
+            frames=dataclasses.replace(t.frames, pictures=pictures, thumbnails=()),
+            glasses=dataclasses.replace(t.glasses, speech_audio=b"\0\0" * 1600, speech_file=None),
+        )
+        for t in record.turns[:2]
+    )
     fresh = record.replace(turns=turns)
     first = MediaKeeper(tmp_path).keep(fresh)
     assert [len(t.frames.thumbnails) for t in first.turns] == [4, 1]
@@ -112,9 +146,12 @@ def test_the_viewer_shows_what_the_assistant_saw_and_heard(spoken_runs, tmp_path
     assert "http://" not in html and "https://" not in html and str(folder) not in html
     turn = record.turns[1]  # Turn 2: the scene changed
     end = turn.glasses.speech_end_ms
-    expected_marks = {"scene": turn.glasses.scene_ms, "speech-end": end,
-                      "first-token": end + round(1000 * turn.metrics.first_token),
-                      "reply-end": end + round(1000 * turn.metrics.reply_done)}
+    expected_marks = {
+        "scene": turn.glasses.scene_ms,
+        "speech-end": end,
+        "first-token": end + round(1000 * turn.metrics.first_token),
+        "reply-end": end + round(1000 * turn.metrics.reply_done),
+    }
     requests: list[str] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -130,8 +167,9 @@ def test_the_viewer_shows_what_the_assistant_saw_and_heard(spoken_runs, tmp_path
             thumbs = block.locator(".timeline img.thumb")
             assert thumbs.count() == len(turn.frames.thumbnails) >= 2
             thumbs.last.scroll_into_view_if_needed()
-            page.wait_for_function("els => els.every(img => img.complete && img.naturalWidth === 160)",
-                                   arg=thumbs.element_handles())
+            page.wait_for_function(
+                "els => els.every(img => img.complete && img.naturalWidth === 160)", arg=thumbs.element_handles()
+            )
             times = [int(thumbs.nth(i).get_attribute("data-t-ms")) for i in range(thumbs.count())]
             assert times == [t for t, _ in turn.frames.thumbnails]
             lefts = [thumbs.nth(i).evaluate("img => img.getBoundingClientRect().left") for i in range(thumbs.count())]
@@ -140,15 +178,20 @@ def test_the_viewer_shows_what_the_assistant_saw_and_heard(spoken_runs, tmp_path
             for key, t_ms in expected_marks.items():
                 mark = block.locator(f".timeline .mark-{key}")
                 assert mark.count() == 1 and int(mark.get_attribute("data-t-ms")) == t_ms, key
-            xs = [block.locator(f".mark-{key}").evaluate("m => m.getBoundingClientRect().left")
-                  for key in expected_marks]
+            xs = [
+                block.locator(f".mark-{key}").evaluate("m => m.getBoundingClientRect().left") for key in expected_marks
+            ]
             assert xs == sorted(xs)
             # two players: the glasses' speech and the spoken reply, as long as their WAV files
             audio = block.locator("audio")
             assert audio.count() == 2
             page.wait_for_function("els => els.every(a => a.readyState >= 1)", arg=audio.element_handles())
-            durations = {block.locator(f"audio.{kind}-audio").get_attribute("src"):
-                         block.locator(f"audio.{kind}-audio").evaluate("a => a.duration") for kind in ("speech", "reply")}
+            durations = {
+                block.locator(f"audio.{kind}-audio").get_attribute("src"): block.locator(
+                    f"audio.{kind}-audio"
+                ).evaluate("a => a.duration")
+                for kind in ("speech", "reply")
+            }
             files = {"speech": turn.glasses.speech_file, "reply": turn.reply.audio_file}
             for kind, name in files.items():
                 shown = block.locator(f"audio.{kind}-audio").evaluate("a => a.duration")
@@ -190,8 +233,12 @@ def test_a_merged_run_dir_brings_the_kept_media_along(spoken_runs, tmp_path):
     folder, [record], _ = spoken_runs
     done = wearsim("merge", str(folder / "run"), "--output-dir", str(tmp_path / "merged"))
     assert done.returncode == 0, done.stderr
-    names = [name for turn in record.turns for name in
-             (turn.reply.audio_file, turn.glasses.speech_file, *(n for _, n in turn.frames.thumbnails)) if name]
+    names = [
+        name
+        for turn in record.turns
+        for name in (turn.reply.audio_file, turn.glasses.speech_file, *(n for _, n in turn.frames.thumbnails))
+        if name
+    ]
     assert len(names) >= 8
     for name in names:
         assert (tmp_path / "merged" / name).read_bytes() == (folder / "run" / name).read_bytes()

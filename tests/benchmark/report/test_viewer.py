@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from tests.paths import FIXTURES, ARTIFACTS
-
 import argparse
 import shutil
 from pathlib import Path
@@ -15,11 +13,20 @@ from benchmark.report import write_report
 from benchmark.report.findings import headline
 from benchmark.report.viewer import write_viewer
 from benchmark.scoring import load_trials
+from tests.paths import ARTIFACTS, FIXTURES
 
 FIXTURE = FIXTURES / "transcripts" / "schema1_stream"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture
@@ -103,8 +110,9 @@ def test_viewer_in_headless_chromium(run_dir, tmp_path):
 
             # filter by outcome: only the miss stays
             page.select_option('select[data-filter="outcome"]', "miss")
-            visible = [rows.nth(i).get_attribute("data-outcome") for i in range(rows.count())
-                       if rows.nth(i).is_visible()]
+            visible = [
+                rows.nth(i).get_attribute("data-outcome") for i in range(rows.count()) if rows.nth(i).is_visible()
+            ]
             assert visible == ["miss"]
             assert page.locator("#shown").inner_text() == "1 of 5 trials shown"
             page.select_option('select[data-filter="outcome"]', "unscored")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 
 import pytest
 
@@ -27,9 +26,27 @@ temperature = 0.5
 repair-style = "deictic"
 no-camera = true
 """
-SAME_ON_THE_COMMAND_LINE = ["--model", "openai:fake", "--base-url", "{base_url}", "--judge-family", "lexical",
-                            "--conditions", "baseline,track_current_frame", "--ids", "sc-01,sc-02", "--trials", "2",
-                            "--max-tokens", "120", "--temperature", "0.5", "--repair-style", "deictic", "--no-camera"]
+SAME_ON_THE_COMMAND_LINE = [
+    "--model",
+    "openai:fake",
+    "--base-url",
+    "{base_url}",
+    "--judge-family",
+    "lexical",
+    "--conditions",
+    "baseline,track_current_frame",
+    "--ids",
+    "sc-01,sc-02",
+    "--trials",
+    "2",
+    "--max-tokens",
+    "120",
+    "--temperature",
+    "0.5",
+    "--repair-style",
+    "deictic",
+    "--no-camera",
+]
 # what legitimately differs between two runs of the same settings
 DIFFERS = ("timestamp_utc", "config")
 
@@ -61,10 +78,13 @@ def test_ten_flags_from_a_file_make_the_manifest_the_same_flags_make(tmp_path, m
         assert cli.main(["bench", "--config", str(config), "--output-dir", str(tmp_path / "file")]) == 0
     from_flags, from_file = (json.loads((tmp_path / run / "manifest.json").read_text()) for run in ("flags", "file"))
     assert from_flags["config"] is None
-    assert from_file["config"] == {"path": str(config.resolve()),
-                                   "sha256": hashlib.sha256(config.read_bytes()).hexdigest()}
-    assert {k: v for k, v in from_file.items() if k not in DIFFERS} == \
-        {k: v for k, v in from_flags.items() if k not in DIFFERS}
+    assert from_file["config"] == {
+        "path": str(config.resolve()),
+        "sha256": hashlib.sha256(config.read_bytes()).hexdigest(),
+    }
+    assert {k: v for k, v in from_file.items() if k not in DIFFERS} == {
+        k: v for k, v in from_flags.items() if k not in DIFFERS
+    }
     assert from_file["trials"] == 2 and from_file["max_tokens"] == 120 and from_file["temperature"] == 0.5
     assert from_file["scenario_ids"] == ["sc-01", "sc-02"] and from_file["camera_injection"] is False
     assert from_file["conditions"] == ["baseline", "track_current_frame"] and from_file["repair_style"] == "deictic"
@@ -74,8 +94,9 @@ def test_ten_flags_from_a_file_make_the_manifest_the_same_flags_make(tmp_path, m
 
 def test_a_flag_on_the_command_line_wins_over_the_file_even_at_its_default(tmp_path):
     config = tmp_path / "run.toml"
-    config.write_text('trials = 3\nmax-tokens = 120\nvia = "stream"\nsynthetic-frames = true\n'
-                      'staleness = [0, 250]\ncache = "all"\n')
+    config.write_text(
+        'trials = 3\nmax-tokens = 120\nvia = "stream"\nsynthetic-frames = true\nstaleness = [0, 250]\ncache = "all"\n'
+    )
     args = parse(["bench", "--config", str(config), "--trials", "1", "--via", "direct"])
     assert args.trials == 1 and args.via == "direct"  # given on the command line, at their defaults
     assert args.max_tokens == 120 and args.synthetic_frames is True and args.staleness == "0,250"
@@ -90,22 +111,25 @@ def test_an_unknown_key_exits_2_naming_the_key_and_the_file_and_the_flag_meant(t
     config.write_text('judge-family = "lexical"\nmax_tokens = 120\n')
     err = refused(capsys, ["bench", "--config", str(config)])
     assert str(config) in err and "unknown key 'max_tokens'" in err and "did you mean 'max-tokens'?" in err
-    config.write_text('[glasses]\nsynthetic-frames = true\n')  # flat keys only
+    config.write_text("[glasses]\nsynthetic-frames = true\n")  # flat keys only
     err = refused(capsys, ["bench", "--config", str(config)])
     assert "unknown key 'glasses' is a table" in err
     config.write_text('config = "other.toml"\n')
     assert "config cannot be set in the file" in refused(capsys, ["bench", "--config", str(config)])
 
 
-@pytest.mark.parametrize("line, words", [
-    ('trials = "two"', 'trials = "two": expected a whole number'),
-    ("max-tokens = true", "max-tokens = true: expected a whole number"),
-    ("temperature = \"warm\"", "temperature = \"warm\": expected a number"),
-    ("no-camera = 1", "no-camera = 1: expected true or false"),
-    ('via = "glasses"', 'via = "glasses": expected one of "direct", "stream"'),
-    ("model = [\"a\", \"b\"]", "model = [\"a\", \"b\"]: expected a string"),
-    ("ids = [true]", 'ids = [true]: expected a string or an array, e.g. "ID,..."'),
-])
+@pytest.mark.parametrize(
+    "line, words",
+    [
+        ('trials = "two"', 'trials = "two": expected a whole number'),
+        ("max-tokens = true", "max-tokens = true: expected a whole number"),
+        ('temperature = "warm"', 'temperature = "warm": expected a number'),
+        ("no-camera = 1", "no-camera = 1: expected true or false"),
+        ('via = "glasses"', 'via = "glasses": expected one of "direct", "stream"'),
+        ('model = ["a", "b"]', 'model = ["a", "b"]: expected a string'),
+        ("ids = [true]", 'ids = [true]: expected a string or an array, e.g. "ID,..."'),
+    ],
+)
 def test_a_wrong_type_exits_2_naming_the_key(tmp_path, capsys, line, words):
     config = tmp_path / "run.toml"
     config.write_text(line + "\n")
@@ -126,8 +150,12 @@ def test_glasses_flags_from_the_file_need_the_stream_too(tmp_path, capsys):
     """The refusal is derived from the glasses group: every flag in it, wherever it was given."""
     config = tmp_path / "run.toml"
     config.write_text("frame-size = 320\n")
-    assert cli.main(["bench", "--config", str(config), "--server", "ws://127.0.0.1:1",
-                     "--output-dir", str(tmp_path / "run")]) == 2
+    assert (
+        cli.main(
+            ["bench", "--config", str(config), "--server", "ws://127.0.0.1:1", "--output-dir", str(tmp_path / "run")]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "--server, --frame-size: the glasses' flags need --via stream" in err
     assert not (tmp_path / "run").exists()
@@ -140,12 +168,13 @@ def test_help_shows_the_groups_and_the_config_format(capsys):
     with pytest.raises(SystemExit):
         cli.main(["bench", "--help"])
     out = capsys.readouterr().out
-    titles = [line[:-1] for line in out.splitlines() if line in
-              ("candidate:", "judge:", "bank:", "glasses:", "cost:", "run:")]
+    titles = [
+        line[:-1] for line in out.splitlines() if line in ("candidate:", "judge:", "bank:", "glasses:", "cost:", "run:")
+    ]
     assert titles == ["candidate", "judge", "bank", "glasses", "cost", "run"]
-    glasses = out[out.index("\nglasses:\n"):out.index("\ncost:\n")]
+    glasses = out[out.index("\nglasses:\n") : out.index("\ncost:\n")]
     assert "needs --via stream" in " ".join(glasses.split()) and "--pictograph-frames" in glasses
-    assert "--budget" in out[out.index("\ncost:\n"):out.index("\nrun:\n")]
+    assert "--budget" in out[out.index("\ncost:\n") : out.index("\nrun:\n")]
     flat = " ".join(out.split())
     assert "--config FILE.toml" in flat and "named as in this help without the leading --" in flat
     assert "flags on the command line win over the file" in flat

@@ -4,27 +4,45 @@ text proxy and, before anything is written, when the in-process server has no en
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import asyncio
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from tests.fake_openai import FakeOpenAI
+from tests.paths import ROOT
 
 
 def _bench(run_dir, *extra, env=None):
     with FakeOpenAI(reply="The one in your hand now.") as server:
         return subprocess.run(
-            [sys.executable, "-m", "benchmark", "bench", "--model", "openai:fake", "--base-url", server.base_url,
-             "--judge-family", "lexical", "--conditions", "baseline", "--limit", "1", "--output-dir", str(run_dir),
-             *extra], capture_output=True, text=True, timeout=600,
-            env={**os.environ, "OPENAI_API_KEY": "", **(env or {})})
+            [
+                sys.executable,
+                "-m",
+                "benchmark",
+                "bench",
+                "--model",
+                "openai:fake",
+                "--base-url",
+                server.base_url,
+                "--judge-family",
+                "lexical",
+                "--conditions",
+                "baseline",
+                "--limit",
+                "1",
+                "--output-dir",
+                str(run_dir),
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "OPENAI_API_KEY": "", **(env or {})},
+        )
 
 
 def _turn_ends(run_dir) -> list[dict]:
@@ -44,8 +62,14 @@ def test_end_of_turn_needs_the_stream(tmp_path):
 
 
 def test_a_missing_end_of_turn_model_stops_the_run_before_it_starts(tmp_path):
-    done = _bench(tmp_path / "run", "--via", "stream", "--end-of-turn", "model",
-                  env={"WEARSIM_TURN_MODEL": str(tmp_path / "no-such.onnx")})
+    done = _bench(
+        tmp_path / "run",
+        "--via",
+        "stream",
+        "--end-of-turn",
+        "model",
+        env={"WEARSIM_TURN_MODEL": str(tmp_path / "no-such.onnx")},
+    )
     assert done.returncode == 2 and "--end-of-turn model" in done.stderr and "WEARSIM_TURN_MODEL" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "run").exists()
 
@@ -80,9 +104,9 @@ def test_the_default_is_the_fixed_silence(tmp_path):
 def test_a_proactive_session_asks_for_the_same_rule(monkeypatch):
     """A proactive trial's opening line is a user turn too: its hello carries the run's rule."""
     from benchmark.watch_conversation import WatchConversation
-    from simulator.settings import GlassesSettings
     from core.proactive_scenario import load_proactive
     from core.scenario import load_bank
+    from simulator.settings import GlassesSettings
 
     hellos = []
 
@@ -98,12 +122,12 @@ def test_a_proactive_session_asks_for_the_same_rule(monkeypatch):
             raise Refused
 
     monkeypatch.setattr("simulator.client.GlassesClient", Client)
-    scenario = next(s for s in load_proactive(ROOT / "benchmark/v1/proactive.json")
-                    if s.opening_user)
+    scenario = next(s for s in load_proactive(ROOT / "benchmark/v1/proactive.json") if s.opening_user)
     condition = load_bank().condition("baseline")
     for asked, sent in (({"end_of_turn": "model"}, "model"), ({}, "silence")):
-        watch = WatchConversation(scenario, condition, GlassesSettings(url="ws://x", backend="openai:fake", **asked),
-                                  strategy="change")
+        watch = WatchConversation(
+            scenario, condition, GlassesSettings(url="ws://x", backend="openai:fake", **asked), strategy="change"
+        )
         with pytest.raises(Refused):
             asyncio.run(watch.watch())
         assert hellos[-1].end_of_turn == sent

@@ -23,8 +23,14 @@ class Terminal(io.StringIO):
 
 
 def record(index: int) -> TrialRecord:
-    return TrialRecord(scenario_id=f"sc-{index:02d}", condition="baseline", trial=0, target_context="current", cue_type="object_in_hand",
-                       turn_2_judge=Verdict(label="current", rationale="names the right object", judge="lexical"))
+    return TrialRecord(
+        scenario_id=f"sc-{index:02d}",
+        condition="baseline",
+        trial=0,
+        target_context="current",
+        cue_type="object_in_hand",
+        turn_2_judge=Verdict(label="current", rationale="names the right object", judge="lexical"),
+    )
 
 
 def play(stream, cells: int, seconds: float, clock: Clock, *, slow_start_s: float = 0.0):
@@ -69,8 +75,10 @@ def test_a_log_gets_a_line_after_30_quiet_seconds_with_no_eta_before_a_cell_fini
     assert out.getvalue() == ""  # a tick a second writes nothing in a log until 30 s have passed
     clock.now += 1
     progress.tick()
-    assert out.getvalue() == "cells 0/50 after 30s  last -  pass 0 miss 0 unscored 0 error 0  " \
-                             "requests 0 in flight, 0 waiting  eta ?\n"
+    assert (
+        out.getvalue() == "cells 0/50 after 30s  last -  pass 0 miss 0 unscored 0 error 0  "
+        "requests 0 in flight, 0 waiting  eta ?\n"
+    )
 
 
 def test_a_terminal_still_gets_the_bar_redrawn_in_place():

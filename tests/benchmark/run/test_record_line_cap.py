@@ -4,27 +4,29 @@ line's size in memory, before the field cap (records.TEXT_LIMIT) refused it."""
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 from benchmark.scoring import trials as trials_module
+from tests.paths import ROOT
 
 FIXTURE = ROOT / "tests" / "fixtures" / "transcripts" / "ours_small"
 MB = 2**20
 
 # runs `wearsim report DIR` and prints its exit status, first stderr line and peak RSS in KB
-MEASURED = ("import json, resource, subprocess, sys; done = subprocess.run([sys.executable, '-m', 'benchmark', "
-            "'report', sys.argv[1]], capture_output=True, text=True); print(json.dumps([done.returncode, "
-            "(done.stderr.strip().splitlines() or [''])[0], resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))")
+MEASURED = (
+    "import json, resource, subprocess, sys; done = subprocess.run([sys.executable, '-m', 'benchmark', "
+    "'report', sys.argv[1]], capture_output=True, text=True); print(json.dumps([done.returncode, "
+    "(done.stderr.strip().splitlines() or [''])[0], resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss]))"
+)
 
 
 def report_peak(run: Path) -> tuple[int, str, float]:
-    done = subprocess.run([sys.executable, "-c", MEASURED, str(run)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURED, str(run)], cwd=ROOT, capture_output=True, text=True, timeout=300, check=True
+    )
     status, said, kb = json.loads(done.stdout)
     return status, said, kb / 1024
 

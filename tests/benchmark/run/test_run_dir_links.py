@@ -4,8 +4,6 @@ cannot put its own lines into findings.md."""
 
 from __future__ import annotations
 
-from tests.paths import FIXTURES
-
 import json
 import os
 import shutil
@@ -17,6 +15,7 @@ from benchmark.cli import main
 from benchmark.report import write_report
 from core.safe_files import UnsafePathError, make_dirs, write_atomic
 from tests.benchmark.test_proxy_report import runs  # noqa: F401  (fixture: two small runs)
+from tests.paths import FIXTURES
 
 FIXTURE = FIXTURES / "transcripts" / "schema1_stream"
 PRECIOUS = "export PATH=$HOME/bin:$PATH  # the user's own file\n"
@@ -39,8 +38,7 @@ def victim(tmp_path) -> Path:
 
 
 @pytest.mark.parametrize("output", ["findings.md", "summary.json", "plots/balanced_accuracy.png", "plots"])
-def test_report_refuses_a_run_dir_whose_output_links_out_and_leaves_the_target_alone(run_dir, victim, output,
-                                                                                      capsys):
+def test_report_refuses_a_run_dir_whose_output_links_out_and_leaves_the_target_alone(run_dir, victim, output, capsys):
     link = run_dir / output
     link.parent.mkdir(exist_ok=True)
     os.symlink(victim.parent if output == "plots" else victim, link)
@@ -100,8 +98,21 @@ def test_rescore_and_proxy_report_refuse_linked_outputs(tmp_path, victim, runs, 
     out.mkdir()
     os.symlink(victim, out / "manifest.json")
     fixtures = FIXTURES / "transcripts"
-    assert main(["rescore", str(fixtures / "rescore_run"), "--judge-family", "lexical", "--scenarios",
-                 str(fixtures / "bank"), "--output-dir", str(out)]) != 0
+    assert (
+        main(
+            [
+                "rescore",
+                str(fixtures / "rescore_run"),
+                "--judge-family",
+                "lexical",
+                "--scenarios",
+                str(fixtures / "bank"),
+                "--output-dir",
+                str(out),
+            ]
+        )
+        != 0
+    )
     assert victim.read_text() == PRECIOUS
     report = tmp_path / "proxy"
     report.mkdir()

@@ -5,8 +5,6 @@ manifest, duplicate scenario ids, --ids, the embedded model's file."""
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import errno
 import json
 import os
@@ -18,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from core.records import TrialRecord
 from benchmark.run.errors import RunDirBusy
 from benchmark.run.lock import RunDirLock
 from benchmark.run.manifest import write_manifest
 from benchmark.scoring.trials import TranscriptError, load_trials
+from core.records import TrialRecord
 from tests.fake_openai import FakeOpenAI
+from tests.paths import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures"
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -34,16 +33,33 @@ def env_without_keys() -> dict:
 
 
 def bench_command(run_dir: Path, *extra: str, server: FakeOpenAI | None = None) -> list[str]:
-    command = [sys.executable, "-m", "benchmark", "bench", "--judge-family", "lexical", "--conditions", "baseline",
-               "--output-dir", str(run_dir), *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "benchmark",
+        "bench",
+        "--judge-family",
+        "lexical",
+        "--conditions",
+        "baseline",
+        "--output-dir",
+        str(run_dir),
+        *extra,
+    ]
     if server is not None:
         command += ["--model", "openai:fake", "--base-url", server.base_url]
     return command
 
 
 def bench(run_dir: Path, *extra: str, server: FakeOpenAI | None = None, timeout: float = 300):
-    return subprocess.run(bench_command(run_dir, *extra, server=server), capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT, env=env_without_keys())
+    return subprocess.run(
+        bench_command(run_dir, *extra, server=server),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env=env_without_keys(),
+    )
 
 
 def records(run_dir: Path) -> list[TrialRecord]:
@@ -52,6 +68,7 @@ def records(run_dir: Path) -> list[TrialRecord]:
 
 
 # ------------------------------------------------------------ 1. a failed run says so
+
 
 def test_a_run_with_too_many_errored_cells_exits_3_and_findings_lead_with_the_errors(tmp_path):
     # the first 5 requests answer 429: the first cell's five attempts fail, the other two cells pass
@@ -67,8 +84,9 @@ def test_a_run_with_too_many_errored_cells_exits_3_and_findings_lead_with_the_er
     assert "not a measurement" in findings[6] or "Balanced Turn 2 accuracy" in findings[6]
 
     with FakeOpenAI(fail_first=5, retry_after="0") as server:
-        tolerant = bench(tmp_path / "tolerant", "--limit", "3", "--concurrency", "1", "--max-error-rate", "0.5",
-                         server=server)
+        tolerant = bench(
+            tmp_path / "tolerant", "--limit", "3", "--concurrency", "1", "--max-error-rate", "0.5", server=server
+        )
     assert tolerant.returncode == 0, tolerant.stderr
     assert "cells errored" not in tolerant.stderr
 
@@ -85,14 +103,16 @@ def test_a_run_without_errors_leads_with_its_headline(tmp_path):
 
 
 def test_unknown_ids_are_named(tmp_path):
-    out = bench(tmp_path / "run", "--ids", "sc-05,sc-99,nope", "--model", "openai:fake", "--base-url",
-                "http://127.0.0.1:9/v1")
+    out = bench(
+        tmp_path / "run", "--ids", "sc-05,sc-99,nope", "--model", "openai:fake", "--base-url", "http://127.0.0.1:9/v1"
+    )
     assert out.returncode == 2
     assert "sc-99, nope" in out.stderr and "sc-05," not in out.stderr.split("no scenario")[1]
     assert not (tmp_path / "run").exists()
 
 
 # ------------------------------------------------------------ 3. signals stop the llama server too
+
 
 def _children(pid: int) -> list[tuple[int, str]]:
     """(pid, command line) of the live processes whose parent is `pid`."""
@@ -105,7 +125,7 @@ def _children(pid: int) -> list[tuple[int, str]]:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         if int(fields[1]) == pid and fields[0] != "Z":
             found.append((int(entry.name), cmdline))
     return found
@@ -116,7 +136,7 @@ def _alive(pid: int) -> bool:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return False
-    return stat[stat.rindex(")") + 2:].split()[0] != "Z"
+    return stat[stat.rindex(")") + 2 :].split()[0] != "Z"
 
 
 def _llama_child(process: subprocess.Popen, deadline: float) -> int:
@@ -134,10 +154,23 @@ def test_a_signal_stops_bench_and_its_llama_server(tmp_path, signum):
     run_dir = tmp_path / "run"
     # 20 scenarios x 3 conditions, one at a time: far more cells than can finish between the event the test
     # waits for (the server started, or one cell written) and the signal, so the run is still going when it comes
-    command = [sys.executable, "-m", "benchmark", "bench", "--limit", "20", "--concurrency", "1",
-               "--max-tokens", "40", "--output-dir", str(run_dir)]
-    process = subprocess.Popen(command, cwd=ROOT, env=env_without_keys(), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    command = [
+        sys.executable,
+        "-m",
+        "benchmark",
+        "bench",
+        "--limit",
+        "20",
+        "--concurrency",
+        "1",
+        "--max-tokens",
+        "40",
+        "--output-dir",
+        str(run_dir),
+    ]
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env_without_keys(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 240
         server = _llama_child(process, deadline)
@@ -168,6 +201,7 @@ def test_a_signal_stops_bench_and_its_llama_server(tmp_path, signum):
 
 # ------------------------------------------------------------ 4. a torn last line
 
+
 def test_a_torn_last_line_is_skipped_by_report_and_cut_by_resume(tmp_path):
     run_dir = tmp_path / "run"
     transcripts = run_dir / "transcripts.jsonl"
@@ -178,8 +212,13 @@ def test_a_torn_last_line_is_skipped_by_report_and_cut_by_resume(tmp_path):
 
         trial_set = load_trials(run_dir)
         assert len(trial_set.trials) == 2 and "line 3" in trial_set.warnings[0]
-        report = subprocess.run([sys.executable, "-m", "benchmark", "report", str(run_dir)], capture_output=True,
-                                text=True, timeout=120, cwd=ROOT)
+        report = subprocess.run(
+            [sys.executable, "-m", "benchmark", "report", str(run_dir)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+        )
         assert report.returncode == 0, report.stderr
         assert "line 3" in report.stderr and "cut off" in report.stderr
 
@@ -209,16 +248,19 @@ def test_an_invalid_line_before_the_last_stays_an_error(tmp_path):
 
 # ------------------------------------------------------------ 5. resume settings, the lock, the manifest
 
+
 def test_resume_refuses_changed_settings_but_not_concurrency(tmp_path):
     run_dir = tmp_path / "run"
     with FakeOpenAI() as server:
         base = ("--limit", "1", "--conditions", "baseline,track_current_frame")
         assert bench(run_dir, *base, server=server).returncode == 0
         manifest = (run_dir / "manifest.json").read_bytes()
-        for extra, key in ((("--max-tokens", "60"), "max_tokens"),
-                           (("--ranking-judge-family", "lexical"), "ranking_judge_family"),
-                           (("--ranking-condition", "track_current_frame"), "ranking_condition"),
-                           (("--temperature", "0.7"), "temperature")):
+        for extra, key in (
+            (("--max-tokens", "60"), "max_tokens"),
+            (("--ranking-judge-family", "lexical"), "ranking_judge_family"),
+            (("--ranking-condition", "track_current_frame"), "ranking_condition"),
+            (("--temperature", "0.7"), "temperature"),
+        ):
             out = bench(run_dir, *base, *extra, "--resume", server=server)
             assert out.returncode == 2, (extra, out.stderr)
             assert f"different {key}" in out.stderr
@@ -232,9 +274,14 @@ def test_resume_refuses_changed_settings_but_not_concurrency(tmp_path):
 def test_two_bench_processes_cannot_share_a_run_dir(tmp_path):
     run_dir = tmp_path / "run"
     with FakeOpenAI(delay=0.2) as server:
-        first = subprocess.Popen(bench_command(run_dir, "--limit", "4", "--concurrency", "1", server=server),
-                                 cwd=ROOT, env=env_without_keys(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                 text=True)
+        first = subprocess.Popen(
+            bench_command(run_dir, "--limit", "4", "--concurrency", "1", server=server),
+            cwd=ROOT,
+            env=env_without_keys(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             deadline = time.monotonic() + 120
             while not (run_dir / "manifest.json").exists() and time.monotonic() < deadline:
@@ -281,13 +328,15 @@ def test_the_manifest_is_replaced_atomically(tmp_path, monkeypatch):
 
 # ------------------------------------------------------------ 6. duplicate scenario ids
 
+
 def test_bench_refuses_a_bank_with_duplicate_ids(tmp_path):
     source = (FIXTURES / "banks" / "spec_vocab.jsonl").read_text(encoding="utf-8").splitlines()
     bank = tmp_path / "bank.jsonl"
     bank.write_text("\n".join([*source, source[0]]) + "\n", encoding="utf-8")
     scenario_id = json.loads(source[0])["scenario_id"]
-    out = bench(tmp_path / "run", "--scenarios", str(bank), "--model", "openai:fake", "--base-url",
-                "http://127.0.0.1:9/v1")
+    out = bench(
+        tmp_path / "run", "--scenarios", str(bank), "--model", "openai:fake", "--base-url", "http://127.0.0.1:9/v1"
+    )
     assert out.returncode == 2
     lines = [line for line in out.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and f"{scenario_id} (2 times)" in lines[0] and "wearsim validate" in lines[0]

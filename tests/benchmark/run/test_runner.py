@@ -13,7 +13,7 @@ import pytest
 
 from candidates import GenerationConfig, Message, parse_model_id
 from candidates.openai_chat import OpenAIChatCandidate
-from candidates.retry import RetryableError, backoff_delay
+from candidates.retry import backoff_delay
 from tests.fake_openai import FakeOpenAI
 
 
@@ -34,7 +34,10 @@ def test_openai_adapter_against_the_real_llama_server(local_llama_url):
         deltas = []
         streamed = await candidate.respond(
             [Message(role="user", text="[Camera: a red round fruit on a counter]\nIs this ripe?")],
-            "You are a helpful assistant.", GenerationConfig(max_tokens=40), on_delta=deltas.append)
+            "You are a helpful assistant.",
+            GenerationConfig(max_tokens=40),
+            on_delta=deltas.append,
+        )
         plain = await candidate.respond([Message(role="user", text="Say hello.")], "", GenerationConfig(max_tokens=20))
         await candidate.aclose()
         return streamed, deltas, plain
@@ -58,10 +61,29 @@ def test_retry_on_429_honours_retry_after():
 def test_a_cell_that_keeps_failing_is_recorded_as_an_error(tmp_path):
     with FakeOpenAI(fail_first=100, retry_after="0") as server:
         out = subprocess.run(
-            [sys.executable, "-m", "benchmark", "bench", "--model", "openai:fake", "--base-url", server.base_url,
-             "--judge-family", "lexical", "--conditions", "baseline", "--limit", "1",
-             "--output-dir", str(tmp_path / "run")],
-            capture_output=True, text=True, timeout=300, env={**os.environ, "OPENAI_API_KEY": ""})
+            [
+                sys.executable,
+                "-m",
+                "benchmark",
+                "bench",
+                "--model",
+                "openai:fake",
+                "--base-url",
+                server.base_url,
+                "--judge-family",
+                "lexical",
+                "--conditions",
+                "baseline",
+                "--limit",
+                "1",
+                "--output-dir",
+                str(tmp_path / "run"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "OPENAI_API_KEY": ""},
+        )
     assert out.returncode == 3, out.stderr  # every cell errored: the run failed, and says so
     assert "1 of 1 cells errored" in out.stderr
     record = json.loads((tmp_path / "run" / "transcripts.jsonl").read_text())
@@ -77,9 +99,26 @@ def _cells(path: Path):
 def test_resume_after_kill_loses_nothing_and_duplicates_nothing(tmp_path):
     run_dir = tmp_path / "run"
     with FakeOpenAI(delay=0.15) as server:
-        command = [sys.executable, "-m", "benchmark", "bench", "--model", "openai:fake", "--base-url", server.base_url,
-                   "--judge-family", "lexical", "--conditions", "baseline", "--limit", "12", "--concurrency", "2",
-                   "--output-dir", str(run_dir)]
+        command = [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--model",
+            "openai:fake",
+            "--base-url",
+            server.base_url,
+            "--judge-family",
+            "lexical",
+            "--conditions",
+            "baseline",
+            "--limit",
+            "12",
+            "--concurrency",
+            "2",
+            "--output-dir",
+            str(run_dir),
+        ]
         env = {**os.environ, "OPENAI_API_KEY": ""}
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         transcripts = run_dir / "transcripts.jsonl"
@@ -102,10 +141,26 @@ def test_resume_after_kill_loses_nothing_and_duplicates_nothing(tmp_path):
 
 def test_a_run_dir_with_other_settings_is_refused(tmp_path):
     with FakeOpenAI() as server:
-        base = [sys.executable, "-m", "benchmark", "bench", "--base-url", server.base_url, "--judge-family", "lexical",
-                "--conditions", "baseline", "--limit", "1", "--output-dir", str(tmp_path / "run")]
+        base = [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--base-url",
+            server.base_url,
+            "--judge-family",
+            "lexical",
+            "--conditions",
+            "baseline",
+            "--limit",
+            "1",
+            "--output-dir",
+            str(tmp_path / "run"),
+        ]
         env = {**os.environ, "OPENAI_API_KEY": ""}
-        assert subprocess.run(base + ["--model", "openai:one"], capture_output=True, env=env, timeout=300).returncode == 0
+        assert (
+            subprocess.run(base + ["--model", "openai:one"], capture_output=True, env=env, timeout=300).returncode == 0
+        )
         out = subprocess.run(base + ["--model", "openai:two"], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 2
     assert "different candidate_model" in out.stderr
@@ -114,18 +169,46 @@ def test_a_run_dir_with_other_settings_is_refused(tmp_path):
 def test_bench_end_to_end_on_the_local_model(tmp_path):
     run_dir = tmp_path / "local"
     out = subprocess.run(
-        [sys.executable, "-m", "benchmark", "bench", "--limit", "2", "--conditions", "baseline",
-         "--max-tokens", "60", "--output-dir", str(run_dir)],
-        capture_output=True, text=True, timeout=600,
-        env={k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")})
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--limit",
+            "2",
+            "--conditions",
+            "baseline",
+            "--max-tokens",
+            "60",
+            "--output-dir",
+            str(run_dir),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")},
+    )
     assert out.returncode == 0, out.stderr
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["candidate_model"] == "local" and manifest["judge_family"] == "lexical"
     assert manifest["candidate_model_file"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
-    for key in ("benchmark_version", "schema_revision", "camera_injection", "scenarios_sha256",
-                "expected_answers_sha256", "interventions_sha256", "judge_prompt_version", "judge_prompt_sha256",
-                "judge_model", "judge_family_resolution", "trials", "temperature", "ranking_condition",
-                "timestamp_utc", "runner_git_commit"):
+    for key in (
+        "benchmark_version",
+        "schema_revision",
+        "camera_injection",
+        "scenarios_sha256",
+        "expected_answers_sha256",
+        "interventions_sha256",
+        "judge_prompt_version",
+        "judge_prompt_sha256",
+        "judge_model",
+        "judge_family_resolution",
+        "trials",
+        "temperature",
+        "ranking_condition",
+        "timestamp_utc",
+        "runner_git_commit",
+    ):
         assert manifest[key] is not None, key
     records = [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
     assert sorted(r["scenario_id"] for r in records) == ["sc-01", "sc-02"]

@@ -4,8 +4,6 @@ one run, naming the field (or the cell)."""
 
 from __future__ import annotations
 
-from tests.paths import ROOT
-
 import json
 import os
 import shutil
@@ -17,19 +15,41 @@ import pytest
 
 from benchmark.shards import ShardError, cell_key, in_shard, parse_shard, shard_of
 from tests.fake_openai import FakeOpenAI
+from tests.paths import ROOT
 
 IDS = "sc-01,sc-02,sc-03,sc-04,sc-05,sc-06,sc-07,sc-08,sc-09,sc-10"
 
 
 def wearsim(*argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "benchmark", *argv], capture_output=True, text=True, timeout=600,
-                          cwd=ROOT, env={**os.environ, "OPENAI_API_KEY": ""})
+    return subprocess.run(
+        [sys.executable, "-m", "benchmark", *argv],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        env={**os.environ, "OPENAI_API_KEY": ""},
+    )
 
 
 def bench(server: FakeOpenAI, run_dir: Path, *extra: str, model: str = "openai:fake") -> subprocess.CompletedProcess:
-    return wearsim("bench", "--model", model, "--base-url", server.base_url, "--judge-family", "lexical",
-                   "--conditions", "baseline,track_current_frame", "--ids", IDS, "--trials", "2", "--output-dir", str(run_dir),
-                   *extra)
+    return wearsim(
+        "bench",
+        "--model",
+        model,
+        "--base-url",
+        server.base_url,
+        "--judge-family",
+        "lexical",
+        "--conditions",
+        "baseline,track_current_frame",
+        "--ids",
+        IDS,
+        "--trials",
+        "2",
+        "--output-dir",
+        str(run_dir),
+        *extra,
+    )
 
 
 def lines(run_dir: Path) -> list[dict]:
@@ -50,8 +70,14 @@ def test_a_shard_is_a_fixed_share_of_the_cells():
     for bad in ("0/4", "5/4", "2", "a/b", "1/0"):
         with pytest.raises(ShardError, match="--shard"):
             parse_shard(bad)
-    runner_cells = [(c, s, t, g, p) for c in ("baseline", "explicit") for s in (f"sc-{i:02d}" for i in range(1, 41))
-                    for t in range(3) for g in (None, 250) for p in (None, "fps:1")]
+    runner_cells = [
+        (c, s, t, g, p)
+        for c in ("baseline", "explicit")
+        for s in (f"sc-{i:02d}" for i in range(1, 41))
+        for t in range(3)
+        for g in (None, 250)
+        for p in (None, "fps:1")
+    ]
     owners = [[k for k in range(1, 5) if in_shard(cell, (k, 4))] for cell in runner_cells]
     assert all(len(o) == 1 for o in owners)  # each cell in exactly one shard
     sizes = [sum(o == [k] for o in owners) for k in range(1, 5)]
@@ -59,9 +85,13 @@ def test_a_shard_is_a_fixed_share_of_the_cells():
     # the key is the record's cell: an axis left unset moves nothing, and the hash does not depend on the process
     assert cell_key(("baseline", "sc-01", 0, None, None)) == ("sc-01", "baseline", 0)
     assert cell_key(("baseline", "sc-01", 0, None, "fps:1")) == ("sc-01", "baseline", 0, "fps:1")
-    done = subprocess.run([sys.executable, "-c", "from benchmark.shards import shard_of; "
-                                                 "print(shard_of(('sc-07', 'baseline', 1), 7))"],
-                          capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": "123"})
+    done = subprocess.run(
+        [sys.executable, "-c", "from benchmark.shards import shard_of; print(shard_of(('sc-07', 'baseline', 1), 7))"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONHASHSEED": "123"},
+    )
     assert int(done.stdout) == shard_of(("sc-07", "baseline", 1), 7)
 
 
@@ -86,8 +116,9 @@ def test_two_shards_merged_are_the_unsharded_run_and_a_shard_of_another_model_is
     assert merged.returncode == 0, merged.stderr
     assert cells(tmp_path / "merged") == everything
     # in the order the run planned its cells (condition, scenario, trial), whichever shard ran them
-    assert [(r["condition"], r["scenario_id"], r["trial"]) for r in lines(tmp_path / "merged")] == \
-        [(c, s, t) for c in ("baseline", "track_current_frame") for s in IDS.split(",") for t in (0, 1)]
+    assert [(r["condition"], r["scenario_id"], r["trial"]) for r in lines(tmp_path / "merged")] == [
+        (c, s, t) for c in ("baseline", "track_current_frame") for s in IDS.split(",") for t in (0, 1)
+    ]
     summary = json.loads((tmp_path / "merged" / "summary.json").read_text())
     unsharded = json.loads((tmp_path / "whole" / "summary.json").read_text())
     assert without_timing(summary) == without_timing(unsharded)
@@ -113,8 +144,12 @@ def test_merge_refuses_a_cell_recorded_outside_its_shard(tmp_path):
     from benchmark.merge import MergeError, merge_runs
     from core.records import TrialRecord
 
-    manifest = {"conditions": ["baseline"], "scenario_ids": ["sc-01", "sc-02", "sc-03", "sc-04"], "trials": 1,
-                "candidate_model": "openai:fake"}
+    manifest = {
+        "conditions": ["baseline"],
+        "scenario_ids": ["sc-01", "sc-02", "sc-03", "sc-04"],
+        "trials": 1,
+        "candidate_model": "openai:fake",
+    }
     dirs = []
     for k in (1, 2):
         run = tmp_path / f"s{k}"
@@ -122,7 +157,9 @@ def test_merge_refuses_a_cell_recorded_outside_its_shard(tmp_path):
         (run / "manifest.json").write_text(json.dumps({**manifest, "shard": f"{k}/2"}))
         dirs.append(run)
     stray = next(s for s in manifest["scenario_ids"] if shard_of((s, "baseline", 0), 2) == 2)
-    record = TrialRecord(scenario_id=stray, condition="baseline", trial=0, target_context="current", cue_type="object_in_hand")
+    record = TrialRecord(
+        scenario_id=stray, condition="baseline", trial=0, target_context="current", cue_type="object_in_hand"
+    )
     (dirs[0] / "transcripts.jsonl").write_text(record.to_line())
     with pytest.raises(MergeError, match=f"cell {stray} / baseline / 0 is not in shard 1/2"):
         merge_runs(dirs, tmp_path / "out")
@@ -132,9 +169,26 @@ def test_a_shard_that_holds_no_cell_exits_0_says_so_and_merges(tmp_path):
     """Issue 34, item 1: `--limit 1 --shard 1/2` and `--shard 2/2` both exit 0; the empty one says it holds
     nothing (no crash on a transcripts.jsonl it never wrote) and `merge` takes it with the other."""
     with FakeOpenAI(reply="The cross-tip screwdriver you hold now fits.") as server:
-        done = {k: wearsim("bench", "--model", "openai:fake", "--base-url", server.base_url, "--judge-family",
-                           "lexical", "--conditions", "baseline", "--limit", "1", "--shard", f"{k}/2",
-                           "--output-dir", str(tmp_path / f"s{k}")) for k in (1, 2)}
+        done = {
+            k: wearsim(
+                "bench",
+                "--model",
+                "openai:fake",
+                "--base-url",
+                server.base_url,
+                "--judge-family",
+                "lexical",
+                "--conditions",
+                "baseline",
+                "--limit",
+                "1",
+                "--shard",
+                f"{k}/2",
+                "--output-dir",
+                str(tmp_path / f"s{k}"),
+            )
+            for k in (1, 2)
+        }
     for result in done.values():
         assert result.returncode == 0, result.stderr
     empty = [k for k in (1, 2) if not (tmp_path / f"s{k}" / "transcripts.jsonl").exists()]
@@ -159,8 +213,13 @@ def test_merge_copies_only_what_a_kept_frame_or_wav_can_be_and_names_each_refusa
     from core.records import FrameFacts, GlassesFacts, TrialRecord, TurnInput, TurnResult
 
     shard = tmp_path / "s1"
-    manifest = {"conditions": ["baseline"], "scenario_ids": ["sc-01", "sc-02", "sc-03", "sc-04"], "trials": 1,
-                "candidate_model": "openai:fake", "shard": "1/1"}
+    manifest = {
+        "conditions": ["baseline"],
+        "scenario_ids": ["sc-01", "sc-02", "sc-03", "sc-04"],
+        "trials": 1,
+        "candidate_model": "openai:fake",
+        "shard": "1/1",
+    }
     shard.mkdir()
     (shard / "manifest.json").write_text(json.dumps(manifest))
     frames, audio = shard / "frames" / "baseline", shard / "audio" / "baseline"
@@ -175,26 +234,41 @@ def test_merge_copies_only_what_a_kept_frame_or_wav_can_be_and_names_each_refusa
     (audio / "good.wav").write_bytes(sound.getvalue())
     with open(frames / "giant.jpg", "wb") as giant:  # a 3 GB sparse file that starts like a JPEG
         giant.write(picture.getvalue()[:64])
-        giant.truncate(3 * 1024 ** 3)
+        giant.truncate(3 * 1024**3)
     (frames / "text.jpg").write_text("not a picture at all")
     outside = tmp_path / "secret.wav"
     outside.write_bytes(sound.getvalue())
     os.link(outside, audio / "linked.wav")  # a hard link to a file out of the shard
     names = ["frames/baseline/good.jpg", "frames/baseline/giant.jpg", "frames/baseline/text.jpg"]
     reply = Reply(text="an answer", model="m", latency_s=1.0)
-    turn = TurnResult(turn=2, input=TurnInput(turn=2, camera_block=None, speech="hi", camera_source=None, speech_source="authored"), reply=reply,
-                      glasses=GlassesFacts(speech_file="audio/baseline/linked.wav"),
-                      frames=FrameFacts(policy="fps:1", thumbnails=tuple((n * 100, name) for n, name in enumerate(names))))
-    good_turn = TurnResult(turn=1, input=TurnInput(turn=1, camera_block=None, speech="hi", camera_source=None, speech_source="authored"), reply=reply,
-                           glasses=GlassesFacts(speech_file="audio/baseline/good.wav"))
-    record = TrialRecord(scenario_id="sc-01", condition="baseline", trial=0, target_context="current", cue_type="object_in_hand", turns=(good_turn, turn))
+    turn = TurnResult(
+        turn=2,
+        input=TurnInput(turn=2, camera_block=None, speech="hi", camera_source=None, speech_source="authored"),
+        reply=reply,
+        glasses=GlassesFacts(speech_file="audio/baseline/linked.wav"),
+        frames=FrameFacts(policy="fps:1", thumbnails=tuple((n * 100, name) for n, name in enumerate(names))),
+    )
+    good_turn = TurnResult(
+        turn=1,
+        input=TurnInput(turn=1, camera_block=None, speech="hi", camera_source=None, speech_source="authored"),
+        reply=reply,
+        glasses=GlassesFacts(speech_file="audio/baseline/good.wav"),
+    )
+    record = TrialRecord(
+        scenario_id="sc-01",
+        condition="baseline",
+        trial=0,
+        target_context="current",
+        cue_type="object_in_hand",
+        turns=(good_turn, turn),
+    )
     (shard / "transcripts.jsonl").write_text(record.to_line())
 
     done = wearsim("merge", str(shard), "--output-dir", str(tmp_path / "out"))
     assert done.returncode == 0, done.stderr
     out = tmp_path / "out"
     written = sum(os.lstat(p).st_blocks * 512 for p in out.rglob("*") if p.is_file())
-    assert written < 200 * 1024 ** 2
+    assert written < 200 * 1024**2
     assert (out / "frames/baseline/good.jpg").read_bytes() == picture.getvalue()
     assert (out / "audio/baseline/good.wav").read_bytes() == sound.getvalue()
     for refused in ("giant.jpg", "text.jpg", "linked.wav"):

@@ -11,13 +11,13 @@ import sys
 
 import numpy as np
 
-from core.records import TrialRecord
-from core.judge import Verdict
-from core.scenario import load_bank
 from benchmark.scoring import metrics
-from perception.describers import make_describer
+from core.judge import Verdict
+from core.records import TrialRecord
+from core.scenario import load_bank
 from media_effects.frames import decode_jpeg, encode_jpeg
 from media_effects.synthetic import synthetic_frame
+from perception.describers import make_describer
 from simulator.timeline import plan_turn
 from tests.fake_openai import FakeOpenAI
 
@@ -49,15 +49,27 @@ def test_turn_2_speech_starts_the_gap_after_the_first_frame():
 
 
 def _trial(gap, target, label, n):
-    return TrialRecord(scenario_id=f"s{n}", condition="baseline", trial=0, target_context=target, cue_type="object_in_hand", staleness_ms=gap,
-                       turn_2_judge=Verdict(label=label, rationale="", judge="test"))
+    return TrialRecord(
+        scenario_id=f"s{n}",
+        condition="baseline",
+        trial=0,
+        target_context=target,
+        cue_type="object_in_hand",
+        staleness_ms=gap,
+        turn_2_judge=Verdict(label=label, rationale="", judge="test"),
+    )
 
 
 def test_staleness_metrics_by_hand():
     """Gap 0: current->prior, current->current, prior->prior: accuracy 2/3; earlier
     scene among non-prior targets 1/2. Gap 1000: two current->current: 2/2 and 0/2."""
-    trials = [_trial(0, "current", "prior", 1), _trial(0, "current", "current", 2), _trial(0, "prior", "prior", 3),
-              _trial(1000, "current", "current", 1), _trial(1000, "current", "current", 2)]
+    trials = [
+        _trial(0, "current", "prior", 1),
+        _trial(0, "current", "current", 2),
+        _trial(0, "prior", "prior", 3),
+        _trial(1000, "current", "current", 1),
+        _trial(1000, "current", "current", 2),
+    ]
     sweep = metrics.staleness(trials)
     assert list(sweep) == ["0", "1000"]
     assert (sweep["0"]["accuracy"]["k"], sweep["0"]["accuracy"]["n"]) == (2, 3)
@@ -69,9 +81,30 @@ def test_staleness_metrics_by_hand():
 def _bench(run_dir, *extra):
     with FakeOpenAI(reply="That slim screwdriver in your hand now.") as server:
         return subprocess.run(
-            [sys.executable, "-m", "benchmark", "bench", "--model", "openai:fake", "--base-url", server.base_url,
-             "--judge-family", "lexical", "--conditions", "baseline", "--limit", "2", "--output-dir", str(run_dir),
-             *extra], capture_output=True, text=True, timeout=600, env={**os.environ, "OPENAI_API_KEY": ""})
+            [
+                sys.executable,
+                "-m",
+                "benchmark",
+                "bench",
+                "--model",
+                "openai:fake",
+                "--base-url",
+                server.base_url,
+                "--judge-family",
+                "lexical",
+                "--conditions",
+                "baseline",
+                "--limit",
+                "2",
+                "--output-dir",
+                str(run_dir),
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "OPENAI_API_KEY": ""},
+        )
 
 
 def test_the_sweep_runs_end_to_end_with_its_table_and_plot(tmp_path):
@@ -81,7 +114,11 @@ def test_the_sweep_runs_end_to_end_with_its_table_and_plot(tmp_path):
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
     assert sorted((r["scenario_id"], r["staleness_ms"]) for r in records) == [
-        ("sc-01", 0), ("sc-01", 1000), ("sc-02", 0), ("sc-02", 1000)]
+        ("sc-01", 0),
+        ("sc-01", 1000),
+        ("sc-02", 0),
+        ("sc-02", 1000),
+    ]
     for record in records:
         assert record["error"] is None
         turn_2 = record["turns"][1]
@@ -104,19 +141,36 @@ def test_the_sweep_needs_the_stream(tmp_path):
 
 
 def test_a_sweep_whose_turn_2s_sent_no_frame_says_the_gap_cannot_matter():
-    from core.candidate import Reply
-    from core.judge import Verdict
-    from core.records import GlassesFacts, TrialRecord, TurnInput, TurnResult
     from benchmark.report.findings import NO_FRAMES_WARNING, render_findings
     from benchmark.scoring import build_summary
     from benchmark.scoring.trials import TrialSet
+    from core.candidate import Reply
+    from core.judge import Verdict
+    from core.records import GlassesFacts, TrialRecord, TurnInput, TurnResult
 
     def sweep(frames: bool) -> str:
-        turn = TurnResult(turn=2, input=TurnInput(turn=2, camera_block=None, speech="and now?", camera_source=None, speech_source="perceived"), reply=Reply(text="r", model="m"),
-                          glasses=GlassesFacts(frames_sent=frames))
-        trials = [TrialRecord(scenario_id=f"sc-{i:02d}", condition="baseline", trial=0, target_context="current", cue_type="object_in_hand", staleness_ms=gap,
-                              turns=(turn,), turn_2_judge=Verdict(label="current", rationale="", judge="lexical"))
-                  for i in range(1, 5) for gap in (0, 500)]
+        turn = TurnResult(
+            turn=2,
+            input=TurnInput(
+                turn=2, camera_block=None, speech="and now?", camera_source=None, speech_source="perceived"
+            ),
+            reply=Reply(text="r", model="m"),
+            glasses=GlassesFacts(frames_sent=frames),
+        )
+        trials = [
+            TrialRecord(
+                scenario_id=f"sc-{i:02d}",
+                condition="baseline",
+                trial=0,
+                target_context="current",
+                cue_type="object_in_hand",
+                staleness_ms=gap,
+                turns=(turn,),
+                turn_2_judge=Verdict(label="current", rationale="", judge="lexical"),
+            )
+            for i in range(1, 5)
+            for gap in (0, 500)
+        ]
         manifest = {"ranking_condition": "baseline", "conditions": ["baseline"], "trials": 1}
         return render_findings(build_summary(TrialSet(trials=tuple(trials), source=None), manifest))
 

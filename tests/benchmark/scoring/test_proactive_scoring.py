@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from core.judge import Verdict
 from benchmark.judges.lexical import LexicalJudge
+from benchmark.scoring.proactive import cell_metrics, decide, judge_watching
+from core.judge import Verdict
 from core.proactive_scenario import load_proactive
 from core.records import RecordError, TrialRecord
-from benchmark.scoring.proactive import cell_metrics, decide, judge_watching
 from core.watching import Probe, Watching, is_silent
 from streaming.proactive import ProbeSchedule, SilenceFilter, parse_strategies, parse_strategy
 
@@ -24,7 +24,16 @@ UNSURE = Verdict(label=None, rationale="", judge="test", unscored_reason="no sig
 
 
 def event(*probes: Probe) -> Watching:
-    return Watching(strategy="change", kind="event", stream_ms=36_000, scene_starts_ms=(0, ONSET), onset_ms=ONSET, window_end_ms=END, expected=("boiling",), probes=probes)
+    return Watching(
+        strategy="change",
+        kind="event",
+        stream_ms=36_000,
+        scene_starts_ms=(0, ONSET),
+        onset_ms=ONSET,
+        window_end_ms=END,
+        expected=("boiling",),
+        probes=probes,
+    )
 
 
 def remark(n: int, frame_ms: int, spoke_ms: int, text: str = "The water is boiling.") -> Probe:
@@ -52,14 +61,18 @@ def test_a_remark_that_conveys_the_event_after_the_window_is_late_and_the_event_
 
 
 def test_later_remarks_that_convey_the_event_are_duplicates():
-    scored = decide(event(remark(1, 14_400, 15_000), remark(2, 20_000, 21_000), remark(3, 30_000, 30_500)),
-                    {1: CONVEYS, 2: CONVEYS, 3: CONVEYS})
+    scored = decide(
+        event(remark(1, 14_400, 15_000), remark(2, 20_000, 21_000), remark(3, 30_000, 30_500)),
+        {1: CONVEYS, 2: CONVEYS, 3: CONVEYS},
+    )
     assert outcomes(scored) == ["hit", "duplicate", "duplicate"]
 
 
 def test_a_remark_that_does_not_convey_the_event_is_a_false_alarm_and_one_the_judge_cannot_tell_is_unscored():
-    scored = decide(event(remark(1, 14_400, 15_000), remark(2, 16_000, 17_000), remark(3, 18_000, 19_000)),
-                    {1: OTHER, 2: UNSURE, 3: CONVEYS})
+    scored = decide(
+        event(remark(1, 14_400, 15_000), remark(2, 16_000, 17_000), remark(3, 18_000, 19_000)),
+        {1: OTHER, 2: UNSURE, 3: CONVEYS},
+    )
     assert outcomes(scored) == ["false_alarm", "unscored", "hit"] and scored.outcome == "hit"
 
 
@@ -70,9 +83,20 @@ def test_silent_probes_have_no_outcome_and_an_event_with_only_silence_is_missed(
 
 
 def test_every_remark_in_a_quiet_control_is_a_false_alarm():
-    quiet = Watching(strategy="every:5", kind="quiet", stream_ms=34_000, scene_starts_ms=(0, 16_000), onset_ms=None, window_end_ms=None, expected=(),
-                     probes=(remark(1, 5_000, 6_000, "Nice desk."), Probe(n=2, asked_ms=10_020, frame_ms=10_000, text="[silent]", silent=True),
-                      remark(3, 16_000, 17_000, "You moved the mug.")))
+    quiet = Watching(
+        strategy="every:5",
+        kind="quiet",
+        stream_ms=34_000,
+        scene_starts_ms=(0, 16_000),
+        onset_ms=None,
+        window_end_ms=None,
+        expected=(),
+        probes=(
+            remark(1, 5_000, 6_000, "Nice desk."),
+            Probe(n=2, asked_ms=10_020, frame_ms=10_000, text="[silent]", silent=True),
+            remark(3, 16_000, 17_000, "You moved the mug."),
+        ),
+    )
     scored = decide(quiet, {})
     assert outcomes(scored) == ["false_alarm", None, "false_alarm"] and scored.outcome is None
 
@@ -85,15 +109,34 @@ def test_remarks_are_taken_in_the_order_they_were_heard():
 
 def _record(scenario_id: str, watching: Watching) -> TrialRecord:
     target = "speak_up" if watching.kind == "event" else "stay_quiet"
-    return TrialRecord(scenario_id=scenario_id, condition="baseline", trial=0, target_context=target, cue_type="x", subset="proactive", proactive=watching.strategy,
-                       watching=watching)
+    return TrialRecord(
+        scenario_id=scenario_id,
+        condition="baseline",
+        trial=0,
+        target_context=target,
+        cue_type="x",
+        subset="proactive",
+        proactive=watching.strategy,
+        watching=watching,
+    )
 
 
 def test_a_cell_adds_up_hits_and_misses_to_events_and_counts_false_alarms_in_quiet_controls():
     hit = decide(event(remark(1, 14_400, 15_500)), {1: CONVEYS})
     missed = decide(event(remark(1, 2_000, 3_000, "Nice pot.")), {})
-    quiet = decide(Watching(strategy="change", kind="quiet", stream_ms=30_000, scene_starts_ms=(0, 15_000), onset_ms=None, window_end_ms=None, expected=(),
-                            probes=(remark(1, 1_000, 2_000, "A desk."),)), {})
+    quiet = decide(
+        Watching(
+            strategy="change",
+            kind="quiet",
+            stream_ms=30_000,
+            scene_starts_ms=(0, 15_000),
+            onset_ms=None,
+            window_end_ms=None,
+            expected=(),
+            probes=(remark(1, 1_000, 2_000, "A desk."),),
+        ),
+        {},
+    )
     cell = cell_metrics([_record("a", hit), _record("b", missed), _record("q", quiet)], 0.01, [])
     assert cell["hits"] + cell["misses"] == cell["events"] == 2
     assert cell["false_alarms"] == 2 and cell["false_alarms_in_quiet_controls"] == 1
@@ -109,18 +152,45 @@ def test_a_cell_adds_up_hits_and_misses_to_events_and_counts_false_alarms_in_qui
 def test_the_lexical_judge_hears_a_remark_that_names_the_event_in_its_own_words():
     scenario = load_proactive(Path("benchmark/v1/proactive.json"))[0]  # pa-01: the pot comes to the boil
     onset, scene = scenario.onset_ms, scenario.event.scene
-    watching = Watching(strategy="change", kind="event", stream_ms=scenario.stream_ms, scene_starts_ms=scenario.scene_starts_ms, onset_ms=scenario.onset_ms,
-                        window_end_ms=scenario.window_end_ms, expected=scenario.event.expected,
-                        probes=(Probe(n=1, asked_ms=onset + 600, frame_ms=onset + 400, text="Your water is boiling now, add the pasta.", silent=False,
-                               spoke_ms=onset + 1400, scene=scene),
-                         Probe(n=2, asked_ms=onset + 6000, frame_ms=onset + 5800, text="Nice onions.", silent=False, spoke_ms=onset + 6700, scene=scene)))
+    watching = Watching(
+        strategy="change",
+        kind="event",
+        stream_ms=scenario.stream_ms,
+        scene_starts_ms=scenario.scene_starts_ms,
+        onset_ms=scenario.onset_ms,
+        window_end_ms=scenario.window_end_ms,
+        expected=scenario.event.expected,
+        probes=(
+            Probe(
+                n=1,
+                asked_ms=onset + 600,
+                frame_ms=onset + 400,
+                text="Your water is boiling now, add the pasta.",
+                silent=False,
+                spoke_ms=onset + 1400,
+                scene=scene,
+            ),
+            Probe(
+                n=2,
+                asked_ms=onset + 6000,
+                frame_ms=onset + 5800,
+                text="Nice onions.",
+                silent=False,
+                spoke_ms=onset + 6700,
+                scene=scene,
+            ),
+        ),
+    )
     scored = asyncio.run(judge_watching(scenario, watching, LexicalJudge()))
     assert outcomes(scored)[0] == "hit" and scored.probes[0].verdict.label == "current"
     assert outcomes(scored)[1] == "false_alarm"  # "Nice onions." names nothing a warning names
 
 
 def test_the_watching_block_survives_a_round_trip_and_a_bad_one_is_named():
-    watching = decide(event(remark(1, 14_400, 15_500), Probe(n=2, asked_ms=20_000, frame_ms=19_800, text="[silent]", silent=True)), {1: CONVEYS})
+    watching = decide(
+        event(remark(1, 14_400, 15_500), Probe(n=2, asked_ms=20_000, frame_ms=19_800, text="[silent]", silent=True)),
+        {1: CONVEYS},
+    )
     record = _record("pa-01", watching)
     again = TrialRecord.from_json(json.loads(record.to_line()))
     assert again.watching == watching and again.sweep.proactive == "change"
@@ -130,14 +200,17 @@ def test_the_watching_block_survives_a_round_trip_and_a_bad_one_is_named():
         TrialRecord.from_json(broken, "transcripts.jsonl line 1")
 
 
-@pytest.mark.parametrize("pieces, silent, shown", [
-    (["[sil", "ent]"], True, ""),
-    (["[", "silent", "]."], True, ""),
-    (["  [Silent]"], True, ""),
-    (["[s", "ure, the pot"], False, "[sure, the pot"),
-    (["Careful", ", the blade"], False, "Careful, the blade"),
-    ([], True, ""),
-])
+@pytest.mark.parametrize(
+    "pieces, silent, shown",
+    [
+        (["[sil", "ent]"], True, ""),
+        (["[", "silent", "]."], True, ""),
+        (["  [Silent]"], True, ""),
+        (["[s", "ure, the pot"], False, "[sure, the pot"),
+        (["Careful", ", the blade"], False, "Careful, the blade"),
+        ([], True, ""),
+    ],
+)
 def test_the_silence_filter_shows_nothing_of_the_marker_and_everything_of_a_remark(pieces, silent, shown):
     quiet = SilenceFilter()
     out = []
@@ -161,8 +234,11 @@ def test_strategies_parse_and_bad_ones_say_what_is_allowed():
     assert parse_strategy("every:5").name == "every:5" and parse_strategy("change").probes
     assert not parse_strategy("native").probes
     assert [s.name for s in parse_strategies("change, every:2.5")] == ["change", "every:2.5"]
-    for bad, words in (("every:0", "from 1 to 60"), ("sometimes", "change, every:5, native"),
-                       ("change:3", "change, every:5, native")):
+    for bad, words in (
+        ("every:0", "from 1 to 60"),
+        ("sometimes", "change, every:5, native"),
+        ("change:3", "change, every:5, native"),
+    ):
         with pytest.raises(ValueError, match=words):
             parse_strategy(bad)
     with pytest.raises(ValueError, match="twice"):
@@ -199,10 +275,35 @@ def test_a_remark_that_only_describes_the_new_scene_has_not_conveyed_the_event()
     onset, scene = scenario.onset_ms, scenario.event.scene
     echo = scenario.scenes[scene].camera.split(";")[0].split(".")[0]  # the scene's own words, no warning
     warning = "Stop, grapes are toxic for him!"
-    watching = Watching(strategy="change", kind="event", stream_ms=scenario.stream_ms, scene_starts_ms=scenario.scene_starts_ms, onset_ms=onset,
-                        window_end_ms=scenario.window_end_ms, expected=scenario.event.expected,
-                        probes=(Probe(n=1, asked_ms=onset + 500, frame_ms=onset + 400, text=f"The camera sees: {echo}.", silent=False, spoke_ms=onset + 1200, scene=scene),
-                         Probe(n=2, asked_ms=onset + 3000, frame_ms=onset + 2800, text=warning, silent=False, spoke_ms=onset + 3600, scene=scene)))
+    watching = Watching(
+        strategy="change",
+        kind="event",
+        stream_ms=scenario.stream_ms,
+        scene_starts_ms=scenario.scene_starts_ms,
+        onset_ms=onset,
+        window_end_ms=scenario.window_end_ms,
+        expected=scenario.event.expected,
+        probes=(
+            Probe(
+                n=1,
+                asked_ms=onset + 500,
+                frame_ms=onset + 400,
+                text=f"The camera sees: {echo}.",
+                silent=False,
+                spoke_ms=onset + 1200,
+                scene=scene,
+            ),
+            Probe(
+                n=2,
+                asked_ms=onset + 3000,
+                frame_ms=onset + 2800,
+                text=warning,
+                silent=False,
+                spoke_ms=onset + 3600,
+                scene=scene,
+            ),
+        ),
+    )
     scored = asyncio.run(judge_watching(scenario, watching, LexicalJudge()))
     # it names none of the keys (the words it copied from the camera do not count): it does not convey the event
     assert outcomes(scored) == ["false_alarm", "hit"], [p.verdict.rationale for p in scored.probes]
@@ -213,10 +314,27 @@ def test_rescore_judges_a_proactive_trials_remarks_again(tmp_path):
 
     scenario = _scenario("pa-01")
     onset = scenario.onset_ms
-    watching = Watching(strategy="every:5", kind="event", stream_ms=scenario.stream_ms, scene_starts_ms=scenario.scene_starts_ms, onset_ms=onset,
-                        window_end_ms=scenario.window_end_ms, expected=scenario.event.expected,
-                        probes=(Probe(n=1, asked_ms=onset + 600, frame_ms=onset + 400, text="The water is boiling, add the pasta.", silent=False, spoke_ms=onset + 900,
-                               scene=scenario.event.scene, outcome="false_alarm"),))
+    watching = Watching(
+        strategy="every:5",
+        kind="event",
+        stream_ms=scenario.stream_ms,
+        scene_starts_ms=scenario.scene_starts_ms,
+        onset_ms=onset,
+        window_end_ms=scenario.window_end_ms,
+        expected=scenario.event.expected,
+        probes=(
+            Probe(
+                n=1,
+                asked_ms=onset + 600,
+                frame_ms=onset + 400,
+                text="The water is boiling, add the pasta.",
+                silent=False,
+                spoke_ms=onset + 900,
+                scene=scenario.event.scene,
+                outcome="false_alarm",
+            ),
+        ),
+    )
     record = _record("pa-01", watching).replace(watching=watching.replace(outcome="miss"))
     again = asyncio.run(rejudge_record(record, scenario, LexicalJudge()))
     assert again.watching.outcome == "hit" and again.watching.probes[0].outcome == "hit"

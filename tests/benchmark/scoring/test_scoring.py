@@ -14,11 +14,8 @@ baseline passes every scored trial (an all-pass class).
 
 from __future__ import annotations
 
-from tests.paths import FIXTURES
-
 import json
 import math
-from pathlib import Path
 
 import pytest
 
@@ -34,9 +31,10 @@ from benchmark.scoring import (
     wilson_interval,
 )
 from benchmark.scoring.signals import code_signal_label
+from tests.paths import FIXTURES
 
 FIXTURES = FIXTURES / "transcripts"
-Z2 = 1.959963984540054 ** 2  # 3.841459
+Z2 = 1.959963984540054**2  # 3.841459
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +44,7 @@ def summary() -> dict:
 
 
 # ---- Wilson interval -------------------------------------------------------
+
 
 def test_wilson_three_of_four():
     # p = 0.75, n = 4, z^2 = 3.841459
@@ -77,6 +76,7 @@ def test_wilson_no_trials_is_null_and_bad_counts_raise():
 
 
 # ---- per class, balanced accuracy, repair -----------------------------------
+
 
 def test_per_class_accuracy_baseline(summary):
     classes = summary["conditions"]["baseline"]["per_class"]
@@ -114,8 +114,12 @@ def test_primary_bootstrap_interval_by_hand(summary):
     trials = [t for t in load_trials(FIXTURES / "ours_small").trials if t.condition == "baseline"]
     assert bootstrap_balanced_accuracy(metrics.scenario_counts(trials)) == (pytest.approx(2 / 3), pytest.approx(1.0))
     primary = summary["primary"]
-    assert primary["bootstrap"] == {"resamples": "scenarios", "draws": 10_000, "seed": 20240607,
-                                    "interval": "percentile, 2.5% and 97.5%"}
+    assert primary["bootstrap"] == {
+        "resamples": "scenarios",
+        "draws": 10_000,
+        "seed": 20240607,
+        "interval": "percentile, 2.5% and 97.5%",
+    }
     # but three scenarios are too few for that bootstrap to be the headline's interval (issue 34): it is
     # the per-class Wilson bounds combined, current 3/4 [0.300642, 0.954413] and prior 2/2 [0.342380, 1]
     assert primary["interval_method"] == "wilson"
@@ -126,11 +130,18 @@ def test_primary_bootstrap_interval_by_hand(summary):
 def test_bootstrap_enumerable_case_and_seed():
     # Two current scenarios, one passes its single trial, one fails it. A draw of two picks
     # gives accuracy 0 (p 1/4), 0.5 (p 1/2) or 1 (p 1/4): the 95% interval is [0, 1].
-    scenarios = [ScenarioCounts(scenario_id="a", passes=(1, 0), totals=(1, 0)), ScenarioCounts(scenario_id="b", passes=(0, 0), totals=(1, 0))]
+    scenarios = [
+        ScenarioCounts(scenario_id="a", passes=(1, 0), totals=(1, 0)),
+        ScenarioCounts(scenario_id="b", passes=(0, 0), totals=(1, 0)),
+    ]
     assert bootstrap_balanced_accuracy(scenarios) == (0.0, 1.0)
     # all trials pass: every draw is 1
-    assert bootstrap_balanced_accuracy([ScenarioCounts(scenario_id="a", passes=(3, 0), totals=(3, 0)),
-                                        ScenarioCounts(scenario_id="b", passes=(0, 2), totals=(0, 2))]) == (1.0, 1.0)
+    assert bootstrap_balanced_accuracy(
+        [
+            ScenarioCounts(scenario_id="a", passes=(3, 0), totals=(3, 0)),
+            ScenarioCounts(scenario_id="b", passes=(0, 2), totals=(0, 2)),
+        ]
+    ) == (1.0, 1.0)
     assert bootstrap_balanced_accuracy([]) == (None, None)
     # a different seed can move an interval; the same seed never does
     mixed = [ScenarioCounts(scenario_id=str(i), passes=(i % 3, i % 2), totals=(2, 1)) for i in range(8)]
@@ -190,7 +201,12 @@ def test_code_signal_label_reads_the_judges_code_signals():
     from benchmark.judges.signals import code_signals
     from core.scenario import AnswerKey
 
-    answers = AnswerKey(current_answers=("screwdriver",), prior_answers=("hammer",), clarify_indicators=("which tool",), abstain_indicators=("cannot see",))
+    answers = AnswerKey(
+        current_answers=("screwdriver",),
+        prior_answers=("hammer",),
+        clarify_indicators=("which tool",),
+        abstain_indicators=("cannot see",),
+    )
     assert code_signal_label(code_signals("Use the screwdriver on slotted screws.", answers)) == "current"
     assert code_signal_label(code_signals("Swing the hammer from the elbow.", answers)) == "prior"
     assert code_signal_label(code_signals("No tool named here.", answers)) is None
@@ -213,6 +229,7 @@ def test_judge_agreement_with_ranking_judge(summary):
 
 # ---- kappa and McNemar ---------------------------------------------------
 
+
 def test_cohen_kappa_by_hand():
     # 6 items, both raters: a a a b b c vs a a b b b c
     # observed 5/6; chance = (3/6)(2/6) + (2/6)(3/6) + (1/6)(1/6) = 13/36
@@ -222,13 +239,16 @@ def test_cohen_kappa_by_hand():
     assert cohen_kappa([], []) is None
 
 
-@pytest.mark.parametrize("b, c, expected", [
-    (1, 6, 0.125),       # 2 * (C(7,0) + C(7,1)) / 2^7 = 2 * 8/128
-    (0, 5, 0.0625),      # 2 * 1/32
-    (2, 8, 0.109375),    # 2 * (1 + 10 + 45) / 1024
-    (3, 3, 1.0),         # capped at 1
-    (0, 0, 1.0),         # no discordant pairs
-])
+@pytest.mark.parametrize(
+    "b, c, expected",
+    [
+        (1, 6, 0.125),  # 2 * (C(7,0) + C(7,1)) / 2^7 = 2 * 8/128
+        (0, 5, 0.0625),  # 2 * 1/32
+        (2, 8, 0.109375),  # 2 * (1 + 10 + 45) / 1024
+        (3, 3, 1.0),  # capped at 1
+        (0, 0, 1.0),  # no discordant pairs
+    ],
+)
 def test_mcnemar_exact_by_hand(b, c, expected):
     assert mcnemar_exact(b, c) == pytest.approx(expected)
     assert mcnemar_exact(c, b) == pytest.approx(expected)
@@ -236,22 +256,37 @@ def test_mcnemar_exact_by_hand(b, c, expected):
 
 def test_paired_bootstrap_rejects_mismatched_scenarios():
     with pytest.raises(ValueError, match="'a' paired with 'b'"):
-        paired_bootstrap_difference([ScenarioCounts(scenario_id="a", passes=(1,), totals=(1,))], [ScenarioCounts(scenario_id="b", passes=(1,), totals=(1,))])
+        paired_bootstrap_difference(
+            [ScenarioCounts(scenario_id="a", passes=(1,), totals=(1,))],
+            [ScenarioCounts(scenario_id="b", passes=(1,), totals=(1,))],
+        )
 
 
 # ---- loading -----------------------------------------------------------------
 
+
 def test_bad_records_name_file_line_and_field(tmp_path):
     path = tmp_path / "transcripts.jsonl"
-    good = {"scenario_id": "s", "condition": "baseline", "trial": 0, "target_context": "current",
-            "cue_type": "location", "turn_2_judge_label": "current"}
-    path.write_text("\n".join([
-        json.dumps(good),
-        "{not json",
-        json.dumps({**good, "trial": "one"}),
-        json.dumps({**good, "turn_2_judge_label": "currant"}),
-        json.dumps({k: v for k, v in good.items() if k != "cue_type"}),
-    ]) + "\n")
+    good = {
+        "scenario_id": "s",
+        "condition": "baseline",
+        "trial": 0,
+        "target_context": "current",
+        "cue_type": "location",
+        "turn_2_judge_label": "current",
+    }
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps(good),
+                "{not json",
+                json.dumps({**good, "trial": "one"}),
+                json.dumps({**good, "turn_2_judge_label": "currant"}),
+                json.dumps({k: v for k, v in good.items() if k != "cue_type"}),
+            ]
+        )
+        + "\n"
+    )
     with pytest.raises(TranscriptError) as raised:
         load_trials(path)
     text = str(raised.value)
@@ -263,11 +298,17 @@ def test_bad_records_name_file_line_and_field(tmp_path):
 
 
 def test_later_record_of_a_cell_replaces_the_earlier(tmp_path):
-    base = {"scenario_id": "s", "condition": "baseline", "trial": 0, "target_context": "current",
-            "cue_type": "location"}
+    base = {
+        "scenario_id": "s",
+        "condition": "baseline",
+        "trial": 0,
+        "target_context": "current",
+        "cue_type": "location",
+    }
     path = tmp_path / "t.jsonl"
-    path.write_text(json.dumps({**base, "error": "timeout"}) + "\n"
-                    + json.dumps({**base, "turn_2_judge_label": "current"}) + "\n")
+    path.write_text(
+        json.dumps({**base, "error": "timeout"}) + "\n" + json.dumps({**base, "turn_2_judge_label": "current"}) + "\n"
+    )
     trial_set = load_trials(path)
     assert trial_set.superseded == 1
     assert len(trial_set.trials) == 1 and trial_set.trials[0].passed is True
@@ -278,8 +319,12 @@ def test_repair_attempt_inferred_when_not_recorded(tmp_path):
     # no turn_3_repair_attempted field: a Turn 3 label means the repair was sent
     path = tmp_path / "t.jsonl"
     base = {"scenario_id": "s", "condition": "baseline", "target_context": "prior", "cue_type": "location"}
-    path.write_text(json.dumps({**base, "trial": 0, "turn_2_judge_label": "current", "turn_3_judge_label": "prior"})
-                    + "\n" + json.dumps({**base, "trial": 1, "turn_2_judge_label": "current"}) + "\n")
+    path.write_text(
+        json.dumps({**base, "trial": 0, "turn_2_judge_label": "current", "turn_3_judge_label": "prior"})
+        + "\n"
+        + json.dumps({**base, "trial": 1, "turn_2_judge_label": "current"})
+        + "\n"
+    )
     repair = build_summary(load_trials(path))["conditions"]["baseline"]["repair_rate"]
     assert (repair["k"], repair["n"], repair["turn_2_misses"], repair["not_attempted"]) == (1, 1, 2, 1)
 
@@ -312,6 +357,9 @@ def test_a_schema_1_summary_reads_with_its_proportions_as_rates(summary):
     upgraded = upgrade_summary(old)
     assert upgraded["summary_schema"] == SUMMARY_SCHEMA == 2
     assert upgraded["conditions"]["baseline"]["per_class"]["current"]["rate"] == 0.75
-    assert all("rate" in cell and "accuracy" not in cell for _, cell in _proportions(upgraded)
-               if set(cell) >= {"k", "n", "ci_low", "ci_high"} and len(cell) == 5)
+    assert all(
+        "rate" in cell and "accuracy" not in cell
+        for _, cell in _proportions(upgraded)
+        if set(cell) >= {"k", "n", "ci_low", "ci_high"} and len(cell) == 5
+    )
     assert upgrade_summary(summary) is summary  # today's form is left alone
