@@ -138,7 +138,7 @@ def judge_matches(text: str, keys: Iterable[str]) -> list[tuple[str, str]]:
 
 def narration_brought_in(before: str, after: str) -> list[str]:
     """The `NARRATION` words (as the lexical judge stems them) that `after` holds and `before` does not."""
-    from benchmark.judges.rules import content_stems
+    from benchmark.judges.evidence import content_stems
 
     return sorted((content_stems(after) - content_stems(before)) & content_stems(" ".join(NARRATION)))
 
