@@ -119,7 +119,8 @@ def key_forms(key: str) -> set[str]:
 
 
 def leaked_key(text: str, key: str, mentions: Callable[[str, str], bool]) -> bool:
-    """The key, in any of its forms, occurs in `text` as whole words (`mentions`: `benchmark.validate.mentions`)."""
+    """The key, in any of its forms, occurs in `text` as whole words (`mentions`:
+    `benchmark.validate_authoring.mentions`)."""
     return any(mentions(text, form) for form in key_forms(key))
 
 
