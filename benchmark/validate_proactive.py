@@ -119,7 +119,8 @@ def key_forms(key: str) -> set[str]:
 
 
 def leaked_key(text: str, key: str, mentions: Callable[[str, str], bool]) -> bool:
-    """The key, in any of its forms, occurs in `text` as whole words (`mentions`: `benchmark.validate.mentions`)."""
+    """The key, in any of its forms, occurs in `text` as whole words (`mentions`:
+    `benchmark.validate_authoring.mentions`)."""
     return any(mentions(text, form) for form in key_forms(key))
 
 
@@ -138,7 +139,7 @@ def judge_matches(text: str, keys: Iterable[str]) -> list[tuple[str, str]]:
 
 def narration_brought_in(before: str, after: str) -> list[str]:
     """The `NARRATION` words (as the lexical judge stems them) that `after` holds and `before` does not."""
-    from benchmark.judges.rules import content_stems
+    from benchmark.judges.evidence import content_stems
 
     return sorted((content_stems(after) - content_stems(before)) & content_stems(" ".join(NARRATION)))
 

@@ -26,7 +26,8 @@ import json
 import re
 from typing import Any
 
-from benchmark.validate import CheckResult, mentions
+from benchmark.validate import CheckResult
+from benchmark.validate_authoring import mentions
 from core.candidate import Candidate, GenerationConfig, Message
 from core.scenario import Bank, Scenario
 

@@ -24,10 +24,11 @@ import os
 import sys
 from pathlib import Path
 
+from benchmark.judges.evidence import camera_block
 from benchmark.judges.features import FEATURE_NAMES, reply_features
 from benchmark.judges.learn import DECIMALS, train
 from benchmark.judges.offline import TABLE_PATH, WEIGHTS_PATH
-from benchmark.judges.rules import camera_block, scenario_frames
+from benchmark.judges.rules import scenario_frames
 from core.records import build_user_turn
 from core.scenario import load_bank
 

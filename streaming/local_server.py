@@ -33,8 +33,9 @@ import httpx
 import uvicorn
 
 from streaming import wire
-from streaming.app import ServerSettings, create_app
+from streaming.app import create_app
 from streaming.connection_room import Room
+from streaming.server_settings import ServerSettings
 
 HANDSHAKE_TIMEOUT_S = 10.0  # for any request's headers, the WebSocket handshake's among them
 KEEP_ALIVE_S = 5  # an idle kept-alive connection is closed after this (uvicorn's timeout_keep_alive)

@@ -8,15 +8,9 @@ does the work, the backend (`streaming.backends`: a chat candidate or a
 realtime API) sees and answers; a proactive session's probes are
 `streaming.probes`.
 
-Frames meet the policy (`perception.frame_policy`) in stream order, as the
-audio clock reaches them: before each audio chunk is handled, every frame
-up to its stream time is offered, with voice activity as it stands then
-(`speech:N/M` needs it); at `turn.end` every frame left is offered. Under
-`end` none is sent as it comes: at the end of speech the newest frame is
-picked (the upper bound no streaming client reaches). Each turn's metrics
-say which frames the camera offered and which were sent, counted over the
-stream times after the previous turn's end of speech up to this one's, and
-the age of the newest frame sent by the end of speech.
+Frames meet the policy in stream order, as the audio clock reaches them
+(`streaming.session_frames`: the policy's gate, the frames sent, each turn's
+frame facts).
 
 The app's reader hands every message over at once (`on_media`,
 `on_turn_end`) and goes back to reading, so the connection's keepalive pings
@@ -72,9 +66,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from core.candidate import REPLY_AUDIO_RATE
-from core.records import FrameFacts, TurnEnd, TurnInput, TurnMetrics
-from media_effects.frames import Frame, FrameBuffer, pick_context_frame, select_frame
-from perception.frame_policy import FrameGate, FramePolicy, resize_frame
+from core.records import TurnEnd, TurnInput, TurnMetrics
+from media_effects.frames import FrameBuffer
+from perception.frame_policy import FramePolicy
 from perception.speech import FinalTranscript, PartialTranscript, SpeechSegmenter, SpeechStarted
 from streaming import wire
 from streaming.backends import Backend
@@ -82,6 +76,7 @@ from streaming.proactive import parse_strategy
 from streaming.probe_pace import ProbePace
 from streaming.probes import Probes
 from streaming.relay import Relay
+from streaming.session_frames import SessionFrames
 from streaming.wire import KIND_AUDIO, Media, SessionConfig
 
 Send = Callable[[wire.ServerEvent], Awaitable[None]]
@@ -142,13 +137,8 @@ class Session:
             raise wire.WireError("bad_hello", refusal)
         self.pace = pace  # the server's: a spoken turn here holds every session's probes back
         self.probes = Probes(self.strategy, backend, send, pace) if self.strategy is not None else None
-        self.camera_profile = camera_profile  # the hello's camera conditions: an impairment profile, or None
-        self.gate = FrameGate(self.policy)
-        self.sent = FrameBuffer(max_frames=120, max_bytes=self.frames.max_bytes // 2, budget=self.frames.budget)
-        self._gated_ms: float = float("-inf")  # frames up to this stream time have met the policy
-        self._frame_log: list[list] = []  # [t_ms, bytes sent or None] per frame offered, not yet in a turn
-        self._sent_ms: deque[int] = deque(maxlen=10_000)  # stream times of the frames sent in turns counted
-        self._window_from: int | None = None  # stream time the next turn's frame facts count from
+        self.window = SessionFrames(config, self.policy, self.frames, camera_profile)
+        self.sent = self.window.sent  # the frames the policy let through, as sent
         self._audio_end_ms: int | None = None  # stream time where the last audio chunk ended
         self.audio_gaps_ms: list[tuple[int, int]] = []  # (start, length) of the silence put in for lost audio
         self.turn = 0
@@ -234,9 +224,7 @@ class Session:
                     self.pending_audio -= len(item.payload)
                     if self.pending_audio + wire.MAX_MESSAGE_BYTES <= self.max_pending_audio:
                         self._drained.set()
-                    if self._window_from is None:
-                        first = self.frames.frames[0].t_ms if self.frames.frames else item.t_ms
-                        self._window_from = min(item.t_ms, first)
+                    self.window.start_window(item.t_ms)
                     await self._gate_frames(item.t_ms)
                     for chunk in self._with_gap(item):
                         await self._to_backend(chunk)
@@ -278,7 +266,7 @@ class Session:
                 frames = [m for m in self._held if isinstance(m, Media) and m.kind != KIND_AUDIO]
                 if len(frames) > MAX_HELD_FRAMES:  # a very long reply: the oldest is dropped, and not counted sent
                     self._held.remove(frames[0])
-                    self._unsend(frames[0].t_ms)
+                    self.window.unsend(frames[0].t_ms)
                 return
             if self._held_audio + len(item.payload) <= self.max_pending_audio:
                 self._held.append(item)
@@ -302,40 +290,17 @@ class Session:
         for item in held:
             await self._to_backend(item)
 
-    # ---- frames and the policy
+    # ---- frames and the policy (streaming.session_frames)
 
     async def _gate_frames(self, upto_ms: float) -> None:
         """Offer the policy every frame not yet offered up to stream time `upto_ms`, in order."""
-        waiting = []
-        for frame in reversed(self.frames.frames):
-            if frame.t_ms <= self._gated_ms:
-                break
-            if frame.t_ms <= upto_ms:
-                waiting.append(frame)
-        for frame in reversed(waiting):
-            self._gated_ms = frame.t_ms
-            speaking = self.segmenter.in_speech
-            if self.gate.decodes:
-                passed = await asyncio.to_thread(self.gate.offer, frame.t_ms, frame.jpeg, speaking)
-            else:
-                passed = self.gate.offer(frame.t_ms, frame.jpeg, speaking)
-            entry = [frame.t_ms, None]
-            self._frame_log.append(entry)
-            if passed:
-                jpeg = await self._as_sent(frame.t_ms, frame.jpeg)
-                entry[1] = len(jpeg)
-                self.sent.add(frame.t_ms, jpeg)
-                if self.probes is not None:
-                    await self.probes.watched(frame.t_ms, jpeg)
-                await self._to_backend(Media(kind=wire.KIND_FRAME, t_ms=frame.t_ms, payload=jpeg))
+        await self.window.offer(upto_ms, lambda: self.segmenter.in_speech, self._frame_sent)
 
-    async def _as_sent(self, t_ms: int, jpeg: bytes) -> bytes:
-        """The frame under the session's camera conditions, at its size and JPEG quality."""
-        if self.camera_profile is not None and not self.camera_profile.video.is_clean:
-            jpeg = await asyncio.to_thread(self.camera_profile.impair_frame, jpeg, t_ms)
-        if not (self.config.frame_size or self.config.frame_quality):
-            return jpeg
-        return await asyncio.to_thread(resize_frame, jpeg, self.config.frame_size, self.config.frame_quality)
+    async def _frame_sent(self, t_ms: int, jpeg: bytes) -> None:
+        """A frame the policy let through: to the probes, and to the backend."""
+        if self.probes is not None:
+            await self.probes.watched(t_ms, jpeg)
+        await self._to_backend(Media(kind=wire.KIND_FRAME, t_ms=t_ms, payload=jpeg))
 
     # ---- proactive probes (streaming.probes)
 
@@ -348,49 +313,6 @@ class Session:
             return
         self._reply = asyncio.create_task(probe, name=f"probe {self.probes.asked}")
         self._reply.add_done_callback(lambda _: self._queued.set())
-
-    def _unsend(self, t_ms: int) -> None:
-        for entry in reversed(self._frame_log):
-            if entry[0] == t_ms and entry[1] is not None:
-                entry[1] = None
-                return
-
-    async def _send_at_end(self, frames: list[Frame], window: list[list]) -> list[bytes]:
-        """The `end` policy: the frames picked at the end of speech are the ones sent (to the
-        backend now, before the turn is answered), and counted in the turn's `window`.
-        Returns them as sent."""
-        sent = []
-        for frame in frames:
-            jpeg = await self._as_sent(frame.t_ms, frame.jpeg)
-            sent.append(jpeg)
-            entry = next((e for e in reversed(window) if e[0] == frame.t_ms), None)
-            if entry is None:
-                entry = [frame.t_ms, None]
-                window.append(entry)
-            entry[1] = len(jpeg)
-            self.sent.add(frame.t_ms, jpeg)
-            await self.backend.frame(frame.t_ms, jpeg)
-        return sent
-
-    def _frame_facts(self, end_ms: int, window: list[list], gated_ms: float) -> tuple[FrameFacts, float | None]:
-        """The turn's frame facts: the frames offered to the policy since the previous turn was
-        asked, up to `gated_ms` (those after the end of speech too: a realtime API has them when
-        it answers), and the newest frame sent by the end of speech (`end_ms`) with its age."""
-        sent = sorted((t, size) for t, size in window if size is not None)
-        self._sent_ms.extend(t for t, _ in sent)
-        newest = max((t for t in self._sent_ms if t <= end_ms), default=None)
-        start = self._window_from if self._window_from is not None else end_ms
-        self._window_from = max(end_ms, int(gated_ms)) if window else max(end_ms, start)
-        facts = FrameFacts(
-            policy=self.policy.name,
-            offered=len(window),
-            sent=len(sent),
-            sent_bytes=sum(size for _, size in sent),
-            sent_ms=tuple(t for t, _ in sent),
-            window_ms=max(0, self._window_from - start),
-            newest_ms=newest,
-        )
-        return facts, None if newest is None else round((end_ms - newest) / 1000, 3)
 
     async def _on_speech(self, event) -> None:
         if isinstance(event, SpeechStarted):
@@ -406,43 +328,18 @@ class Session:
         elif isinstance(event, FinalTranscript):
             heard_at = time.monotonic()  # latencies count any wait for the previous reply
             await self._end_reply()  # the previous turn's reply first: one conversation, in order
-            window, self._frame_log = self._frame_log, []  # the frames offered until this turn is asked
+            window = self.window.take_window()  # the frames offered until this turn is asked
             self._reply = asyncio.create_task(
-                self._run_turn(event, heard_at, window, self._gated_ms), name=f"turn {self.turn + 1}"
+                self._run_turn(event, heard_at, window, self.window.gated_ms), name=f"turn {self.turn + 1}"
             )
             self._reply.add_done_callback(lambda _: self._queued.set())  # the worker ends it
 
     async def _turn_input(self, turn: int, final: FinalTranscript, window: list[list]) -> TurnInput:
         """The turn's input: the backend's (`Backend.perceive`) of the turn's frame (and on turn 1
-        the context frame) chosen here. The authored camera text the glasses declared fills a
-        channel whose camera sent no frame at all (not one whose policy has not sent a frame yet)."""
-        camera_on = self.config.camera and turn <= 2
-        fallback = self.config.fallback_camera.get(str(turn)) if camera_on else None
-        frame = context_jpeg = fallback_context = None
-        if camera_on:
-            at_end = self.policy.kind == "end"
-            # a snapshot: the reader keeps adding (and dropping) frames
-            frames = list(self.frames.frames if at_end else self.sent.frames)
-            chosen = await asyncio.to_thread(
-                select_frame, frames, final.start_ms, final.end_ms, self.config.frame_selection
-            )
-            frame = chosen.jpeg if chosen is not None else None
-            picked = [chosen] if chosen is not None else []
-            if turn == 1:
-                earlier = [f for f in frames if f.t_ms < final.start_ms]
-                context_jpeg = (
-                    await asyncio.to_thread(pick_context_frame, earlier, frame)
-                    if (frame is not None and earlier)
-                    else None
-                )
-                picked[:0] = [f for f in earlier if f.jpeg is context_jpeg][:1]
-                if context_jpeg is None and not self.frames.before(final.start_ms):  # no frame before the words
-                    fallback_context = self.config.fallback_context
-            if at_end and picked:
-                sent = await self._send_at_end(picked, window)
-                frame, context_jpeg = sent[-1], (sent[0] if len(sent) == 2 else None)
-            if frame is None and any(f.t_ms <= final.end_ms for f in self.frames.frames):
-                fallback = None  # the camera was on and the policy sent nothing yet: the model saw nothing
+        the context frame) chosen by `SessionFrames.for_turn`, or the authored camera text standing in."""
+        frame, context_jpeg, fallback, fallback_context = await self.window.for_turn(
+            turn, final, window, self.backend.frame
+        )
         authored = TurnInput(
             turn=turn,
             camera_block=fallback or None,
@@ -468,7 +365,7 @@ class Session:
         await self.send(wire.TranscriptFinal(turn=turn, text=final.text, start_ms=final.start_ms, end_ms=final.end_ms))
         transcript_at = time.monotonic()
         turn_input = await self._turn_input(turn, final, window)
-        frames, frame_age_s = self._frame_facts(final.end_ms, window, gated_ms)  # after `end` picked its frames
+        frames, frame_age_s = self.window.facts(final.end_ms, window, gated_ms)  # after `end` picked its frames
         camera_at = time.monotonic()
         await self.send(
             wire.CameraBlock(
@@ -556,6 +453,5 @@ class Session:
             self.probes.close()
         if self.pace is not None:
             self.pace.release(self)
-        self.frames.close()  # the frames offered and the frames sent: released, and out of the budget, now
-        self.sent.close()
+        self.window.close()  # the frames offered and the frames sent: released, and out of the budget, now
         await self.backend.aclose()

@@ -64,8 +64,8 @@ def _server(settings, base_url: str | None, run_dir):
     stream, chosen = settings.stream, settings.candidate
     if stream.server:
         return contextlib.nullcontext(stream.server)
-    from streaming.app import ServerSettings
     from streaming.local_server import running_server
+    from streaming.server_settings import ServerSettings
 
     print(
         f"starting the streaming server in-process (Whisper, VAD, backend); its log: {run_dir / 'logs' / 'server.log'}",

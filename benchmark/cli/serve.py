@@ -121,8 +121,8 @@ def run(args) -> int:
     import uvicorn
 
     from perception.describer_spec import offered
-    from streaming.app import ServerSettings
     from streaming.local_server import server_config
+    from streaming.server_settings import ServerSettings
 
     token = args.token or os.environ.get("WEARSIM_TOKEN")
     try:

@@ -250,8 +250,8 @@ def run(args) -> int:
     results: list = []  # each turn's TurnResult
     server: contextlib.AbstractContextManager = contextlib.nullcontext(args.server)
     if not args.server:
-        from streaming.app import ServerSettings
         from streaming.local_server import running_server
+        from streaming.server_settings import ServerSettings
 
         print("starting the streaming server in-process", file=sys.stderr)
         server = running_server(ServerSettings(allowed_backends=(model,), allowed_describers=(args.describer,)))

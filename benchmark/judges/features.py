@@ -26,17 +26,16 @@ import math
 import re
 from dataclasses import dataclass
 
-from benchmark.judges.rules import (
-    _DECLINE_PATTERN,
-    LexicalDecision,
-    _opens_with_either_or_question,
-    _opens_with_which_question,
-    commits_anyway,
+from benchmark.judges.evidence import (
+    DECLINE_PATTERN,
     declines_with_pointers_only,
     frame_evidence,
     frame_words_with_copies,
-    rule_reading,
+    opens_with_either_or_question,
+    opens_with_which_question,
 )
+from benchmark.judges.mentions import commits_anyway
+from benchmark.judges.rules import LexicalDecision, rule_reading
 from core.scenario import AnswerKey
 
 FEATURE_NAMES = (
@@ -186,7 +185,7 @@ def reply_features(
             contrast=toward,
             clarifying_question=float(ev.clarifying_question),
             only_questions=float(ev.only_questions),
-            opens_asking_which=float(_opens_with_either_or_question(text) or _opens_with_which_question(text, signals)),
+            opens_asking_which=float(opens_with_either_or_question(text) or opens_with_which_question(text, signals)),
             answers_anyway=float(bool(ev.current or ev.prior) and commits_anyway(text)),
             declines=float(ev.declines or ev.abstain > 0),
             declines_pointers_only=float(ev.declines and declines_with_pointers_only(text, signals)),
@@ -208,8 +207,8 @@ def reply_features(
     values.update(
         cannot_see=float(bool(_CANNOT_SEE.search(lowered))),
         asks_for_more=_squash(len(_ASKS_FOR_MORE.findall(lowered)), 2),
-        opens_declining=float(bool(answer) and bool(_DECLINE_PATTERN.search(answer[0]))),
-        short_decline=float(len(answer) <= 3 and any(_DECLINE_PATTERN.search(s) for s in answer)),
+        opens_declining=float(bool(answer) and bool(DECLINE_PATTERN.search(answer[0]))),
+        short_decline=float(len(answer) <= 3 and any(DECLINE_PATTERN.search(s) for s in answer)),
         past_markers=_squash(len(_PAST_MARKER.findall(lowered)), 4),
         present_markers=_squash(len(_PRESENT_MARKER.findall(lowered)), 4),
         asks_what_held=float(bool(_ASKS_WHAT_HELD.search(lowered))),

@@ -8,8 +8,9 @@ rather than the hand-written rules alone (`benchmark.judges.rules`); its name st
 
 from __future__ import annotations
 
+from benchmark.judges.evidence import camera_block
 from benchmark.judges.offline import offline_decision
-from benchmark.judges.rules import camera_block, scenario_frames
+from benchmark.judges.rules import scenario_frames
 from core.judge import JudgeCase, Verdict
 
 LEXICAL_JUDGE_NAME = "lexical"

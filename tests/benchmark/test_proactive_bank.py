@@ -11,7 +11,8 @@ import sys
 from collections import Counter
 
 from benchmark.lockfile import LOCK_FILES, write_lock
-from benchmark.validate import check_lockfile, check_proactive, mentions, proactive_rules, validate_bank
+from benchmark.validate import check_lockfile, check_proactive, proactive_rules, validate_bank
+from benchmark.validate_authoring import mentions
 from benchmark.validate_proactive import (
     SHIPPED_MINIMUMS,
     key_forms,
@@ -309,7 +310,7 @@ def test_an_expected_key_in_a_camera_text_fails_in_any_form(tmp_path):
     assert leaked_key("She put the pasta in.", "put the pasta in")
     assert not leaked_key("put in the pasta", "put the pasta in")
     assert {"boil", "boils", "boiled", "boiling"} <= key_forms("boiling")
-    assert mentions("two grapes", "grape")  # plural and singular are benchmark.validate.mentions's own
+    assert mentions("two grapes", "grape")  # plural and singular are benchmark.validate_authoring.mentions's own
 
 
 def test_a_near_spelling_of_a_key_the_judge_would_match_fails(tmp_path):

@@ -11,7 +11,6 @@ import pytest
 from benchmark.card import card_path, render_card
 from benchmark.lockfile import write_lock
 from benchmark.validate import (
-    GENERIC_TOKENS,
     check_answer_lists,
     check_camera_blocks,
     check_lockfile,
@@ -20,9 +19,8 @@ from benchmark.validate import (
     check_repair_anchors,
     check_structure,
     check_token_leakage,
-    is_generic,
-    sentences,
 )
+from benchmark.validate_authoring import GENERIC_TOKENS, is_generic, sentences
 from core.nouns import load_nouns, object_nouns_in
 from core.scenario import SHIPPED_BANK, BankError, load_bank
 from tests.paths import FIXTURES

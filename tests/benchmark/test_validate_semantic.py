@@ -85,7 +85,9 @@ def test_check_4_each_block_is_matched_against_its_own_scene():
         ("turn_2_image", "current_answers"),
     ]
     bank = SHIPPED.select(limit=0)
-    bank = type(bank)((recall,), bank.conditions, bank.source, bank.format, bank.files)
+    bank = type(bank)(
+        scenarios=(recall,), conditions=bank.conditions, source=bank.source, format=bank.format, files=bank.files
+    )
 
     def recall_model(answer_for_context):
         return Scripted(
@@ -145,7 +147,13 @@ def test_check_5_speech_alone_that_gives_the_answer_away_fails():
 )
 def test_check_5_on_a_clarify_item_naming_the_candidates_is_a_leak(reply, leaks):
     sc08 = SHIPPED.get("sc-08")
-    bank = type(SHIPPED)((sc08,), SHIPPED.conditions, SHIPPED.source, SHIPPED.format, SHIPPED.files)
+    bank = type(SHIPPED)(
+        scenarios=(sc08,),
+        conditions=SHIPPED.conditions,
+        source=SHIPPED.source,
+        format=SHIPPED.format,
+        files=SHIPPED.files,
+    )
     result = asyncio.run(check_speech_leakage(bank, Scripted(lambda text: reply)))
     assert result.ok is not leaks
     assert result.details["sc-08"]["leaks"] is leaks

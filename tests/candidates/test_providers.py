@@ -156,7 +156,7 @@ def test_the_describer_registry_answers_every_reader():
     assert not describer_spec.cannot_read("openai:gpt-4o-mini", "pictograph")
     assert describer_spec.describer_problem("openai:m") is None and describer_spec.describer_problem("openai")
     assert "unknown describer 'x'" in describer_spec.describer_problem("x")
-    from streaming.app import LOCAL_DESCRIBERS, OPT_IN_DESCRIBERS
+    from streaming.server_settings import LOCAL_DESCRIBERS, OPT_IN_DESCRIBERS
 
     assert LOCAL_DESCRIBERS == ("opencv", "authored") and OPT_IN_DESCRIBERS == ("ocr",)
 

@@ -26,8 +26,8 @@ from simulator.pacing import Pacer
 from simulator.settings import GlassesSettings
 from simulator.timeline import plan_turn
 from streaming import wire
-from streaming.app import ServerSettings, backend_refusal, scrub
 from streaming.local_server import running_server
+from streaming.server_settings import ServerSettings, backend_refusal, scrub
 from tests.fake_openai import FakeOpenAI
 from tests.http_fake import HTTPFake, QuietHandler
 

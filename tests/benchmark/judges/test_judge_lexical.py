@@ -177,7 +177,7 @@ def test_answer_words_copied_from_the_camera_block_are_not_evidence_on_their_own
 
 
 async def test_the_lexical_judge_reads_the_camera_block_of_the_judged_message():
-    from benchmark.judges.rules import camera_block
+    from benchmark.judges.evidence import camera_block
     from core.records import build_context_message, build_user_turn
 
     camera = "A hand holds a phillips tip driver over a hinge."
