@@ -112,6 +112,7 @@ def test_bad_json_in_gives_status_error_not_a_traceback(name):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.clock
 def test_runner_kills_a_validator_that_runs_too_long(tmp_path):
     sleeper = tmp_path / "slow_validator.py"
     sleeper.write_text("import time\ntime.sleep(60)\n")

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from benchmark.evaluators.runner import run_validator
 
 
+@pytest.mark.slow
 def test_ocr_is_bounded_and_refuses_what_it_cannot_score():
     long = run_validator(
         "ocr", {"output": "lorem ipsum dolor sit amet " * 140, "expected_output": "lorem ipsum " * 300}
@@ -54,6 +57,7 @@ def test_deeply_nested_json_is_bad_input_in_every_validator():
     assert result["status"] == "error" and "cannot be sent as JSON" in result["details"]["reason"]
 
 
+@pytest.mark.clock
 def test_a_runaway_validator_is_cut_off(tmp_path):
     script = tmp_path / "runaway.py"
     script.write_text("import sys\nwhile True:\n    sys.stdout.write('x' * 65536)\n")

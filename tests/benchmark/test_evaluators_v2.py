@@ -41,6 +41,7 @@ def test_without_uv_the_current_interpreter_runs_it_and_that_is_recorded():
     assert runner["via"] == "python" and "uv not found" in runner["reason"]
 
 
+@pytest.mark.clock
 def test_a_validator_under_uv_is_killed_at_the_timeout(tmp_path):
     sleeper = tmp_path / "slow_validator.py"
     sleeper.write_text("# /// script\n# dependencies = []\n# ///\nimport time\ntime.sleep(60)\n")

@@ -12,6 +12,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from benchmark.cli.bench_checks import pictograph_problem
 from benchmark.cli.proactive_checks import timelines
 from core.proactive_scenario import load_proactive
@@ -47,6 +49,7 @@ def test_a_timeline_of_the_wrong_length_is_named(tmp_path):
         raise AssertionError("a timeline of 0 scenes for 3 was read")
 
 
+@pytest.mark.whisper
 def test_pictograph_frames_on_the_proactive_subset_reach_a_realtime_api_as_recorded(tmp_path):
     from media_effects.pictograph import pictograph_frame
 

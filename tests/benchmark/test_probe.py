@@ -12,6 +12,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 
 
@@ -46,6 +48,7 @@ def _strings(value):
         yield value
 
 
+@pytest.mark.slow
 def test_probe_on_openai_realtime_reports_a_late_transcript_a_barge_in_and_usage(tmp_path):
     trace = tmp_path / "openai.jsonl"
     with FakeOpenAIRealtime(
@@ -69,6 +72,7 @@ def test_probe_on_openai_realtime_reports_a_late_transcript_a_barge_in_and_usage
     assert sight["expected"] == ["screwdriver"] and sight["named"] == ["screwdriver"]
 
 
+@pytest.mark.slow
 def test_probe_on_gemini_live_reports_compression_and_resumption(gemini_env, tmp_path):
     trace = tmp_path / "gemini.jsonl"
     with gemini_env(word_delay_s=0.05, reply="It is the screwdriver in your hand.") as server:
@@ -119,6 +123,7 @@ def _no_base64_left(lines: list[dict]) -> None:
             assert message["audio"].startswith("<"), message
 
 
+@pytest.mark.slow
 def test_a_server_that_spells_the_key_back_gets_it_into_no_output_and_a_failed_session_keeps_its_trace(tmp_path):
     """The key in 3-character transcript deltas with 60-byte audio deltas (Turn 1), then an error event
     naming the key (Turn 2): the probe fails, and neither stdout, stderr nor the trace holds the key,

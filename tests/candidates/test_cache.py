@@ -8,6 +8,8 @@ import subprocess
 import sys
 from dataclasses import replace
 
+import pytest
+
 from candidates import GenerationConfig, Message, Reply, Usage
 from candidates.cache import (
     CachedCandidate,
@@ -191,6 +193,7 @@ def cache_log(run_dir):
     return [json.loads(line) for line in (run_dir / "cache_log.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_a_rerun_costs_no_request_and_a_changed_prompt_does(tmp_path):
     cache_dir = tmp_path / "cache"
     with FakeOpenAI(reply="The hammer from before.") as candidate, FakeOpenAI(reply=VERDICT) as judge:
@@ -234,6 +237,7 @@ def test_a_rerun_costs_no_request_and_a_changed_prompt_does(tmp_path):
     assert m["response_cache"]["candidate"] is True and m["response_cache"]["log"] == "cache_log.jsonl"
 
 
+@pytest.mark.slow
 def test_candidates_above_temperature_0_are_cached_only_when_asked(tmp_path):
     cache_dir = tmp_path / "cache"
     with FakeOpenAI(reply="The hammer from before.") as candidate, FakeOpenAI(reply=VERDICT) as judge:
@@ -252,6 +256,7 @@ def test_candidates_above_temperature_0_are_cached_only_when_asked(tmp_path):
         assert len(judge.requests) == judge_asked  # the judge replies were cached from the first run
 
 
+@pytest.mark.slow
 def test_resume_after_a_crash_asks_nothing_for_finished_requests(tmp_path):
     cache_dir = tmp_path / "cache"
     with FakeOpenAI(reply="The hammer from before.") as candidate, FakeOpenAI(reply=VERDICT) as judge:
@@ -264,6 +269,7 @@ def test_resume_after_a_crash_asks_nothing_for_finished_requests(tmp_path):
         assert "2 cells to run" in resumed.stderr and len(candidate.requests) == asked
 
 
+@pytest.mark.slow
 def test_rescore_with_the_same_judge_twice_asks_it_once(tmp_path):
     cache_dir = tmp_path / "cache"
     with FakeOpenAI(reply="The hammer from before.") as candidate, FakeOpenAI(reply=VERDICT) as judge:
@@ -306,6 +312,7 @@ def test_rescore_with_the_same_judge_twice_asks_it_once(tmp_path):
         assert f"{asked} judge replies from the cache, 0 requested" in done.stderr
 
 
+@pytest.mark.slow
 def test_cache_stats_and_clear(tmp_path):
     cache_dir = tmp_path / "cache"
     with FakeOpenAI(reply="The hammer from before.") as candidate, FakeOpenAI(reply=VERDICT) as judge:

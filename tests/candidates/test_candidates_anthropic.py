@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from candidates import GenerationConfig, Image, Message, open_candidate
 from tests.fake_anthropic import FakeAnthropic
 
@@ -25,6 +27,7 @@ def _ask(base_url, messages, on_delta=None):
     return asyncio.run(go())
 
 
+@pytest.mark.slow
 def test_the_request_and_the_streamed_reply(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     pieces = []
@@ -66,6 +69,7 @@ def test_a_rate_limit_is_retried_after_its_retry_after(monkeypatch):
     assert len(server.requests) == 3 and reply.text == "The cordless drill in your hand now."
 
 
+@pytest.mark.clock
 def test_bench_with_claude_as_the_candidate(tmp_path):
     with FakeAnthropic() as server:
         done = subprocess.run(

@@ -44,6 +44,7 @@ def complete(llm, prompt: str) -> str:
     return llm.create_completion(prompt, max_tokens=16, temperature=0)["choices"][0]["text"]
 
 
+@pytest.mark.slow
 def test_a_displaced_conversation_is_put_back_and_answers_as_if_it_never_left(model, monkeypatch):
     reused = []
     before = llama_memory.Memory.before
@@ -67,6 +68,7 @@ def test_a_displaced_conversation_is_put_back_and_answers_as_if_it_never_left(mo
     assert not memory.kept  # the context holds it again; a short conversation is not copied
 
 
+@pytest.mark.slow
 def test_copies_stay_within_the_budget_and_no_copy_is_a_prefix_of_another(model):
     import llama_cpp
 
@@ -98,6 +100,7 @@ def test_the_shared_prefix():
     assert llama_memory.shared(a, a[:3]) == 3 and llama_memory.shared(a, np.array([], dtype=np.intc)) == 0
 
 
+@pytest.mark.llama
 def test_the_real_server_puts_a_displaced_conversation_back(tmp_path):
     """Through `LocalLlamaServer`'s boot: the third request's log line shows the whole first
     conversation reused, where without the memory only the system text would be."""
@@ -134,6 +137,7 @@ def test_the_real_server_puts_a_displaced_conversation_back(tmp_path):
     assert len(hits) >= 2 and hits[-1] > 150, log[-2000:]
 
 
+@pytest.mark.slow
 def test_a_memory_that_fails_turns_itself_off_and_the_reply_still_comes(model, monkeypatch, capsys):
     def broken(self, llama, prompt):
         raise RuntimeError("no state calls here")

@@ -15,6 +15,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from candidates import GenerationConfig, Message
 from candidates.openai_chat import OpenAIChatCandidate
 from core.candidate import Reply, Usage
@@ -47,6 +49,7 @@ def test_a_streamed_reply_of_the_real_llama_server_counts_the_tokens_its_plain_r
     )
 
 
+@pytest.mark.llama
 def test_a_local_stream_run_records_each_turns_tokens_and_a_price_for_local_is_kept_to(tmp_path):
     """`wearsim bench --via stream --model local` with a price for `local` and a budget it stays under:
     every turn's tokens recorded, the run not stopped by an unknown cost, and its cost the tokens

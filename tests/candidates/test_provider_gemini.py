@@ -52,6 +52,7 @@ def _bench(server, run_dir, *extra, status=0, model=f"gemini-live:{MODEL}"):
     return ([json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []), done.stderr
 
 
+@pytest.mark.whisper
 def test_a_stream_run_past_the_audio_and_video_limit_loses_no_cell(gemini_env, tmp_path):
     with gemini_env(models=(MODEL,), session_limit_s=3.0) as server:
         records, _ = _bench(server, tmp_path / "run", "--via", "stream", "--synthetic-frames", "--limit", "3")
@@ -89,6 +90,7 @@ def test_the_limit_switch_ends_a_session_that_did_not_ask_for_compression(gemini
     assert server.limit_closes >= 1 and "contextWindowCompression" not in server.sessions[0]["setup"]
 
 
+@pytest.mark.whisper
 @pytest.mark.parametrize("via", ["stream", "direct"])
 def test_connections_announced_to_end_are_left_in_time_and_no_cell_is_lost(gemini_env, tmp_path, via):
     extra = ("--synthetic-frames",) if via == "stream" else ()
@@ -111,6 +113,7 @@ def test_connections_announced_to_end_are_left_in_time_and_no_cell_is_lost(gemin
         assert len(state["history"]) == len(set(state["history"]))  # no turn asked twice
 
 
+@pytest.mark.clock
 def test_resumed_input_is_neither_lost_nor_sent_twice(gemini_env):
     """Numbered audio chunks streamed across connections that end every 0.7 s: the conversation
     the API holds at the end has every chunk once, in order."""
@@ -138,6 +141,7 @@ def test_resumed_input_is_neither_lost_nor_sent_twice(gemini_env):
     assert final["activity"] == ["start", "end"] * 3 and len(final["history"]) == 3
 
 
+@pytest.mark.whisper
 def test_every_activity_started_is_ended_when_the_session_closes(gemini_env, tmp_path):
     with gemini_env(models=(MODEL,)) as server:
         records, _ = _bench(server, tmp_path / "run", "--via", "stream", "--limit", "2")
@@ -162,6 +166,7 @@ def test_a_model_the_api_does_not_know_is_a_user_error_not_a_retry(gemini_env):
     assert len(server.sessions) == 1
 
 
+@pytest.mark.whisper
 def test_bench_on_a_gemini_model_that_does_not_exist_stops_with_one_line(gemini_env, tmp_path):
     with gemini_env(models=(MODEL,)) as server:
         records, stderr = _bench(

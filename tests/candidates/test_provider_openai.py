@@ -55,6 +55,7 @@ def _commits_ms(session) -> list[int]:
     return [size * 1000 // (2 * 24000) for size in session["commits"]]
 
 
+@pytest.mark.whisper
 @pytest.mark.parametrize("when", ["before", "late"])
 def test_each_turn_records_its_own_input_transcript_whenever_it_comes(tmp_path, when):
     with FakeOpenAIRealtime(transcripts=when, transcript_delay_s=0.4) as server:
@@ -68,6 +69,7 @@ def test_each_turn_records_its_own_input_transcript_whenever_it_comes(tmp_path, 
     assert all(len(set(turns)) == len(turns) for turns in heard)  # no turn took another's
 
 
+@pytest.mark.whisper
 def test_a_transcript_that_never_comes_is_recorded_as_missing_not_as_another_turns(tmp_path):
     with FakeOpenAIRealtime(transcripts="never") as server:
         records, _ = _bench(
@@ -77,6 +79,7 @@ def test_a_transcript_that_never_comes_is_recorded_as_missing_not_as_another_tur
     assert [t["reply"]["heard"] for t in records[0]["turns"]] == [None] * len(records[0]["turns"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("via", ["stream", "direct"])
 def test_with_every_third_response_rate_limited_a_run_loses_no_cell(tmp_path, via):
     with FakeOpenAIRealtime(fail_every=3, fail_with="rate_limit") as server:
@@ -94,6 +97,7 @@ def test_with_every_third_response_rate_limited_a_run_loses_no_cell(tmp_path, vi
     assert server.responses == answered + server.failed
 
 
+@pytest.mark.whisper
 def test_a_failed_response_the_api_will_not_mend_fails_the_cell_at_once(tmp_path):
     with FakeOpenAIRealtime(fail_every=1, fail_with="insufficient_quota") as server:
         records, _ = _bench(
@@ -140,6 +144,7 @@ def test_an_incomplete_reply_is_recorded_with_its_reason(monkeypatch):
     assert TurnResult.from_json(line, "t").reply.incomplete == "max_output_tokens"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("via", ["direct", "stream"])
 def test_a_model_the_provider_says_does_not_exist_stops_the_run_with_one_line(tmp_path, via):
     with FakeOpenAIRealtime(models=("gpt-realtime-2",)) as server:
@@ -198,6 +203,7 @@ def test_a_retired_model_id_stops_bench_before_anything_is_written(tmp_path):
     assert "gemini-live:gemini-3.8-live" in done.stderr and not (tmp_path / "run").exists()
 
 
+@pytest.mark.clock
 def test_serve_refuses_to_offer_a_retired_model():
     done = subprocess.run(
         [

@@ -117,6 +117,7 @@ def test_limits_per_provider_and_flag_parsing():
     assert build_limits(None, None).limiter("openai", "x") is ratelimit.UNLIMITED
 
 
+@pytest.mark.clock
 def test_bench_records_the_limits_and_shows_requests_in_flight(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "OPENAI_BASE_URL"}
     with FakeOpenAI(reply="The screwdriver you hold now.") as server:

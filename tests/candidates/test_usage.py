@@ -235,6 +235,7 @@ def test_anthropic_usage_with_cache_reads():
 # ---------------------------------------------------------------- through the adapters
 
 
+@pytest.mark.slow
 def test_the_openai_chat_adapter_records_the_details_the_endpoint_sent():
     async def ask(server, stream):
         async with open_candidate("openai:fake", base_url=server.base_url) as model:
@@ -306,6 +307,7 @@ def test_the_gemini_live_adapter_records_usage_by_modality(gemini_env):
     assert reply.usage.input_text_tokens == sent["promptTokenCount"] and reply.usage.output_text_tokens == 4
 
 
+@pytest.mark.slow
 def test_the_anthropic_adapter_records_cache_reads(monkeypatch):
     pytest.importorskip("anthropic")
     from tests.fake_anthropic import FakeAnthropic

@@ -198,6 +198,7 @@ def test_record_field_names_are_spelled_only_in_the_records_module():
     assert offenders == []
 
 
+@pytest.mark.clock
 @pytest.mark.parametrize("bank", ["banks/trio_spec_shapes", "banks/spec_vocab.jsonl"])
 def test_bench_and_rescore_on_a_bank_in_a_published_shape(bank, tmp_path):
     bank_path = FIXTURES / bank

@@ -16,6 +16,7 @@ from simulator.timeline import plan_turn
 BANK = load_bank()
 
 
+@pytest.mark.clock
 def test_shipped_media_verifies_and_covers_every_turn():
     done = subprocess.run(
         [sys.executable, "-m", "benchmark", "media", "verify"], capture_output=True, text=True, timeout=300
@@ -70,6 +71,7 @@ def test_timeline_turn_shape():
     assert not no_frames.has_frames and no_frames.items[0].t_ms == 10_000
 
 
+@pytest.mark.slow
 def test_synthesized_speech_says_the_current_text(tmp_path):
     """A changed utterance needs its speech regenerated: espeak-ng is deterministic, so each
     synthesized WAV must hash like a fresh synthesis of the bank's current text (voice and

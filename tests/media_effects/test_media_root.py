@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from media_effects.media_library import register
 from media_effects.tts import synthesize
 from perception.quality import word_error_rate
@@ -15,6 +17,7 @@ from tests.fake_openai import FakeOpenAI
 OWN_WORDS = "Could you tell me whether the green kettle has boiled yet"
 
 
+@pytest.mark.whisper
 def test_a_stream_run_takes_speech_from_the_media_root(tmp_path):
     root = tmp_path / "mine"
     recording = synthesize(OWN_WORDS, root / "sc-01" / "turn_1.wav")

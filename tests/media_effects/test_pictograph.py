@@ -6,6 +6,7 @@ and the records say they were pictographs."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 import re
@@ -40,26 +41,23 @@ def test_every_picture_a_spec_names_is_in_the_picture_set():
     from media_effects.pictures import unknown_pictures
 
     assert unknown_pictures(SPECS) == []
-    assert unknown_pictures(
-        {
-            "x": type(SPECS["sc-01"])(
-                "x",
-                {
-                    "turn_1": __import__("dataclasses").replace(
-                        SPECS["sc-01"].scenes["turn_1"],
-                        objects=(
-                            __import__("dataclasses").replace(
-                                SPECS["sc-01"].scenes["turn_1"].objects[0], picture="unicorn"
-                            ),
-                        ),
-                    )
-                },
-                {},
-            )
-        }
-    ) == ["x: turn_1: object 'strip': picture 'unicorn' is not in the picture set"]
+    spec = SPECS["sc-01"]
+    turn_1 = spec.scenes["turn_1"]
+    unicorn = dataclasses.replace(turn_1.objects[0], picture="unicorn")
+    made_up = dataclasses.replace(
+        spec,
+        scenario_id="x",
+        scenes={"turn_1": dataclasses.replace(turn_1, objects=(unicorn,))},
+        answer_objects={},
+        carried={},
+        source=None,
+    )
+    assert unknown_pictures({"x": made_up}) == [
+        "x: turn_1: object 'strip': picture 'unicorn' is not in the picture set"
+    ]
 
 
+@pytest.mark.slow
 def test_every_turn_of_the_bank_renders_a_camera_sized_frame_with_no_comment_and_the_same_bytes_twice():
     from media_effects.pictograph import pictograph_frame
 
@@ -71,6 +69,7 @@ def test_every_turn_of_the_bank_renders_a_camera_sized_frame_with_no_comment_and
     assert frames["sc-01", "turn_1"] != frames["sc-01", "turn_2"]
 
 
+@pytest.mark.slow
 def test_the_ocr_describer_reads_back_under_5_percent_of_the_camera_texts_content_words():
     """Pictures, not text: what the OCR describer reads in every pictograph recovers under 5% of the
     content words of the scenario's camera text over the bank (measured: 4 of 4,400, 0.1%, all of them
@@ -145,6 +144,7 @@ def test_media_synth_draws_pictographs_into_the_layout_and_never_over_a_recordin
     assert sheet.stat().st_size > 10_000
 
 
+@pytest.mark.whisper
 def test_bench_via_stream_with_pictograph_frames_sends_images_to_a_realtime_api_and_records_pictographs(tmp_path):
     import os
     import subprocess
@@ -241,6 +241,7 @@ def test_the_renderer_draws_every_setting_a_spec_may_name():
     assert set(SETTINGS) == set(DRAWN)
 
 
+@pytest.mark.slow
 def test_media_synth_ids_speaks_and_draws_only_those_scenarios_and_the_sheet_has_no_empty_column(tmp_path):
     from PIL import Image
 

@@ -40,6 +40,7 @@ class Counting(Transcriber):
         return super().transcribe_batch_sync(clips)
 
 
+@pytest.mark.whisper
 def test_utterances_that_end_together_are_decoded_in_batches_each_to_its_caller(lines):
     transcriber = Counting()
 
@@ -76,6 +77,7 @@ class Overlapping(Counting):
                 self.now -= 1
 
 
+@pytest.mark.whisper
 @pytest.mark.parametrize("workers", [1, 2])
 def test_the_decoders_take_batches_at_once_up_to_their_number(lines, workers):
     transcriber = Overlapping(workers)

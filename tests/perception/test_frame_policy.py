@@ -299,6 +299,7 @@ def _bench(run_dir, model: str, base_url: str, env: dict, *extra):
     return done, records
 
 
+@pytest.mark.slow
 def test_a_policy_sweep_runs_a_cell_per_policy_and_a_low_rate_hands_turn_2_the_earlier_scene(tmp_path):
     import json
 
@@ -375,6 +376,7 @@ def test_a_bad_policy_is_one_line_with_exit_2_and_nothing_written(tmp_path):
         assert not (tmp_path / "bad").exists()
 
 
+@pytest.mark.slow
 def test_a_realtime_api_gets_exactly_the_images_the_records_say_were_sent(tmp_path):
     from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 

@@ -50,6 +50,7 @@ async def test_the_pixels_are_read_never_the_jpeg_comment():
     assert not set(words(read)) & {"seven", "violet", "umbrellas", "lean", "marble", "fountain"}
 
 
+@pytest.mark.slow
 def test_blur_and_darkness_make_it_read_fewer_words():
     authored = bank_text("sc-02", "turn_1_image")
     clean = synthetic_frame(authored)
@@ -182,6 +183,7 @@ def test_serve_offers_ocr_only_when_named(serve_without_listening):
     assert seen[1].app.state.settings.allowed_describers == ("opencv", "authored", "ocr")
 
 
+@pytest.mark.whisper
 def test_a_stream_bench_with_synthetic_frames_tells_the_candidate_what_ocr_read(tmp_path):
     """The whole stream path: the glasses send synthetic frames, the server's ocr describer reads them,
     and the turn's camera block (perceived) quotes the frame's drawn text."""

@@ -44,6 +44,7 @@ def speak(text: str, path: Path) -> np.ndarray:
     return decode_audio(path)
 
 
+@pytest.mark.whisper
 def test_bank_speech_through_real_whisper_within_wer(transcriber, tmp_path):
     rates = []
     for sid in WER_SCENARIOS:

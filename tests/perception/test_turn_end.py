@@ -229,6 +229,7 @@ def test_the_in_process_server_has_room_for_the_run():
     assert re.search(r"with_room_for\(\s*settings\.concurrency", source)  # sized to the run, however wrapped
 
 
+@pytest.mark.whisper
 @pytest.mark.parametrize("end_of_turn", ["model", "silence"])
 def test_a_stream_turn_records_the_rule_that_ended_it(server_url, end_of_turn):
     """Through the server and the glasses: the metrics event carries the turn's end, the

@@ -134,3 +134,30 @@ def test_an_import_up_a_layer_is_refused():
     assert not _allowed("benchmark.scoring.summary", "streaming.wire")
     assert _allowed("benchmark.stream_conversation", "streaming.wire")
     assert _allowed("perception.speech", "media_effects.audio")
+
+
+MAX_LINES = 500
+# every Python file of the project, shipped or not: the packages, the tests, the speed scripts and the scripts
+LINE_CAPPED = (*PACKAGES, "tests", "benchmarks", "scripts")
+
+
+def long_files(root: Path, folders: tuple[str, ...]) -> list[str]:
+    """`path: N lines` for each Python file under `folders` of `root` over `MAX_LINES`."""
+    found = []
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*.py")):
+            count = len(path.read_text(encoding="utf-8").splitlines())
+            if count > MAX_LINES:
+                found.append(f"{path.relative_to(root)}: {count} lines")
+    return found
+
+
+def test_no_file_is_over_500_lines():
+    assert not long_files(ROOT, LINE_CAPPED), "split these: " + ", ".join(long_files(ROOT, LINE_CAPPED))
+
+
+def test_a_long_file_is_found(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "short.py").write_text("x = 1\n" * MAX_LINES)
+    (tmp_path / "pkg" / "long.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    assert long_files(tmp_path, ("pkg",)) == [f"pkg/long.py: {MAX_LINES + 1} lines"]

@@ -10,7 +10,7 @@ from tests.paths import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 MAIN_JOB = "bash scripts/setup.sh && .venv/bin/wearsim bench --via stream --conditions baseline --output-dir runs/first"
-TESTS = "bash scripts/setup.sh --test && .venv/bin/python -m pytest -q"
+TESTS = "bash scripts/setup.sh --test && bash scripts/check.sh"
 
 
 def code_lines(text: str) -> list[str]:

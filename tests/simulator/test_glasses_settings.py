@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from benchmark.cli import main
 from core.candidate import DEFAULT_MAX_TOKENS, GenerationConfig
 from simulator.settings import SILENCE_MS, TURN_GAP_MS, GlassesSettings
@@ -20,6 +22,7 @@ def test_the_defaults_are_stated_once():
     assert "token" not in glasses.record() and "url" not in glasses.record()
 
 
+@pytest.mark.whisper
 def test_simulate_and_bench_record_the_same_glasses(server_url, backend, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "")
     log = tmp_path / "x.json"

@@ -57,6 +57,7 @@ def label_one(page, key: str, note: str | None = None) -> str:
     return item
 
 
+@pytest.mark.browser
 def test_ten_replies_labelled_by_keyboard_across_a_closed_tab(run, tmp_path):
     from playwright.sync_api import sync_playwright
 

@@ -126,6 +126,7 @@ def test_speech_during_a_reply_interrupts_it_and_the_conversation_keeps_what_was
     assert wire.decode_event(wire.encode_event(first)) == first
 
 
+@pytest.mark.slow
 def test_without_barge_in_the_reply_runs_to_the_end_and_the_next_turn_waits_for_it():
     candidate = SlowCandidate()
     backend = ChatBackend(candidate, "Be brief.", GenerationConfig())
@@ -230,6 +231,7 @@ def _interrupt_after_first_words(session, first_audio: bytes):
     return go()
 
 
+@pytest.mark.slow
 def test_openai_realtime_barge_in_cancels_the_response_and_a_late_cancel_is_not_the_next_turns_error(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     with FakeOpenAIRealtime(reply=LONG_REPLY, word_delay_s=0.02) as server:
@@ -270,6 +272,7 @@ def test_openai_realtime_barge_in_cancels_the_response_and_a_late_cancel_is_not_
     assert after_late_cancel.text == LONG_REPLY and not after_late_cancel.interrupted
 
 
+@pytest.mark.slow
 def test_gemini_live_barge_in_opens_the_next_activity_which_cuts_the_reply_off(gemini_env):
     with gemini_env(reply=LONG_REPLY, word_delay_s=0.02) as server:
 

@@ -90,6 +90,7 @@ def _recorded(run_dir: Path) -> tuple[list[dict], dict]:
     return records, json.loads((run_dir / "summary.json").read_text())
 
 
+@pytest.mark.whisper
 @pytest.mark.parametrize("via", ["direct", "stream"])
 def test_gemini_live_every_response_asked_is_recorded_and_the_cost_is_what_the_server_billed(gemini_env, tmp_path, via):
     prices = gemini_price_file(tmp_path)
@@ -128,6 +129,7 @@ def test_gemini_live_every_response_asked_is_recorded_and_the_cost_is_what_the_s
     assert sum(r["usage"]["output_tokens"] for r in replies) == sum(u["responseTokenCount"] for u in server.usages)
 
 
+@pytest.mark.whisper
 def test_openai_realtime_stream_run_with_rate_limited_responses_asked_again_records_every_billed_response(tmp_path):
     prices = write_prices(tmp_path / "prices.toml", "openai-realtime:gpt-realtime-x", REALTIME_PRICES)
     prices.write_text(
@@ -193,6 +195,7 @@ def _final(text: str, end_ms: int) -> FinalTranscript:
     )
 
 
+@pytest.mark.clock
 def test_openai_realtime_with_barge_in_and_rate_limits_records_every_response_the_server_billed(monkeypatch):
     """Turn 1 is talked over (its response cancelled), every third response fails rate-limited and is
     asked again; the replies the session reports carry every token the server billed."""

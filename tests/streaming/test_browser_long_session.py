@@ -36,6 +36,7 @@ def _answered(page) -> int:
     return page.evaluate(f"Array.from({ANSWERED}).filter(e => e.textContent.includes('reply done')).length")
 
 
+@pytest.mark.browser
 def test_the_live_page_holds_a_gemini_session_past_its_limits(devices, gemini_env, tmp_path, monkeypatch):
     from playwright.sync_api import sync_playwright
 

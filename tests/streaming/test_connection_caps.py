@@ -15,6 +15,7 @@ import threading
 import time
 
 import httpx
+import pytest
 
 from streaming.app import ServerSettings
 from streaming.connection_room import Room
@@ -52,6 +53,7 @@ def _closed(sock: socket.socket) -> bool:
         return True
 
 
+@pytest.mark.whisper
 def test_600_slow_connections_from_127_0_0_1_leave_healthz_and_the_page_answering_from_the_same_address(monkeypatch):
     """On loopback every client is 127.0.0.1: the per-address cap was a global cap, and 64 slow clients
     got /healthz and / answered 503. Now the slow ones give their places to new connections."""
@@ -75,6 +77,7 @@ def test_600_slow_connections_from_127_0_0_1_leave_healthz_and_the_page_answerin
                     sock.close()
 
 
+@pytest.mark.whisper
 def test_ten_addresses_of_slow_clients_leave_the_page_answering(monkeypatch):
     monkeypatch.setattr("streaming.local_server.HANDSHAKE_TIMEOUT_S", 60.0)
     monkeypatch.setattr("streaming.local_server.MAX_HTTP_CONNECTIONS", 100)
@@ -157,6 +160,7 @@ def _incoming_bytes(folder) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
 
 
+@pytest.mark.whisper
 def test_slow_uploads_take_their_bytes_before_a_byte_is_stored_and_incoming_stays_under_its_cap(monkeypatch, tmp_path):
     monkeypatch.setattr("streaming.local_server.HANDSHAKE_TIMEOUT_S", 60.0)
     monkeypatch.setattr("streaming.web_routes.RECORD_GAP_TIMEOUT_S", 60.0)

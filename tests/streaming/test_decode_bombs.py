@@ -303,6 +303,7 @@ def _open_then_stall(port: int, count: int) -> list:
     return sockets
 
 
+@pytest.mark.whisper
 def test_stalled_keep_alive_connections_neither_fill_the_server_nor_stay(monkeypatch):
     import httpx
 

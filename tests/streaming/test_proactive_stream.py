@@ -221,6 +221,7 @@ def _check_block(records, summary, strategy="change"):
     return cell, watched
 
 
+@pytest.mark.whisper
 def test_a_local_model_watches_and_every_record_lists_its_probes_and_remarks(started):
     (records, summary, stdout), _ = _read(started, "local")
     cell, watched = _check_block(records, summary)
@@ -255,6 +256,7 @@ def test_openai_realtime_answers_every_probe_and_a_server_that_always_talks_fail
     assert summary["cost"]["conditions"]["baseline"]["candidate_usd"] == pytest.approx(billed, rel=1e-9)
 
 
+@pytest.mark.slow
 def test_gemini_live_answers_every_probe_and_a_server_that_always_talks_fails_every_quiet_probe(started):
     (records, summary, _), server = _read(started, "gemini")
     assert server.problems == []
@@ -302,6 +304,7 @@ def test_native_on_a_chat_model_and_proactive_without_the_stream_are_refused_bef
         assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.clock
 def test_a_grid_of_strategies_and_frame_policies_runs_one_cell_per_pair_and_its_shards_merge(started, tmp_path):
     shards, _ = started.finished("grid1", "grid2")
     for status, _, err in shards:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from core.candidate import Reply
 from streaming import wire
 from streaming.backends import MediaBackend
@@ -193,6 +195,7 @@ def test_a_spoken_turn_anywhere_holds_every_sessions_probes_until_its_reply_is_d
     assert pace.allow(watcher, 108.0)
 
 
+@pytest.mark.clock
 def test_a_user_who_starts_to_speak_cuts_the_probes_running_elsewhere_short():
     from streaming.probes import Probes
 

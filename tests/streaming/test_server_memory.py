@@ -63,6 +63,7 @@ def frame_work_growth(mode: str) -> float:
     return float(done.stdout.strip())
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(memory.MALLOC_TRIM is None, reason="glibc only (malloc_trim, mallopt)")
 def test_large_frames_freed_in_threads_go_back_to_the_system():
     kept = frame_work_growth("plain")
@@ -71,6 +72,7 @@ def test_large_frames_freed_in_threads_go_back_to_the_system():
     assert kept > returned + 40, (kept, returned)  # glibc alone keeps them: what this guards against
 
 
+@pytest.mark.whisper
 def test_the_server_trims_once_after_sessions_close(monkeypatch):
     """Two sessions close: one trim, a moment after the later close; the threshold fixed at start."""
     from streaming import wire

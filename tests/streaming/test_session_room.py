@@ -7,11 +7,14 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.fake_realtime import FakeOpenAIRealtime
 
 CELLS = 20  # more than the server's default cap of 16
 
 
+@pytest.mark.whisper
 def test_a_stream_run_over_the_default_cap_refuses_no_session(tmp_path):
     run = tmp_path / "run"
     with FakeOpenAIRealtime() as server:

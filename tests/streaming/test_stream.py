@@ -294,6 +294,7 @@ def _play(url, scenario, turns=(1, 2), camera=True):
     return asyncio.run(go())
 
 
+@pytest.mark.whisper
 def test_without_media_the_stream_gives_the_text_path_turn_inputs(server_url):
     scenario = BANK.get("sc-01")  # speech media only: no frames
     results, messages = _play(server_url, scenario)
@@ -371,6 +372,7 @@ def _bench(args, run_dir, backend):
     return [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.whisper
 def test_bench_via_stream_records_perception_with_the_same_keys_as_direct(backend, tmp_path):
     streamed = _bench(["--via", "stream", "--limit", "2"], tmp_path / "stream", backend)
     assert len(streamed) == 2 and all(r["error"] is None for r in streamed)

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import numpy as np
+import pytest
 
 from media_effects import media_library
 from streaming import web_routes
@@ -50,6 +51,7 @@ def _save(http: str, body: bytes, step: str, timeout: float = 60) -> httpx.Respo
     )
 
 
+@pytest.mark.whisper
 def test_imports_run_on_their_own_pool_and_past_its_queue_answer_busy(tmp_path, monkeypatch):
     body = _webm(tmp_path / "take.webm", 1.0, 64, 48, 10).read_bytes()
     monkeypatch.setattr("streaming.web_routes.IMPORT_WAITING", 1)  # one running, one queued
@@ -82,6 +84,7 @@ def test_imports_run_on_their_own_pool_and_past_its_queue_answer_busy(tmp_path, 
     assert len(threads) == 2 and all(name.startswith("studio-import") for name in threads), threads
 
 
+@pytest.mark.slow
 def test_an_imported_video_is_stored_at_a_bounded_size_per_second(tmp_path):
     import cv2
 

@@ -54,6 +54,7 @@ def _save(http: str, body: bytes, scenario: str, step: str = "turn_1") -> httpx.
     )
 
 
+@pytest.mark.whisper
 def test_twenty_parallel_studio_saves_all_land_in_a_valid_index(tmp_path, webm):
     record_dir = tmp_path / "studio"
     scenarios = [f"sc-{n:02d}" for n in range(1, 21)]

@@ -90,6 +90,7 @@ def test_endpoint_host_keeps_neither_path_nor_credentials():
 # ---- bench against separate servers -----------------------------------------------
 
 
+@pytest.mark.slow
 def test_judge_and_candidate_on_their_own_servers(tmp_path):
     with FakeOpenAI(reply="That is the screwdriver in your hand now.") as candidate, FakeOpenAI(reply=VERDICT) as judge:
         done = bench(
@@ -120,6 +121,7 @@ def test_judge_and_candidate_on_their_own_servers(tmp_path):
     assert "judge openai:judge-m at 127.0.0.1" in done.stderr
 
 
+@pytest.mark.slow
 def test_judge_base_url_from_the_environment_and_a_ranking_judge_elsewhere(tmp_path):
     with (
         FakeOpenAI(reply="The screwdriver you hold now.") as candidate,
@@ -156,6 +158,7 @@ def test_judge_base_url_from_the_environment_and_a_ranking_judge_elsewhere(tmp_p
     assert m["ranking_judge_endpoint"] == endpoint_host(ranking.base_url)
 
 
+@pytest.mark.slow
 def test_credentials_in_an_endpoint_never_reach_the_manifest(tmp_path):
     with FakeOpenAI(reply="The screwdriver now.") as candidate, FakeOpenAI(reply=VERDICT) as judge:
         done = bench(

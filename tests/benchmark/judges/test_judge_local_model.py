@@ -6,11 +6,14 @@ prompt and the raw reply, and whatever the model says ends as a label or as
 an unscored verdict with a reason - never as an exception or a silent pass.
 """
 
+import pytest
+
 from benchmark.judges import LABELS, JudgeCase, open_judge
 from benchmark.judges.prompt import render_judge_prompt
 from core.scenario import load_bank
 
 
+@pytest.mark.llama
 async def test_llm_judge_through_the_local_server(local_llama_url):
     scenario = load_bank().scenarios[0]
     message = (

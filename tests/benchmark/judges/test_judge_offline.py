@@ -128,6 +128,7 @@ def test_unscored_verdicts_say_why():
     assert "rules: " in weak.reason
 
 
+@pytest.mark.slow
 def test_the_figures_docs_quote_are_the_computed_ones():
     from scripts.offline_judge_figures import cross_validation, hand_sets, other_styles
 

@@ -146,6 +146,7 @@ def sweep_run(directory: Path, policy: str = "fps:1") -> Path:
     return directory
 
 
+@pytest.mark.browser
 def test_compare_html_is_a_sortable_table_of_runs_and_pairs_and_says_why_nothing_pairs(tmp_path):
     """Issue 34, item 7: the page was the text inside <pre>; now a <table> per run and condition (accuracy
     with its interval, turns OK, latency, cost), sortable, the paired differences as a second table, and

@@ -123,6 +123,7 @@ def records(run_dir: Path) -> list[TrialRecord]:
     ]
 
 
+@pytest.mark.slow
 def test_a_direct_run_counts_each_scripted_fault_exactly_and_exits_on_the_apis_faults_only(tmp_path):
     """Eight scenarios on the text proxy: two sessions rate limited, one expired, one dropped for good,
     one empty, one refused; two answer. Every category is counted exactly; the exit status counts the
@@ -178,6 +179,7 @@ def test_a_direct_run_counts_each_scripted_fault_exactly_and_exits_on_the_apis_f
     assert tolerant.returncode == 0, tolerant.stderr  # 6 of 8 is 75%: not more than the limit
 
 
+@pytest.mark.whisper
 def test_a_stream_run_counts_a_rate_limit_a_dropped_connection_and_an_empty_reply(tmp_path):
     """Through the simulated glasses and the streaming server: the API's errors arrive as the server's
     `error` events and are still told apart. The sessions are recognised by the authored camera text

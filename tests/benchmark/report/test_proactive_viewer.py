@@ -12,6 +12,8 @@ import subprocess
 import sys
 import wave
 
+import pytest
+
 from core.records import TrialRecord
 from tests.benchmark.report.test_trial_viewer import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 from tests.candidates.test_realtime import _spoken_reply
@@ -19,6 +21,7 @@ from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 from tests.paths import ROOT
 
 
+@pytest.mark.browser
 def test_the_viewer_draws_a_proactive_trial_and_plays_its_remarks(tmp_path):
     from playwright.sync_api import sync_playwright
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from itertools import combinations
 from pathlib import Path
 
+import pytest
+
 from benchmark.report import timeline
 from core.candidate import Reply
 from core.records import GlassesFacts, TurnInput, TurnMetrics, TurnResult
@@ -56,6 +58,7 @@ def _overlapping(boxes):
     ]
 
 
+@pytest.mark.slow
 def test_close_marks_have_labels_that_do_not_overlap(tmp_path):
     files = timeline.RunFiles(tmp_path, tmp_path)
     cases = {

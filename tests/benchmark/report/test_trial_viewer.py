@@ -85,6 +85,7 @@ def spoken_runs(tmp_path_factory):
     return folder, kept, bare
 
 
+@pytest.mark.slow
 def test_each_stream_turn_keeps_its_sent_frames_and_speech(spoken_runs):
     from PIL import Image
 
@@ -133,6 +134,7 @@ def test_the_keeper_holds_to_its_cap_across_a_resume(tmp_path, monkeypatch, spok
     assert "pictures" not in json.dumps(again.to_json()) and "speech_audio" not in json.dumps(again.to_json())
 
 
+@pytest.mark.browser
 def test_the_viewer_shows_what_the_assistant_saw_and_heard(spoken_runs, tmp_path):
     from playwright.sync_api import sync_playwright
 

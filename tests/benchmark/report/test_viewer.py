@@ -80,6 +80,7 @@ def test_view_command_prints_the_page_path(run_dir, capsys):
     assert (run_dir / "summary.json").is_file() and (run_dir / "index.html").is_file()
 
 
+@pytest.mark.browser
 def test_viewer_in_headless_chromium(run_dir, tmp_path):
     from playwright.sync_api import sync_playwright
 

@@ -74,6 +74,7 @@ def test_a_missing_end_of_turn_model_stops_the_run_before_it_starts(tmp_path):
     assert "Traceback" not in done.stderr and not (tmp_path / "run").exists()
 
 
+@pytest.mark.whisper
 def test_model_end_of_turn_reaches_the_server_and_the_manifest_and_a_resume_keeps_it(tmp_path):
     run_dir = tmp_path / "model"
     done = _bench(run_dir, "--via", "stream", "--end-of-turn", "model")
@@ -89,6 +90,7 @@ def test_model_end_of_turn_reaches_the_server_and_the_manifest_and_a_resume_keep
     assert (run_dir / "manifest.json").read_bytes() == manifest
 
 
+@pytest.mark.whisper
 def test_the_default_is_the_fixed_silence(tmp_path):
     run_dir = tmp_path / "silence"
     done = _bench(run_dir, "--via", "stream")

@@ -76,6 +76,7 @@ def transcription_usage_cost(usage: dict, p: dict) -> float:
     ) / MILLION
 
 
+@pytest.mark.whisper
 @pytest.mark.parametrize("shape", ["tokens", "duration"])
 def test_a_realtime_stream_run_costs_what_the_server_reported_times_the_price_file(tmp_path, shape):
     """The responses and, billed apart, the input transcriptions (tokens, or seconds of audio)."""
@@ -182,6 +183,7 @@ def cells_of(server: FakeOpenAI) -> list[float]:
     return cells
 
 
+@pytest.mark.slow
 def test_a_budget_stops_within_one_cells_spend_and_a_larger_one_finishes_the_run(tmp_path):
     prices = write_prices(tmp_path / "prices.toml", "openai:fake", FLAT)
     run_dir = tmp_path / "run"

@@ -131,6 +131,7 @@ def test_the_json_form_round_trips_on_the_wire_and_in_a_record_and_names_bad_fie
     assert TurnResult.from_json({**turn.to_json(), "reply": {"text": "t"}}, "l").reply.transcription is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape,when", [("tokens", "before"), ("duration", "late"), ("tokens", "never")])
 def test_the_adapter_keeps_each_turns_transcription_beside_its_reply(monkeypatch, shape, when):
     """Matched by the committed item, whether it comes before the reply or after it; a transcription

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from benchmark.scoring import trials as trials_module
 from tests.paths import ROOT
 
@@ -41,6 +43,7 @@ def run_dir(folder: Path, extra_line: str | None) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_report_refuses_a_huge_record_line_without_holding_it_in_memory(tmp_path):
     ordinary = json.loads((FIXTURE / "transcripts.jsonl").read_text().splitlines()[0])
     huge = json.dumps(dict(ordinary, trial=99, turn_2_response="x" * (96 * MB)))

@@ -70,6 +70,7 @@ def records(run_dir: Path) -> list[TrialRecord]:
 # ------------------------------------------------------------ 1. a failed run says so
 
 
+@pytest.mark.slow
 def test_a_run_with_too_many_errored_cells_exits_3_and_findings_lead_with_the_errors(tmp_path):
     # the first 5 requests answer 429: the first cell's five attempts fail, the other two cells pass
     with FakeOpenAI(fail_first=5, retry_after="0") as server:
@@ -149,6 +150,7 @@ def _llama_child(process: subprocess.Popen, deadline: float) -> int:
     raise AssertionError("the llama.cpp server never started")
 
 
+@pytest.mark.clock
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_stops_bench_and_its_llama_server(tmp_path, signum):
     run_dir = tmp_path / "run"
@@ -202,6 +204,7 @@ def test_a_signal_stops_bench_and_its_llama_server(tmp_path, signum):
 # ------------------------------------------------------------ 4. a torn last line
 
 
+@pytest.mark.clock
 def test_a_torn_last_line_is_skipped_by_report_and_cut_by_resume(tmp_path):
     run_dir = tmp_path / "run"
     transcripts = run_dir / "transcripts.jsonl"
@@ -230,6 +233,7 @@ def test_a_torn_last_line_is_skipped_by_report_and_cut_by_resume(tmp_path):
     assert sorted(r.scenario_id for r in records(run_dir)) == ["sc-01", "sc-02", "sc-03"]
 
 
+@pytest.mark.slow
 def test_an_invalid_line_before_the_last_stays_an_error(tmp_path):
     good = (FIXTURES / "transcripts" / "schema1_direct" / "transcripts.jsonl").read_text().splitlines()
     path = tmp_path / "transcripts.jsonl"
@@ -249,6 +253,7 @@ def test_an_invalid_line_before_the_last_stays_an_error(tmp_path):
 # ------------------------------------------------------------ 5. resume settings, the lock, the manifest
 
 
+@pytest.mark.slow
 def test_resume_refuses_changed_settings_but_not_concurrency(tmp_path):
     run_dir = tmp_path / "run"
     with FakeOpenAI() as server:
@@ -271,6 +276,7 @@ def test_resume_refuses_changed_settings_but_not_concurrency(tmp_path):
     assert json.loads((run_dir / "manifest.json").read_text())["max_tokens"] == 300
 
 
+@pytest.mark.clock
 def test_two_bench_processes_cannot_share_a_run_dir(tmp_path):
     run_dir = tmp_path / "run"
     with FakeOpenAI(delay=0.2) as server:

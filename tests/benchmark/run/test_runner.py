@@ -28,6 +28,7 @@ def test_model_id_inference():
         parse_model_id("mystery-7b")
 
 
+@pytest.mark.llama
 def test_openai_adapter_against_the_real_llama_server(local_llama_url):
     async def talk():
         candidate = OpenAIChatCandidate("smollm2", base_url=local_llama_url, api_key="x")
@@ -58,6 +59,7 @@ def test_retry_on_429_honours_retry_after():
     assert 0 <= backoff_delay(3) <= 8
 
 
+@pytest.mark.clock
 def test_a_cell_that_keeps_failing_is_recorded_as_an_error(tmp_path):
     with FakeOpenAI(fail_first=100, retry_after="0") as server:
         out = subprocess.run(
@@ -96,6 +98,7 @@ def _cells(path: Path):
     return [(r["condition"], r["scenario_id"], r["trial"]) for r in map(json.loads, path.read_text().splitlines())]
 
 
+@pytest.mark.clock
 def test_resume_after_kill_loses_nothing_and_duplicates_nothing(tmp_path):
     run_dir = tmp_path / "run"
     with FakeOpenAI(delay=0.15) as server:
@@ -139,6 +142,7 @@ def test_resume_after_kill_loses_nothing_and_duplicates_nothing(tmp_path):
     assert f"{12 - len(before)} cells to run ({len(before)} already finished)" in out.stderr
 
 
+@pytest.mark.clock
 def test_a_run_dir_with_other_settings_is_refused(tmp_path):
     with FakeOpenAI() as server:
         base = [
@@ -166,6 +170,7 @@ def test_a_run_dir_with_other_settings_is_refused(tmp_path):
     assert "different candidate_model" in out.stderr
 
 
+@pytest.mark.clock
 def test_bench_end_to_end_on_the_local_model(tmp_path):
     run_dir = tmp_path / "local"
     out = subprocess.run(

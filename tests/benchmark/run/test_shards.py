@@ -95,6 +95,7 @@ def test_a_shard_is_a_fixed_share_of_the_cells():
     assert int(done.stdout) == shard_of(("sc-07", "baseline", 1), 7)
 
 
+@pytest.mark.slow
 def test_two_shards_merged_are_the_unsharded_run_and_a_shard_of_another_model_is_refused(tmp_path):
     with FakeOpenAI(reply="The cross-tip screwdriver you hold now fits.") as server:
         whole = bench(server, tmp_path / "whole")
@@ -165,6 +166,7 @@ def test_merge_refuses_a_cell_recorded_outside_its_shard(tmp_path):
         merge_runs(dirs, tmp_path / "out")
 
 
+@pytest.mark.slow
 def test_a_shard_that_holds_no_cell_exits_0_says_so_and_merges(tmp_path):
     """Issue 34, item 1: `--limit 1 --shard 1/2` and `--shard 2/2` both exit 0; the empty one says it holds
     nothing (no crash on a transcripts.jsonl it never wrote) and `merge` takes it with the other."""

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from benchmark.scoring import metrics
 from core.judge import Verdict
@@ -107,6 +108,7 @@ def _bench(run_dir, *extra):
         )
 
 
+@pytest.mark.whisper
 def test_the_sweep_runs_end_to_end_with_its_table_and_plot(tmp_path):
     run_dir = tmp_path / "sweep"
     args = ["--via", "stream", "--staleness", "1000,0", "--synthetic-frames", "--describer", "authored"]
@@ -133,6 +135,7 @@ def test_the_sweep_runs_end_to_end_with_its_table_and_plot(tmp_path):
     assert again.returncode == 0 and "0 cells to run (4 already finished)" in again.stderr
 
 
+@pytest.mark.whisper
 def test_the_sweep_needs_the_stream(tmp_path):
     done = _bench(tmp_path / "direct", "--staleness", "0,500")
     assert done.returncode == 2 and "need --via stream" in done.stderr
