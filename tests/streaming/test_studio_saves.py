@@ -61,7 +61,7 @@ def test_twenty_parallel_studio_saves_all_land_in_a_valid_index(tmp_path, webm):
         http = url.replace("ws://", "http://")
         for step in ("turn_1", "turn_2"):  # two rounds: the second replaces nothing of the first
             with ThreadPoolExecutor(20) as pool:
-                responses = list(pool.map(lambda s: _save(http, webm, s, step), scenarios))
+                responses = list(pool.map(lambda s, step=step: _save(http, webm, s, step), scenarios))
             assert [r.status_code for r in responses] == [200] * 20, [r.text for r in responses if r.status_code != 200]
     index = json.loads((record_dir / "index.json").read_text())["files"]
     on_disk = {p.relative_to(record_dir).as_posix() for p in record_dir.glob("*-*/*")}
