@@ -310,7 +310,8 @@ def render_comparison(result: dict) -> str:
             f"{result['interval_note']}"
             if result.get("interval_note")
             else f"95% CI [{signed(result['ci_low'])}, {signed(result['ci_high'])}] "
-            f"(paired bootstrap over scenarios, {result['bootstrap']['draws']:,} draws, seed {result['bootstrap']['seed']})"
+            f"(paired bootstrap over scenarios, {result['bootstrap']['draws']:,} draws, "
+            f"seed {result['bootstrap']['seed']})"
         ),
         f"McNemar exact on Turn 2 pass: A-only passes {m['a_pass_b_fail']}, B-only passes {m['a_fail_b_pass']}, "
         f"p = {m['p_value']:.4g}",

@@ -223,7 +223,10 @@ def per_minute_text(block: dict) -> str:
         if block["ci_low"] is not None
         else " (no interval: under 2 scenarios)"
     )
-    return f"{block['rate']:.2f}{interval} ({block['false_alarms']} in {block['minutes']:.1f} min, {block['trials']} trials)"
+    return (
+        f"{block['rate']:.2f}{interval} "
+        f"({block['false_alarms']} in {block['minutes']:.1f} min, {block['trials']} trials)"
+    )
 
 
 def render_proactive(result: dict) -> list[str]:

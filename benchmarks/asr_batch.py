@@ -61,7 +61,7 @@ def main() -> int:
     for n in (int(x) for x in args.together.split(",")):
         picked = [(texts[i % len(texts)], clips[i % len(clips)]) for i in range(n)]
 
-        async def ask():
+        async def ask(picked=picked):
             return await asyncio.gather(*(transcriber.transcribe(clip) for _, clip in picked))
 
         started = time.perf_counter()

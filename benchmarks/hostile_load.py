@@ -213,7 +213,7 @@ async def frame_bombs(url: str) -> dict:
         try:
             for t, (w, h) in enumerate(sizes):
                 await ws.send(wire.encode_media(wire.KIND_FRAME, t * 100, bomb_jpeg(w, h)))
-            got = await session_events(ws, lambda e, events: len(events) >= len(sizes), 30)
+            got = await session_events(ws, lambda e, events, sizes=sizes: len(events) >= len(sizes), 30)
         finally:
             await ws.close()
         answers += [f"{e['type']} {e.get('code', '')}: {e.get('message', '')}" for e in got]

@@ -44,7 +44,7 @@ def replicate(n: int, accuracy: float, rng: random.Random) -> dict:
     rows = []
     for i in range(n):
         truth = rng.choices(LABELS, MIX)[0]
-        judge = truth if rng.random() < accuracy else rng.choice([l for l in LABELS if l != truth])
+        judge = truth if rng.random() < accuracy else rng.choice([label for label in LABELS if label != truth])
         rows.append((f"s{i % scenarios}", truth, judge))
     return cohen(rows, LABELS)
 

@@ -124,7 +124,7 @@ def server_memory(args, work: Path) -> dict:
 
     frames = big_frames(12)
     port = free_port()
-    http, url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}"
+    url = f"ws://127.0.0.1:{port}"
     out: dict = {"frame_bytes": [min(len(f) for f in frames), max(len(f) for f in frames)]}
     with FakeOpenAI(reply="Fine.") as fake:
         server = start_serve(port, fake.base_url, work / "studio")

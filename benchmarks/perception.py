@@ -82,7 +82,7 @@ def main() -> int:
                 file=sys.stderr,
             )
     result = {
-        "command": "python benchmarks/perception.py --utterances %d" % args.utterances,
+        "command": f"python benchmarks/perception.py --utterances {args.utterances:d}",
         "machine": {"cpus": __import__("os").cpu_count(), "python": platform.python_version()},
         "model": "whisper tiny.en int8 (bundled)",
         "first_call_s": round(load_s, 3),

@@ -35,7 +35,8 @@ What the API documents and this adapter relies on (docs/protocol.md,
 - `sessionResumptionUpdate` gives the newest handle. What was sent before an
   update is in the state it names; what was sent after is kept and sent
   again on the new connection (before the first handle: a new session is
-  sent everything), so resumed input is neither lost nor sent twice (`lastConsumedClientMessageIndex`, when the API gives it, trims that
+  sent everything), so resumed input is neither lost nor sent twice
+  (`lastConsumedClientMessageIndex`, when the API gives it, trims that
   further; the Developer API's SDK refuses the `transparent` switch that asks
   for it, so it is not asked);
 - a model id the API does not know closes the connection during setup with

@@ -2,8 +2,9 @@
 
 For people, not models: the sheet labels each row with its scenario id and
 each column with its scene (`context`, `turn_1`, `turn_2`), outside the
-frames; a scene none of the rows has (most scenarios have no context scene) gets no column. `wearsim media synth --pictograph-frames --contact-sheet FILE` writes
-one; docs/pictographs.md shows the one kept in docs/.
+frames; a scene none of the rows has (most scenarios have no context scene)
+gets no column. `wearsim media synth --pictograph-frames --contact-sheet FILE`
+writes one; docs/pictographs.md shows the one kept in docs/.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ The hand-labelled set lives in `tests/fixtures/judging/`: `scenarios.json`
 (per fixture scenario: the Turn 1 and Turn 2 speech and camera text and the
 four answer lists) and `responses.jsonl` (one response a line with its human
 label, for a fixture scenario (`scenario`) or for a scenario of the shipped
-bank (`bank_scenario`), whose answer lists are then read from the bank). A response the lexical judge leaves unscored counts as a
-disagreement; for Cohen's kappa it is a fifth category, "unscored".
+bank (`bank_scenario`), whose answer lists are then read from the bank). A
+response the lexical judge leaves unscored counts as a disagreement; for Cohen's
+kappa it is a fifth category, "unscored".
 
     python -m scripts.judge_agreement [FIXTURE_DIR]
 """

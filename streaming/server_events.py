@@ -7,7 +7,7 @@ fields and their JSON are listed in docs/protocol.md.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Union, get_args
+from typing import Any, ClassVar, get_args
 
 from core.candidate import TranscriptionUsage, Usage
 from core.records import FrameFacts, TurnEnd, TurnInput, TurnMetrics
@@ -174,23 +174,23 @@ class Error:
     message: str
 
 
-ServerEvent = Union[
-    Ready,
-    SpeechStarted,
-    TranscriptPartial,
-    TranscriptFinal,
-    CameraBlock,
-    TurnInputEvent,
-    AssistantDelta,
-    AssistantAudio,
-    AssistantDone,
-    Metrics,
-    RemarkDelta,
-    RemarkAudio,
-    ProbeDone,
-    ProbePaced,
-    WatchDone,
-    Error,
-]
+ServerEvent = (
+    Ready
+    | SpeechStarted
+    | TranscriptPartial
+    | TranscriptFinal
+    | CameraBlock
+    | TurnInputEvent
+    | AssistantDelta
+    | AssistantAudio
+    | AssistantDone
+    | Metrics
+    | RemarkDelta
+    | RemarkAudio
+    | ProbeDone
+    | ProbePaced
+    | WatchDone
+    | Error
+)
 EVENT_TYPES: dict[str, Any] = {cls.type: cls for cls in get_args(ServerEvent)}  # the type -> its class
 SERVER_TYPES = tuple(EVENT_TYPES)

@@ -115,8 +115,8 @@ def backend():
 @pytest.fixture(scope="module")
 def server_url(backend):
     """A streaming server in-process with `backend` behind it, one per test module."""
-    from streaming.app import ServerSettings
     from streaming.local_server import running_server
+    from streaming.server_settings import ServerSettings
 
     with running_server(ServerSettings(backend_base_url=backend.base_url)) as url:
         yield url

@@ -202,8 +202,9 @@ class FakeOpenAIRealtime(_ThreadedServer):
 
     def _usage(self, record: dict, words: int, spoken: bool) -> dict:
         """A usage block in the API's shape for what the session holds now: text (the instructions and
-        the text parts) about four characters a token, 85 tokens an image, ten a second of committed audio; what an earlier response of the
-        session already read counts as cached (text and audio in whole blocks of 16 tokens)."""
+        the text parts) about four characters a token, 85 tokens an image, ten a second of committed
+        audio; what an earlier response of the session already read counts as cached (text and audio
+        in whole blocks of 16 tokens)."""
         parts = [c for item in record["items"] for c in item.get("content", [])]
         told = len(record["session"].get("instructions") or "") + sum(len(c.get("text") or "") for c in parts)
         text = 18 + told // 4 + 4 * len(record["items"]) + self.responses % 5

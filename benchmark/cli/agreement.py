@@ -13,7 +13,8 @@ Reads RUN_DIR/labels/*.jsonl (written by wearsim annotate or wearsim labels impo
 and writes RUN_DIR/agreement.json, agreement.md and agreement.png (Turn 3 and
 remarks: agreement_turn3.*, agreement_remarks.*), then the run's report again
 (findings.md, and index.html when it exists), which then say how well the judge
-agrees with the people (Turn 2's agreement; a proactive run's, its remarks'). Intervals resample scenarios (Wilson under 10 scenarios).
+agrees with the people (Turn 2's agreement; a proactive run's, its remarks').
+Intervals resample scenarios (Wilson under 10 scenarios).
 """
 
 

@@ -43,7 +43,7 @@ class LLMJudge:
         raws: list[str] = []
         reason = ""
         usage = None
-        for attempt in range(2):
+        for _ in range(2):
             reply = await self.model.respond(messages, system, self.config)
             raws.append(reply.text)
             usage = reply.usage if usage is None else usage + reply.usage

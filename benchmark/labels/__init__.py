@@ -3,12 +3,16 @@ is drawn, where labels are kept, and how every judge is measured against them.
 
 | module | what it holds |
 |---|---|
-| `items.py` | the items a person labels (`LabelItem`: a Turn 2 reply, a Turn 3 repair or a proactive remark, with what the rubric lets a judge see and, apart from it, the judge's label), their keys and viewer anchors |
-| `sample.py` | the stratified sample by judge label and scenario, the same for every annotator with one seed |
-| `store.py` | `RUN_DIR/labels/NAME.jsonl`: annotator names, reading (bounded, every problem naming file and line) and saving (temp file and rename) |
+| `items.py` | the items a person labels (`LabelItem`: a Turn 2 reply, a Turn 3 repair or a proactive remark, \
+with what the rubric lets a judge see and, apart from it, the judge's label), their keys and viewer anchors |
+| `sample.py` | the stratified sample by judge label and scenario, the same for every annotator \
+with one seed |
+| `store.py` | `RUN_DIR/labels/NAME.jsonl`: annotator names, reading (bounded, every problem naming file and \
+line) and saving (temp file and rename) |
 | `exchange.py` | Label Studio task export and JSON export import, the plain CSV import |
 | `agreement.py` | Cohen's and Fleiss' kappa, raw agreement, per-label precision and recall, intervals over scenarios |
-| `agreement_report.py` | agreement.json, agreement.md, the confusion-matrix PNG, and the line findings and the viewer print |
+| `agreement_report.py` | agreement.json, agreement.md, the confusion-matrix PNG, and the line findings \
+and the viewer print |
 """
 
 WHATS = ("turn2", "turn3", "remarks")  # what can be labelled: Turn 2 replies, Turn 3 replies, proactive remarks

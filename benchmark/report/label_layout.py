@@ -38,7 +38,7 @@ def place_labels(
         label = labels[i]
         gap = label.height + 1
 
-        def box(centre: float) -> tuple[float, float, float, float]:
+        def box(centre: float, label: Label = label, gap: float = gap) -> tuple[float, float, float, float]:
             return label.x, centre - gap / 2, label.x + label.width, centre + gap / 2
 
         steps = [0] + [s for k in range(1, tries + 1) for s in (k, -k)]

@@ -168,7 +168,7 @@ def plot_staleness(summary: dict, path: Path) -> None:
     )
     ax = fig.axes(70, top, 20, 70 + legend_height, x=(gaps[0] - 0.06 * span, gaps[-1] + 0.06 * span), y=(-0.02, 1.05))
     lines = (("accuracy", None, "o"), ("earlier_scene", (5, 3), "s"))
-    for i, (condition, per_gap) in enumerate(series.items()):
+    for i, per_gap in enumerate(series.values()):
         for k, (key, dash, shape) in enumerate(lines):
             colour = palette(2 * i + k)
             shift = (2 * i + k - (2 * len(series) - 1) / 2) * 0.008 * span  # side by side, intervals apart
@@ -230,7 +230,7 @@ def plot_frame_policies(summary: dict, path: Path) -> None:
     )
     ax = fig.axes(70, top, 30, 70 + legend_height, x=(-0.04 * right, right), y=(-0.02, 1.08))
     labels: list[tuple[float, float, str, str]] = []  # point (pixels), text, colour: placed after every point
-    for i, (condition, per) in enumerate(series.items()):
+    for i, per in enumerate(series.values()):
         for k, (key, shape) in enumerate((("accuracy", "o"), ("stale_frame_rate", "s"))):
             colour = palette(2 * i + k)
             shift = (2 * i + k - (2 * len(series) - 1) / 2) * 0.012 * right  # side by side, intervals apart

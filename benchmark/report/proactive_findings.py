@@ -28,7 +28,8 @@ def _rate(block: dict) -> str:
     if not block["n"]:
         return "n/a (none)"
     method = "" if block["ci_method"] in (None, "bootstrap") else f", {block['ci_method']}"
-    return f"{pct(block['rate'])} ({block['k']}/{block['n']}), 95% CI {interval(block['ci_low'], block['ci_high'])}{method}"
+    ci = interval(block["ci_low"], block["ci_high"])
+    return f"{pct(block['rate'])} ({block['k']}/{block['n']}), 95% CI {ci}{method}"
 
 
 def speak_text(cell: dict) -> str:

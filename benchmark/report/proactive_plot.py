@@ -37,7 +37,7 @@ def plot_recall_false_alarms(conditions: dict[str, dict[str, dict]], path, subti
     )
     ax = fig.axes(70, top, 30, 70 + legend_height, x=(-0.04 * right, right), y=(-0.02, 1.08))
     labels: list[tuple[float, float, str, str]] = []
-    for i, (condition, cells) in enumerate(conditions.items()):
+    for i, cells in enumerate(conditions.values()):
         colour = palette(i)
         for name, cell in cells.items():
             recall, x = cell["recall"], cell["false_alarms_per_min"]

@@ -117,8 +117,8 @@ def test_scenes_match_the_camera_blocks_and_the_key_objects_are_named_for_the_ke
         data["answer_objects"]["current_answers"] = ["strip"]
 
     assert _problems(_bank_copy(tmp_path / "by", bystander)) == [
-        "sc-01: turn_2: field 'answer_objects.current_answers': object 'strip' is named 'pine strip', which neither holds "
-        "an entry of current_answers nor is named by one or by the repair anchor"
+        "sc-01: turn_2: field 'answer_objects.current_answers': object 'strip' is named 'pine strip', "
+        "which neither holds an entry of current_answers nor is named by one or by the repair anchor"
     ]
 
 

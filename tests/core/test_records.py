@@ -142,10 +142,8 @@ def test_metric_keys_are_spelled_only_in_the_records_module():
     """Scoring, findings, the session and the stream conversation read the typed `TurnMetrics`."""
     from core.records import TurnMetrics
 
-    pattern = re.compile(
-        r"""["'](%s)["']"""
-        % "|".join(k for k in TurnMetrics.KEYS.values() if k.startswith(("speech_end_to", "turn_end_to")))
-    )
+    alternatives = "|".join(k for k in TurnMetrics.KEYS.values() if k.startswith(("speech_end_to", "turn_end_to")))
+    pattern = re.compile(rf"""["']({alternatives})["']""")
     offenders = [
         f"{path.relative_to(ROOT)}:{number}"
         for package in PACKAGES
@@ -186,7 +184,8 @@ def test_record_field_names_are_spelled_only_in_the_records_module():
         ).to_json()
         if k.startswith("turn_") or k in ("schema_version", "wall_s")
     }
-    pattern = re.compile(r"""["'](%s)["']""" % "|".join(sorted(keys)))
+    alternatives = "|".join(sorted(keys))
+    pattern = re.compile(rf"""["']({alternatives})["']""")
     offenders = []
     for package in PACKAGES:
         for path in (ROOT / package).rglob("*.py"):

@@ -220,7 +220,7 @@ def test_the_hello_names_the_end_of_turn_rule():
 
 
 def test_the_in_process_server_has_room_for_the_run():
-    from streaming.app import ServerSettings
+    from streaming.server_settings import ServerSettings
 
     assert ServerSettings.with_room_for(32).max_sessions >= 32
     assert ServerSettings.with_room_for(32).max_pending_hellos >= 32

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from streaming.app import ServerSettings
 from streaming.local_server import running_server
+from streaming.server_settings import ServerSettings
 from tests.streaming.test_browser import ARTIFACTS, SENTENCE, browser, write_mic, write_y4m
 
 BACKEND = "gemini-live:gemini-3.8-live"

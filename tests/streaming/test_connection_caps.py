@@ -17,9 +17,9 @@ import time
 import httpx
 import pytest
 
-from streaming.app import ServerSettings
 from streaming.connection_room import Room
 from streaming.local_server import running_server
+from streaming.server_settings import ServerSettings
 
 
 def _http(url: str) -> str:

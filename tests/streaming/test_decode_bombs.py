@@ -260,8 +260,8 @@ def test_an_endless_webm_without_a_duration_is_counted_and_cut_while_decoding(tm
 def test_the_studio_answers_a_recording_over_the_limits_with_413_and_no_server_path(tmp_path):
     import httpx
 
-    from streaming.app import ServerSettings
     from streaming.local_server import running_server
+    from streaming.server_settings import ServerSettings
 
     body = _encode(tmp_path / "hour.flac", audio_codec="flac", seconds=75).read_bytes()
     record_dir = tmp_path / "studio"
@@ -328,8 +328,8 @@ def test_a_slow_recording_body_gets_408_and_lets_go(tmp_path, monkeypatch):
     import socket
 
     from streaming import web_routes
-    from streaming.app import ServerSettings
     from streaming.local_server import running_server
+    from streaming.server_settings import ServerSettings
 
     monkeypatch.setattr(web_routes, "RECORD_GAP_TIMEOUT_S", 0.5, raising=False)
     with running_server(ServerSettings(record_dir=tmp_path / "studio")) as url:

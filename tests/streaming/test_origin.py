@@ -12,8 +12,8 @@ import pytest
 import websockets
 
 from streaming import wire
-from streaming.app import ServerSettings
 from streaming.local_server import running_server
+from streaming.server_settings import ServerSettings
 
 
 @pytest.fixture(scope="module")

@@ -76,8 +76,8 @@ def test_large_frames_freed_in_threads_go_back_to_the_system():
 def test_the_server_trims_once_after_sessions_close(monkeypatch):
     """Two sessions close: one trim, a moment after the later close; the threshold fixed at start."""
     from streaming import wire
-    from streaming.app import ServerSettings
     from streaming.local_server import running_server
+    from streaming.server_settings import ServerSettings
     from tests.fake_openai import FakeOpenAI
 
     trims, fixed = [], []

@@ -22,8 +22,8 @@ from perception.quality import word_error_rate
 from simulator.pacing import Pacer
 from simulator.settings import GlassesSettings
 from streaming import wire
-from streaming.app import ServerSettings
 from streaming.local_server import running_server
+from streaming.server_settings import ServerSettings
 
 BANK = load_bank()
 BASELINE = BANK.condition("baseline")

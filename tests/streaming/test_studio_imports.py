@@ -14,8 +14,8 @@ import pytest
 
 from media_effects import media_library
 from streaming import web_routes
-from streaming.app import ServerSettings
 from streaming.local_server import running_server
+from streaming.server_settings import ServerSettings
 
 
 def _webm(path, seconds: float, width: int, height: int, fps: int):
@@ -29,7 +29,7 @@ def _webm(path, seconds: float, width: int, height: int, fps: int):
         audio = out.add_stream("libopus", rate=48000)
         audio.layout = "mono"
         rng = np.random.default_rng(7)
-        for n in range(int(seconds * fps)):
+        for _ in range(int(seconds * fps)):
             picture = rng.integers(0, 255, (height, width, 3), np.uint8)  # noise: the hardest to compress
             out.mux(video.encode(av.VideoFrame.from_ndarray(picture, format="rgb24")))
         out.mux(video.encode())

@@ -14,8 +14,8 @@ import pytest
 
 from benchmark.cli import main
 from media_effects.media_library import load_index, register, verify
-from streaming.app import ServerSettings
 from streaming.local_server import running_server
+from streaming.server_settings import ServerSettings
 from tests.paths import FIXTURES
 
 EXTERNAL_BANK = FIXTURES / "banks" / "external.jsonl"
@@ -62,7 +62,7 @@ def test_twenty_parallel_studio_saves_all_land_in_a_valid_index(tmp_path, webm):
         http = url.replace("ws://", "http://")
         for step in ("turn_1", "turn_2"):  # two rounds: the second replaces nothing of the first
             with ThreadPoolExecutor(20) as pool:
-                responses = list(pool.map(lambda s: _save(http, webm, s, step), scenarios))
+                responses = list(pool.map(lambda s, step=step: _save(http, webm, s, step), scenarios))
             assert [r.status_code for r in responses] == [200] * 20, [r.text for r in responses if r.status_code != 200]
     index = json.loads((record_dir / "index.json").read_text())["files"]
     on_disk = {p.relative_to(record_dir).as_posix() for p in record_dir.glob("*-*/*")}

@@ -16,7 +16,7 @@ import pytest
 
 from core.records import TrialRecord
 from tests.benchmark.report.test_trial_viewer import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
-from tests.candidates.test_realtime import _spoken_reply
+from tests.candidates.test_realtime_spoken import _spoken_reply
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 from tests.paths import ROOT
 

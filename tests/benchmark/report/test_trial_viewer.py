@@ -17,7 +17,7 @@ import pytest
 
 from benchmark.kept_media import MediaKeeper
 from core.records import TrialRecord
-from tests.candidates.test_realtime import _spoken_reply
+from tests.candidates.test_realtime_spoken import _spoken_reply
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 from tests.paths import ARTIFACTS, ROOT
 
