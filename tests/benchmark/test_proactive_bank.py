@@ -11,6 +11,8 @@ import subprocess
 import sys
 from collections import Counter
 
+import pytest
+
 from benchmark.lockfile import LOCK_FILES, write_lock
 from benchmark.validate import check_lockfile, check_proactive, proactive_rules, validate_bank
 from benchmark.validate_authoring import mentions
@@ -309,6 +311,7 @@ def test_validate_bank_runs_the_check_on_a_bank_directory_with_proactive_json(tm
     assert LOCK_FILES["proactive_sha256"] == PROACTIVE_FILE
 
 
+@pytest.mark.slow
 def test_wearsim_validate_subset_proactive():
     out = wearsim("validate", "--json", "--subset", "proactive")
     report = json.loads(out.stdout)

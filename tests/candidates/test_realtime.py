@@ -101,6 +101,7 @@ def test_a_replaced_sessions_cause_goes_into_the_turn_record(monkeypatch):
     assert TurnResult.from_json(line, "t").reply.session_lost == second.session_lost
 
 
+@pytest.mark.slow
 def test_a_connection_that_keeps_dropping_fails_the_turn_as_retryable(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with FakeOpenAIRealtime(drop_on_responses=(1, 2, 3)) as server:
@@ -160,6 +161,7 @@ def _heard_ms(record):
     return [int(t["reply"]["heard"].split()[1]) for t in record["turns"]]
 
 
+@pytest.mark.whisper
 def test_bench_via_stream_relays_audio_and_frames_to_both_apis(gemini_env, tmp_path):
     ids = ["sc-01", "sc-02", "sc-05"]  # sc-05 has rendered stills; the others only speech
     with FakeOpenAIRealtime() as server:
@@ -219,6 +221,7 @@ def test_bench_via_stream_relays_audio_and_frames_to_both_apis(gemini_env, tmp_p
     assert any(text.startswith("[Camera: ") for s in gemini_seen.sessions for text in s["texts"])
 
 
+@pytest.mark.whisper
 def test_an_openai_stream_session_lost_mid_turn_is_replaced_and_told_the_conversation(tmp_path):
     """sc-05 behind the glasses: the connection drops when Turn 2 is asked. A new session gets
     Turn 1 (its transcript, its last frame, the reply), Turn 2's frames and audio again, then the ask."""
@@ -258,6 +261,7 @@ def test_an_openai_stream_session_lost_mid_turn_is_replaced_and_told_the_convers
     assert len(lost["commits"]) == 2 and len(new["commits"]) >= 1
 
 
+@pytest.mark.whisper
 def test_an_openai_stream_session_that_keeps_being_lost_fails_the_cell(tmp_path):
     with FakeOpenAIRealtime(drop_on_responses=(2, 3, 4)) as server:
         [record] = _bench(
@@ -275,6 +279,7 @@ def test_an_openai_stream_session_that_keeps_being_lost_fails_the_cell(tmp_path)
     assert len(server.sessions) == 3  # ATTEMPTS sessions for Turn 2: the first, and two new ones
 
 
+@pytest.mark.whisper
 def test_bench_via_stream_records_an_api_error_event_against_the_cell(tmp_path):
     with FakeOpenAIRealtime(error_on_response=1) as server:
         records = _bench(
@@ -292,6 +297,7 @@ def test_bench_via_stream_records_an_api_error_event_against_the_cell(tmp_path):
     assert SECRET not in json.dumps(records)
 
 
+@pytest.mark.slow
 def test_bench_via_direct_on_a_realtime_api_opens_one_session_per_trial(tmp_path):
     with FakeOpenAIRealtime(reply="Swing the hammer harder.") as server:
         records = _bench(
@@ -308,6 +314,7 @@ def test_bench_via_direct_on_a_realtime_api_opens_one_session_per_trial(tmp_path
     assert sorted(len(s["items"]) for s in server.sessions) == sent  # every turn in its trial's one session
 
 
+@pytest.mark.whisper
 def test_a_gemini_stream_dropped_mid_turn_resends_the_turns_audio_on_the_resumed_connection(gemini_env, tmp_path):
     with gemini_env(drop_on_turn=2) as server:
         records = _bench(
@@ -329,6 +336,7 @@ def test_a_gemini_stream_dropped_mid_turn_resends_the_turns_audio_on_the_resumed
     assert resumed["frames"] >= 1  # and its frame
 
 
+@pytest.mark.whisper
 def test_a_staleness_sweep_on_a_realtime_api_reports_the_age_of_the_newest_frame_it_had(tmp_path):
     with FakeOpenAIRealtime() as server:
         records = _bench(

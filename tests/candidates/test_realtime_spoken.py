@@ -44,6 +44,7 @@ def _check_spoken(run_dir, records, lead_s):
             assert reply["text"] == "It is the one in your hand now."  # the API's transcript is the reply
 
 
+@pytest.mark.whisper
 def test_output_audio_saves_each_spoken_reply_and_its_voice_to_voice_gap(gemini_env, tmp_path):
     speech = _spoken_reply(0.4)
     with FakeOpenAIRealtime(speech=speech) as server:
@@ -113,6 +114,7 @@ def test_output_audio_needs_a_realtime_model(tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.clock
 def test_simulate_saves_each_spoken_reply_as_a_wav_next_to_the_session_log(tmp_path):
     import wave
 
@@ -148,6 +150,7 @@ def test_simulate_saves_each_spoken_reply_as_a_wav_next_to_the_session_log(tmp_p
     assert SECRET not in (tmp_path / "sc-05.json").read_text() and "[assistant.audio]" not in done.stdout
 
 
+@pytest.mark.clock
 def test_simulate_prints_a_readable_summary_per_turn_and_a_verdict_and_json_only_when_asked(tmp_path):
     def simulate(*extra):
         with FakeOpenAIRealtime(reply="It is the red mug.") as server:

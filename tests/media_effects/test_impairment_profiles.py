@@ -173,6 +173,7 @@ def _impaired_bench(run_dir, model, base_url, env, *extra):
     return [json.loads(line) for line in (run_dir / "transcripts.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_frames_a_weak_uplink_loses_never_reach_a_realtime_api_and_its_audio_gaps_are_recorded(tmp_path):
     from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 
@@ -223,6 +224,7 @@ def test_frames_a_weak_uplink_loses_never_reach_a_realtime_api_and_its_audio_gap
     assert all(turn["glasses"]["impairment"] == "lossy" and turn["glasses"]["uplink_delay_ms"] >= 40 for turn in lossy)
 
 
+@pytest.mark.slow
 def test_an_impairment_sweep_reports_each_profile_against_clean_and_repeats_from_its_seed(tmp_path):
     import json
 

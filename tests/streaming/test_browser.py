@@ -127,6 +127,7 @@ def realtime_page(devices, tmp_path, monkeypatch, **fake):
         chrome.close()
 
 
+@pytest.mark.browser
 def test_the_live_page_hears_sees_and_answers(fake_devices, tmp_path):
     from playwright.sync_api import sync_playwright
 
@@ -176,6 +177,7 @@ LINES_OF = """(selector) => {  // how many lines an element's text takes
 }"""
 
 
+@pytest.mark.browser
 def test_the_live_page_says_what_it_is_doing_before_connect_while_connecting_and_while_talking(fake_devices, tmp_path):
     """Before Connect it says it is not connected (not "waiting for speech"); Connect shows its steps
     as they pass (the first session waits for the server to start the local model); the push-to-talk
@@ -231,6 +233,7 @@ def test_the_live_page_says_what_it_is_doing_before_connect_while_connecting_and
         chrome.close()
 
 
+@pytest.mark.whisper
 def test_the_live_page_plays_a_spoken_reply_from_a_realtime_api(one_question_devices, tmp_path, monkeypatch):
     speech = spoken_reply(tmp_path)
     sent_s = len(speech) / 2 / OPENAI_RATE
@@ -296,6 +299,7 @@ def _post(url: str, body: bytes, headers: dict | None = None) -> tuple[int, dict
         return error.code, json.loads(error.read())
 
 
+@pytest.mark.browser
 def test_the_studio_records_a_turn_into_the_media_layout(fake_devices, tmp_path):
     from playwright.sync_api import sync_playwright
 
@@ -335,6 +339,7 @@ def test_the_studio_records_a_turn_into_the_media_layout(fake_devices, tmp_path)
     assert not any((record_dir / ".incoming").iterdir())
 
 
+@pytest.mark.clock
 @pytest.mark.parametrize("says", [REPLY, "[silent]"])
 def test_speak_up_on_the_live_page_shows_a_remark_nobody_asked_for_and_nothing_of_a_silent_look(
     one_question_devices, tmp_path, monkeypatch, says

@@ -19,6 +19,7 @@ def fake_devices(tmp_path_factory):
     return make_fake_devices(tmp_path_factory.mktemp("devices"))
 
 
+@pytest.mark.clock
 def test_talking_over_a_reply_cuts_it_short_on_the_live_page(fake_devices, tmp_path, monkeypatch):
     """The fake microphone asks again 1.8 s after each question; the API takes 8 s to
     answer, so the next question starts during the reply and (barge-in is on) stops it."""
@@ -84,6 +85,7 @@ def settled(page, api, quiet_s: float = 8.0, timeout_s: float = 300.0) -> tuple[
         time.sleep(0.5)
 
 
+@pytest.mark.clock
 def test_a_spoken_reply_cut_short_is_truncated_at_the_api_to_what_was_heard(unhurried_devices, tmp_path, monkeypatch):
     """The fake microphone asks again 6 s after each question, before the 12 s spoken reply
     is over: the page stops the reply (the user speaks), says how much of it was heard, and
@@ -114,6 +116,7 @@ CUTS = 8  # replies the stress test cuts short
 THROTTLE = 6  # the page's main thread runs this many times slower (Chromium's CPU throttling)
 
 
+@pytest.mark.clock
 def test_every_reply_cut_short_on_a_busy_page_reaches_the_api(fake_devices, tmp_path, monkeypatch):
     """The page's main thread slowed sixfold (DevTools `Emulation.setCPUThrottlingRate`): the
     microphone asks every 6 s and each 8 s spoken reply (generated a word every 0.15 s, so a

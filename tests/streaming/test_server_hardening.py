@@ -77,6 +77,7 @@ def _still_serves(url):
 SPIN = "import time\nend = time.monotonic() + 300\nwhile time.monotonic() < end:\n    pass\n"
 
 
+@pytest.mark.whisper
 @pytest.mark.alone  # one busy core is the spinner's: under xdist another test would make it two
 def test_sessions_survive_a_busy_core_and_replies_slower_than_the_keepalive(tmp_path):
     """Each reply takes 6 s while the clients ping every second and give up after 3 s without a
@@ -234,6 +235,7 @@ def test_frame_buffers_are_capped_per_session_and_in_total_oldest_first():
     assert [f.t_ms for f in counted.frames] == [5, 6, 7, 8]
 
 
+@pytest.mark.whisper
 def test_big_fast_frames_stay_within_the_servers_frame_budget_and_audio_still_counts(backend):
     big = b"\xff\xd8" + bytes(450_000)
     settings = ServerSettings(

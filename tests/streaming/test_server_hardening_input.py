@@ -116,6 +116,7 @@ def test_a_message_over_the_limit_gets_too_large_before_anything_closes(server_u
 # ---- 2d. audio rate at arrival -----------------------------------------------------------
 
 
+@pytest.mark.whisper
 def test_clients_paced_just_under_the_audio_limit_are_never_closed(server_url):
     """Three clients send silence at 19x real time for 3 s of wall time each."""
     speed, chunk_ms, wall_s = 19.0, 100, 3.0
@@ -154,6 +155,7 @@ def test_audio_far_over_the_limit_is_refused_and_closed(server_url):
 # ---- 2e. idle and surplus sessions -------------------------------------------------------
 
 
+@pytest.mark.whisper
 def test_idle_sessions_and_silent_connections_are_closed(backend):
     with running_server(
         ServerSettings(backend_base_url=backend.base_url, idle_timeout_s=1.0, hello_timeout_s=1.0)
@@ -196,6 +198,7 @@ def test_sessions_over_the_cap_get_server_busy_and_the_others_go_on(backend):
     assert closes == [wire.CLOSE_NORMAL] * 2 and again == "ready"
 
 
+@pytest.mark.whisper
 def test_bare_connections_that_never_finish_a_handshake_are_dropped(monkeypatch):
     import socket
 
