@@ -188,6 +188,7 @@ def test_a_case_without_an_image_is_skipped_not_judged_blind():
     assert server.requests == []
 
 
+@pytest.mark.clock
 def test_wearsim_eval_keeps_an_http_error_to_its_case_and_goes_on(tmp_path):
     image = FIXTURES / "shapes.png"
     data = tmp_path / "cases.jsonl"

@@ -159,6 +159,7 @@ def test_check_5_on_a_clarify_item_naming_the_candidates_is_a_leak(reply, leaks)
     assert result.details["sc-08"]["leaks"] is leaks
 
 
+@pytest.mark.clock
 def test_wearsim_validate_semantic_runs_checks_4_and_5_and_reports_per_scenario(tmp_path):
     """The CLI path against an OpenAI-compatible server that always names a wooden board."""
     import os

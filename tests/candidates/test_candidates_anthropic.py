@@ -62,6 +62,7 @@ def test_the_request_and_the_streamed_reply(monkeypatch):
     assert (reply.usage.input_tokens, reply.usage.output_tokens) == (21, 7)
 
 
+@pytest.mark.slow
 def test_a_rate_limit_is_retried_after_its_retry_after(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     with FakeAnthropic(fail_first=2, retry_after="0") as server:

@@ -7,9 +7,12 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import pytest
+
 from candidates import GenerationConfig, Image, Message, open_candidate
 
 
+@pytest.mark.slow
 def test_gemini_adapter_request_shape_and_streamed_reply(monkeypatch):
     seen = []
 

@@ -65,6 +65,7 @@ def test_a_stream_run_past_the_audio_and_video_limit_loses_no_cell(gemini_env, t
     assert all(s["frames"] > 0 and s["held_audio"] / (2 * 16000) > 3.0 for s in server.sessions)
 
 
+@pytest.mark.clock
 def test_the_limit_switch_ends_a_session_that_did_not_ask_for_compression(gemini_env, monkeypatch):
     """The switch is real: the same adapter with compression taken out of its setup is cut off."""
     from google.genai import types

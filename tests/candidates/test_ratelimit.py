@@ -51,6 +51,7 @@ async def test_tokens_are_estimated_then_corrected_by_the_reported_usage():
     assert estimate_tokens("abcd" * 10, ["x" * 40], 300) == 10 + 10 + 1 + 300
 
 
+@pytest.mark.slow
 async def test_candidate_and_judge_on_one_endpoint_share_a_bucket():
     clock = FakeClock()
     ratelimit.configure(RateLimits(Limits(requests_per_minute=6), clock=clock, sleep=clock.sleep))

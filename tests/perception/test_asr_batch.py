@@ -92,6 +92,7 @@ def test_the_decoders_take_batches_at_once_up_to_their_number(lines, workers):
     assert sum(rates) / len(rates) <= MAX_MEAN_WER, rates
 
 
+@pytest.mark.whisper
 def test_a_partial_is_skipped_while_finals_wait_and_a_gone_caller_is_skipped(lines):
     transcriber = Counting()
 
@@ -119,6 +120,7 @@ def test_a_failed_batch_is_every_callers_error(lines, monkeypatch):
     assert all(isinstance(r, RuntimeError) for r in asyncio.run(go()))
 
 
+@pytest.mark.whisper
 def test_a_long_clip_gets_the_whole_window():
     transcriber = Transcriber()
     long = np.zeros(16000 * 12, np.float32)

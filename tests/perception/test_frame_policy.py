@@ -407,6 +407,7 @@ def test_a_realtime_api_gets_exactly_the_images_the_records_say_were_sent(tmp_pa
     assert by_policy["end"] <= 2 * 2 + 2 and by_policy["change:0.01/2"] <= 3 * 2
 
 
+@pytest.mark.clock
 def test_a_hello_with_a_malformed_policy_is_bad_hello_and_serve_refuses_one_at_start():
     import subprocess
     import sys

@@ -29,6 +29,7 @@ def words(text: str) -> list[str]:
     return [w for w in "".join(c.lower() if c.isalnum() else " " for c in text).split()]
 
 
+@pytest.mark.slow
 async def test_a_bank_frame_is_read_back_exactly_and_its_header_is_left_out():
     authored = bank_text("sc-01", "turn_1_image")
     description = await make_describer("ocr").describe(synthetic_frame(authored))

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
 from tests.paths import PACKAGES, ROOT
 
 MAX_POSITIONAL = 4
@@ -36,6 +38,7 @@ def _dataclasses() -> dict[str, str]:
     return found
 
 
+@pytest.mark.slow
 def test_every_dataclass_in_the_packages_is_keyword_only():
     loose = []
     for path, tree in _sources():
@@ -64,6 +67,7 @@ def _wide_calls(tree: ast.AST, names) -> list[tuple[int, str, int]]:
     return wide
 
 
+@pytest.mark.slow
 def test_no_call_passes_more_than_four_positional_arguments_to_a_dataclass():
     names = _dataclasses()
     assert len(names) > 50  # the scan found the records, events and settings
@@ -75,6 +79,7 @@ def test_no_call_passes_more_than_four_positional_arguments_to_a_dataclass():
     assert not wide, "build these by field name:\n" + "\n".join(wide)
 
 
+@pytest.mark.slow
 def test_the_scan_flags_wide_and_starred_calls_only():
     tree = ast.parse(
         "Reply('a', 'm', None, 1.0, 2.0)\nrecords.Reply(*parts)\nReply('a', 'm')\n"

@@ -110,6 +110,7 @@ async def converse(backend, *, barge_in: bool, second_final_during_reply: bool =
     return events
 
 
+@pytest.mark.slow
 def test_speech_during_a_reply_interrupts_it_and_the_conversation_keeps_what_was_said():
     candidate = SlowCandidate()
     events = asyncio.run(converse(ChatBackend(candidate, "Be brief.", GenerationConfig()), barge_in=True))

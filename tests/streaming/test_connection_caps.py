@@ -113,6 +113,7 @@ def test_the_room_rule():
     assert room.arrive(object(), "C") == ("in", a[2])
 
 
+@pytest.mark.whisper
 def test_healthz_answers_from_its_reserve_while_every_place_holds_a_request(monkeypatch, tmp_path):
     """Every place holds an upload whose body trickles in (a request in progress, which never gives way):
     `/healthz` still answers, the page is told 503."""

@@ -324,6 +324,7 @@ def test_stalled_keep_alive_connections_neither_fill_the_server_nor_stay(monkeyp
                 sock.close()
 
 
+@pytest.mark.whisper
 def test_a_slow_recording_body_gets_408_and_lets_go(tmp_path, monkeypatch):
     import socket
 

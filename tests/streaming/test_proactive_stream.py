@@ -36,7 +36,8 @@ IDS = "pa-01,pq-01"  # an event with an opening line, and a quiet control
 GRID = ("--proactive", "change,every:5", "--frame-policy", "fps:1,change:0.02", "--ids", "pq-01")
 
 # every test of this file on one worker: the module's benches start together, once
-pytestmark = pytest.mark.xdist_group("proactive_stream")
+# the proactive trials play their scenes at real time (a module fixture runs them once for every test here)
+pytestmark = [pytest.mark.xdist_group("proactive_stream"), pytest.mark.clock]
 
 
 def _bench_args(run_dir, *extra) -> list[str]:
@@ -239,6 +240,7 @@ def test_a_local_model_watches_and_every_record_lists_its_probes_and_remarks(sta
     assert sorted(p.name for p in (started.folder / "local" / "plots").iterdir()) == ["proactive.png"]
 
 
+@pytest.mark.slow
 def test_openai_realtime_answers_every_probe_and_a_server_that_always_talks_fails_every_quiet_probe(started):
     (records, summary, _), server = _read(started, "openai")
     assert server.problems == []
@@ -278,6 +280,7 @@ def test_gemini_live_answers_every_probe_and_a_server_that_always_talks_fails_ev
     assert len(quiet) >= 4 and all(p["outcome"] == "false_alarm" for p in quiet)  # 34 s, a probe every 6 s
 
 
+@pytest.mark.whisper
 def test_native_on_a_chat_model_and_proactive_without_the_stream_are_refused_before_anything_starts(tmp_path):
     for extra, words in (
         (["--via", "stream", "--proactive", "native"], "needs a realtime API"),

@@ -238,6 +238,7 @@ class EchoingBackend(HTTPFake):
         super().__init__(Handler)
 
 
+@pytest.mark.whisper
 def test_a_backend_echoing_the_key_never_puts_it_in_an_event_or_a_log(monkeypatch, caplog):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     caplog.set_level(logging.WARNING, logger="wearsim.server")

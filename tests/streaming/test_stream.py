@@ -325,6 +325,7 @@ def test_without_media_the_stream_gives_the_text_path_turn_inputs(server_url):
     assert results[1].reply.text == "It is the one in your hand now."
 
 
+@pytest.mark.whisper
 def test_with_media_the_camera_blocks_are_perceived(server_url, backend):
     scenario = BANK.get("sc-47")  # rendered context, turn 1 and turn 2 stills
     results, messages = _play(server_url, scenario, turns=(1, 2, 3))

@@ -216,6 +216,7 @@ def test_the_judge_does_not_follow_the_candidate_base_url(tmp_path):
 # ---- the chat adapter's HTTP path ------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_the_chat_adapter_sends_what_the_openai_sdk_would():
     """The adapter reads and writes the wire format itself; its requests are the SDK's, byte for byte in JSON."""
     from openai import AsyncOpenAI

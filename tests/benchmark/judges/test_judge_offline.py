@@ -25,6 +25,7 @@ def judge(reply: str, *, camera: bool = True):
     return LexicalJudge().label_now(JudgeCase(scenario=SC01, turn=2, user_message=message, response=reply))
 
 
+@pytest.mark.slow
 def test_refitting_the_stored_table_reproduces_the_shipped_weights_exactly():
     table = json.loads(TABLE_PATH.read_text(encoding="utf-8"))
     assert train_offline_judge.dumps(train(table)) == WEIGHTS_PATH.read_text(encoding="utf-8")

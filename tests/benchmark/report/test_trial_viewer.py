@@ -107,6 +107,7 @@ def test_each_stream_turn_keeps_its_sent_frames_and_speech(spoken_runs):
     assert manifest["keep_frames"] is False
 
 
+@pytest.mark.slow
 def test_the_keeper_holds_to_its_cap_across_a_resume(tmp_path, monkeypatch, spoken_runs):
     import dataclasses
 
@@ -231,6 +232,7 @@ def test_the_viewer_shows_what_the_assistant_saw_and_heard(spoken_runs, tmp_path
     assert [url for url in requests if not url.startswith(("file:", "data:"))] == []
 
 
+@pytest.mark.slow
 def test_a_merged_run_dir_brings_the_kept_media_along(spoken_runs, tmp_path):
     folder, [record], _ = spoken_runs
     done = wearsim("merge", str(folder / "run"), "--output-dir", str(tmp_path / "merged"))

@@ -68,6 +68,7 @@ def refused(capsys, argv: list[str]) -> str:
     return err
 
 
+@pytest.mark.slow
 def test_ten_flags_from_a_file_make_the_manifest_the_same_flags_make(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "")
     with FakeOpenAI(reply="The cross-tip screwdriver you hold now fits.") as server:

@@ -55,12 +55,14 @@ def _manifest(run_dir) -> dict:
     return json.loads((run_dir / "manifest.json").read_text())
 
 
+@pytest.mark.slow
 def test_end_of_turn_needs_the_stream(tmp_path):
     done = _bench(tmp_path / "direct", "--end-of-turn", "model")
     assert done.returncode == 2 and "--end-of-turn" in done.stderr and "need --via stream" in done.stderr
     assert not (tmp_path / "direct").exists()
 
 
+@pytest.mark.whisper
 def test_a_missing_end_of_turn_model_stops_the_run_before_it_starts(tmp_path):
     done = _bench(
         tmp_path / "run",

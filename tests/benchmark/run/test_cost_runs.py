@@ -233,6 +233,7 @@ def test_a_budget_stops_within_one_cells_spend_and_a_larger_one_finishes_the_run
     assert "stopped on its budget" not in (run_dir / "findings.md").read_text()
 
 
+@pytest.mark.slow
 def test_the_documented_price_example_keeps_a_budget_with_a_provider_that_does_not_split_cached_tokens(tmp_path):
     """docs/usage.md's `--prices` entry (cached text priced apart) for an endpoint whose usage has no cached
     split: the run is priced as not cached (an upper bound, said in findings) instead of stopping at once."""

@@ -92,6 +92,7 @@ def test_a_run_with_too_many_errored_cells_exits_3_and_findings_lead_with_the_er
     assert "cells errored" not in tolerant.stderr
 
 
+@pytest.mark.slow
 def test_a_run_without_errors_leads_with_its_headline(tmp_path):
     with FakeOpenAI() as server:
         out = bench(tmp_path / "run", "--ids", "sc-04,sc-02", server=server)
