@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from benchmark.cli.bench_args import EPILOG, add_bench_arguments
+
+if TYPE_CHECKING:  # the runner's imports wait until a run starts
+    from benchmark.run.runner import RunCounts
 
 
 def register(subparsers) -> None:
@@ -91,8 +95,8 @@ def run(args) -> int:
             print(note, file=sys.stderr)
         started = time.monotonic()
         counts = _run_cells(bank, settings, run_dir, prepared, args.base_url)
-        if counts.get("empty_shard"):
-            print(counts["empty_shard"], file=sys.stderr)
+        if counts.empty_shard:
+            print(counts.empty_shard, file=sys.stderr)
             return 0
         _say_finished(args, counts, time.monotonic() - started, settings.cache_dir, run_dir)
         return _report(args, counts, run_dir)
@@ -124,7 +128,7 @@ def _lock_run_dir(run_dir, bank, settings, resume: bool):
         raise Stop(str(exc)) from None
 
 
-def _run_cells(bank, settings, run_dir, prepared, base_url: str | None) -> dict:
+def _run_cells(bank, settings, run_dir, prepared, base_url: str | None) -> RunCounts:
     """Every cell of the run, until done or stopped (SIGTERM or Ctrl-C: the finished cells are kept);
     the counts `run_bench` returns. A run that stops early raises `Stop` with its exit status."""
     import asyncio
@@ -137,7 +141,7 @@ def _run_cells(bank, settings, run_dir, prepared, base_url: str | None) -> dict:
 
     stopped_by: list[int] = []
 
-    async def bench() -> dict:
+    async def bench() -> RunCounts:
         loop = asyncio.get_running_loop()
         main = asyncio.current_task()
         assert main is not None  # bench() runs as asyncio.run's task
@@ -177,29 +181,27 @@ def _run_cells(bank, settings, run_dir, prepared, base_url: str | None) -> dict:
         raise Stop(str(exc.args[0] if isinstance(exc, KeyError) else exc)) from None
 
 
-def _say_finished(args, counts: dict, seconds: float, cache_dir: str | None, run_dir) -> None:
+def _say_finished(args, counts: RunCounts, seconds: float, cache_dir: str | None, run_dir) -> None:
     """The run's closing lines on stderr: cells and outcomes, and the response cache's hits."""
-    outcome = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("pass", "miss", "unscored", "error"))
-    skipped = f" ({counts['skipped']} finished earlier, skipped)" if counts.get("skipped") else ""
+    outcome = ", ".join(f"{counts.outcomes.get(k, 0)} {k}" for k in ("pass", "miss", "unscored", "error"))
+    skipped = f" ({counts.skipped} finished earlier, skipped)" if counts.skipped else ""
     judged = (
         "proactive (pass: the event caught on time, or a quiet control left quiet)"
         if args.subset == "proactive"
         else "Turn 2"
     )
-    print(
-        f"finished in {seconds:.0f} s: {counts.get('ran', 0)} cells ran{skipped}; {judged}: {outcome}", file=sys.stderr
-    )
+    print(f"finished in {seconds:.0f} s: {counts.ran} cells ran{skipped}; {judged}: {outcome}", file=sys.stderr)
     if cache_dir:
         print(
-            f"response cache {cache_dir}: {counts.get('cache_hits', 0)} replies from the cache, "
-            f"{counts.get('cache_misses', 0)} requested (per cell: {run_dir / 'cache_log.jsonl'})",
+            f"response cache {cache_dir}: {counts.cache_hits or 0} replies from the cache, "
+            f"{counts.cache_misses or 0} requested (per cell: {run_dir / 'cache_log.jsonl'})",
             file=sys.stderr,
         )
-    if counts.get("budget_line"):
-        print(counts["budget_line"], file=sys.stderr)
+    if counts.budget_line:
+        print(counts.budget_line, file=sys.stderr)
 
 
-def _report(args, counts: dict, run_dir) -> int:
+def _report(args, counts: RunCounts, run_dir) -> int:
     """The report written, its headline printed; the exit status (3: too many cells failed, 4: stopped
     on --budget)."""
     from benchmark.report import write_report
@@ -226,7 +228,7 @@ def _report(args, counts: dict, run_dir) -> int:
             f"--judge-family openai --output-dir {run_dir}-rescored"
         )
     status = _error_rate_status(summary, run_dir, args.max_error_rate)
-    return 4 if status == 0 and (counts.get("budget") or {}).get("stopped_on_budget") else status
+    return 4 if status == 0 and (counts.budget or {}).get("stopped_on_budget") else status
 
 
 def _error_rate_status(summary: dict, run_dir, max_rate: float) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmark.budget import Budget
@@ -28,6 +29,21 @@ from core.records import TrialRecord
 from core.scenario import Bank
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunCounts:
+    """What `run_bench` did: the cells it ran and skipped (finished earlier), their outcomes, and what the
+    budget, the response cache and an empty shard have to say."""
+
+    ran: int = 0
+    skipped: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)  # pass, miss, unscored, error -> cells
+    empty_shard: str | None = None  # the line saying this shard of a small run holds no cell
+    budget: dict | None = None  # `Budget.state()`, with `--budget`
+    budget_line: str | None = None
+    cache_hits: int | None = None  # with the response cache: replies it served, and replies requested
+    cache_misses: int | None = None
+
+
 async def run_bench(
     bank: Bank,
     settings: RunSettings,
@@ -36,7 +52,7 @@ async def run_bench(
     *,
     resume: bool = False,
     prepared: PreparedRun | None = None,
-) -> dict:
+) -> RunCounts:
     """Run every unfinished cell, each trial through `conversation(scenario, condition, point, trial,
     cell_cache)`; return counts.
 
@@ -64,16 +80,16 @@ async def run_bench(
             opened.close()
 
 
-def _nothing_to_run(plan: CellPlan, settings: RunSettings, run_dir: Path, budget: Budget | None) -> dict | None:
+def _nothing_to_run(plan: CellPlan, settings: RunSettings, run_dir: Path, budget: Budget | None) -> RunCounts | None:
     """The counts of a run with no cell left to run (None: some are)."""
     if not plan.planned and settings.shard is not None:  # a small run split many ways: this share is empty
-        return {"ran": 0, "skipped": 0, "empty_shard": empty_shard_line(settings.shard, plan.every)}
+        return RunCounts(empty_shard=empty_shard_line(settings.shard, plan.every))
     if plan.to_run:
         return None
     if budget is None:
-        return {"ran": 0, "skipped": plan.planned}
+        return RunCounts(skipped=plan.planned)
     write_budget(run_dir, budget)
-    return {"ran": 0, "skipped": plan.planned, "budget": budget.state(), "budget_line": budget.describe()}
+    return RunCounts(skipped=plan.planned, budget=budget.state(), budget_line=budget.describe())
 
 
 async def _run_cells(
@@ -83,7 +99,7 @@ async def _run_cells(
     conversation: ConversationFactory,
     plan: CellPlan,
     budget: Budget | None,
-) -> dict:
+) -> RunCounts:
     from benchmark.judges import open_judge
     from benchmark.report import start_worker
     from candidates.cache import ResponseCache
@@ -115,13 +131,17 @@ async def _run_cells(
             await run.every_cell(plan.to_run, Judges(judge=judge, ranking=ranking))
         finally:
             ticking.cancel()
-    counts: dict = {"ran": run.progress.done, "skipped": plan.planned - len(plan.to_run), **run.progress.counts}
-    if budget is not None:
-        counts.update(budget=budget.state(), budget_line=budget.describe())
     if cache is not None:
-        counts.update(cache_hits=run.cache_totals["from_cache"], cache_misses=run.cache_totals["requested"])
         cache.close()
-    return counts
+    return RunCounts(
+        ran=run.progress.done,
+        skipped=plan.planned - len(plan.to_run),
+        outcomes=dict(run.progress.counts),
+        budget=budget.state() if budget is not None else None,
+        budget_line=budget.describe() if budget is not None else None,
+        cache_hits=run.cache_totals["from_cache"] if cache is not None else None,
+        cache_misses=run.cache_totals["requested"] if cache is not None else None,
+    )
 
 
 class CellRun:
