@@ -127,7 +127,7 @@ class SilenceFilter:
     """A probe's reply as it streams: text and audio go out once the text cannot be the
     silence marker any more; a reply that is the marker sends nothing."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.text = ""
         self.open = False
         self.audio = False
