@@ -24,6 +24,7 @@ from simulator.pacing import Pacer
 from simulator.timeline import TurnPlan
 from simulator.watch_timeline import WatchPlan
 from streaming import wire
+from streaming.client_messages import Hello, SessionEnd, TurnEnd, WatchEnd, encode_client_message
 
 
 class ServerError(RuntimeError):
@@ -100,7 +101,7 @@ class GlassesClient:
             ping_interval=self.ping_interval,
             ping_timeout=self.ping_timeout,
         )
-        await self._socket.send(wire.hello(self.token, config))
+        await self._socket.send(encode_client_message(Hello(token=self.token, config=config)))
         ready = wire.decode_event(await asyncio.wait_for(self._socket.recv(), timeout))
         self._record(ready)
         if not isinstance(ready, wire.Ready):
@@ -172,7 +173,7 @@ class GlassesClient:
         for at, item in schedule:
             await pacer.wait(at)
             if item.kind == "turn.end":
-                await self._socket.send(wire.encode_message("turn.end", t_ms=item.t_ms))
+                await self._socket.send(encode_client_message(TurnEnd(t_ms=item.t_ms)))
             elif item.kind == "frame":
                 if self.drop_frames and self.random.random() < self.drop_frames:
                     continue
@@ -221,7 +222,7 @@ class GlassesClient:
     async def end_watch(self, timeout: float = 600.0) -> tuple[wire.WatchDone, list[wire.ProbeDone]]:
         """A proactive stream is over: `watch.end`, then the server's `watch.done` once every frame and
         probe before it is handled; with every probe's `probe.done`, in order."""
-        await self._socket.send(wire.encode_message("watch.end"))
+        await self._socket.send(encode_client_message(WatchEnd()))
         try:
             await asyncio.wait_for(self._watch_done.wait(), timeout)
         except TimeoutError:
@@ -236,7 +237,7 @@ class GlassesClient:
     async def close(self) -> None:
         if self._ws is not None:
             try:
-                await self._ws.send(wire.encode_message("session.end"))
+                await self._ws.send(encode_client_message(SessionEnd()))
             except websockets.ConnectionClosed:
                 pass
             await self._ws.close()

@@ -1,7 +1,7 @@
 """The client's text messages as typed values: one frozen dataclass per type
 (`hello`, `turn.end`, `reply.cut`, `watch.end`, `session.end`; docs/protocol.md),
 read from the wire by `decode_client_message` and written by
-`encode_client_message`.
+`encode_client_message` (what the simulated glasses send).
 
 The checks are `streaming.wire`'s own (`decode_message`, `read_hello`,
 `SessionConfig.from_dict`, `read_reply_cut`), so every refusal keeps its
