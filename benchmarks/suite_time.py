@@ -2,7 +2,7 @@
 time and the CPU it and everything it started used (issue 33: the test step is to take at most 4 minutes
 on 2 cores).
 
-    .venv/bin/python benchmarks/suite_time.py [--files tests/test_a.py,tests/test_b.py]
+    .venv/bin/python benchmarks/suite_time.py [--files tests/core/test_bank.py,tests/streaming/test_stream.py]
 
 A file's CPU is the user + system time of the pytest process and of every process it waited for (servers,
 `wearsim` subprocesses, Chromium), read from `getrusage(RUSAGE_CHILDREN)` before and after. The ratio of
@@ -54,9 +54,9 @@ def time_file(path: Path) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--files", help="comma-separated test files (default: every tests/test_*.py)")
+    parser.add_argument("--files", help="comma-separated test files (default: every test_*.py under tests/)")
     args = parser.parse_args()
-    files = [ROOT / f for f in args.files.split(",")] if args.files else sorted((ROOT / "tests").glob("test_*.py"))
+    files = [ROOT / f for f in args.files.split(",")] if args.files else sorted((ROOT / "tests").rglob("test_*.py"))
     rows = []
     for n, path in enumerate(files, start=1):
         row = time_file(path)
