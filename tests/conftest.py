@@ -51,9 +51,6 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.llama)
         if not any(item.get_closest_marker(name) for name in HEAVY):
             item.add_marker(pytest.mark.quick)
-    # a group that must run on one worker (`xdist_group`: the proactive trials, the shared llama.cpp server)
-    # starts first, so it never ends the run alone on one worker while the other has nothing left
-    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
 
 
 _LOCK_FILES: tuple | None = None
