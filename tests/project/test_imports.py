@@ -10,9 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.paths import ROOT
-
-PACKAGES = ("core", "candidates", "media_effects", "perception", "streaming", "simulator", "benchmark")
+from tests.paths import PACKAGES, ROOT
 
 
 def project_modules() -> dict[str, Path]:
