@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +29,7 @@ from benchmark.judges.features import FEATURE_NAMES
 from benchmark.judges.lexical import LexicalJudge
 from benchmark.judges.offline import TABLE_PATH, offline_decision
 from benchmark.judges.rules import scenario_frames
+from benchmark.labels.figures import Figures, figures
 from core.judge import LABELS, JudgeCase
 from core.records import build_user_turn
 from core.scenario import load_bank
@@ -38,69 +38,6 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "judging"
 OTHER_STYLES = FIXTURES / "other_styles.jsonl"
 RESULTS = ROOT / "benchmarks" / "results" / "offline_judge.json"
-
-
-@dataclass(frozen=True)
-class Figures:
-    """Coverage over all replies; agreement, kappa, per-label precision/recall over the labelled ones."""
-
-    total: int
-    labelled: int
-    agreed: int
-    kappa: float
-    confusion: dict  # truth -> guess -> count (guess "unscored" included)
-    precision: dict
-    recall: dict
-
-    @property
-    def coverage(self) -> float:
-        return self.labelled / self.total if self.total else 0.0
-
-    @property
-    def agreement(self) -> float:
-        return self.agreed / self.labelled if self.labelled else 0.0
-
-    def line(self) -> str:
-        return (
-            f"coverage {self.labelled}/{self.total} ({self.coverage:.3f}), agreement {self.agreed}/{self.labelled} "
-            f"({self.agreement:.3f}), Cohen's kappa {self.kappa:.3f}"
-        )
-
-    def as_dict(self) -> dict:
-        return {
-            "total": self.total,
-            "labelled": self.labelled,
-            "agreed": self.agreed,
-            "coverage": self.coverage,
-            "agreement": self.agreement,
-            "kappa": self.kappa,
-            "confusion": self.confusion,
-            "precision": self.precision,
-            "recall": self.recall,
-        }
-
-
-def figures(truth: list[str], guess: list[str | None]) -> Figures:
-    kept = [(t, g) for t, g in zip(truth, guess) if g is not None]
-    confusion = {t: {g: 0 for g in (*LABELS, "unscored")} for t in LABELS}
-    for t, g in zip(truth, guess):
-        confusion[t][g or "unscored"] += 1
-    precision, recall = {}, {}
-    for label in LABELS:
-        said = sum(1 for _, g in kept if g == label)
-        true = sum(1 for t, _ in kept if t == label)
-        hit = sum(1 for t, g in kept if t == g == label)
-        precision[label] = hit / said if said else None
-        recall[label] = hit / true if true else None
-    return Figures(
-        len(truth),
-        len(kept),
-        sum(t == g for t, g in kept),
-        learn.kappa([t for t, _ in kept], [g for _, g in kept]) if kept else 0.0,
-        confusion,
-        precision,
-        recall,
-    )
 
 
 def _guesses(probs: np.ndarray, threshold: float) -> list[str | None]:

@@ -3,7 +3,8 @@ chat-completions wire format, can answer 429 first, and can be slow. With
 `detailed_usage` its usage grows with the request (about four characters a
 prompt token) and carries the API's `prompt_tokens_details` (cached tokens:
 the part of the prompt an earlier request began with, in blocks of 64) and
-`completion_tokens_details`; every usage sent is kept in `usages`."""
+`completion_tokens_details`; every usage sent is kept in `usages`. `reply` may be a function of
+the request body (scripted replies: a judge's verdict chosen by the reply it is asked about)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ class FakeOpenAI(HTTPFake):
                     return
                 time.sleep(owner.delay)
                 owner.statuses.append(200)
+                text = owner.reply(body) if callable(owner.reply) else owner.reply
                 if not body.get("stream"):
                     self.send_json(
                         200,
@@ -80,7 +82,7 @@ class FakeOpenAI(HTTPFake):
                                 {
                                     "index": 0,
                                     "finish_reason": "stop",
-                                    "message": {"role": "assistant", "content": owner.reply},
+                                    "message": {"role": "assistant", "content": text},
                                 }
                             ],
                             "usage": usage(body, 7),
@@ -90,7 +92,7 @@ class FakeOpenAI(HTTPFake):
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
-                words = owner.reply.split(" ")
+                words = text.split(" ")
                 for i, word in enumerate(words):
                     piece = word if i == 0 else " " + word
                     chunk = {

@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "benchmark.cli.annotate",
     "benchmark.cli.agreement",
     "benchmark.cli.labels",
+    "benchmark.cli.judge_check",
     "benchmark.cli.compare",
     "benchmark.cli.merge",
     "benchmark.cli.proxy_report",

@@ -13,6 +13,10 @@ line) and saving (temp file and rename) |
 | `agreement.py` | Cohen's and Fleiss' kappa, raw agreement, per-label precision and recall, intervals over scenarios |
 | `agreement_report.py` | agreement.json, agreement.md, the confusion-matrix PNG, and the line findings \
 and the viewer print |
+| `reference.py` | reference labels of four shapes (careful labels, a run's labels, Label Studio, CSV) read \
+into items for `wearsim judge-check` |
+| `figures.py` | a judge against reference labels: coverage, agreement, kappa, precision, recall, confusion |
+| `check.py` | `wearsim judge-check`: every item judged, the figures as a dict and as text |
 """
 
 WHATS = ("turn2", "turn3", "remarks")  # what can be labelled: Turn 2 replies, Turn 3 replies, proactive remarks
