@@ -4,12 +4,12 @@ Reads only what the repository holds: the derived table (`benchmark/judges/offli
 and `tests/fixtures/judging/`. Prints the lines docs/judging.md quotes and writes
 `benchmarks/results/offline_judge.json`.
 
-- Cross-validation: `FOLDS` folds grouped by scenario (`learn.grouped_folds`); each fold's replies
-  are labelled by a model fitted on the other folds, at a threshold chosen on those other folds
-  alone (an inner grouped cross-validation), so no figure comes from data the model or its
-  threshold saw. Against the recorded LLM labels (`raw`) and against them with my review applied
-  (`reviewed`, `scripts/offline_label_review.json`). The rules alone are measured on the same rows.
-- The coverage-agreement curve: the pooled held-out probabilities at every threshold of the grid.
+- Against the careful labels, two ways, so no figure comes from data the model or its threshold saw:
+  leave one file out (fit on three kinds of reply, label the fourth), and `FOLDS` folds grouped by
+  scenario pooled over the four files (`learn.grouped_folds`). Each held-out part's threshold is
+  chosen by an inner grouped cross-validation on the other parts alone. The rules alone are
+  measured on the same rows.
+- The coverage-agreement curve: the pooled held-out probabilities of the grouped folds.
 - The locked other-styles set (`other_styles.jsonl`), the 291 responses and the development set,
   judged by the shipped model.
 
@@ -44,38 +44,55 @@ def _guesses(probs: np.ndarray, threshold: float) -> list[str | None]:
     return [LABELS[int(p.argmax())] if p.max() >= threshold and p.max() > 0 else None for p in probs]
 
 
-def cross_validation(rows: list[dict]) -> dict:
-    """Per fold and pooled figures with nested thresholds, the curve, and the rules on the same rows."""
-    folds = learn.grouped_folds(rows)
-    probs = learn.held_out(rows, folds)
+def held_out_labels(rows: list[dict], split: list) -> tuple[list[str | None], dict, np.ndarray]:
+    """Each row's label from a model fitted on the rows of the other parts of `split` (one value per
+    row: its file, or its scenario fold), at a threshold chosen by a grouped cross-validation on those
+    other parts alone; the thresholds; and the held-out probabilities."""
+    probs = learn.held_out(rows, split)
     guess: list[str | None] = [None] * len(rows)
     thresholds = {}
-    for fold in sorted(set(folds)):
-        inner = [row for row, f in zip(rows, folds) if f != fold]
+    for part in sorted(set(split)):
+        inner = [row for row, s in zip(rows, split) if s != part]
         inner_probs = learn.held_out(inner, learn.grouped_folds(inner, learn.FOLDS - 1))
-        thresholds[fold] = learn.choose_threshold([row[learn.TARGET] for row in inner], inner_probs)
-        for i in (i for i, f in enumerate(folds) if f == fold):
-            guess[i] = _guesses(probs[i : i + 1], thresholds[fold])[0]
+        thresholds[part] = learn.choose_threshold([row["label"] for row in inner], inner_probs)
+        for i in (i for i, s in enumerate(split) if s == part):
+            guess[i] = _guesses(probs[i : i + 1], thresholds[part])[0]
+    return guess, thresholds, probs
+
+
+def _by(rows: list[dict], key: str, truth: list[str], guess: list[str | None]) -> dict[str, Figures]:
+    return {
+        value: figures(
+            [t for t, row in zip(truth, rows) if row[key] == value], [g for g, row in zip(guess, rows) if row[key] == value]
+        )
+        for value in sorted({row[key] for row in rows})
+    }
+
+
+def cross_validation(rows: list[dict]) -> dict:
+    """Leave one file out, and five folds grouped by scenario pooled over the files: figures per
+    held-out part, per file and pooled; the rules alone on the same rows; the pooled curve."""
+    truth = [row["label"] for row in rows]
     rules = []
     for row in rows:
         values = dict(zip(FEATURE_NAMES, row["x"]))
         rules.append(next((label for label in LABELS if values[f"rule_{label}"] == 1.0), None))
-    out = {"thresholds": thresholds, "folds": {}, "pooled": {}, "rules": {}, "curve": {}}
-    for target in ("label", "reviewed"):
-        truth = [row[target] for row in rows]
-        out["pooled"][target] = figures(truth, guess)
-        out["rules"][target] = figures(truth, rules)
-        out["folds"][target] = {
-            fold: figures(
-                [truth[i] for i, f in enumerate(folds) if f == fold],
-                [guess[i] for i, f in enumerate(folds) if f == fold],
-            )
-            for fold in sorted(set(folds))
-        }
-        out["curve"][target] = learn.curve(truth, probs)
-    out["scenarios"] = {
-        fold: sorted({row["scenario"] for row, f in zip(rows, folds) if f == fold}) for fold in sorted(set(folds))
+    out: dict = {}
+    files = [row["file"] for row in rows]
+    guess, thresholds, _ = held_out_labels(rows, files)
+    out["leave_one_file_out"] = {"thresholds": thresholds, "files": _by(rows, "file", truth, guess)}
+    folds = learn.grouped_folds(rows)
+    guess, thresholds, probs = held_out_labels(rows, folds)
+    for row, fold in zip(rows, folds):
+        row["fold"] = fold
+    out["grouped_folds"] = {
+        "thresholds": thresholds,
+        "pooled": figures(truth, guess),
+        "folds": _by(rows, "fold", truth, guess),
+        "files": _by(rows, "file", truth, guess),
+        "curve": learn.curve(truth, probs),
     }
+    out["rules"] = {"pooled": figures(truth, rules), "files": _by(rows, "file", truth, rules)}
     return out
 
 
@@ -131,21 +148,31 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows = json.loads(TABLE_PATH.read_text(encoding="utf-8"))["rows"]
     cv = cross_validation(rows)
-    report: dict = {"cross_validation": {}, "hand_sets": {}}
-    for target in ("label", "reviewed"):
-        name = "raw" if target == "label" else "reviewed"
-        for fold, fig in cv["folds"][target].items():
-            print(f"cv {name} fold {fold} (threshold {cv['thresholds'][fold]}): {fig.line()}")
-        print(f"cv {name} pooled: {cv['pooled'][target].line()}")
-        print(f"rules {name}: {cv['rules'][target].line()}")
-        report["cross_validation"][name] = {
-            "folds": {str(f): fig.as_dict() for f, fig in cv["folds"][target].items()},
-            "pooled": cv["pooled"][target].as_dict(),
-            "rules": cv["rules"][target].as_dict(),
-            "curve": cv["curve"][target],
-        }
-    report["cross_validation"]["thresholds"] = {str(k): v for k, v in cv["thresholds"].items()}
-    report["cross_validation"]["scenarios"] = {str(k): v for k, v in cv["scenarios"].items()}
+    lofo, grouped = cv["leave_one_file_out"], cv["grouped_folds"]
+    for name, fig in lofo["files"].items():
+        print(f"leave {name} out (threshold {lofo['thresholds'][name]}): {fig.line()}")
+    for fold, fig in grouped["folds"].items():
+        print(f"grouped fold {fold} (threshold {grouped['thresholds'][fold]}): {fig.line()}")
+    print(f"grouped folds pooled: {grouped['pooled'].line()}")
+    for name, fig in grouped["files"].items():
+        print(f"  of which {name}: {fig.line()}")
+    print(f"rules alone, pooled: {cv['rules']['pooled'].line()}")
+    report: dict = {
+        "data": "benchmark/judges/offline_training.json (careful labels; ../shared/data/judge-tuning)",
+        "leave_one_file_out": {
+            "thresholds": lofo["thresholds"],
+            "files": {k: v.as_dict() for k, v in lofo["files"].items()},
+        },
+        "grouped_folds": {
+            "thresholds": {str(k): v for k, v in grouped["thresholds"].items()},
+            "pooled": grouped["pooled"].as_dict(),
+            "folds": {str(k): v.as_dict() for k, v in grouped["folds"].items()},
+            "files": {k: v.as_dict() for k, v in grouped["files"].items()},
+            "curve": grouped["curve"],
+        },
+        "rules": {"pooled": cv["rules"]["pooled"].as_dict(), "files": {k: v.as_dict() for k, v in cv["rules"]["files"].items()}},
+        "hand_sets": {},
+    }
     locked, judged = other_styles()
     print(f"other styles (locked): {locked.line()}")
     report["other_styles"] = locked.as_dict()

@@ -1,10 +1,11 @@
 """Retrain the offline judge from real replies, in two steps.
 
-1. `extract`: read the labelled real replies (outside the repository: `WEARSIM_JUDGE_TUNING`,
-   then `<repo>/../shared/data/judge-tuning`, then `/work/shared/data/judge-tuning`), turn each
-   Turn 2 reply into its feature vector and write the derived table
-   `benchmark/judges/offline_training.json`: per reply the scenario id, a trial key, the vector and
-   the recorded LLM label. Numbers and ids only: no reply text enters the repository.
+1. `extract`: read the careful labels and the real replies they label (outside the repository:
+   `WEARSIM_JUDGE_TUNING`, then `<repo>/../shared/data/judge-tuning`, then
+   `/work/shared/data/judge-tuning`), turn each Turn 2 reply into its feature vector and write the
+   derived table `benchmark/judges/offline_training.json`: per reply its file, the scenario id, a
+   trial key, the vector and the careful readers' label. Numbers and ids only: no reply text enters
+   the repository, and no judge's label.
 2. `fit`: fit the model to that table (`benchmark.judges.learn.train`) and write
    `benchmark/judges/offline_weights.json`.
 
@@ -29,12 +30,13 @@ from benchmark.judges.features import FEATURE_NAMES, reply_features
 from benchmark.judges.learn import DECIMALS, train
 from benchmark.judges.offline import TABLE_PATH, WEIGHTS_PATH
 from benchmark.judges.rules import scenario_frames
+from benchmark.labels.reference import camera_was_sent
+from core.judge import LABELS
 from core.records import build_user_turn
 from core.scenario import load_bank
 
 ROOT = Path(__file__).resolve().parents[1]
-REPLIES = "replies_gemini-2.5-flash-lite.jsonl"
-REVIEW_PATH = Path(__file__).resolve().parent / "offline_label_review.json"
+CAREFUL = "careful_labels.jsonl"
 ENV = "WEARSIM_JUDGE_TUNING"
 
 
@@ -48,69 +50,68 @@ def data_candidates() -> list[Path]:
 
 
 def locate_data() -> Path:
-    """The directory holding the replies and their bank (`v1bank/`)."""
+    """The directory holding the careful labels, the replies they label and their bank (`v1bank/`)."""
     tried = data_candidates()
     for place in tried:
-        if (place / REPLIES).is_file() and (place / "v1bank" / "scenarios.json").is_file():
+        if (place / CAREFUL).is_file() and (place / "v1bank" / "scenarios.json").is_file():
             return place
     raise MissingData(
-        f"no {REPLIES} with a v1bank/ beside it in any of: "
+        f"no {CAREFUL} with a v1bank/ beside it in any of: "
         + ", ".join(str(p) for p in tried)
         + f" (set {ENV} to the judge-tuning directory)"
     )
 
 
-def load_replies(directory: Path) -> list[dict]:
+def read_jsonl(path: Path) -> list[dict]:
     rows = []
-    with (directory / REPLIES).open(encoding="utf-8") as handle:
+    with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if line.strip():
                 try:
                     rows.append(json.loads(line))
                 except json.JSONDecodeError as exc:
-                    raise ValueError(f"{directory / REPLIES}: line {number}: {exc.msg}") from exc
+                    raise ValueError(f"{path}: line {number}: {exc.msg}") from exc
     return rows
 
 
-def load_review() -> dict[tuple[str, str], str]:
-    """(scenario, condition) -> my label, where I believe the recorded LLM label is wrong."""
-    review = json.loads(REVIEW_PATH.read_text(encoding="utf-8"))
-    return {(item["scenario"], item["condition"]): item["label"] for item in review["reviews"]}
-
-
 def extract(directory: Path) -> dict:
-    """The derived table: ids, vectors, recorded labels and reviewed labels of every judged Turn 2 reply."""
+    """The derived table: per reply the two careful readers agree on, its file, scenario, the
+    scenario's target, the feature vector and the readers' label. The LLM labels recorded beside
+    them are never read."""
     bank = load_bank(directory / "v1bank")
-    review = load_review()
+    replies: dict[str, dict[tuple[str, str, int], dict]] = {}
     rows = []
-    for record in load_replies(directory):
-        label = record.get("turn_2_judge_policy")
-        if label not in ("current", "prior", "clarify", "abstain"):
-            continue
-        scenario = bank.get(record["scenario_id"])
-        camera = record.get("turn_2_image")
-        message = build_user_turn(camera, record.get("turn_2_user") or scenario.turn_2_user)
+    for item in read_jsonl(directory / CAREFUL):
+        if item.get("label") not in LABELS:
+            continue  # the readers differ (13 replies): no reference
+        name = item["file"]
+        if name not in replies:
+            replies[name] = {(r["scenario_id"], r["condition"], r["trial"]): r for r in read_jsonl(directory / name)}
+        record = replies[name][(item["scenario_id"], item["condition"], item["trials"][0])]
+        scenario = bank.get(item["scenario_id"])
+        camera = record.get("turn_2_image") if camera_was_sent(name) else None
+        user = record.get("turn_2_user") or scenario.turn_2_user
         reading = reply_features(
             record.get("turn_2_response") or "",
             scenario.answers,
-            camera=camera_block(message),
+            camera=camera_block(build_user_turn(camera, user)),
             frames=scenario_frames(scenario),
-            user=record.get("turn_2_user") or scenario.turn_2_user,
+            user=user,
         )
         rows.append(
             {
+                "file": name.removeprefix("replies_").removesuffix(".jsonl"),
                 "scenario": scenario.scenario_id,
                 "target": scenario.target_context,
-                "trial": f"{record['condition']}/{record['trial']}",
+                "trial": f"{item['condition']}/{item['trials'][0]}",
                 "x": [round(v, DECIMALS) for v in reading.values],
-                "label": label,
-                "reviewed": review.get((scenario.scenario_id, record["condition"]), label),
+                "label": item["label"],
             }
         )
-    rows.sort(key=lambda row: (row["scenario"], row["trial"]))
+    rows.sort(key=lambda row: (row["file"], row["scenario"], row["trial"]))
     return {
-        "source": f"{REPLIES} (gemini-2.5-flash-lite, v1 bank); label: the LLM judge's Turn 2 label, "
-        f"reviewed: mine where I believe it wrong ({REVIEW_PATH.name})",
+        "source": f"{CAREFUL}: the replies two careful readers labelled alike, from four files of real "
+        "replies on the v1 bank (gemini-2.5-flash-lite with and without a camera, gpt-4o-mini)",
         "features": list(FEATURE_NAMES),
         "rows": rows,
     }

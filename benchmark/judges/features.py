@@ -35,6 +35,7 @@ from benchmark.judges.evidence import (
     opens_with_which_question,
 )
 from benchmark.judges.mentions import commits_anyway
+from benchmark.judges.moves import MOVE_NAMES, reply_moves
 from benchmark.judges.rules import LexicalDecision, rule_reading
 from core.scenario import AnswerKey
 
@@ -83,6 +84,8 @@ FEATURE_NAMES = (
     "restates_current",
     "restates_earlier",
     "user_points_back",
+    # what the reply does (benchmark.judges.moves)
+    *MOVE_NAMES,
 )
 
 _LIST_LINE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+", re.MULTILINE)
@@ -223,6 +226,8 @@ def reply_features(
         speaks_of_before=_squash(len(_BEFORE_REF.findall(lowered)), 3),
         user_points_back=float(bool(user and _USER_BACK.search(user.lower()))),
     )
+    names_a_scene = any(values[key] for key in ("answer_current", "answer_prior", "frame_current", "frame_earlier"))
+    values.update(reply_moves(text, answers, frames=frames, camera=camera, names_a_scene=names_a_scene))
     vector = tuple(values[name] for name in FEATURE_NAMES)
     return Reading(values=vector, decision=decision, asks_model=model_reads(values))
 
@@ -247,5 +252,11 @@ def model_reads(values: dict[str, float]) -> bool:
         "questions",
         "declines",
         "cannot_see",
+        "asks_referent",
+        "asks_for_more",
+        "no_memory",
+        "no_answer_in_view",
+        "restates_current",
+        "restates_earlier",
     )
     return not values["rule_mixed"] and any(values[key] for key in keys)

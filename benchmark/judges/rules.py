@@ -54,6 +54,13 @@ from benchmark.judges.evidence import (
     opens_with_which_question,
 )
 from benchmark.judges.mentions import commits_anyway
+from benchmark.judges.moves import (
+    asks_referent,
+    declared_context,
+    declines_after_header,
+    names_outside_examples,
+    says_view_lacks_answer,
+)
 from benchmark.judges.signals import code_signals
 from core.scenario import AnswerKey
 
@@ -70,7 +77,7 @@ class LexicalDecision:
 # How strongly each kind of decision separates its label from the others. The coverage-agreement
 # curve on the development set (docs/judging.md) sweeps a threshold over these; `MIN_STRENGTH` is the
 # operating point: weaker decisions are left unscored.
-DECISION_STRENGTH = {"clarify": 3.0, "abstain": 3.0, "contrast": 3.0, "set aside": 1.0, "clarify indicators": 1.0}
+DECISION_STRENGTH = {"declared": 3.0, "clarify": 3.0, "abstain": 3.0, "contrast": 3.0, "set aside": 1.0, "clarify indicators": 1.0}
 MIN_STRENGTH = 0.0
 
 
@@ -145,6 +152,25 @@ def _decide_from(ev, response, answers, signals, camera, frames) -> LexicalDecis
     current, prior = ev.answer_current, ev.answer_prior
     commits_to_one = (current > 0) != (prior > 0)
     answers_anyway = (current or prior) and commits_anyway(response)
+    declared = declared_context(response)
+    if declared is not None:
+        if declines_after_header(response):
+            return LexicalDecision(
+                label="abstain",
+                rule=f"rule 1: declares the {declared} context, then declines" + note,
+                strength=DECISION_STRENGTH["declared"],
+            )
+        return LexicalDecision(
+            label=declared,
+            rule=f"rule 1: declares the {declared} context and answers from it" + note,
+            strength=DECISION_STRENGTH["declared"],
+        )
+    if asks_referent(response) and not names_outside_examples(response, answers):
+        return LexicalDecision(
+            label="clarify",
+            rule="rule 2: asks what the user means and answers nothing" + note,
+            strength=DECISION_STRENGTH["clarify"],
+        )
     if ev.clarifying_question and not answers_anyway and (ev.only_questions or not commits_to_one):
         return LexicalDecision(
             label="clarify",
@@ -163,7 +189,7 @@ def _decide_from(ev, response, answers, signals, camera, frames) -> LexicalDecis
             rule="rule 2: opens by asking which thing the user means" + note,
             strength=DECISION_STRENGTH["clarify"],
         )
-    if (ev.declines or ev.abstain) and ev.current == 0:
+    if (ev.declines or ev.abstain or says_view_lacks_answer(response)) and ev.current == 0:
         return LexicalDecision(
             label="abstain",
             rule="rule 3: declines and names nothing from the current frame" + note,

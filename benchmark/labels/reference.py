@@ -36,6 +36,14 @@ from core.judge import LABELS, JudgeCase
 from core.records import build_user_turn
 from core.safe_files import megabytes
 
+NO_CAMERA_SUFFIX = "_no-camera.jsonl"  # a replies file of trials run with no camera block sent
+
+
+def camera_was_sent(replies_file: str) -> bool:
+    """Whether the trials of a careful-labels replies file were sent Turn 2's camera block: not in a
+    file whose name ends in `_no-camera.jsonl` (its records still hold the scene's text)."""
+    return not replies_file.endswith(NO_CAMERA_SUFFIX)
+
 MAX_LABELS_BYTES = MAX_IMPORT_BYTES  # a labels file, a replies file: 64 MB
 MAX_LINE_BYTES = 2**20
 BANK_DIR = "v1bank"
@@ -196,6 +204,8 @@ def _careful(path: Path) -> References:
         camera = reply.get("turn_2_image")
         if camera is not None and not isinstance(camera, str):
             raise LabelError(f"{here}: field 'turn_2_image' must be text or null")
+        if not camera_was_sent(name):
+            camera = None  # the record keeps the scene's text, but the candidate never saw it
         if label is None or label == CANNOT_TELL:
             skipped[DISAGREED if label is None else ONLY_CANNOT_TELL] += 1
             continue
