@@ -63,7 +63,8 @@ def held_out_labels(rows: list[dict], split: list) -> tuple[list[str | None], di
 def _by(rows: list[dict], key: str, truth: list[str], guess: list[str | None]) -> dict[str, Figures]:
     return {
         value: figures(
-            [t for t, row in zip(truth, rows) if row[key] == value], [g for g, row in zip(guess, rows) if row[key] == value]
+            [t for t, row in zip(truth, rows) if row[key] == value],
+            [g for g, row in zip(guess, rows) if row[key] == value],
         )
         for value in sorted({row[key] for row in rows})
     }
@@ -170,7 +171,10 @@ def main(argv: list[str] | None = None) -> int:
             "files": {k: v.as_dict() for k, v in grouped["files"].items()},
             "curve": grouped["curve"],
         },
-        "rules": {"pooled": cv["rules"]["pooled"].as_dict(), "files": {k: v.as_dict() for k, v in cv["rules"]["files"].items()}},
+        "rules": {
+            "pooled": cv["rules"]["pooled"].as_dict(),
+            "files": {k: v.as_dict() for k, v in cv["rules"]["files"].items()},
+        },
         "hand_sets": {},
     }
     locked, judged = other_styles()

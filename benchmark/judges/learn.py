@@ -5,8 +5,8 @@ number of steps with a fixed step size and an L2 penalty, and the stored figures
 six decimals, so refitting the same table gives the same JSON on any machine.
 
 `train(table)` fits the shipped model from the derived table (`offline_training.json`: per reply
-its file, a scenario id, a trial key, the feature vector and the careful readers' label) and chooses the confidence threshold
-on held-out folds only (`choose_threshold` over `held_out`, folds grouped by scenario).
+its file, a scenario id, a trial key, the feature vector and the careful readers' label) and
+chooses the confidence threshold on held-out folds only (`choose_threshold` over `held_out`, folds grouped by scenario).
 """
 
 from __future__ import annotations
@@ -91,9 +91,7 @@ def _rounded(values) -> list:
     return np.round(np.asarray(values, dtype=float), DECIMALS).tolist()
 
 
-def fit_model(
-    rows: list[dict], *, l2: float = L2, iterations: int = ITERATIONS, balanced: bool = True
-) -> dict:
+def fit_model(rows: list[dict], *, l2: float = L2, iterations: int = ITERATIONS, balanced: bool = True) -> dict:
     """A stored model (plain lists, rounded) fitted to table rows (`x` and the careful readers' `label`)."""
     x = np.asarray([row["x"] for row in rows], dtype=float)
     y = np.asarray([LABELS.index(row["label"]) for row in rows])

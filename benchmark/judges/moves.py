@@ -48,7 +48,8 @@ _ASKS_REFERENT = re.compile(
     r"|\bdescribe (?:the|what|it|your|which) (?:object|item|tool|thing|you)?"
 )
 _NO_MEMORY = re.compile(
-    r"\b(?:don't|do not|can't|cannot) (?:have )?(?:any )?(?:memory|access to (?:your |our |the )?(?:previous|past|earlier))"
+    r"\b(?:don't|do not|can't|cannot) (?:have )?(?:any )?"
+    r"(?:memory|access to (?:your |our |the )?(?:previous|past|earlier))"
     r"|\bno (?:memory|record) of\b|\bfresh start\b|\b(?:can't|cannot|don't|do not) (?:recall|remember)\b"
     r"|\bi (?:can't|cannot|don't|do not) see (?:you|what you)\b"
 )
@@ -57,8 +58,9 @@ _NO_ANSWER_IN_VIEW = re.compile(
     r"\b(?:image|picture|photo|frame|description|camera|view|screen|context)s? (?:does not|doesn't|do not|don't)"
     r" (?:provide|show|contain|include|give|tell|say|indicate|have)"
     r"|\bnot (?:enough|sufficient) (?:information|detail|context)|\b(?:is|was) not (?:mentioned|described|shown|given)"
-    r"|\b(?:can't|cannot|unable to|not possible to|impossible to|difficult to|hard to) (?:determine|tell|say|know|answer"
-    r"|judge|confirm|assess)\b|\bwithout (?:more|additional|further) (?:information|context|details)\b"
+    r"|\b(?:can't|cannot|unable to|not possible to|impossible to|difficult to|hard to)"
+    r" (?:determine|tell|say|know|answer|judge|confirm|assess)\b"
+    r"|\bwithout (?:more|additional|further) (?:information|context|details)\b"
 )
 _PAST = re.compile(r"\b(?:was|were|had|earlier|previous(?:ly)?|before|prior|originally|at first|ago|first image)\b")
 _HEADER = re.compile(r"\bcontext\W{0,3}\s*[:\-\u2014]", re.IGNORECASE)
@@ -69,7 +71,7 @@ _SENTENCE = re.compile(r"[^.?!\n]+[.?!]*")
 
 
 def declared_context(text: str) -> str | None:
-    """"current" or "prior" when the reply opens by naming the context it reads ("RELEVANT CONTEXT:
+    """ "current" or "prior" when the reply opens by naming the context it reads ("RELEVANT CONTEXT:
     prior - ..."), else None."""
     found = _DECLARED.search(text[:200].lower())
     if found is None:
@@ -152,4 +154,3 @@ def reply_moves(
         "lead_past": min(len(_PAST.findall(lead_lower)), 2) / 2,
         "lead_declines": float(bool(DECLINE_PATTERN.search(lead) or _NO_ANSWER_IN_VIEW.search(lead_lower))),
     }
-

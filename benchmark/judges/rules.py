@@ -77,7 +77,14 @@ class LexicalDecision:
 # How strongly each kind of decision separates its label from the others. The coverage-agreement
 # curve on the development set (docs/judging.md) sweeps a threshold over these; `MIN_STRENGTH` is the
 # operating point: weaker decisions are left unscored.
-DECISION_STRENGTH = {"declared": 3.0, "clarify": 3.0, "abstain": 3.0, "contrast": 3.0, "set aside": 1.0, "clarify indicators": 1.0}
+DECISION_STRENGTH = {
+    "declared": 3.0,
+    "clarify": 3.0,
+    "abstain": 3.0,
+    "contrast": 3.0,
+    "set aside": 1.0,
+    "clarify indicators": 1.0,
+}
 MIN_STRENGTH = 0.0
 
 

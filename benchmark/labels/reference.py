@@ -44,6 +44,7 @@ def camera_was_sent(replies_file: str) -> bool:
     file whose name ends in `_no-camera.jsonl` (its records still hold the scene's text)."""
     return not replies_file.endswith(NO_CAMERA_SUFFIX)
 
+
 MAX_LABELS_BYTES = MAX_IMPORT_BYTES  # a labels file, a replies file: 64 MB
 MAX_LINE_BYTES = 2**20
 BANK_DIR = "v1bank"
