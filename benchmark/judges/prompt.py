@@ -27,7 +27,7 @@ from pathlib import Path
 
 from core.judge import JudgeCase
 
-JUDGE_PROMPT_VERSION = "1.2"
+JUDGE_PROMPT_VERSION = "1.3"  # 1.3: current/prior name the scene the answer rests on, not whether it is right
 TEMPLATE_PATH = Path(__file__).with_name("judge_prompt.md")
 _SECTION = re.compile(r"^<!-- judge:(system|retry|user) -->\n", re.MULTILINE)
 

@@ -371,3 +371,40 @@ def test_a_csv_with_an_unknown_label_and_an_output_that_exists(capsys, tmp_path)
     one_error(err, "already exists (--force writes over it)")
     code, _, err = check(capsys, careful, "--output", str(existing), "--force")
     assert code == 0 and json.loads(existing.read_text())["items"] == 5
+
+
+# the fixture's reference labels, by reply marker
+REFERENCE = {"R1:": "current", "R2:": "prior", "R3:": "prior", "R4:": "abstain", "R5:": "clarify"}
+SCENE_NOT_RIGHTNESS = "never whether the answer is right"
+
+
+def reads_right_as_current(body: dict) -> str:
+    """A scripted judge with the commonest error of small LLM judges: it calls a correct answer from the
+    earlier scene "current", unless its prompt says the labels name the scene, not the rightness."""
+    text = json.dumps(body["messages"])
+    label = next(label for marker, label in REFERENCE.items() if marker in text)
+    if label == "prior" and SCENE_NOT_RIGHTNESS not in text:
+        label = "current"
+    return json.dumps({"label": label, "rationale": "scripted"})
+
+
+def test_the_judge_prompt_says_current_and_prior_name_the_scene_and_judge_check_shows_it(capsys, tmp_path, monkeypatch):
+    from benchmark.judges import prompt
+
+    argv = ("--judge-family", "openai", "--judge-model", "openai:judge-under-test")
+    assert SCENE_NOT_RIGHTNESS in render_judge_prompt(read_references(FIXTURE / "careful_labels.jsonl").items[0].case)
+    with FakeOpenAI(reply=reads_right_as_current) as server:
+        code, out, err = check(
+            capsys, str(FIXTURE / "careful_labels.jsonl"), *argv, "--judge-base-url", server.base_url
+        )
+        assert code == 0, err
+        assert "agreement: 5/5" in out  # the shipped prompt: every label right
+        template = prompt.TEMPLATE_PATH.read_text(encoding="utf-8")
+        old = tmp_path / "judge_prompt.md"
+        old.write_text(template.replace(SCENE_NOT_RIGHTNESS, "whether the reply is good"), encoding="utf-8")
+        monkeypatch.setattr(prompt, "TEMPLATE_PATH", old)
+        code, out, err = check(
+            capsys, str(FIXTURE / "careful_labels.jsonl"), *argv, "--judge-base-url", server.base_url
+        )
+    assert code == 0, err
+    assert "agreement: 3/5" in out  # without the sentence, both prior replies come back current
