@@ -7,7 +7,7 @@ from core.scenario import AnswerKey, Scenario
 from scripts.judge_agreement import FIXTURE_DIR, lexical_agreement, load_labelled_set
 from tests.paths import ROOT
 
-DOCS = ROOT / "docs" / "judging.md"
+DOCS = ROOT / "docs" / "offline_judge.md"
 KEY = AnswerKey(
     current_answers=("screwdriver", "phillips"),
     prior_answers=("hammer", "nail"),

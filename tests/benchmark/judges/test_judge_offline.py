@@ -17,7 +17,7 @@ from core.scenario import load_bank
 from scripts import train_offline_judge
 from tests.paths import ROOT
 
-DOCS = (ROOT / "docs" / "judging.md").read_text(encoding="utf-8")
+DOCS = "".join((ROOT / "docs" / name).read_text(encoding="utf-8") for name in ("judging.md", "offline_judge.md"))
 SC01 = load_bank().get("sc-01")  # hammer and nails at Turn 1, a cross-tip screwdriver at a hinge at Turn 2
 
 

@@ -10,7 +10,7 @@ from core.scenario import AnswerKey, Scenario, load_bank
 from scripts.judge_development_set import DEVELOPMENT_DIR, figures, judge_replies, load_development_half
 from tests.paths import ROOT
 
-DOCS = ROOT / "docs" / "judging.md"
+DOCS = ROOT / "docs" / "offline_judge.md"
 KEY = AnswerKey(
     current_answers=("screwdriver", "phillips", "hinge screw"),
     prior_answers=("hammer", "nail", "swing"),
