@@ -16,13 +16,14 @@ from core.scenario import load_bank
 def build_run(
     path: Path, judge_labels: list[str | None], *, judge: str = "lexical", repaired: tuple[int, ...] = ()
 ) -> Path:
-    """A run dir of len(judge_labels) trials, trial i on the bank's i-th scenario, its Turn 2 reply
-    `reply i ...` labelled judge_labels[i] by `judge` (None: unscored); trials in `repaired` have a Turn 3."""
+    """A run dir of len(judge_labels) trials, trial i on the bank's i-th scenario (past the bank's 70, round
+    again as trial 1, 2, ...), its Turn 2 reply `reply i ...` labelled judge_labels[i] by `judge` (None:
+    unscored); trials in `repaired` have a Turn 3."""
     scenarios = load_bank(None).scenarios
     path.mkdir(parents=True, exist_ok=True)
     lines = []
     for i, label in enumerate(judge_labels):
-        s = scenarios[i]
+        s = scenarios[i % len(scenarios)]
         turn_1 = build_user_turn(s.turn_1_image, s.turn_1_user)
         turn_2 = build_user_turn(s.turn_2_image, s.turn_2_user)
         reply = f"reply {i}: the {s.answers.current_answers[0]} is what I would use here."
@@ -44,7 +45,7 @@ def build_run(
         record = TrialRecord(
             scenario_id=s.scenario_id,
             condition="baseline",
-            trial=0,
+            trial=i // len(scenarios),
             target_context=s.target_context,
             cue_type=s.cue_type,
             difficulty_tier=s.difficulty_tier,
@@ -66,7 +67,7 @@ def build_run(
         "judge_family": judge,
         "judge_model": judge,
         "ranking_condition": "baseline",
-        "trials": 1,
+        "trials": -(-len(judge_labels) // len(scenarios)),
     }
     (path / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     return path

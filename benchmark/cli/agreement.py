@@ -9,6 +9,10 @@ EPILOG = """examples:
   wearsim agreement runs/first --judges runs/first-gpt runs/first-gemini      # rescore dirs of the same run
   wearsim agreement runs/first --what turn3
 
+Opens with one verdict on the run's judge: too few items to say (and about how
+many more, each labelled alike by two people, give a kappa interval 0.2 wide),
+or its kappa against the people with its interval and what that means for the
+run's numbers. A people's majority needs two people giving an item one label.
 Reads RUN_DIR/labels/*.jsonl (written by wearsim annotate or wearsim labels import)
 and writes RUN_DIR/agreement.json, agreement.md and agreement.png (Turn 3 and
 remarks: agreement_turn3.*, agreement_remarks.*), then the run's report again
@@ -50,19 +54,18 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from benchmark.labels.agreement_report import write_agreement
     from benchmark.labels.items import LabelError
-    from benchmark.labels.measure import measure_agreement
+    from benchmark.labels.refresh import measure_and_report
     from benchmark.labels.run import open_label_run
-    from benchmark.report.human_check import human_check_line
 
     try:
         run_dir = open_label_run(args.run_dir, args.scenarios)
-        result = measure_agreement(run_dir, args.what, [Path(d) for d in args.judges])
-        paths = write_agreement(result, Path(args.run_dir))
+        measured = measure_and_report(run_dir, args.what, [Path(d) for d in args.judges])
     except (LabelError, ValueError) as exc:
         print(f"wearsim agreement: {exc}", file=sys.stderr)
         return 2
+    result = measured.result
+    print(result["verdict"]["text"])
     for row in result["against_people"]:
         kappa = (
             "n/a"
@@ -73,13 +76,7 @@ def run(args) -> int:
             )
         )
         print(f"{row['judge']}: kappa {kappa} against the people's majority on {row['n']} items")
-    if args.what != "turn3":  # the report's line: Turn 2's agreement, or a proactive run's remarks'
-        from benchmark.report import write_report
-        from benchmark.report.viewer import write_viewer
-
-        summary = write_report(Path(args.run_dir))
-        if (Path(args.run_dir) / "index.html").is_file():
-            write_viewer(Path(args.run_dir), summary=summary)
-        print(human_check_line(summary).replace("RUN_DIR", args.run_dir))
-    print("wrote " + ", ".join(str(p) for p in paths))
+    if measured.line is not None:  # the report's line: Turn 2's agreement, or a proactive run's remarks'
+        print(measured.line)
+    print("wrote " + ", ".join(str(p) for p in measured.paths))
     return 0

@@ -12,7 +12,9 @@ then: wearsim agreement runs/first
 
 Every annotator with the same --sample and --seed gets the same items, in the
 same order. Each label is saved in RUN_DIR/labels/NAME.jsonl as it is given;
-close the tab at any time and the next visit resumes. The page shows what the
+close the tab at any time and the next visit resumes. When the page stops
+(Ctrl-C) after labels were given, the run's agreement and the human-check line
+of findings.md and the viewer are measured again. The page shows what the
 judge's rubric lets it see, never a judge's label nor another annotator's.
 It listens on this machine only, with the live page's Host and Origin checks;
 a colleague elsewhere can reach it through `ssh -L 8770:127.0.0.1:8770 HOST`.
@@ -136,5 +138,31 @@ def run(args) -> int:
         f"{done} labelled so far; saved in {desk.path}). Ctrl-C stops it; the labels are already on disk.",
         file=sys.stderr,
     )
-    uvicorn.Server(page_config(app, "127.0.0.1", port)).run(sockets=[listening])
+    try:
+        uvicorn.Server(page_config(app, "127.0.0.1", port)).run(sockets=[listening])
+    except KeyboardInterrupt:  # uvicorn stops on Ctrl-C, then raises it again: the labels are on disk
+        pass
+    return after_labelling(desk, args.run_dir)
+
+
+def after_labelling(desk, run_dir: str) -> int:
+    """When the page stops: if labels were given, the run's agreement and the human-check line of
+    findings.md and the viewer measured again, and the line printed."""
+    import sys
+
+    from benchmark.labels.refresh import refresh_human_check
+
+    if not desk.saves:
+        return 0
+    try:
+        measured = refresh_human_check(desk.run, {desk.what})
+    except ValueError as exc:
+        print(
+            f"wearsim annotate: the labels are saved; the human check was not measured again ({exc}); "
+            f"run wearsim agreement {run_dir}",
+            file=sys.stderr,
+        )
+        return 0
+    if measured is not None:
+        print(measured.line or measured.result["verdict"]["text"])
     return 0

@@ -9,10 +9,16 @@ with what the rubric lets a judge see and, apart from it, the judge's label), th
 with one seed |
 | `store.py` | `RUN_DIR/labels/NAME.jsonl`: annotator names, reading (bounded, every problem naming file and \
 line) and saving (temp file and rename) |
-| `exchange.py` | Label Studio task export and JSON export import, the plain CSV import |
-| `agreement.py` | Cohen's and Fleiss' kappa, raw agreement, per-label precision and recall, intervals over scenarios |
+| `export.py` | the sample and its labels out: a Label Studio JSON export (and its labelling config) or a CSV |
+| `exchange.py` | labels back in: a Label Studio JSON export (annotators by e-mail, name or an id map), a CSV |
+| `agreement.py` | Cohen's and Fleiss' kappa, raw agreement, per-label precision and recall, intervals over \
+scenarios, the people's majority (two people agreeing) |
+| `verdict.py` | the one line `wearsim agreement` opens with: too few items to say (and how many more), or the \
+judge's kappa in words |
 | `agreement_report.py` | agreement.json, agreement.md, the confusion-matrix PNG, and the line findings \
 and the viewer print |
+| `refresh.py` | measure and write the agreement, then the report's human-check line (after an import, \
+at the end of `wearsim annotate`) |
 | `reference.py` | reference labels of four shapes (careful labels, a run's labels, Label Studio, CSV) read \
 into items for `wearsim judge-check` |
 | `figures.py` | a judge against reference labels: coverage, agreement, kappa, precision, recall, confusion |

@@ -8,8 +8,9 @@ never as a label.
 
 - Cohen's kappa and raw agreement for every pair; Fleiss' kappa over the
   annotators, on the items every one of them labelled.
-- The people's majority per item (the label most annotators gave; a tie has
-  none and is counted), and against it, for each judge, kappa, agreement and
+- The people's majority per item: the label most annotators gave, when at
+  least two of them gave it ("cannot tell" is no label; one person's label,
+  or a tie, is no majority, and is counted), and against it, for each judge, kappa, agreement and
   per-label precision and recall, a confusion matrix, and the items where
   they differ.
 
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 from benchmark.scoring import stats
 
 DRAWS = 4000
+PEOPLE_AGREEING = 2  # a people's majority: at least two people giving the item the same label
 SEED = 4747
 INTERVAL_RULE = (
     "95% bootstrap over scenarios when at least 10 scenarios and the bootstrap has width; otherwise (ci_method "
@@ -222,10 +224,12 @@ def proportion(rows: Sequence[tuple[str, bool]]) -> dict:
     return {"rate": k / n, "k": k, "n": n, "ci_low": low, "ci_high": high, "ci_method": method}
 
 
-def majority(votes: Sequence[str]) -> str | None:
-    """The label most annotators gave; None on a tie or with no vote."""
+def majority(votes: Sequence[str], at_least: int = 1) -> str | None:
+    """The label most annotators gave, when at least `at_least` of them gave it; None on a tie, with
+    fewer votes for it, or with no vote. `votes` hold labels only ("cannot tell" is no vote).
+    `wearsim agreement` asks for two (`PEOPLE_AGREEING`): one person's label is nobody's majority."""
     ranked = Counter(votes).most_common()
-    if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
+    if not ranked or ranked[0][1] < at_least or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
         return None
     return ranked[0][0]
 

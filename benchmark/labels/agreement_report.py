@@ -45,11 +45,16 @@ def render_agreement(result: dict, run_name: str) -> str:
     lines = [
         f"# Judges against people: {one_line(run_name)}, {what}",
         "",
+        f"**{one_line(result['verdict']['text'])}**",
+        "",
         f"{result['human_labels']} human labels by {len(result['annotators'])} "
         f"{'person' if len(result['annotators']) == 1 else 'people'} "
         f"({', '.join(one_line(a) for a in result['annotators'])}) on {result['items_labelled']} of "
-        f"{result['items']} items; {result['cannot_tell']} 'cannot tell' and {result['no_majority']} items "
-        "without a majority (a tie) are left out of the comparisons with the majority.",
+        f"{result['items']} items. The people's majority of an item is a label two or more of them gave it: "
+        f"{result['majority_items']} items have one; {result['cannot_tell']} 'cannot tell' "
+        f"label{'' if result['cannot_tell'] == 1 else 's'} and "
+        f"{result['no_majority']} items without one ({result.get('one_person', 0)} labelled by one person "
+        "only, the others split) are left out of the comparisons with the majority.",
         "",
         f"Intervals: {result['interval_rule']}. `*` marks the Wilson fallback.",
         "",
@@ -115,7 +120,8 @@ def plot_agreement(result: dict, path: Path) -> None:
     fig = Figure(
         40 + width * len(panels),
         120 + 42 * len(labels),
-        f"People's majority (rows) against each judge (columns), {result['human_labels']} labels",
+        f"People's majority (rows) against each judge (columns), {result['majority_items']} "
+        f"item{'' if result['majority_items'] == 1 else 's'}",
     )
     for n, row in enumerate(panels):
         grid = [[row["confusion"][m][c] for c in cols] for m in labels]

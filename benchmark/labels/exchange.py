@@ -1,19 +1,21 @@
-"""Labels made elsewhere: Label Studio and plain CSV.
+"""Labels made elsewhere, read back: a Label Studio JSON export and a plain CSV (the writers of both:
+`benchmark.labels.export`).
 
-- `export_label_studio(sample, what, path)`: the sample as a Label Studio
-  task file (a JSON list of tasks, each `{"data": {...}}`: the trial key, the
-  scenario, what the page would show as text and the reply) and, beside it,
-  `PATH.xml`, a labelling config whose single-choice control `label` holds
-  the same labels as `wearsim annotate` and whose text area `note` takes a
-  note. No prediction is exported: a judge's label never reaches a person.
-- `read_label_studio(path, known, annotator)`: a Label Studio JSON export
-  (the list of tasks, each with `data` and `annotations`; an annotation's
-  `result` holds `{"from_name": "label", "type": "choices", "value":
-  {"choices": [LABEL]}}` and optionally the `note` text area; cancelled
-  annotations are skipped). Who labelled is `--annotator`, else the
-  annotation's `completed_by` (an e-mail's local part, or `ls-ID`).
-- `read_csv(path, known)`: `trial_key,label,annotator` with an optional
-  `note` column.
+- `read_label_studio(path, known, annotator, annotator_map)`: a Label Studio JSON export (the list
+  of tasks, each with `data` and `annotations`; an annotation's `result` holds `{"from_name":
+  "label", "type": "choices", "value": {"choices": [LABEL]}}` and optionally the `note` text area;
+  cancelled annotations are skipped). Who labelled (`Annotators`): `--annotator` for the whole file,
+  else the user's entry in `--annotator-map FILE` (`read_annotator_map`: a JSON object of Label
+  Studio user ids, `{"1": "ana", "7": "ben"}`), else the local part of the e-mail or the first and
+  last name that `completed_by` carries when it is an object (Label Studio's detailed export and
+  `wearsim labels export`). A bare user id (`"completed_by": 1`, Label Studio's default export)
+  without a map is refused with one line, never turned into a made-up name.
+- `read_csv(path, known)`: `trial_key,label,annotator`, then optionally `note`
+  and `time` (an ISO 8601 time, as `wearsim labels export` writes it).
+
+A label read keeps the time the file gives it (a Label Studio annotation's
+`updated_at`, else `created_at`; a CSV's `time`), so that `store.import_labels`
+can keep a label changed in `labels/` after the file was exported.
 
 Every row is checked as a label file's line is (`store.make_label`): an
 unknown key or a label outside the item's ones is refused with one line
@@ -26,50 +28,15 @@ import csv
 import io
 import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmark.labels.items import LabelError, labels_for
-from benchmark.labels.store import Label, check_annotator, make_label, now
-from core.safe_files import write_atomic
+from benchmark.labels.items import LabelError
+from benchmark.labels.store import Label, check_annotator, make_label, moment
 
 MAX_IMPORT_BYTES = 64 * 2**20
 MAX_CSV_FIELD = 4096
-
-
-def _conversation(item) -> str:
-    return "\n\n".join(f"{title}:\n{text}" for kind, title, text in item.view if kind != "reply")
-
-
-def label_config(what: str) -> str:
-    choices = "\n".join(f'    <Choice value="{label}"/>' for label in labels_for(what))
-    return (
-        '<View>\n  <Header value="$scenario_id"/>\n  <Text name="conversation" value="$conversation"/>\n'
-        '  <Header value="The reply to label"/>\n  <Text name="reply" value="$reply"/>\n'
-        '  <Choices name="label" toName="reply" choice="single" showInline="true">\n'
-        f"{choices}\n  </Choices>\n"
-        '  <TextArea name="note" toName="reply" placeholder="note (optional)"/>\n</View>\n'
-    )
-
-
-def export_label_studio(sample, what: str, path: Path) -> tuple[Path, Path]:
-    """Write the task file and its labelling config (`PATH` and `PATH` with `.xml`)."""
-    tasks = [
-        {
-            "data": {
-                "trial_key": item.key,
-                "scenario_id": item.scenario_id,
-                "what": what,
-                "conversation": _conversation(item),
-                "reply": next(text for kind, _, text in item.view if kind == "reply"),
-            }
-        }
-        for item in sample
-    ]
-    path = Path(path)
-    config = path.with_suffix(".xml")
-    write_atomic(path, json.dumps(tasks, indent=2, ensure_ascii=False) + "\n")
-    write_atomic(config, label_config(what))
-    return path, config
+MAP_EXAMPLE = '{"1": "ana", "7": "ben"}'
 
 
 def _read_bounded(path: Path) -> bytes:
@@ -83,17 +50,74 @@ def _read_bounded(path: Path) -> bytes:
     return data
 
 
-def _who(completed_by, where: str) -> str:
-    if isinstance(completed_by, dict):
-        email = completed_by.get("email")
-        if isinstance(email, str) and "@" in email:
-            name = re.sub(r"[^A-Za-z0-9._-]", "-", email.split("@", 1)[0]).lstrip(".-")[:40]
-            if name:
-                return check_annotator(name)
-        completed_by = completed_by.get("id")
-    if isinstance(completed_by, int) and not isinstance(completed_by, bool):
-        return f"ls-{completed_by}"
-    raise LabelError(f"{where}: no annotator (completed_by) to name; give --annotator NAME")
+def _clean(text: str) -> str:
+    """A name from free text: letters, digits, '.', '_' and '-' kept, anything else a dash, at most 40."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text.strip()).strip(".-")[:40].rstrip(".-")
+
+
+def read_annotator_map(path: Path) -> dict[int, str]:
+    """`--annotator-map FILE`: a JSON object from Label Studio user ids to annotator names,
+    `{"1": "ana", "7": "ben"}`; anything else is refused with one line naming the file and the entry."""
+    try:
+        data = json.loads(_read_bounded(path))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason
+        raise LabelError(f"{path}: not JSON ({reason}); an annotator map is an object like {MAP_EXAMPLE}") from None
+    if not isinstance(data, dict) or not data:
+        raise LabelError(f"{path}: an annotator map is a JSON object like {MAP_EXAMPLE}")
+    mapping = {}
+    for user, name in data.items():
+        if not (isinstance(user, str) and user.isascii() and user.isdigit()):
+            raise LabelError(f'{path}: key {user[:40]!r}: a Label Studio user id is a whole number, like "7"')
+        try:
+            mapping[int(user)] = check_annotator(name)
+        except LabelError as exc:
+            raise LabelError(f"{path}: user {user}: {exc}") from None
+    return mapping
+
+
+@dataclass(kw_only=True)
+class Annotators:
+    """Who labelled each annotation of a Label Studio export: one `--annotator` for the whole file, else
+    the user's entry in `--annotator-map`, else the e-mail's local part, else the user's first and last
+    name. A bare user id with no map (Label Studio's default export) is refused, never made up; two
+    users whose e-mails or names read as one annotator name are refused too."""
+
+    fixed: str | None = None
+    mapping: dict[int, str] | None = None
+    seen: dict[str, object] = field(default_factory=dict)
+
+    def name(self, completed_by, where: str) -> str:
+        if self.fixed is not None:
+            return self.fixed
+        user = completed_by.get("id") if isinstance(completed_by, dict) else completed_by
+        number = user if isinstance(user, int) and not isinstance(user, bool) else None
+        if number is not None and self.mapping is not None:
+            if number not in self.mapping:
+                raise LabelError(f"{where}: Label Studio user {number} is not in --annotator-map")
+            return self.mapping[number]
+        if isinstance(completed_by, dict):
+            email, first, last = (completed_by.get(k) for k in ("email", "first_name", "last_name"))
+            if isinstance(email, str) and "@" in email and (name := _clean(email.split("@", 1)[0])):
+                return self._once(name, email.lower(), where)
+            words = " ".join(w for w in (first, last) if isinstance(w, str) and w.strip())
+            if name := _clean(words):
+                return self._once(name, number if number is not None else words, where)
+        if number is not None:
+            raise LabelError(
+                f"{where}: completed_by is Label Studio user {number}, with no e-mail or name to go by; "
+                f"give --annotator-map FILE (a JSON object like {MAP_EXAMPLE}) or --annotator NAME"
+            )
+        raise LabelError(f"{where}: no annotator (completed_by) to name; give --annotator NAME")
+
+    def _once(self, name: str, who: object, where: str) -> str:
+        check_annotator(name)
+        if self.seen.setdefault(name, who) != who:
+            raise LabelError(
+                f"{where}: two Label Studio users ({self.seen[name]} and {who}) both read as annotator {name!r}; "
+                "give --annotator-map FILE to tell them apart"
+            )
+        return name
 
 
 def _result(result, where: str) -> tuple[str | None, str]:
@@ -115,7 +139,9 @@ def _result(result, where: str) -> tuple[str | None, str]:
     return label, note
 
 
-def read_label_studio(path: Path, known: dict[str, str], annotator: str | None = None) -> list[Label]:
+def read_label_studio(
+    path: Path, known: dict[str, str], annotator: str | None = None, annotator_map: dict[int, str] | None = None
+) -> list[Label]:
     try:
         tasks = json.loads(_read_bounded(path))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -125,6 +151,7 @@ def read_label_studio(path: Path, known: dict[str, str], annotator: str | None =
         raise LabelError(f"{path}: a Label Studio JSON export is a list of tasks")
     if annotator is not None:
         check_annotator(annotator)
+    who = Annotators(fixed=annotator, mapping=annotator_map)
     labels = []
     for n, task in enumerate(tasks, start=1):
         where = f"{path}: task {n}"
@@ -141,8 +168,10 @@ def read_label_studio(path: Path, known: dict[str, str], annotator: str | None =
             label, note = _result(annotation.get("result"), here)
             if label is None:
                 continue
-            who = annotator or _who(annotation.get("completed_by"), here)
-            labels.append(make_label(key, label, who, known, here, note[:2000], now()))
+            name = who.name(annotation.get("completed_by"), here)
+            given = annotation.get("updated_at") or annotation.get("created_at")
+            time = given if isinstance(given, str) and moment(given) is not None else ""
+            labels.append(make_label(key, label, name, known, here, note[:2000], time))
     return labels
 
 
@@ -159,8 +188,11 @@ def read_csv(path: Path, known: dict[str, str]) -> list[Label]:
     except csv.Error as exc:
         raise LabelError(f"{path}: line 1: {exc}") from None
     if header[:3] != ["trial_key", "label", "annotator"]:
-        raise LabelError(f"{path}: line 1: the header must start trial_key,label,annotator (then optionally note)")
-    has_note = len(header) > 3 and header[3] == "note"
+        raise LabelError(
+            f"{path}: line 1: the header must start trial_key,label,annotator (then optionally note and time)"
+        )
+    note_at = header.index("note") if "note" in header else None
+    time_at = header.index("time") if "time" in header else None
     labels = []
     while True:
         try:
@@ -176,6 +208,9 @@ def read_csv(path: Path, known: dict[str, str]) -> list[Label]:
             raise LabelError(f"{where}: a field over {MAX_CSV_FIELD} characters")
         if len(row) < 3:
             raise LabelError(f"{where}: expected trial_key,label,annotator")
-        note = row[3] if has_note and len(row) > 3 else ""
-        labels.append(make_label(row[0].strip(), row[1].strip(), row[2].strip(), known, where, note, now()))
+        note = row[note_at] if note_at is not None and len(row) > note_at else ""
+        time = row[time_at].strip() if time_at is not None and len(row) > time_at else ""
+        if time and moment(time) is None:
+            raise LabelError(f"{where}: field 'time' {time[:40]!r} is not an ISO 8601 time")
+        labels.append(make_label(row[0].strip(), row[1].strip(), row[2].strip(), known, where, note, time))
     return labels

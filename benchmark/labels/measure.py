@@ -4,7 +4,9 @@ The people are the label files in `RUN_DIR/labels/`; the judges are the
 run's own (the labels in its records) and those of the rescore dirs given.
 A rescore dir is matched to the run by item key: it must hold the same
 trials (`wearsim rescore RUN --output-dir DIR` writes such a dir). The
-result is the dict written as agreement.json (`agreement_report`).
+people's majority of an item needs two people giving it the same label
+(`agreement.PEOPLE_AGREEING`). The result is the dict written as
+agreement.json (`agreement_report`), with the run judge's `verdict`.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
 
-from benchmark.labels.agreement import INTERVAL_RULE, cohen, fleiss, majority, per_label
+from benchmark.labels.agreement import INTERVAL_RULE, PEOPLE_AGREEING, cohen, fleiss, majority, per_label
 from benchmark.labels.items import CANNOT_TELL, CHOICES, LabelError, items_of
 from benchmark.labels.store import read_all_labels
+from benchmark.labels.verdict import verdict
 
 UNSCORED = "unscored"
 
@@ -97,11 +100,13 @@ def measure_agreement(run, what: str, judge_dirs: Sequence[Path] = ()) -> dict:
         [(items[k].scenario_id, [valid_people[p][k] for p in valid_people]) for k in everyone], labels
     )
     majorities = {}
-    no_majority = 0
+    no_majority = one_person = 0
     for key in sorted({k for given in valid_people.values() for k in given}):
-        winner = majority([given[key] for given in valid_people.values() if key in given])
+        votes = [given[key] for given in valid_people.values() if key in given]
+        winner = majority(votes, PEOPLE_AGREEING)
         if winner is None:
             no_majority += 1
+            one_person += len(votes) == 1
         else:
             majorities[key] = winner
 
@@ -138,7 +143,7 @@ def measure_agreement(run, what: str, judge_dirs: Sequence[Path] = ()) -> dict:
         )
 
     given_labels = [label for given in people.values() for label in given.values()]
-    return {
+    result = {
         "what": what,
         "labels": labels,
         "interval_rule": INTERVAL_RULE,
@@ -150,8 +155,11 @@ def measure_agreement(run, what: str, judge_dirs: Sequence[Path] = ()) -> dict:
         "cannot_tell": sum(label == CANNOT_TELL for label in given_labels),
         "majority_items": len(majorities),
         "no_majority": no_majority,
+        "one_person": one_person,
         "pairs": pairs,
         "fleiss": fleiss_result,
         "against_people": against,
         "disagreements": disagreements,
     }
+    result["verdict"] = verdict(result)
+    return result

@@ -79,6 +79,7 @@ class AnnotatorDesk:
     what: str
     sample: list[LabelItem]
     lock: threading.Lock = field(default_factory=threading.Lock)
+    saves: int = 0  # labels saved through this desk (wearsim annotate measures again at its end when any)
 
     def __post_init__(self):
         check_annotator(self.annotator)
@@ -116,4 +117,5 @@ class AnnotatorDesk:
         given = make_label(key, label, self.annotator, self.run.known, "the page", note, now())
         with self.lock:
             write_labels(self.run.run_dir, self.annotator, [given], self.run.known)
+            self.saves += 1
             return len(self.own_labels())

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -65,7 +65,16 @@ class Label:
 
 
 def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def moment(text: str) -> datetime | None:
+    """An ISO 8601 time (`Z` or an offset; none is UTC) as an aware datetime; None when it is not one."""
+    try:
+        when = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def label_path(run_dir: Path, annotator: str) -> Path:
@@ -173,16 +182,41 @@ def write_labels(run_dir: Path, annotator: str, new: list[Label], known: dict[st
     return len(labels)
 
 
-def import_labels(run_dir: Path, labels: list[Label], known: dict[str, str]) -> dict[str, int]:
-    """Add imported labels to each annotator's file; returns annotator -> labels imported. Every
+def import_labels(run_dir: Path, labels: list[Label], known: dict[str, str]) -> dict[str, tuple[int, int, int]]:
+    """Add imported labels to each annotator's file, each with the time of the import; returns annotator ->
+    (labels written, labels already there with the same label and note, labels kept because the one in
+    labels/ is newer than the file's). A label already there unchanged is left as it is (its time too), and
+    one changed in labels/ after the file was written (the file's label carries an older time) is kept: so
+    two exports of one moment, each edited and both imported, change only what was edited. Every
     annotator's file as it is is read first, so a refused one stops the import before anything is written."""
     by_annotator: dict[str, list[Label]] = {}
     for label in labels:
         by_annotator.setdefault(label.annotator, []).append(label)
-    for annotator in by_annotator:
-        path = label_path(run_dir, annotator)
-        if path.exists() or path.is_symlink():
-            read_label_file(path, Path(run_dir), known)
+    counts: dict[str, tuple[int, int, int]] = {}
+    changed: dict[str, list[Label]] = {}
+    stamp = now()
     for annotator, given in by_annotator.items():
-        write_labels(run_dir, annotator, given, known)
-    return {annotator: len(given) for annotator, given in by_annotator.items()}
+        path = label_path(run_dir, annotator)
+        there = read_label_file(path, Path(run_dir), known) if path.exists() or path.is_symlink() else {}
+        latest = {label.key: label for label in given}  # a later row for a key replaces an earlier one
+        new, same, kept = [], 0, 0
+        for key, label in latest.items():
+            old = there.get(key)
+            if old is not None and (old.label, old.note) == (label.label, label.note):
+                same += 1
+            elif old is not None and _newer(old.time, label.time):
+                kept += 1
+            else:
+                new.append(replace(label, time=stamp))
+        changed[annotator] = new
+        counts[annotator] = (len(new), same, kept)
+    for annotator, new in changed.items():
+        if new:
+            write_labels(run_dir, annotator, new, known)
+    return counts
+
+
+def _newer(saved: str, given: str) -> bool:
+    """Whether a saved label's time is later than an imported one's (a label without a time is never older)."""
+    saved_at, given_at = moment(saved), moment(given)
+    return saved_at is not None and given_at is not None and saved_at > given_at

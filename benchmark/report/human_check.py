@@ -4,8 +4,9 @@
 `wearsim agreement`: `agreement.json` for Turn 2, `agreement_remarks.json`
 for a proactive run's remarks; a link, a file over `MAX_AGREEMENT_BYTES` or
 one that does not read as such is taken as no check) into the summary's
-`human_check` block: the number of human labels, of people, and the run
-judge's kappa against their majority with its interval. `human_check_line`
+`human_check` block: the number of human labels, of people, the run
+judge's kappa against their majority with its interval, and whether
+`wearsim agreement`'s verdict found enough items to say. `human_check_line`
 is what findings.md and the viewer print: that figure, or that the judge
 has not been checked against people on this run, with the commands to do it.
 """
@@ -43,6 +44,7 @@ def read_human_check(run_dir: Path, what: str = "turn2") -> dict:
             "ci_low": judge["kappa_ci_low"],
             "ci_high": judge["kappa_ci_high"],
             "ci_method": judge["ci_method"],
+            "enough": (data.get("verdict") or {}).get("enough") is not False,
         }
     except (OSError, ValueError, KeyError, IndexError, TypeError):
         return unchecked
@@ -61,7 +63,9 @@ def human_check_line(summary: dict) -> str:
             f"The judge has not been checked against people on this run: label a sample with "
             f"`wearsim annotate {run}{what}`, then measure with `wearsim agreement {run}{what}`."
         )
-    if block["kappa"] is None:
+    if not block["n"]:
+        figure = "no item yet has two people agreeing on its label"
+    elif block["kappa"] is None:
         figure = "kappa undefined (every label the same)"
     else:
         method = " (Wilson fallback)" if block.get("ci_method") == "wilson" else ""
@@ -70,7 +74,9 @@ def human_check_line(summary: dict) -> str:
         figure = f"kappa {block['kappa']:.2f} [{low}, {high}]{method}"
     people = "1 person" if block["people"] == 1 else f"{block['people']} people"
     return (
-        f"Judge checked against {block['human_labels']} human labels by {people}: {figure} "
-        f"({block['judge']} against the people's majority on {block['n']} items; "
+        f"Judge checked against {block['human_labels']} human label{'' if block['human_labels'] == 1 else 's'} "
+        f"by {people}: {figure} "
+        f"({block['judge']} against the people's majority on {block['n']} items"
+        f"{'' if block.get('enough', True) else ', too few to say yet'}; "
         f"{agreement_stem(block.get('what', 'turn2'))}.md)."
     )

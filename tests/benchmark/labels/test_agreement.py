@@ -14,7 +14,7 @@ ana vs judge-b: 3 of 6 (i3, i4, i5). b: c1 p3 cl1 a1: chance (2*1 + 2*3 + 1 + 1)
 10/36, kappa (18 - 10) / 26 = 4/13.
 Fleiss over ana and ben: mean item agreement 4/6; label shares over 12 labels c 4, p 5,
 cl 2, a 1: chance (16 + 25 + 4 + 1) / 144 = 46/144, kappa (96 - 46) / (144 - 46) = 50/98.
-The people's majority (two people: a tie has none): i0 current, i2 prior, i3 prior,
+The people's majority (two people giving the item one label; a tie has none): i0 current, i2 prior, i3 prior,
 i4 clarify. The run's judge against it: i2 unscored (left out), i0 agrees, i3 and i4 do not:
 1 of 3; majority c1 p1 cl1, judge c2 cl1: chance (1*2 + 1*1) / 9 = 1/3, kappa 0.
 judge-a against it: 4 of 4, kappa 1.
@@ -134,6 +134,7 @@ def test_the_command_writes_its_files_and_findings_and_the_viewer_name_the_check
     write_viewer(run_dir)
     assert main(["agreement", str(run_dir), "--judges", str(judge_a), str(judge_b)]) == 0
     out = capsys.readouterr().out
+    assert out.startswith("Too few items to say how well the judge (lexical) agrees with people: its kappa rests on 3")
     assert "judge judge-a: kappa 1.00" in out
     for name in ("agreement.json", "agreement.md", "agreement.png"):
         assert (run_dir / name).is_file()
@@ -153,6 +154,7 @@ def test_intervals_resample_scenarios_from_ten_on():
     result = cohen(rows, ("current", "prior", "clarify", "abstain"))
     assert result["ci_method"] == "bootstrap" and result["kappa_ci_low"] < result["kappa"] < result["kappa_ci_high"]
     assert majority(["prior", "prior", "current"]) == "prior" and majority(["prior", "current"]) is None
+    assert majority(["prior"], 2) is None and majority(["prior", "current", "prior"], 2) == "prior"
 
 
 def test_the_sample_is_stratified_and_the_same_for_everyone(tmp_path):
@@ -262,7 +264,7 @@ def test_turn3_and_remark_items_show_what_the_rubric_lets_a_judge_see(tmp_path):
     assert proactive.bank["pa-01"].notes not in json.dumps(remarks[1].page_json())
 
 
-def test_a_proactive_runs_remarks_checked_against_a_person(tmp_path, capsys):
+def test_a_proactive_runs_remarks_checked_against_two_people(tmp_path, capsys):
     run_dir = proactive_run(tmp_path / "proactive")
     write_report(run_dir)
     assert "`wearsim annotate RUN_DIR --what remarks`" in (run_dir / "findings.md").read_text()
@@ -272,10 +274,14 @@ def test_a_proactive_runs_remarks_checked_against_a_person(tmp_path, capsys):
         for n, label in ((1, "false_alarm"), (2, "hit"), (3, "false_alarm"))
     ]
     (run_dir / "labels" / "ana.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert main(["agreement", str(run_dir), "--what", "remarks"]) == 0  # one person: no majority yet
+    assert json.loads((run_dir / "agreement_remarks.json").read_text())["against_people"][0]["n"] == 0
+    assert "no item yet has two people agreeing on its label" in (run_dir / "findings.md").read_text()
+    (run_dir / "labels" / "ben.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert main(["agreement", str(run_dir), "--what", "remarks"]) == 0
     result = json.loads((run_dir / "agreement_remarks.json").read_text())
     judge = result["against_people"][0]
     assert (judge["n"], judge["agreement"]["k"]) == (3, 2)
     # majority f h f, judge f h n: chance (2*1 + 1*1 + 0*1) / 9 = 1/3, kappa (2/3 - 1/3) / (2/3) = 1/2
     assert judge["kappa"] == pytest.approx(0.5)
-    assert "Judge checked against 3 human labels by 1 person: kappa 0.50 [" in (run_dir / "findings.md").read_text()
+    assert "Judge checked against 6 human labels by 2 people: kappa 0.50 [" in (run_dir / "findings.md").read_text()
