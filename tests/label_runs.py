@@ -14,11 +14,16 @@ from core.scenario import load_bank
 
 
 def build_run(
-    path: Path, judge_labels: list[str | None], *, judge: str = "lexical", repaired: tuple[int, ...] = ()
+    path: Path,
+    judge_labels: list[str | None],
+    *,
+    judge: str = "lexical",
+    repaired: tuple[int, ...] = (),
+    replies: dict[int, str] | None = None,
 ) -> Path:
     """A run dir of len(judge_labels) trials, trial i on the bank's i-th scenario (past the bank's 70, round
-    again as trial 1, 2, ...), its Turn 2 reply `reply i ...` labelled judge_labels[i] by `judge` (None:
-    unscored); trials in `repaired` have a Turn 3."""
+    again as trial 1, 2, ...), its Turn 2 reply `reply i ...` (or `replies[i]`) labelled judge_labels[i] by
+    `judge` (None: unscored); trials in `repaired` have a Turn 3."""
     scenarios = load_bank(None).scenarios
     path.mkdir(parents=True, exist_ok=True)
     lines = []
@@ -26,7 +31,7 @@ def build_run(
         s = scenarios[i % len(scenarios)]
         turn_1 = build_user_turn(s.turn_1_image, s.turn_1_user)
         turn_2 = build_user_turn(s.turn_2_image, s.turn_2_user)
-        reply = f"reply {i}: the {s.answers.current_answers[0]} is what I would use here."
+        reply = (replies or {}).get(i, f"reply {i}: the {s.answers.current_answers[0]} is what I would use here.")
         verdict = Verdict(label=label, rationale="fixture", judge=judge, unscored_reason=None if label else "no signal")
         messages = [
             Message(role="user", text=turn_1),

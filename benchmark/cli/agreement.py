@@ -18,12 +18,16 @@ and writes RUN_DIR/agreement.json, agreement.md and agreement.png (Turn 3 and
 remarks: agreement_turn3.*, agreement_remarks.*), then the run's report again
 (findings.md, and index.html when it exists), which then say how well the judge
 agrees with the people (Turn 2's agreement; a proactive run's, its remarks').
-Intervals resample scenarios (Wilson under 10 scenarios).
+Intervals resample scenarios (Wilson under 10 scenarios). The figures rest on
+one sample, which they name: a random one (wearsim annotate --sample N) or a
+disagreement sample (--sample disagreements: where the judges disagree, so it
+shows where the judge errs, not how often). The two are never pooled: with
+labels of both, --sample says which to measure.
 """
 
 
 def register(subparsers) -> None:
-    from benchmark.labels import WHATS
+    from benchmark.labels import SAMPLES, WHATS
 
     parser = subparsers.add_parser(
         "agreement",
@@ -45,6 +49,12 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--what", choices=WHATS, default="turn2", help="which labels (default turn2)")
     parser.add_argument(
+        "--sample",
+        choices=SAMPLES,
+        help="the labels of which sample (default: the one the labels are of; labels of both samples are "
+        "never pooled, so then this is needed)",
+    )
+    parser.add_argument(
         "--scenarios", metavar="BANK", help="the run's bank (default: the manifest's, else the shipped bank)"
     )
     parser.set_defaults(run=run)
@@ -60,7 +70,7 @@ def run(args) -> int:
 
     try:
         run_dir = open_label_run(args.run_dir, args.scenarios)
-        measured = measure_and_report(run_dir, args.what, [Path(d) for d in args.judges])
+        measured = measure_and_report(run_dir, args.what, [Path(d) for d in args.judges], sample=args.sample)
     except (LabelError, ValueError) as exc:
         print(f"wearsim agreement: {exc}", file=sys.stderr)
         return 2

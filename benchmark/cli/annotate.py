@@ -8,10 +8,14 @@ EPILOG = """examples:
   wearsim annotate runs/first --annotator ana                 # then open http://127.0.0.1:8770/
   wearsim annotate runs/first --annotator ben --sample 60 --seed 47
   wearsim annotate runs/first --annotator ana --what turn3 --port 8771
+  wearsim annotate runs/first --annotator ana --sample disagreements      # judge errors first
 then: wearsim agreement runs/first
 
 Every annotator with the same --sample and --seed gets the same items, in the
-same order. Each label is saved in RUN_DIR/labels/NAME.jsonl as it is given;
+same order. --sample disagreements puts first the replies the run's judge and
+the offline judge (lexical) label differently, or the offline judge is unsure
+of, then the rest: for finding judge errors fast. Its labels are recorded as
+that sample's and never pooled with a random sample's. Each label is saved in RUN_DIR/labels/NAME.jsonl as it is given;
 close the tab at any time and the next visit resumes. When the page stops
 (Ctrl-C) after labels were given, the run's agreement and the human-check line
 of findings.md and the viewer are measured again. The page shows what the
@@ -42,10 +46,11 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--sample",
-        type=int,
-        default=DEFAULT_SAMPLE,
-        metavar="N",
-        help=f"items to label, stratified by judge label and scenario (default {DEFAULT_SAMPLE}; 0: every item)",
+        default=str(DEFAULT_SAMPLE),
+        metavar="N|disagreements[:N]",
+        help=f"N items to label, stratified by judge label and scenario (default {DEFAULT_SAMPLE}; 0: every "
+        "item); or disagreements: the replies the run's judge and the offline judge disagree on, or the "
+        f"offline judge is unsure of, first, then the rest ({DEFAULT_SAMPLE} in all unless :N)",
     )
     parser.add_argument(
         "--seed",
@@ -86,22 +91,22 @@ def open_desk(args):
     """The annotator's desk for the arguments (a `LabelError` names what is wrong)."""
     from benchmark.labels.items import LabelError
     from benchmark.labels.run import AnnotatorDesk, open_label_run
+    from benchmark.labels.sample import parse_sample
     from benchmark.labels.store import check_annotator
 
     name = args.annotator if args.annotator is not None else default_annotator()
     if name is None:
         raise LabelError("--annotator NAME is needed (no login name to use)")
     check_annotator(name)
-    if args.sample < 0:
-        raise LabelError("--sample must be 0 (every item) or more")
+    choice = parse_sample(args.sample)
     run = open_label_run(args.run_dir, args.scenarios)
-    sample = run.sample(args.what, args.sample or None, args.seed)
+    sample = run.sample_of(args.what, choice, args.seed)
     if not sample:
         raise LabelError(
             f"{args.run_dir}: no {args.what} items to label (errored trials have none; --what turn3 "
             "needs repairs, --what remarks a proactive run)"
         )
-    desk = AnnotatorDesk(run=run, annotator=name, what=args.what, sample=sample)
+    desk = AnnotatorDesk(run=run, annotator=name, what=args.what, sample=sample, sample_kind=choice.kind)
     desk.own_labels()  # a hostile label file is refused before anything is served
     return desk
 
@@ -134,7 +139,8 @@ def run(args) -> int:
     port = listening.getsockname()[1]
     done = len(desk.own_labels())
     print(
-        f"labelling page for {desk.annotator}: http://127.0.0.1:{port}/ ({len(desk.sample)} {args.what} items, "
+        f"labelling page for {desk.annotator}: http://127.0.0.1:{port}/ ({len(desk.sample)} {args.what} items"
+        f"{', disagreements first' if desk.sample_kind == 'disagreements' else ''}, "
         f"{done} labelled so far; saved in {desk.path}). Ctrl-C stops it; the labels are already on disk.",
         file=sys.stderr,
     )
@@ -155,7 +161,7 @@ def after_labelling(desk, run_dir: str) -> int:
     if not desk.saves:
         return 0
     try:
-        measured = refresh_human_check(desk.run, {desk.what})
+        measured = refresh_human_check(desk.run, {desk.what}, desk.sample_kind)
     except ValueError as exc:
         print(
             f"wearsim annotate: the labels are saved; the human check was not measured again ({exc}); "

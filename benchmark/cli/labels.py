@@ -12,6 +12,7 @@ EPILOG = """examples:
   wearsim labels import runs/first export.json --annotator-map users.json   # {"1": "ana", "7": "ben"}
   wearsim labels import runs/first export.json --annotator ana
   wearsim labels import runs/first labels.csv                 # trial_key,label,annotator[,note]
+  wearsim labels import runs/first hard.json --sample disagreements   # labels of a disagreement sample
 then: wearsim agreement runs/first
 
 An export holds the sample (--sample, --seed: the items wearsim annotate shows)
@@ -33,7 +34,7 @@ viewer are measured again.
 
 
 def register(subparsers) -> None:
-    from benchmark.labels import DEFAULT_SEED, WHATS
+    from benchmark.labels import DEFAULT_SEED, SAMPLES, WHATS
 
     parser = subparsers.add_parser(
         "labels",
@@ -55,7 +56,12 @@ def register(subparsers) -> None:
     )
     export.add_argument("--format", choices=("json", "csv"), help="the format (default: from the output's suffix)")
     export.add_argument("--force", action="store_true", help="overwrite an existing output (and FILE.xml)")
-    export.add_argument("--sample", type=int, default=100, metavar="N", help="as wearsim annotate (0: every item)")
+    export.add_argument(
+        "--sample",
+        default="100",
+        metavar="N|disagreements[:N]",
+        help="as wearsim annotate (0: every item; disagreements: the judges' disagreements first)",
+    )
     export.add_argument("--seed", type=int, default=DEFAULT_SEED, metavar="S", help="as wearsim annotate")
     export.add_argument("--what", choices=WHATS, default="turn2")
     export.add_argument("--scenarios", metavar="BANK")
@@ -73,6 +79,12 @@ def register(subparsers) -> None:
         metavar="FILE",
         help='a JSON object from Label Studio user ids to annotator names, {"1": "ana", "7": "ben"}',
     )
+    imported.add_argument(
+        "--sample",
+        choices=SAMPLES,
+        help="the sample the file's labels were drawn by, where the file does not say (default: the sample of "
+        "the label already there, else random); the two are never pooled",
+    )
     imported.add_argument("--scenarios", metavar="BANK")
     parser.set_defaults(run=run)
 
@@ -81,11 +93,9 @@ def _export(args, run_dir) -> int:
     from pathlib import Path
 
     from benchmark.labels.export import write_export
-    from benchmark.labels.items import LabelError
+    from benchmark.labels.sample import parse_sample
 
-    if args.sample < 0:
-        raise LabelError("--sample must be 0 (every item) or more")
-    sample = run_dir.sample(args.what, args.sample or None, args.seed)
+    sample = run_dir.sample_of(args.what, parse_sample(args.sample), args.seed)
     paths, items, labels = write_export(run_dir, args.what, sample, Path(args.output), args.format, args.force)
     config = f" and the labelling config to {paths[1]}" if len(paths) > 1 else ""
     print(f"wrote {items} items and {labels} labels to {paths[0]}{config}")
@@ -94,6 +104,7 @@ def _export(args, run_dir) -> int:
 
 def _import(args, run_dir) -> int:
     import sys
+    from dataclasses import replace
     from pathlib import Path
 
     from benchmark.labels.exchange import read_annotator_map, read_csv, read_label_studio
@@ -112,6 +123,8 @@ def _import(args, run_dir) -> int:
     else:
         mapping = read_annotator_map(Path(args.annotator_map)) if args.annotator_map else None
         labels = read_label_studio(path, run_dir.known, args.annotator, mapping)
+    if args.sample:  # the sample of the labels the file does not say one for
+        labels = [label if label.sample else replace(label, sample=args.sample) for label in labels]
     counts = import_labels(run_dir.run_dir, labels, run_dir.known)
     for name, (written, same, kept) in counts.items():
         notes = [f"{same} already there unchanged"] if same else []
@@ -124,7 +137,7 @@ def _import(args, run_dir) -> int:
     if not any(written for written, _, _ in counts.values()):
         return 0
     try:
-        measured = refresh_human_check(run_dir, {label.what for label in labels})
+        measured = refresh_human_check(run_dir, {label.what for label in labels}, args.sample)
     except ValueError as exc:  # the labels are in; only the report's line could not be measured again
         print(
             f"wearsim labels: the labels are saved; the human check was not measured again ({exc}); "

@@ -6,7 +6,8 @@ is drawn, where labels are kept, and how every judge is measured against them.
 | `items.py` | the items a person labels (`LabelItem`: a Turn 2 reply, a Turn 3 repair or a proactive remark, \
 with what the rubric lets a judge see and, apart from it, the judge's label), their keys and viewer anchors |
 | `sample.py` | the stratified sample by judge label and scenario, the same for every annotator \
-with one seed |
+with one seed; or the disagreement sample (the items the run's judge and the offline judge disagree on, \
+or the offline judge is unsure of, first) |
 | `store.py` | `RUN_DIR/labels/NAME.jsonl`: annotator names, reading (bounded, every problem naming file and \
 line) and saving (temp file and rename) |
 | `export.py` | the sample and its labels out: a Label Studio JSON export (and its labelling config) or a CSV |
@@ -27,3 +28,5 @@ into items for `wearsim judge-check` |
 
 WHATS = ("turn2", "turn3", "remarks")  # what can be labelled: Turn 2 replies, Turn 3 replies, proactive remarks
 DEFAULT_SEED = 47  # the sample's seed when none is given: the same items for everyone
+# how a label's item was drawn (`--sample N`, `--sample disagreements`): labels of the two are never pooled
+SAMPLES = ("random", "disagreements")

@@ -42,10 +42,18 @@ def _cell(cell: dict) -> str:
 
 def render_agreement(result: dict, run_name: str) -> str:
     what = {"turn2": "Turn 2 replies", "turn3": "Turn 3 replies", "remarks": "proactive remarks"}[result["what"]]
+    sample = (
+        "a disagreement sample (the replies the run's judge and the offline judge disagree on, or the offline "
+        "judge is unsure of, first; never pooled with a random sample)"
+        if result.get("sample") == "disagreements"
+        else "a random sample (stratified by the run judge's label and by scenario)"
+    )
     lines = [
         f"# Judges against people: {one_line(run_name)}, {what}",
         "",
         f"**{one_line(result['verdict']['text'])}**",
+        "",
+        f"Sample: {sample}.",
         "",
         f"{result['human_labels']} human labels by {len(result['annotators'])} "
         f"{'person' if len(result['annotators']) == 1 else 'people'} "

@@ -10,8 +10,14 @@
   last name that `completed_by` carries when it is an object (Label Studio's detailed export and
   `wearsim labels export`). A bare user id (`"completed_by": 1`, Label Studio's default export)
   without a map is refused with one line, never turned into a made-up name.
-- `read_csv(path, known)`: `trial_key,label,annotator`, then optionally `note`
-  and `time` (an ISO 8601 time, as `wearsim labels export` writes it).
+- `read_csv(path, known)`: `trial_key,label,annotator`, then optionally `note`,
+  `time` (an ISO 8601 time, as `wearsim labels export` writes it) and `sample`.
+
+Which sample a label's item was drawn by (`random` or `disagreements`) is
+read where the file says it (the CSV's `sample`, an annotation's `sample`,
+both written by `wearsim labels export` for a disagreement sample's labels);
+where it does not, the label's `sample` is "" and the import decides
+(`store.import_labels`, `wearsim labels import --sample`).
 
 A label read keeps the time the file gives it (a Label Studio annotation's
 `updated_at`, else `created_at`; a CSV's `time`), so that `store.import_labels`
@@ -28,11 +34,11 @@ import csv
 import io
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benchmark.labels.items import LabelError
-from benchmark.labels.store import Label, check_annotator, make_label, moment
+from benchmark.labels.store import Label, check_annotator, check_sample, make_label, moment
 
 MAX_IMPORT_BYTES = 64 * 2**20
 MAX_CSV_FIELD = 4096
@@ -171,7 +177,9 @@ def read_label_studio(
             name = who.name(annotation.get("completed_by"), here)
             given = annotation.get("updated_at") or annotation.get("created_at")
             time = given if isinstance(given, str) and moment(given) is not None else ""
-            labels.append(make_label(key, label, name, known, here, note[:2000], time))
+            sample = annotation.get("sample")
+            made = make_label(key, label, name, known, here, note[:2000], time)
+            labels.append(replace(made, sample=check_sample(sample, here) if sample is not None else ""))
     return labels
 
 
@@ -189,10 +197,11 @@ def read_csv(path: Path, known: dict[str, str]) -> list[Label]:
         raise LabelError(f"{path}: line 1: {exc}") from None
     if header[:3] != ["trial_key", "label", "annotator"]:
         raise LabelError(
-            f"{path}: line 1: the header must start trial_key,label,annotator (then optionally note and time)"
+            f"{path}: line 1: the header must start trial_key,label,annotator (then optionally note, time, sample)"
         )
-    note_at = header.index("note") if "note" in header else None
-    time_at = header.index("time") if "time" in header else None
+    note_at, time_at, sample_at = (
+        header.index(name) if name in header else None for name in ("note", "time", "sample")
+    )
     labels = []
     while True:
         try:
@@ -212,5 +221,7 @@ def read_csv(path: Path, known: dict[str, str]) -> list[Label]:
         time = row[time_at].strip() if time_at is not None and len(row) > time_at else ""
         if time and moment(time) is None:
             raise LabelError(f"{where}: field 'time' {time[:40]!r} is not an ISO 8601 time")
-        labels.append(make_label(row[0].strip(), row[1].strip(), row[2].strip(), known, where, note, time))
+        sample = row[sample_at].strip() if sample_at is not None and len(row) > sample_at else ""
+        made = make_label(row[0].strip(), row[1].strip(), row[2].strip(), known, where, note, time)
+        labels.append(replace(made, sample=check_sample(sample, where) if sample else ""))
     return labels

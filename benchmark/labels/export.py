@@ -9,7 +9,9 @@
   Beside it, `PATH.xml`: the labelling config with the same two controls. No prediction is
   written: a judge's label never reaches a person.
 - CSV (`--format csv`, or `.csv`): `trial_key,label,annotator,note,time`, one row a label (`time`:
-  when it was given, which the import reads to keep a label changed since).
+  when it was given, which the import reads to keep a label changed since), and a last column
+  `sample` when a label of a disagreement sample is among them (an annotation's `sample` in JSON), so
+  the import keeps the two samples apart.
 
 Both read back with `wearsim labels import` (`benchmark.labels.exchange`): the annotators come back
 by the name each annotation carries, so export, edit, import changes only what was edited: an
@@ -129,7 +131,9 @@ def label_studio_tasks(items: list[LabelItem], what: str, people: dict[str, dict
                         "value": {"text": [label.note]},
                     }
                 )
-            when = {"created_at": label.time, "updated_at": label.time} if label.time else {}
+            extra: dict = {"created_at": label.time, "updated_at": label.time} if label.time else {}
+            if label.sample != "random":
+                extra["sample"] = label.sample
             annotations.append(
                 {
                     "id": annotation_id,
@@ -137,7 +141,7 @@ def label_studio_tasks(items: list[LabelItem], what: str, people: dict[str, dict
                     "result": result,
                     "was_cancelled": False,
                     "ground_truth": False,
-                    **when,
+                    **extra,
                     "task": task_id,
                 }
             )
@@ -155,12 +159,13 @@ def label_studio_tasks(items: list[LabelItem], what: str, people: dict[str, dict
 def labels_csv(items: list[LabelItem], people: dict[str, dict[str, Label]]) -> str:
     out = io.StringIO()
     rows = csv.writer(out, lineterminator="\n")
-    rows.writerow(CSV_HEADER)
+    samples = any(label.sample != "random" for given in people.values() for label in given.values())
+    rows.writerow([*CSV_HEADER, "sample"] if samples else CSV_HEADER)
     for item in items:
         for name in sorted(people):
             label = people[name].get(item.key)
             if label is not None:
-                rows.writerow([item.key, label.label, name, label.note, label.time])
+                rows.writerow([item.key, label.label, name, label.note, label.time, *([label.sample] * samples)])
     return out.getvalue()
 
 

@@ -2,10 +2,13 @@
 
 An item is one reply of a run: a Turn 2 reply (`turn2`), a Turn 3 reply
 after the repair anchor (`turn3`) or a proactive remark (`remarks`). Its
-`view` is what the rubric lets a judge see, no more: the user's turns and
-camera blocks as they were sent, the reply, the scenario's answer keys and
+`view` is what the rubric lets a judge see: the user's turns and camera
+blocks as they were sent, the reply, the scenario's answer keys and
 indicators, and the camera frames as the bank describes them (for a remark:
-the scenes, the event's expected keys and when the remark came). It never
+the scenes, the event's expected keys and when the remark came); and, one
+thing more and said to be so, the assistant's earlier replies (`EARLIER`,
+folded on the page: no judge sees them, but a reply can read differently
+beside them, one that repeats its Turn 1 answer, say). It never
 holds the target context, the shift type, the authoring notes or any
 judge's label: the judge's label sits beside the view (`judge_label`), for
 the sample and the agreement, and never goes to a page.
@@ -73,6 +76,17 @@ CANNOT_TELL_TEXT = (
     "cannot tell",
     "The reply could be read either way, or the page does not show enough to decide. Counted apart, never as a label.",
 )
+# the rubric's notes beyond the definitions, per kind of item (docs/judging.md's label definitions)
+_GROUNDING_NOTES = (
+    "A reply that names neither scene: label it by what it does. It asks which thing or moment is meant, or "
+    'what "this" is, and answers nothing: clarify. It declines, or says it cannot see or know: abstain. It '
+    "guesses at one scene: that scene's label. It answers only in general terms, resting on neither scene: "
+    "cannot tell (u).",
+    "The assistant's earlier replies (folded, above the reply) are there for context: the judges do not see "
+    "them. A reply that only repeats its Turn 1 answer rests on the Turn 1 scene: prior.",
+)
+RUBRIC_NOTES = {"turn2": _GROUNDING_NOTES, "turn3": _GROUNDING_NOTES, "remarks": ()}
+EARLIER = "earlier"  # the view's kind of an assistant's earlier reply: folded on the page, never seen by a judge
 
 
 def labels_for(what: str) -> tuple[str, ...]:
@@ -143,13 +157,21 @@ def _turn_1(record: TrialRecord, scenario: Scenario) -> tuple[str | None, str]:
     return None, build_user_turn(scenario.turn_1_image, scenario.turn_1_user)
 
 
+def _earlier(turn: int, reply: str | None) -> tuple[str, str, str]:
+    """An assistant's earlier reply as the page shows it: folded, and said to be unseen by the judges."""
+    title = f"Turn {turn}: the assistant's reply (the judges do not see it)"
+    return (EARLIER, title, reply if reply is not None else "(not recorded)")
+
+
 def _grounding_item(record: TrialRecord, scenario: Scenario, turn: int) -> LabelItem:
     case = record.judge_case(scenario, turn)
     context, turn_1 = _turn_1(record, scenario)
     view = [("message", "Before the conversation (camera only)", context)] if context else []
     view.append(("message", "Turn 1: the user", turn_1))
+    view.append(_earlier(1, record.turn_1_response))
     view.append(("message", "Turn 2: the user", case.turn_2_message or case.user_message))
     if turn == 3:
+        view.append(_earlier(2, record.turn_2_response))
         view.append(("message", "Turn 3: the user (the repair)", case.user_message))
     view += [
         ("reply", f"The reply to label (Turn {turn})", case.response),

@@ -7,14 +7,22 @@ trials (`wearsim rescore RUN --output-dir DIR` writes such a dir). The
 people's majority of an item needs two people giving it the same label
 (`agreement.PEOPLE_AGREEING`). The result is the dict written as
 agreement.json (`agreement_report`), with the run judge's `verdict`.
+
+The people's labels of one sample only (`sample`: `random`, or
+`disagreements`, the judges' hard items first): a disagreement sample is
+chosen where the judges disagree, so its agreement says where the judge
+errs, not how often, and the two are never pooled. Without `sample`, the
+sample the labels are of; labels of both are refused with one line.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
 
+from benchmark.labels import SAMPLES
 from benchmark.labels.agreement import INTERVAL_RULE, PEOPLE_AGREEING, cohen, fleiss, majority, per_label
 from benchmark.labels.items import CANNOT_TELL, CHOICES, LabelError, items_of
 from benchmark.labels.store import read_all_labels
@@ -55,19 +63,41 @@ def _unique(name: str, taken: set[str]) -> str:
     return name
 
 
-def measure_agreement(run, what: str, judge_dirs: Sequence[Path] = ()) -> dict:
-    """Agreement among the annotators and of each judge with them, on the run's items of kind `what`."""
+def which_sample(given: dict, sample: str | None, where: Path) -> str:
+    """The sample to measure: `sample`, else the one the labels `given` (annotator -> key -> label) are of;
+    labels of two samples without `sample` are a `LabelError` of one line."""
+    counts = Counter(label.sample for labels in given.values() for label in labels.values())
+    if sample is not None:
+        return sample
+    if len(counts) > 1:
+        found = ", ".join(f"{counts[s]} of the {s} sample" for s in SAMPLES if counts[s])
+        raise LabelError(
+            f"{where}: labels of two samples ({found}); a disagreement sample is drawn where the judges "
+            "disagree, so the two are never pooled: give --sample random or --sample disagreements"
+        )
+    return next(iter(counts), "random")
+
+
+def measure_agreement(run, what: str, judge_dirs: Sequence[Path] = (), sample: str | None = None) -> dict:
+    """Agreement among the annotators and of each judge with them, on the run's items of kind `what`
+    labelled in one sample (`which_sample`)."""
     items = {item.key: item for item in run.items(what)}
     labels = tuple(c[0] for c in CHOICES[what])
-    people_files = read_all_labels(run.run_dir, run.known)
+    people_files = {
+        name: {key: label for key, label in given.items() if key in items}
+        for name, given in read_all_labels(run.run_dir, run.known).items()
+    }
+    sample = which_sample(people_files, sample, run.run_dir / "labels")
     people = {
-        name: {key: label.label for key, label in given.items() if key in items} for name, given in people_files.items()
+        name: {key: label.label for key, label in given.items() if label.sample == sample}
+        for name, given in people_files.items()
     }
     people = {name: given for name, given in people.items() if given}
     if not people:
         raise LabelError(
-            f"{run.run_dir / 'labels'}: no labels of {what} items yet (wearsim annotate "
-            f"{run.run_dir} --what {what} --annotator NAME)"
+            f"{run.run_dir / 'labels'}: no labels of {what} items in the {sample} sample yet (wearsim annotate "
+            f"{run.run_dir} --what {what} --annotator NAME"
+            + (" --sample disagreements)" if sample == "disagreements" else ")")
         )
     taken = set(people)
     judges = {
@@ -145,6 +175,7 @@ def measure_agreement(run, what: str, judge_dirs: Sequence[Path] = ()) -> dict:
     given_labels = [label for given in people.values() for label in given.values()]
     result = {
         "what": what,
+        "sample": sample,
         "labels": labels,
         "interval_rule": INTERVAL_RULE,
         "annotators": sorted(people),

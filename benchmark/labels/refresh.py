@@ -35,14 +35,17 @@ def report_what(run) -> str:
     return "remarks" if run.items("remarks") and not run.items("turn2") else "turn2"
 
 
-def measure_and_report(run, what: str, judge_dirs: Sequence[Path] = (), *, report: bool = True) -> Measured:
-    """Measure and write the agreement files; for the report's kind, write the report again (`report`:
-    always; else only when the run has one) and the viewer when it exists."""
+def measure_and_report(
+    run, what: str, judge_dirs: Sequence[Path] = (), *, report: bool = True, sample: str | None = None
+) -> Measured:
+    """Measure (the labels of one sample: `measure.which_sample`) and write the agreement files; for the
+    report's kind, write the report again (`report`: always; else only when the run has one) and the
+    viewer when it exists."""
     from benchmark.report import write_report
     from benchmark.report.viewer import write_viewer
 
     run_dir = Path(run.run_dir)
-    result = measure_agreement(run, what, judge_dirs)
+    result = measure_agreement(run, what, judge_dirs, sample)
     paths = write_agreement(result, run_dir)
     if what != report_what(run):
         return Measured(result=result, paths=paths, line=None)
@@ -69,9 +72,9 @@ def last_judges(run_dir: Path, what: str) -> tuple[list[Path], list[str]]:
     return kept, [s for s in sources if not Path(s).is_dir()]
 
 
-def refresh_human_check(run, kinds: Collection[str]) -> Measured | None:
-    """After labels of `kinds` changed: measure the report's kind again when it is among them (None when
-    it is not, or when nobody has labelled an item of it yet)."""
+def refresh_human_check(run, kinds: Collection[str], sample: str | None = None) -> Measured | None:
+    """After labels of `kinds` (of `sample`, when it is known) changed: measure the report's kind again
+    when it is among them (None when it is not, or when nobody has labelled an item of it yet)."""
     what = report_what(run)
     if what not in kinds:
         return None
@@ -79,6 +82,6 @@ def refresh_human_check(run, kinds: Collection[str]) -> Measured | None:
     if not any(label.what == what for given in people.values() for label in given.values()):
         return None
     judges, dropped = last_judges(run.run_dir, what)
-    measured = measure_and_report(run, what, judges, report=False)
+    measured = measure_and_report(run, what, judges, report=False, sample=sample)
     measured.dropped = dropped
     return measured

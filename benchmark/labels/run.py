@@ -16,8 +16,18 @@ from functools import cached_property
 from pathlib import Path
 
 from benchmark.labels import WHATS
-from benchmark.labels.items import CANNOT_TELL, CANNOT_TELL_TEXT, CHOICES, LabelError, LabelItem, items_of, run_bank
-from benchmark.labels.sample import draw_sample
+from benchmark.labels.items import (
+    CANNOT_TELL,
+    CANNOT_TELL_TEXT,
+    CHOICES,
+    RUBRIC_NOTES,
+    LabelError,
+    LabelItem,
+    cell_key,
+    items_of,
+    run_bank,
+)
+from benchmark.labels.sample import SampleChoice, disagreements_first, draw_sample
 from benchmark.labels.store import check_annotator, label_path, make_label, now, read_label_file, write_labels
 
 
@@ -37,6 +47,29 @@ class LabelRun:
 
     def sample(self, what: str, n: int | None, seed: int) -> list[LabelItem]:
         return draw_sample(self.items(what), n, seed)
+
+    def sample_of(self, what: str, choice: SampleChoice, seed: int) -> list[LabelItem]:
+        """The items of `--sample`: a random draw, or the disagreement sample (`disagreements_first`)."""
+        if choice.kind == "random":
+            return self.sample(what, choice.n, seed)
+        return disagreements_first(self.items(what), self.offline_labels(what), choice.n, seed)
+
+    def offline_labels(self, what: str) -> dict[str, str | None]:
+        """The offline judge's label of each Turn 2 or Turn 3 item, run now (None: it is unsure)."""
+        from benchmark.judges.lexical import LexicalJudge
+
+        if what not in ("turn2", "turn3"):
+            raise LabelError(
+                "--sample disagreements is for Turn 2 and Turn 3 replies: the offline judge does not label remarks"
+            )
+        judge, turn = LexicalJudge(), 2 if what == "turn2" else 3
+        keys = {item.key for item in self.items(what)}
+        labels: dict[str, str | None] = {}
+        for record in self.records:
+            key = cell_key(record) + ("|turn3" if turn == 3 else "")
+            if key in keys:
+                labels[key] = judge.label_now(record.judge_case(self.bank[record.scenario_id], turn)).label
+        return labels
 
 
 def open_label_run(run_dir: str | Path, scenarios: str | Path | None = None) -> LabelRun:
@@ -78,6 +111,7 @@ class AnnotatorDesk:
     annotator: str
     what: str
     sample: list[LabelItem]
+    sample_kind: str = "random"  # how the sample was drawn (SAMPLES): saved with every label
     lock: threading.Lock = field(default_factory=threading.Lock)
     saves: int = 0  # labels saved through this desk (wearsim annotate measures again at its end when any)
 
@@ -106,6 +140,7 @@ class AnnotatorDesk:
                 "annotator": self.annotator,
                 "what": self.what,
                 "choices": choices_json(self.what),
+                "rubric": list(RUBRIC_NOTES[self.what]),
                 "items": [item.page_json() for item in self.sample],
                 "labels": self.own_labels(),
             }
@@ -114,7 +149,7 @@ class AnnotatorDesk:
         """Write one label to this annotator's file now; returns how many of the sample are labelled."""
         if key not in self.in_sample:
             raise LabelError(f"trial key {str(key)[:80]!r} is not in this sample")
-        given = make_label(key, label, self.annotator, self.run.known, "the page", note, now())
+        given = make_label(key, label, self.annotator, self.run.known, "the page", note, now(), self.sample_kind)
         with self.lock:
             write_labels(self.run.run_dir, self.annotator, [given], self.run.known)
             self.saves += 1

@@ -1,7 +1,10 @@
 """`RUN_DIR/labels/NAME.jsonl`: one file per annotator, one JSON line per label.
 
-A line is `{"trial_key", "what", "label", "annotator", "note", "time"}`; a
-later line for the same key replaces an earlier one. Files are written whole,
+A line is `{"trial_key", "what", "label", "annotator", "note", "time",
+"sample"}`, `sample` saying how the item was drawn (`random`, or
+`disagreements`: `wearsim annotate --sample disagreements`; a line without
+it is `random`, as every sample was before there were two); a later line for
+the same key replaces an earlier one. Files are written whole,
 to a temp file renamed over the old one (`core.safe_files.write_atomic`), so
 a label given in the browser is on disk before the next item shows, a
 closed tab loses nothing, and a crash leaves the old file or the new one.
@@ -23,6 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from benchmark.labels import SAMPLES
 from benchmark.labels.items import LabelError, labels_for
 from core.safe_files import UnsafePathError, inside, make_dirs, write_atomic
 
@@ -52,6 +56,7 @@ class Label:
     annotator: str
     note: str = ""
     time: str = ""
+    sample: str = "random"  # how the item was drawn: one of SAMPLES
 
     def to_json(self) -> dict:
         return {
@@ -61,6 +66,7 @@ class Label:
             "annotator": self.annotator,
             "note": self.note,
             "time": self.time,
+            "sample": self.sample,
         }
 
 
@@ -77,12 +83,26 @@ def moment(text: str) -> datetime | None:
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
+def check_sample(sample: object, where: str) -> str:
+    """`sample` when it names how an item was drawn (one of SAMPLES), else `LabelError`."""
+    if sample not in SAMPLES:
+        raise LabelError(f"{where}: field 'sample' is {str(sample)[:40]!r}, not one of {', '.join(SAMPLES)}")
+    return str(sample)
+
+
 def label_path(run_dir: Path, annotator: str) -> Path:
     return Path(run_dir) / LABELS_DIR / f"{check_annotator(annotator)}.jsonl"
 
 
 def make_label(
-    key: object, label: object, annotator: str, known: dict[str, str], where: str, note: str = "", time: str = ""
+    key: object,
+    label: object,
+    annotator: str,
+    known: dict[str, str],
+    where: str,
+    note: str = "",
+    time: str = "",
+    sample: object = "random",
 ) -> Label:
     """A checked `Label`: `known` maps every item key of the run to its kind; `where` names the source."""
     if not isinstance(key, str) or key not in known:
@@ -92,9 +112,16 @@ def make_label(
         raise LabelError(f"{where}: label {str(label)[:40]!r} is not one of {', '.join(labels_for(what))}")
     if not isinstance(note, str) or len(note) > MAX_NOTE_CHARS:
         raise LabelError(f"{where}: field 'note' must be text of at most {MAX_NOTE_CHARS} characters")
+    check_sample(sample, where)
     check_annotator(annotator)
     return Label(
-        key=key, what=what, label=label, annotator=annotator, note=note, time=time if isinstance(time, str) else ""
+        key=key,
+        what=what,
+        label=label,
+        annotator=annotator,
+        note=note,
+        time=time if isinstance(time, str) else "",
+        sample=str(sample),
     )
 
 
@@ -141,6 +168,7 @@ def read_label_file(path: Path, run_dir: Path, known: dict[str, str]) -> dict[st
             where,
             data.get("note") or "",
             data.get("time") or "",
+            data.get("sample", "random"),
         )
         labels[label.key] = label
     return labels
@@ -184,8 +212,9 @@ def write_labels(run_dir: Path, annotator: str, new: list[Label], known: dict[st
 
 def import_labels(run_dir: Path, labels: list[Label], known: dict[str, str]) -> dict[str, tuple[int, int, int]]:
     """Add imported labels to each annotator's file, each with the time of the import; returns annotator ->
-    (labels written, labels already there with the same label and note, labels kept because the one in
-    labels/ is newer than the file's). A label already there unchanged is left as it is (its time too), and
+    (labels written, labels already there with the same label, note and sample, labels kept because the one
+    in labels/ is newer than the file's). A label whose file does not say its sample (`sample` "") takes
+    the sample of the label there, else `random`. A label already there unchanged is left as it is (its time too), and
     one changed in labels/ after the file was written (the file's label carries an older time) is kept: so
     two exports of one moment, each edited and both imported, change only what was edited. Every
     annotator's file as it is is read first, so a refused one stops the import before anything is written."""
@@ -202,7 +231,9 @@ def import_labels(run_dir: Path, labels: list[Label], known: dict[str, str]) -> 
         new, same, kept = [], 0, 0
         for key, label in latest.items():
             old = there.get(key)
-            if old is not None and (old.label, old.note) == (label.label, label.note):
+            if not label.sample:  # the file does not say which sample: the label's there, else random
+                label = replace(label, sample=old.sample if old is not None else "random")
+            if old is not None and (old.label, old.note, old.sample) == (label.label, label.note, label.sample):
                 same += 1
             elif old is not None and _newer(old.time, label.time):
                 kept += 1

@@ -20,6 +20,8 @@ straight between: 100 to 144 items for 0.2. When the items are already 20 or mor
 is wide, its own width is scaled the same way: N x (width / 0.2)^2 items. `MIN_ITEMS` and
 `MAX_WIDTH` are the simulation's smallest sample and about the width it measured there. (The
 simulation drew Turn 2's four labels; a proactive run's three remark labels use the same rule.)
+On a disagreement sample (`--sample disagreements`) the line says so: such a sample is drawn where
+the judges disagree, so its kappa says where the judge errs, not how often.
 """
 
 from __future__ import annotations
@@ -69,8 +71,23 @@ def _meaning(low: float) -> str:
     )
 
 
+DISAGREEMENT_SAMPLE = (
+    "This is a disagreement sample (the replies the run's judge and the offline judge disagree on, or the "
+    "offline judge is unsure of, first): it shows where the judge errs, not how often; a random sample "
+    "(wearsim annotate --sample N) measures the run's agreement."
+)
+
+
 def verdict(result: dict) -> dict:
-    """`{"enough", "more", "text"}` for the run's judge (the first row of `against_people`)."""
+    """`{"enough", "more", "text"}` for the run's judge (the first row of `against_people`); on a
+    disagreement sample, said to be one."""
+    found = _verdict(result)
+    if result.get("sample") == "disagreements":
+        found["text"] += " " + DISAGREEMENT_SAMPLE
+    return found
+
+
+def _verdict(result: dict) -> dict:
     row = result["against_people"][0]
     n, kappa = row["n"], row["kappa"]
     low, high = row.get("kappa_ci_low"), row.get("kappa_ci_high")

@@ -45,6 +45,7 @@ def read_human_check(run_dir: Path, what: str = "turn2") -> dict:
             "ci_high": judge["kappa_ci_high"],
             "ci_method": judge["ci_method"],
             "enough": (data.get("verdict") or {}).get("enough") is not False,
+            "sample": "disagreements" if data.get("sample") == "disagreements" else "random",
         }
     except (OSError, ValueError, KeyError, IndexError, TypeError):
         return unchecked
@@ -73,9 +74,14 @@ def human_check_line(summary: dict) -> str:
         high = "n/a" if block["ci_high"] is None else f"{block['ci_high']:.2f}"
         figure = f"kappa {block['kappa']:.2f} [{low}, {high}]{method}"
     people = "1 person" if block["people"] == 1 else f"{block['people']} people"
+    sample = (
+        " of a disagreement sample (the judges' hard items first: where the judge errs, not how often)"
+        if block.get("sample") == "disagreements"
+        else ""
+    )
     return (
-        f"Judge checked against {block['human_labels']} human label{'' if block['human_labels'] == 1 else 's'} "
-        f"by {people}: {figure} "
+        f"Judge checked against {block['human_labels']} human label{'' if block['human_labels'] == 1 else 's'}"
+        f"{sample} by {people}: {figure} "
         f"({block['judge']} against the people's majority on {block['n']} items"
         f"{'' if block.get('enough', True) else ', too few to say yet'}; "
         f"{agreement_stem(block.get('what', 'turn2'))}.md)."

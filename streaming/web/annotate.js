@@ -20,6 +20,17 @@ function drawProgress() {
   $('#progress-text').textContent = `${done} of ${state.items.length} labelled`;
 }
 
+function drawRubricNotes(notes) {
+  const box = $('#rubric-notes');
+  box.replaceChildren();
+  for (const note of notes || []) {
+    const line = document.createElement('p');
+    line.className = 'hint';
+    line.textContent = note;
+    box.append(line);
+  }
+}
+
 function drawChoices() {
   const box = $('#choices');
   const definitions = $('#definitions');
@@ -60,9 +71,11 @@ function drawItem() {
   const sections = $('#sections');
   sections.replaceChildren();
   for (const part of item.sections) {
-    const section = document.createElement('section');
+    // an assistant's earlier reply is folded (a <details>, closed): context no judge sees
+    const folded = part.kind === 'earlier';
+    const section = document.createElement(folded ? 'details' : 'section');
     section.className = `part ${part.kind}`;
-    const title = document.createElement('h3');
+    const title = document.createElement(folded ? 'summary' : 'h3');
     title.textContent = part.title;
     const text = document.createElement('pre');
     text.textContent = part.text;
@@ -148,6 +161,7 @@ async function load() {
     const first = state.items.findIndex((item) => !state.labels[item.key]);
     state.index = first === -1 ? 0 : first;  // a visit resumes at the first item not yet labelled
     drawChoices();
+    drawRubricNotes(data.rubric);
     drawItem();
     document.body.dataset.ready = 'true';
   } catch (error) {

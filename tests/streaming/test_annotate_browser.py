@@ -1,7 +1,9 @@
 """The labelling page (`wearsim annotate`) in real headless Chromium (Debian's, driven by
 Playwright, launched as tests/benchmark/report/test_viewer.py does): ten replies labelled with the keyboard,
-the tab closed halfway and opened again, the saved labels equal to what was pressed; another
-annotator's labels never reach the page; the server's Host and Origin checks."""
+the tab closed halfway and opened again, the saved labels equal to what was pressed; the assistant's
+Turn 1 reply folded above the reply, said to be unseen by the judges, and the rubric's rule for a reply
+naming neither scene; another annotator's labels never reach the page; the server's Host and Origin
+checks."""
 
 from __future__ import annotations
 
@@ -80,6 +82,20 @@ def test_ten_replies_labelled_by_keyboard_across_a_closed_tab(run, tmp_path):
             assert data["labels"] == {} and data["annotator"] == "ana"
             assert all(set(item) == {"key", "scenario_id", "sections"} for item in data["items"])
             assert "BEN-ONLY" not in json.dumps(data) and "ben" not in json.dumps(data["labels"])
+            # the assistant's Turn 1 reply: shown, folded by default, said to be unseen by the judges
+            earlier = page.locator("#sections details.part.earlier")
+            assert earlier.count() == 1 and earlier.get_attribute("open") is None
+            assert earlier.locator("summary").inner_text() == (
+                "Turn 1: the assistant's reply (the judges do not see it)"
+            )
+            shown = data["items"][0]["key"]
+            turn_1 = f"turn one answer {int(shown[3:5]) - 1}"  # tests/label_runs.py's Turn 1 reply of sc-NN
+            assert not page.get_by_text(turn_1).is_visible()
+            earlier.locator("summary").click()
+            assert earlier.get_attribute("open") is not None and page.get_by_text(turn_1).is_visible()
+            sections = page.locator("#sections > *")
+            order = [sections.nth(n).get_attribute("class") for n in range(sections.count())]
+            assert order.index("part earlier") < order.index("part reply")
             for n in range(5):
                 note = "hard to tell the tools apart" if n == 1 else None
                 pressed[label_one(page, KEYS[n], note)] = KEYS[n]
@@ -87,6 +103,8 @@ def test_ten_replies_labelled_by_keyboard_across_a_closed_tab(run, tmp_path):
                     page.keyboard.press("?")  # the rubric's definitions, one key away
                     assert page.locator("#rubric").get_attribute("open") is not None
                     assert "asks the user which thing" in page.inner_text("#definitions")
+                    notes = page.inner_text("#rubric-notes")  # a reply naming neither scene: by what it does
+                    assert "names neither scene" in notes and "cannot tell (u)" in notes
                     page.screenshot(path=str(tmp_path / "labelling.png"), full_page=True)
                     page.keyboard.press("?")
             assert "BEN-ONLY" not in page.content()
