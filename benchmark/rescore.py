@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import multiprocessing
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +30,15 @@ if TYPE_CHECKING:
 
 class RescoreError(ValueError):
     pass
+
+
+# The lexical judge's work is all CPU: on Linux, a run of at least `PARALLEL_FROM` records is judged in
+# worker processes (at most `MAX_WORKERS`, one a core), each a fork of this one, so the bank, the records
+# and the judge are shared, not sent. They take `CHUNK` records at a time and send back each new
+# record's line, in order: the same lines, byte for byte, as judging them one by one here.
+PARALLEL_FROM = 400
+MAX_WORKERS = 4
+CHUNK = 32
 
 
 async def _judge_turn(judge, record: TrialRecord, scenario: Scenario, turn: int):
@@ -91,6 +102,50 @@ async def rejudge_record(record: TrialRecord, scenario, judge) -> TrialRecord:
             turn_3_previous_judge_label=record.turn_3_label, turn_3_judge=await _judge_turn(judge, record, scenario, 3)
         )
     return record.replace(fault=classify(record))  # the new judge's label decides judge_unscored
+
+
+async def _rejudged_lines(trials: Sequence[TrialRecord], known: Mapping, judge) -> list[tuple[str, str | None]]:
+    """Each trial judged again: (its new record's line, the outcome its progress line shows)."""
+    lines = []
+    for trial in trials:
+        record = await rejudge_record(trial, known[trial.scenario_id], judge)
+        outcome = record.turn_2_label if record.watching is None else record.watching.outcome or "quiet"
+        lines.append((record.to_line(), outcome))
+    return lines
+
+
+def _workers(judge, total: int) -> int:
+    """How many processes judge the records: more than one only for the lexical judge on a long run,
+    on Linux (where a fork of this process is safe)."""
+    from benchmark.judges.lexical import LexicalJudge
+
+    if not isinstance(judge, LexicalJudge) or total < PARALLEL_FROM or not sys.platform.startswith("linux"):
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, cores))
+
+
+_SHARED: tuple = ()  # (trials, known, judge) in a worker: the parent's, inherited through the fork
+
+
+def _share(*shared) -> None:
+    global _SHARED
+    _SHARED = shared
+
+
+def _judge_chunk(start: int) -> list[tuple[str, str | None]]:
+    trials, known, judge = _SHARED
+    return asyncio.run(_rejudged_lines(trials[start : start + CHUNK], known, judge))
+
+
+def _judged_in_workers(
+    trials: Sequence[TrialRecord], known: Mapping, judge, workers: int
+) -> Generator[tuple[str, str | None], None, None]:
+    """`_rejudged_lines` of every trial, in order, from `workers` forked processes."""
+    context = multiprocessing.get_context("fork")
+    with context.Pool(workers, initializer=_share, initargs=(trials, known, judge)) as pool:
+        for lines in pool.imap(_judge_chunk, range(0, len(trials), CHUNK)):
+            yield from lines
 
 
 def rescore(
@@ -159,16 +214,25 @@ def rescore(
             except ImportError:
                 pass
             write_atomic(out / "manifest.json", json.dumps(updated, indent=2) + "\n", out)
-            total = len(trial_set.trials)
-            with atomic_file(out / "transcripts.jsonl", out) as handle:  # renamed into place when all are done
-                for number, trial in enumerate(trial_set.trials, start=1):
-                    record = await rejudge_record(trial, known[trial.scenario_id], judge)
-                    handle.write(record.to_line().encode("utf-8"))
-                    verdict = record.turn_2_label if record.watching is None else record.watching.outcome or "quiet"
-                    progress(
-                        f"rescored {number}/{total}: {trial.scenario_id} [{trial.condition}] trial {trial.trial}"
-                        f" -> {verdict}"
-                    )
+            trials = trial_set.trials
+            total = len(trials)
+            workers = _workers(judge, total)
+            judged = _judged_in_workers(trials, known, judge, workers) if workers > 1 else None
+            try:
+                with atomic_file(out / "transcripts.jsonl", out) as handle:  # renamed into place when all are done
+                    for number, trial in enumerate(trials, start=1):
+                        if judged is not None:
+                            line, verdict = next(judged)
+                        else:
+                            [(line, verdict)] = await _rejudged_lines([trial], known, judge)
+                        handle.write(line.encode("utf-8"))
+                        progress(
+                            f"rescored {number}/{total}: {trial.scenario_id} [{trial.condition}] trial {trial.trial}"
+                            f" -> {verdict}"
+                        )
+            finally:
+                if judged is not None:
+                    judged.close()  # the workers end (also when a record could not be written)
             return updated
 
     asyncio.run(run())

@@ -16,14 +16,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from benchmark.judges.mentions import dismissed_spans, hedged_decline, outside, passing_spans
-from benchmark.judges.signals import code_signals, word_boundary_hits, word_spans
+from benchmark.judges.signals import Caseless, code_signals, word_boundary_hits, word_spans
 from core.scenario import AnswerKey
 
-_CLARIFY_PATTERN = re.compile(
+_CLARIFY_PATTERN = Caseless(
     r"\b(?:which (?:one|of|do you|are you|item|thing)|do you mean|did you mean|are you (?:asking|referring|talking)"
     r"|could you (?:clarify|tell me|specify|say|point)|can you (?:clarify|specify|tell me which|point)"
     r"|what do you mean|not sure which|or (?:the|that|this|are you|do you)|you mean the)\b",
-    re.IGNORECASE,
 )
 _DECLINE_VERBS = r"(?:see|tell|know|read|make out|determine|find|say|judge)"
 # verbs that decline only with "I" before them ("if you can't feel them" is advice, not a decline)
@@ -31,7 +30,9 @@ _OWN_DECLINE_VERBS = (
     r"(?:see|tell|know|read|make out|determine|find|say|judge|examine|check|measure|confirm|"
     r"verify|identify|feel|hear|catch|be sure)"
 )
-DECLINE_PATTERN = re.compile(
+# every decline pattern holds one of these (a cheap test before the pattern itself)
+_DECLINE_KEYS = ("n't", "not", "never", "unable", "out of", "no way", "no idea", "no longer", "too ")
+DECLINE_PATTERN = Caseless(
     r"\b(?:i (?:can't|cannot|can not|don't|do not|couldn't|could not|didn't|did not|never) "
     r"(?:really |actually |quite |clearly |properly )?"
     + _OWN_DECLINE_VERBS
@@ -46,29 +47,26 @@ DECLINE_PATTERN = re.compile(
     r"|i (?:didn't|did not|never) (?:get|catch|got|caught) a (?:clear |good |proper |readable )?(?:look|glimpse|view)"
     r"|too (?:small|tiny|blurry|far|dark) (?:for me )?to (?:read|see|make out)"
     r"|(?:isn't|is not|wasn't|was not) (?:shown|captured|recorded|legible|readable))",
-    re.IGNORECASE,
+    keys=_DECLINE_KEYS,
 )
-# every decline pattern holds one of these (a cheap test before the pattern itself)
-_DECLINE_KEYS = ("n't", "not", "never", "unable", "out of", "no way", "no idea", "no longer", "too ")
 # where a decline's object ends: "I can't see the ear from here, so ..." -> "the ear from here"
-_CLAUSE_END = re.compile(r"[,;:.?!\u2014]| - |\b(?:so|but|and|because|though|although|which)\b", re.IGNORECASE)
+_CLAUSE_END = Caseless(r"[,;:.?!\u2014]| - |\b(?:so|but|and|because|though|although|which)\b")
 # a sentence that only says where to look next ("ask a vet", "the manual should list it")
-_REFERRAL = re.compile(
+_REFERRAL = Caseless(
     r"^(?:\W*(?:if [^,]*, )?(?:please |you (?:could|can|might|may|should|'ll need to|will need to) |try to "
     r"|i'd |i would )?"
     r"(?:ask|check|consult|contact|call|look (?:at|in|on)|see|read|refer to|visit)\b)"
     r"|\b(?:should|will|would|can|could|may|might) (?:list|show|tell you|have it|say)\b",
-    re.IGNORECASE,
 )
 # a question that offers two readings: "Do you mean X or Y?", "Are you asking about A or B?"
-_EITHER_OR = re.compile(
-    r"\b(?:do you mean|did you mean|are you (?:asking|talking|referring)|which)\b.*\bor\b", re.IGNORECASE
+_EITHER_OR = Caseless(
+    r"\b(?:do you mean|did you mean|are you (?:asking|talking|referring)|which)\b.*\bor\b",
 )
 # a reply that opens by offering readings without asking yet: "It depends which one you mean: X or Y. Which is it?"
-_DEPENDS_WHICH = re.compile(r"\b(?:depends (?:on )?which|depends on what you mean)\b", re.IGNORECASE)
+_DEPENDS_WHICH = Caseless(r"\b(?:depends (?:on )?which|depends on what you mean)\b", keys=("depends",))
 # a first question that only asks which thing is meant ("Which one are you asking about?")
-_WHICH_QUESTION = re.compile(
-    r"^\W*(?:\w+\W+){0,3}?which (?:one|of (?:these|those|them|the two)|thing|item)\b", re.IGNORECASE
+_WHICH_QUESTION = Caseless(
+    r"^\W*(?:\w+\W+){0,3}?which (?:one|of (?:these|those|them|the two)|thing|item)\b",
 )
 _STOPWORDS = frozenset(
     """
@@ -104,24 +102,40 @@ def _stem(word: str) -> str:
     return word
 
 
+_CONTENT_WORD = re.compile(r"[a-z][a-z']+")
+_BLOCK_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
+
+
+@lru_cache(maxsize=16384)
+def _content_stem(word: str) -> str:
+    """The stem of a content word (4 letters or more, not a stopword), "" for any other word: once a word."""
+    return _stem(word) if len(word) >= 4 and word not in _STOPWORDS else ""
+
+
 def content_stems(text: str | None) -> set[str]:
     """The content words of a text (4 letters or more, not a stopword), lightly stemmed."""
-    words = set(re.findall(r"[a-z][a-z']+", (text or "").lower()))  # each distinct word stemmed once
-    return {_stem(w) for w in words if len(w) >= 4 and w not in _STOPWORDS}
+    words = set(_CONTENT_WORD.findall((text or "").lower()))  # each distinct word stemmed once
+    return {stem for stem in map(_content_stem, words) if stem}
+
+
+@lru_cache(maxsize=256)
+def _camera_runs(camera: str) -> frozenset[tuple[str, ...]]:
+    """The runs of three words of a camera block: read once a block."""
+    block = _BLOCK_WORD.findall(camera.lower())
+    return frozenset(zip(block, block[1:], block[2:]))
 
 
 def _uncopied_words(response: str, camera: str | None) -> str:
     """The reply without the runs of three or more words it shares with the camera block."""
-    words = re.findall(r"[a-z0-9][a-z0-9'-]*", response.lower())
+    words = _BLOCK_WORD.findall(response.lower())
     if not camera:
         return " ".join(words)
-    block = re.findall(r"[a-z0-9][a-z0-9'-]*", camera.lower())
-    runs = {tuple(block[i : i + 3]) for i in range(len(block) - 2)}
+    runs = _camera_runs(camera)
     copied: set[int] = set()
-    for i in range(len(words) - 2):
-        if tuple(words[i : i + 3]) in runs:
+    for i, run in enumerate(zip(words, words[1:], words[2:])):
+        if run in runs:
             copied.update((i, i + 1, i + 2))
-    return " ".join(w for i, w in enumerate(words) if i not in copied)
+    return " ".join([w for i, w in enumerate(words) if i not in copied] if copied else words)
 
 
 @lru_cache(maxsize=256)

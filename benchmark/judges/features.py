@@ -101,6 +101,8 @@ _ASKS_WHAT_HELD = re.compile(
     r"\b(?:what (?:are you|is it you're|is that you're|do you have) (?:holding|using|looking at|working (?:on|with))"
     r"|what (?:tool|item|object|thing) (?:is|are|do)|(?:tell|show) me (?:what|which)|describe (?:what|it|the))\b",
 )
+# every _ASKS_WHAT_HELD match holds one of these (a cheap test before the pattern itself)
+_ASKS_WHAT_HELD_KEYS = ("what ", "tell me", "show me", "describe")
 # "RELEVANT CONTEXT: current - ...", "Context: earlier frame", "Visual context: prior"
 _DECLARED = re.compile(r"\bcontext\W{0,3}\s*[:\-\u2014]\s*\W{0,2}(current|present|now|prior|previous|earlier|past)\b")
 _NOW_REF = re.compile(
@@ -214,7 +216,9 @@ def reply_features(
         short_decline=float(len(answer) <= 3 and any(DECLINE_PATTERN.search(s) for s in answer)),
         past_markers=_squash(len(_PAST_MARKER.findall(lowered)), 4),
         present_markers=_squash(len(_PRESENT_MARKER.findall(lowered)), 4),
-        asks_what_held=float(bool(_ASKS_WHAT_HELD.search(lowered))),
+        asks_what_held=float(
+            any(key in lowered for key in _ASKS_WHAT_HELD_KEYS) and bool(_ASKS_WHAT_HELD.search(lowered))
+        ),
         length=_squash(len(words), 300),
         list_lines=len(_LIST_LINE.findall(text)) / max(len(lines), 1),
         headings=_squash(len(_HEADING.findall(text)), 6),

@@ -23,9 +23,15 @@ decline:
 
 from __future__ import annotations
 
+import math
 import re
+from bisect import bisect_left
+from functools import lru_cache
+from itertools import islice
 
-_DISMISS = re.compile(
+from benchmark.judges.signals import Caseless
+
+_DISMISS = Caseless(
     r"\b(?:aside|(?:put|set|laid|placed) (?:it |that |this |them )?(?:away|down|aside)|(?:is|are|'s|'re) (?:down|away)"
     r"|out of the way|moved? on from|done with"
     r"|(?:we're|you're|we are|you are) past|switched (?:from|over)"
@@ -33,7 +39,6 @@ _DISMISS = re.compile(
     r"|(?:doesn't|does not|don't|do not) (?:carry over|apply)|unlike|compared (?:with|to)|(?:isn't|is not|not) like"
     r"|(?:if|in case) you meant|did you mean|were you (?:thinking|asking|talking)"
     r"|earlier (?:it was|you had|you were|there was))",
-    re.IGNORECASE,
 )
 # every _DISMISS match holds one of these (a cheap test before the pattern itself)
 _DISMISS_KEYS = (
@@ -61,21 +66,32 @@ _DISMISS_KEYS = (
     "earlier",
 )
 # "swapped X for Y", "traded X for Y": only X is set aside
-_SWAP = re.compile(
-    r"\b(?:swapp?(?:ed|ing)|traded|exchanged)\b(?: out)?(?P<old>[^,;:.?!\n\u2014]*?)\b(?:for|with)\b", re.IGNORECASE
+_SWAP = Caseless(
+    r"\b(?:swapp?(?:ed|ing)|traded|exchanged)\b(?: out)?(?P<old>[^,;:.?!\n\u2014]*?)\b(?:for|with)\b",
+    keys=("swap", "traded", "exchanged"),
 )
 _CLAUSE = re.compile(r"[^,;:.?!\n\u2014]+[,;:.?!\n\u2014]*")
 _SENTENCE = re.compile(r"[^.?!\n]+[.?!\n]*")
-_BUT = re.compile(r",? \bbut\b", re.IGNORECASE)
-_COMMIT = re.compile(
+_WORD = re.compile(r"[A-Za-z0-9']+")
+_BUT = Caseless(r",? \bbut\b", keys=(" but",))
+_COMMIT = Caseless(
     r"\b(?:i'll assume|i will assume|assuming (?:so|you mean|that|it's|you're)|if so|i take it|i'm guessing you mean"
     r"|i'll go with|going with|presumably you mean|i think you mean|i'll answer for)\b",
-    re.IGNORECASE,
+    keys=(
+        "assum",
+        "if so",
+        "take it",
+        "guessing",
+        "go with",
+        "going with",
+        "presumably",
+        "think you mean",
+        "answer for",
+    ),
 )
-_HEDGE_TURN = re.compile(
+_HEDGE_TURN = Caseless(
     r"\b(?:but|though|although|however|that said|still|with a grain of salt|my best guess|best guess"
     r"|from what i can see|it looks like|looks like)\b",
-    re.IGNORECASE,
 )
 
 
@@ -83,14 +99,15 @@ def question_spans(response: str) -> list[tuple[int, int]]:
     return [m.span() for m in _SENTENCE.finditer(response) if m.group().rstrip().endswith("?")]
 
 
-def non_question_text(response: str) -> str:
-    """The reply with its questions blanked out (positions kept)."""
+def non_question_text(response: str, questions: list[tuple[int, int]] | None = None) -> str:
+    """The reply with its questions (`questions`, when the caller has them) blanked out (positions kept)."""
     chars = list(response)
-    for start, end in question_spans(response):
+    for start, end in question_spans(response) if questions is None else questions:
         chars[start:end] = " " * (end - start)
     return "".join(chars)
 
 
+@lru_cache(maxsize=8)  # the rules and the offline judge's features both read it
 def commits_anyway(response: str) -> bool:
     """The reply asks what was meant but says it answers a reading anyway."""
     return _COMMIT.search(response) is not None
@@ -104,7 +121,14 @@ def dismissed_spans(response: str) -> list[tuple[int, int]]:
     starts = [m.start() for m in _DISMISS.finditer(response)]  # one scan; a match never crosses a clause end
     if not starts:
         return []
-    return [m.span() for m in _CLAUSE.finditer(response) if any(m.start() <= at < m.end() for at in starts)]
+    # the clauses with a match starting inside them (`starts` is in order: the first start at or after the clause's)
+    return [m.span() for m in _CLAUSE.finditer(response) if _first_at(starts, m.start()) < m.end()]
+
+
+def _first_at(positions: list[int], start: int) -> float:
+    """The first of the ordered `positions` at or after `start` (infinity when none is)."""
+    index = bisect_left(positions, start)
+    return positions[index] if index < len(positions) else math.inf
 
 
 def passing_spans(response: str, spans_of: dict[str, list[tuple[int, int]]]) -> list[tuple[int, int]]:
@@ -113,17 +137,19 @@ def passing_spans(response: str, spans_of: dict[str, list[tuple[int, int]]]) -> 
     follows it in the sentence names a list the clause does not."""
     passing = dismissed_spans(response) + [m.span("old") for m in _SWAP.finditer(response)]
     all_hits = [(name, s) for name, spans in spans_of.items() for s in spans]
-    for sentence in _SENTENCE.finditer(response):
+    # the "but" turns, each inside one sentence; the sentences are read when the reply has hits and turns
+    turns = [turn.span() for turn in _BUT.finditer(response)] if all_hits else []
+    for sentence in _SENTENCE.finditer(response) if turns else ():
         start, end = sentence.span()
-        for turn in _BUT.finditer(response, start, end):
-            before = {name for name, (a, b) in all_hits if start <= a and b <= turn.start()}
-            after = {name for name, (a, b) in all_hits if turn.end() <= a and b <= end}
+        for turn_start, turn_end in [turn for turn in turns if start <= turn[0] and turn[1] <= end]:
+            before = {name for name, (a, b) in all_hits if start <= a and b <= turn_start}
+            after = {name for name, (a, b) in all_hits if turn_end <= a and b <= end}
             if before and after - before:
-                passing.append((start, turn.start()))
+                passing.append((start, turn_start))
                 break
     questions = question_spans(response)
     if questions:
-        rest = non_question_text(response)
+        rest = non_question_text(response, questions)
         if any(rest[a:b].strip() for _, (a, b) in all_hits):  # the reply answers outside its questions
             passing += questions
     return passing
@@ -139,4 +165,4 @@ def hedged_decline(response: str, decline_end: int) -> bool:
     turn = _HEDGE_TURN.search(response, decline_end)
     if turn is None:
         return False
-    return len(re.findall(r"[A-Za-z0-9']+", response[turn.end() :])) >= 5
+    return len(list(islice(_WORD.finditer(response, turn.end()), 5))) == 5

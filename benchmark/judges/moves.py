@@ -17,8 +17,10 @@ their order in the feature vector.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from benchmark.judges.evidence import DECLINE_PATTERN, frame_evidence
+from benchmark.judges.signals import occurs_as_word
 from core.scenario import AnswerKey
 
 MOVE_NAMES = (
@@ -53,6 +55,8 @@ _NO_MEMORY = re.compile(
     r"|\bno (?:memory|record) of\b|\bfresh start\b|\b(?:can't|cannot|don't|do not) (?:recall|remember)\b"
     r"|\bi (?:can't|cannot|don't|do not) see (?:you|what you)\b"
 )
+# every _NO_MEMORY match holds one of these (a cheap test before the pattern itself)
+_NO_MEMORY_KEYS = ("memory", "access to", "record of", "fresh start", "recall", "remember", "see you", "see what you")
 # the picture (or what the assistant was told) does not hold the answer
 _NO_ANSWER_IN_VIEW = re.compile(
     r"\b(?:image|picture|photo|frame|description|camera|view|screen|context)s? (?:does not|doesn't|do not|don't)"
@@ -82,17 +86,24 @@ def declared_context(text: str) -> str | None:
 def declines_after_header(text: str) -> bool:
     """The answer after a declared context declines, or says the picture does not hold it."""
     answer = _answer_part(text)
-    return bool(DECLINE_PATTERN.search(answer) or _NO_ANSWER_IN_VIEW.search(answer.lower()))
+    return bool(DECLINE_PATTERN.search(answer) or _no_answer_in_view(answer))
 
 
+@lru_cache(maxsize=8)  # the rules and the reply's moves both read it
 def asks_referent(text: str) -> bool:
     """The reply asks what the user's "this" is, what they hold or do, or which one they mean."""
     return _ASKS_REFERENT.search(text.lower()) is not None
 
 
+@lru_cache(maxsize=8)  # the rules and the reply's moves both read it
+def _no_answer_in_view(text: str) -> bool:
+    """The text says the picture (or what the assistant was told) does not hold the answer."""
+    return _NO_ANSWER_IN_VIEW.search(text.lower()) is not None
+
+
 def says_view_lacks_answer(text: str) -> bool:
     """The reply opens by declining, or says the picture (or what it was told) does not hold the answer."""
-    if _NO_ANSWER_IN_VIEW.search(text.lower()):
+    if _no_answer_in_view(text):
         return True
     lead = _SENTENCE.search(_answer_part(text))
     return lead is not None and DECLINE_PATTERN.search(lead.group(0)) is not None
@@ -105,8 +116,9 @@ def names_outside_examples(text: str, answers: AnswerKey) -> bool:
 
 
 def _hits(text: str, tokens) -> int:
+    """How many tokens occur in `text` as whole words, case-insensitive (`\\b` token `\\b` in the lower-cased text)."""
     lowered = text.lower()
-    return sum(1 for token in tokens if token and re.search(r"\b" + re.escape(token.lower()) + r"\b", lowered))
+    return sum(1 for token in tokens if token and occurs_as_word(lowered, token.lower()))
 
 
 def _answer_part(text: str) -> str:
@@ -133,19 +145,21 @@ def reply_moves(
     lowered = text.lower()
     sentences = [s.strip() for s in _SENTENCE.findall(text) if s.strip(" .?!*")]
     questions = sum(1 for s in sentences if s.rstrip("*").endswith("?"))
-    asks_referent = bool(_ASKS_REFERENT.search(lowered))
+    asks = asks_referent(text)
     answer = _answer_part(text)
-    answer_sentences = [s.strip() for s in _SENTENCE.findall(answer) if s.strip(" .?!*")]
+    answer_sentences = (
+        sentences if answer is text else [s.strip() for s in _SENTENCE.findall(answer) if s.strip(" .?!*")]
+    )
     lead = " ".join(answer_sentences[:2])
     lead_lower = lead.lower()
     now, earlier = frame_evidence(lead, frames, camera) if frames is not None else (0, 0)
     header = answer is not text
     return {
-        "asks_referent": float(asks_referent),
-        "asks_without_answer": float((asks_referent or questions > 0) and not names_a_scene),
+        "asks_referent": float(asks),
+        "asks_without_answer": float((asks or questions > 0) and not names_a_scene),
         "question_share": questions / max(len(sentences), 1),
-        "no_memory": float(bool(_NO_MEMORY.search(lowered))),
-        "no_answer_in_view": float(bool(_NO_ANSWER_IN_VIEW.search(lowered))),
+        "no_memory": float(any(key in lowered for key in _NO_MEMORY_KEYS) and bool(_NO_MEMORY.search(lowered))),
+        "no_answer_in_view": float(_no_answer_in_view(text)),
         "header_then_declines": float(header and declines_after_header(text)),
         "lead_current": min(_hits(lead, answers.current_answers), 2) / 2,
         "lead_prior": min(_hits(lead, answers.prior_answers), 2) / 2,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -50,9 +51,10 @@ def load_model(path: Path = WEIGHTS_PATH) -> dict:
 
 
 def label_probabilities(values: tuple[float, ...], model: dict) -> dict[str, float]:
-    """The model's probability of each label for one feature vector (plain Python: 35 x 4 products)."""
+    """The model's probability of each label for one feature vector (plain Python: 52 x 4 products)."""
     z = [(v - m) / s for v, m, s in zip(values, model["mean"], model["scale"])]
-    logits = [b + sum(zi * row[k] for zi, row in zip(z, model["weights"])) for k, b in enumerate(model["intercepts"])]
+    columns = zip(*model["weights"])  # (a row per feature: one column per label)
+    logits = [b + sum(map(operator.mul, z, column)) for column, b in zip(columns, model["intercepts"])]
     top = max(logits)
     e = [math.exp(v - top) for v in logits]
     total = sum(e)

@@ -24,9 +24,13 @@ rules (`benchmark.judges.rules`) and the offline judge (`benchmark.judges.lexica
 from __future__ import annotations
 
 import re
+import sys
+from bisect import bisect_right
+from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from itertools import accumulate
 
 from rapidfuzz import fuzz, process
 
@@ -35,20 +39,67 @@ from core.scenario import ANSWER_LISTS, AnswerKey
 FUZZY_THRESHOLD = 0.85
 FUZZY_MIN_LENGTH = 5
 
+
+class Caseless:
+    """A case-insensitive pattern (`re.IGNORECASE`), matched faster on ASCII text.
+
+    On ASCII text the pattern is matched case-sensitively on the lower-cased text: the same
+    matches at the same places (lower-casing ASCII keeps every position), three to four times
+    faster (IGNORECASE folds every character it compares). Other text goes to the IGNORECASE
+    pattern itself. Spans index the text as given; on ASCII text a match's group text is
+    lower-cased, so slice the text by the span where case matters. The pattern's letters must be
+    lower-case (escapes such as `\\b` and `\\W`, and `(?P<name>`, aside).
+
+    `keys`, when given: every match holds one of these lower-case strings, so ASCII text that holds
+    none of them is not searched (a pattern of rare words is mostly not read at all)."""
+
+    __slots__ = ("ignorecase", "lower", "keys")
+
+    def __init__(self, pattern: str, keys: tuple[str, ...] = ()):
+        letters = re.sub(r"\\.|\(\?P[<=]", "", pattern)  # escapes and named groups aside
+        if letters != letters.lower() or any(key != key.lower() for key in keys):
+            raise ValueError(f"a Caseless pattern and its keys are written in lower case: {pattern!r}")
+        self.ignorecase = re.compile(pattern, re.IGNORECASE)
+        self.lower = re.compile(pattern)
+        self.keys = keys
+
+    def _ascii(self, text: str) -> str | None:
+        """The lower-cased text to search, for ASCII text that holds a key (or any, without keys)."""
+        folded = lowered(text)
+        return folded if not self.keys or any(key in folded for key in self.keys) else None
+
+    def search(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        if text.isascii():
+            folded = self._ascii(text)
+            return None if folded is None else self.lower.search(folded, pos, endpos)
+        return self.ignorecase.search(text, pos, endpos)
+
+    def finditer(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
+        if text.isascii():
+            folded = self._ascii(text)
+            return iter(()) if folded is None else self.lower.finditer(folded, pos, endpos)
+        return self.ignorecase.finditer(text, pos, endpos)
+
+
+@lru_cache(maxsize=16)
+def lowered(text: str) -> str:
+    """`text.lower()`, made once for the few texts in hand (a reply is read by many patterns)."""
+    return text.lower()
+
+
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]*")
 
 # Markers of the earlier time frame and of the present one.
-_PAST = re.compile(
+_PAST = Caseless(
     r"\b(?:earlier|before|previously|a (?:moment|minute|second|few minutes) ago|at first|originally|last time)\b",
-    re.IGNORECASE,
 )
-_NOW = re.compile(r"\b(?:now|currently|at the moment|this time)\b", re.IGNORECASE)
+_NOW = Caseless(r"\b(?:now|currently|at the moment|this time)\b")
 # "not the X from before", "instead of X", "rather than X", "no longer X": X is rejected.
-_REJECT = re.compile(
+_REJECT = Caseless(
     r"\b(?:not (?:the|that|your|this)|instead of|rather than|no longer)\b(?P<rejected>(?:[^.?!;:,\u2014-]|-(?=\w))*)",
-    re.IGNORECASE,
+    keys=("not ", "instead of", "rather than", "no longer"),
 )
-_NOT_ANYMORE = re.compile(r"(?:\bnot\b|n't\b)(?P<rejected>[^.?!;]*?)\bany ?more\b", re.IGNORECASE)
+_NOT_ANYMORE = Caseless(r"(?:\bnot\b|n't\b)(?P<rejected>[^.?!;]*?)\bany ?more\b", keys=("anymore", "any more"))
 _SENTENCE = re.compile(r"[^.?!]+[.?!]*")
 
 
@@ -68,16 +119,16 @@ class Contrast:
     toward: str | None  # the answer list named on the current side
 
 
-def _word_char(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"  # what `\w` matches in a str pattern
-
-
 def _boundary(text: str, i: int) -> bool:
-    """`\b` at position i: a word character on exactly one side."""
-    return (i > 0 and _word_char(text[i - 1])) != (i < len(text) and _word_char(text[i]))
+    """`\\b` at position i: a word character (what `\\w` matches in a str pattern: a letter, a digit
+    or "_") on exactly one side."""
+    before = i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")
+    after = i < len(text) and (text[i].isalnum() or text[i] == "_")
+    return before != after
 
 
-def _occurs_as_word(folded: str, needle: str) -> bool:
+def occurs_as_word(folded: str, needle: str) -> bool:
+    """`needle` occurs in `folded` as a whole word: `re.search(r'\\b' + re.escape(needle) + r'\\b', folded)`."""
     start = folded.find(needle)
     while start != -1:
         if _boundary(folded, start) and _boundary(folded, start + len(needle)):
@@ -117,7 +168,7 @@ def word_boundary_hits(response: str, tokens: tuple[str, ...] | list[str]) -> li
             continue
         needle = token.lower()
         if exact and len(needle) == len(token):
-            hit = _occurs_as_word(folded, needle)
+            hit = occurs_as_word(folded, needle)
         else:
             hit = re.search(r"\b" + re.escape(token) + r"\b", response, re.IGNORECASE) is not None
         if hit:
@@ -152,14 +203,27 @@ class _Grams:
     """The response's words and its runs of n words, made once per response."""
 
     def __init__(self, response: str):
-        self.words = [w.lower().strip("'-") for w in _WORD.findall(response)]
+        if response.isascii():  # (lower-casing ASCII makes no new word characters: one lower-casing will do)
+            self.words = [w.strip("'-") for w in _WORD.findall(response.lower())]
+        else:
+            self.words = [w.lower().strip("'-") for w in _WORD.findall(response)]
+        # the words joined by single spaces, and where each word starts and ends in it: a run of n
+        # words is one slice of it (the words hold no space)
+        self._joined = " ".join(self.words)
+        self._ends = list(accumulate(len(word) + 1 for word in self.words))  # (one past each word's end)
+        self._starts = [0, *self._ends[:-1]]
         self._by_size: dict[int, tuple[set, list]] = {}
 
     def of(self, size: int) -> tuple[set, list]:
+        """(the distinct runs of `size` words, the same as a list, in no particular order)."""
         if size not in self._by_size:
-            words = self.words
-            grams = set(words) if size == 1 else {" ".join(run) for run in zip(*(words[i:] for i in range(size)))}
-            self._by_size[size] = (grams, sorted(grams))
+            joined = self._joined
+            grams = (
+                set(self.words)
+                if size == 1
+                else {joined[start : end - 1] for start, end in zip(self._starts, self._ends[size - 1 :])}
+            )
+            self._by_size[size] = (grams, list(grams))
         return self._by_size[size]
 
 
@@ -186,13 +250,13 @@ def fuzzy_hits(
     for token in tokens:
         if token in exclude:
             continue
-        wanted = " ".join(token.lower().split())
+        wanted, size, plurals, negated = _token_form(token)
         if not wanted:
             continue
-        present, ordered = grams.of(len(wanted.split(" ")))
+        present, choices = grams.of(size)
         if not present:
             continue
-        plural = next((form for form in _plurals_of(wanted) if form in present), None)
+        plural = next((form for form in plurals if form in present), None)
         if plural is not None:
             hits.append(
                 FuzzyHit(token=token, matched=plural, ratio=round(similarity(wanted, plural), 3), kind="plural")
@@ -200,16 +264,30 @@ def fuzzy_hits(
             continue
         if len(wanted) < FUZZY_MIN_LENGTH:
             continue
-        choices = ordered if wanted not in present else [gram for gram in ordered if gram != wanted]
-        negated = negation_in(wanted)
-        near = process.extract(
-            wanted, choices, scorer=fuzz.ratio, score_cutoff=FUZZY_THRESHOLD * 100 - 1e-9, limit=None
-        )
+        near = [
+            (gram, score)
+            for gram, score, _ in process.extract(
+                wanted, choices, scorer=fuzz.ratio, score_cutoff=FUZZY_THRESHOLD * 100 - 1e-9, limit=None
+            )
+            if gram != wanted  # (a word-boundary hit, not a near one)
+        ]
+        if len(near) > 1:
+            near.sort(key=lambda match: (-match[1], match[0]))  # the closest first, ties in alphabetical order
         # a near match never crosses a negation: "can see" is not "can't see", "a lid" is not "no lid"
-        best = next((match for match in near if negation_in(match[0]) == negated), None)
+        best = next((match for match in near if negation_in(match[0]) == negated), None) if near else None
         if best is not None:
             hits.append(FuzzyHit(token=token, matched=best[0], ratio=round(best[1] / 100.0, 3), kind="ratio"))
     return hits
+
+
+@lru_cache(maxsize=4096)
+def _token_form(token: str) -> tuple[str, int, tuple[str, ...], bool]:
+    """What fuzzy matching reads of a token, once a token: (its words lower-cased and joined by
+    single spaces, how many words, its regular plurals, whether it holds a negation)."""
+    wanted = " ".join(token.lower().split())
+    if not wanted:
+        return "", 0, (), False
+    return wanted, len(wanted.split(" ")), _plurals_of(wanted), negation_in(wanted)
 
 
 def _list_named(text: str, answers: AnswerKey, lists: tuple[str, ...]) -> str | None:
@@ -223,13 +301,23 @@ def _sentences(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _SENTENCE.finditer(text)]
 
 
+def _sentences_holding(pattern: Caseless, response: str, starts: list[int]) -> set[int]:
+    """The indexes of the sentences (starting at `starts`) that hold a match of `pattern`."""
+    return {bisect_right(starts, match.start()) - 1 for match in pattern.finditer(response)}
+
+
 def _contrast_candidates(response: str):
     """(pattern, phrase, past_text, present_text) for every contrastive form found."""
     sentences = _sentences(response)
+    # the sentences that hold a past marker, or a rejection: one scan of the reply each (a match never
+    # crosses a sentence end, and is the same match in its sentence alone)
+    starts = [start for start, _ in sentences]
+    with_past = _sentences_holding(_PAST, response, starts)
+    with_rejection = _sentences_holding(_REJECT, response, starts) | _sentences_holding(_NOT_ANYMORE, response, starts)
     for index, (start, end) in enumerate(sentences):
         sentence = response[start:end]
         # "earlier ... now": a past marker, then a now marker in the same or the next sentence
-        past = _PAST.search(sentence)
+        past = _PAST.search(sentence) if index in with_past else None
         if past:
             scope_end = sentences[index + 1][1] if index + 1 < len(sentences) else end
             now = _NOW.search(response, start + past.end(), scope_end)
@@ -248,7 +336,7 @@ def _contrast_candidates(response: str):
                     )
                 # else "about X earlier rather than Y now.": nothing after "now"; the rejection reads it
         # "X now, not the Y from before" / "X instead of Y" / "no longer Y"
-        for pattern in (_REJECT, _NOT_ANYMORE):
+        for pattern in (_REJECT, _NOT_ANYMORE) if index in with_rejection else ():
             for match in pattern.finditer(sentence):
                 rejected_words = match.group("rejected")
                 present = sentence[: match.start()]
@@ -304,7 +392,8 @@ def _signals(response: str, answers: AnswerKey) -> tuple:
     word_boundary = {name: word_boundary_hits(response, getattr(answers, name)) for name in ANSWER_LISTS}
     grams = _Grams(response)
     fuzzy = {
-        name: [asdict(hit) for hit in fuzzy_hits(response, getattr(answers, name), set(word_boundary[name]), grams)]
+        # (`vars`: the hit's fields in order, what `asdict` gives for a flat dataclass, without its deep copy)
+        name: [dict(vars(hit)) for hit in fuzzy_hits(response, getattr(answers, name), set(word_boundary[name]), grams)]
         for name in ANSWER_LISTS
     }
     contrast = find_contrast(response, answers)
