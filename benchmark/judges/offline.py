@@ -3,7 +3,7 @@
 `offline_decision` reads the reply (`benchmark.judges.features.reply_features`), scores each
 label with the stored multinomial logistic regression (`offline_weights.json`, fitted by
 `scripts/train_offline_judge.py` from `offline_training.json`) and keeps the most likely label
-when its probability reaches the stored threshold (chosen on held-out folds; docs/judging.md).
+when its probability reaches the stored threshold (chosen on held-out folds; docs/offline_judge.md).
 It leaves a reply unscored, with the reason, when
 
 - it is empty (`empty response`);

@@ -3,10 +3,14 @@
 These hand-written rules were the lexical judge until issue 46; they are now the first thing the
 offline judge (`benchmark.judges.lexical`, a small learned model) reads, and the label it falls
 back to where real replies gave it nothing to learn from. They read words, not meaning. The
-rules, in the order they are applied (docs/judging.md repeats them):
+rules, in the order they are applied (docs/offline_judge.md repeats them):
 
-1. An empty response is unscored ("empty response").
-2. clarify: the response asks the user a clarifying question (a sentence
+1. An empty response is unscored ("empty response"). A response that opens by
+   declaring the context it reads ("RELEVANT CONTEXT: prior - ...") gets that
+   label, or abstain when its answer then declines.
+2. clarify: the response asks what "this" is, what the user holds or which
+   one they mean, and names no answer word outside its examples; or it asks
+   the user a clarifying question (a sentence
    ending in "?" that holds a clarifying pattern such as "which one" or "do
    you mean", or a clarify indicator) and does not commit to exactly one of
    the current and prior lists (it names both, or neither); or it opens by
@@ -14,7 +18,8 @@ rules, in the order they are applied (docs/judging.md repeats them):
    answers anyway ("Assuming so: ...", "I'll assume X.").
 3. abstain: the response declines (a decline pattern such as "I can't see"
    or an abstain indicator, not followed by an answer: "I can't be sure, but
-   ..." is a hedge) and names nothing from the current list.
+   ..." is a hedge; or it says the picture does not hold the answer) and
+   names nothing from the current list.
 4. A contrastive phrase decides between current and prior: the list on its
    present side wins; without a present side, the list it rejects loses.
 5. Otherwise the list with more hits (word-boundary plus fuzzy) wins; a tie
@@ -75,7 +80,7 @@ class LexicalDecision:
 
 
 # How strongly each kind of decision separates its label from the others. The coverage-agreement
-# curve on the development set (docs/judging.md) sweeps a threshold over these; `MIN_STRENGTH` is the
+# curve on the development set (docs/offline_judge.md) sweeps a threshold over these; `MIN_STRENGTH` is the
 # operating point: weaker decisions are left unscored.
 DECISION_STRENGTH = {
     "declared": 3.0,
