@@ -186,6 +186,24 @@ class OpenAIChatCandidate(ratelimit.LimitedChat):
             first_token_s=first_token,
         )
 
+    async def served_model(self) -> str | None:
+        """The model the endpoint names in the `model` field of its reply to a one-token request (None: the
+        field is missing or empty). Errors as `respond`'s one try: `RetryableError` or `RuntimeError`."""
+        body = {"model": self.model, "messages": [{"role": "user", "content": "ok"}], "max_tokens": 1}
+        try:
+            async with self.http.post(self.url, data=json.dumps(body).encode("utf-8")) as response:
+                await self._check(response)
+                raw = await response.read()
+        except TimeoutError:
+            raise RetryableError(f"{self.model_id}: timed out after {self.timeout:g} s") from None
+        except aiohttp.ClientError as exc:
+            raise RetryableError(f"{self.model_id}: cannot connect: {type(exc).__name__}") from None
+        try:
+            named = json.loads(raw).get("model")
+        except (ValueError, AttributeError):
+            raise RuntimeError(f"{self.model_id}: the endpoint's reply is not a chat completion") from None
+        return (named.strip() or None) if isinstance(named, str) else None
+
     async def aclose(self) -> None:
         if self._http is not None:
             await self._http.close()

@@ -4,7 +4,9 @@ chat-completions wire format, can answer 429 first, and can be slow. With
 prompt token) and carries the API's `prompt_tokens_details` (cached tokens:
 the part of the prompt an earlier request began with, in blocks of 64) and
 `completion_tokens_details`; every usage sent is kept in `usages`. `reply` may be a function of
-the request body (scripted replies: a judge's verdict chosen by the reply it is asked about)."""
+the request body (scripted replies: a judge's verdict chosen by the reply it is asked about). A reply's
+`model` field repeats the request's model, as some servers do, unless `model` is given: then it names
+that model whatever was asked, as a server of one model (vLLM, LM Studio) does."""
 
 from __future__ import annotations
 
@@ -23,7 +25,9 @@ class FakeOpenAI(HTTPFake):
         fail_first=0,
         retry_after="0",
         detailed_usage=False,
+        model: str | None = None,
     ):
+        self.model = model
         self.reply, self.delay, self.fail_first, self.retry_after = reply, delay, fail_first, retry_after
         self.detailed_usage = detailed_usage
         self.requests: list[dict] = []
@@ -77,7 +81,7 @@ class FakeOpenAI(HTTPFake):
                             "id": "chatcmpl-1",
                             "object": "chat.completion",
                             "created": 0,
-                            "model": body["model"],
+                            "model": owner.model or body["model"],
                             "choices": [
                                 {
                                     "index": 0,
@@ -99,7 +103,7 @@ class FakeOpenAI(HTTPFake):
                         "id": "chatcmpl-1",
                         "object": "chat.completion.chunk",
                         "created": 0,
-                        "model": body["model"],
+                        "model": owner.model or body["model"],
                         "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
                     }
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
@@ -107,7 +111,7 @@ class FakeOpenAI(HTTPFake):
                     "id": "chatcmpl-1",
                     "object": "chat.completion.chunk",
                     "created": 0,
-                    "model": body["model"],
+                    "model": owner.model or body["model"],
                     "choices": [],
                     "usage": usage(body, len(words)),
                 }

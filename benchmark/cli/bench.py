@@ -60,6 +60,7 @@ def run(args) -> int:
         chosen_conditions,
         chosen_sweeps,
         describer_endpoint,
+        name_models,
         resolve_models,
         response_cache,
     )
@@ -77,6 +78,9 @@ def run(args) -> int:
         describer_url = describer_endpoint(args)
         check_keys(args, models, describer_url)  # keys first: a run that cannot start writes nothing
         check_endpoints(args, models, describer_url)  # then every endpoint named: one connection each
+        if (named := name_models(args, models)) != models:  # a model the user did not name, as its endpoint does
+            models = named
+            check_prices(args, models, prices)  # priced by the name recorded, never at the family default's
         conditions = chosen_conditions(args, bank)
         sweeps = chosen_sweeps(args, models.model_id)
         check_stream_flags(args, bank, models.model_id)

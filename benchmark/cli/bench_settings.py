@@ -110,6 +110,50 @@ def resolve_models(args) -> Models:
     )
 
 
+def name_models(args, models: Models) -> Models:
+    """Each model the user did not name (the candidate without `--model`, a judge without its model flag)
+    that a custom OpenAI-compatible endpoint serves, named as that endpoint names it (`named_by_endpoint`):
+    a run records, prices and cites the model that ran, never the family's default. A model the user named
+    is recorded as named; an endpoint that names nothing stops the run with one line."""
+    from dataclasses import replace
+
+    from benchmark.cli.endpoints import named_by_endpoint
+    from benchmark.judges.family import is_custom_endpoint
+    from candidates.model_ids import parse_model_id
+    from candidates.providers import PROVIDERS
+
+    def named(given: str | None, model_id: str | None, url: str | None, flags: tuple[str, str]) -> str | None:
+        """The endpoint's name for a model the user did not name at a custom endpoint (None: not such a one)."""
+        if given or not model_id or not url or not is_custom_endpoint(url):
+            return None
+        provider = PROVIDERS[parse_model_id(model_id)[0]]
+        if provider.kind != "chat" or not provider.base_url_variable:
+            return None
+        return named_by_endpoint(model_id, url, *flags)
+
+    try:
+        on_server = args.via == "stream" and bool(args.server)  # the server holds the candidate
+        served = (
+            None if on_server else named(args.model, models.model_id, models.candidate_url, ("--model", "--base-url"))
+        )
+        judge = named(args.judge_model, models.judge_model, models.judge_url, ("--judge-model", "--judge-base-url"))
+        ranking = named(
+            args.ranking_judge_model,
+            models.ranking_model,
+            models.ranking_url,
+            ("--ranking-judge-model", "--ranking-judge-base-url"),
+        )
+    except ValueError as exc:
+        raise Stop(f"{exc}; nothing was written") from None
+    return replace(
+        models,
+        model_id=served or models.model_id,
+        judge_model=judge or models.judge_model,
+        resolution=f"{models.resolution}; the model as its endpoint names it" if judge else models.resolution,
+        ranking_model=ranking or models.ranking_model,
+    )
+
+
 def describer_endpoint(args) -> str | None:
     """The stream server's describer model's endpoint (a model describer only)."""
     if args.via == "stream" and args.describer.partition(":")[0] in ("openai", "gemini"):

@@ -39,3 +39,51 @@ def judge_base_url(flag_value: str | None, family: str | None, model: str | None
         return env if provider is not None and provider.kind == "chat" and provider.base_url_variable else None
     compatible = {p.family for p in PROVIDERS.values() if p.judge_model and p.base_url_variable}
     return env if family in compatible or family == "auto" else None
+
+
+NAME = r"[A-Za-z0-9._:/@+-]{1,200}"  # a model name an endpoint gives that a run may record and cite
+
+
+def named_by_endpoint(model_id: str, base_url: str, model_flag: str, url_flag: str) -> str:
+    """The model id to record for `model_id`, a name the user did not give (the family's default), reached
+    at a custom OpenAI-compatible endpoint: the provider's prefix and the model the endpoint names in the
+    `model` field of its reply to a one-token request, so that what a run records, prices and cites is
+    what ran. `ValueError` of one line (the endpoint by host only) when the request fails, or the reply
+    names no model, or only repeats the name it was sent (then nobody can tell what ran)."""
+    import asyncio
+    import re
+
+    from benchmark.judges.family import endpoint_host
+    from candidates.model_ids import parse_model_id
+    from candidates.openai_chat import OpenAIChatCandidate
+    from candidates.retry import RetryableError
+
+    provider, sent = parse_model_id(model_id)
+    where = f"{url_flag} {endpoint_host(base_url)}"
+
+    async def ask() -> str | None:
+        candidate = OpenAIChatCandidate(sent, model_id=model_id, base_url=base_url, attempts=1)
+        try:
+            return await candidate.served_model()
+        finally:
+            await candidate.aclose()
+
+    try:
+        named = asyncio.run(ask())
+    except (RetryableError, RuntimeError) as exc:
+        raise ValueError(
+            f"{where}: asking the endpoint which model it serves failed ({exc}); pass {model_flag} NAME"
+        ) from None
+    if named is None or named == sent or not re.fullmatch(NAME, named):
+        said = (
+            "names no model"
+            if named is None
+            else f"only repeats the {sent!r} it was sent"
+            if named == sent
+            else "names its model in characters a run does not record"
+        )
+        raise ValueError(
+            f"{where}: the endpoint's reply {said}, so nobody could tell which model ran; pass {model_flag} "
+            "NAME (the model it serves) so the run records and cites it"
+        )
+    return f"{provider}:{named}"

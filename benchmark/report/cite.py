@@ -1,12 +1,20 @@
 """The line a paper pastes to say which software, bank, judge and run made a number: the last line of
 every findings.md (and under the viewer's figures), rendered from the manifest in summary.json alone.
-CITATION.cff cites the software and the bank; this line pins the run."""
+CITATION.cff cites the software and the bank; this line pins the run. A judge or candidate asked at a
+custom endpoint is cited with the endpoint's host (`judge_endpoint`, `candidate_endpoint`) and the model
+the run recorded: the one the user named, else the one the endpoint named (`wearsim bench`, `wearsim
+rescore`), never a family's default."""
 
 from __future__ import annotations
 
 
 def _text(value) -> str:
     return " ".join(str(value).split())  # a value from the run dir never starts a line of its own
+
+
+def _at(endpoint) -> str:
+    """` at HOST` for a model asked at a custom endpoint (the manifest keeps its host and port only)."""
+    return f" at {_text(endpoint)}" if isinstance(endpoint, str) and endpoint.strip() else ""
 
 
 def cite_line(summary: dict) -> str:
@@ -26,12 +34,14 @@ def cite_line(summary: dict) -> str:
     )
     family, model = manifest.get("judge_family"), manifest.get("judge_model")
     judge = f"judge {_text(family or 'not recorded')}" + (f" `{_text(model)}`" if model and model != family else "")
+    if family != "lexical":
+        judge += _at(manifest.get("judge_endpoint"))
     if manifest.get("judge_prompt_version") and family != "lexical":
         judge += f" (prompt {_text(manifest['judge_prompt_version'])})"
     commit = get("runner_git_commit", "")
     run = (
         f"run {get('timestamp_utc')}"
         + (f" at commit {commit[:12]}" if commit and commit != "unknown" else "")
-        + f", candidate `{get('candidate_model')}` via {get('via')}"
+        + f", candidate `{get('candidate_model')}`{_at(manifest.get('candidate_endpoint'))} via {get('via')}"
     )
     return f"Cite as: wearsim {get('wearsim_version')}, {bank}, {judge}, {run}."

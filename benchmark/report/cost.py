@@ -16,6 +16,16 @@ def usd(value: float | None) -> str:
     return f"${value:.6f}".rstrip("0")
 
 
+def spend(row: dict, part: str, key: str | None = None) -> str:
+    """A cost block's `{part}_usd` (or `key`) in words: `unpriced` when it is unknown because a model of
+    that part has no price (a judge a custom endpoint named, say: never priced at another model's rates),
+    else as `usd` says it."""
+    value = row.get(key or f"{part}_usd")
+    if value is None and any(str(why).startswith("no price for") for why in row.get(f"{part}_unknown") or ()):
+        return "unpriced"
+    return usd(value)
+
+
 def per_correct(row: dict) -> str:
     """A cost block's spend per correct Turn 2 answer, or why there is none."""
     if row.get("per_correct_turn2_usd") is None and row.get("correct_turn2") == 0:
@@ -63,8 +73,8 @@ def cost_line(summary: dict) -> str:
         f" (input transcription {usd(row.get('transcription_usd'))} of it)" if row.get("transcription") else ""
     )
     text = (
-        f"cost ({condition}): candidate {usd(row['candidate_usd'])}{transcribed}, judge "
-        f"{usd(row['judge_usd'])} over {row['trials']} trials; per correct Turn 2 answer {per_correct(row)}"
+        f"cost ({condition}): candidate {spend(row, 'candidate')}{transcribed}, judge "
+        f"{spend(row, 'judge')} over {row['trials']} trials; per correct Turn 2 answer {per_correct(row)}"
     )
     if row["unknown"]:
         text += f" (unknown: {'; '.join(row['unknown'][:3])})"
@@ -166,10 +176,10 @@ def cost_section(summary: dict, table) -> list[str]:
         [
             [
                 name,
-                usd(r["candidate_usd"]),
-                usd(r["judge_usd"]),
-                usd(r["candidate_usd_per_trial"]),
-                usd(r["judge_usd_per_trial"]),
+                spend(r, "candidate"),
+                spend(r, "judge"),
+                spend(r, "candidate", "candidate_usd_per_trial"),
+                spend(r, "judge", "judge_usd_per_trial"),
                 per_correct(r),
                 f"{r['correct_turn2']} / {r['trials']}",
             ]

@@ -226,6 +226,7 @@ def judge_notes_section(run: RunSummary) -> list[str]:
     family = manifest.judge_family
     lines.append(
         f"- Judge: family `{family or 'unknown'}`, model `{manifest.judge_model or '-'}`"
+        + (f" at `{manifest.judge_endpoint}`" if manifest.judge_endpoint and family != "lexical" else "")
         + (f" ({manifest.judge_family_resolution})" if manifest.judge_family_resolution else "")
         + "."
     )

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from benchmark.report import timeline, watch_view
 from benchmark.report.cite import cite_line
-from benchmark.report.cost import budget_lead, per_correct, usd
+from benchmark.report.cost import budget_lead, per_correct, spend
 from benchmark.report.faults import fault_lead
 from benchmark.report.findings import headline, interval, is_measurement, pct, scored_cells
 from benchmark.report.frame_source import frame_source_text
@@ -115,10 +115,16 @@ def figures_html(summary: RunSummary | dict) -> str:
 
     run = RunSummary.of(summary)
     manifest, counts, raw = run.manifest, run.counts, run.raw
-    judge = f"{manifest.judge_family or 'unknown'} ({manifest.judge_model or '-'})"
+    judge = f"{manifest.judge_family or 'unknown'} ({manifest.judge_model or '-'})" + (
+        f" at {manifest.judge_endpoint}" if manifest.judge_endpoint and manifest.judge_family != "lexical" else ""
+    )
     watched = is_proactive(raw)
     facts = [
-        ("candidate", manifest.candidate_model or "-"),
+        (
+            "candidate",
+            (manifest.candidate_model or "-")
+            + (f" at {manifest.candidate_endpoint}" if manifest.candidate_endpoint else ""),
+        ),
         ("judge", judge),
         ("via", manifest.via or "-"),
         *(
@@ -162,7 +168,7 @@ def figures_html(summary: RunSummary | dict) -> str:
             f"<td>{escape(interval(cond.ci_low, cond.ci_high))}</td>"
             f"<td>{escape(str(scored))} / {escape(str(cells))}</td>"
             f"<td>{escape(pct(repair.rate))} ({escape(str(repair.k))}/{escape(str(repair.n))})</td>"
-            + "".join(f"<td>{escape(usd(cost.get(key)))}</td>" for key in ("candidate_usd", "judge_usd"))
+            + "".join(f"<td>{escape(spend(cost, part))}</td>" for part in ("candidate", "judge"))
             + f"<td>{escape(per_correct(cost) if cost else '-')}</td></tr>"
         )
     out.append("</table>")

@@ -122,6 +122,8 @@ def group_cost(trials: list[TrialRecord], table: PriceTable) -> dict:
         "judge_usd_per_trial": _share(judge, len(finished)),
         "per_correct_turn2_usd": _share(candidate, correct),
         "unknown": list((candidate + judge).why),
+        "candidate_unknown": list(candidate.why),  # why `candidate_usd` is null, and `judge_usd`
+        "judge_unknown": list(judge.why),
         "upper_bound": list((candidate + judge).notes),  # how a figure is at most what was spent
         "candidate_tokens": _tokens(
             [

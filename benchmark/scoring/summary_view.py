@@ -51,8 +51,10 @@ class RunManifest:
     whole manifest as written."""
 
     candidate_model: str | None = None
+    candidate_endpoint: str | None = None  # host (and port) of a custom endpoint; None: the provider's own
     judge_family: str | None = None
     judge_model: str | None = None
+    judge_endpoint: str | None = None
     judge_family_resolution: str | None = None
     via: str | None = None
     repair_style: str | None = None
@@ -74,8 +76,10 @@ class RunManifest:
         data = _dict(data)
         return cls(
             candidate_model=_str(data.get("candidate_model")),
+            candidate_endpoint=_str(data.get("candidate_endpoint")),
             judge_family=_str(data.get("judge_family")),
             judge_model=_str(data.get("judge_model")),
+            judge_endpoint=_str(data.get("judge_endpoint")),
             judge_family_resolution=_str(data.get("judge_family_resolution")),
             via=_str(data.get("via")),
             repair_style=_str(data.get("repair_style")),
