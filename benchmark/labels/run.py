@@ -28,7 +28,15 @@ from benchmark.labels.items import (
     run_bank,
 )
 from benchmark.labels.sample import SampleChoice, disagreements_first, draw_sample
-from benchmark.labels.store import check_annotator, label_path, make_label, now, read_label_file, write_labels
+from benchmark.labels.store import (
+    check_annotator,
+    label_path,
+    labels_locked,
+    make_label,
+    now,
+    read_label_file,
+    write_labels,
+)
 
 
 @dataclass(kw_only=True)
@@ -117,6 +125,10 @@ class AnnotatorDesk:
 
     def __post_init__(self):
         check_annotator(self.annotator)
+        labels = self.run.run_dir / "labels"
+        if labels.is_dir() and not labels.is_symlink():
+            with labels_locked(self.run.run_dir):  # removes the temp files a killed save left behind
+                pass
         self.in_sample = {item.key for item in self.sample}
 
     @property
@@ -147,7 +159,7 @@ class AnnotatorDesk:
 
     def save(self, key: str, label: str, note: str = "") -> int:
         """Write one label to this annotator's file now; returns how many of the sample are labelled."""
-        if key not in self.in_sample:
+        if not isinstance(key, str) or key not in self.in_sample:
             raise LabelError(f"trial key {str(key)[:80]!r} is not in this sample")
         given = make_label(key, label, self.annotator, self.run.known, "the page", note, now(), self.sample_kind)
         with self.lock:

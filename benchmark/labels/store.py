@@ -8,6 +8,13 @@ the same key replaces an earlier one. Files are written whole,
 to a temp file renamed over the old one (`core.safe_files.write_atomic`), so
 a label given in the browser is on disk before the next item shows, a
 closed tab loses nothing, and a crash leaves the old file or the new one.
+Every read-modify-rename holds an OS lock (`fcntl.flock` on
+`RUN_DIR/labels/.lock`, opened without following a link), so two pages of
+one annotator, a Turn 2 tab and a Turn 3 tab, and `wearsim labels import`,
+in any processes, never write over each other's labels: a label the page
+answered "saved" is in the file. A hidden temp file a killed save left
+behind (`.NAME.jsonl.PID.HEX.tmp`) is removed when the folder is next
+written (`sweep_temp_files`).
 
 A run dir may come from someone else, so reading is strict and bounded: a
 label file that is a link, lies outside the run dir, is over
@@ -20,8 +27,13 @@ into it stops before anything is written, so nothing already saved is lost.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +43,8 @@ from benchmark.labels.items import LabelError, labels_for
 from core.safe_files import UnsafePathError, inside, make_dirs, write_atomic
 
 LABELS_DIR = "labels"
+LOCK_NAME = ".lock"
+TEMP_FILE = re.compile(r"\.[A-Za-z0-9][A-Za-z0-9._-]{0,39}\.jsonl\.[0-9]+\.[0-9a-f]{12}\.tmp")
 MAX_LABEL_LINE_BYTES = 16 * 1024
 MAX_LABEL_FILE_BYTES = 16 * 2**20
 MAX_NOTE_CHARS = 2000
@@ -189,16 +203,63 @@ def read_all_labels(run_dir: Path, known: dict[str, str]) -> dict[str, dict[str,
     return {path.stem: read_label_file(path, run_dir, known) for path in annotator_files(run_dir)}
 
 
-def write_labels(run_dir: Path, annotator: str, new: list[Label], known: dict[str, str]) -> int:
-    """Add `new` to the annotator's file (a label for a key already there replaces it) and write the file
-    whole by temp file and rename; returns how many labels the file holds. The file as it is must read
-    cleanly first: a hostile one is refused and left as it was."""
+@contextlib.contextmanager
+def labels_locked(run_dir: Path):
+    """Hold the run's label lock (an exclusive `flock` on `RUN_DIR/labels/.lock`, made when missing) for
+    the block: every writer of label files takes it, in any process. The lock file is opened with
+    O_NOFOLLOW and must be a regular file, so a link or a FIFO put in its place is refused, never followed."""
     run_dir = Path(run_dir)
-    path = label_path(run_dir, annotator)
+    folder = run_dir / LABELS_DIR
     try:
-        make_dirs(path.parent, run_dir)
+        make_dirs(folder, run_dir)
     except UnsafePathError as exc:
         raise LabelError(str(exc)) from None
+    path = folder / LOCK_NAME
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        why = "is a symbolic link" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        raise LabelError(f"{path}: {why}; refusing the label lock") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LabelError(f"{path}: not a regular file; refusing the label lock")
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        sweep_temp_files(run_dir)
+        yield
+    finally:
+        os.close(fd)  # closing the only descriptor releases the lock
+
+
+def sweep_temp_files(run_dir: Path) -> list[str]:
+    """Remove the hidden temp files a killed save left in `RUN_DIR/labels/` (only names of our own
+    pattern, only regular files or links themselves, never what a link points to); returns their names.
+    Called with the lock held, so no live save's temp file is taken."""
+    folder = Path(run_dir) / LABELS_DIR
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    removed = []
+    for entry in sorted(folder.iterdir()):
+        if not TEMP_FILE.fullmatch(entry.name):
+            continue
+        facts = entry.lstat()
+        if stat.S_ISREG(facts.st_mode) or stat.S_ISLNK(facts.st_mode):
+            with contextlib.suppress(FileNotFoundError):
+                entry.unlink()  # unlink removes the name (a link itself), never its target
+                removed.append(entry.name)
+    return removed
+
+
+def write_labels(run_dir: Path, annotator: str, new: list[Label], known: dict[str, str]) -> int:
+    """Add `new` to the annotator's file (a label for a key already there replaces it) and write the file
+    whole by temp file and rename, under the label lock; returns how many labels the file holds. The file
+    as it is must read cleanly first: a hostile one is refused and left as it was."""
+    with labels_locked(run_dir):
+        return _write_labels(Path(run_dir), annotator, new, known)
+
+
+def _write_labels(run_dir: Path, annotator: str, new: list[Label], known: dict[str, str]) -> int:
+    path = label_path(run_dir, annotator)
     labels = read_label_file(path, run_dir, known) if path.exists() or path.is_symlink() else {}
     for label in new:
         labels[label.key] = label
@@ -217,7 +278,13 @@ def import_labels(run_dir: Path, labels: list[Label], known: dict[str, str]) -> 
     the sample of the label there, else `random`. A label already there unchanged is left as it is (its time too), and
     one changed in labels/ after the file was written (the file's label carries an older time) is kept: so
     two exports of one moment, each edited and both imported, change only what was edited. Every
-    annotator's file as it is is read first, so a refused one stops the import before anything is written."""
+    annotator's file as it is is read first, so a refused one stops the import before anything is written.
+    The whole import holds the label lock, so a page saving meanwhile waits and loses nothing."""
+    with labels_locked(run_dir):
+        return _import_labels(Path(run_dir), labels, known)
+
+
+def _import_labels(run_dir: Path, labels: list[Label], known: dict[str, str]) -> dict[str, tuple[int, int, int]]:
     by_annotator: dict[str, list[Label]] = {}
     for label in labels:
         by_annotator.setdefault(label.annotator, []).append(label)
@@ -226,7 +293,7 @@ def import_labels(run_dir: Path, labels: list[Label], known: dict[str, str]) -> 
     stamp = now()
     for annotator, given in by_annotator.items():
         path = label_path(run_dir, annotator)
-        there = read_label_file(path, Path(run_dir), known) if path.exists() or path.is_symlink() else {}
+        there = read_label_file(path, run_dir, known) if path.exists() or path.is_symlink() else {}
         latest = {label.key: label for label in given}  # a later row for a key replaces an earlier one
         new, same, kept = [], 0, 0
         for key, label in latest.items():
@@ -243,7 +310,7 @@ def import_labels(run_dir: Path, labels: list[Label], known: dict[str, str]) -> 
         counts[annotator] = (len(new), same, kept)
     for annotator, new in changed.items():
         if new:
-            write_labels(run_dir, annotator, new, known)
+            _write_labels(run_dir, annotator, new, known)
     return counts
 
 
