@@ -158,7 +158,9 @@ def rescore(
     base_url: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict:
-    """Re-judge every trial of `source` (run dir or transcripts file) into `output_dir`; return the summary."""
+    """Re-judge every trial of `source` (run dir or transcripts file) into `output_dir`; return the summary.
+    The new manifest names the judge as it ran: `judge_model` (the CLI passes the name a custom endpoint
+    gives when `--judge-model` is not given) and `judge_endpoint`, the host of `base_url`."""
     from benchmark.report import REPORT_OUTPUTS, read_manifest, write_report
 
     progress = progress or (lambda text: print(text, file=sys.stderr, flush=True))
@@ -184,6 +186,7 @@ def rescore(
 
     async def run() -> dict:
         from benchmark.judges import open_judge
+        from benchmark.judges.family import endpoint_host
 
         async with open_judge(judge_family, judge_model, base_url=base_url) as judge:
             updated = dict(manifest)
@@ -191,12 +194,15 @@ def rescore(
                 {
                     "judge_family": getattr(judge, "family", judge_family),
                     "judge_model": getattr(judge, "name", judge_model),
+                    # the new judge's endpoint by host only (null: the provider's own, or no model)
+                    "judge_endpoint": endpoint_host(base_url) if getattr(judge, "family", "") != "lexical" else None,
                     "judge_family_resolution": "explicit (rescore)",
                     "rescore": {
                         "source": str(transcripts_path(source)),
                         "bank": str(bank.source),
                         "previous_judge_family": manifest.get("judge_family"),
                         "previous_judge_model": manifest.get("judge_model"),
+                        "previous_judge_endpoint": manifest.get("judge_endpoint"),
                         "timestamp_utc": datetime.now(UTC).isoformat(timespec="seconds"),
                     },
                 }

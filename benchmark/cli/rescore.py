@@ -70,10 +70,25 @@ class _Progress:
             self.pace.close()
 
 
+def named_judge(given: str | None, model_id: str, base_url: str | None) -> str | None:
+    """`--judge-model` as given; without it, a judge at a custom OpenAI-compatible endpoint (`base_url`, the
+    one it reaches) as that endpoint names it (`endpoints.named_by_endpoint`: never the family's default);
+    else None (the family's default, at the provider's own endpoint)."""
+    from benchmark.cli.endpoints import named_by_endpoint
+    from benchmark.judges.family import is_custom_endpoint
+    from candidates.model_ids import parse_model_id
+    from candidates.providers import PROVIDERS
+
+    provider = PROVIDERS[parse_model_id(model_id)[0]]
+    if given or not base_url or not is_custom_endpoint(base_url) or provider.kind != "chat":
+        return given
+    return named_by_endpoint(model_id, base_url, "--judge-model", "--judge-base-url")
+
+
 def run(args) -> int:
     import sys
 
-    from benchmark.cli.endpoints import judge_base_url
+    from benchmark.cli.endpoints import effective_base_url, judge_base_url
     from benchmark.judges import JudgeFamilyError, judge_model_id
     from benchmark.report.findings import pct
     from benchmark.rescore import RescoreError, rescore
@@ -83,10 +98,11 @@ def run(args) -> int:
 
     cache = None
     base_url = args.judge_base_url
+    judge_model = args.judge_model
     if args.judge_family.strip().lower() != "lexical":  # the judge's key, checked before anything is read or written
         try:
             model_id = judge_model_id(args.judge_family, args.judge_model)
-            base_url = judge_base_url(args.judge_base_url, args.judge_family, model_id)
+            base_url = effective_base_url(model_id, judge_base_url(args.judge_base_url, args.judge_family, model_id))
             problem = missing_credentials(model_id, base_url=base_url, base_url_flag="--judge-base-url")
         except (JudgeFamilyError, ValueError) as exc:
             print(f"wearsim rescore: {exc}", file=sys.stderr)
@@ -97,6 +113,11 @@ def run(args) -> int:
                 "--judge-family lexical needs no key)",
                 file=sys.stderr,
             )
+            return 2
+        try:  # a judge the user did not name, at a custom endpoint: recorded as the endpoint names it
+            judge_model = named_judge(args.judge_model, model_id, base_url)
+        except ValueError as exc:
+            print(f"wearsim rescore: {exc}; nothing was written", file=sys.stderr)
             return 2
         if args.cache:
             from pathlib import Path
@@ -111,7 +132,7 @@ def run(args) -> int:
         summary = rescore(
             args.source,
             judge_family=args.judge_family,
-            judge_model=args.judge_model,
+            judge_model=judge_model,
             scenarios=args.scenarios,
             output_dir=args.output_dir,
             base_url=base_url,

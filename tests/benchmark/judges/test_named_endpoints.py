@@ -90,7 +90,7 @@ def test_a_judge_the_endpoint_names_is_what_the_run_records_cites_and_leaves_unp
 
 @pytest.mark.slow
 def test_an_endpoint_that_names_no_model_stops_the_run_with_one_line(tmp_path):
-    """A server that only repeats the model it was sent (llama.cpp's does) cannot say what ran."""
+    """A server that only repeats the model it was sent (as some do) cannot say what ran."""
     with FakeOpenAI(reply="The screwdriver now.") as candidate, FakeOpenAI(reply=VERDICT) as judge:
         done = bench(
             tmp_path / "run",
@@ -128,3 +128,41 @@ def test_a_candidate_at_a_custom_endpoint_without_model_is_the_model_it_names(tm
     for path in run_dir.rglob("*"):  # the key goes in a header only: never into a file of the run
         assert not path.is_file() or SECRET.encode() not in path.read_bytes(), path
     assert SECRET not in done.stderr
+
+
+@pytest.mark.slow
+def test_rescore_records_and_cites_the_judge_its_endpoint_names_and_its_host(tmp_path):
+    source = tmp_path / "run"
+    with FakeOpenAI(reply="The screwdriver in your hand now.") as candidate:
+        done = bench(source, "--model", "openai:cand", "--base-url", candidate.base_url, "--judge-family", "lexical")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "rescored"
+    with FakeOpenAI(reply=VERDICT, model="fake-judge-7b") as judge:
+        done = wearsim(
+            "rescore",
+            str(source),
+            "--judge-family",
+            "openai",
+            "--judge-base-url",
+            judge.base_url,
+            "--output-dir",
+            str(out),
+        )
+        host = endpoint_host(judge.base_url)
+        asked = [r["model"] for r in judge.requests]
+    assert done.returncode == 0, done.stderr
+    assert asked[0] == "gpt-4o-mini" and set(asked[1:]) == {"fake-judge-7b"}
+    manifest = json.loads(read(out, "manifest.json"))
+    assert manifest["judge_model"] == "openai:fake-judge-7b" and manifest["judge_endpoint"] == host
+    assert manifest["rescore"]["previous_judge_model"] == "lexical"
+    assert f"judge openai `openai:fake-judge-7b` at {host}" in cite(out)
+    cost = json.loads(read(out, "summary.json"))["cost"]["run"]
+    assert cost["judge_usd"] is None and cost["judge_unknown"] == ["no price for openai:fake-judge-7b"]
+
+    with FakeOpenAI(reply=VERDICT) as echoing:  # names nothing: refused, nothing written
+        done = wearsim(
+            "rescore", str(source), "--judge-family", "openai", "--judge-base-url", echoing.base_url,
+            "--output-dir", str(tmp_path / "again"),
+        )  # fmt: skip
+    assert done.returncode == 2 and "pass --judge-model NAME" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "again").exists()
