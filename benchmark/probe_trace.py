@@ -7,13 +7,16 @@ the probe prints or writes:
 - every media payload is replaced by its size, whatever its length: bytes,
   and strings under a media field (`audio`, `data`, `image_url`, an audio
   delta event's `delta`), plus any long unbroken base64-looking string;
-- the key, and any run of 8 or more of its characters, is replaced wherever
-  it appears: in one field, or spelled across messages (a provider that
-  echoes the key in 3-character transcript deltas), since the strings at
-  each place of a message (every transcript delta's `delta`, ...) are read
-  in order as one text, and every 8-character piece of a key is looked for
-  in it;
-- a provider's error text goes through the same pass before it is printed.
+- the key, and any run of 8 or more of its characters in any case, is
+  replaced wherever it appears: in a value or a property name, in one field,
+  or spelled across fields and messages (a provider that echoes the key in
+  3-character transcript deltas, in 4-character pieces taking turns between
+  a transcript delta and a text delta, in pieces over the fields of one
+  event), since the strings at each place, under each field name, all the
+  values and all the property names are each read in order as one text,
+  and every 8-character piece of a key is looked for in it;
+- a provider's error text, and every line printed on stdout or stderr, goes
+  through the same pass (in any case) before it is printed.
 
 The keys are the values of the provider key variables set in the
 environment (`candidates.providers`' key variables), read when the redactor is made.
@@ -34,6 +37,9 @@ from core.safe_files import write_atomic
 
 RUN = 8  # a run of this many characters of a key is redacted
 HIDDEN = "[redacted]"
+PIECE = 6  # a string that is, whole, this many characters or more of a key is redacted wherever it is
+NAMES = "(property name)"  # where a property name sits, as `_collect` says it
+MEDIA_SIZE = re.compile(r"<[0-9]+ (bytes|characters of [^>]*)>")
 SECRET_NAMES = tuple(sorted(key_variables()))
 MEDIA_FIELDS = ("audio", "data", "image_url")
 BASE64 = re.compile(r"[A-Za-z0-9+/_-]{40,}={0,2}")  # a long unbroken run of base64's characters ...
@@ -41,7 +47,8 @@ BASE64 = re.compile(r"[A-Za-z0-9+/_-]{40,}={0,2}")  # a long unbroken run of bas
 
 class Redactor:
     def __init__(self, secrets: Iterable[str]):
-        keys = [s for s in (k.strip() for k in secrets) if len(s) >= RUN]
+        keys = [_folded(s) for s in (k.strip() for k in secrets) if len(s) >= RUN]
+        self._keys = keys
         self._pieces = {key[i : i + RUN] for key in keys for i in range(len(key) - RUN + 1)}
 
     @classmethod
@@ -49,39 +56,64 @@ class Redactor:
         return cls(os.environ.get(name, "") for name in SECRET_NAMES)
 
     def _hidden(self, text: str) -> list[bool]:
-        """Which characters of `text` belong to a run of a key's characters."""
+        """Which characters of `text` belong to a run of a key's characters, in any case."""
         hidden = [False] * len(text)
         if self._pieces:
-            for i in range(len(text) - RUN + 1):
-                if text[i : i + RUN] in self._pieces:
+            folded = _folded(text)
+            for i in range(len(folded) - RUN + 1):
+                if folded[i : i + RUN] in self._pieces:
                     hidden[i : i + RUN] = [True] * RUN
         return hidden
 
+    def _a_piece(self, text: str) -> bool:
+        """Whether `text` is, whole, a piece of a key of at least PIECE characters (a key handed out in
+        pieces, each in a field of its own, with other fields between them)."""
+        folded = _folded(text)
+        return len(folded) >= PIECE and any(folded in key for key in self._keys)
+
     def text(self, text: str) -> str:
-        """A line to print: every run of a key's characters replaced, and media by its size."""
+        """A line to print: every run of a key's characters replaced (in any case), and media by its size."""
         shown = _without_base64(text)
         return _joined(shown, self._hidden(shown))
 
     def messages(self, messages: list) -> list:
         """JSON-ready messages (their media already sizes: `without_media`) with no run of a key's
-        characters, also where the run is spelled across messages: the strings at each place (every
-        transcript delta's `delta`, every Gemini transcription's `text`, ...) are read in order as
-        one text."""
+        characters in any case, in a value or a property name, also where the run is spelled across
+        strings. Every string (values and property names) is read alone, and as part of four texts
+        made by joining strings in order: the strings at each place (every transcript delta's
+        `delta`), under each field name whatever the event (a transcript delta and a text delta
+        taking turns), every value of the trace, and every property name; a media size never
+        separates two pieces. A string that is, whole, a piece of a key of PIECE characters or more
+        is hidden too."""
         shown = list(messages)
-        leaves: list[tuple[tuple, str]] = []
+        leaves: list[tuple[tuple, str, bool]] = []
         _collect(shown, leaves, ())
-        by_field: dict[tuple, list[int]] = {}
-        for i, (name, _) in enumerate(leaves):
-            by_field.setdefault(name, []).append(i)
-        redacted = [text for _, text in leaves]
-        for indices in by_field.values():
-            hidden = self._hidden("".join(leaves[i][1] for i in indices))
+        hidden = [[False] * len(text) for _, text, _ in leaves]
+        groups: dict[tuple, list[int]] = {}
+        for i, (path, text, is_name) in enumerate(leaves):
+            groups.setdefault(("path", *path), []).append(i)
+            if MEDIA_SIZE.fullmatch(text):
+                continue  # a size, never a piece of a key: the pieces on either side are read as one
+            groups.setdefault(("name", path[-1] if path else None), []).append(i)
+            groups.setdefault(("names",) if is_name else ("values",), []).append(i)
+        for i in range(len(leaves)):
+            groups[("alone", i)] = [i]
+        for indices in groups.values():
+            joined = self._hidden("".join(leaves[i][1] for i in indices))
             start = 0
             for i in indices:
                 size = len(leaves[i][1])
-                redacted[i] = _joined(leaves[i][1], hidden[start : start + size])
+                hidden[i] = [a or b for a, b in zip(hidden[i], joined[start : start + size])]
                 start += size
+        redacted = [
+            HIDDEN if self._a_piece(text) else _joined(text, hide) for (_, text, _), hide in zip(leaves, hidden)
+        ]
         return _replace(shown, iter(redacted))
+
+
+def _folded(text: str) -> str:
+    """`text` in lower case, one character for one (a character whose lower case is longer stays)."""
+    return "".join(low if len(low := char.lower()) == 1 else char for char in text)
 
 
 def _joined(text: str, hidden: list[bool]) -> str:
@@ -131,23 +163,33 @@ def without_media(value, key: str | None = None, audio_delta: bool = False):
     return value
 
 
-def _collect(value, leaves: list[tuple[tuple, str]], path: tuple) -> None:
-    """Every string in `value`, in order, with where it is: the field names leading to it, and the
-    `type` of each event on the way (a transcript delta and an audio delta are both `delta`)."""
+def _collect(value, leaves: list[tuple[tuple, str, bool]], path: tuple) -> None:
+    """Every string in `value`, property names too, in order, with where it is (the field names leading
+    to it, and the `type` of each event on the way: a transcript delta and an audio delta are both
+    `delta`) and whether it is a property name."""
     if isinstance(value, dict):
         kind = value.get("type") if isinstance(value.get("type"), str) else None
         for k, v in value.items():
+            leaves.append(((*path, NAMES), str(k), True))
             _collect(v, leaves, (*path, kind, k) if kind else (*path, k))
     elif isinstance(value, list):
         for v in value:
             _collect(v, leaves, path)
     elif isinstance(value, str):
-        leaves.append((path, value))
+        leaves.append((path, value, False))
 
 
 def _replace(value, redacted):
+    """`value` with its strings and property names taken in `_collect`'s order from `redacted` (two names
+    redacted alike are told apart by a trailing #)."""
     if isinstance(value, dict):
-        return {k: _replace(v, redacted) for k, v in value.items()}
+        out: dict = {}
+        for v in value.values():
+            name = next(redacted)
+            while name in out:
+                name = f"{name}#"
+            out[name] = _replace(v, redacted)
+        return out
     if isinstance(value, list):
         return [_replace(v, redacted) for v in value]
     if isinstance(value, str):
