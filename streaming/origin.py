@@ -35,12 +35,26 @@ SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
 def normal_origin(origin: str) -> str:
-    """`scheme://host[:port]` in lower case, or ValueError naming what is wrong."""
+    """`scheme://host[:port]` in lower case, or ValueError naming what is wrong (a user, a path, a
+    query, a fragment or a port that is no number from 1 to 65535 included)."""
     text = origin.strip().rstrip("/").lower()
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path or parts.query:
-        raise ValueError(f"origin {origin!r} must look like http://host:port or https://host")
+    problem = ValueError(f"origin {origin[:80]!r} must look like http://host:port or https://host")
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        raise problem from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path or parts.query or parts.fragment:
+        raise problem
+    if "@" in parts.netloc or (port is not None and not 1 <= port <= 65535) or parts.netloc.endswith(":"):
+        raise problem
     return text
+
+
+def origin_host(origin: str) -> str:
+    """The host of an origin as `normal_origin` gives it (`http://glasses.example:9000` ->
+    `glasses.example`): the name a request to this server may then carry as its Host."""
+    return str(urlsplit(normal_origin(origin)).hostname)
 
 
 def host_name(host: str) -> str | None:
@@ -82,7 +96,7 @@ class OriginCheck:
         self.app = app
         self.allowed_origins = {normal_origin(o) for o in allowed_origins}
         self.allowed_hosts = {h.lower() for h in allowed_hosts} | {"localhost"}
-        self.allowed_hosts |= {name for o in self.allowed_origins if (name := host_name(o)) is not None}
+        self.allowed_hosts |= {origin_host(o) for o in self.allowed_origins}
         self.token_required = token_required
 
     def refusal(self, scope) -> tuple[int, str] | None:
