@@ -81,16 +81,21 @@ def create_annotate_app(
                 return refuse(413, f"a label may be at most {MAX_LABEL_BODY} bytes")
         try:
             data = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            return refuse(400, "the body is not JSON")
+        except RecursionError:
+            return refuse(400, "the body is nested too deeply to be a label")
+        except ValueError:  # not UTF-8, not JSON, or a number of more digits than Python converts
+            return refuse(400, "the body is not JSON a label can be (key, label and note)")
         if not isinstance(data, dict):
             return refuse(400, "the body must be a JSON object with key, label and note")
+        key, label, note = data.get("key"), data.get("label"), data.get("note") or ""
+        for name, value in (("key", key), ("label", label), ("note", note)):
+            if not isinstance(value, str):
+                return refuse(400, f"field {name!r} must be text")
         # the desk checks what the page sent (a wrong key, label or note is its LabelError, a ValueError)
-        key, label = cast(str, data.get("key")), cast(str, data.get("label"))
         try:
-            labelled = await run_in_threadpool(desk.save, key, label, data.get("note") or "")
+            labelled = await run_in_threadpool(desk.save, cast(str, key), cast(str, label), cast(str, note))
         except ValueError as exc:
             return refuse(400, str(exc))
-        return JSONResponse({"saved": data.get("key"), "labelled": labelled}, headers=NO_STORE)
+        return JSONResponse({"saved": key, "labelled": labelled}, headers=NO_STORE)
 
     return app
