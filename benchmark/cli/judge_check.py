@@ -82,7 +82,7 @@ class JudgeChoiceError(ValueError):
 def resolve_judge(args) -> tuple[str, str | None, str | None, str | None]:
     """(family, model id, base URL, endpoint host) of the judge the flags name, opened as `wearsim rescore`
     opens one; `JudgeChoiceError` when they name none that can be opened here."""
-    from benchmark.cli.endpoints import effective_base_url, judge_base_url
+    from benchmark.cli.endpoints import effective_base_url, judge_base_url, named_judge
     from benchmark.judges import JudgeFamilyError, judge_model_id, resolve_judge_family
     from benchmark.judges.family import JUDGE_FAMILIES, endpoint_host
     from candidates.model_ids import missing_credentials
@@ -106,11 +106,16 @@ def resolve_judge(args) -> tuple[str, str | None, str | None, str | None]:
     try:
         model_id = judge_model_id(family, args.judge_model)
         problem = missing_credentials(model_id, base_url=base_url, base_url_flag="--judge-base-url")
-        endpoint = endpoint_host(effective_base_url(model_id, base_url))
+        reached = effective_base_url(model_id, base_url)
+        endpoint = endpoint_host(reached)
     except (JudgeFamilyError, ValueError) as exc:
         raise JudgeChoiceError(str(exc)) from None
     if problem:
         raise JudgeChoiceError(f"{problem} (the judge of --judge-family {family}; --judge-family lexical needs no key)")
+    try:  # a judge at a custom endpoint is named by the endpoint, never the family's default
+        model_id = judge_model_id(family, named_judge(args.judge_model, model_id, reached))
+    except (JudgeFamilyError, ValueError) as exc:
+        raise JudgeChoiceError(str(exc)) from None
     return family, model_id, base_url, endpoint
 
 

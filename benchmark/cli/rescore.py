@@ -70,25 +70,10 @@ class _Progress:
             self.pace.close()
 
 
-def named_judge(given: str | None, model_id: str, base_url: str | None) -> str | None:
-    """`--judge-model` as given; without it, a judge at a custom OpenAI-compatible endpoint (`base_url`, the
-    one it reaches) as that endpoint names it (`endpoints.named_by_endpoint`: never the family's default);
-    else None (the family's default, at the provider's own endpoint)."""
-    from benchmark.cli.endpoints import named_by_endpoint
-    from benchmark.judges.family import is_custom_endpoint
-    from candidates.model_ids import parse_model_id
-    from candidates.providers import PROVIDERS
-
-    provider = PROVIDERS[parse_model_id(model_id)[0]]
-    if given or not base_url or not is_custom_endpoint(base_url) or provider.kind != "chat":
-        return given
-    return named_by_endpoint(model_id, base_url, "--judge-model", "--judge-base-url")
-
-
 def run(args) -> int:
     import sys
 
-    from benchmark.cli.endpoints import effective_base_url, judge_base_url
+    from benchmark.cli.endpoints import effective_base_url, judge_base_url, named_judge
     from benchmark.judges import JudgeFamilyError, judge_model_id
     from benchmark.report.findings import pct
     from benchmark.rescore import RescoreError, rescore

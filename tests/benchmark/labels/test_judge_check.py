@@ -208,7 +208,7 @@ def test_a_runs_own_labels_are_the_annotators_majority(capsys, tmp_path):
         assert refs.shape == "run" and refs.read == 8
         assert [item.reference for item in refs.items] == ["current", "abstain"]
         assert refs.skipped == {TIE: 1, ONLY_CANNOT_TELL: 1, NOT_TURN_2: 1}
-    with FakeOpenAI(reply=scripted) as server:
+    with FakeOpenAI(reply=scripted, model="judge-served") as server:
         code, out, err = check(
             capsys, str(run_dir / "labels"), "--judge-family", "openai", "--judge-base-url", server.base_url
         )
@@ -248,7 +248,7 @@ def test_a_label_studio_export_and_a_csv_read_against_their_run(capsys, tmp_path
     assert refs.shape == shape and refs.read == 8 and refs.run_dir == run_dir
     assert [item.reference for item in refs.items] == ["current", "abstain"]
     assert refs.skipped == {TIE: 1, ONLY_CANNOT_TELL: 1, NOT_TURN_2: 1}
-    with FakeOpenAI(reply=scripted) as server:
+    with FakeOpenAI(reply=scripted, model="judge-served") as server:
         code, out, err = check(
             capsys, str(path), "--run", str(run_dir), "--judge-family", "openai", "--judge-base-url", server.base_url
         )
@@ -408,3 +408,16 @@ def test_the_judge_prompt_says_current_and_prior_name_the_scene_and_judge_check_
         )
     assert code == 0, err
     assert "agreement: 3/5" in out  # without the sentence, both prior replies come back current
+
+
+def test_a_judge_at_a_custom_endpoint_without_a_model_is_named_by_the_endpoint(capsys, tmp_path):
+    out_file = tmp_path / "named.json"
+    with FakeOpenAI(reply=scripted, model="qwen2.5-7b-instruct") as server:
+        code, out, err = check(
+            capsys,
+            str(FIXTURE / "careful_labels.jsonl"),
+            *("--judge-family", "openai", "--judge-base-url", server.base_url, "--output", str(out_file)),
+        )
+    assert code == 0, err
+    assert json.loads(out_file.read_text())["judge"]["name"] == "openai:qwen2.5-7b-instruct"
+    assert "gpt-4o-mini" not in out
