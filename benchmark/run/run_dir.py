@@ -6,7 +6,6 @@ it refuses the resume, naming file and line."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from pathlib import Path
 from benchmark.run.errors import RunDirError
 from benchmark.run.lock import RunDirLock
 from benchmark.run.manifest import resume_differences, write_manifest
-from benchmark.run.outputs import MANIFEST, RUN_OUTPUTS, TRANSCRIPTS
+from benchmark.run.outputs import LOCK_NAME, MANIFEST, RUN_OUTPUTS, TRANSCRIPTS
 from benchmark.scoring.trials import TornTail, scan_transcripts
 from core.safe_files import UnsafePathError, refuse_links
 
@@ -55,12 +54,52 @@ def open_run_dir(run_dir: Path, manifest: dict, resume: bool = False) -> Prepare
     a manifest, or an invalid line before the last one is refused. A torn
     last line is noted; `PreparedRun.start()` truncates it."""
     run_dir = Path(run_dir)
+    _refuse_a_folder_that_is_no_run(run_dir)  # before the lock: a refused folder gets nothing written
     lock = RunDirLock(run_dir).acquire()
     try:
         return _check_run_dir(run_dir, dict(manifest), lock)
     except BaseException:
         lock.release()
         raise
+
+
+def _refuse_a_folder_that_is_no_run(run_dir: Path) -> None:
+    """`RunDirError` when `run_dir` is a folder holding anything (besides our lock file) but no run:
+    no manifest.json, or one that is not a wearsim manifest (no `benchmark_version`). A run never
+    writes into someone's folder, so its files are never overwritten."""
+    from benchmark.report import REPORT_OUTPUTS
+
+    if run_dir.is_symlink() or not run_dir.is_dir():
+        return  # a link or a file: the lock says why it cannot be a run dir
+    try:
+        refuse_links(run_dir, (*RUN_OUTPUTS, *REPORT_OUTPUTS))
+    except UnsafePathError as exc:
+        raise RunDirError(str(exc)) from None
+    held = sorted(entry.name for entry in run_dir.iterdir() if entry.name != LOCK_NAME)
+    if not held:
+        return
+    refusal = (
+        f"{run_dir} is not empty and holds no wearsim run ({', '.join(held[:3])}{', ...' if len(held) > 3 else ''}"
+    )
+    if MANIFEST not in held:
+        raise RunDirError(f"{refusal}, no manifest.json); choose a new or empty --output-dir (nothing was written)")
+    old = _read_old_manifest(run_dir)
+    if "benchmark_version" not in old:
+        raise RunDirError(
+            f"{refusal}: its manifest.json is not a wearsim run's); choose a new or empty --output-dir "
+            "(nothing was written)"
+        )
+
+
+def _read_old_manifest(run_dir: Path) -> dict:
+    """The run dir's manifest.json, read as a regular file under the size a manifest can have; a
+    `RunDirError` naming the file otherwise."""
+    from benchmark.report import read_manifest
+
+    try:
+        return read_manifest(run_dir)
+    except ValueError as exc:
+        raise RunDirError(f"{exc}; choose another --output-dir (nothing was written)") from None
 
 
 def _check_run_dir(run_dir: Path, manifest: dict, lock: RunDirLock) -> PreparedRun:
@@ -74,13 +113,8 @@ def _check_run_dir(run_dir: Path, manifest: dict, lock: RunDirLock) -> PreparedR
     transcripts = run_dir / TRANSCRIPTS
     has_trials = transcripts.exists() and transcripts.stat().st_size > 0
     old = None
-    if manifest_path.exists():
-        try:
-            old = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            old = None
-        if not isinstance(old, dict):
-            raise RunDirError(f"{manifest_path} is not a JSON object; choose another --output-dir")
+    if manifest_path.exists() or manifest_path.is_symlink():
+        old = _read_old_manifest(run_dir)
         differing = resume_differences(old, manifest)
         if differing:
             raise RunDirError(
