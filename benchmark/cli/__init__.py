@@ -13,32 +13,25 @@ import argparse
 import importlib
 import os
 import sys
+import textwrap
 from pathlib import Path
 
-# subcommand modules, in the order `wearsim --help` lists them
-COMMAND_MODULES = (
-    "benchmark.cli.validate",
-    "benchmark.cli.card",
-    "benchmark.cli.bench",
-    "benchmark.cli.report",
-    "benchmark.cli.view",
-    "benchmark.cli.rescore",
-    "benchmark.cli.annotate",
-    "benchmark.cli.agreement",
-    "benchmark.cli.labels",
-    "benchmark.cli.judge_check",
-    "benchmark.cli.compare",
-    "benchmark.cli.merge",
-    "benchmark.cli.proxy_report",
-    "benchmark.cli.eval",
-    "benchmark.cli.perceive",
-    "benchmark.cli.media",
-    "benchmark.cli.serve",
-    "benchmark.cli.simulate",
-    "benchmark.cli.models",
-    "benchmark.cli.probe",
-    "benchmark.cli.cache",
+# the commands in the groups and order `wearsim --help` lists them; each lives in benchmark/cli/NAME.py
+# (a dash in the name is an underscore in the module's)
+COMMAND_GROUPS = (
+    ("run a benchmark", ("bench", "rescore", "merge", "models", "probe", "cache")),
+    ("inspect a run", ("report", "view", "compare", "proxy-report")),
+    ("people's labels and the judge", ("annotate", "agreement", "labels", "judge-check")),
+    ("scenarios and media", ("validate", "card", "media", "perceive", "eval")),
+    ("glasses and the live demo", ("serve", "simulate")),
 )
+COMMAND_MODULES = tuple(f"benchmark.cli.{name.replace('-', '_')}" for _, names in COMMAND_GROUPS for name in names)
+
+
+def wrapped(text: str) -> str:
+    """A description as lines of at most 78 characters, for a command whose help keeps its epilog's lines as
+    written (argparse's RawDescriptionHelpFormatter, which would leave the description one long line)."""
+    return textwrap.fill(text, 78)
 
 
 def version_text() -> str:
@@ -61,17 +54,31 @@ class _Version(argparse.Action):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="wearsim",
-        description="Context-tracking benchmark and simulated glasses for AI wearable assistants.",
-        epilog="Example: wearsim validate --json   (wearsim models lists the model ids and which API keys are set)",
+        usage="wearsim [-h] [--version] [--debug] COMMAND ...",
+        epilog="Every command has --help: its options and examples.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action=_Version, help="print the version and exit")
     parser.add_argument(
         "--debug", action="store_true", help="show the Python traceback of a failure instead of the one-line message"
     )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # the commands are listed in groups in the description, not by argparse (which lists them in one run)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", prog="wearsim", help=argparse.SUPPRESS)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
+    parser.description = command_list(subparsers)
     return parser
+
+
+def command_list(subparsers) -> str:
+    """The top-level help's description: the tagline, then every command with its one-line help, in groups."""
+    helps = {action.dest: action.help or "" for action in subparsers._choices_actions}
+    width = max(map(len, helps)) + 2
+    lines = ["Context-tracking benchmark and simulated glasses for AI wearable assistants.", ""]
+    for title, names in COMMAND_GROUPS:
+        lines.append(f"{title}:")
+        lines += [f"  {name:<{width}}{helps[name]}" for name in names]
+    return "\n".join(lines)
 
 
 def one_line(exc: BaseException) -> str:

@@ -31,7 +31,7 @@ def register(subparsers) -> None:
 
     parser = subparsers.add_parser(
         "agreement",
-        help="measure the run's judge (and rescore judges) against people's labels",
+        help="measure the run's judges against people's labels",
         description="Cohen's kappa for every pair of raters (each annotator, the run's judge, each --judges "
         "rescore dir), Fleiss' kappa over the annotators, raw agreement, per-label precision and recall of each "
         "judge against the annotators' majority, each with a 95% interval over scenarios; a confusion matrix; "

@@ -33,7 +33,7 @@ def register(subparsers) -> None:
 
     parser = subparsers.add_parser(
         "annotate",
-        help="label a sample of a run's replies in the browser (people as the judge's reference)",
+        help="label a sample of a run's replies in the browser",
         description="Serve a labelling page for a run dir: one reply at a time with the user's turns, the camera "
         "blocks, the reply and the scenario's answer keys; keys 1-4 (or 1-3 for remarks) and u for "
         "'cannot tell'. Labels go to RUN_DIR/labels/NAME.jsonl as they are given.",

@@ -16,6 +16,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "bench",
         help="run the benchmark on a candidate model",
+        usage="wearsim bench [OPTIONS]",
         description="Run Turn 1, Turn 2, judge, and Turn 3 on a miss, for every cell (condition x scenario x trial).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import argparse
 
+from benchmark.cli import wrapped
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "card",
         help="print or rewrite the dataset card's statistics block",
+        description=wrapped(
+            "Count the bank (per subset: targets, shift types, difficulty tiers and more) as the statistics "
+            "block of its dataset_card.md: print the block, or with --write rewrite it in the card."
+        ),
         epilog="example: wearsim card --write   # refresh benchmark/v1/dataset_card.md",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from benchmark.cli import wrapped
+
 EPILOG = """examples:
   wearsim compare runs/gpt-4o runs/gemini-2.0-flash
   wearsim compare runs/a runs/b --condition baseline --json
@@ -15,15 +17,17 @@ Each run's cost is priced with the prices its manifest recorded (older runs: ben
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "compare",
-        help="compare runs: side by side, each against the first, and A against B in detail",
-        description="A table of every run given (balanced Turn 2 accuracy with its interval, repair rate, "
-        "latency p50/p95, voice to voice, cost per correct answer, turns OK) and each run's paired difference "
-        "against the first; then A against B in detail: trials paired by (scenario, condition, trial), the "
-        "difference in balanced accuracy (B - A) with a paired bootstrap CI over scenarios, an exact McNemar "
-        "test on Turn 2 pass, and the scenarios whose trials flipped. Proactive runs are compared apart: per run "
-        "and cell recall, precision, false alarms a minute, time to speak and cost per hour watched, and each "
-        "run against the first (recall and false alarms a minute, paired bootstrap over scenarios, McNemar on "
-        "hits).",
+        help="compare runs side by side, and A against B in detail",
+        description=wrapped(
+            "A table of every run given (balanced Turn 2 accuracy with its interval, repair rate, "
+            "latency p50/p95, voice to voice, cost per correct answer, turns OK) and each run's paired difference "
+            "against the first; then A against B in detail: trials paired by (scenario, condition, trial), the "
+            "difference in balanced accuracy (B - A) with a paired bootstrap CI over scenarios, an exact McNemar "
+            "test on Turn 2 pass, and the scenarios whose trials flipped. Proactive runs are compared apart: per run "
+            "and cell recall, precision, false alarms a minute, time to speak and cost per hour watched, and each "
+            "run against the first (recall and false alarms a minute, paired bootstrap over scenarios, McNemar on "
+            "hits)."
+        ),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -41,10 +45,10 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--html",
         metavar="DIR",
-        help="also write DIR/comparison.html (the runs as a sortable table, one row per run "
-        "and condition, and each against the first), DIR/accuracy_latency.png (balanced Turn 2 accuracy "
-        "against first reply text p50/p95, one point per run) and DIR/accuracy_cost.png "
-        "(against the candidate's cost per trial, one point per run and condition)",
+        help="also write DIR/comparison.html (the runs as a sortable table, each against the first) and "
+        "plots: for question-and-answer runs DIR/accuracy_latency.png (balanced Turn 2 accuracy against "
+        "first reply text p50/p95) and DIR/accuracy_cost.png (against the cost per trial); for proactive "
+        "runs DIR/recall_false_alarms.png (recall against false alarms a minute) instead",
     )
     parser.set_defaults(run=run)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from benchmark.cli import wrapped
+
 EPILOG = """each line of --data is a JSON object: {"output", "expected_output", "input", ...};
 "expected_output" may be a JSON object (the json validator's expected keys). Code validators run as
 `uv run --script` (the result's details.runner says so; this interpreter only when uv is absent).
@@ -24,6 +26,11 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "eval",
         help="run a vision evaluator (code validator or LLM judge) over cases",
+        description=wrapped(
+            "Score a JSONL file of cases (a model's output beside what was expected) with one vision "
+            "evaluator: a code validator (count, ocr, json, chart) or an LLM judge that looks at the case's image; "
+            "prints each case's result and the mean score."
+        ),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -38,7 +38,7 @@ def register(subparsers) -> None:
 
     parser = subparsers.add_parser(
         "labels",
-        help="export a sample and its labels to Label Studio or CSV; import Label Studio or CSV labels",
+        help="move a sample and its labels to and from Label Studio or CSV",
         description="Move a run's labelling sample and its labels between wearsim and other tools.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

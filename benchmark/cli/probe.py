@@ -20,7 +20,7 @@ what each check is.
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "probe",
-        help="one short live session against a realtime API: which documented behaviours it shows",
+        help="one short live session: what a realtime API does today",
         description="Open one session with a realtime API (OpenAI Realtime, Gemini Live) as the glasses would: "
         "a camera frame and a spoken question from the bank, then a second question talked over "
         '(barge-in), then a pictograph frame and "What am I holding?" (the sight check). Prints '

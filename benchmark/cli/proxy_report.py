@@ -19,7 +19,7 @@ their manifests record different bank hashes).
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "proxy-report",
-        help="validate the text proxy against perceived media (pairs two runs)",
+        help="check the text proxy against perceived media (two runs)",
         description="Pair the trials of run A (usually the text proxy) and run B (usually the simulated "
         "glasses) by (scenario, condition, trial). Reports balanced Turn 2 accuracy on each side, B - A "
         "with a paired bootstrap interval over scenarios and an exact McNemar test, the same per shift "

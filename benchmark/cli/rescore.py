@@ -8,7 +8,7 @@ EPILOG = """examples:
   wearsim rescore runs/offline --judge-family lexical --output-dir runs/offline-lexical
   wearsim rescore other/transcripts.jsonl --judge-family openai --judge-model gpt-4o-mini \\
       --scenarios benchmark/v1 --output-dir runs/other-rescored
-  wearsim rescore runs/gpt --judge-family openai --judge-model openai:llama3 \
+  wearsim rescore runs/gpt --judge-family openai --judge-model openai:llama3 \\
       --judge-base-url http://127.0.0.1:8001/v1 --cache --output-dir runs/gpt-llama-judge
 A second rescore with --cache and the same judge asks the judge nothing.
 """

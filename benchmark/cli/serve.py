@@ -8,7 +8,8 @@ EPILOG = """examples:
   wearsim serve                                  # 127.0.0.1:8765, backend `local` only, no token on loopback
   wearsim serve --backend local --backend openai:gpt-4o-mini --backend openai-realtime:gpt-realtime-2
   wearsim serve --host 0.0.0.0 --token "$WEARSIM_TOKEN" --max-sessions 8 --idle-timeout 120
-then: wearsim simulate sc-01 --server ws://127.0.0.1:8765
+  wearsim serve --host 0.0.0.0 --token "$WEARSIM_TOKEN" --allow-origin http://glasses.lan:8765
+then, in another shell, the simulated glasses: wearsim simulate sc-01 --server ws://127.0.0.1:8765
 
 A client names its backend in the hello; the server accepts only the ids
 given with --backend (exactly, after stripping spaces), so a client can never
@@ -23,7 +24,10 @@ localhost included, is refused, and so is a request naming another Host
 than an address of this machine, localhost, the --host name or an allowed
 origin's host (DNS rebinding). Clients that send no Origin (the simulated
 glasses, curl) are accepted on loopback, or with the token.
-  wearsim serve --host 0.0.0.0 --token "$WEARSIM_TOKEN" --allow-origin http://glasses.lan:8765
+
+Proactive sessions: the server asks the model, now and then, whether anything
+needs saying unasked; this help calls that question a check-in (the flags and
+the records say probe).
 """
 
 
@@ -34,8 +38,13 @@ def register(subparsers) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8765)
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1, this machine only; 0.0.0.0 for every interface, "
+        "which needs --token)",
+    )
+    p.add_argument("--port", type=int, default=8765, help="the port to listen on (default 8765)")
     p.add_argument("--token", help="required from clients (or WEARSIM_TOKEN); mandatory off loopback")
     p.add_argument("--asr-model", help="CTranslate2 Whisper dir or model name (default: bundled tiny.en)")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for openai:* backends")
@@ -71,20 +80,20 @@ def register(subparsers) -> None:
         default=1.0,
         metavar="S",
         help="proactive sessions: at least S seconds of the server's wall clock between one session's "
-        "probes (default 1); a probe due sooner is skipped and counted (docs/proactive.md)",
+        "check-ins (default 1); a check-in due sooner is skipped and counted (docs/proactive.md)",
     )
     p.add_argument(
         "--probe-rate",
         type=float,
         default=1.0,
         metavar="N",
-        help="proactive sessions: at most N probes a second over the whole server, shared equally "
+        help="proactive sessions: at most N check-ins a second over the whole server, shared equally "
         "among the proactive sessions open (default 1)",
     )
     p.add_argument(
         "--no-probe-hold",
         action="store_true",
-        help="proactive sessions: let probes start while another session's user speaks or waits for "
+        help="proactive sessions: let check-ins start while another session's user speaks or waits for "
         "an answer (by default a spoken turn goes first)",
     )
     p.add_argument("--max-sessions", type=int, default=16, help="concurrent sessions (default 16)")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from benchmark.cli import wrapped
+
 EPILOG = """examples:
   wearsim validate                      # the shipped bank, human-readable
   wearsim validate path/to/bank         # another bank: v1 dir, its scenarios.json, or a JSONL file
@@ -12,7 +14,7 @@ EPILOG = """examples:
   wearsim validate --subset proactive   # only the proactive scenarios (proactive.json) and the lock
   wearsim validate path/to/bank --strict   # warnings (e.g. no lockfile) fail too
   wearsim validate --write-lock         # rewrite benchmark/v1/MANIFEST.lock.json after an intended change
-  wearsim validate --semantic --model openai:gpt-4o-mini   # checks 4 and 5
+  wearsim validate --semantic --model openai:gpt-4o-mini   # the two checks that ask a model
 The shipped bank's exact distributions are enforced only on the shipped bank;
 for any other bank the counts are reported.
 exit codes: 0 ok (warnings allowed unless --strict), 1 a check failed, 2 unreadable input
@@ -22,7 +24,12 @@ exit codes: 0 ok (warnings allowed unless --strict), 1 a check failed, 2 unreada
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "validate",
-        help="check a scenario bank (leakage, object names, schema, duplicates, lock)",
+        help="check a scenario bank: schema, leakage, names, duplicates, lock",
+        description=wrapped(
+            "Check a scenario bank: the schema, that no user speech gives the answer away, that the answer "
+            "names match the scenes, no duplicate scenarios, the bank's distributions and its lockfile "
+            "(MANIFEST.lock.json); --semantic adds two checks that ask a model."
+        ),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -40,7 +47,12 @@ def register(subparsers) -> None:
         help="treat warnings as failures (a missing lockfile, object nouns that are not answer tokens)",
     )
     p.add_argument("--write-lock", action="store_true", help="rewrite MANIFEST.lock.json from the current files")
-    p.add_argument("--semantic", action="store_true", help="also run checks 4 and 5 with --model")
+    p.add_argument(
+        "--semantic",
+        action="store_true",
+        help="also ask --model: can it name each camera block's object from the block alone "
+        "(identification), and can it answer Turn 2 from the speech alone (leakage through speech)",
+    )
     p.add_argument("--model", help="model id for the semantic checks")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint for the semantic model")
     p.set_defaults(run=run)
