@@ -8,11 +8,14 @@ from __future__ import annotations
 
 
 def written_camera_turns(summary: dict) -> tuple[int, int] | None:
-    """(turns whose camera block was the authored text, turns played) of a stream run, else None."""
+    """(camera turns whose block was the authored text, camera turns) of a stream run, else None. A camera
+    turn is one with a camera block: Turn 1 or 2 of a played cell (the camera is off on Turn 3), the
+    turns the Frames line counts too."""
     data = summary.get("perception")
     if not data or not data.get("turns"):
         return None
-    return int((data.get("sources", {}).get("camera") or {}).get("authored", 0)), int(data["turns"])
+    camera = data.get("sources", {}).get("camera") or {}
+    return int(camera.get("authored", 0)), sum(int(n) for source, n in camera.items() if source != "none")
 
 
 def camera_text_note(summary: dict) -> str | None:
@@ -28,9 +31,9 @@ def _written_note(summary: dict) -> str | None:
     counts = written_camera_turns(summary)
     if counts is None or counts[0] * 2 <= counts[1]:
         return None
-    authored, turns = counts
+    written, turns = counts
     return (
-        f"Mostly the text proxy's camera: the camera block was the scenario's written text in {authored} "
-        f"of {turns} turns (no frame reached the assistant in them: no recording exists for them, or none "
-        "was sent), so this number measures perception's camera only in the rest."
+        f"In {written} of the {turns} camera turns (Turns 1 and 2 of each played cell) no frame reached the "
+        "assistant, so it got the scenario's written description of the scene instead: this number measures "
+        f"the glasses' camera only in the other {turns - written}."
     )

@@ -101,14 +101,17 @@ def headline(summary: RunSummary | dict, *, markdown: bool = False) -> str:
     ci = interval(primary.ci_low, primary.ci_high)
     scored, cells = scored_cells(run)
     if is_measurement(run):
+        aside = left_out(run, scored)
         if markdown:
             return (
                 f"**Balanced Turn 2 accuracy ({condition}): {accuracy}**, 95% CI {ci}, over {primary.n} "
-                f"scored trials of {primary.scenarios} scenarios ({primary.condition_reason})."
+                f"of the {scored} labelled trials ({primary.scenarios} scenarios; {primary.condition_reason})"
+                + (f": {aside} are not in it (the Per class table has them)." if aside else ".")
             )
         return (
             f"balanced Turn 2 accuracy ({condition}): {accuracy} 95% CI {ci} "
-            f"(n={primary.n}, {primary.scenarios} scenarios; {scored} of {cells} scored)"
+            f"({primary.n} trials of {primary.scenarios} scenarios; {scored} of {cells} scored"
+            + (f"; {aside} not in it)" if aside else ")")
         )
     row = run.counts.of(condition)
     missing = cells - row.trials
@@ -127,6 +130,18 @@ def headline(summary: RunSummary | dict, *, markdown: bool = False) -> str:
         )
     aside = f"; balanced Turn 2 accuracy over the scored trials alone {accuracy}" if known else ""
     return f"{lead} ({why}{aside})"
+
+
+def left_out(run: RunSummary, scored: int) -> str | None:
+    """The labelled trials the balanced accuracy leaves out: those whose right answer is neither the current
+    nor the earlier scene ("the 3 whose right answer is to ask which (clarify) or to decline (abstain)")."""
+    missing = scored - run.primary.n
+    if missing <= 0:
+        return None
+    kinds = [c for c in ("clarify", "abstain") if c not in run.primary.classes]
+    what = {"clarify": "to ask which (clarify)", "abstain": "to decline (abstain)"}
+    said = " or ".join(what[c] for c in kinds) or "not a scene"
+    return f"the {missing} whose right answer is {said}"
 
 
 def error_lead(summary: RunSummary | dict, *, markdown: bool = False) -> str | None:
@@ -258,14 +273,28 @@ def _headline(run: RunSummary) -> list[str]:
     ]
 
 
+# a stream run's manifest value that stands for a default, as findings say it (the value as written is in
+# manifest.json): the bundled Whisper model, frames sent as the glasses captured them
+STREAM_DEFAULTS = {
+    "asr_model": (None, "tiny.en (the bundled Whisper model)"),
+    "frame_size": (0, "as captured"),
+    "frame_quality": (0, "as captured"),
+}
+
+
+def manifest_value(manifest: dict, key: str) -> str:
+    """One manifest value for the Manifest table: a default said in words, a dict or list pointed to."""
+    value = manifest[key]
+    if key in STREAM_DEFAULTS and manifest.get("via") == "stream" and value == STREAM_DEFAULTS[key][0]:
+        return STREAM_DEFAULTS[key][1]
+    return f"`{value}`" if not isinstance(value, (dict, list)) else "(see summary.json)"
+
+
 def _manifest(run: RunSummary) -> list[str]:
-    """Every manifest key, as written: the known ones first."""
+    """Every manifest key: the known ones first; a stream run's defaults said in words."""
     manifest = run.manifest.raw
     keys = [k for k in MANIFEST_ORDER if k in manifest] + sorted(k for k in manifest if k not in MANIFEST_ORDER)
-    rows = [
-        [f"`{k}`", f"`{manifest[k]}`" if not isinstance(manifest[k], (dict, list)) else "(see summary.json)"]
-        for k in keys
-    ]
+    rows = [[f"`{k}`", manifest_value(manifest, k)] for k in keys]
     return ["## Manifest", "", *(table(["field", "value"], rows) if rows else ["(no manifest)"]), ""]
 
 

@@ -19,10 +19,20 @@ def conditions_section(run: RunSummary) -> list[str]:
             cell_text(cond.per_class["current"]),
             cell_text(cond.per_class["prior"]),
             str(cond.scored),
+            str(
+                sum(
+                    int(cond.per_class[c]["n"])
+                    for c in (run.primary.classes or ("current", "prior"))
+                    if c in cond.per_class
+                )
+            ),
         ]
         for name, cond in run.conditions.items()
     ]
-    lines += table(["condition", "balanced accuracy", "current", "prior", "scored trials"], rows)
+    lines += table(
+        ["condition", "balanced accuracy", "current", "prior", "scored trials", "of them in the balanced accuracy"],
+        rows,
+    )
     lines += [
         "",
         "## Per class",

@@ -70,7 +70,7 @@ def frame_source_text(summary: dict) -> str | None:
         text = (
             f"Frames: {main} in {counts.get(main, 0)} of {turns} camera turns ({WHAT[main]})"
             + (", " + ", ".join(rest) if rest else "")
-            + "."
+            + " (a camera turn: Turn 1 or 2 of a played cell; the camera is off on Turn 3)."
         )
     elif main == "none":
         text = "Frames: none (the text proxy: every camera block was the scenario's written text)."

@@ -40,25 +40,26 @@ def _headline_paragraph(findings: str) -> str:
 
 
 def test_the_headline_says_the_camera_block_was_written_text_in_most_turns():
-    records = [_record(f"s{n}", ("authored", "authored", None)) for n in range(3)]
-    records.append(_record("s9", ("perceived", "perceived", None)))
+    """Issue 60, item 4: in plain words, over the camera turns (Turns 1 and 2; Turn 3 has no camera block),
+    the denominator the Frames line uses too."""
+    records = [_record(f"s{n}", ("authored", "perceived", None)) for n in range(3)]
     summary = build_summary(TrialSet(trials=tuple(records), source=Path("t.jsonl")), {})
-    paragraph = _headline_paragraph(render_findings(summary))
-    assert (
-        "the camera block was the scenario's written text in 6 of 12 turns (no frame reached the assistant in them)"
-    ) not in paragraph  # 6 of 12 is not most
+    assert "no frame reached the assistant" not in render_findings(summary)  # 3 of 6 is not most
     records.append(_record("s8", ("authored", "authored", None)))
     summary = build_summary(TrialSet(trials=tuple(records), source=Path("t.jsonl")), {})
     paragraph = _headline_paragraph(render_findings(summary))
     assert (
-        "the camera block was the scenario's written text in 8 of 15 turns (no frame reached the assistant in them"
+        "In 5 of the 8 camera turns (Turns 1 and 2 of each played cell) no frame reached the assistant, so it "
+        "got the scenario's written description of the scene instead: this number measures the glasses' "
+        "camera only in the other 3."
     ) in paragraph, paragraph
+    assert "text proxy's camera" not in paragraph and " 12 " not in paragraph
 
 
 def test_no_note_when_frames_reached_the_assistant_in_most_turns_or_on_the_text_proxy():
     records = [_record("s1", ("perceived", "perceived", "authored"))]
     findings = render_findings(build_summary(TrialSet(trials=tuple(records), source=Path("t.jsonl")), {}))
-    assert "scenario's written text in" not in findings
+    assert "no frame reached the assistant" not in findings
     text_proxy = TrialRecord(
         scenario_id="s1",
         condition="baseline",
@@ -67,6 +68,6 @@ def test_no_note_when_frames_reached_the_assistant_in_most_turns_or_on_the_text_
         cue_type="object_in_hand",
         turn_2_judge=Verdict(label="current", rationale="", judge="t"),
     )
-    assert "scenario's written text in" not in render_findings(
+    assert "no frame reached the assistant" not in render_findings(
         build_summary(TrialSet(trials=(text_proxy,), source=Path("t")), {})
     )
