@@ -6,6 +6,7 @@ from pathlib import Path
 
 from benchmark.report.chart import INK, Figure, blues, ink_on, nice_ticks, palette, place_point_labels, text_width
 from benchmark.report.findings import is_measurement, scored_cells, staleness_without_frames
+from benchmark.report.plot_caption import run_caption
 from benchmark.scoring.trials import LABELS
 from core.safe_files import make_dirs
 
@@ -36,11 +37,13 @@ def plot_balanced_accuracy(summary: dict, path: Path) -> None:
     turned = len(names) > 3
     bottom = 60 + (0.36 * max(text_width(t) for t in labels) if turned else 0)
     warning = not_measured_title(summary, names)
-    top = 58 + (18 if warning else 0)
+    top = 76 + (18 if warning else 0)
     fig = Figure(
         max(600, 140 * len(names) + 200),
         round(440 + bottom - 60 + top - 58),
         "Balanced accuracy (current, prior) per condition\n"
+        + run_caption(summary)
+        + "\n"
         + (
             "95% CI: bootstrap over scenarios, 10,000 draws"
             if all(summary["conditions"][n].get("ci_method", "bootstrap") == "bootstrap" for n in names)
@@ -87,9 +90,10 @@ def plot_accuracy_by_cue_type(summary: dict, path: Path) -> None:
     title = "Accuracy per shift type (cue_type)"
     if len(names) == 1:
         title += f", condition {names[0]}"
+    title += "\n" + run_caption(summary)
     if left_out:
         title += f"\nthe {MAX_ROWS} with the most scored trials; {left_out} more in summary.json"
-    top = (58 if len(names) > 1 else 40) + (18 if left_out else 0)
+    top = (76 if len(names) > 1 else 58) + (18 if left_out else 0)
     left = 18 + max([text_width(c) for c in cues] or [40])
     fig = Figure(760, round(max(260, top + 56 + 18 * rows + 8 * len(cues))), title)
     ax = fig.axes(left, top, 110, 56, x=(0, 1.0), y=(max(1, len(cues)) - 0.5, -0.5))
@@ -130,8 +134,8 @@ def plot_confusion(summary: dict, path: Path) -> None:
     cols = [*LABELS, "unscored"]
     grid = [[data.get(t, {}).get(c, 0) for c in cols] for t in LABELS]
     top = max(1, max(max(r) for r in grid))
-    fig = Figure(600, 400, f"Confusion, condition {condition} (trials; darker is more)")
-    ax = fig.axes(100, 40, 20, 60, x=(-0.5, len(cols) - 0.5), y=(len(LABELS) - 0.5, -0.5))
+    fig = Figure(600, 418, f"Confusion, condition {condition} (trials; darker is more)\n{run_caption(summary)}")
+    ax = fig.axes(100, 58, 20, 60, x=(-0.5, len(cols) - 0.5), y=(len(LABELS) - 0.5, -0.5))
     for i, row in enumerate(grid):
         for j, value in enumerate(row):
             fill = blues(value / top)
@@ -159,11 +163,11 @@ def plot_staleness(summary: dict, path: Path) -> None:
     warning = not_measured_title(summary, list(series))
     if staleness_without_frames(summary):
         warning += "\nNO TURN 2 FRAMES: the gap cannot change what the model saw"
-    top = 40 + 18 * warning.count("\n")
+    top = 58 + 18 * warning.count("\n")
     fig = Figure(
         700,
         420 + legend_height + top - 40,
-        "Staleness sweep (95% Wilson intervals; n scored per point)" + warning,
+        "Staleness sweep (95% Wilson intervals; n scored per point)\n" + run_caption(summary) + warning,
         title_colour=WARN if warning else INK,
     )
     ax = fig.axes(70, top, 20, 70 + legend_height, x=(gaps[0] - 0.06 * span, gaps[-1] + 0.06 * span), y=(-0.02, 1.05))
@@ -213,7 +217,7 @@ def plot_frame_policies(summary: dict, path: Path) -> None:
         ]
     legend_height = 16 * len(entries)
     warning = not_measured_title(summary, list(series))
-    top = 58 + 18 * warning.count("\n")
+    top = 76 + 18 * warning.count("\n")
     gaps = sorted({int(g) for per in series.values() for cells in per.values() for g in cells.get("by_gap") or {}})
     where = (
         f"; Turn 2 gaps {', '.join(map(str, gaps))} ms pooled"
@@ -225,7 +229,11 @@ def plot_frame_policies(summary: dict, path: Path) -> None:
     fig = Figure(
         760,
         440 + legend_height + top - 58,
-        "Frame policy: accuracy and stale frames against frames sent\n95% Wilson intervals" + where + warning,
+        "Frame policy: accuracy and stale frames against frames sent\n95% Wilson intervals"
+        + where
+        + "\n"
+        + run_caption(summary)
+        + warning,
         title_colour=WARN if warning else INK,
     )
     ax = fig.axes(70, top, 30, 70 + legend_height, x=(-0.04 * right, right), y=(-0.02, 1.08))

@@ -7,18 +7,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchmark.report.chart import Figure, nice_ticks, palette, place_point_labels
+from benchmark.report.plot_caption import run_caption
 
 PLOT_FILE = "proactive.png"
 PERCENT_TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
 def plot_proactive(summary: dict, path: Path) -> None:
-    plot_recall_false_alarms(summary["proactive"], path, "one point per condition and cell")
+    plot_recall_false_alarms(summary["proactive"], path, "one point per condition and cell", run_caption(summary))
 
 
-def plot_recall_false_alarms(conditions: dict[str, dict[str, dict]], path, subtitle: str) -> None:
+def plot_recall_false_alarms(
+    conditions: dict[str, dict[str, dict]], path, subtitle: str, caption: str | None = None
+) -> None:
     """`conditions`: legend entry (a condition, or a run in `wearsim compare`) -> point label -> a cell
-    (`benchmark.scoring.proactive.cell_metrics`: its `recall` and `false_alarms_per_min`)."""
+    (`benchmark.scoring.proactive.cell_metrics`: its `recall` and `false_alarms_per_min`); `caption`: the
+    candidate and judge of a run's own plot (`plot_caption.run_caption`)."""
     per_min = [
         cell["false_alarms_per_min"]
         for cells in conditions.values()
@@ -29,11 +33,12 @@ def plot_recall_false_alarms(conditions: dict[str, dict[str, dict]], path, subti
     right = ticks[-1]
     entries = [(condition, palette(i), "dot") for i, condition in enumerate(conditions)]
     legend_height = 16 * len(entries)
-    top = 58
+    top = 58 + (18 if caption else 0)
     fig = Figure(
         760,
-        440 + legend_height,
-        f"Proactive: events caught on time against false alarms per minute\n{subtitle}; recall with its 95% interval",
+        440 + legend_height + top - 58,
+        f"Proactive: events caught on time against false alarms per minute\n{subtitle}; recall with its 95% interval"
+        + (f"\n{caption}" if caption else ""),
     )
     ax = fig.axes(70, top, 30, 70 + legend_height, x=(-0.04 * right, right), y=(-0.02, 1.08))
     labels: list[tuple[float, float, str, str]] = []

@@ -1,0 +1,20 @@
+"""The line every plot that shows a score carries under its title: which candidate was scored and by which
+judge, so a bar pasted into a slide still says whose number it is (and that the bundled model is a
+stand-in, and the lexical judge not the publication judge). Read from the summary's manifest alone."""
+
+from __future__ import annotations
+
+STAND_IN = "local"  # the bundled 135M-parameter model: there so every part runs without a key
+
+
+def run_caption(summary: dict) -> str:
+    """ "candidate local (stand-in model); judge lexical (not the publication judge)"; a field the manifest
+    lacks is said to be not recorded."""
+    manifest = summary.get("manifest") or {}
+    candidate = str(manifest.get("candidate_model") or "not recorded")
+    judge = str(manifest.get("judge_model") or manifest.get("judge_family") or "not recorded")
+    if candidate == STAND_IN:
+        candidate += " (stand-in model)"
+    if judge == "lexical":
+        judge += " (not the publication judge)"
+    return f"candidate {candidate}; judge {judge}"
