@@ -123,7 +123,7 @@ def timeline_html(result: TurnResult, files: RunFiles) -> str:
             )
             labels.append(
                 f'<span class="mark-label label-{key}{flip}" style="left:{left(marks[key])}">'
-                f"{escape(name)} {(marks[key] - low) / 1000:.2f} s</span>"
+                f"{escape(name)} at {(marks[key] - low) / 1000:.2f} s</span>"
             )
     parts += labels
     start = glasses.start_ms if glasses.start_ms is not None else low
@@ -133,7 +133,9 @@ def timeline_html(result: TurnResult, files: RunFiles) -> str:
     note = (
         f"{sent} frame(s) sent under {escape(result.frames.policy or '-')}"
         + (f", {kept} kept" if sent != kept else "")
-        + f"; 0 s is stream time {low} ms"
+        + f"; the marks are seconds from the strip's left edge (stream time {low} ms), not latencies: in the "
+        "facts below, speech_end_to_* count from the end of speech, first token and reply latency from the "
+        "request to the model"
     )
     return (
         f'<div class="timeline" data-low-ms="{low}" data-high-ms="{high}"><div class="track">{"".join(parts)}'

@@ -13,6 +13,7 @@ profile, staleness gap and fault; a plot opens full size on a click.
 
 from __future__ import annotations
 
+import re
 from html import escape
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from benchmark.report.cost import budget_lead, per_correct, spend
 from benchmark.report.faults import fault_lead
 from benchmark.report.findings import headline, interval, is_measurement, pct, scored_cells
 from benchmark.report.frame_source import frame_source_text
-from benchmark.report.human_check import human_check_line
+from benchmark.report.human_check import agreement_stem, human_check_line
 from benchmark.report.plots import PLOT_FILES
 from benchmark.report.run_files import MAX_PLOT_BYTES, MAX_SUMMARY_BYTES, image_data_uri, read_findings, read_json_file
 from benchmark.report.timeline import RunFiles
@@ -110,12 +111,36 @@ openLinked();
 )
 
 
-def figures_html(summary: RunSummary | dict) -> str:
+def code_spans(text: str) -> str:
+    """`text` escaped for HTML, with its Markdown code spans (`like this`, as findings write them) as
+    <code> elements instead of raw backticks."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+
+
+AGREEMENT_KINDS = (("turn2", "Turn 2"), ("turn3", "Turn 3"), ("remarks", "proactive remarks"))
+
+
+def agreement_links(files: RunFiles) -> str:
+    """Links to `wearsim agreement`'s report and plot for each kind of item that has them, "" when none."""
+    parts = []
+    for what, said in AGREEMENT_KINDS:
+        links = [
+            f'<a href="{escape(link)}">{escape(name)}</a>'
+            for name in (f"{agreement_stem(what)}.md", f"{agreement_stem(what)}.png")
+            if (files.run_dir / name).is_file() and (link := files.link(name))
+        ]
+        if links:
+            parts.append(f"{said}: {', '.join(links)}")
+    return "; ".join(parts)
+
+
+def figures_html(summary: RunSummary | dict, files: RunFiles | None = None) -> str:
     from benchmark.report.proactive_findings import is_proactive
 
     run = RunSummary.of(summary)
     manifest, counts, raw = run.manifest, run.counts, run.raw
-    judge = f"{manifest.judge_family or 'unknown'} ({manifest.judge_model or '-'})" + (
+    family, model = manifest.judge_family or "unknown", manifest.judge_model or "-"
+    judge = (family if model in (family, "-") else f"{family} ({model})") + (
         f" at {manifest.judge_endpoint}" if manifest.judge_endpoint and manifest.judge_family != "lexical" else ""
     )
     watched = is_proactive(raw)
@@ -143,13 +168,15 @@ def figures_html(summary: RunSummary | dict) -> str:
     out = ["<table>", *(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in facts), "</table>"]
     if manifest.judge_family == "lexical":
         out.append('<p class="note">The judge is lexical (answer-list matching): not the publication judge.</p>')
-    out.append(f'<p class="note" id="human-check">{escape(human_check_line(raw))}</p>')
+    out.append(f'<p class="note" id="human-check">{code_spans(human_check_line(raw))}</p>')
+    if files is not None and (reports := agreement_links(files)):
+        out.append(f'<p class="note" id="agreement">The judge against people\'s labels: {reports}.</p>')
     if frames := frame_source_text(raw):
-        out.append(f'<p class="note" id="frame-source">{escape(frames)}</p>')
-    out.append(f'<p class="note" id="cite">{escape(cite_line(raw))}</p>')
+        out.append(f'<p class="note" id="frame-source">{code_spans(frames)}</p>')
+    out.append(f'<p class="note" id="cite">{code_spans(cite_line(raw))}</p>')
     stopped = budget_lead(raw)
     if stopped:
-        out.append(f'<p class="headline unmeasured">{escape(stopped)}</p>')
+        out.append(f'<p class="headline unmeasured">{code_spans(stopped)}</p>')
     if watched:
         return "\n".join([*out, watch_view.cells_html(raw)])
     out.append(
@@ -245,9 +272,9 @@ def render_page(
             '<html lang="en"><head><meta charset="utf-8">',
             f"<title>wearsim: {escape(title)}</title><style>{STYLE}</style></head><body>",
             f"<h1>wearsim run <code>{escape(title)}</code></h1>",
-            f'<p class="headline {measured}" id="headline">{escape(page_headline(summary))}</p>',
-            *([f'<p class="note" id="turns-ok">{escape(lead)}</p>'] if (lead := fault_lead(summary)) else []),
-            figures_html(run),
+            f'<p class="headline {measured}" id="headline">{code_spans(page_headline(summary))}</p>',
+            *([f'<p class="note" id="turns-ok">{code_spans(lead)}</p>'] if (lead := fault_lead(summary)) else []),
+            figures_html(run, files),
             findings_block,
             "<h2>Plots</h2>",
             plots_html(plots_dir),

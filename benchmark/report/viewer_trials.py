@@ -199,12 +199,20 @@ def messages_html(trial: TrialRecord) -> str:
             ("Turn 2 reply", trial.turn_2_response),
             ("Turn 3 reply", trial.turn_3_response),
         ]
-        out.append('<p class="note">No messages recorded; the replies:</p>')
-        out += [
+        shown = [
             f'<div class="msg assistant"><span class="role">{n}</span><pre>{escape(t)}</pre></div>'
             for n, t in replies
             if t
         ]
+        if shown:
+            out += ['<p class="note">No messages recorded; the replies:</p>', *shown]
+        elif trial.watching is not None:
+            out.append(
+                '<p class="note">A proactive trial asks no questions: what the assistant said, and when, is '
+                "under What the assistant watched.</p>"
+            )
+        else:
+            out.append('<p class="note">No messages and no replies were recorded for this trial.</p>')
     return "\n".join(out)
 
 
@@ -223,8 +231,10 @@ def turn_facts(result: TurnResult) -> dict[str, str]:
         "camera source": i.camera_source or "none",
         "speech source": i.speech_source or "none",
         "context source": i.context_source or "none",
-        "reply latency": f"{reply.latency_s:.2f} s",
-        "first token": "-" if reply.first_token_s is None else f"{reply.first_token_s:.2f} s",
+        "reply latency (from the request to the model)": f"{reply.latency_s:.2f} s",
+        "first token (from the request to the model)": "-"
+        if reply.first_token_s is None
+        else f"{reply.first_token_s:.2f} s",
         "tokens in/out": f"{reply.usage.input_tokens}/{reply.usage.output_tokens}"
         if reply.usage.reported
         else "unknown",

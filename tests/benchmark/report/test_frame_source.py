@@ -112,7 +112,9 @@ def test_a_text_proxy_run_has_no_frames():
 @pytest.mark.parametrize("describer", ["opencv", "authored", "ocr"])
 def test_no_offline_describer_reads_a_pictograph_and_findings_say_what_does(describer):
     summary = run("pictograph", describer=describer)
-    for text in (head(render_findings(summary)), figures_html(summary)):
+    page = figures_html(summary)
+    assert "`" not in page and f"The <code>{describer}</code> describer" in page  # code spans, no raw Markdown
+    for text in (head(render_findings(summary)), page.replace("<code>", "`").replace("</code>", "`")):
         assert f"The `{describer}` describer cannot read pictograph frames" in text
         assert "a realtime API (`--model openai-realtime:gpt-realtime-2`)" in text
         assert "a vision model as the describer (`--describer openai:MODEL`)" in text
