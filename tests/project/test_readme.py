@@ -56,3 +56,10 @@ def test_the_readme_says_how_to_cite_a_result():
 def test_the_proactive_example_is_limited_and_says_its_time():
     [line] = [line for line in README.splitlines() if "--frame-policy fps:1,change:0.02 --conditions baseline" in line]
     assert "--limit 6" in line and "3.7 min of real-time stream per strategy" in line
+
+
+def test_the_quick_tier_line_names_the_set_up_it_needs():
+    """Issue 60, item 1: after the main job's set-up alone, `pytest -m quick` failed with No module named
+    pytest; the quick tier's line installs what it needs, as the Tests line does."""
+    [line] = [line for line in code_lines(README) if "-m quick" in line]
+    assert line.startswith("bash scripts/setup.sh --test && ")
