@@ -5,7 +5,7 @@ for every cell? (issue 36: the in-process server's cap once was a fixed 16).
 
 Starts the OpenAI Realtime conformance server (`tests/fake_realtime.py`) and runs
 
-    wearsim bench --via stream --model openai-realtime:gpt-realtime --base-url URL
+    wearsim bench --via stream --model openai-realtime:gpt-realtime-2 --base-url URL
         --concurrency N --limit N --speed 1 --judge-family lexical --conditions baseline --no-frames
 
 so N cells play at real-time pace at once, then counts the sessions refused
@@ -48,7 +48,7 @@ def main() -> int:
                 "--via",
                 "stream",
                 "--model",
-                "openai-realtime:gpt-realtime",
+                "openai-realtime:gpt-realtime-2",
                 "--base-url",
                 server.base_url,
                 "--concurrency",
