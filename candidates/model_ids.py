@@ -16,6 +16,11 @@ def _provider(model_id: str):
     return PROVIDERS[parse_model_id(model_id)[0]]
 
 
+# realtime providers whose --base-url may name a server that wants no key, as OpenAI-compatible servers may
+# (an OpenAI base URL is covered by the provider's base_url_variable)
+KEYLESS_AT_BASE_URL = ("gemini-live",)
+
+
 def missing_credentials(
     model_id: str, *, base_url: str | None = None, env=None, base_url_flag: str = "--base-url"
 ) -> str | None:
@@ -27,6 +32,8 @@ def missing_credentials(
     names = provider.key_variables
     if not names or any(env.get(name, "").strip() for name in names):
         return None
+    if base_url and provider.name in KEYLESS_AT_BASE_URL:
+        return None  # a server of one's own (a conformance server, a local gateway) decides whether it wants one
     if provider.base_url_variable:
         if base_url or env.get(provider.base_url_variable, "").strip():
             return None  # a local OpenAI-compatible endpoint needs no key

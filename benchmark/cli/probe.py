@@ -8,12 +8,17 @@ EPILOG = """examples:
   wearsim probe openai-realtime:gpt-realtime-2
   wearsim probe gemini-live:gemini-3.8-live --trace gemini-probe.jsonl
   wearsim probe openai-realtime:gpt-realtime-2 --output text --scenario sc-05
+  wearsim probe gemini-live:gemini-3.8-live --base-url https://127.0.0.1:9443 --ca-file cert.pem
+A server of your own: OpenAI Realtime as http://HOST:PORT/v1 (http becomes ws),
+Gemini Live as https://HOST:PORT (the SDK always speaks TLS and adds its own
+path); neither asks for a key when --base-url is given. A certificate of its
+own (self-signed) is trusted with --ca-file PEM, or SSL_CERT_FILE=PEM.
 It costs one short conversation (three spoken questions and their replies; the
 third, "What am I holding?" over a pictograph frame, checks that the API
 looks at the frames). The trace holds every message sent and received with
 media as its size and no API key, nor 8 characters of one: attach it to a bug
-report. It is written when the session fails too. docs/protocol.md lists
-what each check is.
+report. It is written when the session fails too, the error as its last
+line. docs/protocol.md lists what each check is.
 """
 
 
@@ -30,7 +35,18 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("model", metavar="MODEL", help="openai-realtime:MODEL or gemini-live:MODEL (wearsim models)")
-    p.add_argument("--base-url", help="the API's endpoint, for a proxy or a local server (default: the provider's)")
+    p.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="the API's endpoint, for a proxy or a server of your own (default: the provider's): "
+        "http://HOST:PORT/v1 for OpenAI Realtime, https://HOST:PORT for Gemini Live",
+    )
+    p.add_argument(
+        "--ca-file",
+        metavar="PEM",
+        help="trust the certificates in PEM (a local server's self-signed one) for this session; the same "
+        "as setting SSL_CERT_FILE=PEM",
+    )
     p.add_argument(
         "--output",
         choices=("audio", "text"),
@@ -44,6 +60,7 @@ def register(subparsers) -> None:
 
 def run(args) -> int:
     import asyncio
+    import os
     import sys
     from pathlib import Path
 
@@ -77,6 +94,10 @@ def run(args) -> int:
         spec = load_scene_specs(bank).get(scenario.scenario_id)
     except SceneError as exc:
         return fail(str(exc))
+    if args.ca_file:
+        if not Path(args.ca_file).is_file():
+            return fail(f"--ca-file {args.ca_file}: no such file (a PEM certificate)")
+        os.environ["SSL_CERT_FILE"] = str(Path(args.ca_file).resolve())  # read by every TLS context made after
     path = Path(args.trace) if args.trace else trace_path(args.model)
     if problem := trace_target_problem(path):  # before anything is asked of a paid API
         return fail(problem)
@@ -101,7 +122,14 @@ def run(args) -> int:
     except ModelNotFoundError as exc:
         code = fail(str(exc))
     except Exception as exc:  # noqa: BLE001 - the session failed: say how, in one line, through the redactor
-        code = fail(f"the probe session failed: {type(exc).__name__}: {str(exc)[:300]}", 1)
+        said = f"the probe session failed: {type(exc).__name__}: {str(exc)[:300]}"
+        if untrusted_certificate(exc):
+            said = (
+                "the probe session failed: the server's certificate is not trusted (CERTIFICATE_VERIFY_FAILED): "
+                "for a server with a certificate of its own (self-signed), pass --ca-file PEM or set SSL_CERT_FILE"
+            )
+        trace("error", {"type": "probe.error", "error": said, "exception": type(exc).__name__})
+        code = fail(said, 1)
     finally:
         try:
             written = trace.write(path)  # what happened up to a failure too
@@ -113,3 +141,17 @@ def run(args) -> int:
                 file=sys.stderr if code else sys.stdout,
             )
     return code
+
+
+def untrusted_certificate(exc: BaseException) -> bool:
+    """The failure, or one it was raised from (a retry's error wraps the connection's), is a TLS
+    certificate that did not verify."""
+    import ssl
+
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
