@@ -149,9 +149,10 @@ def untrusted_certificate(exc: BaseException) -> bool:
     import ssl
 
     seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(exc):
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(cause):
             return True
-        exc = exc.__cause__ or exc.__context__
+        cause = cause.__cause__ or cause.__context__
     return False
