@@ -85,10 +85,32 @@ def _echoes(cell: dict) -> str:
     return f"; {n} remark{'s' * (n != 1)} only echoed the user's words or the camera text"
 
 
+def starved_lead(summary: dict) -> str | None:
+    """When trials were starved (the model slower than the stream: `scoring.proactive.starved_reason`):
+    how many, why, that they are left out, and what to do. None when none was."""
+    reasons: dict[str, int] = {}
+    for _, _, cell in _cells(summary):
+        for why, n in (cell.get("starved_reasons") or {}).items():
+            reasons[why] = reasons.get(why, 0) + n
+    total = sum(reasons.values())
+    if not total:
+        return None
+    said = "; ".join(f"{n}: {why}" for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]))
+    return (
+        f"**{total} trial{'s' * (total != 1)} starved: this machine was too slow for the stream's pace** ({said}). "
+        "The model's replies were still running when the check-ins were due, so these trials never had "
+        "their chance: they are counted apart, neither a hit nor a miss, and left out of the numbers above. "
+        "The stream always plays in real time, so run again with fewer sessions at once (`--concurrency 1`), "
+        "fewer strategies or frame policies per run, on a quieter machine, or with a faster model."
+    )
+
+
 def proactive_headline(summary: dict) -> str:
     """The CLI's closing lines: the blind camera's warning, then one per condition and cell."""
     blind = blind_line(summary.get("blind_camera"))
-    return "\n".join([*([blind] if blind else []), *(cell_line(c, n, cell) for c, n, cell in _cells(summary))])
+    starved = (starved_lead(summary) or "").replace("**", "").replace("`", "")
+    cells = [cell_line(c, n, cell) for c, n, cell in _cells(summary)]
+    return "\n".join([*([blind] if blind else []), *cells, *([starved] if starved else [])])
 
 
 def render_proactive_findings(summary: dict) -> str:
@@ -99,6 +121,8 @@ def render_proactive_findings(summary: dict) -> str:
         lines += [f"**{blind}**", ""]
     for c, n, cell in _cells(summary):
         lines += [cell_line(c, n, cell, markdown=True), ""]
+    if starved := starved_lead(summary):
+        lines += [starved, ""]
     lines += [
         f"How it is scored: {summary.get('proactive_rule') or ''} Recall is hits over events; precision "
         "is hits over hits plus false alarms; false alarms per minute count every minute streamed, quiet "
@@ -191,7 +215,7 @@ def render_proactive_findings(summary: dict) -> str:
                     n,
                     f"{row['scenario_id']} t{row['trial']}",
                     window,
-                    row["outcome"] or "-",
+                    f"starved ({row['starved']})" if row.get("starved") else row["outcome"] or "-",
                     f"{row['probes']}",
                     remarks,
                 ]

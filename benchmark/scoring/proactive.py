@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
+from typing import cast
 
 from benchmark.scoring import stats
 from core.judge import Judge, JudgeCase, Verdict
@@ -235,13 +236,39 @@ def cell_name(record: TrialRecord) -> str:
     return ", ".join(parts)
 
 
+def starved_reason(watching: Watching) -> str | None:
+    """Why a trial that did not pass never had its chance, or None: the model was slower than the stream.
+    No check-in was asked at all (its opening reply outlasted the stream); or none inside the event window
+    while a reply to an earlier one ran past the window's end; or every reply to a check-in inside the
+    window came after it. A starved trial is neither a hit nor a miss; `native` trials ask nothing."""
+    if watching.strategy == "native" or watching.passed and watching.kind == "event":
+        return None
+    asked = [p for p in watching.probes if p.asked_ms is not None]
+    if not asked:
+        return "no check-in was asked during the stream"
+    if watching.kind == "quiet" or watching.onset_ms is None or watching.window_end_ms is None:
+        return None
+    onset, end = watching.onset_ms, watching.window_end_ms
+    inside = [p for p in asked if onset <= cast(int, p.asked_ms) <= end]
+    before = [p for p in asked if cast(int, p.asked_ms) < onset]
+    if not inside:
+        busy = before and not before[-1].silent and (before[-1].spoke_ms or 0) > end
+        return "the model was answering an earlier check-in through the whole event window" if busy else None
+    if all(not p.silent and p.spoke_ms is not None and p.spoke_ms > end for p in inside):
+        return "every reply to a check-in inside the window came after it"
+    return None
+
+
 def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknown: list[str]) -> dict:
     """One grid cell's block (`records`: its finished proactive trials; `cost_usd`: the candidate's spend on
-    them, None when unknown with the reasons in `cost_unknown`)."""
-    watched = [r.watching for r in records if r.watching is not None]
+    them, None when unknown with the reasons in `cost_unknown`). Starved trials (`starved_reason`) are
+    counted apart, with their reasons, and left out of the events, quiet controls and recall."""
+    everything = [r.watching for r in records if r.watching is not None]
+    reasons = [why for w in everything if (why := starved_reason(w))]
+    watched = [w for w in everything if not starved_reason(w)]
     by_scenario: dict[str, list[Watching]] = {}
     for record in records:
-        if record.watching is not None:
+        if record.watching is not None and not starved_reason(record.watching):
             by_scenario.setdefault(record.scenario_id, []).append(record.watching)
     events = [w for w in watched if w.kind == "event"]
     hits = sum(w.outcome == "hit" for w in events)
@@ -261,7 +288,9 @@ def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknow
         "strategy": records[0].proactive if records else None,
         "frame_policy": records[0].frame_policy if records else None,
         "impairment": records[0].impairment if records else None,
-        "trials": len(watched),
+        "trials": len(everything),
+        "starved": len(reasons),
+        "starved_reasons": {why: reasons.count(why) for why in sorted(set(reasons))},
         "events": len(events),
         "quiet_controls": len(watched) - len(events),
         "hits": hits,
@@ -274,7 +303,7 @@ def cell_metrics(records: list[TrialRecord], cost_usd: float | None, cost_unknow
         "echoes": sum(p.echo for w in watched for p in w.remarks),
         "probes": sum(w.asked for w in watched),
         "silent_probes": sum(p.silent for w in watched for p in w.probes),
-        "probes_skipped": sum(w.skipped for w in watched),
+        "probes_skipped": sum(w.skipped for w in everything),
         "remarks": sum(len(w.remarks) for w in watched),
         "recall": _ratio(hits, len(events), recall_rows),
         "precision": _ratio(sum(k for k, _ in precision_rows), sum(n for _, n in precision_rows), precision_rows),
@@ -309,6 +338,7 @@ def _scenario_row(record: TrialRecord) -> dict:
         "trial": record.trial,
         "kind": w.kind,
         "outcome": w.outcome,
+        "starved": starved_reason(w),
         "onset_s": None if w.onset_ms is None else w.onset_ms / 1000,
         "window_end_s": None if w.window_end_ms is None else w.window_end_ms / 1000,
         "probes": w.asked,

@@ -58,6 +58,10 @@ def _trial(sid: str, hit_at_s: float | None, alarms: int) -> TrialRecord:
                 outcome="hit",
             )
         )
+    if event and hit_at_s is None:  # a miss that had its chance: a check-in inside the window, left silent
+        # (a trial asked nothing at all is starved and counted apart: tests/benchmark/scoring/test_proactive_starved.py)
+        at = ONSET + 1_000
+        probes.append(Probe(n=len(probes) + 1, asked_ms=at, frame_ms=at - 100, text="[silent]", silent=True))
     watching = Watching(
         strategy="change",
         kind="event" if event else "quiet",
