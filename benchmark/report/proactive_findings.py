@@ -135,7 +135,7 @@ def render_proactive_findings(summary: dict) -> str:
         lines += [
             "The candidate is `local`, the bundled 135M-parameter stand-in model: it shows the pipeline runs, "
             "not how an assistant watches; it rarely answers with the silence marker, so expect a false "
-            "alarm on most probes.",
+            "alarm on most check-ins (the question, at each chance to speak, whether anything needs saying).",
             "",
         ]
     lines += [human_check_line(summary), ""]
@@ -177,7 +177,7 @@ def render_proactive_findings(summary: dict) -> str:
             "duplicates",
             "echoes",
             "unscored",
-            "probes",
+            "check-ins",
             "cost / hour watched",
         ],
         rows,
@@ -220,7 +220,7 @@ def render_proactive_findings(summary: dict) -> str:
                     remarks,
                 ]
             )
-    lines += table(["condition", "cell", "trial", "window", "event", "probes", "remarks"], rows)
+    lines += table(["condition", "cell", "trial", "window", "event", "check-ins", "remarks"], rows)
     lines += [
         "",
         "## Manifest",

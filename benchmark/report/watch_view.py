@@ -59,7 +59,7 @@ def run_facts(summary: dict) -> list[tuple[str, str]]:
         ),
         (
             "remarks",
-            f"{total('remarks')} of {total('probes')} probes: {total('false_alarms')} false alarms "
+            f"{total('remarks')} of {total('probes')} check-ins: {total('false_alarms')} false alarms "
             f"({total('echoes')} only echoes), {total('late')} late, {total('duplicates')} duplicates, "
             f"{total('unscored_remarks')} unscored",
         ),
@@ -86,7 +86,7 @@ def cells_html(summary: dict) -> str:
         "time to speak",
         "echoes",
         "unscored",
-        "probes",
+        "check-ins",
         "cost / hour watched",
     ]
     rows = [
@@ -172,7 +172,7 @@ def strip_html(watching: Watching, files: RunFiles) -> str:
             kind = "silent" if probe.silent else "spoke"
             parts.append(
                 f'<span class="w-probe w-probe-{kind}" style="left:{left(probe.asked_ms)}" '
-                f'data-t-ms="{probe.asked_ms}" title="probe {probe.n} asked at {_s(probe.asked_ms)} '
+                f'data-t-ms="{probe.asked_ms}" title="check-in {probe.n} asked at {_s(probe.asked_ms)} '
                 f'({kind})"></span>'
             )
     for row, probe in enumerate(p for p in watching.probes if p.remark and p.spoke_ms is not None):
@@ -187,7 +187,7 @@ def strip_html(watching: Watching, files: RunFiles) -> str:
             f"{_s(probe.spoke_ms)}</span>"
         )
     note = (
-        f"{watching.asked} probe(s) under {escape(watching.strategy)}, {len(watching.remarks)} remark(s), "
+        f"{watching.asked} check-in(s) under {escape(watching.strategy)}, {len(watching.remarks)} remark(s), "
         f"{len(watching.frames_sent_ms)} frame(s) sent; 0 s is the first scene's start"
     )
     return (
@@ -213,10 +213,10 @@ def probes_html(watching: Watching, files: RunFiles) -> str:
             f"<td>{escape(probe.text)}{player}</td><td>{escape(outcome)}</td><td>{escape(verdict)}</td></tr>"
         )
     head = (
-        "<tr><th>probe</th><th>asked</th><th>scene shown</th><th>spoke</th><th>answer</th><th>outcome</th>"
+        "<tr><th>check-in</th><th>asked</th><th>scene shown</th><th>spoke</th><th>answer</th><th>outcome</th>"
         "<th>judge</th></tr>"
     )
-    return f'<table class="w-probes">{head}{"".join(rows)}</table>' if rows else '<p class="note">No probe.</p>'
+    return f'<table class="w-probes">{head}{"".join(rows)}</table>' if rows else '<p class="note">No check-in.</p>'
 
 
 def watching_html(watching: Watching, files: RunFiles | None) -> str:

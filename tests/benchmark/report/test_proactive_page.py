@@ -122,7 +122,7 @@ def test_the_viewer_heads_a_proactive_run_like_any_other_and_its_counts_are_the_
     assert "trials</th><td>2: 1 events (1 caught on time), 1 quiet controls; errored 0" in page
     remarks = sum(c["remarks"] for c in cells.values())
     alarms = sum(c["false_alarms"] for c in cells.values())
-    assert f"remarks</th><td>{remarks} of {remarks} probes: {alarms} false alarms (1 only echoes)" in page
+    assert f"remarks</th><td>{remarks} of {remarks} check-ins: {alarms} false alarms (1 only echoes)" in page
     assert "balanced Turn 2 accuracy" not in page and "scored 0" not in page
     assert 'id="proactive-cells"' in page and "free (local)" in page
 
