@@ -33,7 +33,7 @@ from benchmark.labels.agreement import majority
 from benchmark.labels.exchange import MAX_IMPORT_BYTES
 from benchmark.labels.items import CANNOT_TELL, LabelError, cell_key
 from core.judge import LABELS, JudgeCase
-from core.records import build_user_turn
+from core.records import RecordError, TrialRecord, build_user_turn
 from core.safe_files import megabytes
 
 NO_CAMERA_SUFFIX = "_no-camera.jsonl"  # a replies file of trials run with no camera block sent
@@ -201,7 +201,13 @@ def _careful(path: Path) -> References:
         if scenario_id not in bank:
             raise LabelError(f"{where}: scenario {scenario_id[:80]!r} is not in the bank {bank_dir}")
         here, reply = replies.reply(name, scenario_id, condition, trials[0], where)
-        response, user = _field(reply, "turn_2_response", here), _field(reply, "turn_2_user", here)
+        try:
+            response = TrialRecord.from_json(reply, here).turn_2_response
+        except RecordError as exc:
+            raise LabelError(str(exc).splitlines()[0]) from None
+        if not isinstance(response, str):
+            raise LabelError(f"{here}: no Turn 2 reply (its turn_2_response must be text)")
+        user = _field(reply, "turn_2_user", here)
         camera = reply.get("turn_2_image")
         if camera is not None and not isinstance(camera, str):
             raise LabelError(f"{here}: field 'turn_2_image' must be text or null")

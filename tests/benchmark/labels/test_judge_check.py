@@ -315,7 +315,7 @@ HOSTILE = {
     "reply without its text": (
         "replies_fixture.jsonl",
         _edit_line(1, lambda d: {**d, "turn_2_response": None}),
-        "replies_fixture.jsonl: line 1: field 'turn_2_response' must be text",
+        "replies_fixture.jsonl: line 1: no Turn 2 reply (its turn_2_response must be text)",
     ),
 }
 
