@@ -19,6 +19,12 @@ coming back. The rule of the `Room` instead:
   never taken. So slow clients crowd out only each other and other idle
   connections, and a client that sends its request at once is answered at
   once, whatever the crowd;
+- a connection whose client does not read what it asked for (its writes
+  paused: the send queue full, `streaming.local_server.WRITE_TIMEOUT_S`
+  running) gives its place like a waiting one, before any of those: 520
+  clients that pipelined GETs and never read held every place with a
+  request in progress and took the server down. A connection whose place
+  is given away is aborted (reset), never drained;
 - when every place holds a request in progress, `reserve` more connections
   are let in to answer `/healthz` only (the health check always answers);
   past those, 503 as the connection opens.
@@ -27,6 +33,7 @@ coming back. The rule of the `Room` instead:
 from __future__ import annotations
 
 from collections import Counter
+from itertools import chain
 
 
 class Room:
@@ -34,6 +41,7 @@ class Room:
         self.limit, self.per_client, self.reserve = limit, per_client, reserve
         self.hosts: dict[object, str | None] = {}  # connection -> its address, for every connection in a place
         self.waiting: dict[object, None] = {}  # connections waiting for a request's headers, oldest first
+        self.stalled: dict[object, None] = {}  # connections whose client reads none of its answer, oldest first
         self.reserved: set[object] = set()  # connections let in past the cap, for /healthz only
         self.taken = 0  # connections whose place was given to a newer one
 
@@ -51,7 +59,7 @@ class Room:
         if over_share or len(self.hosts) >= self.limit:
             victim = self._oldest_waiting(host if over_share else held.most_common(1)[0][0])
             if victim is None and not over_share:
-                victim = next(iter(self.waiting), None)  # the biggest address is all busy: any idle one
+                victim = next(self._givers(), None)  # the biggest address is all busy: any idle one
             if victim is None:
                 if len(self.reserved) < self.reserve:
                     self.reserved.add(connection)
@@ -63,8 +71,21 @@ class Room:
         self.waiting[connection] = None
         return "in", victim
 
+    def _givers(self):
+        """The connections that may give their places: stalled ones first, then waiting ones, oldest first."""
+        return chain(self.stalled, (c for c in self.waiting if c not in self.stalled))
+
     def _oldest_waiting(self, host: str | None):
-        return next((c for c in self.waiting if self.hosts.get(c) == host), None)
+        return next((c for c in self._givers() if self.hosts.get(c) == host), None)
+
+    def stall(self, connection) -> None:
+        """Its client reads none of what it is sent (its writes paused): its place may be given away."""
+        if connection in self.hosts:
+            self.stalled[connection] = None
+
+    def unstall(self, connection) -> None:
+        """Its client reads again."""
+        self.stalled.pop(connection, None)
 
     def requested(self, connection) -> None:
         """A request's headers are in: its connection is answered, and keeps its place meanwhile."""
@@ -78,6 +99,7 @@ class Room:
     def leave(self, connection) -> None:
         self.hosts.pop(connection, None)
         self.waiting.pop(connection, None)
+        self.stalled.pop(connection, None)
         self.reserved.discard(connection)
 
     def is_reserved(self, connection) -> bool:

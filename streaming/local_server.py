@@ -16,7 +16,18 @@ sessions' places, nor sessions the page's. Who holds those places is
 `streaming.connection_room`'s rule: a fair share per address where
 addresses differ, a connection still waiting for its request's headers
 giving its place to a new one, and `/healthz` answered from a reserve even
-when every place holds a request in progress. Without settings the server accepts any backend id that names no server
+when every place holds a request in progress.
+
+Clients that ask and never read cannot hold it either (issue 57 row 2: 520
+clients pipelining GETs with a tiny receive window held every place, and
+1.1 GB of send queue, for good): each plain HTTP connection's send queue is
+bounded (`SEND_BUFFER_BYTES` in the kernel, the transport's 64 KB above
+it, at most `MAX_PIPELINED` requests queued behind the one answered, past
+which it is reset); a connection whose writes stay paused for
+`WRITE_TIMEOUT_S` is reset, and meanwhile gives its place like a waiting
+one. A connection dropped by the server (its deadline passed, its place
+given away) is aborted with a reset, never left to drain into a client that
+does not read. Without settings the server accepts any backend id that names no server
 file (`ServerSettings.allowed_backends=None`); a caller that knows the one
 model it will ask for passes `ServerSettings(allowed_backends=(model_id,))`.
 """
@@ -24,7 +35,11 @@ model it will ask for passes `ServerSettings(allowed_backends=(model_id,))`.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
+import socket
+import struct
+import termios
 import threading
 import time
 from pathlib import Path
@@ -41,6 +56,9 @@ HANDSHAKE_TIMEOUT_S = 10.0  # for any request's headers, the WebSocket handshake
 KEEP_ALIVE_S = 5  # an idle kept-alive connection is closed after this (uvicorn's timeout_keep_alive)
 MAX_HTTP_CONNECTIONS = 512  # plain HTTP connections at once; WebSockets are capped apart (websocket_limit)
 MAX_HTTP_PER_CLIENT = 64  # the least share of one address while several hold connections (connection_room)
+WRITE_TIMEOUT_S = 10.0  # writes paused (the client reads nothing) this long: the connection is reset
+SEND_BUFFER_BYTES = 128 * 1024  # a plain HTTP connection's kernel send buffer (SO_SNDBUF; Linux doubles it)
+MAX_PIPELINED = 16  # requests queued behind the one being answered; one more and the connection is reset
 HEALTHZ_RESERVE = 8  # connections let in past MAX_HTTP_CONNECTIONS to answer /healthz only
 ALWAYS_ANSWERED = ("/healthz",)  # answered from the reserve
 BUSY = b'{"error": "the server holds its maximum of WebSocket connections; try again later"}'
@@ -59,13 +77,42 @@ def _peer_host(transport) -> str | None:
     return peer[0] if isinstance(peer, tuple) and peer else None
 
 
+def _abort(transport) -> None:
+    """Drop a connection at once with a reset: what it had still to send is thrown away (a plain close
+    waits for a client that never reads, for ever, with the send queue held)."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
+
+
+def _unsent(transport) -> int:
+    """Bytes the connection has still to send: the transport's buffer and the kernel's send queue."""
+    queued = transport.get_write_buffer_size()
+    sock = transport.get_extra_info("socket")
+    if sock is not None and hasattr(termios, "TIOCOUTQ"):
+        with contextlib.suppress(OSError, ValueError):
+            queued += struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0\0\0\0"))[0]
+    return queued
+
+
+def _bound_send_queue(transport) -> None:
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER_BYTES)
+
+
 def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit: int, per_client: int) -> type:
-    """uvicorn's HTTP protocol, closing a connection whose next request's headers are not complete
-    within `seconds` of the connection opening or of the previous response, answering 503 to a
+    """uvicorn's HTTP protocol, resetting a connection whose next request's headers are not complete
+    within `seconds` of the connection opening or of the previous response, or whose writes stay
+    paused for `WRITE_TIMEOUT_S` (its send queue bounded, `_bound_send_queue`, `MAX_PIPELINED`), answering 503 to a
     WebSocket handshake past `websocket_limit` open WebSockets, and giving plain HTTP connections their
     places by `streaming.connection_room.Room` (at most `http_limit`, a fair share per address of at
     least `per_client`, idle connections giving way to new ones, `/healthz` answered from a reserve)."""
     room = Room(http_limit, per_client, HEALTHZ_RESERVE)
+    write_seconds, pipelined = WRITE_TIMEOUT_S, MAX_PIPELINED
 
     class DeadlineProtocol(base):
         def __init__(self, *args, **kwargs):
@@ -73,6 +120,7 @@ def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit
             self.limit_concurrency = None  # the places are the room's, which lets /healthz through
             self.app = self._placed(self.app)
             self._deadline = None
+            self._stall = None  # the write deadline, while writes are paused
 
         def _placed(self, app):
             """`app`, marking the connection answered while a request runs; a connection let in on the
@@ -99,9 +147,10 @@ def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit
 
         def connection_made(self, transport):
             super().connection_made(transport)
+            _bound_send_queue(transport)
             where, taken = room.arrive(self, _peer_host(transport))
-            if taken is not None:  # a connection still waiting for its request gives its place
-                taken.transport.close()
+            if taken is not None:  # a connection waiting for its request, or stalled, gives its place
+                taken.drop()
             if where == "busy":
                 transport.write(_busy_response(BUSY_HTTP))
                 transport.close()
@@ -115,8 +164,39 @@ def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit
 
         def _deadline_passed(self):
             between_requests = self.cycle is None or self.cycle.response_complete
-            if between_requests and not self.transport.is_closing():
+            if not between_requests:
+                return
+            if _unsent(self.transport):  # closed or not: it would wait for ever on a client that does not read
+                self.drop()
+            elif not self.transport.is_closing():
                 self.transport.close()
+
+        def drop(self):
+            """Reset the connection; a response being written stops at once (uvloop raises on a write
+            to a closed transport, and uvicorn learns of the loss a step later)."""
+            if self.cycle is not None and not self.cycle.response_complete:
+                self.cycle.disconnected = True
+            _abort(self.transport)
+
+        def pause_writing(self):
+            super().pause_writing()
+            room.stall(self)
+            if self._stall is None:
+                self._stall = self.loop.call_later(write_seconds, self.drop)
+
+        def resume_writing(self):
+            super().resume_writing()
+            room.unstall(self)
+            if self._stall is not None:
+                self._stall.cancel()
+                self._stall = None
+
+        def on_headers_complete(self):
+            if self.transport.is_closing():
+                return  # reset while reading: the rest of what it sent is not made into requests
+            super().on_headers_complete()
+            if len(self.pipeline) > pipelined:
+                self.drop()
 
         def on_response_complete(self):
             super().on_response_complete()
@@ -125,6 +205,8 @@ def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit
 
         def handle_websocket_upgrade(self, *args):
             self._deadline.cancel()
+            if self._stall is not None:
+                self._stall.cancel()
             room.leave(self)  # a WebSocket counts against the WebSocket cap instead
             sockets = sum(isinstance(c, self.ws_protocol_class) for c in self.server_state.connections)
             if sockets >= websocket_limit:
@@ -134,8 +216,9 @@ def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit
             return super().handle_websocket_upgrade(*args)
 
         def connection_lost(self, exc):
-            if self._deadline is not None:
-                self._deadline.cancel()
+            for timer in (self._deadline, self._stall):
+                if timer is not None:
+                    timer.cancel()
             room.leave(self)
             super().connection_lost(exc)
 
