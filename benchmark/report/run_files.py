@@ -6,6 +6,9 @@ link, its size checked on the open file before a byte is read, its first
 bytes checked where the format has a header). A JSON file over its cap, or
 not valid JSON, stops the reader with one line naming the file; findings.md,
 a plot or a frame that is refused is left out of the page and named there.
+One page inlines at most `MAX_INLINE_IMAGES` images and `MAX_INLINE_BYTES`
+of them in all (`InlineBudget`): 40 sparse plots each just under the plot
+cap once made a 448 MB page and a 1.39 GB peak.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ MAX_SUMMARY_BYTES = 32 << 20
 MAX_FINDINGS_BYTES = 4 << 20
 MAX_PLOT_BYTES = 8 << 20
 MAX_FRAME_BYTES = 4 << 20  # a scenario frame of the media library (640x480 JPEG: about 50 KB)
+# one page's images in all (plots, then frames); a real run's page: about 10 plots and 210 frames, 15 MB
+MAX_INLINE_IMAGES = 400
+MAX_INLINE_BYTES = 32 << 20
 IMAGE_HEADERS = {".jpg": ("image/jpeg", JPEG), ".jpeg": ("image/jpeg", JPEG), ".png": ("image/png", PNG)}
 
 
@@ -51,23 +57,63 @@ def read_findings(path: Path, root: Path) -> tuple[str, str | None]:
     return data.decode("utf-8", errors="replace"), None
 
 
-def image_data_uri(path: Path, root: Path, cap: int, what: str) -> tuple[str | None, str | None]:
-    """A PNG or JPEG of the tree `root` as a data URI, or (None, "PATH: why it is refused")."""
+class InlineBudget:
+    """What one page may still inline: a count of images and their bytes, for all of them together."""
+
+    def __init__(self) -> None:
+        self.count, self.bytes = MAX_INLINE_IMAGES, MAX_INLINE_BYTES
+        self.limits = (MAX_INLINE_IMAGES, MAX_INLINE_BYTES)
+
+    def refusal(self, size: int) -> str | None:
+        images, total = self.limits
+        if self.count <= 0:
+            return f"past the {images} images one page inlines"
+        if size > self.bytes:
+            return (
+                f"{size / 2**20:.1f} MB, past what is left ({max(self.bytes, 0) / 2**20:.1f} MB) of the "
+                f"{total / 2**20:.0f} MB of images one page inlines in all"
+            )
+        return None
+
+    def take(self, size: int) -> None:
+        self.count -= 1
+        self.bytes -= size
+
+
+def image_data_uri(
+    path: Path, root: Path, cap: int, what: str, budget: InlineBudget | None = None
+) -> tuple[str | None, str | None]:
+    """A PNG or JPEG of the tree `root` as a data URI, or (None, "PATH: why it is refused"); with a
+    `budget`, one the page still has room for (its size checked before a byte is read)."""
     mime, header = IMAGE_HEADERS.get(path.suffix.lower(), (None, None))
     if mime is None:
         return None, f"{path}: not a .png or .jpg"
+    if budget is not None:
+        try:
+            size = path.lstat().st_size
+        except OSError:
+            size = 0  # read_bounded says why it cannot be read
+        if size <= cap:  # over it, read_bounded names the file's own cap
+            if (why := budget.refusal(size)) is not None:
+                return None, f"{path}: {why}"
+            cap = min(cap, max(budget.bytes, 0))
     data, refused = read_bounded(path, root, cap, what, header)
     if refused is not None or data is None:
         return None, f"{path}: {refused}"
+    if budget is not None:
+        budget.take(len(data))
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}", None
 
 
 __all__ = [
     "MAX_FINDINGS_BYTES",
     "MAX_FRAME_BYTES",
+    "MAX_INLINE_BYTES",
+    "MAX_INLINE_IMAGES",
     "MAX_MANIFEST_BYTES",
     "MAX_PLOT_BYTES",
     "MAX_SUMMARY_BYTES",
+    "InlineBudget",
     "RunFileRefused",
     "image_data_uri",
     "read_findings",

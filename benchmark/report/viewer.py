@@ -25,7 +25,14 @@ from benchmark.report.findings import headline, interval, is_measurement, pct, s
 from benchmark.report.frame_source import frame_source_text
 from benchmark.report.human_check import agreement_stem, human_check_line
 from benchmark.report.plots import PLOT_FILES
-from benchmark.report.run_files import MAX_PLOT_BYTES, MAX_SUMMARY_BYTES, image_data_uri, read_findings, read_json_file
+from benchmark.report.run_files import (
+    MAX_PLOT_BYTES,
+    MAX_SUMMARY_BYTES,
+    InlineBudget,
+    image_data_uri,
+    read_findings,
+    read_json_file,
+)
 from benchmark.report.timeline import RunFiles
 from benchmark.report.viewer_trials import (  # noqa: F401 (the trial rows, taken from here too)
     MEDIA_ROOT,
@@ -205,9 +212,10 @@ def figures_html(summary: RunSummary | dict, files: RunFiles | None = None) -> s
     return "\n".join(out)
 
 
-def plots_html(plots_dir: Path) -> str:
-    """The run's plots inlined: PNGs under `MAX_PLOT_BYTES` (by header and size, not by name); any
-    other file named *.png is left out and named in a note."""
+def plots_html(plots_dir: Path, budget: InlineBudget | None = None) -> str:
+    """The run's plots inlined: PNGs under `MAX_PLOT_BYTES` (by header and size, not by name) while the
+    page's `budget` of images lasts; any other file named *.png is left out and named in a note."""
+    budget = budget if budget is not None else InlineBudget()
     names = [n for n in PLOT_FILES if inside(plots_dir / n, plots_dir)]
     names += (
         sorted(p.name for p in plots_dir.glob("*.png") if p.name not in names and inside(p, plots_dir))
@@ -216,7 +224,7 @@ def plots_html(plots_dir: Path) -> str:
     )
     figures, refused = [], []
     for name in names:
-        uri, why = image_data_uri(plots_dir / name, plots_dir, MAX_PLOT_BYTES, "plot")
+        uri, why = image_data_uri(plots_dir / name, plots_dir, MAX_PLOT_BYTES, "plot", budget)
         if uri is None:
             refused.append(why or name)
         else:
@@ -254,7 +262,9 @@ def render_page(
     run = RunSummary.from_json(summary)
     manifest = run.manifest
     bank, bank_note = open_bank(manifest)
-    frames = Frames(media_root)
+    budget = InlineBudget()  # the page's images in all: its plots first, then the scenario frames
+    plots = plots_html(plots_dir, budget)
+    frames = Frames(media_root, budget)
     style = manifest.repair_style if manifest.repair_style in REPAIR_STYLES else "named"
     from benchmark.prices import table_from_manifest
 
@@ -277,7 +287,7 @@ def render_page(
             figures_html(run, files),
             findings_block,
             "<h2>Plots</h2>",
-            plots_html(plots_dir),
+            plots,
             *([f'<p class="note">Frames left out: {escape("; ".join(frames.refused))}</p>'] if frames.refused else []),
             "<h2>Trials</h2>",
             f'<p class="note">{escape(bank_note)}; frames from {escape(str(media_root))} when present.</p>',

@@ -12,7 +12,7 @@ from benchmark.faults import fault_of
 from benchmark.labels.items import trial_anchor
 from benchmark.report import watch_view
 from benchmark.report.cost import tokens_text, usd
-from benchmark.report.run_files import MAX_FRAME_BYTES, image_data_uri
+from benchmark.report.run_files import MAX_FRAME_BYTES, InlineBudget, image_data_uri
 from benchmark.report.timeline import RunFiles, stream_turn_html
 from benchmark.scoring.summary_view import RunManifest
 from core.records import TrialRecord, TurnResult
@@ -51,8 +51,9 @@ class Frames:
     """Scenario frames, each file read once (under `MAX_FRAME_BYTES`, as its format starts); trial
     rows refer to them by key."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, budget: InlineBudget | None = None):
         self.root = Path(root)
+        self.budget = budget if budget is not None else InlineBudget()  # the page's, shared with its plots
         self.uris: dict[str, str] = {}
         self._keys: dict[Path, str] = {}
         self.refused: list[str] = []
@@ -64,7 +65,7 @@ class Frames:
             path = self.root / scenario_id / f"{name}{suffix}"
             if inside(path, self.root):  # never a linked file from outside the media folder
                 if path not in self._keys:
-                    uri, refused = image_data_uri(path, self.root, MAX_FRAME_BYTES, "scenario frame")
+                    uri, refused = image_data_uri(path, self.root, MAX_FRAME_BYTES, "scenario frame", self.budget)
                     if uri is None:
                         self.refused.append(refused or str(path))
                         return None
