@@ -14,6 +14,13 @@ places hold never pass `incoming_bytes`, so what the uploads store in
 `.incoming` stays under that cap whatever the number of clients (30 slow
 uploads of 30 MB once stored 900 MB at once: the pool was asked only when a
 body was complete).
+
+One address holds at most `per_client` places and `per_client_bytes` of the
+bytes, the rest kept for other addresses (issue 57 row 14: 25 chunked uploads from one address, each sending a
+byte every 8 s, held all 25 places, and a real upload from another address
+got 503 for 105 s); past its share, that address's next upload is 503 and
+the others still find room. The route also holds each upload to a minimum
+rate (`streaming.web_routes.MIN_RECORD_RATE`), so a slow one lets go soon.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import asyncio
 import logging
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -46,26 +54,42 @@ def _lowest_priority() -> None:
 class Place:
     """One upload's place in the pool: the bytes it may store, grown as a body comes in."""
 
-    def __init__(self, pool: ImportPool, size: int):
-        self.pool, self.bytes = pool, size
+    def __init__(self, pool: ImportPool, size: int, host: str | None = None):
+        self.pool, self.bytes, self.host = pool, size, host
+        self.released = False
 
     def grow(self, size: int) -> None:
         """Hold `size` bytes in all (more than now); `ImportBusy` when the pool's bytes would pass the cap."""
         if size > self.bytes:
-            self.pool._take_bytes(size - self.bytes)
+            self.pool._take_bytes(size - self.bytes, self.host)
             self.bytes = size
 
     def release(self) -> None:
+        if self.released:
+            return
         self.pool._held -= 1
+        self.pool._places[self.host] -= 1
         self.pool._bytes -= self.bytes
-        self.bytes = 0
+        self.pool._host_bytes[self.host] -= self.bytes
+        self.bytes, self.released = 0, True
 
 
 class ImportPool:
-    def __init__(self, workers: int, waiting: int, incoming_bytes: int):
+    def __init__(
+        self,
+        workers: int,
+        waiting: int,
+        incoming_bytes: int,
+        per_client: int | None = None,
+        per_client_bytes: int | None = None,
+    ):
         if workers < 1 or waiting < 0 or incoming_bytes < 1:
             raise ValueError("an import pool needs at least one worker, a queue of zero or more and a byte cap")
         self.workers, self.waiting, self.incoming_bytes = workers, waiting, incoming_bytes
+        self.per_client = per_client or workers + waiting  # places one address may hold
+        self.per_client_bytes = per_client_bytes or incoming_bytes  # and bytes
+        self._places: Counter[str | None] = Counter()
+        self._host_bytes: Counter[str | None] = Counter()
         self._executor = ThreadPoolExecutor(workers, thread_name_prefix=THREAD_PREFIX, initializer=_lowest_priority)
         self._held = 0  # uploads being stored, and imports running or queued
         self._bytes = 0  # what their places may store
@@ -78,23 +102,35 @@ class ImportPool:
     def held_bytes(self) -> int:
         return self._bytes
 
-    def reserve(self, size: int) -> Place:
-        """A place for an upload of `size` bytes (0: not declared), taken before any of it is stored;
-        `ImportBusy` when no place, or not that many bytes, is left. Called on the event loop only, so
-        the counts need no lock."""
+    def reserve(self, size: int, host: str | None = None) -> Place:
+        """A place for an upload of `size` bytes (0: not declared) from address `host`, taken before any
+        of it is stored; `ImportBusy` when no place, or not that many bytes, is left (in all, or of the
+        address's share). Called on the event loop only, so the counts need no lock."""
         if self._held >= self.workers + self.waiting:
             raise ImportBusy(f"the studio is busy with {self._held} recordings; try again in a minute")
-        self._take_bytes(size)
+        if self._places[host] >= self.per_client:
+            raise ImportBusy(
+                f"this address is sending {self._places[host]} recordings, at most {self.per_client} "
+                "at once; try again when one is done"
+            )
+        self._take_bytes(size, host)
         self._held += 1
-        return Place(self, size)
+        self._places[host] += 1
+        return Place(self, size, host)
 
-    def _take_bytes(self, size: int) -> None:
+    def _take_bytes(self, size: int, host: str | None) -> None:
         if self._bytes + size > self.incoming_bytes:
             raise ImportBusy(
                 f"the studio is storing {self._bytes / 2**20:.0f} MB of uploads, at most "
                 f"{self.incoming_bytes / 2**20:.0f} MB at once; try again in a minute"
             )
+        if self._host_bytes[host] + size > self.per_client_bytes:
+            raise ImportBusy(
+                f"this address's uploads hold {self._host_bytes[host] / 2**20:.0f} MB, at most "
+                f"{self.per_client_bytes / 2**20:.0f} MB at once; try again when one is done"
+            )
         self._bytes += size
+        self._host_bytes[host] += size
 
     async def run(self, fn: Callable[..., T], *args) -> T:
         """`fn(*args)` on the pool's threads (the caller holds a `Place`)."""

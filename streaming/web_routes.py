@@ -10,12 +10,18 @@
   through the same code as `wearsim media import`. Off unless the server
   was started with a record dir; the body is capped in size and in time
   (`RECORD_BODY_TIMEOUT_S`, pauses of at most `RECORD_GAP_TIMEOUT_S`: 408);
+  and at least `MIN_RECORD_RATE` bytes a second on average once
+  `RECORD_GRACE_S` have passed (408: a body trickled a byte at a time lets
+  go of its place within seconds, not two minutes);
   the recording is probed before it is decoded and refused over a step's
   limits (`media_effects.media_library.probe_recording`: 413); nothing
   half-written stays behind. An upload takes its place in the studio's own
   small pool (`streaming.import_pool`) when it starts, with the bytes it
   declares, before a byte is stored; a body in chunks takes more as it
-  comes; the uploads being stored hold at most `MAX_INCOMING_BYTES` in all.
+  comes; the uploads being stored hold at most `MAX_INCOMING_BYTES` in all,
+  and those of one address at most `IMPORT_PER_CLIENT` places and
+  `MAX_INCOMING_PER_CLIENT` bytes (the rest kept for other addresses), so
+  one address's uploads cannot refuse another's.
   Imports run on that pool (`IMPORT_WORKERS` threads at the lowest CPU
   priority, at most `IMPORT_WAITING` more places), never on the default
   executor that Whisper and the sessions' frame steps share; past the
@@ -47,6 +53,12 @@ STEPS = ("context", "turn_1", "turn_2", "turn_3_repair")
 IMPORT_WORKERS = 1  # studio imports decoding at once (each on a thread of its own, at nice 19)
 IMPORT_WAITING = 24  # more places (uploads being stored, imports queued); past that 503 "busy, try again"
 MAX_INCOMING_BYTES = 256 * 1024 * 1024  # what the uploads being stored in .incoming may hold at once
+# what one address may hold, the rest kept for others: 20 of the 25 places (a studio saving 20 steps at
+# once still can), and all the bytes but one largest recording's
+IMPORT_PER_CLIENT = 20
+MAX_INCOMING_PER_CLIENT = MAX_INCOMING_BYTES - MAX_RECORDING_BYTES
+MIN_RECORD_RATE = 32 * 1024  # bytes a second an upload must average, once RECORD_GRACE_S have passed
+RECORD_GRACE_S = 10.0
 
 
 def _steps(scenario) -> list[dict]:
@@ -70,7 +82,8 @@ def add_web_routes(
     from core.scenario import load_bank
 
     bank = load_bank()
-    imports = ImportPool(IMPORT_WORKERS, IMPORT_WAITING, MAX_INCOMING_BYTES)
+    imports = ImportPool(IMPORT_WORKERS, IMPORT_WAITING, MAX_INCOMING_BYTES, IMPORT_PER_CLIENT, MAX_INCOMING_PER_CLIENT)
+    min_rate, grace = MIN_RECORD_RATE, RECORD_GRACE_S
     app.mount("/web", StaticFiles(directory=WEB_ROOT), name="web")
 
     @app.get("/", include_in_schema=False)
@@ -118,7 +131,8 @@ def add_web_routes(
         if declared > MAX_RECORDING_BYTES:
             return refuse(413, f"a recording may be at most {MAX_RECORDING_BYTES // 2**20} MB")
         try:
-            place = imports.reserve(declared)  # before a byte of the upload is stored
+            host = request.client.host if request.client else None
+            place = imports.reserve(declared, host)  # before a byte of the upload is stored
         except ImportBusy as exc:
             return busy(exc)
         from core.safe_files import make_dirs
@@ -133,9 +147,12 @@ def add_web_routes(
             size = 0
             with upload.open("wb") as handle:
                 body = request.stream().__aiter__()
-                deadline = asyncio.get_running_loop().time() + RECORD_BODY_TIMEOUT_S
+                clock = asyncio.get_running_loop().time
+                started = clock()
+                deadline = started + RECORD_BODY_TIMEOUT_S
                 while True:
-                    wait = min(RECORD_GAP_TIMEOUT_S, deadline - asyncio.get_running_loop().time())
+                    slow = started + max(grace, size / min_rate)  # when its average falls under the rate
+                    wait = min(RECORD_GAP_TIMEOUT_S, deadline - clock(), slow - clock())
                     try:
                         chunk = await asyncio.wait_for(body.__anext__(), max(wait, 0.0))
                     except StopAsyncIteration:
@@ -145,7 +162,8 @@ def add_web_routes(
                             408,
                             f"the recording did not arrive in time: the body must come within "
                             f"{RECORD_BODY_TIMEOUT_S:.0f} s, with no pause over "
-                            f"{RECORD_GAP_TIMEOUT_S:.0f} s",
+                            f"{RECORD_GAP_TIMEOUT_S:.0f} s and at least {min_rate // 1024} KB/s "
+                            f"after the first {grace:.0f} s",
                         )
                     size += len(chunk)
                     if size > MAX_RECORDING_BYTES:
