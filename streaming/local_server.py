@@ -121,6 +121,7 @@ def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit
             self.app = self._placed(self.app)
             self._deadline = None
             self._stall = None  # the write deadline, while writes are paused
+            self._running = None
 
         def _placed(self, app):
             """`app`, marking the connection answered while a request runs; a connection let in on the
@@ -141,7 +142,11 @@ def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit
                         )
                         await send({"type": "http.response.body", "body": BUSY_HTTP})
                         return
-                await app(scope, receive, send)
+                try:
+                    await app(scope, receive, send)
+                except RuntimeError:  # uvloop refuses a write to a transport the client just reset
+                    if not self.transport.is_closing():
+                        raise
 
             return placed
 
@@ -174,9 +179,14 @@ def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit
         def drop(self):
             """Reset the connection; a response being written stops at once (uvloop raises on a write
             to a closed transport, and uvicorn learns of the loss a step later)."""
-            if self.cycle is not None and not self.cycle.response_complete:
-                self.cycle.disconnected = True
+            for cycle in (self._running, self.cycle):  # uvicorn marks only the newest, maybe a queued one
+                if cycle is not None and not cycle.response_complete:
+                    cycle.disconnected = True
             _abort(self.transport)
+
+        def _start_asgi_task(self, cycle, app):
+            self._running = cycle  # the request being answered (the newest may wait behind it, pipelined)
+            super()._start_asgi_task(cycle, app)
 
         def pause_writing(self):
             super().pause_writing()
