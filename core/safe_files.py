@@ -17,6 +17,10 @@ elsewhere (`findings.md -> ~/.bashrc`). The rules, used by every writer:
   anything is written.
 - `inside`: readers that copy a file's bytes into a page (the run viewer)
   take only regular files whose real path is in the tree.
+- `read_user_file` / `open_user_file`: a file a user names (a `--config`,
+  an import) is read only when it is a regular file (a link to one is
+  fine; a FIFO, a device or a link to one is refused without blocking),
+  its size checked on the open file under a cap before a byte is read.
 - `read_bounded` / `read_run_file`: every reader of such a tree reads a
   file only when it is a regular file inside the tree, no hard link, under
   the size a real one can have (read from the open file, and at most that
@@ -200,4 +204,47 @@ def read_run_file(path: Path, root: Path, cap: int, what: str, header: Header | 
     if refused is not None:
         raise RunFileRefused(f"{path}: {refused}")
     assert data is not None  # read_bounded gives bytes whenever it refuses nothing
+    return data
+
+
+class UserFileRefused(ValueError):
+    """A file a user named that cannot be read as one: "PATH: why"."""
+
+
+def open_user_file(path: Path, cap: int, what: str) -> BinaryIO:
+    """`path` open for reading when it is a regular file of at most `cap` bytes (a FIFO or a device,
+    or a link to one, is refused without waiting on it); `UserFileRefused` ("PATH: why") otherwise.
+    `what`: the file as the reader names it ("config file", "label export"). Read at most `cap` + 1
+    bytes from it: `read_user_file` does, and says when it grew past the cap while read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise UserFileRefused(f"{path}: no such file") from None
+    except OSError as exc:
+        raise UserFileRefused(f"{path}: cannot be opened ({exc.strerror or exc})") from None
+    handle = os.fdopen(fd, "rb")
+    try:
+        facts = os.fstat(fd)
+        if not stat.S_ISREG(facts.st_mode):
+            kind = "a folder" if stat.S_ISDIR(facts.st_mode) else "a FIFO, a device or a socket"
+            raise UserFileRefused(f"{path}: is {kind}, not a regular file; a {what} is a regular file")
+        if facts.st_size > cap:
+            sparse = facts.st_blocks * 512 < facts.st_size // 2
+            raise UserFileRefused(
+                f"{path}: {megabytes(facts.st_size)}, larger than a {what} can be ({megabytes(cap)})"
+                + (", and sparse (mostly holes)" if sparse else "")
+            )
+        os.set_blocking(fd, True)
+    except BaseException:
+        handle.close()
+        raise
+    return handle
+
+
+def read_user_file(path: Path, cap: int, what: str) -> bytes:
+    """The bytes of the regular file `path`, at most `cap` of them (`open_user_file`)."""
+    with open_user_file(path, cap, what) as handle:
+        data = handle.read(cap + 1)
+    if len(data) > cap:
+        raise UserFileRefused(f"{path}: grew past the size a {what} can be ({megabytes(cap)}) while it was read")
     return data

@@ -83,8 +83,12 @@ def check_run_flags(args) -> tuple[int, int] | None:
     """The counts, the describer, the error rate, `--shard` (returned, parsed) and `--budget`."""
     import math
 
+    from benchmark.cli.run_config import RANGES, number_problem
     from perception.describer_spec import describer_problem
 
+    for dest in RANGES:  # every number given, on the command line or in --config, finite and in range
+        if problem := number_problem(dest, getattr(args, dest, None)):
+            raise Stop(f"--{dest.replace('_', '-')}: {problem}")
     for flag, value, low in (
         ("--trials", args.trials, 1),
         ("--concurrency", args.concurrency, 1),

@@ -6,8 +6,11 @@ the flag takes (a string, a whole number, a number, true/false for a flag that t
 taking a comma list takes a string `"a,b"` or an array `["a", "b"]`. A path is read as on the command line
 (relative to the working directory, not to the file). The values become the bench parser's
 defaults and the command line is parsed again, so a flag given there wins over the file. Anything the file
-gets wrong (no such file, invalid TOML, an unknown key, a wrong type or choice) is one line naming the file
-and the key, and exit status 2, before anything else is checked.
+gets wrong (no such file, not a regular file or over `MAX_CONFIG_BYTES`, invalid or too deeply nested TOML,
+an unknown key, a wrong type or choice, a number out of its range in `RANGES`) is one line naming the file
+and the key, and exit status 2, before anything else is checked. The same `RANGES` check the flags given
+on the command line (`number_problem`, from `bench_checks.check_run_flags`): every float finite, every
+count within its bounds.
 """
 
 from __future__ import annotations
@@ -19,6 +22,39 @@ from pathlib import Path
 
 # keys the file cannot set: the file itself and --help
 NOT_IN_FILE = ("config", "help")
+MAX_CONFIG_BYTES = 1 << 20  # a config file is a few hundred bytes
+
+# each number a run takes: (lowest, highest, whether the lowest itself is refused, what it is in words)
+RANGES: dict[str, tuple[float, float, bool, str]] = {
+    "trials": (1, 1000, False, "trials per cell"),
+    "limit": (0, 100_000, False, "a count of scenarios"),
+    "temperature": (0, 2, False, "a sampling temperature"),
+    "max_tokens": (1, 100_000, False, "a reply length in tokens"),
+    "speed": (0, 1000, True, "a pacing factor (1.0 is real time), more than 0"),
+    "frame_size": (0, 8192, False, "a frame size in pixels (0: the default)"),
+    "frame_quality": (0, 100, False, "a JPEG quality (0: the default)"),
+    "impair_seed": (0, 2**32 - 1, False, "a seed"),
+    "budget": (0, 1_000_000, False, "an amount of US dollars"),
+    "concurrency": (1, 256, False, "a count of cells at once"),
+    "max_error_rate": (0, 1, False, "a share from 0 to 1"),
+}
+
+
+def number_problem(dest: str, value) -> str | None:
+    """Why `value` cannot be the number `dest` takes (None: it can): not finite, or out of `RANGES`."""
+    import math
+
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value} is not a finite number"
+    if dest not in RANGES:
+        return None if abs(value) <= 10**12 else f"{value} is out of range"
+    low, high, open_low, words = RANGES[dest]
+    if value < low or value > high or (open_low and value == low):
+        below = f"more than {low:g}" if open_low else f"from {low:g}"
+        return f"{value:g} is out of range: {words}, {below} to {high:g}"
+    return None
 
 
 class ConfigError(Exception):
@@ -39,16 +75,20 @@ def read_config(path: str, parser: argparse.ArgumentParser) -> tuple[dict, str]:
     """({dest: value} for `parser.set_defaults`, the file's sha256). Raises ConfigError."""
     import tomllib
 
+    from core.safe_files import UserFileRefused, read_user_file
+
     try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise ConfigError(f"--config {path}: no such file") from None
+        data = read_user_file(Path(path), MAX_CONFIG_BYTES, "config file")
+    except UserFileRefused as exc:
+        raise ConfigError(f"--config {exc}") from None
     except OSError as exc:
         raise ConfigError(f"--config {path}: cannot read it ({exc.strerror or exc})") from None
     try:
         table = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"--config {path}: not valid TOML ({exc})") from None
+        raise ConfigError(f"--config {path}: not valid TOML ({str(exc)[:200]})") from None
+    except RecursionError:
+        raise ConfigError(f"--config {path}: nested too deeply to be a config file (its keys are flat)") from None
     known = options(parser)
     values = {}
     for key, value in table.items():
@@ -108,6 +148,8 @@ def _value(path: str, key: str, value, action: argparse.Action):
         ok = isinstance(value, str) and (action.choices is None or value in action.choices)
     if not ok:
         raise ConfigError(f"--config {path}: {key} = {_show(value)}: expected {_expected(action)} (as --{key} takes)")
+    if problem := number_problem(action.dest, value):
+        raise ConfigError(f"--config {path}: {key} = {_show(value)}: {problem} (as --{key} takes)")
     return value
 
 

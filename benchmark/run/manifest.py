@@ -193,7 +193,7 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
 def write_manifest(path: Path, manifest: dict) -> None:
     """Write manifest.json atomically: a temp file beside it, fsync'd, then
     renamed over it, so a kill or a full disk never leaves half a manifest."""
-    write_atomic(path, json.dumps(manifest, indent=2) + "\n", sync=True)
+    write_atomic(path, json.dumps(manifest, indent=2, allow_nan=False) + "\n", sync=True)  # NaN is no JSON
 
 
 def _short(value) -> str:
