@@ -30,7 +30,7 @@ RANGES: dict[str, tuple[float, float, bool, str]] = {
     "limit": (0, 100_000, False, "a count of scenarios"),
     "temperature": (0, 2, False, "a sampling temperature"),
     "max_tokens": (1, 100_000, False, "a reply length in tokens"),
-    "speed": (0, 1000, True, "a pacing factor (1.0 is real time), more than 0"),
+    "speed": (0, 1000, True, "a pacing factor (1.0 is real time)"),
     "frame_size": (0, 8192, False, "a frame size in pixels (0: the default)"),
     "frame_quality": (0, 100, False, "a JPEG quality (0: the default)"),
     "impair_seed": (0, 2**32 - 1, False, "a seed"),

@@ -44,7 +44,7 @@ def refused_config(capsys, config) -> str:
         ("temperature = nan", "temperature = NaN: nan is not a finite number"),
         ("temperature = inf", "temperature = Infinity: inf is not a finite number"),
         ("temperature = 7.5", "temperature = 7.5: 7.5 is out of range: a sampling temperature"),
-        ("speed = 0", "speed = 0.0: 0 is out of range: a pacing factor (1.0 is real time), more than 0"),
+        ("speed = 0", "speed = 0.0: 0 is out of range: a pacing factor (1.0 is real time), more than 0 to 1000"),
         ("speed = -2.0", "speed = -2.0: -2 is out of range"),
         ("max-error-rate = nan", "max-error-rate = NaN: nan is not a finite number"),
         ("concurrency = 100000", "concurrency = 100000: 100000 is out of range"),
