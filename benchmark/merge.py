@@ -57,6 +57,11 @@ def read_shard(path: Path) -> Shard:
         raise MergeError(f"{path}: no manifest.json; merge takes the run dirs `wearsim bench --shard` wrote")
     manifest = read_manifest(path)
     transcripts = path / "transcripts.jsonl"
+    if (transcripts.exists() or transcripts.is_symlink()) and not transcripts.is_file():
+        raise MergeError(
+            f"{transcripts}: not a regular file (a FIFO, a device, a folder or a link to none); "
+            "a shard's records cannot be read, so nothing was merged"
+        )
     records = load_trials(transcripts).trials if transcripts.is_file() and transcripts.stat().st_size else ()
     return Shard(path=path, manifest=manifest, records=tuple(records))
 

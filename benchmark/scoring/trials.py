@@ -88,13 +88,32 @@ JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 SKIP_CHUNK = 2**20  # the rest of a line over the cap is read past this much at a time
 
 
+def _regular_file(path: Path):
+    """`path` open for reading when it is a regular file; a FIFO, a device or a link to one is an
+    OSError naming it, raised without waiting on it (a FIFO nobody writes would hang the reader, a link
+    to /dev/zero would spin it)."""
+    import errno
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    handle = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        handle.close()
+        raise OSError(
+            errno.EINVAL, "not a regular file (a FIFO, a device, or a link to one); refusing to read it", str(path)
+        )
+    os.set_blocking(fd, True)
+    return handle
+
+
 def bounded_lines(path: Path, max_bytes: int | None = None):
     """(line number, byte offset, the line without its newline or None when over `max_bytes` (default
     `MAX_LINE_BYTES`, read when called), its size in bytes) for each line, read a line at a time: a line
     over the cap is read past, never kept. The JSON Lines readers of a run dir (transcripts, label
     files) all read through this."""
     max_bytes = MAX_LINE_BYTES if max_bytes is None else max_bytes
-    with path.open("rb") as handle:
+    with _regular_file(Path(path)) as handle:
         number, offset = 0, 0
         raw: bytes | None  # None: the line was over the cap
         while True:
