@@ -40,20 +40,39 @@ from pathlib import Path
 from benchmark.labels.items import LabelError
 from benchmark.labels.store import Label, check_annotator, check_sample, make_label, moment
 
-MAX_IMPORT_BYTES = 64 * 2**20
+MAX_IMPORT_BYTES = 64 * 2**20  # what the reference labels' files may hold (benchmark.labels.reference)
+MAX_EXPORT_BYTES = 16 * 2**20  # a Label Studio export or CSV of thousands of tasks is a few MB
+MAX_IMPORT_ITEMS = 100_000  # tasks of a JSON export, rows of a CSV
 MAX_CSV_FIELD = 4096
 MAP_EXAMPLE = '{"1": "ana", "7": "ben"}'
 
 
 def _read_bounded(path: Path) -> bytes:
-    path = Path(path)
-    if not path.is_file():
-        raise LabelError(f"{path}: no such file")
-    with path.open("rb") as handle:
-        data = handle.read(MAX_IMPORT_BYTES + 1)
-    if len(data) > MAX_IMPORT_BYTES:
-        raise LabelError(f"{path}: over the {MAX_IMPORT_BYTES:,} bytes an import may hold")
-    return data
+    """The bytes of an import file: a regular file (a FIFO, a device or a link to one refused without
+    waiting on it) of at most MAX_IMPORT_BYTES, its size checked before a byte is read."""
+    from core.safe_files import UserFileRefused, read_user_file
+
+    try:
+        return read_user_file(Path(path), MAX_EXPORT_BYTES, "label import")
+    except UserFileRefused as exc:
+        raise LabelError(str(exc)) from None
+    except OSError as exc:
+        raise LabelError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def _json(path: Path, what: str):
+    """The JSON of an import file, or one LabelError naming it (not JSON, nested too deeply, a number
+    of more digits than Python reads)."""
+    data = _read_bounded(path)
+    try:
+        return json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason
+        raise LabelError(f"{path}: not {what} ({reason})") from None
+    except RecursionError:
+        raise LabelError(f"{path}: not {what} (nested too deeply)") from None
+    except ValueError as exc:
+        raise LabelError(f"{path}: not {what} ({str(exc)[:80]})") from None
 
 
 def _clean(text: str) -> str:
@@ -64,11 +83,7 @@ def _clean(text: str) -> str:
 def read_annotator_map(path: Path) -> dict[int, str]:
     """`--annotator-map FILE`: a JSON object from Label Studio user ids to annotator names,
     `{"1": "ana", "7": "ben"}`; anything else is refused with one line naming the file and the entry."""
-    try:
-        data = json.loads(_read_bounded(path))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason
-        raise LabelError(f"{path}: not JSON ({reason}); an annotator map is an object like {MAP_EXAMPLE}") from None
+    data = _json(path, f"JSON; an annotator map is an object like {MAP_EXAMPLE}")
     if not isinstance(data, dict) or not data:
         raise LabelError(f"{path}: an annotator map is a JSON object like {MAP_EXAMPLE}")
     mapping = {}
@@ -148,13 +163,11 @@ def _result(result, where: str) -> tuple[str | None, str]:
 def read_label_studio(
     path: Path, known: dict[str, str], annotator: str | None = None, annotator_map: dict[int, str] | None = None
 ) -> list[Label]:
-    try:
-        tasks = json.loads(_read_bounded(path))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason
-        raise LabelError(f"{path}: not a Label Studio JSON export ({reason})") from None
+    tasks = _json(path, "a Label Studio JSON export")
     if not isinstance(tasks, list):
         raise LabelError(f"{path}: a Label Studio JSON export is a list of tasks")
+    if len(tasks) > MAX_IMPORT_ITEMS:
+        raise LabelError(f"{path}: {len(tasks):,} tasks, over the {MAX_IMPORT_ITEMS:,} an import may hold")
     if annotator is not None:
         check_annotator(annotator)
     who = Annotators(fixed=annotator, mapping=annotator_map)
@@ -202,7 +215,7 @@ def read_csv(path: Path, known: dict[str, str]) -> list[Label]:
     note_at, time_at, sample_at = (
         header.index(name) if name in header else None for name in ("note", "time", "sample")
     )
-    labels = []
+    labels: list[Label] = []
     while True:
         try:
             row = next(reader)
@@ -211,6 +224,8 @@ def read_csv(path: Path, known: dict[str, str]) -> list[Label]:
         except csv.Error as exc:
             raise LabelError(f"{path}: line {reader.line_num}: {exc}") from None
         where = f"{path}: line {reader.line_num}"
+        if len(labels) >= MAX_IMPORT_ITEMS:
+            raise LabelError(f"{where}: over the {MAX_IMPORT_ITEMS:,} rows an import may hold")
         if not any(cell.strip() for cell in row):
             continue
         if any(len(cell) > MAX_CSV_FIELD for cell in row):
