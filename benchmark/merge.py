@@ -59,7 +59,7 @@ def read_shard(path: Path) -> Shard:
     transcripts = path / "transcripts.jsonl"
     if (transcripts.exists() or transcripts.is_symlink()) and not transcripts.is_file():
         raise MergeError(
-            f"{transcripts}: not a regular file (a FIFO, a device, a folder or a link to none); "
+            f"{transcripts}: not a regular file (a FIFO, a device, a folder, or a link to one); "
             "a shard's records cannot be read, so nothing was merged"
         )
     records = load_trials(transcripts).trials if transcripts.is_file() and transcripts.stat().st_size else ()

@@ -14,6 +14,8 @@ loopback and bounded (small sizes, sparse files, no model, no network beyond 127
    array: seconds to the refusal, and its line;
 9/10. `--config` at a link to /dev/zero, a FIFO and a sparse 1 GB file; a run's sparse 512 MB
    manifest.json: seconds and the refusal;
+11. transcripts.jsonl as a FIFO and as a link to /dev/zero: merge's refusal of the shard;
+12. a sparse 64 MB Label Studio export and a CSV of 100,001 rows: seconds and the refusal;
 16. hostile label bodies (a list as key, 5,000-deep JSON, a 10,000-digit number): statuses;
 18. temp files left by killed saves: how many are left after the page opens.
 
@@ -166,6 +168,45 @@ def configs(work: Path) -> dict:
     return out
 
 
+def transcripts_and_imports(work: Path) -> dict:
+    from benchmark.labels.exchange import MAX_IMPORT_ITEMS, read_csv, read_label_studio
+    from benchmark.labels.items import LabelError
+    from benchmark.merge import MergeError, read_shard
+
+    out = {}
+    fixture = ROOT / "tests" / "fixtures" / "transcripts" / "schema1_direct" / "manifest.json"
+    for name in ("fifo", "dev_zero"):
+        shard = work / f"shard_{name}"
+        shard.mkdir()
+        (shard / "manifest.json").write_bytes(fixture.read_bytes())
+        if name == "fifo":
+            os.mkfifo(shard / "transcripts.jsonl")
+        else:
+            os.symlink("/dev/zero", shard / "transcripts.jsonl")
+        try:
+            read_shard(shard)
+            out[f"11_merge_{name}"] = "counted"
+        except MergeError as exc:
+            out[f"11_merge_{name}"] = str(exc)[len(str(work)) :][:120]
+    giant, rows = work / "export.json", work / "rows.csv"
+    with giant.open("wb") as handle:
+        handle.truncate(64 << 20)
+    rows.write_text("trial_key,label,annotator\n" + "k,current,ana\n" * (MAX_IMPORT_ITEMS + 1))
+    known = {"k": "turn2"}
+    for name, read in (
+        ("12_label_studio_64mb", lambda: read_label_studio(giant, known, "ana")),
+        ("12_csv_rows", lambda: read_csv(rows, known)),
+    ):
+        began = time.monotonic()
+        try:
+            read()
+            said = "accepted"
+        except LabelError as exc:
+            said = str(exc)[len(str(work)) :][:120]
+        out[name] = {"s": round(time.monotonic() - began, 3), "said": said}
+    return out
+
+
 def label_bodies(work: Path) -> dict:
     from fastapi.testclient import TestClient
 
@@ -206,6 +247,7 @@ def main() -> int:
         results["5_allow_origin"] = origin()
         results["7_output_dir_not_a_run"] = someones_folder(work)
         results["8_9_10_15_numbers_and_files"] = configs(work)
+        results["11_12_transcripts_and_imports"] = transcripts_and_imports(work)
         results["16_hostile_label_bodies"] = label_bodies(work)
         results["18_temp_files"] = temp_files(work)
     RESULTS.parent.mkdir(exist_ok=True)
