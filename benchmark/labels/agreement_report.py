@@ -83,6 +83,8 @@ def render_agreement(result: dict, run_name: str) -> str:
             "",
         ]
     lines += ["## Every pair of raters (Cohen's kappa)", ""]
+    if result.get("pairs_left_out"):
+        lines += [f"Left out: {result['pairs_left_out']}.", ""]
     lines += [
         *table(
             ["rater", "rater", "items", "kappa [95%]", "agreement [95%]"],

@@ -31,6 +31,9 @@ from benchmark.labels.verdict import verdict
 UNSCORED = "unscored"
 
 
+MAX_PAIR_RATERS = 12  # annotators and judges together; past it the pairwise table is left out
+
+
 def judge_name(manifest: dict, fallback: str) -> str:
     return str(manifest.get("judge_model") or manifest.get("judge_family") or fallback)
 
@@ -119,7 +122,14 @@ def measure_agreement(run, what: str, judge_dirs: Sequence[Path] = (), sample: s
         **{name: valid(given) for name, given in judges.items()},
     }
     pairs = []
-    for a, b in combinations(raters, 2):
+    pairs_left_out = None
+    if len(raters) > MAX_PAIR_RATERS:  # pairs grow with the square of the raters: a crowd gets Fleiss' kappa
+        pairs_left_out = (
+            f"{len(raters)} raters make {len(raters) * (len(raters) - 1) // 2:,} pairs; Cohen's kappa of every "
+            f"pair is given up to {MAX_PAIR_RATERS} raters: here Fleiss' kappa over the annotators and each "
+            "judge against their majority stand for it"
+        )
+    for a, b in combinations(raters, 2) if pairs_left_out is None else ():
         common = sorted(set(raters[a]) & set(raters[b]))
         result = cohen([(items[k].scenario_id, raters[a][k], raters[b][k]) for k in common], labels)
         pairs.append({"a": a, "b": b, **result})
@@ -188,6 +198,7 @@ def measure_agreement(run, what: str, judge_dirs: Sequence[Path] = (), sample: s
         "no_majority": no_majority,
         "one_person": one_person,
         "pairs": pairs,
+        "pairs_left_out": pairs_left_out,
         "fleiss": fleiss_result,
         "against_people": against,
         "disagreements": disagreements,

@@ -1,0 +1,40 @@
+"""Issue 57 row 13: `agreement` with many annotators stays linear: past MAX_PAIR_RATERS raters the
+pairwise Cohen table is left out with a line saying so (Fleiss' kappa and each judge against the
+majority stand for it), so 40 annotators take about what a few do."""
+
+from __future__ import annotations
+
+import time
+
+from benchmark.labels.measure import MAX_PAIR_RATERS, measure_agreement
+from benchmark.labels.run import open_label_run
+from benchmark.labels.store import make_label, write_labels
+from tests.label_runs import build_run
+
+CHOICES = ["current", "prior", "clarify", "abstain"]
+
+
+def test_forty_annotators_are_measured_in_bounded_time_and_the_pairs_left_out_said(tmp_path):
+    run = open_label_run(build_run(tmp_path / "run", ["current"] * 12))
+    keys = sorted(run.known)
+    for n in range(40):
+        labels = [make_label(k, CHOICES[(i + n // 10) % 4], f"p{n}", run.known, "test") for i, k in enumerate(keys)]
+        write_labels(run.run_dir, f"p{n}", labels, run.known)
+    started = time.monotonic()
+    result = measure_agreement(run, "turn2")
+    took = time.monotonic() - started
+    assert len(result["annotators"]) == 40 and result["pairs"] == []
+    assert result["pairs_left_out"].startswith("41 raters make 820 pairs")
+    assert result["fleiss"]["raters"] == 40
+    assert took < 20, took
+
+
+def test_a_few_annotators_still_get_every_pair(tmp_path):
+    run = open_label_run(build_run(tmp_path / "run", ["current"] * 6))
+    for n in range(3):
+        write_labels(
+            run.run_dir, f"p{n}", [make_label(k, "current", f"p{n}", run.known, "t") for k in run.known], run.known
+        )
+    result = measure_agreement(run, "turn2")
+    assert result["pairs_left_out"] is None and len(result["pairs"]) == 6  # 3 people and the judge
+    assert MAX_PAIR_RATERS >= 4
