@@ -16,6 +16,7 @@ loopback and bounded (small sizes, sparse files, no model, no network beyond 127
    manifest.json: seconds and the refusal;
 11. transcripts.jsonl as a FIFO and as a link to /dev/zero: merge's refusal of the shard;
 12. a sparse 64 MB Label Studio export and a CSV of 100,001 rows: seconds and the refusal;
+13. `agreement` with 40 annotators on 12 items: seconds, and whether the pairwise table is left out;
 16. hostile label bodies (a list as key, 5,000-deep JSON, a 10,000-digit number): statuses;
 18. temp files left by killed saves: how many are left after the page opens.
 
@@ -207,6 +208,20 @@ def transcripts_and_imports(work: Path) -> dict:
     return out
 
 
+def crowd(work: Path) -> dict:
+    from benchmark.labels.measure import measure_agreement
+
+    run = open_label_run(build_run(work / "crowd_run", ["current"] * 12))
+    keys = sorted(run.known)
+    choices = ["current", "prior", "clarify", "abstain"]
+    for n in range(40):
+        given = [make_label(k, choices[(i + n // 10) % 4], f"p{n}", run.known, "crowd") for i, k in enumerate(keys)]
+        write_labels(run.run_dir, f"p{n}", given, run.known)
+    began = time.monotonic()
+    result = measure_agreement(run, "turn2")
+    return {"annotators": 40, "s": round(time.monotonic() - began, 2), "pairs_left_out": result["pairs_left_out"]}
+
+
 def label_bodies(work: Path) -> dict:
     from fastapi.testclient import TestClient
 
@@ -248,6 +263,7 @@ def main() -> int:
         results["7_output_dir_not_a_run"] = someones_folder(work)
         results["8_9_10_15_numbers_and_files"] = configs(work)
         results["11_12_transcripts_and_imports"] = transcripts_and_imports(work)
+        results["13_agreement_40_annotators"] = crowd(work)
         results["16_hostile_label_bodies"] = label_bodies(work)
         results["18_temp_files"] = temp_files(work)
     RESULTS.parent.mkdir(exist_ok=True)
