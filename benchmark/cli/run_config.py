@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import hashlib
+import sys
 from pathlib import Path
 
 # keys the file cannot set: the file itself and --help
@@ -167,7 +168,8 @@ def with_config(
     bench: argparse.ArgumentParser, top: argparse.ArgumentParser, argv: list[str], args: argparse.Namespace
 ) -> argparse.Namespace:
     """`args` again, parsed with `--config`'s values as the bench parser's defaults (the command line wins),
-    and `config_file` ({"path", "sha256"}) set; `args` as it is without `--config`. Exits 2 on a bad file."""
+    and `config_file` ({"path", "sha256", "overridden_by_flags": the file's keys the command line changed})
+    set, said in one line on stderr; `args` as it is without `--config`. Exits 2 on a bad file."""
     if not getattr(args, "config", None):
         return args
     try:
@@ -176,5 +178,12 @@ def with_config(
         bench.exit(2, f"error: {exc}\n")
     bench.set_defaults(**values)
     again = top.parse_args(argv)
-    again.config_file = {"path": str(Path(args.config).resolve()), "sha256": sha256}
+    overridden = sorted(dest for dest, value in values.items() if getattr(again, dest, value) != value)
+    again.config_file = {
+        "path": str(Path(args.config).resolve()),
+        "sha256": sha256,
+        "overridden_by_flags": overridden,
+    }
+    said = f"; the command line overrode {', '.join(overridden)}" if overridden else ""
+    print(f"read {len(values)} setting(s) from --config {args.config}{said}", file=sys.stderr)
     return again

@@ -82,6 +82,7 @@ def test_ten_flags_from_a_file_make_the_manifest_the_same_flags_make(tmp_path, m
     assert from_file["config"] == {
         "path": str(config.resolve()),
         "sha256": hashlib.sha256(config.read_bytes()).hexdigest(),
+        "overridden_by_flags": [],
     }
     assert {k: v for k, v in from_file.items() if k not in DIFFERS} == {
         k: v for k, v in from_flags.items() if k not in DIFFERS
@@ -93,7 +94,7 @@ def test_ten_flags_from_a_file_make_the_manifest_the_same_flags_make(tmp_path, m
     assert cells == [8, 8]  # 2 conditions x 2 scenarios x 2 trials, each run
 
 
-def test_a_flag_on_the_command_line_wins_over_the_file_even_at_its_default(tmp_path):
+def test_a_flag_on_the_command_line_wins_over_the_file_even_at_its_default(tmp_path, capsys):
     config = tmp_path / "run.toml"
     config.write_text(
         'trials = 3\nmax-tokens = 120\nvia = "stream"\nsynthetic-frames = true\nstaleness = [0, 250]\ncache = "all"\n'
@@ -103,6 +104,9 @@ def test_a_flag_on_the_command_line_wins_over_the_file_even_at_its_default(tmp_p
     assert args.max_tokens == 120 and args.synthetic_frames is True and args.staleness == "0,250"
     assert args.cache == "all"
     assert args.config_file["sha256"] == hashlib.sha256(config.read_bytes()).hexdigest()
+    assert args.config_file["overridden_by_flags"] == ["trials", "via"]  # recorded in the manifest
+    said = capsys.readouterr().err
+    assert f"read 6 setting(s) from --config {config}; the command line overrode trials, via" in said
     plain = parse(["bench", "--trials", "3"])  # without --config: nothing read, nothing recorded
     assert plain.max_tokens == 300 and plain.config_file is None
 
