@@ -23,7 +23,6 @@ that is not a JSON object, a field missing or of the wrong type, a label outside
 
 from __future__ import annotations
 
-import json
 import stat
 from collections import Counter
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from pathlib import Path
 from benchmark.labels.agreement import majority
 from benchmark.labels.exchange import MAX_IMPORT_BYTES
 from benchmark.labels.items import CANNOT_TELL, LabelError, cell_key
+from benchmark.labels.store import json_object
 from core.judge import LABELS, JudgeCase
 from core.records import RecordError, TrialRecord, build_user_turn
 from core.safe_files import megabytes
@@ -116,16 +116,7 @@ def json_lines(path: Path, what: str = "labels file"):
             raise LabelError(f"{where}: {size:,} bytes, over the {MAX_LINE_BYTES:,} a line may hold")
         if not raw.strip():
             continue
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason
-            raise LabelError(f"{where}: not a JSON line ({reason})") from None
-        except RecursionError:
-            raise LabelError(f"{where}: not a JSON line (nested too deeply)") from None
-        if not isinstance(data, dict):
-            raise LabelError(f"{where}: expected a JSON object")
-        yield number, data
+        yield number, json_object(raw, where)
 
 
 _KINDS = {str: "text (not empty)", int: "a whole number", list: "a list"}

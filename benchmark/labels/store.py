@@ -150,6 +150,20 @@ def _checked_file(path: Path, run_dir: Path) -> Path:
     return path
 
 
+def json_object(raw: bytes, where: str) -> dict:
+    """One line of a JSON Lines file as a JSON object, or one `LabelError` naming `where` (the file and line)."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason
+        raise LabelError(f"{where}: not a JSON line ({reason})") from None
+    except RecursionError:
+        raise LabelError(f"{where}: not a JSON line (nested too deeply)") from None
+    if not isinstance(data, dict):
+        raise LabelError(f"{where}: expected a JSON object")
+    return data
+
+
 def read_label_file(path: Path, run_dir: Path, known: dict[str, str]) -> dict[str, Label]:
     """The labels of one annotator's file by key (a later line for a key replaces an earlier one)."""
     from benchmark.scoring.trials import bounded_lines
@@ -163,13 +177,7 @@ def read_label_file(path: Path, run_dir: Path, known: dict[str, str]) -> dict[st
             raise LabelError(f"{where}: {size:,} bytes, over the {MAX_LABEL_LINE_BYTES:,} a label line may hold")
         if not raw.strip():
             continue
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else exc.reason
-            raise LabelError(f"{where}: not a JSON line ({reason})") from None
-        if not isinstance(data, dict):
-            raise LabelError(f"{where}: expected a JSON object")
+        data = json_object(raw, where)
         if data.get("annotator", annotator) != annotator:
             raise LabelError(
                 f"{where}: field 'annotator' is {str(data.get('annotator'))[:40]!r}, but the file is {annotator}'s"

@@ -75,6 +75,7 @@ def test_a_labels_folder_that_is_a_link_is_refused(tmp_path):
         ),
         (line(label="hit").strip(), "line 2: label 'hit' is not one of"),
         ("[1, 2]", "line 2: expected a JSON object"),
+        ("[" * 5000 + "]" * 5000, "line 2: not a JSON line (nested too deeply)"),
         (line(annotator="ben").strip(), "line 2: field 'annotator' is 'ben'"),
     ],
 )
