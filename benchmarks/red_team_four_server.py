@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.hostile_load import open_session, start_serve, stop_serve  # noqa: E402
+from benchmarks.probe_load import free_port  # noqa: E402
 from benchmarks.red_team_three import FIXTURE, sparse, timed_get, wearsim  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 
@@ -215,7 +216,7 @@ def main() -> int:
         studio = work / "studio"
         studio.mkdir()
         with FakeOpenAI(reply="Fine.") as fake:
-            port = _free_port()
+            port = free_port()
             server = start_serve(port, fake.base_url, studio)
             try:
                 results["non_readers_past_the_pipeline_cap"] = non_readers(server, port, 400)
@@ -228,12 +229,6 @@ def main() -> int:
     RESULTS.write_text(json.dumps(results, indent=1) + "\n")
     print(json.dumps(results, indent=1))
     return 0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 if __name__ == "__main__":
