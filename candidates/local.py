@@ -16,6 +16,7 @@ process exits it when its parent is gone (a `kill -9` of ours).
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import importlib.util
 import os
@@ -29,7 +30,7 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.candidate import Message
+from core.candidate import GenerationConfig, Message
 from core.safe_files import make_dirs, open_append
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -268,13 +269,19 @@ class LocalModel:
     behind its own OpenAI-compatible client.
 
     llama.cpp keeps the last conversation it answered and evaluates only what a request adds to it, so
-    a request goes, among the servers with the fewest in flight, to one that holds its conversation;
+    a request goes, among the servers with the fewest in flight, to one that holds its conversation
+    (the most of it);
     else to one holding nothing, or a conversation with no turn in the last `SPOKEN_KEEP_S` seconds
     (only probes), else to the least recently used. A proactive probe (`GenerationConfig.probe`) takes a
     server holding another's recent spoken conversation only when every server holds one: it waits for
     a server of its own rather than delay that user's next turn. A conversation displaced all the same
     is not lost: each server keeps a copy aside and puts it back (`llama_memory.py`; docs/performance.md,
-    "Proactive probes under load")."""
+    "Proactive probes under load").
+
+    Prompts are evaluated ahead where that can be done (`_warm`): the first request primes every server
+    that has answered nothing with its system prompt, and a streaming turn's prompt is evaluated while
+    its end-of-turn silence is still being waited (`prefill`); the request that continues it then waits
+    on that server and starts answering at once (docs/performance.md, "Answer sooner")."""
 
     def __init__(self, model_id: str, clients: list, *, clock=time.monotonic):
         from candidates import ratelimit
@@ -286,6 +293,7 @@ class LocalModel:
         self.clock = clock
         self._in_flight = [0] * len(clients)
         self._held: list[Held | None] = [None] * len(clients)
+        self._warming: list[asyncio.Task | None] = [None] * len(clients)  # a prompt evaluated ahead, per server
 
     def _continues(self, n: int, messages: list[Message], system: str) -> bool:
         held = self._held[n]
@@ -303,7 +311,9 @@ class LocalModel:
                 and now - held.spoken_at < SPOKEN_KEEP_S
                 and not continues
             )  # someone else's, recently spoken
-            order = (self._in_flight[n], not continues, spoken, held.at if held else float("-inf"))
+            warming = self._warming[n] is not None and continues  # it waits there for what it needs
+            held_len = len(held.messages) if held is not None and continues else -1  # the most of it held
+            order = (self._in_flight[n] - warming, -held_len, spoken, held.at if held else float("-inf"))
             return (spoken, *order) if probe else order
 
         return min(range(len(self.clients)), key=rank)
@@ -317,6 +327,10 @@ class LocalModel:
             else (before.spoken_at if before is not None and self._continues(slot, messages, system) else None)
         )
         held = self._held[slot] = Held(system=system, messages=tuple(messages), spoken_at=spoken_at, at=now)
+        if system:
+            for n in range(len(self.clients)):
+                if self._held[n] is None:
+                    self._warm(n, [], system, spoken_at=None)
         self._in_flight[slot] += 1
         try:
             reply = await self.clients[slot].respond(messages, system, config, on_delta)
@@ -326,6 +340,39 @@ class LocalModel:
             held.messages += (Message(role="assistant", text=reply.text),)
         return reply
 
+    async def prefill(self, messages: list[Message], system: str) -> None:
+        """Evaluate `messages` on the server that will answer them, ahead of the request (`PromptWarmer`): the
+        streaming session's turn, while the end-of-turn silence is still being waited."""
+        if any(held is not None and held.system == system and held.messages == tuple(messages) for held in self._held):
+            return  # held already, or being evaluated
+        slot = self.server_for(messages, system, probe=False)
+        await self._warm(slot, messages, system, spoken_at=self.clock())
+
+    def _warm(self, n: int, messages: list[Message], system: str, *, spoken_at: float | None) -> asyncio.Task:
+        """Server `n` evaluates the conversation in the background (a one-token reply to it, not kept), so it
+        holds it for the request that continues it; that request waits there rather than go elsewhere."""
+        held = self._held[n] = Held(system=system, messages=tuple(messages), spoken_at=spoken_at, at=self.clock())
+        self._in_flight[n] += 1
+
+        async def evaluate() -> None:
+            try:
+                await self.clients[n].respond(messages, system, GenerationConfig(max_tokens=1))
+            except Exception:  # a server that fails here fails the request that needs it, with its own error
+                if self._held[n] is held:
+                    self._held[n] = None
+            finally:
+                self._in_flight[n] -= 1
+                if self._warming[n] is task:
+                    self._warming[n] = None
+
+        task = asyncio.ensure_future(evaluate())
+        self._warming[n] = task
+        return task
+
     async def aclose(self) -> None:
+        warming = [task for task in self._warming if task is not None]
+        for task in warming:
+            task.cancel()
+        await asyncio.gather(*warming, return_exceptions=True)
         for client in self.clients:
             await client.aclose()

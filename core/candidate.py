@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 REPLY_AUDIO_RATE = 24000  # spoken replies of both realtime APIs: PCM16 mono 24 kHz
 
@@ -262,6 +262,14 @@ class GenerationConfig:
     max_tokens: int = DEFAULT_MAX_TOKENS
     json_mode: bool = False
     probe: bool = False  # a proactive probe, which nobody waits on: the local model keeps spoken conversations from it
+
+
+@runtime_checkable
+class PromptWarmer(Protocol):
+    """A candidate that can evaluate a conversation ahead of the request that will continue it, so that
+    request starts answering sooner (the embedded model: a llama.cpp context keeps what it evaluated)."""
+
+    async def prefill(self, messages: list[Message], system: str) -> None: ...
 
 
 class Candidate(Protocol):

@@ -36,7 +36,10 @@ is waited; when the turn ends on that clip (by the silence, the model, or a
 the last speech, `_clip_end`) the early decode is its transcript
 (`decoded_early`), and when the speech goes on it is dropped (a queued
 decode never runs). The transcript is the same either way; it is only ready
-sooner.
+sooner. When the early decode is done, `feed` returns an `EarlyTranscript`
+(once per decode), so the caller can prepare the reply while the silence is
+waited (the streaming session has the embedded model evaluate the turn's
+prompt then).
 
 Voice activity is one stream per segmenter (`VadStream`): each 32 ms window
 is scored once, with the model's state carried on from the window before
@@ -99,7 +102,18 @@ class FinalTranscript:
     decoded_early: bool = False  # decoded while the silence was waited, before the turn ended
 
 
-SpeechEvent = SpeechStarted | PartialTranscript | FinalTranscript
+@dataclass(frozen=True, kw_only=True)
+class EarlyTranscript:
+    """The early decode is done: the transcript the turn will have if it ends on this silence (its clip,
+    `start_ms` to `end_ms`), told while the silence is still being waited, so the caller can get ready."""
+
+    text: str
+    start_ms: int
+    end_ms: int
+    decode_seconds: float
+
+
+SpeechEvent = SpeechStarted | PartialTranscript | EarlyTranscript | FinalTranscript
 
 _VAD_POOL: ThreadPoolExecutor | None = None
 
@@ -193,6 +207,7 @@ class SpeechSegmenter:
         self._last_partial_ms = 0
         self._last_partial_at = float("-inf")  # wall time (monotonic) of the last partial decode
         self._early: tuple[int, asyncio.Future] | None = None  # (clip end, its decode) begun in the silence
+        self._early_told = False  # its EarlyTranscript has been returned
 
     @property
     def in_speech(self) -> bool:
@@ -230,6 +245,8 @@ class SpeechSegmenter:
                 events.append(await self._finish(self._clip_end(end), rule, end))
             elif self._early is None and end - self._last_speech_end >= POST_ROLL_SAMPLES:
                 self._start_early_decode()
+        if self._speech_start is not None and self._early is not None and not self._early_told:
+            events += self._early_transcript()
         if self._speech_start is None:
             self._trim_idle()
         elif (
@@ -290,7 +307,24 @@ class SpeechSegmenter:
         end = self._clip_end(self._scored)
         task = asyncio.ensure_future(self.transcriber.transcribe(self._utterance_audio(end)))
         task.add_done_callback(lambda t: t.cancelled() or t.exception())  # a dropped decode's error is not lost
-        self._early = (end, task)
+        self._early, self._early_told = (end, task), False
+
+    def _early_transcript(self) -> list[SpeechEvent]:
+        """The early decode's EarlyTranscript, once, when it has finished (a failed one tells nothing)."""
+        if self._early is None or not self._early[1].done() or self._early[1].cancelled():
+            return []
+        self._early_told = True
+        if self._early[1].exception() is not None:
+            return []
+        transcript = self._early[1].result()
+        return [
+            EarlyTranscript(
+                text=transcript.text,
+                start_ms=self._ms(self._started()),
+                end_ms=self._ms(self._early[0]),
+                decode_seconds=transcript.decode_seconds,
+            )
+        ]
 
     def _drop_early_decode(self) -> None:
         if self._early is not None:

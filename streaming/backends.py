@@ -39,7 +39,7 @@ from typing import ClassVar, Protocol
 
 from candidates.realtime import LiveConversation, open_realtime_session
 from candidates.realtime_base import UserPart
-from core.candidate import REPLY_AUDIO_RATE, Candidate, GenerationConfig, Message, Reply
+from core.candidate import REPLY_AUDIO_RATE, Candidate, GenerationConfig, Message, PromptWarmer, Reply
 from core.records import MEDIA_CAMERA, TurnInput, build_context_message, build_probe_message
 from media_effects.audio import SAMPLE_RATE, resample_pcm16
 from perception.describers import SceneDescriber
@@ -69,6 +69,9 @@ class Backend(Protocol):
     async def perceive(self, authored: TurnInput, speech: str, frame: bytes | None, context: bytes | None) -> TurnInput:
         """The turn's input: `authored` with the transcript and the turn's frame (and on turn 1 the
         context frame) the session chose from the frames sent, as this backend takes them."""
+
+    async def prefill(self, turn_input: TurnInput) -> None:
+        """The turn will be `turn_input` if it ends on the silence now being waited: get ready to answer it."""
 
     async def answer(
         self, turn_input: TurnInput, on_delta: Callable[[str], None], on_audio: Callable[[bytes], None]
@@ -107,6 +110,7 @@ class ChatBackend:
         self._newest: bytes | None = None  # the newest frame sent, described for a probe
         self.probe_camera: str | None = None
         self._reply: asyncio.Task | None = None  # the request `answer` is waiting on
+        self._described: dict[bytes, str] = {}  # the last two frames described, and their text
 
     def proactive_refusal(self, strategy: Strategy) -> str | None:
         return NATIVE_NEEDS_REALTIME if strategy.kind == "native" else None
@@ -133,7 +137,19 @@ class ChatBackend:
             return None
         if self.describer is None:
             raise RuntimeError("a chat backend got a frame to describe but has no scene describer")
-        return (await self.describer.describe(jpeg)).text
+        if jpeg not in self._described:  # a turn foreseen (`prefill`) described the turn's frames already
+            self._described = {
+                **dict(list(self._described.items())[-1:]),
+                jpeg: (await self.describer.describe(jpeg)).text,
+            }
+        return self._described[jpeg]
+
+    async def prefill(self, turn_input: TurnInput) -> None:
+        """A model that keeps what it evaluated (`PromptWarmer`) evaluates the conversation with this turn
+        added, so `answer` starts at once when the turn is this one; other models are not asked."""
+        if isinstance(self.candidate, PromptWarmer):
+            messages = self.messages + [Message(role="user", text=text) for text in turn_input.messages()]
+            await self.candidate.prefill(messages, self.system)
 
     async def answer(
         self, turn_input: TurnInput, on_delta: Callable[[str], None], on_audio: Callable[[bytes], None]
@@ -194,6 +210,9 @@ class MediaBackend:
 
     async def speech_started(self) -> None:
         return None  # the audio went as it came
+
+    async def prefill(self, turn_input: TurnInput) -> None:
+        return None  # the API has had the audio and frames as they came
 
     async def perceive(self, authored: TurnInput, speech: str, frame: bytes | None, context: bytes | None) -> TurnInput:
         """The frames went as they passed (`frame`): the record says `media` where one was chosen."""

@@ -47,7 +47,11 @@ API alike, and kept in `audio_gaps_ms`.
 A turn ends when the segmenter says so: after the session's fixed silence,
 on `turn.end`, or (a hello with `end_of_turn: "model"`) when the end-of-turn
 model hears a finished utterance after a short silence; for a realtime API
-that is when its turn is committed and answered, as for a chat backend. The
+that is when its turn is committed and answered, as for a chat backend. When
+the transcript is ready before the silence is over (`EarlyTranscript`), the
+turn's input as it would then be goes to the backend (`Backend.prefill`: the
+embedded model evaluates the prompt meanwhile, so its first token comes as
+the turn ends). The
 worker keeps the arrival time of each audio chunk, so a turn's latencies
 count from the moment its end of speech reached the server (the silence
 waited included), and its metrics carry which rule ended it (`TurnEnd`).
@@ -69,7 +73,7 @@ from core.candidate import REPLY_AUDIO_RATE
 from core.records import TurnEnd, TurnInput, TurnMetrics
 from media_effects.frames import FrameBuffer
 from perception.frame_policy import FramePolicy
-from perception.speech import FinalTranscript, PartialTranscript, SpeechSegmenter, SpeechStarted
+from perception.speech import EarlyTranscript, FinalTranscript, PartialTranscript, SpeechSegmenter, SpeechStarted
 from streaming import wire
 from streaming.backends import Backend
 from streaming.proactive import parse_strategy
@@ -150,6 +154,7 @@ class Session:
         self._drained.set()
         self._working = False
         self._reply: asyncio.Task | None = None  # the turn whose reply is being generated
+        self._prefill: asyncio.Task | None = None  # the next turn's prompt, being made ready in the silence
         self._held: list[Media | ReplyCut] = []  # for the backend, waiting for that reply
         self._held_audio = 0
         # (stream time a chunk of audio ends, wall time it arrived): when the end of speech reached the server
@@ -325,6 +330,9 @@ class Session:
                 await self.backend.interrupt()
         elif isinstance(event, PartialTranscript):
             await self.send(wire.TranscriptPartial(text=event.text, t_ms=event.t_ms))
+        elif isinstance(event, EarlyTranscript):
+            if self._reply is None and (self._prefill is None or self._prefill.done()):
+                self._prefill = asyncio.create_task(self._prefill_turn(event), name=f"prefill {self.turn + 1}")
         elif isinstance(event, FinalTranscript):
             heard_at = time.monotonic()  # latencies count any wait for the previous reply
             await self._end_reply()  # the previous turn's reply first: one conversation, in order
@@ -334,11 +342,22 @@ class Session:
             )
             self._reply.add_done_callback(lambda _: self._queued.set())  # the worker ends it
 
-    async def _turn_input(self, turn: int, final: FinalTranscript, window: list[list]) -> TurnInput:
+    async def _prefill_turn(self, early: EarlyTranscript) -> None:
+        """The next turn's input as it will be if the turn ends on this silence, to the backend to get ready
+        (`Backend.prefill`): nothing is sent or counted, and a failure here is the turn's to meet."""
+        try:
+            await self.backend.prefill(await self._turn_input(self.turn + 1, early, None))
+        except Exception:  # noqa: BLE001 (the turn itself asks again and reports what fails)
+            return
+
+    async def _turn_input(
+        self, turn: int, final: FinalTranscript | EarlyTranscript, window: list[list] | None
+    ) -> TurnInput:
         """The turn's input: the backend's (`Backend.perceive`) of the turn's frame (and on turn 1
-        the context frame) chosen by `SessionFrames.for_turn`, or the authored camera text standing in."""
+        the context frame) chosen by `SessionFrames.for_turn`, or the authored camera text standing in.
+        With no `window` the turn is only foreseen: its frames are chosen, not sent."""
         frame, context_jpeg, fallback, fallback_context = await self.window.for_turn(
-            turn, final, window, self.backend.frame
+            turn, final, window or [], self.backend.frame if window is not None else None
         )
         authored = TurnInput(
             turn=turn,
@@ -444,9 +463,10 @@ class Session:
         return default
 
     async def aclose(self) -> None:
-        if self._reply is not None:
-            self._reply.cancel()
-            await asyncio.gather(self._reply, return_exceptions=True)
+        for task in (self._reply, self._prefill):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         self._queue.clear()
         self._held.clear()
         if self.probes is not None:

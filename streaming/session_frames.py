@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from core.records import FrameFacts
 from media_effects.frames import Frame, FrameBuffer, pick_context_frame, select_frame
 from perception.frame_policy import FrameGate, FramePolicy, resize_frame
-from perception.speech import FinalTranscript
+from perception.speech import EarlyTranscript, FinalTranscript
 from streaming.wire import SessionConfig
 
 SendFrame = Callable[[int, bytes], Awaitable[None]]  # (stream time, JPEG as sent)
@@ -111,11 +111,12 @@ class SessionFrames:
         return sent
 
     async def for_turn(
-        self, turn: int, final: FinalTranscript, window: list[list], send: SendFrame
+        self, turn: int, final: FinalTranscript | EarlyTranscript, window: list[list], send: SendFrame | None
     ) -> tuple[bytes | None, bytes | None, str | None, str | None]:
         """The turn's frame and (on turn 1) context frame, and the authored camera and context text that
         stand in for them: the text the glasses declared fills a channel whose camera sent no frame at
-        all (not one whose policy has not sent a frame yet). Under `end` the frames picked go to `send`."""
+        all (not one whose policy has not sent a frame yet). Under `end` the frames picked go to `send`;
+        with no `send` (a turn foreseen, not asked) nothing is sent or counted."""
         camera_on = self.config.camera and turn <= 2
         fallback = self.config.fallback_camera.get(str(turn)) if camera_on else None
         frame = context_jpeg = fallback_context = None
@@ -139,7 +140,10 @@ class SessionFrames:
                 if context_jpeg is None and not self.frames.before(final.start_ms):  # no frame before the words
                     fallback_context = self.config.fallback_context
             if at_end and picked:
-                sent = await self._send_at_end(picked, window, send)
+                if send is None:
+                    sent = [await self.as_sent(f.t_ms, f.jpeg) for f in picked]
+                else:
+                    sent = await self._send_at_end(picked, window, send)
                 frame, context_jpeg = sent[-1], (sent[0] if len(sent) == 2 else None)
             if frame is None and any(f.t_ms <= final.end_ms for f in self.frames.frames):
                 fallback = None  # the camera was on and the policy sent nothing yet: the model saw nothing

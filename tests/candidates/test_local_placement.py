@@ -25,9 +25,12 @@ class Server:
     endpoint = "local:test.gguf"
 
     def __init__(self, name: str):
-        self.name, self.asked, self.gate = name, [], None
+        self.name, self.asked, self.primed, self.gate = name, [], [], None
 
     async def respond(self, messages, system, config, on_delta=None):
+        if not messages:  # primed with the system prompt alone
+            self.primed.append((system, config.max_tokens))
+            return Reply(text=".", model="local")
         self.asked.append([m.text for m in messages])
         if self.gate is not None:
             await self.gate.wait()
@@ -48,6 +51,8 @@ async def ask(local, history, text, config=TURN, system="sys"):
     history.append(Message(role="user", text=text))
     reply = await local.respond(list(history), system, config)
     history.append(Message(role="assistant", text=reply.text))
+    for _ in range(3):  # a priming it started answers meanwhile
+        await asyncio.sleep(0)
     return reply
 
 
@@ -57,7 +62,7 @@ def test_a_conversation_goes_back_to_the_server_that_holds_it():
 
     async def run():
         await ask(local, user, "what is this?")
-        await ask(local, other, "and this?")  # a new conversation: the server holding nothing
+        await ask(local, other, "and this?")  # a new conversation: the server primed meanwhile
         clock.now += 1
         await ask(local, user, "and now?")
         await ask(local, other, "and then?")
@@ -192,3 +197,68 @@ def test_a_conversation_stays_spoken_through_its_own_probes():
     asyncio.run(run())
     assert [a[-1] for a in s0.asked] == ["tell me when the water boils", "the user's own probe"]
     assert [a[-1] for a in s1.asked] == ["probe a", "probe b"]
+
+
+def test_the_first_request_primes_the_idle_servers_and_the_next_user_starts_on_one():
+    """One user after another (bench --via stream, a demo restarted): the first request primes every server
+    that has answered nothing with its system prompt, so the second session's first turn goes to a server
+    whose context holds that prompt instead of one evaluating it whole (0.5 s more to the first token,
+    benchmarks/streaming.py --sessions 1), and the first user's conversation stays where it is."""
+    local, (s0, s1), clock = model()
+    first, second = [], []
+
+    async def run():
+        await ask(local, first, "what is this?")
+        await ask(local, first, "and now?")
+        clock.now += 5  # the first session has ended; its conversation is still recent
+        await ask(local, second, "where are my keys?")
+        await ask(local, second, "and the phone?")
+        await ask(local, [], "something new", system="other")  # only a server that answered nothing is primed
+
+    asyncio.run(run())
+    assert s1.primed == [("sys", 1)] and s0.primed == []
+    assert [a[-1] for a in s0.asked] == ["what is this?", "and now?", "something new"]
+    assert [a[-1] for a in s1.asked] == ["where are my keys?", "and the phone?"]
+
+
+def test_a_server_that_fails_its_priming_holds_nothing():
+    local, (s0, s1), _ = model()
+
+    async def fail(messages, system, config, on_delta=None):
+        raise RuntimeError("the server is gone")
+
+    s1.respond = fail
+
+    async def run():
+        await ask(local, [], "what is this?")
+        assert local._in_flight == [0, 0]
+        await local.aclose()
+
+    asyncio.run(run())
+    assert local._held[1] is None
+
+
+def test_a_turn_prefilled_in_the_silence_waits_on_that_server_and_continues_it():
+    """The streaming session's prefill (`LocalModel.prefill`) evaluates the turn's prompt on the server that
+    holds the conversation; the turn's request, asked while that still runs, goes to the same server (where it
+    waits behind it) rather than to the idle one, and the prefill's one-token reply is not part of what the
+    server is said to hold."""
+    local, (s0, s1), clock = model()
+    user = []
+
+    async def run():
+        await ask(local, user, "what is this?")
+        clock.now += 1
+        turn = [*user, Message(role="user", text="and now?")]
+        s0.gate = asyncio.Event()
+        prefill = asyncio.create_task(local.prefill(turn, "sys"))
+        await asyncio.sleep(0)
+        asked = asyncio.create_task(local.respond(turn, "sys", TURN))  # the turn ends while the prefill runs
+        await asyncio.sleep(0)
+        s0.gate.set()
+        await asyncio.gather(prefill, asked)
+        await local.prefill(turn + [Message(role="assistant", text="s0 answers and now?")], "sys")  # held: no-op
+
+    asyncio.run(run())
+    assert [a[-1] for a in s0.asked] == ["what is this?", "and now?", "and now?"]  # the prefill, then the turn
+    assert s1.asked == []

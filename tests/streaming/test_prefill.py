@@ -1,0 +1,110 @@
+"""A turn prefilled in the silence (issue 59): when the early transcript comes, the session hands the backend
+the turn's input as it will be (`Backend.prefill`), so the embedded model evaluates the prompt while the
+end-of-turn silence is waited. The prefill asks exactly what the turn then asks, sends and counts no frame,
+and describes each frame once."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+
+from core.candidate import GenerationConfig, Reply
+from perception.describers import Description
+from perception.speech import EarlyTranscript, FinalTranscript, SpeechStarted
+from streaming import wire
+from streaming.backends import ChatBackend
+from streaming.session import Session
+from tests.streaming.test_barge_in import of, until
+
+
+class Segmenter:
+    """b"S" starts speech; b"E" is the early transcript; b"F" ends the turn on the same clip."""
+
+    in_speech = False
+
+    def __init__(self, early: bool):
+        self.early = early
+
+    async def feed(self, pcm16: bytes, t_ms: int) -> list:
+        if pcm16 == b"S":
+            return [SpeechStarted(t_ms=t_ms)]
+        if pcm16 == b"E" and self.early:
+            return [EarlyTranscript(text="What is this?", start_ms=500, end_ms=1500, decode_seconds=0.01)]
+        if pcm16 == b"F":
+            return [
+                FinalTranscript(
+                    text="What is this?", start_ms=500, end_ms=1500, decode_seconds=0.01, audio=np.zeros(1, np.float32)
+                )
+            ]
+        return []
+
+    async def end_turn(self) -> list:
+        return []
+
+
+class Warmer:
+    """A chat model that keeps what it evaluated (`core.candidate.PromptWarmer`)."""
+
+    model_id, family = "local", "local"
+
+    def __init__(self):
+        self.prefilled: list[list[str]] = []
+        self.asked: list[list[str]] = []
+
+    async def prefill(self, messages, system):
+        self.prefilled.append([m.text for m in messages])
+
+    async def respond(self, messages, system, config, on_delta=None):
+        self.asked.append([m.text for m in messages])
+        on_delta("It is a mug.")
+        return Reply(text="It is a mug.", model=self.model_id)
+
+
+class Describer:
+    name, model = "fake", "fake"
+
+    def __init__(self):
+        self.seen: list[bytes] = []
+
+    async def describe(self, jpeg: bytes, previous: bytes | None = None) -> Description:
+        self.seen.append(jpeg)
+        return Description(
+            text=f"a view of {jpeg.decode()}", describer=self.name, model=self.model, cached=False, seconds=0.0
+        )
+
+
+def one_turn(early: bool):
+    candidate, describer, events = Warmer(), Describer(), []
+
+    async def go():
+        async def send(event):
+            events.append(event)
+
+        backend = ChatBackend(candidate, "sys", GenerationConfig(), describer)
+        session = Session(wire.SessionConfig(camera=True), Segmenter(early), backend, send)
+        worker = asyncio.create_task(session.run())
+        await session.on_media(wire.Media(kind=wire.KIND_FRAME, t_ms=1000, payload=b"mug"))
+        for chunk, t_ms in ((b"S", 500), (b"a", 1500), (b"E", 1800)):
+            await session.on_media(wire.Media(kind=wire.KIND_AUDIO, t_ms=t_ms, payload=chunk))
+        if early:
+            await until(lambda: candidate.prefilled)
+        await session.on_media(wire.Media(kind=wire.KIND_AUDIO, t_ms=3000, payload=b"F"))
+        await until(lambda: of(events, wire.Metrics, 1))
+        worker.cancel()
+        await session.aclose()
+
+    asyncio.run(go())
+    return candidate, describer, events
+
+
+def test_the_prefill_asks_what_the_turn_then_asks_and_sends_no_frame_of_its_own():
+    candidate, describer, events = one_turn(early=True)
+    [turn_input] = of(events, wire.TurnInputEvent, 1)
+    assert candidate.prefilled == candidate.asked == [list(turn_input.input.messages())]
+    assert "a view of mug" in candidate.asked[0][-1]
+    assert describer.seen == [b"mug"]  # described once, for the prefill; the turn took that text
+    plain_candidate, _, plain = one_turn(early=False)
+    assert plain_candidate.prefilled == [] and plain_candidate.asked == candidate.asked
+    [metrics], [plain_metrics] = of(events, wire.Metrics, 1), of(plain, wire.Metrics, 1)
+    assert metrics.frames == plain_metrics.frames and metrics.frames.sent == 1  # the turn's frame, counted once
