@@ -1,7 +1,7 @@
 """Premature turn ends on utterances with pauses inside them: the cost of the
 end-of-turn model (issue 36).
 
-    .venv/bin/python benchmarks/turn_pauses.py [--silence-ms 600,1500] [--limit N]
+    .venv/bin/python benchmarks/turn_pauses.py [--silence-ms 600,1500] [--limit N] [--text [--at-once 3]]
 
 Each of the bank's Turn 1 and Turn 2 lines is spoken by espeak-ng
 (`media_effects/tts.py`, SSML) as one utterance with a pause after its middle
@@ -15,9 +15,15 @@ of silence (after), for each fixed silence given. A premature end is a turn
 ended before the second half began. The same lines unpaused give how often
 the model ended the turn and the silence waited.
 
-Whisper is not run: the stub transcriber below returns an empty text at once,
-since which rule ends a turn depends on voice activity and the end-of-turn
-model only. Writes benchmarks/results/turn_pauses.json.
+For the silence and the end-of-turn model Whisper is not run: the stub
+transcriber below returns an empty text at once, since which rule ends a turn
+depends on voice activity and that model only. The text end of turn
+(`end_of_turn: "text"`, `perception.turn_text`) reads the early transcript, so
+it is measured with the real Whisper at real-time pace (`--text`, under the
+longest fixed silence given, `--at-once` lines played together): a turn ends
+when the early decode is done and its words read as finished, so how soon
+depends on how fast Whisper decodes here. Writes
+benchmarks/results/turn_pauses.json.
 """
 
 from __future__ import annotations
@@ -38,9 +44,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from core.scenario import load_bank  # noqa: E402
 from media_effects.audio import SAMPLE_RATE, decode_audio, float_to_pcm16  # noqa: E402
 from media_effects.tts import synthesize  # noqa: E402
-from perception.asr import Transcript  # noqa: E402
+from perception.asr import Transcriber, Transcript  # noqa: E402
 from perception.speech import FinalTranscript, SpeechSegmenter, VoiceActivity  # noqa: E402
 from perception.turn_end import shared_model  # noqa: E402
+from perception.turn_text import sounds_complete  # noqa: E402
 
 LEAD_S, TAIL_S = 0.3, 2.0
 PAUSE_MS = (400, 800)
@@ -93,6 +100,41 @@ def paused_line(text: str, index: int, folder: Path) -> tuple[np.ndarray, int, s
     return clip, len(lead) + resume, kind, pause_ms
 
 
+async def paced_turn_ends(audio: np.ndarray, segmenter: SpeechSegmenter) -> list[FinalTranscript]:
+    """As `turn_ends`, a chunk every 20 ms of wall time, as the glasses send."""
+    loop = asyncio.get_running_loop()
+    pcm, finals, start = float_to_pcm16(audio), [], loop.time()
+    for i in range(0, len(pcm), CHUNK * 2):
+        await asyncio.sleep(max(0.0, start + i / 32 / 1000 - loop.time()))
+        finals += [e for e in await segmenter.feed(pcm[i : i + CHUNK * 2], i // 32) if isinstance(e, FinalTranscript)]
+    return finals
+
+
+async def text_rows(clips: list, silence: int, vad: VoiceActivity, at_once: int) -> list[dict]:
+    """Each (paused clip, resume sample, whole clip) under the text end of turn, `at_once` lines at a time."""
+    transcriber, gate = Transcriber(), asyncio.Semaphore(at_once)
+
+    async def one(clip, resume, whole) -> dict:
+        async with gate:
+            paused = await paced_turn_ends(
+                clip, SpeechSegmenter(transcriber, silence_ms=silence, vad=vad, text_turn=sounds_complete)
+            )
+            plain = await paced_turn_ends(
+                whole, SpeechSegmenter(transcriber, silence_ms=silence, vad=vad, text_turn=sounds_complete)
+            )
+        return {
+            "premature": bool(paused) and paused[0].end_ms * SAMPLE_RATE // 1000 < resume,
+            "paused_rules": [f.ended_by for f in paused],
+            "paused_first_text": paused[0].text if paused else None,
+            "whole_rule": plain[0].ended_by if plain else None,
+            "whole_silence_ms": plain[0].silence_ms if plain else None,
+            "whole_text": plain[0].text if plain else None,
+        }
+
+    await asyncio.to_thread(transcriber.transcribe_batch_sync, [np.zeros(SAMPLE_RATE, np.float32)])  # load it
+    return list(await asyncio.gather(*(one(*c) for c in clips)))
+
+
 async def turn_ends(audio: np.ndarray, segmenter: SpeechSegmenter) -> list[FinalTranscript]:
     pcm, finals = float_to_pcm16(audio), []
     for i in range(0, len(pcm), CHUNK * 2):
@@ -104,13 +146,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--silence-ms", default="600,1500", help="the fixed silences to compare under")
     parser.add_argument("--limit", type=int, default=0, help="only the first N lines (0: all)")
+    parser.add_argument("--text", action="store_true", help="also the text end of turn, with Whisper, in real time")
+    parser.add_argument("--at-once", type=int, default=3, help="lines played together under --text")
     parser.add_argument("--output", default="benchmarks/results/turn_pauses.json")
     args = parser.parse_args()
     lines = bank_lines(args.limit)
     silences = [int(x) for x in args.silence_ms.split(",")]
     vad, model = VoiceActivity(), shared_model()
     transcriber = NoDecode()
-    rows = []
+    rows, clips = [], []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         for index, text in enumerate(lines):
@@ -142,10 +186,19 @@ def main() -> int:
                         "whole_silence_ms": plain[0].silence_ms if plain else None,
                     }
             rows.append(row)
+            clips.append((clip, resume, whole))
             print(json.dumps(row), file=sys.stderr)
+    rules = ["before", "after"]
+    if args.text:
+        rules.append("text")
+        print(f"the text end of turn: {len(clips)} lines in real time, {args.at_once} at once ...", file=sys.stderr)
+        for row, facts in zip(rows, asyncio.run(text_rows(clips, max(silences), vad, args.at_once))):
+            row[f"text_{max(silences)}"] = facts
     summary = {}
     for silence in silences:
-        for rule in ("before", "after"):
+        for rule in rules:
+            if f"{rule}_{silence}" not in rows[0]:
+                continue
             facts = [r[f"{rule}_{silence}"] for r in rows]
             waited = [f["whole_silence_ms"] for f in facts if f["whole_silence_ms"] is not None]
             summary[f"{rule}_{silence}"] = {
@@ -154,17 +207,20 @@ def main() -> int:
                     kind: sum(f["premature"] for f, r in zip(facts, rows) if r["kind"] == kind)
                     for kind in ("filler", "mid-clause")
                 },
-                "whole_lines_ended_by_model_pct": round(
-                    100 * sum(f["whole_rule"] == "model" for f in facts) / len(facts), 1
+                "whole_lines_ended_early_pct": round(
+                    100 * sum(f["whole_rule"] in ("model", "text") for f in facts) / len(facts), 1
                 ),
                 "whole_lines_silence_waited_ms_p50": float(np.percentile(waited, 50)) if waited else None,
             }
-        summary[f"difference_{silence}_points"] = round(
-            summary[f"after_{silence}"]["premature_pct"] - summary[f"before_{silence}"]["premature_pct"], 1
-        )
+        for rule in rules[1:]:
+            if f"{rule}_{silence}" in summary:
+                summary[f"difference_{rule}_{silence}_points"] = round(
+                    summary[f"{rule}_{silence}"]["premature_pct"] - summary[f"before_{silence}"]["premature_pct"], 1
+                )
     out = {
         "command": f"python benchmarks/turn_pauses.py --silence-ms {args.silence_ms}"
-        + (f" --limit {args.limit}" if args.limit else ""),
+        + (f" --limit {args.limit}" if args.limit else "")
+        + (f" --text --at-once {args.at_once}" if args.text else ""),
         "lines": len(rows),
         "summary": summary,
         "rows": rows,

@@ -9,13 +9,17 @@ and a `FinalTranscript` with start and end times is emitted. An utterance
 is cut at `max_utterance_s` (30 s) even while the speech goes on: the rest
 starts a new utterance, so no decode is ever of more than 30 s of audio.
 
+With the text rule (`text_turn`, `perception.turn_text`) a turn ends as soon
+as the early decode (below) is done and its words read as finished (rule
+`text`); else the fixed silence ends it.
+
 With an end-of-turn model (`turn_model`, `perception.turn_end`) a pause
 is judged before the fixed silence runs out: at `model_silence_ms` (200 ms)
 of silence, and every `model_every_ms` (300 ms) of silence after that, the
 model hears the utterance so far; when it says the speaker sounds finished
 the turn ends there (rule `model`), else the fixed `silence_ms` still ends
 it (rule `silence`). A final transcript says which rule ended its turn
-(`model`, `silence`, `hint` for `turn.end`, `cap` for `max_utterance_s`),
+(`model`, `text`, `silence`, `hint` for `turn.end`, `cap` for `max_utterance_s`),
 the silence heard after the last speech when it ended, and the stream time
 the speech ended (`speech_end_ms`: the end of its last speech window), so the
 caller, who knows when each chunk arrived, can count latencies from the end
@@ -56,6 +60,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -73,7 +78,7 @@ PARTIAL_WINDOW_S = 5.0  # a partial transcript decodes only the utterance's last
 PARTIAL_MIN_INTERVAL_S = 1.0  # and at most one starts per second of wall time, however fast audio comes
 MODEL_SILENCE_MS = 200  # silence before the end-of-turn model is first asked
 MODEL_EVERY_MS = 300  # and between its later checks in the same pause
-TURN_END_RULES = TurnEnd.RULES  # model, silence, hint, cap
+TURN_END_RULES = TurnEnd.RULES  # model, text, silence, hint, cap
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -186,10 +191,12 @@ class SpeechSegmenter:
         turn_model=None,
         model_silence_ms: int = MODEL_SILENCE_MS,
         model_every_ms: int = MODEL_EVERY_MS,
+        text_turn: Callable[[str], bool] | None = None,
     ):
         self.transcriber = transcriber
         self.silence_ms = silence_ms
         self.turn_model = turn_model  # a `perception.turn_end.TurnEndModel`, or None: the fixed silence only
+        self.text_turn = text_turn  # does an early transcript end the turn (`perception.turn_text`), or None
         self.model_silence_ms = model_silence_ms
         self.model_every_ms = model_every_ms
         self._next_check_ms = model_silence_ms  # silence at which the model is next asked in this pause
@@ -269,6 +276,11 @@ class SpeechSegmenter:
             return "cap"
         if silent_ms >= self.silence_ms:
             return "silence"
+        if self.text_turn is not None and self._early is not None:
+            decode = self._early[1]  # begun at POST_ROLL_MS of silence, of the clip this turn would end with
+            if decode.done() and not decode.cancelled() and decode.exception() is None:
+                if self.text_turn(decode.result().text):
+                    return "text"
         if self.turn_model is not None and silent_ms >= self._next_check_ms:
             self._next_check_ms += self.model_every_ms
             from perception.turn_end import THRESHOLD

@@ -18,7 +18,7 @@ from core.candidate import DEFAULT_MAX_TOKENS
 SILENCE_MS = 1500
 # the pause between one turn's reply and the next turn's first frame, on the stream clock
 TURN_GAP_MS = 200
-END_OF_TURN = "silence"  # "silence" or "model" (streaming.wire.SessionConfig)
+END_OF_TURN = "silence"  # "silence", "model" or "text" (streaming.wire.SessionConfig)
 DESCRIBER = "opencv"
 
 

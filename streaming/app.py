@@ -21,6 +21,7 @@ import contextlib
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, WebSocket
@@ -362,12 +363,20 @@ class Connection:
                 turn_model = await asyncio.to_thread(shared_model)
             except RuntimeError as exc:
                 raise wire.WireError("bad_hello", f"{exc}; or say end_of_turn: silence") from None
+        text_turn: Callable[[str], bool] | None = None
+        if config.end_of_turn == "text":
+            if is_realtime(config.backend):
+                raise wire.WireError(
+                    "bad_hello", "end_of_turn 'text' is for chat models; a realtime API ends turns itself"
+                )
+            from perception.turn_text import sounds_complete as text_turn
         segmenter = SpeechSegmenter(
             state.transcriber,
             silence_ms=config.silence_ms,
             partials=config.partials,
             vad=state.vad,
             turn_model=turn_model,
+            text_turn=text_turn,
         )
         model = await state.describer_models.get(config.describer) if needs_model(config.describer) else None
         describer = make_describer(config.describer, model=model)

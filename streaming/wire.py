@@ -90,7 +90,7 @@ class Media:
     payload: bytes
 
 
-END_OF_TURN = ("model", "silence")
+END_OF_TURN = ("model", "silence", "text")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,8 +100,9 @@ class SessionConfig:
     describer: str = "opencv"
     silence_ms: int = 600  # the fixed silence that ends a turn (the fallback under `end_of_turn` "model")
     # "silence": only the fixed silence (and `turn.end`) ends a turn; "model": after a short silence the
-    # end-of-turn model (perception.turn_end) may end it sooner. Not the default: on the bank's lines spoken
-    # with pauses it ended 53 points more turns early than the fixed silence (docs/performance.md)
+    # end-of-turn model (perception.turn_end) may end it sooner; "text": the early transcript's words may
+    # (perception.turn_text). Neither is the default: on the bank's lines spoken with pauses each ended far
+    # more turns early than the fixed silence (docs/performance.md, "Answer sooner")
     end_of_turn: str = "silence"
     partials: bool = False
     frame_selection: str = "end"

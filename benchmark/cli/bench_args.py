@@ -131,8 +131,8 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> tuple[tuple[str, str, obj
     )
     glasses.add_argument(
         "--end-of-turn",
-        choices=("silence", "model"),
-        help="what ends the user's turn: silence (1.5 s; the default) or model (Smart Turn)",
+        choices=("silence", "model", "text"),
+        help="what ends the user's turn: silence (1.5 s; the default), model (Smart Turn) or text (the words)",
     )
     glasses.add_argument(
         "--media-root",

@@ -236,7 +236,7 @@ def check_stream_flags(args, bank, model_id: str) -> None:
     end-of-turn model's file, `--pictograph-frames` and whether the model can give `--output`."""
     from pathlib import Path
 
-    from candidates.model_ids import output_problem
+    from candidates.model_ids import is_realtime, output_problem
 
     if not 0 <= args.frame_size <= 4096 or not 0 <= args.frame_quality <= 100:
         raise Stop("--frame-size takes 0 to 4096 pixels and --frame-quality 0 to 100 (0: as captured)")
@@ -251,6 +251,8 @@ def check_stream_flags(args, bank, model_id: str) -> None:
             model_path()
         except RuntimeError as exc:
             raise Stop(f"--end-of-turn model: {exc}") from None
+    if args.end_of_turn == "text" and is_realtime(model_id):  # the server refuses it: the API ends its turns
+        raise Stop(f"--end-of-turn text: {model_id} ends its own turns; it is for chat models (silence or model)")
     if args.pictograph_frames and (problem := pictograph_problem(bank, args.synthetic_frames)):
         raise Stop(problem)
     problem = output_problem(model_id, args.output)

@@ -63,7 +63,7 @@ class StreamSettings:
     media_root: str | None = None  # speech and frames from here instead of media/
     asr_model: str | None = None  # the in-process server's Whisper model (None: bundled tiny.en)
     speed: float | None = None  # pacing (None: as fast as the server takes it)
-    end_of_turn: str = "silence"  # what ends a user's turn: "silence" or "model" (streaming.wire.SessionConfig)
+    end_of_turn: str = "silence"  # what ends a user's turn: "silence", "model" or "text" (streaming.wire.SessionConfig)
     server: str | None = None  # ws://HOST:PORT of a running server (None: one is started in-process)
     keep_frames: bool = True  # thumbnails of the frames sent kept in the run dir (`--no-frames`: none)
     token: str | None = field(default=None, repr=False)  # that server's token: never recorded

@@ -265,7 +265,8 @@ class FrameFacts:
 class TurnEnd:
     """How a stream turn was ended (empty on the text proxy and in records made before the
     end-of-turn model): the rule (`model`: the end-of-turn model heard a finished utterance
-    after a short silence; `silence`: the fixed silence ran out; `hint`: the client's
+    after a short silence; `text`: the early transcript read as finished; `silence`: the fixed
+    silence ran out; `hint`: the client's
     `turn.end`; `cap`: the longest utterance), the silence heard after the speech when it
     ended (stream seconds), the wall seconds from the end of speech reaching the server to
     the decision, and the model's last score in that pause (None: it was not asked)."""
@@ -275,7 +276,7 @@ class TurnEnd:
     after_speech_s: float | None = None
     probability: float | None = None
 
-    RULES: ClassVar[tuple[str, ...]] = ("model", "silence", "hint", "cap")
+    RULES: ClassVar[tuple[str, ...]] = ("model", "text", "silence", "hint", "cap")
     # field -> its key in a record's `turn_end` and in the `metrics` event's
     KEYS: ClassVar[dict[str, str]] = {
         "rule": "rule",

@@ -206,7 +206,7 @@ def test_turn_end_facts_round_trip_and_older_records_read():
     assert TurnResult.from_json(result.to_json(), "turn 1").turn_end == facts
     older = {k: v for k, v in result.to_json().items() if k != "turn_end"}
     assert TurnResult.from_json(older, "turn 1").turn_end == TurnEnd()
-    with pytest.raises(RecordError, match="'rule' must be one of model, silence, hint, cap"):
+    with pytest.raises(RecordError, match="'rule' must be one of model, text, silence, hint, cap"):
         TurnEnd.from_json({**data, "rule": "guess"})
 
 
@@ -215,6 +215,7 @@ def test_the_hello_names_the_end_of_turn_rule():
 
     assert wire.SessionConfig.from_dict({}).end_of_turn == "silence"  # the model failed the premature-end check
     assert wire.SessionConfig.from_dict({"end_of_turn": "model"}).end_of_turn == "model"
+    assert wire.SessionConfig.from_dict({"end_of_turn": "text"}).end_of_turn == "text"
     with pytest.raises(wire.WireError, match="end_of_turn"):
         wire.SessionConfig.from_dict({"end_of_turn": "vibes"})
 
@@ -230,7 +231,7 @@ def test_the_in_process_server_has_room_for_the_run():
 
 
 @pytest.mark.whisper
-@pytest.mark.parametrize("end_of_turn", ["model", "silence"])
+@pytest.mark.parametrize("end_of_turn", ["model", "silence", "text"])
 def test_a_stream_turn_records_the_rule_that_ended_it(server_url, end_of_turn):
     """Through the server and the glasses: the metrics event carries the turn's end, the
     record keeps it, and latencies count from the end of speech (the silence included)."""
@@ -252,7 +253,8 @@ def test_a_stream_turn_records_the_rule_that_ended_it(server_url, end_of_turn):
 
     result = asyncio.run(go())
     end = result.turn_end
-    assert end.rule in (("model", "silence") if end_of_turn == "model" else ("silence",)) and end.silence_s >= 0.2
+    assert end.rule in {"model": ("model", "silence"), "text": ("text", "silence")}.get(end_of_turn, ("silence",))
+    assert end.silence_s >= 0.2
     assert end.after_speech_s >= end.silence_s - 0.1 and (end.probability is not None) == (end_of_turn == "model")
     assert result.metrics.transcript_final >= end.after_speech_s
     assert result.to_json()["turn_end"]["rule"] == end.rule

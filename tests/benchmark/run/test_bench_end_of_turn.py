@@ -1,4 +1,4 @@
-"""`wearsim bench --via stream --end-of-turn silence|model`: the rule each session's hello asks for, carried
+"""`wearsim bench --via stream --end-of-turn silence|model|text`: the rule each session's hello asks for, carried
 to the server, recorded in the manifest (a resume key) and visible in the turns it ended; refused on the
 text proxy and, before anything is written, when the in-process server has no end-of-turn model."""
 
@@ -135,3 +135,43 @@ def test_a_proactive_session_asks_for_the_same_rule(monkeypatch):
         with pytest.raises(Refused):
             asyncio.run(watch.watch())
         assert hellos[-1].end_of_turn == sent
+
+
+@pytest.mark.whisper
+def test_text_end_of_turn_reaches_the_server_and_the_manifest(tmp_path):
+    run_dir = tmp_path / "text"
+    done = _bench(run_dir, "--via", "stream", "--end-of-turn", "text", "--speed", "1")  # Whisper keeps up in real time
+    assert done.returncode == 0, done.stderr
+    assert _manifest(run_dir)["end_of_turn"] == "text"
+    ends = _turn_ends(run_dir)
+    assert {end["rule"] for end in ends} <= {"text", "silence"} and any(end["rule"] == "text" for end in ends), ends
+    assert all(end["model_probability"] is None for end in ends)
+
+
+@pytest.mark.slow
+def test_text_end_of_turn_is_refused_for_a_realtime_model_before_anything_is_written(tmp_path):
+    run_dir = tmp_path / "rt"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmark",
+            "bench",
+            "--model",
+            "openai-realtime:gpt-realtime-2",
+            "--via",
+            "stream",
+            "--end-of-turn",
+            "text",
+            "--limit",
+            "1",
+            "--output-dir",
+            str(run_dir),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OPENAI_API_KEY": "sk-test-never-sent"},
+    )
+    assert done.returncode == 2 and "--end-of-turn text" in done.stderr and "chat models" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and not run_dir.exists()
