@@ -16,7 +16,8 @@ loopback and bounded (small sizes, sparse files, no model, no network beyond 127
    manifest.json: seconds and the refusal;
 11. transcripts.jsonl as a FIFO and as a link to /dev/zero: merge's refusal of the shard;
 12. a sparse 64 MB Label Studio export and a CSV of 100,001 rows: seconds and the refusal;
-13. `agreement` with 40 annotators on 12 items: seconds, and whether the pairwise table is left out;
+13. `agreement` with 40 annotators on 12 items: seconds, and whether the pairwise table is left out; an
+   import naming 25,005 annotators: seconds, the refusal and the label files written;
 16. hostile label bodies (a list as key, 5,000-deep JSON, a 10,000-digit number): statuses;
 18. temp files left by killed saves: how many are left after the page opens.
 
@@ -209,6 +210,7 @@ def transcripts_and_imports(work: Path) -> dict:
 
 
 def crowd(work: Path) -> dict:
+    from benchmark.labels.items import LabelError
     from benchmark.labels.measure import measure_agreement
 
     run = open_label_run(build_run(work / "crowd_run", ["current"] * 12))
@@ -219,7 +221,20 @@ def crowd(work: Path) -> dict:
         write_labels(run.run_dir, f"p{n}", given, run.known)
     began = time.monotonic()
     result = measure_agreement(run, "turn2")
-    return {"annotators": 40, "s": round(time.monotonic() - began, 2), "pairs_left_out": result["pairs_left_out"]}
+    out = {"annotators": 40, "s": round(time.monotonic() - began, 2), "pairs_left_out": result["pairs_left_out"]}
+    many = [make_label(keys[0], "prior", f"c{n}", run.known, "crowd") for n in range(25_005)]
+    began = time.monotonic()
+    try:
+        import_labels(run.run_dir, many, run.known)
+        said = "accepted"
+    except LabelError as exc:
+        said = str(exc)[:160]
+    out["import_25005_annotators"] = {
+        "s": round(time.monotonic() - began, 2),
+        "said": said.replace(str(work), "WORK"),
+        "label_files": len(list((run.run_dir / "labels").glob("*.jsonl"))),
+    }
+    return out
 
 
 def label_bodies(work: Path) -> dict:

@@ -48,6 +48,8 @@ TEMP_FILE = re.compile(r"\.[A-Za-z0-9][A-Za-z0-9._-]{0,39}\.jsonl\.[0-9]+\.[0-9a
 MAX_LABEL_LINE_BYTES = 16 * 1024
 MAX_LABEL_FILE_BYTES = 16 * 2**20
 MAX_NOTE_CHARS = 2000
+# annotators one run's labels/ may hold: a lab's crowd is tens, and every command reading labels reads each file
+MAX_ANNOTATORS = 1000
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
 
 
@@ -296,6 +298,12 @@ def _import_labels(run_dir: Path, labels: list[Label], known: dict[str, str]) ->
     by_annotator: dict[str, list[Label]] = {}
     for label in labels:
         by_annotator.setdefault(label.annotator, []).append(label)
+    there = {path.stem for path in annotator_files(run_dir)}
+    if len(there | set(by_annotator)) > MAX_ANNOTATORS:
+        raise LabelError(
+            f"the import names {len(set(by_annotator) - there):,} new annotators; with the {len(there):,} in "
+            f"{Path(run_dir) / LABELS_DIR} that is over the {MAX_ANNOTATORS:,} a run may hold (nothing written)"
+        )
     counts: dict[str, tuple[int, int, int]] = {}
     changed: dict[str, list[Label]] = {}
     stamp = now()

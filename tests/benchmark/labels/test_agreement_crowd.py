@@ -38,3 +38,27 @@ def test_a_few_annotators_still_get_every_pair(tmp_path):
     result = measure_agreement(run, "turn2")
     assert result["pairs_left_out"] is None and len(result["pairs"]) == 6  # 3 people and the judge
     assert MAX_PAIR_RATERS >= 4
+
+
+def test_an_import_naming_more_annotators_than_a_run_holds_is_refused_before_a_file_is_written(tmp_path, capsys):
+    """The attack created 25,005 label files in one import; past MAX_ANNOTATORS (counting those already there)
+    the import is one line and labels/ is as it was."""
+    from benchmark.cli import main
+    from benchmark.labels.store import MAX_ANNOTATORS
+
+    run = open_label_run(build_run(tmp_path / "run", ["current"] * 4))
+    key = sorted(run.known)[0]
+    write_labels(run.run_dir, "ana", [make_label(key, "current", "ana", run.known, "test")], run.known)
+    crowd = tmp_path / "crowd.csv"
+    rows = [f"{key},prior,p{n}" for n in range(MAX_ANNOTATORS)]  # with ana: one over
+    crowd.write_text("trial_key,label,annotator\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    before = sorted(p.name for p in (run.run_dir / "labels").iterdir())
+    capsys.readouterr()
+    assert main(["labels", "import", str(run.run_dir), str(crowd)]) == 2
+    err = capsys.readouterr().err
+    assert f"{MAX_ANNOTATORS:,} new annotators" in err and f"over the {MAX_ANNOTATORS:,}" in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert sorted(p.name for p in (run.run_dir / "labels").iterdir()) == before
+    crowd.write_text("trial_key,label,annotator\n" + "\n".join(rows[:-1]) + "\n", encoding="utf-8")
+    assert main(["labels", "import", str(run.run_dir), str(crowd)]) == 0  # at the cap: taken
+    assert len(list((run.run_dir / "labels").glob("*.jsonl"))) == MAX_ANNOTATORS
