@@ -2,7 +2,7 @@
 the per-turn latencies, against the in-process streaming server.
 
     .venv/bin/python benchmarks/streaming.py [--sessions 1,2,4,8] [--backend local]
-        [--end-of-turn silence|model] [--silence-ms 1500]
+        [--end-of-turn silence|model|text] [--silence-ms 1500]
 
 Each level starts N sessions at once, each playing Turn 1 and Turn 2 of a
 different scenario at real-time pace (speed 1.0), as `wearsim bench --via
@@ -135,9 +135,10 @@ def main() -> int:
     parser.add_argument("--backend", default="local")
     parser.add_argument(
         "--end-of-turn",
-        choices=("model", "silence"),
+        choices=("model", "silence", "text"),
         default="silence",
-        help="model: the end-of-turn model after a short silence; silence: the fixed silence only",
+        help="model: the end-of-turn model after a short silence; text: the early transcript's words; "
+        "silence: the fixed silence only",
     )
     parser.add_argument(
         "--silence-ms", type=int, default=SILENCE_MS, help=f"the fixed silence (the bench's {SILENCE_MS} ms)"
