@@ -10,7 +10,12 @@ behind the same Host and Origin checks as the live page (`streaming.origin`).
   item). The desk decides what an item holds; it never hands over a judge's
   label or another annotator's;
 - `POST /v1/annotate/label`: one label (`{"key", "label", "note"}`, JSON, at
-  most `MAX_LABEL_BODY` bytes), saved before the answer goes back.
+  most `MAX_LABEL_BODY` bytes), saved before the answer goes back. Its body
+  must come within `LABEL_BODY_TIMEOUT_S`, at `MIN_LABEL_RATE` on average
+  after `LABEL_GRACE_S` (`streaming.body_deadline`), else 408 and the
+  connection closed: 530 POSTs trickling a byte every 8 s held every place
+  of the page's server, and the page answered 503, for as long as they sent
+  (issue 57 row 4).
 
 The app knows nothing of runs or judges: it is handed a desk with `page()`
 and `save(key, label, note)` (`benchmark.labels.run.AnnotatorDesk`); a
@@ -27,10 +32,20 @@ from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
+
+from streaming.body_deadline import TOO_SLOW_HEADERS, BodyDeadline, BodyTooSlow
 
 WEB_ROOT = Path(__file__).with_name("web")
 
 MAX_LABEL_BODY = 16 * 1024
+# A label is a few hundred bytes, sent by fetch() with its headers: a phone on a poor link (a few KB/s, a
+# lost packet sent again after 1 s, then 2 s) has it all in well within the grace. Past the grace the body
+# must average 1 KB/s, and all of it come within 15 s (a 15 KB note at that pace still lands); a body
+# trickled a byte at a time lets go of its place after 5 s.
+LABEL_BODY_TIMEOUT_S = 15.0
+LABEL_GRACE_S = 5.0
+MIN_LABEL_RATE = 1024  # bytes a second on average, once LABEL_GRACE_S have passed
 NO_STORE = {"cache-control": "no-store"}
 
 
@@ -48,6 +63,7 @@ def create_annotate_app(
     app = FastAPI(title="wearsim labelling", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(OriginCheck, allowed_origins=allowed_origins, allowed_hosts=allowed_hosts)
     app.mount("/web", StaticFiles(directory=WEB_ROOT), name="web")
+    body_deadline = BodyDeadline(total_s=LABEL_BODY_TIMEOUT_S, min_rate=MIN_LABEL_RATE, grace_s=LABEL_GRACE_S)
 
     def refuse(status: int, message: str) -> JSONResponse:
         return JSONResponse({"error": message}, status_code=status, headers=NO_STORE)
@@ -75,10 +91,19 @@ def create_annotate_app(
         if declared and declared.isdigit() and int(declared) > MAX_LABEL_BODY:
             return refuse(413, f"a label may be at most {MAX_LABEL_BODY} bytes")
         body = b""
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_LABEL_BODY:
-                return refuse(413, f"a label may be at most {MAX_LABEL_BODY} bytes")
+        try:
+            async for chunk in body_deadline.chunks(request):
+                body += chunk
+                if len(body) > MAX_LABEL_BODY:
+                    return refuse(413, f"a label may be at most {MAX_LABEL_BODY} bytes")
+        except BodyTooSlow as exc:
+            return JSONResponse(
+                {"error": f"the label did not arrive in time: {exc}"},
+                status_code=408,
+                headers={**NO_STORE, **TOO_SLOW_HEADERS},
+            )
+        except ClientDisconnect:  # the client left mid-label: nothing to answer, nothing saved
+            return refuse(400, "the label was cut off")
         try:
             data = json.loads(body)
         except RecursionError:

@@ -27,7 +27,13 @@ coming back. The rule of the `Room` instead:
   is given away is aborted (reset), never drained;
 - when every place holds a request in progress, `reserve` more connections
   are let in to answer `/healthz` only (the health check always answers);
-  past those, 503 as the connection opens.
+  past those, 503 as the connection opens. A reserve place is kept for a
+  request whose headers are in: a new connection takes the place of the
+  oldest one on the reserve still waiting for its headers (which must come
+  within `streaming.local_server.RESERVE_HEAD_TIMEOUT_S`), so silent
+  connections hold the reserve no more than waiting ones hold the places
+  (issue 57 row 4: 30 silent connections held all 8 and `/healthz` was 503
+  for a minute).
 """
 
 from __future__ import annotations
@@ -42,7 +48,8 @@ class Room:
         self.hosts: dict[object, str | None] = {}  # connection -> its address, for every connection in a place
         self.waiting: dict[object, None] = {}  # connections waiting for a request's headers, oldest first
         self.stalled: dict[object, None] = {}  # connections whose client reads none of its answer, oldest first
-        self.reserved: set[object] = set()  # connections let in past the cap, for /healthz only
+        # connections let in past the cap, for /healthz only, oldest first: whether a request's headers are in
+        self.reserved: dict[object, bool] = {}
         self.taken = 0  # connections whose place was given to a newer one
 
     def share(self, host: str | None) -> int:
@@ -51,8 +58,8 @@ class Room:
         return self.limit if addresses <= 1 else max(self.per_client, self.limit // addresses)
 
     def arrive(self, connection, host: str | None) -> tuple[str, object | None]:
-        """Where a new connection goes: ("in", a connection whose place it takes, or None), ("reserve",
-        None) or ("busy", None). The caller closes the one whose place is taken."""
+        """Where a new connection goes: ("in" or "reserve", a connection whose place it takes, or None), or
+        ("busy", None). The caller closes the one whose place is taken."""
         held = Counter(self.hosts.values())
         over_share = held[host] >= self.share(host)
         victim = None
@@ -61,15 +68,25 @@ class Room:
             if victim is None and not over_share:
                 victim = next(self._givers(), None)  # the biggest address is all busy: any idle one
             if victim is None:
-                if len(self.reserved) < self.reserve:
-                    self.reserved.add(connection)
-                    return "reserve", None
-                return "busy", None
+                return self._on_reserve(connection)
             self.leave(victim)
             self.taken += 1
         self.hosts[connection] = host
         self.waiting[connection] = None
         return "in", victim
+
+    def _on_reserve(self, connection) -> tuple[str, object | None]:
+        """A reserve place if one is free, else the place of the oldest on the reserve still waiting for its
+        request's headers (returned, to be closed), else busy."""
+        victim = None
+        if len(self.reserved) >= self.reserve:
+            victim = next((c for c, heard in self.reserved.items() if not heard), None)
+            if victim is None:
+                return "busy", None
+            self.leave(victim)
+            self.taken += 1
+        self.reserved[connection] = False
+        return "reserve", victim
 
     def _givers(self):
         """The connections that may give their places: stalled ones first, then waiting ones, oldest first."""
@@ -90,17 +107,21 @@ class Room:
     def requested(self, connection) -> None:
         """A request's headers are in: its connection is answered, and keeps its place meanwhile."""
         self.waiting.pop(connection, None)
+        if connection in self.reserved:
+            self.reserved[connection] = True
 
     def answered(self, connection) -> None:
         """A response is complete: the kept-alive connection waits for its next request (the newest)."""
         if connection in self.hosts:
             self.waiting[connection] = None
+        elif connection in self.reserved:
+            self.reserved[connection] = False
 
     def leave(self, connection) -> None:
         self.hosts.pop(connection, None)
         self.waiting.pop(connection, None)
         self.stalled.pop(connection, None)
-        self.reserved.discard(connection)
+        self.reserved.pop(connection, None)
 
     def is_reserved(self, connection) -> bool:
         return connection in self.reserved

@@ -16,7 +16,13 @@ sessions' places, nor sessions the page's. Who holds those places is
 `streaming.connection_room`'s rule: a fair share per address where
 addresses differ, a connection still waiting for its request's headers
 giving its place to a new one, and `/healthz` answered from a reserve even
-when every place holds a request in progress.
+when every place holds a request in progress. A connection on that
+reserve must send its request's headers within `RESERVE_HEAD_TIMEOUT_S`,
+and gives its place to a newer one until it has (issue 57 row 4: 30
+silent connections held the reserve and `/healthz` was 503 for a minute);
+a request's body is read under a deadline and a minimum rate by the
+routes that read one (`streaming.body_deadline`), so a request in progress
+does not hold its place for good either.
 
 Clients that ask and never read cannot hold it either (issue 57 row 2: 520
 clients pipelining GETs with a tiny receive window held every place, and
@@ -60,6 +66,7 @@ WRITE_TIMEOUT_S = 10.0  # writes paused (the client reads nothing) this long: th
 SEND_BUFFER_BYTES = 128 * 1024  # a plain HTTP connection's kernel send buffer (SO_SNDBUF; Linux doubles it)
 MAX_PIPELINED = 16  # requests queued behind the one being answered; one more and the connection is reset
 HEALTHZ_RESERVE = 8  # connections let in past MAX_HTTP_CONNECTIONS to answer /healthz only
+RESERVE_HEAD_TIMEOUT_S = 2.0  # for a request's headers on a reserve connection (a health check sends them at once)
 ALWAYS_ANSWERED = ("/healthz",)  # answered from the reserve
 BUSY = b'{"error": "the server holds its maximum of WebSocket connections; try again later"}'
 BUSY_HTTP = b'{"error": "the server holds its maximum of connections; try again later"}'
@@ -112,7 +119,7 @@ def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit
     places by `streaming.connection_room.Room` (at most `http_limit`, a fair share per address of at
     least `per_client`, idle connections giving way to new ones, `/healthz` answered from a reserve)."""
     room = Room(http_limit, per_client, HEALTHZ_RESERVE)
-    write_seconds, pipelined = WRITE_TIMEOUT_S, MAX_PIPELINED
+    write_seconds, pipelined, reserve_seconds = WRITE_TIMEOUT_S, MAX_PIPELINED, RESERVE_HEAD_TIMEOUT_S
 
     class DeadlineProtocol(base):
         def __init__(self, *args, **kwargs):
@@ -154,7 +161,7 @@ def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit
             super().connection_made(transport)
             _bound_send_queue(transport)
             where, taken = room.arrive(self, _peer_host(transport))
-            if taken is not None:  # a connection waiting for its request, or stalled, gives its place
+            if taken is not None:  # a connection waiting for its request's headers, or stalled, gives its place
                 taken.drop()
             if where == "busy":
                 transport.write(_busy_response(BUSY_HTTP))
@@ -165,7 +172,8 @@ def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit
         def _arm(self):
             if self._deadline is not None:
                 self._deadline.cancel()
-            self._deadline = self.loop.call_later(seconds, self._deadline_passed)
+            wait = reserve_seconds if room.is_reserved(self) else seconds
+            self._deadline = self.loop.call_later(wait, self._deadline_passed)
 
         def _deadline_passed(self):
             between_requests = self.cycle is None or self.cycle.response_complete

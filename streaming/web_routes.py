@@ -12,7 +12,7 @@
   (`RECORD_BODY_TIMEOUT_S`, pauses of at most `RECORD_GAP_TIMEOUT_S`: 408);
   and at least `MIN_RECORD_RATE` bytes a second on average once
   `RECORD_GRACE_S` have passed (408: a body trickled a byte at a time lets
-  go of its place within seconds, not two minutes);
+  go of its place within seconds, not two minutes; `streaming.body_deadline`);
   the recording is probed before it is decoded and refused over a step's
   limits (`media_effects.media_library.probe_recording`: 413); nothing
   half-written stays behind. An upload takes its place in the studio's own
@@ -30,7 +30,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import secrets
 import shutil
@@ -43,6 +42,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.requests import ClientDisconnect
 
 from media_effects.audio import MediaLimit
+from streaming.body_deadline import TOO_SLOW_HEADERS, BodyDeadline, BodyTooSlow
 from streaming.import_pool import ImportBusy, ImportPool
 
 WEB_ROOT = Path(__file__).with_name("web")
@@ -83,7 +83,9 @@ def add_web_routes(
 
     bank = load_bank()
     imports = ImportPool(IMPORT_WORKERS, IMPORT_WAITING, MAX_INCOMING_BYTES, IMPORT_PER_CLIENT, MAX_INCOMING_PER_CLIENT)
-    min_rate, grace = MIN_RECORD_RATE, RECORD_GRACE_S
+    body_deadline = BodyDeadline(
+        total_s=RECORD_BODY_TIMEOUT_S, min_rate=MIN_RECORD_RATE, grace_s=RECORD_GRACE_S, gap_s=RECORD_GAP_TIMEOUT_S
+    )
     app.mount("/web", StaticFiles(directory=WEB_ROOT), name="web")
 
     @app.get("/", include_in_schema=False)
@@ -146,25 +148,7 @@ def add_web_routes(
             upload = stage / "upload.webm"
             size = 0
             with upload.open("wb") as handle:
-                body = request.stream().__aiter__()
-                clock = asyncio.get_running_loop().time
-                started = clock()
-                deadline = started + RECORD_BODY_TIMEOUT_S
-                while True:
-                    slow = started + max(grace, size / min_rate)  # when its average falls under the rate
-                    wait = min(RECORD_GAP_TIMEOUT_S, deadline - clock(), slow - clock())
-                    try:
-                        chunk = await asyncio.wait_for(body.__anext__(), max(wait, 0.0))
-                    except StopAsyncIteration:
-                        break
-                    except TimeoutError:
-                        return refuse(
-                            408,
-                            f"the recording did not arrive in time: the body must come within "
-                            f"{RECORD_BODY_TIMEOUT_S:.0f} s, with no pause over "
-                            f"{RECORD_GAP_TIMEOUT_S:.0f} s and at least {min_rate // 1024} KB/s "
-                            f"after the first {grace:.0f} s",
-                        )
+                async for chunk in body_deadline.chunks(request):
                     size += len(chunk)
                     if size > MAX_RECORDING_BYTES:
                         return refuse(413, f"a recording may be at most {MAX_RECORDING_BYTES // 2**20} MB")
@@ -175,6 +159,10 @@ def add_web_routes(
             files = await imports.run(_import, Path(record_dir), stage, scenario, step, upload)
         except ImportBusy as exc:
             return busy(exc)
+        except BodyTooSlow as exc:
+            return JSONResponse(
+                {"error": f"the recording did not arrive in time: {exc}"}, status_code=408, headers=TOO_SLOW_HEADERS
+            )
         except ClientDisconnect:  # the client left mid-upload: nothing to answer, nothing kept
             return refuse(400, "the upload was cut off")
         except MediaLimit as exc:  # probed from the header (or counted while decoding): nothing big decoded

@@ -107,7 +107,9 @@ def test_the_room_rule():
     assert room.arrive(other, "B") == ("in", a[1])  # B under its share: A's oldest gives way
     for c in (a[2], a[3], new, other):
         room.requested(c)  # every place answers a request now
-    assert room.arrive(object(), "C") == ("reserve", None)  # no idle place: the /healthz reserve
+    on_reserve = object()
+    assert room.arrive(on_reserve, "C") == ("reserve", None)  # no idle place: the /healthz reserve
+    room.requested(on_reserve)  # its headers are in: it keeps its reserve place
     assert room.arrive(object(), "C") == ("busy", None)
     room.answered(a[2])  # a response done: that connection waits again, and may give way
     assert room.arrive(object(), "C") == ("in", a[2])
