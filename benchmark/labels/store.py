@@ -298,10 +298,10 @@ def _import_labels(run_dir: Path, labels: list[Label], known: dict[str, str]) ->
     by_annotator: dict[str, list[Label]] = {}
     for label in labels:
         by_annotator.setdefault(label.annotator, []).append(label)
-    there = {path.stem for path in annotator_files(run_dir)}
-    if len(there | set(by_annotator)) > MAX_ANNOTATORS:
+    present = {path.stem for path in annotator_files(run_dir)}
+    if len(present | set(by_annotator)) > MAX_ANNOTATORS:
         raise LabelError(
-            f"the import names {len(set(by_annotator) - there):,} new annotators; with the {len(there):,} in "
+            f"the import names {len(set(by_annotator) - present):,} new annotators; with the {len(present):,} in "
             f"{Path(run_dir) / LABELS_DIR} that is over the {MAX_ANNOTATORS:,} a run may hold (nothing written)"
         )
     counts: dict[str, tuple[int, int, int]] = {}
