@@ -25,18 +25,15 @@ and `save(key, label, note)` (`benchmark.labels.run.AnnotatorDesk`); a
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Protocol, cast
 
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
-from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
 from streaming.body_deadline import TOO_SLOW_HEADERS, BodyDeadline, BodyTooSlow
-
-WEB_ROOT = Path(__file__).with_name("web")
+from streaming.web_files import WEB_ROOT, add_web_files
 
 MAX_LABEL_BODY = 16 * 1024
 # A label is a few hundred bytes, sent by fetch() with its headers: a phone on a poor link (a few KB/s, a
@@ -62,7 +59,7 @@ def create_annotate_app(
 
     app = FastAPI(title="wearsim labelling", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(OriginCheck, allowed_origins=allowed_origins, allowed_hosts=allowed_hosts)
-    app.mount("/web", StaticFiles(directory=WEB_ROOT), name="web")
+    add_web_files(app)
     body_deadline = BodyDeadline(total_s=LABEL_BODY_TIMEOUT_S, min_rate=MIN_LABEL_RATE, grace_s=LABEL_GRACE_S)
 
     def refuse(status: int, message: str) -> JSONResponse:

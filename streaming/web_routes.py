@@ -38,14 +38,13 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse
-from fastapi.staticfiles import StaticFiles
 from starlette.requests import ClientDisconnect
 
 from media_effects.audio import MediaLimit
 from streaming.body_deadline import TOO_SLOW_HEADERS, BodyDeadline, BodyTooSlow
 from streaming.import_pool import ImportBusy, ImportPool
+from streaming.web_files import WEB_ROOT, add_web_files
 
-WEB_ROOT = Path(__file__).with_name("web")
 MAX_RECORDING_BYTES = 64 * 1024 * 1024
 RECORD_BODY_TIMEOUT_S = 120.0  # the whole body of POST /v1/record (64 MB: about 0.5 MB/s at the least)
 RECORD_GAP_TIMEOUT_S = 10.0  # and no pause between its pieces longer than this
@@ -86,7 +85,7 @@ def add_web_routes(
     body_deadline = BodyDeadline(
         total_s=RECORD_BODY_TIMEOUT_S, min_rate=MIN_RECORD_RATE, grace_s=RECORD_GRACE_S, gap_s=RECORD_GAP_TIMEOUT_S
     )
-    app.mount("/web", StaticFiles(directory=WEB_ROOT), name="web")
+    add_web_files(app)
 
     @app.get("/", include_in_schema=False)
     async def page():
