@@ -10,12 +10,12 @@ import asyncio
 import numpy as np
 
 from core.candidate import GenerationConfig, Reply
-from perception.describers import Description
 from perception.speech import EarlyTranscript, FinalTranscript, SpeechStarted
 from streaming import wire
 from streaming.backends import ChatBackend
 from streaming.session import Session
 from tests.streaming.test_barge_in import of, until
+from tests.streaming.test_chat_backend import Describer
 
 
 class Segmenter:
@@ -59,19 +59,6 @@ class Warmer:
         self.asked.append([m.text for m in messages])
         on_delta("It is a mug.")
         return Reply(text="It is a mug.", model=self.model_id)
-
-
-class Describer:
-    name, model = "fake", "fake"
-
-    def __init__(self):
-        self.seen: list[bytes] = []
-
-    async def describe(self, jpeg: bytes, previous: bytes | None = None) -> Description:
-        self.seen.append(jpeg)
-        return Description(
-            text=f"a view of {jpeg.decode()}", describer=self.name, model=self.model, cached=False, seconds=0.0
-        )
 
 
 def one_turn(early: bool):
