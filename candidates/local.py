@@ -280,8 +280,10 @@ class LocalModel:
 
     Prompts are evaluated ahead where that can be done (`_warm`): the first request primes every server
     that has answered nothing with its system prompt, and a streaming turn's prompt is evaluated while
-    its end-of-turn silence is still being waited (`prefill`); the request that continues it then waits
-    on that server and starts answering at once (docs/performance.md, "Answer sooner")."""
+    its end-of-turn silence is still being waited (`prefill`), under the text end of turn its camera
+    block even before its words are known (a held last message that is the start of the request's own
+    counts as held); the request that continues it then waits on that server and starts answering at once
+    (docs/performance.md, "Answer sooner")."""
 
     def __init__(self, model_id: str, clients: list, *, clock=time.monotonic):
         from candidates import ratelimit
@@ -296,8 +298,20 @@ class LocalModel:
         self._warming: list[asyncio.Task | None] = [None] * len(clients)  # a prompt evaluated ahead, per server
 
     def _continues(self, n: int, messages: list[Message], system: str) -> bool:
+        """Whether server `n` holds the start of this conversation: its messages, the last of them maybe
+        only the start of the request's (a turn evaluated before its words were known: its camera block)."""
         held = self._held[n]
-        return held is not None and held.system == system and tuple(messages[: len(held.messages)]) == held.messages
+        if held is None or held.system != system or len(messages) < len(held.messages):
+            return False
+        if not held.messages:
+            return True
+        *whole, last = held.messages
+        asked = messages[len(whole)]
+        return (
+            tuple(messages[: len(whole)]) == tuple(whole)
+            and asked.role == last.role
+            and asked.text.startswith(last.text)
+        )
 
     def server_for(self, messages: list[Message], system: str, probe: bool) -> int:
         """The index of the server that answers this request (the rule in the class's docstring)."""

@@ -40,10 +40,11 @@ is waited; when the turn ends on that clip (by the silence, the model, or a
 the last speech, `_clip_end`) the early decode is its transcript
 (`decoded_early`), and when the speech goes on it is dropped (a queued
 decode never runs). The transcript is the same either way; it is only ready
-sooner. When the early decode is done, `feed` returns an `EarlyTranscript`
-(once per decode), so the caller can prepare the reply while the silence is
-waited (the streaming session has the embedded model evaluate the turn's
-prompt then).
+sooner. When the early decode begins, `feed` returns `SpeechPaused`, and when
+it is done an `EarlyTranscript` (once per decode), so the caller can prepare
+the reply while the silence is waited (the streaming session has the
+embedded model evaluate the turn's prompt then: under the text rule, the
+part before the words as soon as the speech pauses).
 
 Voice activity is one stream per segmenter (`VadStream`): each 32 ms window
 is scored once, with the model's state carried on from the window before
@@ -118,7 +119,16 @@ class EarlyTranscript:
     decode_seconds: float
 
 
-SpeechEvent = SpeechStarted | PartialTranscript | EarlyTranscript | FinalTranscript
+@dataclass(frozen=True, kw_only=True)
+class SpeechPaused:
+    """The early decode has begun: `POST_ROLL_MS` of silence follow the speech, and the clip a turn ending on
+    this silence would have (`start_ms` to `end_ms`) is being decoded; its words are not known yet."""
+
+    start_ms: int
+    end_ms: int
+
+
+SpeechEvent = SpeechStarted | PartialTranscript | SpeechPaused | EarlyTranscript | FinalTranscript
 
 _VAD_POOL: ThreadPoolExecutor | None = None
 
@@ -251,7 +261,7 @@ class SpeechSegmenter:
             if rule is not None:  # the buffer starts anew at the utterance's end; later windows follow on
                 events.append(await self._finish(self._clip_end(end), rule, end))
             elif self._early is None and end - self._last_speech_end >= POST_ROLL_SAMPLES:
-                self._start_early_decode()
+                events.append(self._start_early_decode())
         if self._speech_start is not None and self._early is not None and not self._early_told:
             events += self._early_transcript()
         if self._speech_start is None:
@@ -314,12 +324,13 @@ class SpeechSegmenter:
         its last speech, or sooner when less has been heard."""
         return min(heard_to, self._last_speech_end + POST_ROLL_SAMPLES)
 
-    def _start_early_decode(self) -> None:
+    def _start_early_decode(self) -> SpeechPaused:
         """Decode the utterance as a turn ending now would, while the silence is still being waited."""
         end = self._clip_end(self._scored)
         task = asyncio.ensure_future(self.transcriber.transcribe(self._utterance_audio(end)))
         task.add_done_callback(lambda t: t.cancelled() or t.exception())  # a dropped decode's error is not lost
         self._early, self._early_told = (end, task), False
+        return SpeechPaused(start_ms=self._ms(self._started()), end_ms=self._ms(end))
 
     def _early_transcript(self) -> list[SpeechEvent]:
         """The early decode's EarlyTranscript, once, when it has finished (a failed one tells nothing)."""

@@ -73,7 +73,14 @@ from core.candidate import REPLY_AUDIO_RATE
 from core.records import TurnEnd, TurnInput, TurnMetrics
 from media_effects.frames import FrameBuffer
 from perception.frame_policy import FramePolicy
-from perception.speech import EarlyTranscript, FinalTranscript, PartialTranscript, SpeechSegmenter, SpeechStarted
+from perception.speech import (
+    EarlyTranscript,
+    FinalTranscript,
+    PartialTranscript,
+    SpeechPaused,
+    SpeechSegmenter,
+    SpeechStarted,
+)
 from streaming import wire
 from streaming.backends import Backend
 from streaming.proactive import parse_strategy
@@ -330,9 +337,15 @@ class Session:
                 await self.backend.interrupt()
         elif isinstance(event, PartialTranscript):
             await self.send(wire.TranscriptPartial(text=event.text, t_ms=event.t_ms))
+        elif isinstance(event, SpeechPaused):
+            # under the text rule the turn may end as soon as the words are decoded: the part of its prompt
+            # before them (the conversation, the camera block) is evaluated while they are
+            if self.config.end_of_turn == "text" and self._reply is None:
+                words_unknown = EarlyTranscript(text="", start_ms=event.start_ms, end_ms=event.end_ms, decode_seconds=0)
+                self._prefill_next(words_unknown)
         elif isinstance(event, EarlyTranscript):
-            if self._reply is None and (self._prefill is None or self._prefill.done()):
-                self._prefill = asyncio.create_task(self._prefill_turn(event), name=f"prefill {self.turn + 1}")
+            if self._reply is None:
+                self._prefill_next(event)
         elif isinstance(event, FinalTranscript):
             heard_at = time.monotonic()  # latencies count any wait for the previous reply
             await self._end_reply()  # the previous turn's reply first: one conversation, in order
@@ -342,9 +355,15 @@ class Session:
             )
             self._reply.add_done_callback(lambda _: self._queued.set())  # the worker ends it
 
-    async def _prefill_turn(self, early: EarlyTranscript) -> None:
+    def _prefill_next(self, early: EarlyTranscript) -> None:
+        """Prefill the next turn from `early`, after the prefill before it (the backend continues it)."""
+        self._prefill = asyncio.create_task(self._prefill_turn(early, self._prefill), name=f"prefill {self.turn + 1}")
+
+    async def _prefill_turn(self, early: EarlyTranscript, before: asyncio.Task | None) -> None:
         """The next turn's input as it will be if the turn ends on this silence, to the backend to get ready
         (`Backend.prefill`): nothing is sent or counted, and a failure here is the turn's to meet."""
+        if before is not None:
+            await asyncio.wait([before])
         try:
             await self.backend.prefill(await self._turn_input(self.turn + 1, early, None))
         except Exception:  # noqa: BLE001 (the turn itself asks again and reports what fails)

@@ -262,3 +262,26 @@ def test_a_turn_prefilled_in_the_silence_waits_on_that_server_and_continues_it()
     asyncio.run(run())
     assert [a[-1] for a in s0.asked] == ["what is this?", "and now?", "and now?"]  # the prefill, then the turn
     assert s1.asked == []
+
+
+def test_a_turn_prefilled_before_its_words_continues_on_that_server_with_them():
+    """Under the text end of turn the session prefills the turn's camera block before the words are decoded
+    (the user message without them); the turn with its words is that server's conversation continued, so the
+    prefill with the words and the turn's request go there too, not to the idle server."""
+    local, (s0, s1), clock = model()
+    user = []
+
+    async def run():
+        await ask(local, user, "what is this?")
+        clock.now += 1
+        without_words = [*user, Message(role="user", text="[Camera: a mug]\n")]
+        with_words = [*user, Message(role="user", text="[Camera: a mug]\nand now?")]
+        await local.prefill(without_words, "sys")
+        await local.prefill(with_words, "sys")
+        await local.respond(with_words, "sys", TURN)
+        other = [*user, Message(role="user", text="[Camera: a cup]\nand now?")]  # not the start of it
+        assert not local._continues(0, other, "sys")
+
+    asyncio.run(run())
+    assert [a[-1] for a in s0.asked] == ["what is this?", "[Camera: a mug]\n", *["[Camera: a mug]\nand now?"] * 2]
+    assert s1.asked == []

@@ -10,7 +10,7 @@ import pytest
 
 from media_effects.audio import SAMPLE_RATE, decode_audio, float_to_pcm16
 from perception.asr import Transcript
-from perception.speech import EarlyTranscript, FinalTranscript, SpeechSegmenter
+from perception.speech import EarlyTranscript, FinalTranscript, SpeechPaused, SpeechSegmenter
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +61,19 @@ def test_the_early_transcript_comes_once_before_the_turn_ends_with_its_clip(ques
     early, final = events
     assert (early.text, early.start_ms, early.end_ms) == (final.text, final.start_ms, final.end_ms)
     assert final.decoded_early and asr.decodes == 1
+
+
+def test_the_pause_is_told_as_its_clip_goes_to_the_decoder_before_its_words_are_known(question):
+    asr = Counting()
+    audio = np.concatenate([np.zeros(4000, np.float32), question, np.zeros(32000, np.float32)])
+    events = [
+        e
+        for e in _events(SpeechSegmenter(asr, silence_ms=1500), audio)
+        if isinstance(e, (SpeechPaused, EarlyTranscript, FinalTranscript))
+    ]
+    assert [type(e) for e in events] == [SpeechPaused, EarlyTranscript, FinalTranscript]
+    paused, early, _ = events
+    assert (paused.start_ms, paused.end_ms) == (early.start_ms, early.end_ms)
 
 
 def test_speech_after_the_early_transcript_brings_another_for_the_longer_clip(question):

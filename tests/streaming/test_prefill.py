@@ -10,7 +10,7 @@ import asyncio
 import numpy as np
 
 from core.candidate import GenerationConfig, Reply
-from perception.speech import EarlyTranscript, FinalTranscript, SpeechStarted
+from perception.speech import EarlyTranscript, FinalTranscript, SpeechPaused, SpeechStarted
 from streaming import wire
 from streaming.backends import ChatBackend
 from streaming.session import Session
@@ -19,7 +19,8 @@ from tests.streaming.test_chat_backend import Describer
 
 
 class Segmenter:
-    """b"S" starts speech; b"E" is the early transcript; b"F" ends the turn on the same clip."""
+    """b"S" starts speech; b"P" the pause (the early decode begun); b"E" is the early transcript; b"F" ends the
+    turn on the same clip."""
 
     in_speech = False
 
@@ -29,6 +30,8 @@ class Segmenter:
     async def feed(self, pcm16: bytes, t_ms: int) -> list:
         if pcm16 == b"S":
             return [SpeechStarted(t_ms=t_ms)]
+        if pcm16 == b"P" and self.early:
+            return [SpeechPaused(start_ms=500, end_ms=1500)]
         if pcm16 == b"E" and self.early:
             return [EarlyTranscript(text="What is this?", start_ms=500, end_ms=1500, decode_seconds=0.01)]
         if pcm16 == b"F":
@@ -61,7 +64,7 @@ class Warmer:
         return Reply(text="It is a mug.", model=self.model_id)
 
 
-def one_turn(early: bool):
+def one_turn(early: bool, end_of_turn: str = "silence"):
     candidate, describer, events = Warmer(), Describer(), []
 
     async def go():
@@ -69,13 +72,14 @@ def one_turn(early: bool):
             events.append(event)
 
         backend = ChatBackend(candidate, "sys", GenerationConfig(), describer)
-        session = Session(wire.SessionConfig(camera=True), Segmenter(early), backend, send)
+        config = wire.SessionConfig(camera=True, end_of_turn=end_of_turn)
+        session = Session(config, Segmenter(early), backend, send)
         worker = asyncio.create_task(session.run())
         await session.on_media(wire.Media(kind=wire.KIND_FRAME, t_ms=1000, payload=b"mug"))
-        for chunk, t_ms in ((b"S", 500), (b"a", 1500), (b"E", 1800)):
+        for chunk, t_ms in ((b"S", 500), (b"a", 1500), (b"P", 1600), (b"E", 1800)):
             await session.on_media(wire.Media(kind=wire.KIND_AUDIO, t_ms=t_ms, payload=chunk))
         if early:
-            await until(lambda: candidate.prefilled)
+            await until(lambda: len(candidate.prefilled) == (2 if end_of_turn == "text" else 1))
         await session.on_media(wire.Media(kind=wire.KIND_AUDIO, t_ms=3000, payload=b"F"))
         await until(lambda: of(events, wire.Metrics, 1))
         worker.cancel()
@@ -95,3 +99,17 @@ def test_the_prefill_asks_what_the_turn_then_asks_and_sends_no_frame_of_its_own(
     assert plain_candidate.prefilled == [] and plain_candidate.asked == candidate.asked
     [metrics], [plain_metrics] = of(events, wire.Metrics, 1), of(plain, wire.Metrics, 1)
     assert metrics.frames == plain_metrics.frames and metrics.frames.sent == 1  # the turn's frame, counted once
+
+
+def test_under_the_text_end_of_turn_the_prompt_before_the_words_is_prefilled_at_the_pause():
+    """The turn may end as soon as its words are decoded, so at the pause the session prefills the turn without
+    them (its camera block), then with them; under the fixed silence there is time enough, and it does not."""
+    candidate, describer, events = one_turn(early=True, end_of_turn="text")
+    [turn_input] = of(events, wire.TurnInputEvent, 1)
+    asked = list(turn_input.input.messages())
+    before_words = candidate.prefilled[0]
+    assert before_words[-1] == asked[-1].removesuffix("What is this?") and "a view of mug" in before_words[-1]
+    assert candidate.prefilled[1:] == candidate.asked == [asked]
+    assert describer.seen == [b"mug"]
+    silence_candidate, _, _ = one_turn(early=True)
+    assert silence_candidate.prefilled == [asked]
