@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -45,6 +46,8 @@ MAIN_SET_UP = SET_UP + " && "
 # what the Tests block's check.sh gives pytest here (see the module's docstring)
 CHECK_SELECTION = ["tests/project/test_readme.py"]
 TAIL_LINES = 40
+# a block that hangs fails the test (the main job takes one to two minutes on 2 cores)
+BLOCK_TIMEOUT_S = 1200
 
 
 def readme_blocks(text: str) -> list[str]:
@@ -93,14 +96,23 @@ def offline_env() -> dict[str, str]:
 
 
 def run_block(command: str, project: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    """`bash -c command` in its own process group, which is killed whole if it passes BLOCK_TIMEOUT_S."""
+    with subprocess.Popen(
         ["bash", "-c", command],
         cwd=project,
         env=offline_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-    )
+        start_new_session=True,
+    ) as process:
+        try:
+            output, _ = process.communicate(timeout=BLOCK_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            output, _ = process.communicate()
+            output += f"\n(killed after {BLOCK_TIMEOUT_S} s)"
+    return subprocess.CompletedProcess(command, process.returncode, output)
 
 
 def outcome(command: str, done: subprocess.CompletedProcess[str]) -> str:
