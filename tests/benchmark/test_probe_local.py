@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.fake_gemini_live import FakeGeminiLive
 
 MODEL = "gemini-live:gemini-3.8-live"
@@ -27,6 +29,7 @@ def probe(*argv: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_a_local_gemini_live_url_needs_no_key_and_takes_its_certificate_from_ca_file(tmp_path):
     trace = tmp_path / "ok.jsonl"
     with FakeGeminiLive(tmp_path, reply="It is the screwdriver in your hand.") as server:
@@ -36,6 +39,7 @@ def test_a_local_gemini_live_url_needs_no_key_and_takes_its_certificate_from_ca_
     assert not any(json.loads(line)["direction"] == "error" for line in trace.read_text().splitlines())
 
 
+@pytest.mark.slow
 def test_an_untrusted_certificate_is_one_line_naming_the_option_and_the_trace_holds_the_error(tmp_path):
     trace = tmp_path / "failed.jsonl"
     with FakeGeminiLive(tmp_path) as server:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from benchmark.labels.run import AnnotatorDesk, open_label_run
@@ -38,6 +39,7 @@ def _import(run_dir: str, keys: list[str], start, done) -> None:
     done.put(import_labels(run.run_dir, labels, run.known)["ana"][0])
 
 
+@pytest.mark.slow
 def test_two_pages_and_an_import_of_one_annotator_lose_none_of_500_labels_answered_saved(tmp_path):
     run = open_label_run(build_run(tmp_path / "run", ["current"] * (2 * PAGE + IMPORTED)))
     keys = sorted(run.known)

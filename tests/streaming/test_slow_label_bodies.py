@@ -103,6 +103,7 @@ def _closed(sock: socket.socket) -> bool:
         sock.setblocking(True)
 
 
+@pytest.mark.clock
 def test_slow_label_bodies_get_408_at_their_deadline_and_the_page_answers_again(monkeypatch, desk):
     """The issue's shape, scaled down: 10 label POSTs past the 8 places, a byte every 0.4 s each. They hold
     the places (the page 503) until the grace passes under the minimum rate; then each gets 408 (or 503
@@ -138,6 +139,7 @@ def test_slow_label_bodies_get_408_at_their_deadline_and_the_page_answers_again(
     assert not label_path(desk.run.run_dir, "ana").exists()
 
 
+@pytest.mark.clock
 def test_silent_connections_cannot_hold_the_healthz_reserve(monkeypatch, desk):
     """Every place holds a label being sent; 10 silent connections, opened again as soon as they are
     closed, crowd the 3-place reserve. `/healthz` still answers 200 within 1 s, before and after the
@@ -187,6 +189,7 @@ def test_silent_connections_cannot_hold_the_healthz_reserve(monkeypatch, desk):
                 sock.close()
 
 
+@pytest.mark.clock
 def test_a_label_at_a_slow_phones_pace_saves_and_one_under_the_rate_gets_408(monkeypatch, desk):
     monkeypatch.setattr("streaming.annotate_app.LABEL_GRACE_S", 1.0, raising=False)
     monkeypatch.setattr("streaming.annotate_app.LABEL_BODY_TIMEOUT_S", 3.0, raising=False)
