@@ -329,6 +329,7 @@ class Session:
     async def _on_speech(self, event) -> None:
         if isinstance(event, SpeechStarted):
             await self.send(wire.SpeechStarted(t_ms=event.t_ms))
+            self._prefill_before_words(event.t_ms, event.t_ms)
             if self.pace is not None:
                 self.pace.hold(self)  # until this turn's first reply text (or its end)
             if not self._replying:  # its audio has reached the backend (a reply holds it back)
@@ -338,11 +339,7 @@ class Session:
         elif isinstance(event, PartialTranscript):
             await self.send(wire.TranscriptPartial(text=event.text, t_ms=event.t_ms))
         elif isinstance(event, SpeechPaused):
-            # under the text rule the turn may end as soon as the words are decoded: the part of its prompt
-            # before them (the conversation, the camera block) is evaluated while they are
-            if self.config.end_of_turn == "text" and self._reply is None:
-                words_unknown = EarlyTranscript(text="", start_ms=event.start_ms, end_ms=event.end_ms, decode_seconds=0)
-                self._prefill_next(words_unknown)
+            self._prefill_before_words(event.start_ms, event.end_ms)
         elif isinstance(event, EarlyTranscript):
             if self._reply is None:
                 self._prefill_next(event)
@@ -354,6 +351,13 @@ class Session:
                 self._run_turn(event, heard_at, window, self.window.gated_ms), name=f"turn {self.turn + 1}"
             )
             self._reply.add_done_callback(lambda _: self._queued.set())  # the worker ends it
+
+    def _prefill_before_words(self, start_ms: int, end_ms: int) -> None:
+        """Under the text rule a turn may end as soon as its words are decoded, so the part of its prompt
+        before them (the conversation, the camera block of the frames so far) is evaluated while the user
+        speaks, and again at the pause if the frame chosen then differs (the backend skips what it holds)."""
+        if self.config.end_of_turn == "text" and self._reply is None:
+            self._prefill_next(EarlyTranscript(text="", start_ms=start_ms, end_ms=end_ms, decode_seconds=0))
 
     def _prefill_next(self, early: EarlyTranscript) -> None:
         """Prefill the next turn from `early`, after the prefill before it (the backend continues it)."""

@@ -79,7 +79,7 @@ def one_turn(early: bool, end_of_turn: str = "silence"):
         for chunk, t_ms in ((b"S", 500), (b"a", 1500), (b"P", 1600), (b"E", 1800)):
             await session.on_media(wire.Media(kind=wire.KIND_AUDIO, t_ms=t_ms, payload=chunk))
         if early:
-            await until(lambda: len(candidate.prefilled) == (2 if end_of_turn == "text" else 1))
+            await until(lambda: len(candidate.prefilled) == (3 if end_of_turn == "text" else 1))
         await session.on_media(wire.Media(kind=wire.KIND_AUDIO, t_ms=3000, payload=b"F"))
         await until(lambda: of(events, wire.Metrics, 1))
         worker.cancel()
@@ -101,15 +101,18 @@ def test_the_prefill_asks_what_the_turn_then_asks_and_sends_no_frame_of_its_own(
     assert metrics.frames == plain_metrics.frames and metrics.frames.sent == 1  # the turn's frame, counted once
 
 
-def test_under_the_text_end_of_turn_the_prompt_before_the_words_is_prefilled_at_the_pause():
-    """The turn may end as soon as its words are decoded, so at the pause the session prefills the turn without
-    them (its camera block), then with them; under the fixed silence there is time enough, and it does not."""
+def test_under_the_text_end_of_turn_the_prompt_before_the_words_is_prefilled_as_the_user_speaks():
+    """The turn may end as soon as its words are decoded, so the session prefills the turn without them (the
+    conversation and its camera block) when the speech starts and again at the pause (the model skips what it
+    holds already), then with them; under the fixed silence there is time enough, and it does not."""
     candidate, describer, events = one_turn(early=True, end_of_turn="text")
     [turn_input] = of(events, wire.TurnInputEvent, 1)
     asked = list(turn_input.input.messages())
-    before_words = candidate.prefilled[0]
-    assert before_words[-1] == asked[-1].removesuffix("What is this?") and "a view of mug" in before_words[-1]
-    assert candidate.prefilled[1:] == candidate.asked == [asked]
+    at_start, at_pause, with_words = candidate.prefilled
+    assert at_start[: len(asked) - 1] == at_pause[:-1] == asked[:-1]  # at the start no frame was sent yet
+    assert not any("What is this?" in text for text in at_start)
+    assert at_pause[-1] == asked[-1].removesuffix("What is this?") and "a view of mug" in at_pause[-1]
+    assert with_words == asked and candidate.asked == [asked]
     assert describer.seen == [b"mug"]
     silence_candidate, _, _ = one_turn(early=True)
     assert silence_candidate.prefilled == [asked]
