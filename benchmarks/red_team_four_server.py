@@ -4,8 +4,9 @@ loopback and bounded (the other rows' figures: benchmarks/red_team_four.py).
     .venv/bin/python benchmarks/red_team_four_server.py
 
 2. 520 clients with a tiny receive window, each pipelining GETs of the 17 KB script and never
-   reading (first 400 GETs each, past the pipelining cap; then 520 more with 12 GETs each, under
-   it, so their writes stall), against `wearsim serve` in its own process: `/healthz` timed every
+   reading (first 400 GETs each, past the pipelining cap; then 520 more with `MAX_PIPELINED` + 1
+   GETs each, the most a connection may queue, all answered into send queues that are never read),
+   against `wearsim serve` in its own process: `/healthz` timed every
    0.25 s from another address for 14 s (past the 10 s write deadline), `/` and a new session
    meanwhile, the server's open fds and the kernel's send queue on its port at their most;
 4. 530 label POSTs against `wearsim annotate` in its own process, each sending one byte every 8 s
@@ -47,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.hostile_load import await_healthz, open_session, start_serve, stop_serve  # noqa: E402
 from benchmarks.probe_load import free_port  # noqa: E402
 from benchmarks.red_team_three import FIXTURE, silent, sparse, timed_get, wearsim  # noqa: E402
+from streaming.local_server import MAX_PIPELINED  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 from tests.label_runs import build_run  # noqa: E402
 
@@ -413,7 +415,7 @@ def main() -> int:
             try:
                 results["non_readers_past_the_pipeline_cap"] = non_readers(server, port, 400)
                 time.sleep(1)
-                results["non_readers_under_the_pipeline_cap"] = non_readers(server, port, 12)
+                results["non_readers_under_the_pipeline_cap"] = non_readers(server, port, MAX_PIPELINED + 1)
                 results["slow_chunked_uploads"] = slow_uploads(port)
             finally:
                 stop_serve(server)

@@ -64,14 +64,14 @@ MAX_HTTP_CONNECTIONS = 512  # plain HTTP connections at once; WebSockets are cap
 MAX_HTTP_PER_CLIENT = 64  # the least share of one address while several hold connections (connection_room)
 WRITE_TIMEOUT_S = 10.0  # writes paused (the client reads nothing) this long: the connection is reset
 SEND_BUFFER_BYTES = 128 * 1024  # a plain HTTP connection's kernel send buffer (SO_SNDBUF; Linux doubles it)
-MAX_PIPELINED = 16  # requests queued behind the one being answered; one more and the connection is reset
+# requests queued behind the one being answered; one more and the connection is reset. No browser pipelines;
+# each queued request is work a non-reading crowd makes the server do before anything else (uvloop takes new
+# connections a few per turn of the loop): 520 clients pipelining 17 GETs kept /healthz waiting 0.84-1.14 s,
+# 5 GETs 0.59-0.69 s, 3 GETs 0.37-0.41 s (issue 57 row 2)
+MAX_PIPELINED = 2
 HEALTHZ_RESERVE = 8  # connections let in past MAX_HTTP_CONNECTIONS to answer /healthz only
 RESERVE_HEAD_TIMEOUT_S = 2.0  # for a request's headers on a reserve connection (a health check sends them at once)
 ALWAYS_ANSWERED = ("/healthz",)  # answered from the reserve
-# asyncio's own event loop, not uvloop: uvloop takes connections from the listening socket's queue a few
-# per turn of the loop, so with 520 non-reading clients queued ahead of it a health check waited 0.9-1.2 s to
-# be accepted at all; asyncio's loop accepts the whole queue at once (0.16-0.36 s). Issue 57 row 2.
-LOOP = "asyncio"
 BUSY = b'{"error": "the server holds its maximum of WebSocket connections; try again later"}'
 BUSY_HTTP = b'{"error": "the server holds its maximum of connections; try again later"}'
 
@@ -153,7 +153,11 @@ def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit
                         )
                         await send({"type": "http.response.body", "body": BUSY_HTTP})
                         return
-                await app(scope, receive, send)
+                try:
+                    await app(scope, receive, send)
+                except RuntimeError:  # uvloop refuses a write to a transport the client just reset
+                    if not self.transport.is_closing():
+                        raise
 
             return placed
 
@@ -185,8 +189,8 @@ def _with_deadlines(base: type, seconds: float, websocket_limit: int, http_limit
                 self.transport.close()
 
         def drop(self):
-            """Reset the connection; a response being written stops at once (its cycles are marked
-            disconnected, so their writes are dropped)."""
+            """Reset the connection; a response being written stops at once (uvloop raises on a write
+            to a closed transport, and uvicorn learns of the loss a step later)."""
             for cycle in (self._running, self.cycle):  # uvicorn marks only the newest, maybe a queued one
                 if cycle is not None and not cycle.response_complete:
                     cycle.disconnected = True
@@ -257,7 +261,6 @@ def server_config(settings: ServerSettings | None, host: str, port: int) -> uvic
         # no permessage-deflate: audio and JPEG frames do not shrink, and compressing
         # every message of every session took CPU the speech recognition waits for
         ws_per_message_deflate=False,
-        loop=LOOP,
         http=_with_deadlines(
             AutoHTTPProtocol,
             HANDSHAKE_TIMEOUT_S,
@@ -280,7 +283,6 @@ def page_config(app, host: str, port: int) -> uvicorn.Config:
         port=port,
         log_level="warning",
         ws="none",
-        loop=LOOP,
         http=_with_deadlines(AutoHTTPProtocol, HANDSHAKE_TIMEOUT_S, 0, MAX_HTTP_CONNECTIONS, MAX_HTTP_PER_CLIENT),
         timeout_keep_alive=KEEP_ALIVE_S,
     )
