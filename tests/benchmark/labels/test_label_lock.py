@@ -4,12 +4,12 @@ killed save left behind are removed, only ours and never through a link."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from pathlib import Path
 
 from benchmark.labels.run import AnnotatorDesk, open_label_run
-from benchmark.labels.store import import_labels, label_path, make_label, read_label_file, write_labels
+from benchmark.labels.store import label_path, make_label, read_label_file, write_labels
+from tests.label_races import import_share, race
 from tests.label_runs import build_run
 
 WRITERS = 4
@@ -25,31 +25,14 @@ def _save_each(run_dir: str, keys: list[str], known: dict[str, str], start, done
     done.put(saved)
 
 
-def _import(run_dir: str, keys: list[str], known: dict[str, str], start, done) -> None:
-    start.wait()
-    labels = [make_label(key, "prior", "ana", known, "test", time="2026-01-01T00:00:00Z") for key in keys]
-    counts = import_labels(Path(run_dir), labels, known)
-    done.put(counts["ana"][0])
-
-
 def test_pages_and_an_import_saving_one_annotators_labels_at_once_lose_none(tmp_path):
     run = open_label_run(build_run(tmp_path / "run", ["current"] * (WRITERS + 1) * EACH))
     keys = sorted(run.known)
     assert len(keys) == (WRITERS + 1) * EACH
-    ctx = multiprocessing.get_context("fork")
-    start, done = ctx.Event(), ctx.Queue()
     shares = [keys[i * EACH : (i + 1) * EACH] for i in range(WRITERS + 1)]
-    workers = [
-        ctx.Process(target=_save_each, args=(str(run.run_dir), share, run.known, start, done)) for share in shares[:-1]
-    ]
-    workers.append(ctx.Process(target=_import, args=(str(run.run_dir), shares[-1], run.known, start, done)))
-    for worker in workers:
-        worker.start()
-    start.set()
-    answered = sum(done.get(timeout=120) for _ in workers)
-    for worker in workers:
-        worker.join(timeout=30)
-        assert worker.exitcode == 0
+    run_dir = str(run.run_dir)
+    writers = [(_save_each, (run_dir, share, run.known)) for share in shares[:-1]]
+    answered = race(writers + [(import_share, (run_dir, shares[-1], run.known))], timeout=120)
     assert answered == len(keys)
     on_disk = read_label_file(label_path(run.run_dir, "ana"), run.run_dir, run.known)
     missing = set(keys) - set(on_disk)
