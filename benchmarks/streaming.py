@@ -1,8 +1,14 @@
 """How many simulated glasses sessions this machine holds in real time, and
-the per-turn latencies, against the in-process streaming server.
+the per-turn latencies, against the streaming server.
 
     .venv/bin/python benchmarks/streaming.py [--sessions 1,2,4,8] [--backend local]
-        [--end-of-turn silence|model|text] [--silence-ms 1500]
+        [--end-of-turn silence|model|text] [--silence-ms 1500] [--server apart|in-process]
+
+The server runs in a process of its own, as `wearsim serve` does, and the
+glasses in this one (`--server apart`, the default); `--server in-process`
+runs it in a thread of this process, as `wearsim bench --via stream` does,
+where the glasses' Python work shares the server's interpreter lock (how
+this script measured before issue 59's last session).
 
 Each level starts N sessions at once, each playing Turn 1 and Turn 2 of a
 different scenario at real-time pace (speed 1.0), as `wearsim bench --via
@@ -27,7 +33,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import multiprocessing
 import os
 import sys
 import time
@@ -129,6 +137,39 @@ async def level(url: str, n: int, backend: str, bank, end_of_turn: str, silence_
     }
 
 
+def serve_apart(sessions: int, conn) -> None:
+    """The child process of `--server apart`: the server with room for `sessions`, its URL sent on `conn`,
+    until the parent says stop (or goes away)."""
+    with running_server(ServerSettings.with_room_for(sessions)) as url:
+        conn.send(url)
+        with contextlib.suppress(EOFError):
+            conn.recv()
+
+
+@contextlib.contextmanager
+def server(sessions: int, where: str):
+    """The streaming server's URL, the server `apart` in a spawned process or `in-process` in a thread."""
+    if where == "in-process":
+        with running_server(ServerSettings.with_room_for(sessions)) as url:
+            yield url
+        return
+    context = multiprocessing.get_context("spawn")
+    ours, theirs = context.Pipe()
+    process = context.Process(target=serve_apart, args=(sessions, theirs), name="wearsim-server")
+    process.start()
+    try:
+        if not ours.poll(300):
+            raise RuntimeError("the streaming server did not start within 300 s")
+        yield ours.recv()
+    finally:
+        with contextlib.suppress(OSError):
+            ours.send("stop")
+        process.join(60)
+        if process.is_alive():
+            process.terminate()
+            process.join(10)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", default="1,2,4")
@@ -143,12 +184,19 @@ def main() -> int:
     parser.add_argument(
         "--silence-ms", type=int, default=SILENCE_MS, help=f"the fixed silence (the bench's {SILENCE_MS} ms)"
     )
+    parser.add_argument(
+        "--server",
+        choices=("apart", "in-process"),
+        default="apart",
+        help="apart: the server in a process of its own, as `wearsim serve`; in-process: in a thread of the "
+        "glasses' process, as `wearsim bench --via stream`",
+    )
     parser.add_argument("--output", default="benchmarks/results/streaming.json")
     args = parser.parse_args()
     bank = load_bank()
     counts = [int(x) for x in args.sessions.split(",")]
     levels = []
-    with running_server(ServerSettings.with_room_for(max(counts))) as url:
+    with server(max(counts), args.server) as url:
         # one session first, not counted: Whisper, the end-of-turn model and the chat model load on first use
         asyncio.run(level(url, 1, args.backend, bank, args.end_of_turn, args.silence_ms, warm_up=True))
         for n in counts:
@@ -158,7 +206,8 @@ def main() -> int:
     held = [lv["sessions"] for lv in levels if lv["held_in_real_time"]]
     out = {
         "command": f"python benchmarks/streaming.py --sessions {args.sessions} --backend {args.backend} "
-        f"--end-of-turn {args.end_of_turn} --silence-ms {args.silence_ms}",
+        f"--end-of-turn {args.end_of_turn} --silence-ms {args.silence_ms} --server {args.server}",
+        "server": args.server,
         "backend": args.backend,
         "end_of_turn": args.end_of_turn,
         "silence_ms": args.silence_ms,
