@@ -47,7 +47,7 @@ from media_effects.tts import synthesize  # noqa: E402
 from perception.asr import Transcriber, Transcript  # noqa: E402
 from perception.speech import FinalTranscript, SpeechSegmenter, VoiceActivity  # noqa: E402
 from perception.turn_end import shared_model  # noqa: E402
-from perception.turn_text import sounds_complete  # noqa: E402
+from perception.turn_text import ends_the_turn  # noqa: E402
 
 LEAD_S, TAIL_S = 0.3, 2.0
 PAUSE_MS = (400, 800)
@@ -117,10 +117,10 @@ async def text_rows(clips: list, silence: int, vad: VoiceActivity, at_once: int)
     async def one(clip, resume, whole) -> dict:
         async with gate:
             paused = await paced_turn_ends(
-                clip, SpeechSegmenter(transcriber, silence_ms=silence, vad=vad, text_turn=sounds_complete)
+                clip, SpeechSegmenter(transcriber, silence_ms=silence, vad=vad, text_turn=ends_the_turn)
             )
             plain = await paced_turn_ends(
-                whole, SpeechSegmenter(transcriber, silence_ms=silence, vad=vad, text_turn=sounds_complete)
+                whole, SpeechSegmenter(transcriber, silence_ms=silence, vad=vad, text_turn=ends_the_turn)
             )
         return {
             "premature": bool(paused) and paused[0].end_ms * SAMPLE_RATE // 1000 < resume,

@@ -10,8 +10,8 @@ is cut at `max_utterance_s` (30 s) even while the speech goes on: the rest
 starts a new utterance, so no decode is ever of more than 30 s of audio.
 
 With the text rule (`text_turn`, `perception.turn_text`) a turn ends as soon
-as the early decode (below) is done and its words read as finished (rule
-`text`); else the fixed silence ends it.
+as the early decode (below) is done and its words read as finished, with no
+filler held at their end (rule `text`); else the fixed silence ends it.
 
 With an end-of-turn model (`turn_model`, `perception.turn_end`) a pause
 is judged before the fixed silence runs out: at `model_silence_ms` (200 ms)
@@ -201,12 +201,13 @@ class SpeechSegmenter:
         turn_model=None,
         model_silence_ms: int = MODEL_SILENCE_MS,
         model_every_ms: int = MODEL_EVERY_MS,
-        text_turn: Callable[[str], bool] | None = None,
+        text_turn: Callable[[str, np.ndarray], bool] | None = None,
     ):
         self.transcriber = transcriber
         self.silence_ms = silence_ms
         self.turn_model = turn_model  # a `perception.turn_end.TurnEndModel`, or None: the fixed silence only
-        self.text_turn = text_turn  # does an early transcript end the turn (`perception.turn_text`), or None
+        self.text_turn = text_turn  # does an early transcript (text, clip) end the turn (`perception.turn_text`)
+        self._text_verdict: tuple[asyncio.Future, bool] | None = None  # text_turn's answer for that decode
         self.model_silence_ms = model_silence_ms
         self.model_every_ms = model_every_ms
         self._next_check_ms = model_silence_ms  # silence at which the model is next asked in this pause
@@ -286,11 +287,8 @@ class SpeechSegmenter:
             return "cap"
         if silent_ms >= self.silence_ms:
             return "silence"
-        if self.text_turn is not None and self._early is not None:
-            decode = self._early[1]  # begun at POST_ROLL_MS of silence, of the clip this turn would end with
-            if decode.done() and not decode.cancelled() and decode.exception() is None:
-                if self.text_turn(decode.result().text):
-                    return "text"
+        if self.text_turn is not None and self._early is not None and self._text_ends(self.text_turn, *self._early):
+            return "text"
         if self.turn_model is not None and silent_ms >= self._next_check_ms:
             self._next_check_ms += self.model_every_ms
             from perception.turn_end import THRESHOLD
@@ -303,6 +301,15 @@ class SpeechSegmenter:
             if probability >= THRESHOLD:
                 return "model"
         return None
+
+    def _text_ends(self, text_turn: Callable[[str, np.ndarray], bool], end: int, decode: asyncio.Future) -> bool:
+        """`text_turn`'s answer for the early decode `decode` of the clip ending at `end` (begun at
+        POST_ROLL_MS of silence): False until it is done, then asked once."""
+        if self._text_verdict is None or self._text_verdict[0] is not decode:
+            if not decode.done() or decode.cancelled() or decode.exception() is not None:
+                return False
+            self._text_verdict = (decode, text_turn(decode.result().text, self._utterance_audio(end)))
+        return self._text_verdict[1]
 
     def _append_and_score(self, chunk: bytes, t_ms: int) -> list[float]:
         """(In a VAD thread.) Append the chunk; the speech probability of each new whole window."""

@@ -35,6 +35,8 @@ from streaming.server_settings import ServerSettings, backend_refusal, scrub
 from streaming.server_state import BackendLimit, Backends, ServerState
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from streaming.session import Session
 
 log = logging.getLogger("wearsim.server")
@@ -363,13 +365,13 @@ class Connection:
                 turn_model = await asyncio.to_thread(shared_model)
             except RuntimeError as exc:
                 raise wire.WireError("bad_hello", f"{exc}; or say end_of_turn: silence") from None
-        text_turn: Callable[[str], bool] | None = None
+        text_turn: Callable[[str, np.ndarray], bool] | None = None
         if config.end_of_turn == "text":
             if is_realtime(config.backend):
                 raise wire.WireError(
                     "bad_hello", "end_of_turn 'text' is for chat models; a realtime API ends turns itself"
                 )
-            from perception.turn_text import sounds_complete as text_turn
+            from perception.turn_text import ends_the_turn as text_turn
         segmenter = SpeechSegmenter(
             state.transcriber,
             silence_ms=config.silence_ms,

@@ -1,5 +1,6 @@
 """The text end of turn (issue 59): the words of the early transcript end a turn when they read as finished
-(`perception.turn_text.sounds_complete`), as soon as that decode is done; words left open wait for the fixed
+(`perception.turn_text.sounds_complete`) and the voice does not end in a held filler
+(`perception.turn_text.spectral_flux`), as soon as that decode is done; words left open wait for the fixed
 silence; speech that goes on drops the early transcript and with it the rule's reading."""
 
 import asyncio
@@ -11,7 +12,7 @@ import pytest
 from media_effects.audio import SAMPLE_RATE, decode_audio, float_to_pcm16
 from perception.asr import Transcript
 from perception.speech import FinalTranscript, SpeechSegmenter
-from perception.turn_text import sounds_complete
+from perception.turn_text import HELD_SOUND_FLUX, ends_the_turn, sounds_complete, spectral_flux
 
 
 @pytest.mark.parametrize(
@@ -34,13 +35,40 @@ def test_a_transcript_reads_as_finished_only_when_closed_on_a_word_that_can_end_
     assert sounds_complete(text) is complete
 
 
-@pytest.fixture(scope="module")
-def question(tmp_path_factory):
-    path = tmp_path_factory.mktemp("text") / "q.wav"
-    subprocess.run(["espeak-ng", "-v", "en-us", "-s", "150", "-w", str(path), "How long will this take?"], check=True)
+def spoken(folder, text: str) -> np.ndarray:
+    """`text` (SSML) spoken by espeak-ng, without the silence after it."""
+    path = folder / "line.wav"
+    subprocess.run(["espeak-ng", "-m", "-v", "en-us", "-s", "150", "-w", str(path), text], check=True)
     audio = decode_audio(path)
     voiced = np.nonzero(np.abs(audio) > 0.01)[0]
     return audio[: voiced[-1] + 1]
+
+
+@pytest.fixture(scope="module")
+def question(tmp_path_factory):
+    return spoken(tmp_path_factory.mktemp("text"), "How long will this take?")
+
+
+@pytest.fixture(scope="module")
+def trailing_um(tmp_path_factory):
+    """The first half of a question, then a filler, then the speaker stops (as before a pause)."""
+    return spoken(tmp_path_factory.mktemp("text"), "When can I go um")
+
+
+def test_a_held_filler_changes_less_than_a_spoken_word_and_only_it_holds_the_turn(question, trailing_um):
+    pad = np.zeros(int(0.3 * SAMPLE_RATE), np.float32)
+    assert spectral_flux(np.concatenate([pad, trailing_um, pad])) < HELD_SOUND_FLUX
+    assert spectral_flux(np.concatenate([pad, question, pad])) >= HELD_SOUND_FLUX
+    assert not ends_the_turn("When can I go?", np.concatenate([pad, trailing_um, pad]))  # Whisper drops the "um"
+    assert ends_the_turn("How long will this take?", np.concatenate([pad, question, pad]))
+
+
+def test_a_steady_tone_is_held_and_a_clip_too_short_to_tell_never_holds_a_turn_back():
+    t = np.arange(int(0.6 * SAMPLE_RATE)) / SAMPLE_RATE
+    tone = 0.3 * sum(np.sin(2 * np.pi * 120 * k * t) / k for k in range(1, 8)).astype(np.float32)
+    assert spectral_flux(tone) < HELD_SOUND_FLUX / 2
+    assert spectral_flux(np.zeros(400, np.float32)) == float("inf")
+    assert spectral_flux(np.zeros(SAMPLE_RATE, np.float32)) == float("inf")  # silence: no voice to hear
 
 
 class Saying:
@@ -71,15 +99,21 @@ def finals(segmenter, audio):
 def test_finished_words_end_the_turn_once_the_early_decode_is_done(question):
     audio = np.concatenate([np.zeros(4000, np.float32), question, np.zeros(32000, np.float32)])
     [final] = finals(
-        SpeechSegmenter(Saying("How long will this take?"), silence_ms=1500, text_turn=sounds_complete), audio
+        SpeechSegmenter(Saying("How long will this take?"), silence_ms=1500, text_turn=ends_the_turn), audio
     )
     assert final.ended_by == "text" and final.decoded_early
     assert 300 <= final.silence_ms < 400  # 300 ms starts the decode; it answered at once
 
 
+def test_finished_words_before_a_held_filler_wait_for_the_fixed_silence(trailing_um):
+    audio = np.concatenate([np.zeros(4000, np.float32), trailing_um, np.zeros(32000, np.float32)])
+    [final] = finals(SpeechSegmenter(Saying("When can I go?"), silence_ms=1500, text_turn=ends_the_turn), audio)
+    assert final.ended_by == "silence" and final.silence_ms >= 1500
+
+
 def test_open_words_wait_for_the_fixed_silence(question):
     audio = np.concatenate([np.zeros(4000, np.float32), question, np.zeros(32000, np.float32)])
-    [final] = finals(SpeechSegmenter(Saying("How long will"), silence_ms=1500, text_turn=sounds_complete), audio)
+    [final] = finals(SpeechSegmenter(Saying("How long will"), silence_ms=1500, text_turn=ends_the_turn), audio)
     assert final.ended_by == "silence" and final.silence_ms >= 1500
 
 
@@ -94,7 +128,7 @@ def test_a_pause_shorter_than_the_decode_start_never_ends_the_turn(question):
     pause = np.zeros(int(0.25 * SAMPLE_RATE), np.float32)
     audio = np.concatenate([np.zeros(4000, np.float32), question, pause, question, np.zeros(32000, np.float32)])
     asr = Saying("How long will this take?")
-    [final] = finals(SpeechSegmenter(asr, silence_ms=1500, text_turn=sounds_complete), audio)
+    [final] = finals(SpeechSegmenter(asr, silence_ms=1500, text_turn=ends_the_turn), audio)
     assert final.ended_by == "text" and final.start_ms < 400 and final.end_ms > len(question) * 2 / 16
 
 
