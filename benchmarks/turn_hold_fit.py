@@ -3,19 +3,21 @@
     .venv/bin/python benchmarks/turn_hold_fit.py
 
 Each line of benchmarks/data/turn_fit_lines.txt (written for this, none from
-the scenario bank) is spoken by espeak-ng three ways, as
-`benchmarks/turn_pauses.py` speaks the bank's: whole; with "um" and a pause
-after its middle word; with a pause there and no filler. The clip the early
-decode would get (the voice up to the pause, or the whole line, then 300 ms
-of silence) is measured with `perception.turn_text.spectral_flux`. The
-threshold is the midpoint between the highest flux of a filler clip and the
-lowest of a whole line, when the two do not overlap (else the value that
-misclassifies the fewest, whole lines counting as much as fillers). The bank's
-lines are not read. Writes benchmarks/results/turn_hold_fit.json.
+the scenario bank) is spoken by espeak-ng in five voices and rates (`VOICES`),
+each two ways, as `benchmarks/turn_pauses.py` speaks the bank's: whole, and
+with "um" and a pause after its middle word. The clip the early decode would
+get (the voice up to the pause, or the whole line, then 300 ms of silence) is
+measured with `perception.turn_text.spectral_flux`. The threshold is the flux
+that misclassifies the fewest clips, a filler clip missed counting three
+times a whole line held (a missed filler ends a turn too early; a whole line
+held only waits the fixed silence). The bank's lines are not read; the same
+measure on them, held out, is printed per voice (`--bank`). Writes
+benchmarks/results/turn_hold_fit.json.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import tempfile
@@ -25,13 +27,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from turn_pauses import LEAD_S, paused_line, speak  # noqa: E402
+import turn_pauses  # noqa: E402
+from turn_pauses import LEAD_S, bank_lines, paused_line, speak  # noqa: E402
 
 from media_effects.audio import SAMPLE_RATE  # noqa: E402
-from perception.turn_text import spectral_flux  # noqa: E402
+from media_effects.tts import synthesize  # noqa: E402
+from perception.turn_text import HELD_S, spectral_flux  # noqa: E402
 
 LINES = Path(__file__).with_name("data") / "turn_fit_lines.txt"
 POST_ROLL_S = 0.3
+VOICES = (("en-us", 150), ("en-gb", 150), ("en-us+f3", 150), ("en-us", 120), ("en-us", 185))
+MISSED_FILLER_COST = 3
 
 
 def fit_lines() -> list[str]:
@@ -50,47 +56,69 @@ def before_pause(clip: np.ndarray, resume: int) -> np.ndarray:
 
 
 def threshold(held: list[float], spoken: list[float]) -> float:
-    if max(held) < min(spoken):
-        return (max(held) + min(spoken)) / 2
+    """The flux below which a clip is held, with the fewest errors (`MISSED_FILLER_COST` per filler missed)."""
     candidates = sorted(held + spoken)
-    errors = [sum(h >= c for h in held) + sum(s < c for s in spoken) for c in candidates]
+    errors = [MISSED_FILLER_COST * sum(h >= c for h in held) + sum(s < c for s in spoken) for c in candidates]
     return candidates[int(np.argmin(errors))]
 
 
-def main() -> int:
-    lines = fit_lines()
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
+def measured(lines: list[str], voice: str, rate: int, folder: Path) -> dict[str, list[float]]:
+    """Flux of each line's whole clip and of its words before "um" and a pause, in one voice and rate."""
+
+    def spoken_as(text, path, **options):
+        return synthesize(text, path, **{**options, "voice": voice, "rate": rate})
+
+    turn_pauses.synthesize = spoken_as  # turn_pauses speaks through its own name
+    try:
+        whole = [spectral_flux(early_clip(speak(text, folder))) for text in lines]
+        filler = []
         for i, text in enumerate(lines):
-            row = {"line": text, "whole": spectral_flux(early_clip(speak(text, folder)))}
-            for index in (2 * i, 2 * i + 1):  # turn_pauses: an even index is spoken with "um", an odd one without
-                clip, resume, kind, _ = paused_line(text, index, folder)
-                row[kind] = spectral_flux(early_clip(before_pause(clip, resume)))
-            rows.append(row)
-            print(json.dumps(row), file=sys.stderr)
-    held, spoken, cut = [r["filler"] for r in rows], [r["whole"] for r in rows], [r["mid-clause"] for r in rows]
+            clip, resume, _, _ = paused_line(text, 2 * i, folder)  # an even index: "um" before the pause
+            filler.append(spectral_flux(early_clip(before_pause(clip, resume))))
+    finally:
+        turn_pauses.synthesize = synthesize
+    return {"whole": whole, "filler": filler}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bank", action="store_true", help="also the bank's lines, held out, per voice")
+    args = parser.parse_args()
+    sets = {"fit": fit_lines()} | ({"bank": bank_lines()} if args.bank else {})
+    flux: dict[str, dict[str, dict[str, list[float]]]] = {name: {} for name in sets}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, lines in sets.items():
+            for voice, rate in VOICES:
+                flux[name][f"{voice} {rate}"] = measured(lines, voice, rate, Path(tmp))
+                print(f"{name}: {voice} at {rate} words a minute", file=sys.stderr)
+    held = [x for v in flux["fit"].values() for x in v["filler"]]
+    spoken = [x for v in flux["fit"].values() for x in v["whole"]]
     value = threshold(held, spoken)
 
-    def share(values, below):
-        return round(sum(v < below for v in values) / len(values), 3)
+    def counts(by_voice):
+        return {
+            voice: {
+                "fillers_held": f"{sum(x < value for x in v['filler'])} of {len(v['filler'])}",
+                "whole_lines_held": f"{sum(x < value for x in v['whole'])} of {len(v['whole'])}",
+            }
+            for voice, v in by_voice.items()
+        }
 
     out = {
-        "command": "python benchmarks/turn_hold_fit.py",
-        "lines": len(rows),
+        "command": "python benchmarks/turn_hold_fit.py" + (" --bank" if args.bank else ""),
+        "held_s": HELD_S,
         "threshold": round(value, 4),
-        "held_below_threshold": share(held, value),
-        "whole_below_threshold": share(spoken, value),
-        "mid_clause_below_threshold": share(cut, value),
-        "quantiles_5_50_95": {
-            name: [round(float(np.percentile(v, q)), 4) for q in (5, 50, 95)]
-            for name, v in (("filler", held), ("whole", spoken), ("mid-clause", cut))
+        "fit_lines": len(sets["fit"]),
+        "fit": counts(flux["fit"]),
+        "bank_held_out": counts(flux["bank"]) if args.bank else None,
+        "flux": {
+            name: {voice: {k: [round(x, 4) for x in xs] for k, xs in v.items()} for voice, v in by_voice.items()}
+            for name, by_voice in flux.items()
         },
-        "rows": rows,
     }
     path = Path(__file__).parent / "results" / "turn_hold_fit.json"
     path.write_text(json.dumps(out, indent=2) + "\n")
-    print(json.dumps({k: v for k, v in out.items() if k != "rows"}, indent=2))
+    print(json.dumps({k: v for k, v in out.items() if k != "flux"}, indent=2))
     return 0
 
 

@@ -12,10 +12,11 @@ what the rule mostly rests on.
 
 Whisper leaves out a filler ("um") and still closes the words before it with
 a question mark, so the rule also hears the clip: words that end in a held
-sound (the last quarter second of the voice barely changes from one 10 ms
+sound (the last fifth of a second of the voice barely changes from one 10 ms
 frame to the next, as a drawn-out "um" or "uh" does, and a spoken word does
 not) do not end the turn. The threshold was fitted on lines written for it,
-never on the bank's (`benchmarks/turn_hold_fit.py`).
+in five espeak-ng voices and rates, never on the bank's
+(`benchmarks/turn_hold_fit.py`).
 
 It was chosen over the bundled SmolLM2-135M's probability of ending the user's
 message: on Whisper's transcripts of the bank's lines spoken by espeak-ng, the
@@ -45,8 +46,8 @@ TRAILING = ("...", "…", ",", "-", "—")
 WORD = re.compile(r"[a-z']+")
 
 
-HELD_SOUND_FLUX = 0.2586  # benchmarks/turn_hold_fit.py (benchmarks/results/turn_hold_fit.json)
-HELD_S = 0.25  # the end of the voice that is heard for a held sound
+HELD_SOUND_FLUX = 0.2864  # benchmarks/turn_hold_fit.py (benchmarks/results/turn_hold_fit.json)
+HELD_S = 0.2  # the end of the voice that is heard for a held sound
 FRAME, HOP = 512, 160  # 32 ms frames every 10 ms
 
 
