@@ -27,15 +27,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import turn_pauses  # noqa: E402
 from turn_pauses import LEAD_S, bank_lines, paused_line, speak  # noqa: E402
 
 from media_effects.audio import SAMPLE_RATE  # noqa: E402
-from media_effects.tts import synthesize  # noqa: E402
+from perception.speech import POST_ROLL_MS  # noqa: E402
 from perception.turn_text import HELD_S, spectral_flux  # noqa: E402
 
 LINES = Path(__file__).with_name("data") / "turn_fit_lines.txt"
-POST_ROLL_S = 0.3
 VOICES = (("en-us", 150), ("en-gb", 150), ("en-us+f3", 150), ("en-us", 120), ("en-us", 185))
 MISSED_FILLER_COST = 3
 
@@ -45,8 +43,9 @@ def fit_lines() -> list[str]:
 
 
 def early_clip(voice: np.ndarray) -> np.ndarray:
-    """The clip an early decode of `voice` gets: a lead of silence, the voice, 300 ms of silence."""
-    lead, tail = np.zeros(int(LEAD_S * SAMPLE_RATE), np.float32), np.zeros(int(POST_ROLL_S * SAMPLE_RATE), np.float32)
+    """The clip an early decode of `voice` gets: a lead of silence, the voice, `POST_ROLL_MS` of silence."""
+    lead = np.zeros(int(LEAD_S * SAMPLE_RATE), np.float32)
+    tail = np.zeros(POST_ROLL_MS * SAMPLE_RATE // 1000, np.float32)
     return np.concatenate([lead, voice, tail])
 
 
@@ -64,19 +63,11 @@ def threshold(held: list[float], spoken: list[float]) -> float:
 
 def measured(lines: list[str], voice: str, rate: int, folder: Path) -> dict[str, list[float]]:
     """Flux of each line's whole clip and of its words before "um" and a pause, in one voice and rate."""
-
-    def spoken_as(text, path, **options):
-        return synthesize(text, path, **{**options, "voice": voice, "rate": rate})
-
-    turn_pauses.synthesize = spoken_as  # turn_pauses speaks through its own name
-    try:
-        whole = [spectral_flux(early_clip(speak(text, folder))) for text in lines]
-        filler = []
-        for i, text in enumerate(lines):
-            clip, resume, _, _ = paused_line(text, 2 * i, folder)  # an even index: "um" before the pause
-            filler.append(spectral_flux(early_clip(before_pause(clip, resume))))
-    finally:
-        turn_pauses.synthesize = synthesize
+    whole = [spectral_flux(early_clip(speak(text, folder, voice=voice, rate=rate))) for text in lines]
+    filler = []
+    for i, text in enumerate(lines):  # an even index: "um" before the pause
+        clip, resume, _, _ = paused_line(text, 2 * i, folder, voice=voice, rate=rate)
+        filler.append(spectral_flux(early_clip(before_pause(clip, resume))))
     return {"whole": whole, "filler": filler}
 
 

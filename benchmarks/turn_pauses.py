@@ -76,11 +76,13 @@ def bank_lines(limit: int = 0) -> list[str]:
     return lines[:limit] if limit else lines
 
 
-def speak(text: str, folder: Path) -> np.ndarray:
-    return voiced(decode_audio(synthesize(text, folder / "line.wav", root=folder)))
+def speak(text: str, folder: Path, *, voice: str = "en-us", rate: int = 150) -> np.ndarray:
+    return voiced(decode_audio(synthesize(text, folder / "line.wav", voice=voice, rate=rate, root=folder)))
 
 
-def paused_line(text: str, index: int, folder: Path) -> tuple[np.ndarray, int, str, int]:
+def paused_line(
+    text: str, index: int, folder: Path, *, voice: str = "en-us", rate: int = 150
+) -> tuple[np.ndarray, int, str, int]:
     """(clip, sample where the speech resumes, kind, pause ms) of one line spoken with a pause in
     it: one espeak-ng utterance with an SSML break, so the words before the pause keep the
     intonation of a line that goes on."""
@@ -91,7 +93,9 @@ def paused_line(text: str, index: int, folder: Path) -> tuple[np.ndarray, int, s
     marked = " ".join(
         words[:cut] + (["um"] if kind == "filler" else []) + [f'<break time="{pause_ms}ms"/>'] + words[cut:]
     )
-    speech = voiced(decode_audio(synthesize(marked, folder / "line.wav", root=folder, markup=True)))
+    speech = voiced(
+        decode_audio(synthesize(marked, folder / "line.wav", voice=voice, rate=rate, root=folder, markup=True))
+    )
     loud = np.nonzero(np.abs(speech) > 0.01)[0]
     gaps = np.diff(loud)
     resume = int(loud[int(np.argmax(gaps)) + 1])  # the first sound after the longest quiet stretch: the pause
