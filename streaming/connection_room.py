@@ -30,10 +30,12 @@ coming back. The rule of the `Room` instead:
   past those, 503 as the connection opens. A reserve place is kept for a
   request whose headers are in: a new connection takes the place of the
   oldest one on the reserve still waiting for its headers (which must come
-  within `streaming.local_server.RESERVE_HEAD_TIMEOUT_S`), so silent
-  connections hold the reserve no more than waiting ones hold the places
-  (issue 57 row 4: 30 silent connections held all 8 and `/healthz` was 503
-  for a minute).
+  within `streaming.local_server.RESERVE_HEAD_TIMEOUT_S`) of the address
+  with the most such, so silent connections hold the reserve no more than
+  waiting ones hold the places (issue 57 row 4: 30 silent connections held
+  all 8 and `/healthz` was 503 for a minute), and a crowd that reconnects
+  as fast as its connections are closed takes its own places, not a health
+  check's whose headers the server has yet to read.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ class Room:
         self.stalled: dict[object, None] = {}  # connections whose client reads none of its answer, oldest first
         # connections let in past the cap, for /healthz only, oldest first: whether a request's headers are in
         self.reserved: dict[object, bool] = {}
+        self.reserve_hosts: dict[object, str | None] = {}  # each of those: its address
         self.taken = 0  # connections whose place was given to a newer one
 
     def share(self, host: str | None) -> int:
@@ -68,24 +71,27 @@ class Room:
             if victim is None and not over_share:
                 victim = next(self._givers(), None)  # the biggest address is all busy: any idle one
             if victim is None:
-                return self._on_reserve(connection)
+                return self._on_reserve(connection, host)
             self.leave(victim)
             self.taken += 1
         self.hosts[connection] = host
         self.waiting[connection] = None
         return "in", victim
 
-    def _on_reserve(self, connection) -> tuple[str, object | None]:
+    def _on_reserve(self, connection, host: str | None) -> tuple[str, object | None]:
         """A reserve place if one is free, else the place of the oldest on the reserve still waiting for its
-        request's headers (returned, to be closed), else busy."""
+        request's headers, of the address with the most such (returned, to be closed), else busy."""
         victim = None
         if len(self.reserved) >= self.reserve:
-            victim = next((c for c, heard in self.reserved.items() if not heard), None)
-            if victim is None:
+            unheard = [c for c, heard in self.reserved.items() if not heard]
+            if not unheard:
                 return "busy", None
+            biggest = Counter(self.reserve_hosts[c] for c in unheard).most_common(1)[0][0]
+            victim = next(c for c in unheard if self.reserve_hosts[c] == biggest)
             self.leave(victim)
             self.taken += 1
         self.reserved[connection] = False
+        self.reserve_hosts[connection] = host
         return "reserve", victim
 
     def _givers(self):
@@ -122,6 +128,7 @@ class Room:
         self.waiting.pop(connection, None)
         self.stalled.pop(connection, None)
         self.reserved.pop(connection, None)
+        self.reserve_hosts.pop(connection, None)
 
     def is_reserved(self, connection) -> bool:
         return connection in self.reserved

@@ -115,6 +115,25 @@ def test_the_room_rule():
     assert room.arrive(object(), "C") == ("in", a[2])
 
 
+
+def test_a_crowd_on_the_reserve_takes_its_own_places_not_a_health_checks():
+    """Every place answers a request; a health check from B is on the reserve, its headers not yet read,
+    when a crowd from C keeps opening connections: each takes the place of C's oldest waiting one."""
+    room = Room(limit=1, per_client=1, reserve=3)
+    busy = object()
+    room.arrive(busy, "A")
+    room.requested(busy)
+    crowd = [object() for _ in range(2)]
+    check = object()
+    assert [room.arrive(c, "C") for c in crowd] + [room.arrive(check, "B")] == [("reserve", None)] * 3
+    more = [object() for _ in range(4)]
+    assert [room.arrive(c, "C")[1] for c in more] == [crowd[0], crowd[1], more[0], more[1]]
+    assert room.is_reserved(check)
+    room.requested(check)  # its headers are in
+    room.answered(check)  # answered, it waits again; now C holds two reserve places, B one
+    assert room.arrive(object(), "C") == ("reserve", more[2])
+
+
 @pytest.mark.whisper
 def test_healthz_answers_from_its_reserve_while_every_place_holds_a_request(monkeypatch, tmp_path):
     """Every place holds an upload whose body trickles in (a request in progress, which never gives way):
