@@ -115,7 +115,6 @@ def test_the_room_rule():
     assert room.arrive(object(), "C") == ("in", a[2])
 
 
-
 def test_a_crowd_on_the_reserve_takes_its_own_places_not_a_health_checks():
     """Every place answers a request; a health check from B is on the reserve, its headers not yet read,
     when a crowd from C keeps opening connections: each takes the place of C's oldest waiting one."""
