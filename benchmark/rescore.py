@@ -209,7 +209,7 @@ def rescore(
             )
             name = getattr(judge, "name", None)
             if isinstance(manifest.get("prices"), dict) and name and getattr(judge, "family", "") != "lexical":
-                from benchmark.prices import price_table  # the new judge's price beside the run's own
+                from benchmark.cost.prices import price_table  # the new judge's price beside the run's own
 
                 updated["prices"] = {**manifest["prices"], **price_table().for_manifest([name])}
             try:

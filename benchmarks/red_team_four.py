@@ -82,7 +82,7 @@ def labels_at_once(work: Path) -> dict:
 
 
 def probe_redaction() -> dict:
-    from benchmark.probe_trace import Redactor, without_media
+    from benchmark.probe.trace import Redactor, without_media
     from tests.benchmark.test_probe_redaction import KEY, hostile_events, leaks, runs_of_the_key
 
     redactor = Redactor([KEY])
@@ -173,7 +173,7 @@ def configs(work: Path) -> dict:
 def transcripts_and_imports(work: Path) -> dict:
     from benchmark.labels.exchange import MAX_IMPORT_ITEMS, read_csv, read_label_studio
     from benchmark.labels.items import LabelError
-    from benchmark.merge import MergeError, read_shard
+    from benchmark.merge.runs import MergeError, read_shard
 
     out = {}
     fixture = ROOT / "tests" / "fixtures" / "transcripts" / "schema1_direct" / "manifest.json"

@@ -45,7 +45,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmark.stream_conversation import StreamConversation  # noqa: E402
+from benchmark.conversations.stream import StreamConversation  # noqa: E402
 from core.scenario import load_bank  # noqa: E402
 from simulator.settings import SILENCE_MS, GlassesSettings  # noqa: E402
 from streaming.app import ServerSettings  # noqa: E402

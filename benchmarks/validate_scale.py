@@ -17,7 +17,7 @@ import random
 import time
 from pathlib import Path
 
-from benchmark.validate import validate_bank
+from benchmark.bank.validate import validate_bank
 from core.scenario import load_bank
 
 WORDS = "red green blue tall short round square wooden metal glass paper cloth left right top bottom near far".split()

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.judges.rules import lexical_label, scenario_frames
-from benchmark.scoring.stats import cohen_kappa
+from benchmark.stats import cohen_kappa
 from core.judge import LABELS
 from core.scenario import ANSWER_LISTS, AnswerKey, load_bank
 

@@ -236,7 +236,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> tuple[tuple[str, str, obj
     cost.add_argument(
         "--prices",
         metavar="FILE",
-        help="a TOML price table over the shipped benchmark/prices.toml",
+        help="a TOML price table over the shipped benchmark/cost/prices.toml",
     )
     cost.add_argument(
         "--budget",

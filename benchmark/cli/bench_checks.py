@@ -115,7 +115,7 @@ def check_run_flags(args) -> tuple[int, int] | None:
 
 def load_prices(args):
     """The price table: the shipped one with `--prices` over it."""
-    from benchmark.prices import PriceFileError, price_table
+    from benchmark.cost.prices import PriceFileError, price_table
 
     try:
         return price_table(args.prices)

@@ -13,7 +13,7 @@ async def conversations(settings, base_url: str | None, run_dir):
     opened candidate. Stream: simulated glasses against `settings.stream.server`,
     or against a streaming server started in-process (its backend is the
     candidate). `base_url`: the candidate's endpoint as given (`--base-url`)."""
-    from benchmark.protocol import DirectConversation
+    from benchmark.conversations.protocol import DirectConversation
     from candidates import open_candidate
     from candidates.model_ids import is_realtime
     from core.candidate import GenerationConfig
@@ -116,8 +116,8 @@ def _stream_factory(settings, url: str):
     scenario, else a `StreamConversation`; both play the run's `settings.glasses` with the cell's own."""
     import dataclasses
 
-    from benchmark.stream_conversation import StreamConversation
-    from benchmark.watch_conversation import WatchConversation
+    from benchmark.conversations.stream import StreamConversation
+    from benchmark.conversations.watch import WatchConversation
     from core.proactive_scenario import ProactiveScenario
     from core.scenes import read_timeline, scene_spec_in
 

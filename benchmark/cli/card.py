@@ -26,7 +26,7 @@ def register(subparsers) -> None:
 def run(args) -> int:
     import sys
 
-    from benchmark.card import card_path, render_card, statistics_block
+    from benchmark.bank.card import card_path, render_card, statistics_block
     from core.scenario import BankError, load_bank
 
     try:

@@ -10,7 +10,7 @@ EPILOG = """examples:
   wearsim compare runs/gpt-4o runs/gemini-2.0-flash
   wearsim compare runs/a runs/b --condition baseline --json
   wearsim compare runs/a runs/b runs/c runs/d --html runs/compared   # against latency and cost, every run
-Each run's cost is priced with the prices its manifest recorded (older runs: benchmark/prices.toml).
+Each run's cost is priced with the prices its manifest recorded (older runs: benchmark/cost/prices.toml).
 """
 
 
@@ -58,7 +58,7 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from benchmark.compare import compare_runs, render_comparison
+    from benchmark.comparison.runs import compare_runs, render_comparison
     from benchmark.scoring import TranscriptError
 
     try:

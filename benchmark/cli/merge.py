@@ -32,7 +32,7 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from benchmark.merge import MergeError, merge_runs
+    from benchmark.merge.runs import MergeError, merge_runs
     from benchmark.report.findings import headline
     from benchmark.scoring import TranscriptError
 

@@ -64,8 +64,8 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from benchmark.probe import run_probe, trace_path
-    from benchmark.probe_trace import Redactor, Trace, trace_target_problem
+    from benchmark.probe.live import run_probe, trace_path
+    from benchmark.probe.trace import Redactor, Trace, trace_target_problem
     from candidates.model_ids import is_realtime, missing_credentials, retired_problem
     from candidates.realtime_base import ModelNotFoundError
     from core.scenario import load_bank

@@ -209,7 +209,7 @@ def run(args) -> int:
     )
 
     async def session(url: str) -> tuple[list[dict], dict[int, bytes]]:
-        from benchmark.stream_conversation import StreamConversation
+        from benchmark.conversations.stream import StreamConversation
 
         conversation = StreamConversation(scenario, condition, dataclasses.replace(glasses, url=url), on_event=show)
         try:

@@ -64,9 +64,9 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from benchmark.bank_counts import counts
-    from benchmark.lockfile import write_lock
-    from benchmark.validate import has_proactive, is_shipped, validate_bank
+    from benchmark.bank.counts import counts
+    from benchmark.bank.lockfile import write_lock
+    from benchmark.bank.validate import has_proactive, is_shipped, validate_bank
     from core.proactive_scenario import SUBSET as PROACTIVE
     from core.scenario import SUBSETS, BankError, load_bank
 
@@ -164,7 +164,7 @@ def _proactive_counts(bank) -> dict:
     """The proactive set's tallies, or {} when it does not load (the check `proactive` says why)."""
     from pathlib import Path
 
-    from benchmark.validate_proactive import proactive_counts
+    from benchmark.bank.proactive import proactive_counts
     from core.proactive_scenario import PROACTIVE_FILE, load_proactive
     from core.scenario import BankError
 
@@ -179,7 +179,7 @@ def _plural(n: int, word: str) -> str:
 
 
 async def _semantic(bank, model_id, base_url):
-    from benchmark.validate_semantic import check_identification, check_speech_leakage
+    from benchmark.bank.semantic import check_identification, check_speech_leakage
     from candidates import open_candidate
 
     async with open_candidate(model_id, base_url=base_url) as model:

@@ -128,7 +128,7 @@ def held_out(rows: list[dict], folds: list[int], **fit_options) -> np.ndarray:
 
 def kappa(truth: list[str], guess: list[str]) -> float:
     """Cohen's kappa over the labelled rows (0.0 when undefined)."""
-    from benchmark.scoring.stats import cohen_kappa
+    from benchmark.stats import cohen_kappa
 
     value = cohen_kappa(truth, guess)
     return 0.0 if value is None else value

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from benchmark.scoring import stats
+from benchmark import stats
 
 DRAWS = 4000
 PEOPLE_AGREEING = 2  # a people's majority: at least two people giving the item the same label

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from benchmark.labels.agreement import SEED
 from benchmark.labels.figures import UNSCORED, figures, kappa_interval
 from benchmark.labels.reference import References
-from benchmark.scoring.stats import MIN_BOOTSTRAP_SCENARIOS
+from benchmark.stats import MIN_BOOTSTRAP_SCENARIOS
 from core.judge import LABELS, Judge, Verdict
 
 DEFAULT_CONCURRENCY = 4

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchmark.labels.agreement import cohen
-from benchmark.scoring.stats import cohen_kappa
+from benchmark.stats import cohen_kappa
 from core.judge import LABELS
 
 UNSCORED = "unscored"

@@ -20,11 +20,11 @@ cell (`TrialRecord.cell`) joined with `|` (`sc-01|baseline|0`), then
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.labels import WHATS
+from benchmark.report.viewer_trials import cell_key, trial_anchor
 from core.records import TrialRecord, build_user_turn
 from core.scenario import Scenario
 
@@ -114,15 +114,6 @@ class LabelItem:
             "scenario_id": self.scenario_id,
             "sections": [{"kind": kind, "title": title, "text": text} for kind, title, text in self.view],
         }
-
-
-def cell_key(record: TrialRecord) -> str:
-    return "|".join(str(part) for part in record.cell)
-
-
-def trial_anchor(record: TrialRecord) -> str:
-    """The id of the trial's row in the viewer: stable, and free of characters a URL fragment would escape."""
-    return "t-" + hashlib.sha256(cell_key(record).encode("utf-8")).hexdigest()[:12]
 
 
 def _lists(scenario: Scenario) -> str:

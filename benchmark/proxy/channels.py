@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from benchmark.scoring.stats import percentiles
+from benchmark.stats import percentiles
 from core.nouns import object_nouns_in
 from core.records import TrialRecord, TurnInput
 from core.scenario import Bank, Scenario

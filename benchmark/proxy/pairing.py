@@ -1,7 +1,7 @@
 """Pair two runs and measure how far the Turn 2 score moved from A to B.
 
 Trials are paired by their cell (scenario, condition, trial index). The
-headline is `benchmark.compare.compare_trial_sets` (balanced Turn 2
+headline is `benchmark.comparison.runs.compare_trial_sets` (balanced Turn 2
 accuracy over current and prior, the paired scenario-resampling bootstrap of
 B - A, the exact McNemar test on the flips); the same is broken down by shift
 type and by target class here. Before any pairing, the two runs must have
@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.compare import compare_trial_sets, paired_trials
+from benchmark.comparison.runs import compare_trial_sets, paired_trials
 from benchmark.scoring.metrics import paired_accuracy as paired_cell
 from benchmark.scoring.summary import ranking_condition
 from benchmark.scoring.trials import LABELS, TrialSet, load_trials

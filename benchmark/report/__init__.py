@@ -47,7 +47,7 @@ def write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir: 
 
 
 def _write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir: Path | None = None) -> dict:
-    from benchmark.budget import read_budget
+    from benchmark.cost.budget import read_budget
     from benchmark.report.human_check import read_human_check
     from benchmark.report.plots import draw_plots
     from benchmark.report.proactive_findings import is_proactive
@@ -150,8 +150,8 @@ def _serve() -> None:
     """The worker's side (`python -c`): load what the report needs, then write the one report asked for."""
     import io
 
+    from benchmark import stats
     from benchmark.report.chart import warm_up
-    from benchmark.scoring import stats
 
     warm_up()
     stats.bootstrap_balanced_accuracy(

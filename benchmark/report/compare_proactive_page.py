@@ -1,6 +1,6 @@
 """The page of `wearsim compare ... --html DIR` when proactive runs are among those compared.
 
-The proactive runs' rows (`benchmark.compare_proactive`): per run and cell, recall and precision
+The proactive runs' rows (`benchmark.comparison.proactive`): per run and cell, recall and precision
 with their 95% intervals and k/n, false alarms per minute with its interval and the minutes and
 trials behind it, the time to speak with its n, the cost per hour watched; each run against the
 first, cell by cell (recall B - A with its paired interval, McNemar's p on hits, false alarms per
@@ -166,7 +166,6 @@ def plot_groups(rows: list[dict]) -> dict[str, dict[str, dict]]:
 
 def write_proactive_page(out_dir: Path, text: str, result: dict) -> Path:
     """DIR/comparison.html and DIR/recall_false_alarms.png from `compare.compare_runs`'s result."""
-    from benchmark.compare_proactive import kinds_note
     from benchmark.report.proactive_plot import plot_recall_false_alarms
 
     out_dir = Path(out_dir)
@@ -215,3 +214,19 @@ def write_proactive_page(out_dir: Path, text: str, result: dict) -> Path:
         ]
     )
     return write_atomic(out_dir / PAGE_NAME, page, out_dir)
+
+
+def kinds_note(kinds: dict[str, list[str]]) -> str:
+    """What was compared with what when the runs are proactive ones, or a mix."""
+    watched, asked = kinds["proactive"], kinds["qa"]
+    if not asked:
+        return f"proactive runs ({', '.join(watched)}): recall and false alarms, not Turn 2 accuracy"
+    apart = (
+        "; the question-and-answer runs against each other below"
+        if len(asked) >= 2
+        else f"; {asked[0]} is the only question-and-answer run, with nothing of its kind to compare it with"
+    )
+    return (
+        f"a mix of kinds, each compared apart: proactive {', '.join(watched)}; question-and-answer "
+        f"{', '.join(asked)}{apart}"
+    )

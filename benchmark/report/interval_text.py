@@ -9,7 +9,7 @@ and the sentence says so and why.
 
 from __future__ import annotations
 
-from benchmark.scoring.stats import MIN_BOOTSTRAP_SCENARIOS
+from benchmark.stats import MIN_BOOTSTRAP_SCENARIOS
 
 
 def interval_sentence(primary: dict) -> str:

@@ -266,7 +266,7 @@ def render_page(
     plots = plots_html(plots_dir, budget)
     frames = Frames(media_root, budget)
     style = manifest.repair_style if manifest.repair_style in REPAIR_STYLES else "named"
-    from benchmark.prices import table_from_manifest
+    from benchmark.cost.prices import table_from_manifest
 
     prices = table_from_manifest(manifest.raw)[0]
     rows = [trial_html(t, bank, frames, style, prices, files) for t in sorted(trials, key=lambda t: t.cell)]

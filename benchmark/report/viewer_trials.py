@@ -4,12 +4,12 @@ scenario frames they show (`Frames`). `benchmark.report.viewer` puts them in the
 
 from __future__ import annotations
 
+import hashlib
 import json
 from html import escape
 from pathlib import Path
 
 from benchmark.faults import fault_of
-from benchmark.labels.items import trial_anchor
 from benchmark.report import watch_view
 from benchmark.report.cost import tokens_text, usd
 from benchmark.report.run_files import MAX_FRAME_BYTES, InlineBudget, image_data_uri
@@ -24,6 +24,15 @@ MEDIA_ROOT = Path(__file__).resolve().parents[2] / "media"
 TURN_FRAMES = {1: ("context", "turn_1"), 2: ("turn_2",)}  # frame files shown under each turn
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png")
 OUTCOMES = ("pass", "miss", "unscored", "error")
+
+
+def cell_key(record: TrialRecord) -> str:
+    return "|".join(str(part) for part in record.cell)
+
+
+def trial_anchor(record: TrialRecord) -> str:
+    """The id of the trial's row in the viewer: stable, and free of characters a URL fragment would escape."""
+    return "t-" + hashlib.sha256(cell_key(record).encode("utf-8")).hexdigest()[:12]
 
 
 def outcome(trial: TrialRecord) -> str:

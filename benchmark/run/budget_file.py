@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmark.budget import BUDGET_FILE, Budget
-from benchmark.prices import price_table
+from benchmark.cost.budget import BUDGET_FILE, Budget
+from benchmark.cost.prices import price_table
 from benchmark.run.outputs import TRANSCRIPTS
 from benchmark.run.settings import RunSettings
 from core.safe_files import write_atomic
@@ -18,7 +18,7 @@ def open_budget(settings: RunSettings, run_dir: Path) -> Budget | None:
     if settings.budget_usd is None:
         (run_dir / BUDGET_FILE).unlink(missing_ok=True)
         return None
-    from benchmark.budget import spent_before
+    from benchmark.cost.budget import spent_before
     from benchmark.scoring.trials import load_trials
 
     table = settings.prices or price_table()

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from benchmark.conversations.proactive_trial import run_proactive_trial
+from benchmark.conversations.protocol import Conversation, run_trial
 from benchmark.faults import classify, with_empty_reply
-from benchmark.proactive_trial import run_proactive_trial
-from benchmark.protocol import Conversation, run_trial
 from benchmark.run.errors import ModelMissing
 from benchmark.run.settings import RunSettings, sweep_points
 from benchmark.shards import in_shard, shard_text

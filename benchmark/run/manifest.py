@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmark import BENCHMARK_VERSION, SCHEMA_REVISION, package_version
+from benchmark.cost.prices import price_table
 from benchmark.judges.family import endpoint_host
-from benchmark.prices import price_table
 from benchmark.run.outputs import CACHE_LOG
 from benchmark.run.settings import RunSettings, StreamSettings
 from benchmark.shards import shard_text

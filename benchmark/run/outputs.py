@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchmark.budget import BUDGET_FILE
+from benchmark.cost.budget import BUDGET_FILE
 from benchmark.kept_media import AUDIO_DIR, FRAMES_DIR  # spoken replies and kept media share audio/
 
 LOCK_NAME = ".lock"

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmark.budget import Budget
+from benchmark.cost.budget import Budget
 from benchmark.kept_media import MediaKeeper
 from benchmark.run.budget_file import open_budget, write_budget
 from benchmark.run.cell import Cell, CellPlan, ConversationFactory, Judges, plan_cells, play_cell

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from benchmark.prices import PriceTable
+from benchmark.cost.prices import PriceTable
 from core.candidate import DEFAULT_MAX_TOKENS
 from core.records import SweepPoint
 

@@ -1,6 +1,8 @@
 """Scoring: load trials, compute the metrics and statistics of a run."""
 
-from benchmark.scoring.stats import (
+from benchmark.scoring.summary import build_summary
+from benchmark.scoring.trials import TranscriptError, TrialSet, load_trials
+from benchmark.stats import (
     BOOTSTRAP_DRAWS,
     BOOTSTRAP_SEED,
     ScenarioCounts,
@@ -10,8 +12,6 @@ from benchmark.scoring.stats import (
     paired_bootstrap_difference,
     wilson_interval,
 )
-from benchmark.scoring.summary import build_summary
-from benchmark.scoring.trials import TranscriptError, TrialSet, load_trials
 
 __all__ = [
     "BOOTSTRAP_DRAWS",

@@ -9,14 +9,14 @@ of it, shown apart. Replies served from the
 response cache are priced like the rest: the cost of a trial does not depend
 on whether the cache was warm. A cost that cannot be known (a model with no
 price, a kind of token with none, usage not reported) is null with the
-reasons, never 0. Rules of the pricing: `benchmark.prices`.
+reasons, never 0. Rules of the pricing: `benchmark.cost.prices`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from benchmark.prices import NOTHING, Cost, PriceTable, reply_cost, table_from_manifest, transcription_cost
+from benchmark.cost.prices import NOTHING, Cost, PriceTable, reply_cost, table_from_manifest, transcription_cost
 from core.candidate import TranscriptionUsage, Usage
 from core.judge import Verdict
 from core.records import TrialRecord

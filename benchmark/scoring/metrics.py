@@ -17,7 +17,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from benchmark.scoring import stats
+from benchmark import stats
 from benchmark.scoring.signals import code_signal_label
 from benchmark.scoring.trials import LABELS
 from core.records import LATENCY_STAGES, TrialRecord

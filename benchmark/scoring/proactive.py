@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import cast
 
-from benchmark.scoring import stats
+from benchmark import stats
 from core.judge import Judge, JudgeCase, Verdict
 from core.records import TrialRecord
 from core.watching import Probe, Watching

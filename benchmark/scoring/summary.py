@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from benchmark import stats
 from benchmark.faults import fault_summary
-from benchmark.scoring import metrics, stats
+from benchmark.scoring import metrics
 from benchmark.scoring.cost import cost_summary
 from benchmark.scoring.trials import TrialSet
 from benchmark.shards import planned_cells
@@ -47,10 +48,10 @@ def ranking_condition(trials: tuple[TrialRecord, ...], manifest: dict) -> tuple[
 
 
 def build_summary(trial_set: TrialSet, manifest: dict | None = None, budget: dict | None = None) -> dict:
-    """`budget`: the run dir's budget.json as `benchmark.budget.read_budget` reads it (a `--budget` run).
+    """`budget`: the run dir's budget.json as `benchmark.cost.budget.read_budget` reads it (a `--budget` run).
     Proactive trials are scored in their own block (`proactive`); every other block reads the
     question-and-answer trials."""
-    from benchmark.prices import table_from_manifest
+    from benchmark.cost.prices import table_from_manifest
     from benchmark.scoring.blind import blind_camera
     from benchmark.scoring.cost import candidate_cost
     from benchmark.scoring.proactive import RULE, proactive_summary

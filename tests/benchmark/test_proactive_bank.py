@@ -1,5 +1,5 @@
 """The shipped proactive subset (benchmark/v1/proactive.json) and its authoring checks
-(benchmark/validate_proactive.py, the check `proactive` of wearsim validate): the shipped set passes, and
+(benchmark/bank/proactive.py, the check `proactive` of wearsim validate): the shipped set passes, and
 the check runs in wearsim validate, the lockfile and the dataset card. Each check failing on a crafted bad
 scenario: test_proactive_bank_checks.py."""
 
@@ -13,11 +13,11 @@ from collections import Counter
 
 import pytest
 
-from benchmark.lockfile import LOCK_FILES, write_lock
-from benchmark.validate import check_lockfile, check_proactive, proactive_rules, validate_bank
-from benchmark.validate_authoring import mentions
-from benchmark.validate_proactive import SHIPPED_MINIMUMS, proactive_counts, proactive_findings
-from benchmark.validate_proactive import leaked_key as _leaked_key
+from benchmark.bank.authoring import mentions
+from benchmark.bank.lockfile import LOCK_FILES, write_lock
+from benchmark.bank.proactive import SHIPPED_MINIMUMS, proactive_counts, proactive_findings
+from benchmark.bank.proactive import leaked_key as _leaked_key
+from benchmark.bank.validate import check_lockfile, check_proactive, proactive_rules, validate_bank
 from core.proactive_scenario import EVENT_TYPES, PROACTIVE_FILE, load_proactive
 from core.scenario import SHIPPED_BANK, load_bank
 from tests.paths import FIXTURES

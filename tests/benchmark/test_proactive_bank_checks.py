@@ -1,10 +1,10 @@
-"""The proactive subset's authoring checks (benchmark/validate_proactive.py): each check fails on a crafted
+"""The proactive subset's authoring checks (benchmark/bank/proactive.py): each check fails on a crafted
 bad scenario with a message naming the scenario and the field."""
 
 import copy
 
-from benchmark.validate_authoring import mentions
-from benchmark.validate_proactive import key_forms
+from benchmark.bank.authoring import mentions
+from benchmark.bank.proactive import key_forms
 from core.proactive_scenario import PROACTIVE_FILE
 from tests.benchmark.test_proactive_bank import BANK_DOMAINS, RAW, edited, findings, leaked_key, only
 
@@ -27,7 +27,7 @@ def test_an_expected_key_in_a_camera_text_fails_in_any_form(tmp_path):
     assert leaked_key("She put the pasta in.", "put the pasta in")
     assert not leaked_key("put in the pasta", "put the pasta in")
     assert {"boil", "boils", "boiled", "boiling"} <= key_forms("boiling")
-    assert mentions("two grapes", "grape")  # plural and singular are benchmark.validate.mentions's own
+    assert mentions("two grapes", "grape")  # plural and singular are benchmark.bank.validate.mentions's own
 
 
 def test_a_near_spelling_of_a_key_the_judge_would_match_fails(tmp_path):

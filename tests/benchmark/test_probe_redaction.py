@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from benchmark.probe_trace import Redactor, without_media
+from benchmark.probe.trace import Redactor, without_media
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
 
 KEY = TEST_KEY

@@ -3,7 +3,7 @@
 import asyncio
 import json
 
-from benchmark.protocol import DirectConversation, run_trial
+from benchmark.conversations.protocol import DirectConversation, run_trial
 from core.candidate import GenerationConfig, Reply
 from core.judge import Verdict
 from core.records import build_context_message, build_user_turn

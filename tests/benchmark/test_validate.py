@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from benchmark.card import card_path, render_card
-from benchmark.lockfile import write_lock
-from benchmark.validate import (
+from benchmark.bank.card import card_path, render_card
+from benchmark.bank.lockfile import write_lock
+from benchmark.bank.validate import (
     check_lockfile,
     check_near_duplicates,
     check_object_names,
@@ -339,7 +339,7 @@ def test_big_and_hostile_banks_fail_fast_and_clearly(tmp_path):
     """A 100 KB camera block is a clear error (it took minutes of comparison before);
     JSON nested 100,000 deep is an invalid file, not a crash; a bank of 350 with
     copies still finds the copies."""
-    from benchmark.validate import MAX_TEXT_CHARS
+    from benchmark.bank.validate import MAX_TEXT_CHARS
 
     bank = load_bank()
     huge = _with(bank, "sc-01", turn_1_image="a grey wall " * 9000)
@@ -371,7 +371,7 @@ def test_the_near_duplicate_prefix_filter_misses_no_pair_that_brute_force_finds(
     import difflib
     import random
 
-    from benchmark.validate_duplicates import _PrefixIndex
+    from benchmark.bank.duplicates import _PrefixIndex
 
     rng = random.Random(7)
     words = "red cup blue mug left right table hand shelf pan lid knife green tall small".split()
@@ -397,7 +397,7 @@ def test_near_copies_are_reported_once_each_against_the_first_of_their_group():
     first = bank.scenarios[0]
     copies = [dataclasses.replace(first, scenario_id=f"copy-{n}", pair_id=None) for n in range(3)]
     grown = dataclasses.replace(bank, scenarios=(*bank.scenarios, *copies))
-    from benchmark.validate import check_near_duplicates
+    from benchmark.bank.validate import check_near_duplicates
 
     problems = check_near_duplicates(grown).problems
     assert problems == [f"{first.scenario_id} ~ copy-{n}: text similarity 1.00" for n in range(3)]

@@ -4,7 +4,8 @@ shipped bank's contrast subset, checked on its own."""
 import dataclasses
 import json
 
-from benchmark.validate import (
+from benchmark.bank.authoring import GENERIC_TOKENS, is_generic, sentences
+from benchmark.bank.validate import (
     check_answer_lists,
     check_camera_blocks,
     check_near_duplicates,
@@ -12,7 +13,6 @@ from benchmark.validate import (
     check_repair_anchors,
     check_structure,
 )
-from benchmark.validate_authoring import GENERIC_TOKENS, is_generic, sentences
 from core.nouns import object_nouns_in
 from core.scenario import load_bank
 from tests.benchmark.test_validate import _with, wearsim

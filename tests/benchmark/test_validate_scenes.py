@@ -9,8 +9,8 @@ import shutil
 
 import pytest
 
-from benchmark.validate import check_scene_specs, validate_bank
-from benchmark.validate_scenes import key_scenes
+from benchmark.bank.scenes import key_scenes
+from benchmark.bank.validate import check_scene_specs, validate_bank
 from core.scenario import load_bank
 from core.scenes import SceneError, load_scene_specs, parse_scene
 

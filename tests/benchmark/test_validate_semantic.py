@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from benchmark.validate_semantic import (
+from benchmark.bank.semantic import (
     TEXT_ONLY_SYSTEM,
     blocks_to_identify,
     check_identification,

@@ -243,7 +243,7 @@ def test_turn_3_target_context_loads_from_json_lines_and_is_type_checked(tmp_pat
 def _scripted_trial(scenario, labels):
     import asyncio
 
-    from benchmark.protocol import DirectConversation, run_trial
+    from benchmark.conversations.protocol import DirectConversation, run_trial
     from core.candidate import GenerationConfig, Reply
     from core.judge import Verdict
 

@@ -77,7 +77,7 @@ def test_a_rescore_of_a_stream_run_judges_the_perceived_conversation():
 
 @pytest.mark.parametrize("old", [OLD_DIRECT, OLD_STREAM], ids=["direct", "stream"])
 def test_report_rescore_and_compare_work_on_schema_1_run_dirs(old, tmp_path):
-    from benchmark.compare import compare_runs
+    from benchmark.comparison.runs import compare_runs
     from benchmark.report import write_report
 
     summary = write_report(old, output_dir=tmp_path / "report")

@@ -235,7 +235,7 @@ def test_the_in_process_server_has_room_for_the_run():
 def test_a_stream_turn_records_the_rule_that_ended_it(server_url, end_of_turn):
     """Through the server and the glasses: the metrics event carries the turn's end, the
     record keeps it, and latencies count from the end of speech (the silence included)."""
-    from benchmark.stream_conversation import StreamConversation
+    from benchmark.conversations.stream import StreamConversation
     from core.scenario import load_bank
     from simulator.settings import GlassesSettings
 

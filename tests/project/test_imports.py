@@ -103,7 +103,12 @@ LAYERS = (("core",), ("candidates", "media_effects"), ("perception",), ("streami
 FLOOR = {package: n for n, packages in enumerate(LAYERS) for package in packages}
 # inside the benchmark, only what drives the glasses talks to the server and the simulator: the protocol,
 # judges, scoring and reports stay free of the stream
-GLASSES_DRIVERS = ("benchmark.cli", "benchmark.stream_conversation", "benchmark.watch_conversation", "benchmark.probe")
+GLASSES_DRIVERS = (
+    "benchmark.cli",
+    "benchmark.conversations.stream",
+    "benchmark.conversations.watch",
+    "benchmark.probe",
+)
 
 
 def _allowed(source: str, target: str) -> bool:
@@ -130,8 +135,60 @@ def test_an_import_up_a_layer_is_refused():
     assert not _allowed("core.records", "candidates.usage")
     assert not _allowed("candidates.local", "media_effects.audio")  # beside, not below
     assert not _allowed("benchmark.scoring.summary", "streaming.wire")
-    assert _allowed("benchmark.stream_conversation", "streaming.wire")
+    assert _allowed("benchmark.conversations.stream", "streaming.wire")
     assert _allowed("perception.speech", "media_effects.audio")
+
+
+# the rooms inside benchmark/ stand in floors too (docs/architecture.md): a room imports its own modules and
+# those of the floors below, never one beside it or above it; a loose module is a room of its own
+BENCHMARK_FLOORS = (
+    ("faults", "shards", "kept_media", "stats", "cost"),
+    ("judges", "evaluators"),
+    ("scoring",),
+    ("report", "conversations", "bank"),
+    ("labels", "run"),
+    ("comparison", "merge", "rescore", "probe"),
+    ("proxy",),
+    ("cli",),
+    ("__main__",),
+)
+ROOM_FLOOR = {room: n for n, rooms in enumerate(BENCHMARK_FLOORS) for room in rooms}
+MAX_LOOSE_MODULES = 8
+
+
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "benchmark" and len(parts) > 1 else None
+
+
+def _room_allowed(source: str, target: str) -> bool:
+    mine, other = _room(source), _room(target)
+    return mine is None or other is None or mine == other or ROOM_FLOOR[other] < ROOM_FLOOR[mine]
+
+
+def test_every_room_of_the_benchmark_has_a_floor():
+    rooms = {
+        path.stem for path in (ROOT / "benchmark").iterdir() if path.suffix == ".py" or (path / "__init__.py").exists()
+    }
+    assert rooms - {"__init__"} == set(ROOM_FLOOR)
+
+
+def test_the_benchmarks_rooms_import_only_downwards():
+    graph = import_graph()
+    wrong = sorted(f"{s} -> {t}" for s, targets in graph.items() for t in targets if not _room_allowed(s, t))
+    assert wrong == []
+
+
+def test_an_import_up_a_floor_of_the_benchmark_is_refused():
+    assert not _room_allowed("benchmark.report.viewer_trials", "benchmark.labels.items")
+    assert not _room_allowed("benchmark.judges.learn", "benchmark.scoring.stats")
+    assert not _room_allowed("benchmark.report.findings", "benchmark.conversations.protocol")  # beside
+    assert _room_allowed("benchmark.labels.items", "benchmark.report.viewer_trials")
+
+
+def test_the_benchmark_keeps_few_loose_modules():
+    loose = sorted(path.name for path in (ROOT / "benchmark").glob("*.py"))
+    assert len(loose) <= MAX_LOOSE_MODULES, loose
 
 
 MAX_LINES = 500

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import websockets
 
-from benchmark.stream_conversation import StreamConversation, session_config
+from benchmark.conversations.stream import StreamConversation, session_config
 from core.scenario import load_bank
 from media_effects.frames import FrameBudget, FrameBuffer, encode_jpeg
 from simulator.client import GlassesClient

@@ -13,7 +13,7 @@ import httpx
 import pytest
 import websockets
 
-from benchmark.stream_conversation import StreamConversation
+from benchmark.conversations.stream import StreamConversation
 from simulator.client import ServerError
 from simulator.pacing import Pacer
 from simulator.settings import GlassesSettings

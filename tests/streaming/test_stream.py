@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import websockets
 
-from benchmark.stream_conversation import StreamConversation
+from benchmark.conversations.stream import StreamConversation
 from core.candidate import USAGE_FIELDS, Usage
 from core.records import TurnInput, TurnMetrics, build_user_turn
 from core.scenario import load_bank

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from benchmark.cli import compare as compare_cli
-from benchmark.compare import compare_runs
+from benchmark.comparison.runs import compare_runs
 from tests.paths import FIXTURES
 
 TARGETS = {"sc1": "current", "sc2": "current", "sc3": "prior"}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.compare import compare_runs, render_comparison
+from benchmark.comparison.runs import compare_runs, render_comparison
 from core.candidate import Reply, Usage
 from core.judge import Verdict
 from core.records import TrialRecord, TurnInput, TurnResult

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.compare import compare_runs, render_comparison
+from benchmark.comparison.runs import compare_runs, render_comparison
 from core.records import TrialRecord
 from core.watching import Probe, Watching
 from tests.benchmark.report.test_compare import RUN_A, write_run

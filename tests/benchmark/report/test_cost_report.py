@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.budget import Budget
-from benchmark.prices import price_table
+from benchmark.cost.budget import Budget
+from benchmark.cost.prices import price_table
 from benchmark.report import write_report
 from core.candidate import Reply, Usage
 from core.judge import Verdict

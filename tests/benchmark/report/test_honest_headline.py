@@ -226,7 +226,7 @@ def test_few_scenarios_never_show_a_zero_width_interval(tmp_path, capsys):
     zero-width bootstrap; the interval falls back to the per-class Wilson bounds, whose low end is below
     100% (high end above 0%), in summary.json, findings.md (saying how it was made) and `wearsim compare`."""
     from benchmark.cli import compare as compare_cli
-    from benchmark.scoring.stats import wilson_interval
+    from benchmark.stats import wilson_interval
 
     passing = write_run(tmp_path / "three", [trial(i, "pass") for i in range(3)], manifest(ids=IDS[:3]))
     summary = write_report(passing)

@@ -107,7 +107,7 @@ def test_the_default_is_the_fixed_silence(tmp_path):
 
 def test_a_proactive_session_asks_for_the_same_rule(monkeypatch):
     """A proactive trial's opening line is a user turn too: its hello carries the run's rule."""
-    from benchmark.watch_conversation import WatchConversation
+    from benchmark.conversations.watch import WatchConversation
     from core.proactive_scenario import load_proactive
     from core.scenario import load_bank
     from simulator.settings import GlassesSettings

@@ -12,7 +12,7 @@ import asyncio
 
 import pytest
 
-from benchmark.prices import Price, Spend, price_table, transcription_cost
+from benchmark.cost.prices import Price, Spend, price_table, transcription_cost
 from candidates.model_ids import transcription_model
 from candidates.openai_realtime import TRANSCRIBE_MODEL
 from candidates.realtime import open_realtime_session

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.prices import (
+from benchmark.cost.prices import (
     PRICE_KEYS,
     SHIPPED,
     PriceFileError,
@@ -229,7 +229,7 @@ def test_the_documented_example_prices_a_provider_that_does_not_say_what_was_cac
 
 
 def test_a_budget_stopped_by_an_unknown_cost_says_what_to_change_not_a_larger_budget():
-    from benchmark.budget import Budget
+    from benchmark.cost.budget import Budget
 
     budget = Budget(10.0, price_table())
     budget.add("openai:gpt-4o-mini", Usage())  # the provider reported no usage at all

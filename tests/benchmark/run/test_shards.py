@@ -142,7 +142,7 @@ def test_two_shards_merged_are_the_unsharded_run_and_a_shard_of_another_model_is
 
 
 def test_merge_refuses_a_cell_recorded_outside_its_shard(tmp_path):
-    from benchmark.merge import MergeError, merge_runs
+    from benchmark.merge.runs import MergeError, merge_runs
     from core.records import TrialRecord
 
     manifest = {

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from benchmark.merge import MergeError, read_shard
+from benchmark.merge.runs import MergeError, read_shard
 from tests.paths import ROOT
 
 FIXTURE = ROOT / "tests" / "fixtures" / "transcripts" / "schema1_direct"

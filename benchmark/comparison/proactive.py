@@ -14,7 +14,7 @@ McNemar p on hits, and the difference in false alarms per minute with its paired
 
 from __future__ import annotations
 
-from benchmark.scoring import stats
+from benchmark import stats
 from benchmark.scoring.summary_view import RunManifest
 from benchmark.scoring.trials import TrialSet
 from core.records import PROACTIVE_TARGETS, TrialRecord
@@ -68,7 +68,7 @@ def _scenario_rows(records: list[TrialRecord], of) -> dict[str, tuple[float, flo
 
 def cell_rows(label: str, trials: TrialSet, manifest: RunManifest | dict | None) -> list[dict]:
     """One row per condition and cell of a proactive run."""
-    from benchmark.prices import table_from_manifest
+    from benchmark.cost.prices import table_from_manifest
     from benchmark.scoring.cost import candidate_cost
     from benchmark.scoring.proactive import cell_metrics
 
@@ -296,19 +296,3 @@ def difference_text(label: str, cell: dict) -> str:
         + f" over {cell['pairs']} paired trials"
     )
     return f"{label} [{cell['condition']}, {names}]: {recall}; {alarms}"
-
-
-def kinds_note(kinds: dict[str, list[str]]) -> str:
-    """What was compared with what when the runs are proactive ones, or a mix."""
-    watched, asked = kinds["proactive"], kinds["qa"]
-    if not asked:
-        return f"proactive runs ({', '.join(watched)}): recall and false alarms, not Turn 2 accuracy"
-    apart = (
-        "; the question-and-answer runs against each other below"
-        if len(asked) >= 2
-        else f"; {asked[0]} is the only question-and-answer run, with nothing of its kind to compare it with"
-    )
-    return (
-        f"a mix of kinds, each compared apart: proactive {', '.join(watched)}; question-and-answer "
-        f"{', '.join(asked)}{apart}"
-    )

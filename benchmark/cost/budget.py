@@ -23,7 +23,7 @@ import math
 from pathlib import Path
 from typing import cast
 
-from benchmark.prices import PriceTable, Spend
+from benchmark.cost.prices import PriceTable, Spend
 
 BUDGET_FILE = "budget.json"
 MAX_BUDGET_FILE_BYTES = 100_000

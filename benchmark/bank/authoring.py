@@ -2,7 +2,7 @@
 sentences that narrate no absence and name no listed object, rich scenario-specific answer lists, repair
 anchors naming both objects; and the text rules they share (`mentions`, `sentences`, `is_generic`),
 which the scene spec and proactive checks reuse. A finding is an error on the shipped bank and a
-warning on any other bank. Each check returns its (problems, warnings); `benchmark.validate` wraps them
+warning on any other bank. Each check returns its (problems, warnings); `benchmark.bank.validate` wraps them
 as a `CheckResult`.
 """
 

@@ -1,8 +1,8 @@
 """The bank validator: structural checks 1, 2, 3 and 6, the authoring checks
-(camera blocks, answer lists, repair anchors: `benchmark.validate_authoring`),
-and the lockfile. Check 6's search is `benchmark.validate_duplicates`, the lockfile's hashes
-`benchmark.lockfile`, the shipped bank's counts `benchmark.bank_counts`. The
-semantic checks 4 and 5 need a model and live in `benchmark.validate_semantic`.
+(camera blocks, answer lists, repair anchors: `benchmark.bank.authoring`),
+and the lockfile. Check 6's search is `benchmark.bank.duplicates`, the lockfile's hashes
+`benchmark.bank.lockfile`, the shipped bank's counts `benchmark.bank.counts`. The
+semantic checks 4 and 5 need a model and live in `benchmark.bank.semantic`.
 
 Each check returns a `CheckResult` listing every problem it found (nothing
 stops at the first problem) and the warnings that do not fail it. The shipped
@@ -22,9 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from benchmark.bank_counts import shipped_count_problems
-from benchmark.lockfile import lock_drift
-from benchmark.validate_authoring import (
+from benchmark.bank.authoring import (
     ABSENCE,
     answer_list_findings,
     camera_block_findings,
@@ -34,7 +32,9 @@ from benchmark.validate_authoring import (
     repair_anchor_findings,
     sentences,
 )
-from benchmark.validate_duplicates import near_duplicates
+from benchmark.bank.counts import shipped_count_problems
+from benchmark.bank.duplicates import near_duplicates
+from benchmark.bank.lockfile import lock_drift
 from core.scenario import (
     COGNITIVE_LOADS,
     CUE_TYPES,
@@ -121,26 +121,26 @@ def check_token_leakage(bank: Bank) -> CheckResult:
 
 def check_object_names(bank: Bank, *, shipped: bool = False) -> CheckResult:
     """Check 2: no camera block names an object of the scenario's own answer lists
-    (`benchmark.validate_authoring.object_name_findings`)."""
+    (`benchmark.bank.authoring.object_name_findings`)."""
     problems, warnings = object_name_findings(bank, shipped=shipped)
     return CheckResult(name="object_names", problems=problems, warnings=warnings)
 
 
 def check_camera_blocks(bank: Bank, *, shipped: bool = False) -> CheckResult:
-    """Camera blocks of 2-4 sentences that narrate no absence (`benchmark.validate_authoring`)."""
+    """Camera blocks of 2-4 sentences that narrate no absence (`benchmark.bank.authoring`)."""
     problems, warnings = camera_block_findings(bank, shipped=shipped)
     return CheckResult(name="camera_blocks", problems=problems, warnings=warnings)
 
 
 def check_answer_lists(bank: Bank, *, shipped: bool = False) -> CheckResult:
-    """Answer lists a judge can use (`benchmark.validate_authoring.answer_list_findings`)."""
+    """Answer lists a judge can use (`benchmark.bank.authoring.answer_list_findings`)."""
     problems, warnings = answer_list_findings(bank, shipped=shipped)
     return CheckResult(name="answer_lists", problems=problems, warnings=warnings)
 
 
 def check_repair_anchors(bank: Bank, *, shipped: bool = False) -> CheckResult:
     """The named repair anchor names the intended object and the wrong one
-    (`benchmark.validate_authoring.repair_anchor_findings`)."""
+    (`benchmark.bank.authoring.repair_anchor_findings`)."""
     problems, warnings = repair_anchor_findings(bank, shipped=shipped)
     return CheckResult(name="repair_anchors", problems=problems, warnings=warnings)
 
@@ -215,12 +215,12 @@ def check_structure(bank: Bank, *, shipped: bool) -> CheckResult:
 
 
 def check_near_duplicates(bank: Bank) -> CheckResult:
-    """Check 6 (`benchmark.validate_duplicates`)."""
+    """Check 6 (`benchmark.bank.duplicates`)."""
     return CheckResult(name="near_duplicates", problems=near_duplicates(bank, MAX_TEXT_CHARS))
 
 
 def check_lockfile(directory: Path, *, required: bool = False) -> CheckResult:
-    """The bank's files against MANIFEST.lock.json (`benchmark.lockfile`); drift fails unless the version
+    """The bank's files against MANIFEST.lock.json (`benchmark.bank.lockfile`); drift fails unless the version
     was bumped. A missing lockfile is a warning unless `required` (the shipped bank)."""
     drift = lock_drift(directory)
     if drift is not None:
@@ -237,18 +237,18 @@ def check_lockfile(directory: Path, *, required: bool = False) -> CheckResult:
 
 
 def check_scene_specs(bank: Bank, *, shipped: bool = False) -> CheckResult:
-    """The scene specs (`benchmark.validate_scenes`): answer-key objects in view, nothing carried over unsaid."""
-    from benchmark.validate_scenes import scene_spec_findings
+    """The scene specs (`benchmark.bank.scenes`): answer-key objects in view, nothing carried over unsaid."""
+    from benchmark.bank.scenes import scene_spec_findings
 
     problems, warnings = scene_spec_findings(bank, mentions, shipped=shipped)
     return CheckResult(name="scene_specs", problems=problems, warnings=warnings)
 
 
 def check_proactive(bank: Bank, *, shipped: bool = False) -> CheckResult:
-    """The proactive subset's authoring checks (`benchmark.validate_proactive`) on the bank directory's
+    """The proactive subset's authoring checks (`benchmark.bank.proactive`) on the bank directory's
     proactive.json, its ids and domains held against the three-turn bank's (all of it, even when `bank` was
     narrowed to a subset)."""
-    from benchmark.validate_proactive import proactive_findings
+    from benchmark.bank.proactive import proactive_findings
 
     whole = bank
     if bank.subset is not None:
@@ -267,8 +267,8 @@ def check_proactive(bank: Bank, *, shipped: bool = False) -> CheckResult:
 
 
 def proactive_rules():
-    """The bank's text rules the proactive checks reuse (`benchmark.validate_proactive.TextRules`)."""
-    from benchmark.validate_proactive import TextRules
+    """The bank's text rules the proactive checks reuse (`benchmark.bank.proactive.TextRules`)."""
+    from benchmark.bank.proactive import TextRules
 
     return TextRules(mentions=mentions, sentences=sentences, absence=ABSENCE, is_generic=is_generic)
 

@@ -1,7 +1,7 @@
 """The authoring checks of the proactive subset (`benchmark/v1/proactive.json`).
 
 `proactive_findings` returns (problems, warnings), each naming the file, the
-scenario and the field; `benchmark.validate.check_proactive` wraps them as
+scenario and the field; `benchmark.bank.validate.check_proactive` wraps them as
 the check `proactive` of `wearsim validate`, run when a v1 bank's directory
 holds `proactive.json` (the shipped bank must). The loader
 (`core.proactive_scenario.load_proactive`) checks the schema; a file it refuses
@@ -88,7 +88,7 @@ NARRATION = (
 
 @dataclass(frozen=True, kw_only=True)
 class TextRules:
-    """The three-turn bank's text rules these checks reuse. `benchmark.validate` passes its own
+    """The three-turn bank's text rules these checks reuse. `benchmark.bank.validate` passes its own
     (`proactive_rules()`), as it passes `mentions` to the scene-spec checks: this module does not import it."""
 
     mentions: Callable[[str, str], bool]  # a token, or its plural or singular, as whole words
@@ -120,7 +120,7 @@ def key_forms(key: str) -> set[str]:
 
 def leaked_key(text: str, key: str, mentions: Callable[[str, str], bool]) -> bool:
     """The key, in any of its forms, occurs in `text` as whole words (`mentions`:
-    `benchmark.validate_authoring.mentions`)."""
+    `benchmark.bank.authoring.mentions`)."""
     return any(mentions(text, form) for form in key_forms(key))
 
 
@@ -186,7 +186,7 @@ def proactive_findings(
     bank_domains: Iterable[str] = (),
 ) -> tuple[list[str], list[str]]:
     """(problems, warnings) of `directory`'s proactive.json. `rules`: the bank's text rules
-    (`benchmark.validate.proactive_rules()`); `bank_ids`: the three-turn bank's scenario ids (a proactive id
+    (`benchmark.bank.validate.proactive_rules()`); `bank_ids`: the three-turn bank's scenario ids (a proactive id
     must not reuse one); `bank_domains`: its activity domains (a proactive scenario's domain should be one of
     them)."""
     path = Path(directory) / PROACTIVE_FILE

@@ -18,7 +18,7 @@ LOCK_FILES = {
     "proactive_sha256": "proactive.json",  # the proactive subset (core.proactive_scenario)
 }
 SCENES = "scenes"  # core.scenes.SCENE_DIR: one spec per scenario, the proactive timelines in a folder of it
-JUDGE_TEMPLATE = Path(__file__).parent / "judges" / "judge_prompt.md"
+JUDGE_TEMPLATE = Path(__file__).parent.parent / "judges" / "judge_prompt.md"
 
 
 def scene_specs_sha256(directory: Path) -> str | None:

@@ -8,15 +8,16 @@ cost per correct Turn 2 answer, and turns OK (cells with every turn
 answered and Turn 2 labelled) over the condition's planned cells. Then every
 run after the first against it: the paired difference in balanced accuracy
 (B - A over the cells scored in both, paired bootstrap over scenarios) and
-the exact McNemar p (`benchmark.compare.against_first`).
+the exact McNemar p (`benchmark.comparison.runs.against_first`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from benchmark import stats
 from benchmark.faults import fault_of
-from benchmark.scoring import metrics, stats
+from benchmark.scoring import metrics
 from benchmark.scoring.summary_view import RunManifest
 from benchmark.scoring.trials import TrialSet
 from benchmark.shards import planned_cells
@@ -24,7 +25,7 @@ from benchmark.shards import planned_cells
 
 def run_row(label: str, path: Path, trials: TrialSet, manifest: RunManifest | dict | None, condition: str) -> dict:
     """One run's figures under `condition`."""
-    from benchmark.prices import table_from_manifest
+    from benchmark.cost.prices import table_from_manifest
     from benchmark.scoring.cost import group_cost
 
     chosen = [t for t in trials.trials if t.condition == condition]

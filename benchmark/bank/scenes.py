@@ -37,7 +37,7 @@ def key_scenes(scenario: Scenario, answer_list: str) -> tuple[str, ...]:
 
 def scene_spec_findings(bank: Bank, mentions, *, shipped: bool = False) -> tuple[list[str], list[str]]:
     """(problems, warnings) of the bank's scene specs. `mentions(text, token)` is the validator's
-    word-bounded match (`benchmark.validate_authoring.mentions`), which `check_scene_specs` there passes in."""
+    word-bounded match (`benchmark.bank.authoring.mentions`), which `check_scene_specs` there passes in."""
     problems: list[str] = []
     warnings: list[str] = []
     folder = scene_dir(bank)

@@ -4,7 +4,7 @@ The table is TOML, one table per model id (as given to `--model`, a
 judge's model id, or a realtime API's transcription model), holding USD per
 million tokens under `TOKEN_KEYS`, USD per minute of audio under
 `MINUTE_KEYS` (a transcription model billed by the second), and the
-entry's `date` and `source`. `benchmark/prices.toml` ships with the
+entry's `date` and `source`. `benchmark/cost/prices.toml` ships with the
 package; `wearsim bench --prices FILE` adds entries and replaces whole
 entries of it. A key left out means that kind of token has no price.
 
@@ -248,8 +248,10 @@ def price_table(extra: Path | str | None = None) -> PriceTable:
     """The shipped table, with `extra`'s entries added (an entry of both: `extra`'s whole entry)."""
     entries = load_price_file(SHIPPED)
     if extra is None:
-        return PriceTable(entries, "the shipped table (benchmark/prices.toml)")
-    return PriceTable({**entries, **load_price_file(extra)}, f"the shipped table (benchmark/prices.toml) and {extra}")
+        return PriceTable(entries, "the shipped table (benchmark/cost/prices.toml)")
+    return PriceTable(
+        {**entries, **load_price_file(extra)}, f"the shipped table (benchmark/cost/prices.toml) and {extra}"
+    )
 
 
 def table_from_manifest(manifest: dict) -> tuple[PriceTable, list[str]]:

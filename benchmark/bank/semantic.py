@@ -26,8 +26,8 @@ import json
 import re
 from typing import Any
 
-from benchmark.validate import CheckResult
-from benchmark.validate_authoring import mentions
+from benchmark.bank.authoring import mentions
+from benchmark.bank.validate import CheckResult
 from core.candidate import Candidate, GenerationConfig, Message
 from core.scenario import Bank, Scenario
 

@@ -1,5 +1,5 @@
 """Check 6 of the bank validator: near-duplicate scenarios, found in about linear time by a prefix filter
-over word sequences (20,000 scenarios: benchmarks/validate_scale.py). `benchmark.validate` runs it as the
+over word sequences (20,000 scenarios: benchmarks/validate_scale.py). `benchmark.bank.validate` runs it as the
 `near_duplicates` check."""
 
 from __future__ import annotations

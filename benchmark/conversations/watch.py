@@ -15,7 +15,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from benchmark.stream_conversation import THUMBNAIL_PX, THUMBNAIL_QUALITY, turn_reply
+from benchmark.conversations.stream import THUMBNAIL_PX, THUMBNAIL_QUALITY, turn_reply
 from core.candidate import Message
 from core.proactive_scenario import ProactiveScenario
 from core.records import TurnResult

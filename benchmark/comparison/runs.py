@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmark.scoring import metrics, stats
+from benchmark import stats
+from benchmark.scoring import metrics
 from benchmark.scoring.summary import ranking_condition
 from benchmark.scoring.summary_view import RunManifest
 from benchmark.scoring.trials import TrialSet, load_trials
@@ -35,7 +36,7 @@ def paired_trials(a: TrialSet, b: TrialSet) -> list[tuple[TrialRecord, TrialReco
 
 def _cost(trials: TrialSet, condition: str, manifest: RunManifest | dict | None) -> dict:
     """The cost of a run's trials under `condition`, priced with the prices its manifest recorded."""
-    from benchmark.prices import table_from_manifest
+    from benchmark.cost.prices import table_from_manifest
     from benchmark.scoring.cost import group_cost
 
     prices = table_from_manifest(RunManifest.of(manifest).raw)[0]
@@ -233,7 +234,7 @@ def compare_runs(
     `points` (every run's conditions as accuracy against cost, the plot of `wearsim compare --html`).
     Proactive runs are compared apart (`compare_proactive`): with any among the runs, the result is
     `{"proactive": ..., "qa": the above over the question-and-answer runs when two or more, "kinds"}`."""
-    from benchmark.compare_proactive import compare_proactive, is_proactive_run
+    from benchmark.comparison.proactive import compare_proactive, is_proactive_run
 
     paths = [Path(run_a), Path(run_b), *map(Path, more)]
     sets = [load_trials(path) for path in paths]
@@ -258,7 +259,7 @@ def compare_runs(
 def _compare_qa(
     paths: list[Path], sets: list[TrialSet], manifests: list[RunManifest], labels: list[str], condition: str | None
 ) -> dict:
-    from benchmark.compare_table import run_row
+    from benchmark.comparison.table import run_row
 
     result = compare_trial_sets(sets[0], sets[1], condition, manifests[0], manifests[1])
     result["runs"] = [
@@ -277,7 +278,8 @@ def _compare_qa(
 
 def render_comparison(result: dict) -> str:
     if "proactive" in result:
-        from benchmark.compare_proactive import kinds_note, render_proactive
+        from benchmark.comparison.proactive import render_proactive
+        from benchmark.report.compare_proactive_page import kinds_note
 
         lines = [kinds_note(result["kinds"]), "", *render_proactive(result["proactive"])]
         if result["qa"] is not None:
@@ -291,7 +293,7 @@ def render_comparison(result: dict) -> str:
         return "n/a" if v is None else f"{100 * v:+.1f} pts"
 
     m = result["mcnemar"]
-    from benchmark.compare_table import render_runs_table
+    from benchmark.comparison.table import render_runs_table
 
     lines = (
         [*render_runs_table(result.get("runs") or [], result.get("against_first") or []), "", "A against B, in detail:"]

@@ -11,7 +11,7 @@ Turn 2 scene and "What am I holding?" spoken, and which of the held
 objects' names the reply says (only a model that looked at the frame can
 name them: no word of the session names them). What was seen is printed as
 checks, and every message sent and received goes to a trace file to attach
-to a bug report (`benchmark.probe_trace`: media as its size, never its
+to a bug report (`benchmark.probe.trace`: media as its size, never its
 bytes, and no API key, nor any 8 characters of one, anywhere in it).
 """
 
@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.probe_trace import Trace
+from benchmark.probe.trace import Trace
 from candidates.model_ids import parse_model_id
 from candidates.realtime import open_realtime_session
 from core.candidate import DEFAULT_MAX_TOKENS, GenerationConfig, Reply, Usage

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.kept_media import AUDIO_DIR, FRAMES_DIR
-from benchmark.merge_media import copy_kept, read_kept
+from benchmark.merge.media import copy_kept, read_kept
 from benchmark.run.manifest import LEGACY_RESUME_VALUES, RESUME_KEYS, write_manifest
 from benchmark.run.outputs import CACHE_LOG, RUN_OUTPUTS
 from benchmark.shards import cell_key, manifest_shard, planned_cells, shard_of

@@ -9,7 +9,7 @@ costs tokens whatever it answers) and every judge model's verdict goes to
 
 from __future__ import annotations
 
-from benchmark.protocol import ReplyMeter
+from benchmark.conversations.protocol import ReplyMeter
 from benchmark.scoring.proactive import judge_watching
 from core.candidate import Usage
 from core.judge import Judge, JudgeCase, Verdict

@@ -1,0 +1,1 @@
+"""`wearsim merge`: shards' run dirs merged into one, with their kept media."""
