@@ -23,7 +23,7 @@ What each provider says, and how it is read (docs/schema.md, "Usage"):
   `response_token_count`) + `thoughts_token_count` (thinking: counted as
   output text, priced at the text output rate, because Google's Gemini
   Developer API pricing page gives each model's output price as "including
-  thinking tokens"; checked 2026-11-27, benchmark/prices.toml), and
+  thinking tokens"; checked 2026-11-27, benchmark/cost/prices.toml), and
   per-modality lists of {`modality`, `token_count`}:
   `prompt_tokens_details`, `cache_tokens_details`,
   `candidates_tokens_details` (Live: `response_tokens_details`). A count the

@@ -15,7 +15,7 @@ ordinary turn.
 The shipped set is `benchmark/v1/proactive.json` (the bank's `proactive`
 subset). `load_proactive` reads it and collects every problem, each naming
 the file, the scenario and the field; the authoring checks (`wearsim
-validate`) are in `benchmark/validate_proactive.py`.
+validate`) are in `benchmark/bank/proactive.py`.
 """
 
 from __future__ import annotations

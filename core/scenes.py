@@ -5,7 +5,7 @@ the same scenes as parts: the setting, the objects in view (each with its
 place in the frame, its size and its state), what each hand holds or touches,
 and a screen's or label's text only where the scene itself shows text
 (`screen_content`). `media_effects.pictograph` draws a spec as a frame; the
-validator (`benchmark.validate_scenes`) checks every spec against its
+validator (`benchmark.bank.scenes`) checks every spec against its
 scenario.
 
 One `Scene` stands alone (it names no turn and no scenario), so a timeline of

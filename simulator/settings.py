@@ -1,7 +1,7 @@
 """`GlassesSettings`: everything the simulated glasses do in one session, and the session's hello.
 
 `wearsim simulate` and `wearsim bench --via stream` (its proactive trials too) build one of these
-and play their turns through the same loop (`benchmark/stream_conversation.py`), so the two
+and play their turns through the same loop (`benchmark/conversations/stream.py`), so the two
 share every default below. Each default is stated once, here (the reply cap in `core.candidate`,
 the ground floor both the server and the glasses read it from).
 """
