@@ -32,7 +32,7 @@ class RescoreError(ValueError):
     pass
 
 
-# The lexical judge's work is all CPU: on Linux, a run of at least `PARALLEL_FROM` records is judged in
+# An offline judge's work is all CPU: on Linux, a run of at least `PARALLEL_FROM` records is judged in
 # worker processes (at most `MAX_WORKERS`, one a core), each a fork of this one, so the bank, the records
 # and the judge are shared, not sent. They take `CHUNK` records at a time and send back each new
 # record's line, in order: the same lines, byte for byte, as judging them one by one here.
@@ -115,11 +115,11 @@ async def _rejudged_lines(trials: Sequence[TrialRecord], known: Mapping, judge) 
 
 
 def _workers(judge, total: int) -> int:
-    """How many processes judge the records: more than one only for the lexical judge on a long run,
+    """How many processes judge the records: more than one only for an offline judge on a long run,
     on Linux (where a fork of this process is safe)."""
-    from benchmark.judges.lexical import LexicalJudge
+    from benchmark.judges.kinds import is_offline
 
-    if not isinstance(judge, LexicalJudge) or total < PARALLEL_FROM or not sys.platform.startswith("linux"):
+    if not is_offline(getattr(judge, "family", None)) or total < PARALLEL_FROM or not sys.platform.startswith("linux"):
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return max(1, min(MAX_WORKERS, cores))
@@ -187,6 +187,7 @@ def rescore(
     async def run() -> dict:
         from benchmark.judges import open_judge
         from benchmark.judges.family import endpoint_host
+        from benchmark.judges.kinds import is_offline
 
         async with open_judge(judge_family, judge_model, base_url=base_url) as judge:
             updated = dict(manifest)
@@ -195,7 +196,7 @@ def rescore(
                     "judge_family": getattr(judge, "family", judge_family),
                     "judge_model": getattr(judge, "name", judge_model),
                     # the new judge's endpoint by host only (null: the provider's own, or no model)
-                    "judge_endpoint": endpoint_host(base_url) if getattr(judge, "family", "") != "lexical" else None,
+                    "judge_endpoint": None if is_offline(getattr(judge, "family", None)) else endpoint_host(base_url),
                     "judge_family_resolution": "explicit (rescore)",
                     "rescore": {
                         "source": str(transcripts_path(source)),
@@ -208,7 +209,7 @@ def rescore(
                 }
             )
             name = getattr(judge, "name", None)
-            if isinstance(manifest.get("prices"), dict) and name and getattr(judge, "family", "") != "lexical":
+            if isinstance(manifest.get("prices"), dict) and name and not is_offline(getattr(judge, "family", None)):
                 from benchmark.cost.prices import price_table  # the new judge's price beside the run's own
 
                 updated["prices"] = {**manifest["prices"], **price_table().for_manifest([name])}

@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from hostile_load import one_turn, rss_bytes, speech_pcm, start_serve, stop_serve  # noqa: E402
 
+from perception.frame_policy import parse_frame_policy  # noqa: E402
 from streaming import wire  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 
@@ -74,7 +75,12 @@ async def big_frame_session(url: str, frames: list[bytes], seconds: float, fps: 
 
     ws = await websockets.connect(url + "/v1/session", max_size=None)
     await ws.send(
-        wire.hello(None, wire.SessionConfig(backend="openai:fake", frame_policy="change:0.01", frame_quality=100))
+        wire.hello(
+            None,
+            wire.SessionConfig(
+                backend="openai:fake", frame_policy=parse_frame_policy("change:0.01"), frame_quality=100
+            ),
+        )
     )
     ready = json.loads(await ws.recv())
     assert ready["type"] == "ready", ready

@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.hostile_load import await_healthz, stop_serve  # noqa: E402
+from perception.frame_policy import parse_frame_policy  # noqa: E402
 from streaming import wire  # noqa: E402
 
 QUESTION = "What is the small red thing on the table in front of me?"
@@ -117,7 +118,13 @@ async def racer(url: str, pictures: list[bytes], stop: asyncio.Event, log: dict)
     """A proactive session that advances its stream 10 s a chunk until `stop` is set, then `watch.end`."""
     ws = await connect(
         url,
-        wire.SessionConfig(backend="local", camera=True, proactive="every:5", describer="opencv", frame_policy="fps:1"),
+        wire.SessionConfig(
+            backend="local",
+            camera=True,
+            proactive="every:5",
+            describer="opencv",
+            frame_policy=parse_frame_policy("fps:1"),
+        ),
     )
     done = asyncio.Event()
 

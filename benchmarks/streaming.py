@@ -47,9 +47,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmark.conversations.stream import StreamConversation  # noqa: E402
 from core.scenario import load_bank  # noqa: E402
-from simulator.settings import SILENCE_MS, GlassesSettings  # noqa: E402
+from perception.speech import SILENCE_MS  # noqa: E402
+from simulator.settings import GlassesSettings  # noqa: E402
 from streaming.app import ServerSettings  # noqa: E402
 from streaming.local_server import running_server  # noqa: E402
+from streaming.wire import SessionConfig  # noqa: E402
 
 HOLD_P95_S = 1.5
 
@@ -70,9 +72,8 @@ async def level(url: str, n: int, backend: str, bank, end_of_turn: str, silence_
         scenarios = bank.scenarios[:n] if n <= len(bank.scenarios) else list(bank.scenarios) * (n // 50 + 1)
 
     async def one(scenario):
-        glasses = GlassesSettings(
-            url=url, backend=backend, silence_ms=silence_ms, end_of_turn=end_of_turn, max_tokens=60, speed=1.0
-        )
+        hello = SessionConfig(backend=backend, silence_ms=silence_ms, end_of_turn=end_of_turn, max_tokens=60)
+        glasses = GlassesSettings(url=url, hello=hello, speed=1.0)
         conversation = StreamConversation(scenario, condition, glasses)
         try:
             turns = [await conversation.send(turn) for turn in (1, 2)]

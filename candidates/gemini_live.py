@@ -145,7 +145,7 @@ class GeminiLiveSession:
         from google.genai import types
 
         api_key = os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY") or (base_url and "not-needed")
-        if not api_key:  # a --base-url of one's own may want no key (model_ids.KEYLESS_AT_BASE_URL)
+        if not api_key:  # a --base-url of one's own may want no key (its table entry: keyless_at_base_url)
             raise RuntimeError(f"{model_id}: set GEMINI_API_KEY (or GOOGLE_API_KEY)")
         client = genai.Client(
             api_key=api_key, http_options=types.HttpOptions(base_url=base_url, api_version=API_VERSION)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import importlib.util
 import os
 import signal
@@ -27,10 +28,11 @@ import sys
 import threading
 import time
 import weakref
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.candidate import GenerationConfig, Message
+from core.candidate import Candidate, GenerationConfig, Message
 from core.safe_files import make_dirs, open_append
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -390,3 +392,57 @@ class LocalModel:
         await asyncio.gather(*warming, return_exceptions=True)
         for client in self.clients:
             await client.aclose()
+
+
+@contextlib.asynccontextmanager
+async def open_local(
+    model: str, *, model_id: str, base_url: str | None, log_dir: Path | None, output: str
+) -> AsyncIterator[Candidate]:
+    """The opener of `local` and `local:PATH.gguf`: the embedded llama.cpp servers, started here and
+    stopped on exit (also when cancelled while starting or stopping)."""
+    from candidates.model_ids import parse_model_id
+    from candidates.openai_chat import OpenAIChatCandidate
+    from candidates.providers import PROVIDERS
+
+    count, threads = slots(bundled=not model)
+    provider = PROVIDERS[parse_model_id(model_id)[0]]
+    servers = [
+        LocalLlamaServer(
+            Path(model) if model else None,
+            log_dir=log_dir,
+            threads=threads,
+            log_name="llama_server.log" if n == 0 else f"llama_server-{n + 1}.log",
+        )
+        for n in range(count)
+    ]
+    try:
+        await asyncio.gather(*(asyncio.to_thread(server.start) for server in servers))
+        clients = []
+        for server in servers:
+            client = OpenAIChatCandidate(
+                server.model_path.stem,
+                model_id=model_id,
+                base_url=server.base_url,
+                api_key="not-needed",
+                family=provider.family,
+            )
+            client.endpoint = f"{provider.name}:{server.model_path.name}"
+            clients.append(client)
+        candidate = LocalModel(model_id, clients)
+    except BaseException:  # cancelled (SIGTERM, Ctrl-C) or failed while starting: never leave one running
+        for server in servers:
+            server.stop()
+        raise
+    try:
+        yield candidate
+    finally:
+        try:
+            await candidate.aclose()
+        finally:
+            stopping = asyncio.gather(*(asyncio.to_thread(server.stop) for server in servers))
+            try:
+                await asyncio.shield(stopping)
+            except asyncio.CancelledError:  # cancelled again while stopping: finish the stops here
+                for server in servers:
+                    server.stop()
+                raise

@@ -7,18 +7,11 @@ from __future__ import annotations
 
 import os
 
-from candidates.providers import PROVIDERS, form_list, known, of_kind
-
-LOCAL_FAMILY = "local"
+from candidates.providers import LOCAL, PROVIDERS, REALTIME, bundled_model_id, form_list, known, realtime_forms
 
 
 def _provider(model_id: str):
     return PROVIDERS[parse_model_id(model_id)[0]]
-
-
-# realtime providers whose --base-url may name a server that wants no key, as OpenAI-compatible servers may
-# (an OpenAI base URL is covered by the provider's base_url_variable)
-KEYLESS_AT_BASE_URL = ("gemini-live",)
 
 
 def missing_credentials(
@@ -32,7 +25,7 @@ def missing_credentials(
     names = provider.key_variables
     if not names or any(env.get(name, "").strip() for name in names):
         return None
-    if base_url and provider.name in KEYLESS_AT_BASE_URL:
+    if base_url and provider.keyless_at_base_url:
         return None  # a server of one's own (a conformance server, a local gateway) decides whether it wants one
     if provider.base_url_variable:
         if base_url or env.get(provider.base_url_variable, "").strip():
@@ -68,57 +61,16 @@ def candidate_family(model_id: str) -> str:
     return _provider(model_id).family
 
 
-# Realtime model ids the providers list as current, with where and when that was checked. The providers
-# rename these often: check the source before relying on one, and update this table (and prices.toml).
-CHECKED = "2026-11-25"
-REALTIME_MODELS = (
-    (
-        "openai-realtime:gpt-realtime-2",
-        "OpenAI's most capable realtime voice model (reasoning)",
-        "https://developers.openai.com/api/docs/models/gpt-realtime-2",
-    ),
-    (
-        "openai-realtime:gpt-realtime-2.1-mini",
-        "OpenAI's smaller, cheaper realtime reasoning model",
-        "https://developers.openai.com/api/docs/models/gpt-realtime-2.1-mini",
-    ),
-    (
-        "openai-realtime:gpt-realtime-1.5",
-        "OpenAI's earlier flagship realtime voice model",
-        "https://developers.openai.com/api/docs/models/gpt-realtime-1.5",
-    ),
-    (
-        "gemini-live:gemini-3.8-live",
-        "Google's default stable Live model; replies in audio (read through its output transcription)",
-        "https://ai.google.dev/gemini-api/docs/models/gemini-3.8-live",
-    ),
-    (
-        "gemini-live:gemini-3.1-flash-live-preview",
-        "Google's previous-generation Live preview",
-        "https://ai.google.dev/gemini-api/docs/models/gemini-3.1-flash-live-preview",
-    ),
-)
-# model ids the provider has shut down: (model id, the date, where it says so)
-RETIRED = (
-    ("gemini-live:gemini-live-2.5-flash-preview", "2025-12-09", "https://ai.google.dev/gemini-api/docs/deprecations"),
-    ("gemini-live:gemini-2.0-flash-live-001", "2025-12-09", "https://ai.google.dev/gemini-api/docs/deprecations"),
-    (
-        "gemini-live:gemini-2.0-flash-live-preview-04-09",
-        "2025-12-09",
-        "https://ai.google.dev/gemini-api/docs/deprecations",
-    ),
-)
-
-
 def retired_problem(model_id: str) -> str | None:
     """One line when the provider has shut `model_id` down (its requests could only fail), else None."""
     try:
         provider, model = parse_model_id(model_id)
     except ValueError:
         return None
-    for retired, when, source in RETIRED:
-        if f"{provider}:{model}" == retired:
-            current = ", ".join(m for m, _, _ in REALTIME_MODELS if m.startswith(provider + ":"))
+    entry = PROVIDERS[provider]
+    for retired, when, source in entry.retired_models:
+        if model == retired:
+            current = ", ".join(f"{provider}:{m}" for m, _, _ in entry.current_models)
             return (
                 f"{model_id} was shut down by the provider on {when} ({source}); current ids: {current} "
                 f"(wearsim models)"
@@ -140,21 +92,21 @@ def transcription_model(model_id: str | None) -> str | None:
 def is_local(model_id: str) -> bool:
     """The embedded llama.cpp model (`local`, `local:PATH.gguf`): it runs here and costs nothing."""
     try:
-        return _provider(model_id).kind == "local"
+        return _provider(model_id).kind == LOCAL
     except ValueError:
         return False
 
 
 def is_realtime(model_id: str) -> bool:
     """A streaming multimodal API (OpenAI Realtime, Gemini Live)."""
-    return _provider(model_id).kind == "realtime"
+    return _provider(model_id).kind == REALTIME
 
 
 def output_problem(model_id: str, output: str) -> str | None:
     """Why `model_id` cannot reply with `output`, said after the output's name; None when it can."""
     if output == "text" or is_realtime(model_id):
         return None
-    forms = form_list(tuple(form for p in of_kind("realtime") for form, _ in p.forms))
+    forms = form_list(realtime_forms())
     return f"needs a realtime model ({forms}); {model_id} replies in text"
 
 
@@ -164,7 +116,7 @@ def default_model_id(env=None) -> str:
     for provider in PROVIDERS.values():
         if provider.default_model and any(env.get(name) for name in provider.key_variables):
             return provider.default_model
-    return of_kind("local")[0].name
+    return bundled_model_id()
 
 
 def price_key(model_id: str) -> str:

@@ -91,6 +91,7 @@ class OpenAIRealtimeSession:
         *,
         base_url: str | None,
         output: str,
+        streaming_input: bool = False,  # a turn's audio and frames need no other session set-up here
         config: GenerationConfig,
         trace=None,
     ) -> OpenAIRealtimeSession:

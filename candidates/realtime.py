@@ -33,8 +33,11 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import Any
 
+from candidates import providers
 from candidates.model_ids import OUTPUTS, candidate_family, parse_model_id
+from candidates.providers import form_list, realtime_forms
 from candidates.realtime_base import AnsweredTurn, RealtimeSession, UserPart
 from candidates.retry import RetryableError, backoff_delay
 from core.candidate import GenerationConfig, Message, Reply, Usage
@@ -56,34 +59,29 @@ async def open_realtime_session(
     config: GenerationConfig | None = None,
     trace: Callable[[str, dict], None] | None = None,
 ) -> RealtimeSession:
-    """A connected session. `streaming_input`: the turn comes as audio and frames
-    (Gemini then uses realtime input with manual activity; OpenAI needs no switch).
+    """A connected session, of the class its provider's table entry names (`session`).
+    `streaming_input`: the turn comes as audio and frames (Gemini then uses realtime
+    input with manual activity; OpenAI needs no switch).
     `trace(direction, message)` sees every message sent and received, the setup
     included (`wearsim probe`)."""
     provider, model = parse_model_id(model_id)
     if output not in OUTPUTS:
         raise ValueError(f"output must be one of {', '.join(OUTPUTS)}, got {output!r}")
     config = config or GenerationConfig()
-    if provider == "openai-realtime":
-        from candidates.openai_realtime import OpenAIRealtimeSession
-
-        return await OpenAIRealtimeSession.open(
-            model, model_id, system, base_url=base_url, output=output, config=config, trace=trace
-        )
-    if provider == "gemini-live":
-        from candidates.gemini_live import GeminiLiveSession
-
-        return await GeminiLiveSession.open(
-            model,
-            model_id,
-            system,
-            base_url=base_url,
-            output=output,
-            streaming_input=streaming_input,
-            config=config,
-            trace=trace,
-        )
-    raise ValueError(f"{model_id!r} is not a realtime model id (openai-realtime:MODEL or gemini-live:MODEL)")
+    entry = providers.get(provider)
+    if entry.session is None:
+        raise ValueError(f"{model_id!r} is not a realtime model id ({form_list(realtime_forms())})")
+    session_class: Any = entry.load_session()
+    return await session_class.open(
+        model,
+        model_id,
+        system,
+        base_url=base_url,
+        output=output,
+        streaming_input=streaming_input,
+        config=config,
+        trace=trace,
+    )
 
 
 class LiveConversation:

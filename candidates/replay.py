@@ -8,9 +8,10 @@ to re-run judging without calling the candidate.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from core.candidate import GenerationConfig, Message, Reply
@@ -72,3 +73,15 @@ class ReplayCandidate:
 
     async def aclose(self) -> None:
         return None
+
+
+@contextlib.asynccontextmanager
+async def open_replay(
+    model: str, *, model_id: str, base_url: str | None, log_dir: Path | None, output: str
+) -> AsyncIterator[ReplayCandidate]:
+    """The opener of `replay:RUN_DIR` (its entry in `candidates.providers`)."""
+    candidate = ReplayCandidate(model, model_id=model_id)
+    try:
+        yield candidate
+    finally:
+        await candidate.aclose()

@@ -30,12 +30,12 @@ class JudgeCase:
 class Verdict:
     label: str | None  # one of LABELS, or None when unscored
     rationale: str
-    judge: str  # "lexical" or the judge model id
+    judge: str  # the judge model id, or an offline judge's kind name (benchmark.judges.kinds)
     unscored_reason: str | None = None
-    prompt: str = ""  # the rendered prompt (empty for the lexical judge)
+    prompt: str = ""  # the rendered prompt (empty for an offline judge)
     raw: str = ""  # the judge's raw reply text
     cached: bool = False  # the judge model's reply came from the response cache
-    usage: Usage | None = None  # the judge model's tokens over its attempts; None: no model was asked (lexical)
+    usage: Usage | None = None  # the judge model's tokens over its attempts; None: no model was asked (offline)
 
     @property
     def scored(self) -> bool:
@@ -43,7 +43,7 @@ class Verdict:
 
 
 class Judge(Protocol):
-    name: str  # "lexical" or the judge model id
-    family: str  # "lexical", "openai", "gemini", "claude", ...
+    name: str  # the judge model id, or an offline judge's kind name (benchmark.judges.kinds)
+    family: str  # "openai", "gemini", "claude", ..., or an offline judge's kind name
 
     async def label(self, case: JudgeCase) -> Verdict: ...

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from candidates.providers import describers as describing_providers
+
 DRAWN_SOURCES = ("synthetic", "pictograph")  # frames the run draws, as `cannot_read` names them
 SERVER_OFFERS = ("default", "opt-in", "operator")
 
@@ -20,7 +22,8 @@ SERVER_OFFERS = ("default", "opt-in", "operator")
 class Describer:
     name: str  # as given to --describer (a model describer: `name:MODEL`)
     what: str  # the help text's words for it
-    maker: str = ""  # the class in perception.describers that `make_describer` builds ("" for a model)
+    maker: str = ""  # "module:Class" that `make_describer` imports and builds with no arguments ("" for a model)
+    default: bool = False  # the describer used when none is named (exactly one entry)
     model: bool = False  # a vision model `name:MODEL`, opened as a candidate (needs that provider's key)
     # the server offers it to every hello (default), only when `wearsim serve --describer NAME` names it
     # (opt-in), or as `NAME:MODEL` named by the operator (operator; it spends the server's key)
@@ -51,14 +54,15 @@ DESCRIBERS: dict[str, Describer] = {
         Describer(
             name="opencv",
             what="colours and shapes, no names",
-            maker="OpenCVDescriber",
+            maker="perception.describers:OpenCVDescriber",
+            default=True,
             blind=True,
             misses="it names colours and shapes, not things",
         ),
         Describer(
             name="authored",
             what="reads synthetic frames back from their JPEG comment",
-            maker="AuthoredDescriber",
+            maker="perception.describers:AuthoredDescriber",
             reads=("synthetic",),
             reads_how="the text from the frame's comment",
             misses="it finds no written text in them and falls back to opencv's colours and shapes",
@@ -67,24 +71,23 @@ DESCRIBERS: dict[str, Describer] = {
         Describer(
             name="ocr",
             what="reads the text in the pixels, offline",
-            maker="OCRDescriber",
+            maker="perception.describers:OCRDescriber",
             server="opt-in",
             blind=True,
             reads=("synthetic",),
             misses="it reads only text in the pixels",
         ),
-        Describer(
-            name="openai",
-            what="a vision model through the OpenAI API",
-            model=True,
-            server="operator",
-            reads=DRAWN_SOURCES,
-        ),
-        Describer(
-            name="gemini", what="a vision model through Gemini", model=True, server="operator", reads=DRAWN_SOURCES
+        # a vision model of each provider whose table entry says it describes (`candidates.providers`)
+        *(
+            Describer(name=p.name, what=p.describer, model=True, server="operator", reads=DRAWN_SOURCES)
+            for p in describing_providers()
+            if p.describer
         ),
     )
 }
+
+# the describer used when none is named: the one entry marked `default`
+(DEFAULT_DESCRIBER,) = (d.name for d in DESCRIBERS.values() if d.default)
 
 
 def local_names() -> tuple[str, ...]:

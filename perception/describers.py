@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 import json
 import os
 import time
@@ -36,7 +37,12 @@ from core.candidate import Candidate, GenerationConfig, Image, Message
 from core.safe_files import inside, make_dirs, write_atomic
 from media_effects.frames import decode_jpeg, pixel_refusal, synthetic_text
 from perception import ocr
-from perception.describer_spec import DESCRIBERS, describer_problem, needs_model  # needs_model re-exported
+from perception.describer_spec import (  # needs_model re-exported
+    DEFAULT_DESCRIBER,
+    DESCRIBERS,
+    describer_problem,
+    needs_model,
+)
 
 PROMPT_VERSION = "1"
 RULES_PROMPT = (
@@ -337,15 +343,25 @@ class AuthoredDescriber:
         return await self.fallback.describe(jpeg, previous)
 
 
+def _built(maker: str) -> SceneDescriber:
+    """The describer a registry entry's `maker` ("module:Class") names, its module imported now."""
+    module, _, name = maker.partition(":")
+    return getattr(importlib.import_module(module), name)()
+
+
 def make_describer(
-    spec: str = "opencv", *, model: Candidate | None = None, style: str = "rules", cache_dir: Path | None = None
+    spec: str = DEFAULT_DESCRIBER,
+    *,
+    model: Candidate | None = None,
+    style: str = "rules",
+    cache_dir: Path | None = None,
 ) -> SceneDescriber:
     """A describer of the registry (`perception.describer_spec.DESCRIBERS`): `opencv`, `authored`, `ocr`,
     or a vision model (`openai:MODEL`, `gemini:MODEL`) given as `model`, the candidate the caller opened
     for `spec`."""
     entry = DESCRIBERS.get(spec)
     if entry is not None and not entry.model:
-        return globals()[entry.maker]()
+        return _built(entry.maker)
     if needs_model(spec):
         if model is None:
             raise ValueError(

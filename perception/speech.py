@@ -2,7 +2,7 @@
 
 The Silero voice-activity model that ships inside faster-whisper scores
 each 32 ms window (512 samples) for speech. An utterance starts on the first
-speech window and ends after `silence_ms` of non-speech (default 600 ms), or
+speech window and ends after `silence_ms` of non-speech (default `SILENCE_MS`), or
 when the client sends the `turn.end` hint (`end_turn`, as push-to-talk does);
 its audio (with a short pad before the first speech window) is transcribed
 and a `FinalTranscript` with start and end times is emitted. An utterance
@@ -77,6 +77,10 @@ POST_ROLL_MS = 300
 POST_ROLL_SAMPLES = POST_ROLL_MS * SAMPLE_RATE // 1000
 PARTIAL_WINDOW_S = 5.0  # a partial transcript decodes only the utterance's last seconds
 PARTIAL_MIN_INTERVAL_S = 1.0  # and at most one starts per second of wall time, however fast audio comes
+# the silence after speech that ends a user's turn, unless a session asks for another (every default of it
+# reads this one: the segmenter's, the hello's and the glasses'). On the bank's lines spoken with pauses, 600 ms
+# ended far more turns early than this (docs/performance.md, "Answer sooner")
+SILENCE_MS = 1500
 MODEL_SILENCE_MS = 200  # silence before the end-of-turn model is first asked
 MODEL_EVERY_MS = 300  # and between its later checks in the same pause
 TURN_END_RULES = TurnEnd.RULES  # model, text, silence, hint, cap
@@ -192,7 +196,7 @@ class SpeechSegmenter:
         self,
         transcriber: Transcriber,
         *,
-        silence_ms: int = 600,
+        silence_ms: int = SILENCE_MS,
         threshold: float = 0.5,
         partials: bool = False,
         partial_every_ms: int = 1000,

@@ -1,44 +1,36 @@
-"""`GlassesSettings`: everything the simulated glasses do in one session, and the session's hello.
+"""`GlassesSettings`: everything the simulated glasses do in one session: the hello they send, and how
+they play.
 
-`wearsim simulate` and `wearsim bench --via stream` (its proactive trials too) build one of these
-and play their turns through the same loop (`benchmark/conversations/stream.py`), so the two
-share every default below. Each default is stated once, here (the reply cap in `core.candidate`,
-the ground floor both the server and the glasses read it from).
+The hello is a `streaming.wire.SessionConfig`, the one record of what a session asks of the server and
+of every default it has (the silence that ends a turn, the describer, the reply cap...); the glasses
+hold one and add each scenario's parts to it when a session opens. Everything else here is what only
+the glasses do: where their media comes from, how fast and how badly they send it.
+
+`wearsim simulate` and `wearsim bench --via stream` (its proactive trials too) build these with one
+builder from one flag group (`benchmark/cli/glasses_args.py`) and play their turns through the same
+loop (`benchmark/conversations/stream.py`), so the two share every default and record them alike.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.candidate import DEFAULT_MAX_TOKENS
+from streaming.wire import SessionConfig
 
-# the silence after speech that ends a user's turn; the glasses always ask for it in their hello
-# (a client that does not, such as the live page, gets the server's shorter `SessionConfig.silence_ms`)
-SILENCE_MS = 1500
 # the pause between one turn's reply and the next turn's first frame, on the stream clock
 TURN_GAP_MS = 200
-END_OF_TURN = "silence"  # "silence", "model" or "text" (streaming.wire.SessionConfig)
-DESCRIBER = "opencv"
 
 
 @dataclass(frozen=True, kw_only=True)
 class GlassesSettings:
-    """The server the glasses talk to, what each session's hello asks of it, and what they play."""
+    """The server the glasses talk to, the hello every session sends, and what the glasses play."""
 
-    # the server and the hello
+    hello: SessionConfig  # the backend, describer, silence, end of turn, reply cap, frame policy and size...
+    # the server
     url: str | None = None  # ws://HOST:PORT (None: not known yet; the caller starts one and fills it in)
-    backend: str  # the model id the server answers with
     token: str | None = field(default=None, repr=False)
-    describer: str = DESCRIBER
-    silence_ms: int = SILENCE_MS
-    end_of_turn: str = END_OF_TURN
-    max_tokens: int = DEFAULT_MAX_TOKENS
-    temperature: float = 0.0
-    frame_policy: str | None = None  # None: the server's default
-    frame_size: int = 0  # longer side of a sent frame (0: as captured)
-    frame_quality: int = 0  # JPEG quality of a sent frame (0: as captured)
-    output: str = "text"  # "audio": spoken replies (a realtime backend), kept in the reply
     # what the glasses play, and how
     media_root: Path | None = None  # speech and frames from here (None: media/)
     synthetic_frames: bool = False
@@ -52,37 +44,31 @@ class GlassesSettings:
     drop_frames: float = 0.0  # the chance each frame is never sent
     keep_frames: bool = True  # the frames sent go out with each turn as thumbnails
 
-    def hello_options(self) -> dict:
-        """What every session's hello asks of the server (`streaming.wire.SessionConfig` fields); the
-        caller adds the backend, the system prompt and what the scenario declares."""
-        return {
-            "describer": self.describer,
-            "silence_ms": self.silence_ms,
-            "end_of_turn": self.end_of_turn,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "output": self.output,
-            "frame_policy": self.frame_policy,
-            "frame_size": self.frame_size,
-            "frame_quality": self.frame_quality,
-        }
+    @property
+    def backend(self) -> str:
+        return self.hello.backend
+
+    def asking(self, **changes) -> GlassesSettings:
+        """These glasses with their hello changed (a sweep's frame policy, say)."""
+        return dataclasses.replace(self, hello=dataclasses.replace(self.hello, **changes))
 
     def record(self) -> dict:
         """What a record keeps of these settings (`simulate`'s session log and the bench manifest's
         `glasses`): what changes what the server hears and answers. Never the server's address or
         token; per-cell settings (a scenario's scenes, a sweep's gap, policy or profile) are the
         cell's, so a run's settings leave them unset."""
+        hello = self.hello
         return {
-            "silence_ms": self.silence_ms,
+            "silence_ms": hello.silence_ms,
             "gap_ms": self.gap_ms,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "end_of_turn": self.end_of_turn,
-            "describer": self.describer,
-            "frame_policy": self.frame_policy,
-            "frame_size": self.frame_size,
-            "frame_quality": self.frame_quality,
-            "output": self.output,
+            "max_tokens": hello.max_tokens,
+            "temperature": hello.temperature,
+            "end_of_turn": hello.end_of_turn,
+            "describer": hello.describer,
+            "frame_policy": hello.frame_policy.name if hello.frame_policy else None,
+            "frame_size": hello.frame_size,
+            "frame_quality": hello.frame_quality,
+            "output": hello.output,
             "speed": self.speed,
             "jitter_ms": self.jitter_ms,
             "drop_frames": self.drop_frames,

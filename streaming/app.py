@@ -122,12 +122,13 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         await websocket.accept()
         await Connection(websocket, settings, state).serve()
 
+    from candidates.providers import bundled_model_id
     from streaming.web_routes import add_web_routes
 
     add_web_routes(
         app,
         token=settings.token,
-        backends=settings.allowed_backends or ("local",),
+        backends=settings.allowed_backends or (bundled_model_id(),),
         describers=settings.allowed_describers,
         record_dir=settings.record_dir,
     )
@@ -342,7 +343,6 @@ class Connection:
         from core.candidate import GenerationConfig
         from media_effects.frames import FrameBuffer
         from perception.describers import make_describer, needs_model
-        from perception.frame_policy import parse_frame_policy
         from perception.speech import SpeechSegmenter
         from streaming.backends import Backend, ChatBackend, RealtimeBackend
         from streaming.session import Session
@@ -406,7 +406,7 @@ class Connection:
             backend,
             self.send,
             frames=frames,
-            policy=parse_frame_policy(policy) if policy else None,
+            policy=policy,
             camera_profile=camera_conditions(config.camera_conditions),
             pace=state.probe_pace,
         )

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from candidates.providers import PROVIDERS, key_variables
 from perception.describer_spec import offered
+from perception.frame_policy import FramePolicy
 from streaming import wire
 from streaming.probe_pace import DEFAULT_MIN_GAP_S, DEFAULT_RATE
 
@@ -59,7 +60,7 @@ class ServerSettings:
     allowed_hosts: tuple[str, ...] = ()
     # the frame policy of a session whose hello names none (`wearsim serve --frame-policy`); None: `end`
     # for a chat backend (today's cascade), `fps:1` for a realtime API
-    frame_policy: str | None = None
+    frame_policy: FramePolicy | None = None
     # proactive probes, paced on the server's wall clock (streaming.probe_pace): the least gap between one
     # session's probes (`--probe-min-gap`) and the probes a second over the whole server (`--probe-rate`)
     probe_min_gap_s: float = DEFAULT_MIN_GAP_S
@@ -91,10 +92,6 @@ class ServerSettings:
         from streaming.origin import normal_origin
 
         self.allowed_origins = tuple(dict.fromkeys(normal_origin(o) for o in self.allowed_origins))
-        if self.frame_policy is not None:
-            from perception.frame_policy import parse_frame_policy
-
-            self.frame_policy = parse_frame_policy(self.frame_policy).name
         if not (self.probe_rate > 0 and 0 <= self.probe_min_gap_s <= 3600):
             raise ValueError("probe_rate must be above 0 and probe_min_gap_s from 0 to 3600 seconds")
         if self.frame_bytes_per_session < wire.MAX_FRAME_BYTES:

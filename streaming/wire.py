@@ -20,9 +20,12 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from candidates.model_ids import OUTPUTS
+from candidates.providers import bundled_model_id
 from core.candidate import DEFAULT_MAX_TOKENS, USAGE_FIELDS, TranscriptionUsage, Usage, UsageError
 from core.records import FrameFacts, RecordError, TurnEnd, TurnInput, TurnMetrics
-from perception.frame_policy import parse_frame_policy
+from perception.describer_spec import DEFAULT_DESCRIBER
+from perception.frame_policy import FramePolicy, parse_frame_policy
+from perception.speech import SILENCE_MS
 from streaming.server_events import (  # noqa: F401 (the events, taken from here)
     EVENT_TYPES,
     SERVER_TYPES,
@@ -95,10 +98,13 @@ END_OF_TURN = ("model", "silence", "text")
 
 @dataclass(frozen=True, kw_only=True)
 class SessionConfig:
-    backend: str = "local"  # a Candidate model id, as in `wearsim bench --model`
+    """A session's hello: what the glasses (or the page) ask of the server, every default stated here once.
+    `simulator.settings.GlassesSettings` holds one for every session it opens."""
+
+    backend: str = field(default_factory=bundled_model_id)  # a Candidate model id, as in `wearsim bench --model`
     system_prompt: str = ""
-    describer: str = "opencv"
-    silence_ms: int = 600  # the fixed silence that ends a turn (the fallback under `end_of_turn` "model")
+    describer: str = DEFAULT_DESCRIBER
+    silence_ms: int = SILENCE_MS  # the fixed silence that ends a turn (the fallback under `end_of_turn` "model")
     # "silence": only the fixed silence (and `turn.end`) ends a turn; "model": after a short silence the
     # end-of-turn model (perception.turn_end) may end it sooner; "text": the early transcript's words may
     # (perception.turn_text). Neither is the default: on the bank's lines spoken with pauses each ended far
@@ -114,7 +120,7 @@ class SessionConfig:
     temperature: float = 0.0
     output: str = "text"  # "audio": spoken replies (realtime backends only), sent as `assistant.audio`
     barge_in: bool = False  # speech that starts during a reply interrupts it (a live user, not a script)
-    frame_policy: str | None = None  # which frames reach the assistant (perception.frame_policy); None: the server's
+    frame_policy: FramePolicy | None = None  # which frames reach the assistant; None: the server's
     frame_size: int = 0  # longer side of a sent frame in pixels; 0: as captured
     frame_quality: int = 0  # JPEG quality of a sent frame, 1-100; 0: as captured
     # a shipped impairment profile whose video impairments the server applies to the frames it gets
@@ -164,7 +170,7 @@ class SessionConfig:
             raise WireError("bad_hello", f"output must be one of {', '.join(OUTPUTS)}")
         if values.get("frame_policy") is not None:
             try:
-                values["frame_policy"] = parse_frame_policy(_text(values["frame_policy"], "frame_policy", 100)).name
+                values["frame_policy"] = parse_frame_policy(_text(values["frame_policy"], "frame_policy", 100))
             except ValueError as exc:
                 raise WireError("bad_hello", str(exc)) from None
         if "frame_size" in values:
@@ -197,7 +203,8 @@ class SessionConfig:
         return cls(**values)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The hello's `config` as it crosses the wire (the frame policy in its text form)."""
+        return {**asdict(self), "frame_policy": self.frame_policy.name if self.frame_policy else None}
 
 
 def _text(value: Any, name: str, limit: int) -> str:

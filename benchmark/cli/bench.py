@@ -115,9 +115,11 @@ def _frames_note(settings, model_id: str) -> str | None:
     """When the run draws frames its describer cannot read (pictographs behind opencv): say so first."""
     from benchmark.report.frame_source import before_run_note
 
-    stream = settings.stream
-    drawn = stream and ("pictograph" if stream.pictograph_frames else "synthetic" if stream.synthetic_frames else None)
-    return before_run_note(stream.describer, drawn, model_id) if drawn else None
+    stream, glasses = settings.stream, settings.glasses
+    if stream is None or glasses is None:
+        return None
+    drawn = "pictograph" if stream.pictograph_frames else "synthetic" if glasses.synthetic_frames else None
+    return before_run_note(glasses.hello.describer, drawn, model_id) if drawn else None
 
 
 def _lock_run_dir(run_dir, bank, settings, resume: bool):
@@ -209,6 +211,7 @@ def _say_finished(args, counts: RunCounts, seconds: float, cache_dir: str | None
 def _report(args, counts: RunCounts, run_dir) -> int:
     """The report written, its headline printed; the exit status (3: too many cells failed, 4: stopped
     on --budget)."""
+    from benchmark.judges.kinds import is_offline
     from benchmark.report import write_report
     from benchmark.report.cost import cost_line
     from benchmark.report.faults import fault_lead
@@ -227,7 +230,7 @@ def _report(args, counts: RunCounts, run_dir) -> int:
         print(blind)
     print(cost_line(summary))
     print(f"report: {run_dir / 'findings.md'}")
-    if not is_measurement(summary) and summary["manifest"].get("judge_family") == "lexical":
+    if not is_measurement(summary) and is_offline(summary["manifest"].get("judge_family")):
         print(
             f"no accuracy from this run (findings.md says why); with a model judge: wearsim rescore {run_dir} "
             f"--judge-family openai --output-dir {run_dir}-rescored"

@@ -50,6 +50,7 @@ GROUPS = (
 def add_bench_arguments(p: argparse.ArgumentParser) -> tuple[tuple[str, str, object], ...]:
     """Every flag of `wearsim bench` added to `p`, in its groups; the flags only a stream run takes (option,
     dest, default), stated once: the glasses group's (bench_checks.check_stream_flags)."""
+    from benchmark.cli.glasses_args import add_glasses_arguments
     from core.candidate import DEFAULT_MAX_TOKENS
 
     candidate, judge, bank, glasses, cost, run_group = (p.add_argument_group(title, text) for title, text in GROUPS)
@@ -122,32 +123,11 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> tuple[tuple[str, str, obj
     bank.add_argument("--no-camera", action="store_true", help="strip every camera block (the camera ablation)")
     bank.add_argument("--repair-style", choices=("named", "deictic"), default="named")
 
-    glasses.add_argument("--server", help="ws://HOST:PORT of a running `wearsim serve` (default: start one in-process)")
-    glasses.add_argument("--token", help="token for --server (or WEARSIM_TOKEN)")
-    glasses.add_argument(
-        "--speed",
-        type=float,
-        help="stream pacing, 1.0 real time (default: as fast as the server takes it)",
-    )
-    glasses.add_argument(
-        "--end-of-turn",
-        choices=("silence", "model", "text"),
-        help="what ends the user's turn: silence (1.5 s; the default), model (Smart Turn) or text (the words)",
-    )
-    glasses.add_argument(
-        "--media-root",
-        metavar="DIR",
-        help="speech and frames from DIR (e.g. what `wearsim serve --record DIR` saved), not media/",
-    )
+    add_glasses_arguments(glasses)
     glasses.add_argument(
         "--asr-model",
         metavar="NAME",
         help="the Whisper model (CTranslate2 dir or name; default the bundled tiny.en)",
-    )
-    glasses.add_argument(
-        "--describer",
-        help="the scene describer: opencv (default), authored (reads drawn frames back), ocr (reads text "
-        "in the frame offline), openai:MODEL or gemini:MODEL",
     )
     glasses.add_argument(
         "--describer-base-url",
@@ -166,52 +146,15 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> tuple[tuple[str, str, obj
         "(default end for a chat model, fps:1 for a realtime API)",
     )
     glasses.add_argument(
-        "--frame-size",
-        type=int,
-        default=0,
-        metavar="PX",
-        help="longer side at most PX pixels (default: as captured)",
-    )
-    glasses.add_argument(
-        "--frame-quality",
-        type=int,
-        default=0,
-        metavar="Q",
-        help="JPEG quality 1-100 (default: as captured)",
-    )
-    glasses.add_argument(
         "--impair",
         metavar="PROFILE,...",
         help="impairment profiles, one cell each: clean, street, kitchen, dim, shaky, accent, weak-wifi",
-    )
-    glasses.add_argument(
-        "--impairments-file",
-        metavar="TOML",
-        help="profiles of your own, over the shipped ones (docs/impairments.md)",
-    )
-    glasses.add_argument(
-        "--impair-seed",
-        type=int,
-        default=0,
-        metavar="N",
-        help="the impairments' random seed (default 0)",
     )
     glasses.add_argument(
         "--no-frames",
         action="store_true",
         help="keep no thumbnails of the frames sent (RUN_DIR/frames/, for `wearsim view`)",
     )
-    glasses.add_argument(
-        "--synthetic-frames",
-        action="store_true",
-        help="a turn without recorded frames gets one drawn from its camera text",
-    )
-    glasses.add_argument(
-        "--pictograph-frames",
-        action="store_true",
-        help="a turn without recorded frames gets its scene drawn as pictures, no caption",
-    )
-
     cost.add_argument(
         "--cache",
         nargs="?",

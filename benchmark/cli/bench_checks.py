@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 
+from perception.describer_spec import needs_model
+
 
 class Stop(Exception):
     """`wearsim bench` stops here: `text` goes to stderr (as `error: TEXT`, or as it is when `bare`) and
@@ -166,7 +168,7 @@ def check_keys(args, models, describer_url: str | None) -> None:
         )
         if m
     ]
-    if args.via == "stream" and not args.server and args.describer.partition(":")[0] in ("openai", "gemini"):
+    if args.via == "stream" and not args.server and needs_model(args.describer):
         needs.append(("--describer", args.describer, describer_url, "--describer-base-url"))
     problems = [
         f"{problem} ({flag} {needed})"

@@ -79,35 +79,9 @@ def _server(settings, base_url: str | None, run_dir):
             asr_model=stream.asr_model,
             describer_base_url=stream.describer_base_url,
             allowed_backends=(chosen.model_id,),
-            allowed_describers=(stream.describer,),
+            allowed_describers=(settings.glasses.hello.describer,),
         ),
         log_path=run_dir / "logs" / "server.log",
-    )
-
-
-def run_glasses(candidate, stream):
-    """The glasses of every cell of a `--via stream` run (None: the text proxy), before the server's
-    address and each cell's own settings (its scenes, sweep point and impairment seed) are known."""
-    if stream is None:
-        return None
-    from pathlib import Path
-
-    from simulator.settings import GlassesSettings
-
-    return GlassesSettings(
-        backend=candidate.model_id,
-        token=stream.token,
-        describer=stream.describer,
-        end_of_turn=stream.end_of_turn,
-        max_tokens=candidate.max_tokens,
-        temperature=candidate.temperature,
-        frame_size=stream.frame_size,
-        frame_quality=stream.frame_quality,
-        output=candidate.output,
-        media_root=Path(stream.media_root) if stream.media_root else None,
-        synthetic_frames=stream.synthetic_frames,
-        speed=stream.speed,
-        keep_frames=stream.keep_frames,
     )
 
 
@@ -123,6 +97,7 @@ def _stream_factory(settings, url: str):
 
     stream = settings.stream
     glasses = dataclasses.replace(settings.glasses, url=url)
+    policies = {policy.name: policy for policy in stream.frame_policies}  # a sweep point names its policy
     profiles = {}
     if stream.impairments:
         from media_effects.impairment_profiles import select_profiles
@@ -140,13 +115,12 @@ def _stream_factory(settings, url: str):
             return WatchConversation(
                 scenario,
                 condition,
-                dataclasses.replace(glasses, frame_policy=point.frame_policy),
+                glasses.asking(frame_policy=policies.get(point.frame_policy)),
                 strategy=point.proactive,
                 pictures=pictures,
             )
         cell = dataclasses.replace(
-            glasses,
-            frame_policy=point.frame_policy,
+            glasses.asking(frame_policy=policies.get(point.frame_policy)),
             staleness_ms=point.staleness_ms,
             scenes=scene_spec_in(stream.scene_dir, scenario) if stream.pictograph_frames else None,
             impairment=profiles[point.impairment].with_seed(

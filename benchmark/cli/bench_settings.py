@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING
 
 from benchmark.cli.bench_checks import Stop
 from benchmark.cli.endpoints import effective_base_url, judge_base_url
+from perception.describer_spec import needs_model
 
 if TYPE_CHECKING:
     from candidates.ratelimit import RateLimits
+    from perception.frame_policy import FramePolicy
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,6 +53,7 @@ def resolve_models(args) -> Models:
     """`--model` (or the default), the judge family and model, the ranking judge, their endpoints and the
     rate limits; a judge that cannot be used names the candidate's missing key too, if it has one."""
     from benchmark.judges import JudgeFamilyError, judge_model_id, resolve_judge_family
+    from benchmark.judges.kinds import is_offline
     from candidates.factory import model_file
     from candidates.model_ids import candidate_family, default_model_id, missing_credentials
     from candidates.ratelimit import build_limits
@@ -64,7 +67,7 @@ def resolve_models(args) -> Models:
         judge_family, resolution = resolve_judge_family(
             args.judge_family, family, base_url=judge_url, candidate_base_url=candidate_url
         )
-        judge_model = None if judge_family == "lexical" else judge_model_id(judge_family, args.judge_model)
+        judge_model = None if is_offline(judge_family) else judge_model_id(judge_family, args.judge_model)
         judge_url = effective_base_url(judge_model, judge_base_url(args.judge_base_url, judge_family, judge_model))
         ranking_family = ranking_model = ranking_url = None
         if args.ranking_judge_family:
@@ -80,7 +83,7 @@ def resolve_models(args) -> Models:
                 base_url_flag="--ranking-judge-base-url",
             )
             ranking_model = (
-                None if ranking_family == "lexical" else judge_model_id(ranking_family, args.ranking_judge_model)
+                None if is_offline(ranking_family) else judge_model_id(ranking_family, args.ranking_judge_model)
             )
             ranking_url = effective_base_url(
                 ranking_model, judge_base_url(args.ranking_judge_base_url, ranking_family, ranking_model)
@@ -156,7 +159,7 @@ def name_models(args, models: Models) -> Models:
 
 def describer_endpoint(args) -> str | None:
     """The stream server's describer model's endpoint (a model describer only)."""
-    if args.via == "stream" and args.describer.partition(":")[0] in ("openai", "gemini"):
+    if args.via == "stream" and needs_model(args.describer):
         return effective_base_url(
             args.describer, args.describer_base_url or os.environ.get("WEARSIM_DESCRIBER_BASE_URL", "").strip() or None
         )
@@ -189,7 +192,7 @@ class Sweeps:
     """The stream's sweep axes as the flags give them (each empty: no sweep on that axis)."""
 
     staleness: tuple[int, ...]
-    policies: tuple[str, ...]
+    policies: tuple[FramePolicy, ...]
     impairments: tuple[str, ...]
     strategies: tuple[str, ...]  # proactive strategies
 
@@ -204,12 +207,12 @@ def chosen_sweeps(args, model_id: str) -> Sweeps:
         ) from None
     if any(v < 0 or v > 10_000 for v in staleness):
         raise Stop("--staleness gaps must be from 0 to 10000 ms")
-    policies: tuple[str, ...] = ()
+    policies: tuple[FramePolicy, ...] = ()
     if args.frame_policy is not None:
         from perception.frame_policy import parse_frame_policies
 
         try:
-            policies = tuple(p.name for p in parse_frame_policies(args.frame_policy))
+            policies = parse_frame_policies(args.frame_policy)
         except ValueError as exc:
             raise Stop(f"--frame-policy: {exc}") from None
     impairments: tuple[str, ...] = ()
@@ -224,7 +227,8 @@ def chosen_sweeps(args, model_id: str) -> Sweeps:
             raise Stop("--impair-seed must be a whole number >= 0")
     from benchmark.cli.proactive_checks import proactive_strategies
 
-    strategies, problem = proactive_strategies(args, model_id, policies, staleness, impairments)
+    names = tuple(p.name for p in policies)
+    strategies, problem = proactive_strategies(args, model_id, names, staleness, impairments)
     if problem:
         raise Stop(problem)
     return Sweeps(staleness=staleness, policies=policies, impairments=impairments, strategies=strategies)
@@ -266,24 +270,15 @@ def stream_settings(args, bank, sweeps: Sweeps, describer_url: str | None):
     return StreamSettings(
         staleness_ms=sweeps.staleness,
         frame_policies=sweeps.policies,
-        frame_size=args.frame_size,
         impairments=sweeps.impairments,
         impairments_file=str(Path(args.impairments_file).resolve()) if args.impairments_file else None,
         impairment_seed=args.impair_seed,
-        frame_quality=args.frame_quality,
-        synthetic_frames=args.synthetic_frames,
-        describer=args.describer,
         pictograph_frames=args.pictograph_frames,
         scene_dir=str(scene_dir(bank)) if args.pictograph_frames else None,
         describer_base_url=describer_url,
-        media_root=str(Path(args.media_root).resolve()) if args.media_root else None,
         asr_model=args.asr_model,
-        speed=args.speed,
-        end_of_turn=args.end_of_turn or "silence",
         server=args.server,
-        keep_frames=not args.no_frames,
         proactive=sweeps.strategies,
-        token=args.token or os.environ.get("WEARSIM_TOKEN"),
     )
 
 
@@ -299,7 +294,7 @@ def build_settings(
     cache: tuple[str | None, bool],
 ):
     """The run's `RunSettings`, from the flags and what the steps before made of them."""
-    from benchmark.cli.bench_conversations import run_glasses
+    from benchmark.cli.glasses_args import glasses_settings
     from benchmark.run.settings import CandidateSettings, JudgeSettings, RunSettings
 
     cache_dir, cache_candidate = cache
@@ -331,7 +326,16 @@ def build_settings(
         camera=not args.no_camera,
         repair_style=args.repair_style,
         stream=stream,
-        glasses=run_glasses(candidate, stream),
+        glasses=glasses_settings(
+            args,
+            backend=candidate.model_id,
+            max_tokens=candidate.max_tokens,
+            temperature=candidate.temperature,
+            output=candidate.output,
+            keep_frames=not args.no_frames,
+        )
+        if stream is not None
+        else None,
         cache_dir=cache_dir,
         rate_limits=models.limits.describe(),
         prices=prices,

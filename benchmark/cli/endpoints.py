@@ -15,7 +15,7 @@ def effective_base_url(model_id: str | None, base_url: str | None) -> str | None
     from candidates.providers import PROVIDERS
 
     provider = PROVIDERS[parse_model_id(model_id)[0]]
-    if provider.kind in ("local", "replay"):
+    if not provider.has_endpoint:
         return None
     if base_url:
         return base_url

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from benchmark.cli import wrapped
+from candidates.providers import default_judge_model_id
 
 EPILOG = """each line of --data is a JSON object: {"output", "expected_output", "input", ...};
 "expected_output" may be a JSON object (the json validator's expected keys). Code validators run as
@@ -16,10 +17,6 @@ examples:
   wearsim eval --evaluator image-description --data cases.jsonl --judge-model openai:gpt-4o
   wearsim eval --evaluator comparison --data cases.jsonl --judge-model openai:llava --base-url http://127.0.0.1:8000/v1
 """
-
-
-# model id providers that cannot take an image (the embedded SmolLM2, recorded replies)
-TEXT_ONLY_PROVIDERS = ("local", "replay")
 
 
 def register(subparsers) -> None:
@@ -41,7 +38,7 @@ def register(subparsers) -> None:
         "structured-output|quality-assessment",
     )
     p.add_argument("--data", required=True, help="JSONL file of cases")
-    p.add_argument("--judge-model", default="openai:gpt-4o-mini", help="vision model for the LLM judges")
+    p.add_argument("--judge-model", default=default_judge_model_id(), help="vision model for the LLM judges")
     p.add_argument(
         "--base-url",
         "--judge-base-url",
@@ -92,7 +89,8 @@ def run(args) -> int:
         results = [run_validator(args.evaluator, data, timeout=args.timeout) for _, data in cases]
     elif args.evaluator in WEIGHTS:
         from benchmark.cli.endpoints import judge_base_url
-        from candidates.model_ids import missing_credentials
+        from candidates.model_ids import missing_credentials, parse_model_id
+        from candidates.providers import PROVIDERS
 
         args.base_url = judge_base_url(args.base_url, None, args.judge_model)
         try:
@@ -103,7 +101,7 @@ def run(args) -> int:
         if problem:
             print(f"error: {problem} (--judge-model {args.judge_model})", file=sys.stderr)
             return 2
-        if args.judge_model.strip().split(":")[0] in TEXT_ONLY_PROVIDERS:
+        if not PROVIDERS[parse_model_id(args.judge_model)[0]].sees_images:
             print(
                 f"error: --judge-model {args.judge_model} reads text only and these judges look at images: "
                 "use a vision model, e.g. openai:gpt-4o-mini, gemini:gemini-2.5-flash, or openai:MODEL with "

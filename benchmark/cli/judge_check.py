@@ -84,7 +84,8 @@ def resolve_judge(args) -> tuple[str, str | None, str | None, str | None]:
     opens one; `JudgeChoiceError` when they name none that can be opened here."""
     from benchmark.cli.endpoints import effective_base_url, judge_base_url, named_judge
     from benchmark.judges import JudgeFamilyError, judge_model_id, resolve_judge_family
-    from benchmark.judges.family import JUDGE_FAMILIES, endpoint_host
+    from benchmark.judges.family import endpoint_host, judge_families
+    from benchmark.judges.kinds import is_offline, offline_fallback
     from candidates.model_ids import missing_credentials
 
     requested = args.judge_family or "auto"
@@ -95,9 +96,9 @@ def resolve_judge(args) -> tuple[str, str | None, str | None, str | None]:
         if args.judge_family:
             raise JudgeChoiceError(str(exc)) from None
         raise JudgeChoiceError(
-            "a judge key or endpoint is set, so name the judge to check: --judge-family " + "|".join(JUDGE_FAMILIES)
+            "a judge key or endpoint is set, so name the judge to check: --judge-family " + "|".join(judge_families())
         ) from None
-    if family == "lexical":
+    if is_offline(family):
         if args.judge_model or args.judge_base_url:
             raise JudgeChoiceError(
                 "--judge-model and --judge-base-url go with an LLM judge (--judge-family openai ...)"
@@ -111,7 +112,9 @@ def resolve_judge(args) -> tuple[str, str | None, str | None, str | None]:
     except (JudgeFamilyError, ValueError) as exc:
         raise JudgeChoiceError(str(exc)) from None
     if problem:
-        raise JudgeChoiceError(f"{problem} (the judge of --judge-family {family}; --judge-family lexical needs no key)")
+        raise JudgeChoiceError(
+            f"{problem} (the judge of --judge-family {family}; --judge-family {offline_fallback()} needs no key)"
+        )
     try:  # a judge at a custom endpoint is named by the endpoint, never the family's default
         model_id = judge_model_id(family, named_judge(args.judge_model, model_id, reached))
     except (JudgeFamilyError, ValueError) as exc:
@@ -157,6 +160,7 @@ def run(args) -> int:
     import sys
 
     from benchmark.judges import open_judge
+    from benchmark.judges.kinds import is_offline
     from benchmark.labels.check import JudgeCallError, judge_all, judge_facts, measure, render
     from benchmark.labels.items import LabelError
     from benchmark.labels.reference import read_references
@@ -170,7 +174,7 @@ def run(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
-    progress = _Progress() if family != "lexical" and references.items else None
+    progress = _Progress() if not is_offline(family) and references.items else None
 
     async def check() -> dict:
         async with open_judge(family, model, base_url=base_url) as judge:

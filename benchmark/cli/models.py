@@ -51,10 +51,11 @@ def run(args) -> int:
     import json
     import os
 
-    from candidates.model_ids import CHECKED, REALTIME_MODELS, RETIRED, default_model_id
-    from candidates.providers import PROVIDERS, forms
+    from candidates.model_ids import default_model_id
+    from candidates.providers import CHECKED, PROVIDERS, forms, realtime_models, retired_models
 
     model_id_forms, named = forms(), variables()
+    current, retired = realtime_models(), retired_models()
     bare = ", ".join(f"{prefix}*" for p in PROVIDERS.values() for prefix in p.bare_prefixes)
 
     try:
@@ -71,8 +72,8 @@ def run(args) -> int:
                     "model_id_forms": [{"form": f, "what": w} for f, w in model_id_forms],
                     "realtime_models": {
                         "checked": CHECKED,
-                        "current": [{"model_id": m, "what": w, "source": src} for m, w, src in REALTIME_MODELS],
-                        "retired": [{"model_id": m, "shut_down": d, "source": src} for m, d, src in RETIRED],
+                        "current": [{"model_id": m, "what": w, "source": src} for m, w, src in current],
+                        "retired": [{"model_id": m, "shut_down": d, "source": src} for m, d, src in retired],
                     },
                     "default_model": default_model_id(),
                     "embedded_model_file": embedded,
@@ -88,10 +89,10 @@ def run(args) -> int:
         print(f"  {form:<{width}}  {what}")
     print(f"  (bare ids work too: {bare})")
     print(f"\nrealtime models the providers list as current (checked {CHECKED}; they change often):")
-    width = max(len(m) for m, _, _ in REALTIME_MODELS)
-    for model, what, source in REALTIME_MODELS:
+    width = max(len(m) for m, _, _ in current)
+    for model, what, source in current:
         print(f"  {model:<{width}}  {what}\n  {'':<{width}}  {source}")
-    print("shut down (a run naming one stops at once): " + ", ".join(f"{m} ({d})" for m, d, _ in RETIRED))
+    print("shut down (a run naming one stops at once): " + ", ".join(f"{m} ({d})" for m, d, _ in retired))
     print(f"\ndefault model with the keys set now: {default_model_id()}")
     print(f"embedded model file (local): {embedded}")
     print("\nAPI key variables (values are never shown):")

@@ -35,9 +35,9 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     frame.add_argument("image")
-    from perception.describer_spec import choices
+    from perception.describer_spec import DEFAULT_DESCRIBER, choices
 
-    frame.add_argument("--describer", default="opencv", help=choices())
+    frame.add_argument("--describer", default=DEFAULT_DESCRIBER, help=choices())
     frame.add_argument("--base-url")
     frame.add_argument("--describe-style", choices=("rules", "natural"), default="rules")
     frame.add_argument("--previous", help="the previous frame, for motion words")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from candidates.providers import form_list, realtime_forms
+
 EPILOG = """examples:
   wearsim probe openai-realtime:gpt-realtime-2
   wearsim probe gemini-live:gemini-3.8-live --trace gemini-probe.jsonl
@@ -34,7 +36,7 @@ def register(subparsers) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("model", metavar="MODEL", help="openai-realtime:MODEL or gemini-live:MODEL (wearsim models)")
+    p.add_argument("model", metavar="MODEL", help=f"{form_list(realtime_forms())} (wearsim models)")
     p.add_argument(
         "--base-url",
         metavar="URL",

@@ -75,6 +75,7 @@ def run(args) -> int:
 
     from benchmark.cli.endpoints import effective_base_url, judge_base_url, named_judge
     from benchmark.judges import JudgeFamilyError, judge_model_id
+    from benchmark.judges.kinds import is_offline, offline_fallback
     from benchmark.report.findings import pct
     from benchmark.rescore import RescoreError, rescore
     from benchmark.scoring import TranscriptError
@@ -84,7 +85,7 @@ def run(args) -> int:
     cache = None
     base_url = args.judge_base_url
     judge_model = args.judge_model
-    if args.judge_family.strip().lower() != "lexical":  # the judge's key, checked before anything is read or written
+    if not is_offline(args.judge_family):  # the judge's key, checked before anything is read or written
         try:
             model_id = judge_model_id(args.judge_family, args.judge_model)
             base_url = effective_base_url(model_id, judge_base_url(args.judge_base_url, args.judge_family, model_id))
@@ -95,7 +96,7 @@ def run(args) -> int:
         if problem:
             print(
                 f"wearsim rescore: {problem} (the judge of --judge-family {args.judge_family}; "
-                "--judge-family lexical needs no key)",
+                f"--judge-family {offline_fallback()} needs no key)",
                 file=sys.stderr,
             )
             return 2

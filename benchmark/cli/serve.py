@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from candidates.providers import bundled_model_id, default_judge_model_id
+
 EPILOG = """examples:
   wearsim serve                                  # 127.0.0.1:8765, backend `local` only, no token on loopback
   wearsim serve --backend local --backend openai:gpt-4o-mini --backend openai-realtime:gpt-realtime-2
@@ -58,7 +60,7 @@ def register(subparsers) -> None:
         action="append",
         metavar="ID",
         help=f"a describer clients may ask for: {opt_in}, or a model describer ({models}, e.g. "
-        f"openai:gpt-4o-mini) (repeatable; {' and '.join(offered('default'))} are always offered; "
+        f"{default_judge_model_id()}) (repeatable; {' and '.join(offered('default'))} are always offered; "
         "a model describer spends this server's key)",
     )
     p.add_argument(
@@ -66,7 +68,7 @@ def register(subparsers) -> None:
         action="append",
         metavar="ID",
         help="a backend id clients may ask for (repeatable). The ids given replace the default, "
-        "local: add --backend local to offer it as well",
+        f"{bundled_model_id()}: add --backend {bundled_model_id()} to offer it as well",
     )
     p.add_argument(
         "--frame-policy",
@@ -141,11 +143,12 @@ def run(args) -> int:
     if not loopback and not token:
         print("error: binding to a non-loopback address needs --token (or WEARSIM_TOKEN)", file=sys.stderr)
         return 2
+    frame_policy = None
     if args.frame_policy is not None:
         from perception.frame_policy import parse_frame_policy
 
         try:
-            parse_frame_policy(args.frame_policy)
+            frame_policy = parse_frame_policy(args.frame_policy)
         except ValueError as exc:
             print(f"error: --frame-policy: {exc}", file=sys.stderr)
             return 2
@@ -155,7 +158,7 @@ def run(args) -> int:
     if args.max_sessions < 1 or args.idle_timeout <= 0:
         print("error: --max-sessions must be at least 1 and --idle-timeout above 0", file=sys.stderr)
         return 2
-    backends = tuple(dict.fromkeys(b.strip() for b in (args.backend or ["local"]) if b.strip()))
+    backends = tuple(dict.fromkeys(b.strip() for b in (args.backend or [bundled_model_id()]) if b.strip()))
     if not backends:
         print("error: --backend needs a model id", file=sys.stderr)
         return 2
@@ -201,7 +204,7 @@ def run(args) -> int:
             record_dir=Path(args.record).resolve() if args.record else None,
             allowed_origins=tuple(args.allow_origin or ()),
             allowed_hosts=names,
-            frame_policy=args.frame_policy,
+            frame_policy=frame_policy,
             probe_min_gap_s=args.probe_min_gap,
             probe_rate=args.probe_rate,
             probe_hold_turns=not args.no_probe_hold,

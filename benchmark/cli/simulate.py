@@ -17,7 +17,7 @@ and rename, and a --log that is a symbolic link is refused before the session st
 
 
 def register(subparsers) -> None:
-    from simulator.settings import SILENCE_MS
+    from benchmark.cli.glasses_args import add_glasses_arguments
 
     p = subparsers.add_parser(
         "simulate",
@@ -31,48 +31,21 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("scenario_id")
-    p.add_argument("--server", help="ws://HOST:PORT (default: start a server in-process)")
-    p.add_argument("--token", help="server token (or WEARSIM_TOKEN)")
+    add_glasses_arguments(p, real_time=True)
     p.add_argument("--model", default=None, help="assistant backend model id (default: local without keys)")
     p.add_argument("--condition", default="baseline", help="prompt condition for the system prompt")
-    p.add_argument("--speed", type=float, default=1.0, help="1.0 is real time")
-    p.add_argument("--fast", action="store_true", help="no pacing at all")
-    p.add_argument(
-        "--silence-ms",
-        type=int,
-        default=SILENCE_MS,
-        metavar="MS",
-        help=f"the silence after speech that ends a turn (default {SILENCE_MS}, as wearsim bench)",
-    )
-    p.add_argument("--jitter-ms", type=float, default=0.0, help="random extra delay per send")
-    p.add_argument("--drop-frames", type=float, default=0.0, help="probability of dropping each frame")
     p.add_argument(
         "--impair",
         metavar="PROFILE",
         help="play the glasses under an impairment profile: clean, street, kitchen, dim, shaky, accent, weak-wifi "
         "or one of --impairments-file (docs/impairments.md)",
     )
-    p.add_argument("--impairments-file", metavar="TOML", help="impairment profiles of your own")
-    p.add_argument("--impair-seed", type=int, default=0, metavar="N", help="the impairments' seed (default 0)")
     p.add_argument("--repair", action="store_true", help="also play the repair utterance (turn 3)")
     p.add_argument(
         "--camera",
         type=int,
         help="use frames from this cv2 camera index (a few grabbed at the start; for a live camera and "
         "microphone, use the browser page: wearsim serve, then http://127.0.0.1:8765/)",
-    )
-    from perception.describer_spec import help_text
-
-    p.add_argument(
-        "--describer",
-        default="opencv",
-        help=f"the server's scene describer (default opencv; a vision model only when the server offers "
-        f"it): {help_text()}",
-    )
-    p.add_argument(
-        "--pictograph-frames",
-        action="store_true",
-        help="turns without recorded frames get their scene spec drawn as pictures (benchmark/v1/scenes/)",
     )
     p.add_argument("--json", action="store_true", help="print every server event as one JSON line, in full")
     p.add_argument(
@@ -134,10 +107,10 @@ def run(args) -> int:
     import time
     from pathlib import Path
 
+    from benchmark.cli.glasses_args import glasses_settings, hello_default
     from candidates import default_model_id
     from core.safe_files import UnsafePathError, check_target, make_dirs, write_atomic
     from core.scenario import load_bank
-    from simulator.settings import GlassesSettings
 
     bank = load_bank()
     try:
@@ -147,6 +120,7 @@ def run(args) -> int:
         print(f"error: {exc.args[0]}", file=sys.stderr)
         return 2
     model = args.model or default_model_id()
+    describer = args.describer or hello_default("describer")
     log = Path(args.log or f"runs/simulate/{scenario.scenario_id}-{time.strftime('%Y%m%d-%H%M%S')}.json")
     try:  # the log (and the spoken replies beside it) is written as a run dir's files: never through a link
         for path in (log, *(log.with_name(f"{log.stem}-turn{turn}.wav") for turn in (1, 2, 3))):
@@ -172,7 +146,7 @@ def run(args) -> int:
             return 2
         from benchmark.report.frame_source import before_run_note
 
-        if note := before_run_note(args.describer, "pictograph", model):
+        if note := before_run_note(describer, "pictograph", model):
             print(note, file=sys.stderr)
     profile = None
     if args.impair or args.impairments_file:
@@ -193,19 +167,14 @@ def run(args) -> int:
         else:
             print_readable(event)
 
-    glasses = GlassesSettings(
+    glasses = glasses_settings(
+        args,
         backend=model,
-        token=args.token or os.environ.get("WEARSIM_TOKEN"),
-        describer=args.describer,
-        silence_ms=args.silence_ms,
         output=args.output,
+        keep_frames=False,
         scenes=scenes,
         live_frames=tuple(live) if live else None,
         impairment=profile,
-        speed=None if args.fast else args.speed,
-        jitter_ms=args.jitter_ms,
-        drop_frames=args.drop_frames,
-        keep_frames=False,
     )
 
     async def session(url: str) -> tuple[list[dict], dict[int, bytes]]:
@@ -254,7 +223,7 @@ def run(args) -> int:
         from streaming.server_settings import ServerSettings
 
         print("starting the streaming server in-process", file=sys.stderr)
-        server = running_server(ServerSettings(allowed_backends=(model,), allowed_describers=(args.describer,)))
+        server = running_server(ServerSettings(allowed_backends=(model,), allowed_describers=(describer,)))
     try:
         with server as url:
             events, spoken = asyncio.run(session(url))

@@ -104,7 +104,7 @@ async def run_trial(
 
     async def label(by: Judge, case) -> Verdict:
         verdict = await by.label(case)
-        if verdict.usage is not None:  # a model was asked (not the lexical judge)
+        if verdict.usage is not None:  # a model was asked (not an offline judge)
             meter("judge", verdict.judge, verdict.usage, verdict.cached)
         return verdict
 

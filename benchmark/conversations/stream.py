@@ -32,20 +32,19 @@ THUMBNAIL_PX = 160  # a kept frame's longer side (RUN_DIR/frames/, for the viewe
 THUMBNAIL_QUALITY = 70
 
 
-def session_config(scenario: Scenario, condition: Condition, backend: str, *, camera: bool = True, **options):
-    """The hello's session config of one scenario: only what the glasses would
-    know, plus the authored camera text declared as the fallback for turns
-    without frames. Answer keys, target and notes are never part of it."""
-    from streaming.wire import SessionConfig
+def session_config(scenario: Scenario, condition: Condition, hello, *, camera: bool = True):
+    """The hello's session config of one scenario: the glasses' `hello` (a `streaming.wire.SessionConfig`)
+    with only what the glasses would know of the scenario, plus the authored camera text declared as
+    the fallback for turns without frames. Answer keys, target and notes are never part of it."""
+    import dataclasses
 
     fallback = {str(n): text for n, text in ((1, scenario.turn_1_image), (2, scenario.turn_2_image)) if text}
-    return SessionConfig(
-        backend=backend,
+    return dataclasses.replace(
+        hello,
         system_prompt=condition.system_prompt,
         camera=camera,
         fallback_camera=fallback if camera else {},
         fallback_context=scenario.context_image if camera else None,
-        **options,
     )
 
 
@@ -101,9 +100,7 @@ class StreamConversation:
         from simulator.client import GlassesClient
 
         glasses = self.glasses
-        session = session_config(
-            self.scenario, self.condition, glasses.backend, camera=self.camera, **glasses.hello_options()
-        )
+        session = session_config(self.scenario, self.condition, glasses.hello, camera=self.camera)
         client = GlassesClient(
             glasses.url, token=glasses.token, on_event=self.on_event, drop_frames=glasses.drop_frames
         )

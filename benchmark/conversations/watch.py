@@ -12,6 +12,7 @@ do. Stream times in the record count from the first scene's start.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -61,15 +62,10 @@ class WatchConversation:
         from simulator.pacing import Pacer
         from simulator.timeline import stream_phase_ms
         from simulator.watch_timeline import plan_watch
-        from streaming.wire import SessionConfig
 
         scenario, glasses = self.scenario, self.glasses
-        session = SessionConfig(
-            backend=glasses.backend,
-            system_prompt=self.condition.system_prompt,
-            camera=True,
-            proactive=self.strategy,
-            **glasses.hello_options(),
+        session = dataclasses.replace(
+            glasses.hello, system_prompt=self.condition.system_prompt, camera=True, proactive=self.strategy
         )
         self.client = client = GlassesClient(glasses.url, token=glasses.token)
         await client.connect(session)

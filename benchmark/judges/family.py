@@ -6,11 +6,12 @@ claude -> gemini, gemini -> openai, openai -> gemini. A local or
 open-weights candidate (`local`, `replay`, or an `openai:` model on a custom
 base URL, which may be any model) has no natural "other family", so `auto`
 asks for an explicit one, unless no judge credentials exist at all, in which
-case the lexical judge is used. When the family `auto` picked has no
-credentials, the resolution falls back to `lexical` and its text says so; the
-runner writes that text into the manifest and the findings flag the run as
-not graded by the publication judge. An explicit family without credentials
-is an error naming the variable to set (never a silent fall back).
+case the offline fallback judge is used (`benchmark.judges.kinds`). When the
+family `auto` picked has no credentials, the resolution falls back to that
+judge and its text says so; the runner writes that text into the manifest and
+the findings flag the run as not graded by the publication judge. An offline
+kind needs no credentials. An explicit family without credentials is an error
+naming the variable to set (never a silent fall back).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import contextlib
 import os
 from collections.abc import AsyncIterator, Mapping
 
+from benchmark.judges.kinds import JUDGE_KINDS, offline_fallback, offline_kind
 from candidates.providers import PROVIDERS
 from core.judge import Judge
 
@@ -30,7 +32,6 @@ def _judging_providers():
 
 # all read from the provider table (candidates/providers.py)
 DEFAULT_JUDGE_MODELS = {p.family: p.judge_model for p in _judging_providers()}
-JUDGE_FAMILIES = (*DEFAULT_JUDGE_MODELS, "lexical")
 AUTO_JUDGE_FAMILY = {p.family: p.auto_judge for p in _judging_providers() if p.auto_judge}
 # provider prefix of `open_candidate` model ids, per judge family
 PROVIDER_PREFIX = {p.family: p.name for p in _judging_providers()}
@@ -42,6 +43,11 @@ CREDENTIAL_VARIABLES = {
 _ENDPOINT_FAMILIES = tuple(p.family for p in _judging_providers() if p.base_url_variable)
 # a provider named where a family is meant (`--judge-family anthropic`)
 _SYNONYMS = {p.name: p.family for p in _judging_providers() if p.name != p.family}
+
+
+def judge_families() -> tuple[str, ...]:
+    """Every family `--judge-family` takes: the model families, then the offline kinds."""
+    return (*DEFAULT_JUDGE_MODELS, *JUDGE_KINDS)
 
 
 class JudgeFamilyError(ValueError):
@@ -102,7 +108,7 @@ def missing_key_message(family: str, flag: str = "--judge-family", base_url_flag
     text = f"{flag} {family} needs credentials: set {_credential_names(family)} in the environment (or .env)"
     if family in _ENDPOINT_FAMILIES:
         text += f", or pass {base_url_flag} URL for an OpenAI-compatible judge server"
-    return text + f"; {flag} lexical needs no key"
+    return text + f"; {flag} {offline_fallback()} needs no key"
 
 
 def resolve_judge_family(
@@ -133,19 +139,20 @@ def resolve_judge_family(
     def available(family: str) -> bool:
         return has_credentials(family, env) or (family in _ENDPOINT_FAMILIES and bool(base_url))
 
-    if requested_n == "lexical":
-        return "lexical", "lexical judge requested explicitly (not the publication judge)"
+    if (kind := offline_kind(requested_n)) is not None:
+        return kind.name, f"{kind.name} judge requested explicitly{kind.caveat}"
+    fallback = JUDGE_KINDS[offline_fallback()]
     if requested_n == "auto":
         if candidate not in AUTO_JUDGE_FAMILY:
             if not any(available(f) for f in DEFAULT_JUDGE_MODELS):
-                return "lexical", (
-                    f"auto: no judge credentials found for any family; using the lexical judge "
-                    f"(not the publication judge) for a {candidate or 'unknown'} candidate"
+                return fallback.name, (
+                    f"auto: no judge credentials found for any family; using the {fallback.name} judge"
+                    f"{fallback.caveat} for a {candidate or 'unknown'} candidate"
                 )
             raise JudgeFamilyError(
                 f"{flag} auto cannot pick a judge for a {candidate or 'unknown'!s} candidate "
                 f"(auto maps {_auto_map()}; a local or open-weights model has no "
-                f"other family); pass an explicit {flag} {'|'.join(JUDGE_FAMILIES)}"
+                f"other family); pass an explicit {flag} {'|'.join(judge_families())}"
             )
         family = AUTO_JUDGE_FAMILY[candidate]
         how = f"auto: {candidate} candidate -> {family} judge"
@@ -157,11 +164,11 @@ def resolve_judge_family(
         if family == candidate:
             how += " (same family as the candidate)"
     else:
-        raise JudgeFamilyError(f"unknown judge family {requested!r}; choose one of auto, {', '.join(JUDGE_FAMILIES)}")
+        raise JudgeFamilyError(f"unknown judge family {requested!r}; choose one of auto, {', '.join(judge_families())}")
     if not available(family):
-        return "lexical", (
+        return fallback.name, (
             f"{how}, but no credentials ({_credential_names(family)} unset); "
-            "fell back to the lexical judge (not the publication judge)"
+            f"fell back to the {fallback.name} judge{fallback.caveat}"
         )
     return family, how
 
@@ -197,10 +204,8 @@ async def open_judge(
     the judge model's replies are stored and reused; `role` names the judge in
     the run's cache log ("judge" or "ranking judge")."""
     family = _normalise(family)
-    if family == "lexical":
-        from benchmark.judges.lexical import LexicalJudge
-
-        yield LexicalJudge()
+    if (kind := offline_kind(family)) is not None:
+        yield kind.open()
         return
     model_id = judge_model_id(family, model)
     from benchmark.judges.llm import LLMJudge

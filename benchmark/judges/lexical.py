@@ -9,18 +9,16 @@ rather than the hand-written rules alone (`benchmark.judges.rules`); its name st
 from __future__ import annotations
 
 from benchmark.judges.evidence import camera_block
+from benchmark.judges.kinds import LEXICAL
 from benchmark.judges.offline import offline_decision
 from benchmark.judges.rules import scenario_frames
 from core.judge import JudgeCase, Verdict
-
-LEXICAL_JUDGE_NAME = "lexical"
 
 
 class LexicalJudge:
     """`Judge` that needs no model and no credentials: the offline judge's decision as a verdict."""
 
-    name = LEXICAL_JUDGE_NAME
-    family = "lexical"
+    name = family = LEXICAL.name  # its row of the judge table (`benchmark.judges.kinds`)
 
     async def label(self, case: JudgeCase) -> Verdict:
         return self.label_now(case)

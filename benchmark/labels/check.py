@@ -12,6 +12,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from benchmark.judges.kinds import is_offline
 from benchmark.labels.agreement import SEED
 from benchmark.labels.figures import UNSCORED, figures, kappa_interval
 from benchmark.labels.reference import References
@@ -63,7 +64,7 @@ async def judge_all(
 def judge_facts(judge: Judge, endpoint: str | None) -> dict:
     """Which judge was checked: its name and family, the endpoint's host, and an LLM judge's prompt."""
     facts: dict = {"name": judge.name, "family": judge.family, "endpoint": endpoint}
-    if judge.family != "lexical":
+    if not is_offline(judge.family):
         from benchmark.judges.prompt import JUDGE_PROMPT_VERSION, judge_prompt_sha256
 
         facts["prompt_version"] = JUDGE_PROMPT_VERSION
@@ -143,7 +144,7 @@ def render(report: dict) -> str:
         f"items: {report['items']} with a reference label, of {report['read']} read"
         + (f"; skipped {sum(skipped.values())}: {why}" if skipped else "; none skipped"),
         f"judge: {judge['name']} (the offline judge: no model, no endpoint)"
-        if judge["family"] == "lexical"
+        if is_offline(judge["family"])
         else f"judge: {judge['name']} (family {judge['family']}){where}{prompt}",
         f"coverage: {cover['labelled']}/{cover['items']} labelled by the judge"
         + (f" ({cover['rate']:.1%})" if cover["rate"] is not None else ""),

@@ -7,6 +7,8 @@ rescore`), never a family's default."""
 
 from __future__ import annotations
 
+from benchmark.judges.kinds import is_offline
+
 
 def _text(value) -> str:
     return " ".join(str(value).split())  # a value from the run dir never starts a line of its own
@@ -34,9 +36,9 @@ def cite_line(summary: dict) -> str:
     )
     family, model = manifest.get("judge_family"), manifest.get("judge_model")
     judge = f"judge {_text(family or 'not recorded')}" + (f" `{_text(model)}`" if model and model != family else "")
-    if family != "lexical":
+    if not is_offline(family):
         judge += _at(manifest.get("judge_endpoint"))
-    if manifest.get("judge_prompt_version") and family != "lexical":
+    if manifest.get("judge_prompt_version") and not is_offline(family):
         judge += f" (prompt {_text(manifest['judge_prompt_version'])})"
     commit = get("runner_git_commit", "")
     run = (

@@ -4,6 +4,7 @@ through `benchmark.scoring.summary_view.RunSummary`."""
 
 from __future__ import annotations
 
+from benchmark.judges.kinds import offline_kind
 from benchmark.report.camera_text import camera_text_note
 from benchmark.report.cite import cite_line
 from benchmark.report.cost import budget_lead, cost_section
@@ -32,6 +33,7 @@ from benchmark.report.interval_text import interval_sentence
 from benchmark.report.text_format import LINE_BREAKS, cell_text, interval, one_line, pct, seconds, table  # noqa: F401 (other modules import them from here too)
 from benchmark.scoring.summary_view import RunSummary
 from benchmark.shards import planned_cells
+from candidates.providers import bundled_model_id
 
 MANIFEST_ORDER = (
     "benchmark_version",
@@ -160,7 +162,7 @@ def error_lead(summary: RunSummary | dict, *, markdown: bool = False) -> str | N
     return lead
 
 
-BUNDLED = "local"  # the model id of the bundled stand-in model
+BUNDLED = bundled_model_id()  # the model id of the bundled stand-in model
 
 
 def _lead(run: RunSummary) -> list[str]:
@@ -202,11 +204,8 @@ def _lead(run: RunSummary) -> list[str]:
     if unscored and not measured:
         why = ", ".join(f"{n} {reason}" for reason, n in sorted(row.unscored_reasons.items(), key=lambda kv: -kv[1]))
         text = f"Why {unscored} replies have no label ({why}): "
-        if judge == "lexical":
-            text += (
-                "the `lexical` judge only looks for each scenario's answer words, and leaves a reply "
-                "unlabelled rather than guess"
-            )
+        if kind := offline_kind(judge):
+            text += f"the `{kind.name}` judge {kind.unlabelled_why}"
         else:
             text += "the judge could not label them (see each trial's `turn_2_judge_unscored_reason`)"
         lines += ["", text + "."]

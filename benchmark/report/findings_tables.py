@@ -3,6 +3,7 @@ perception, latency, the confusion matrix, scenario by condition and the judge n
 
 from __future__ import annotations
 
+from benchmark.judges.kinds import is_offline, offline_kind
 from benchmark.report.frame_source import frame_table, perceived_label
 from benchmark.report.text_format import cell_text, interval, pct, seconds, table
 from benchmark.scoring.summary_view import RunSummary
@@ -236,13 +237,13 @@ def judge_notes_section(run: RunSummary) -> list[str]:
     family = manifest.judge_family
     lines.append(
         f"- Judge: family `{family or 'unknown'}`, model `{manifest.judge_model or '-'}`"
-        + (f" at `{manifest.judge_endpoint}`" if manifest.judge_endpoint and family != "lexical" else "")
+        + (f" at `{manifest.judge_endpoint}`" if manifest.judge_endpoint and not is_offline(family) else "")
         + (f" ({manifest.judge_family_resolution})" if manifest.judge_family_resolution else "")
         + "."
     )
-    if family == "lexical":
+    if (kind := offline_kind(family)) and not kind.publication:
         lines.append(
-            "- **The judge is `lexical` (answer-list matching, no model). It is not the publication "
+            f"- **The judge is `{kind.name}` ({kind.method}, no model). It is not the publication "
             "judge: use an LLM judge from another family than the candidate for numbers you report.**"
         )
     lines.append(

@@ -6,7 +6,7 @@ offline describer reads a pictograph), that it could not and what reads them ins
 
 from __future__ import annotations
 
-from candidates.model_ids import REALTIME_MODELS
+from candidates.providers import realtime_models
 from perception.describer_spec import DESCRIBERS, cannot_read, readers
 
 SOURCES = ("pictograph", "synthetic", "recorded", "none")
@@ -17,7 +17,7 @@ WHAT = {
     "none": "no frame of its own: the camera block was the scenario's written text",
 }
 MODEL_READERS = (
-    f"a model that sees them: a realtime API (`--model {REALTIME_MODELS[0][0]}`) "
+    f"a model that sees them: a realtime API (`--model {realtime_models()[0][0]}`) "
     "or a vision model as the describer (`--describer openai:MODEL`)"
 )
 

@@ -4,7 +4,10 @@ stand-in, and the lexical judge not the publication judge). Read from the summar
 
 from __future__ import annotations
 
-STAND_IN = "local"  # the bundled 135M-parameter model: there so every part runs without a key
+from benchmark.judges.kinds import offline_kind
+from candidates.providers import bundled_model_id
+
+STAND_IN = bundled_model_id()  # the bundled 135M-parameter model: there so every part runs without a key
 
 
 def run_caption(summary: dict) -> str:
@@ -15,6 +18,6 @@ def run_caption(summary: dict) -> str:
     judge = str(manifest.get("judge_model") or manifest.get("judge_family") or "not recorded")
     if candidate == STAND_IN:
         candidate += " (stand-in model)"
-    if judge == "lexical":
-        judge += " (not the publication judge)"
+    if kind := offline_kind(judge):
+        judge += kind.caveat
     return f"candidate {candidate}; judge {judge}"

@@ -8,9 +8,11 @@ then every trial's remarks.
 
 from __future__ import annotations
 
+from benchmark.judges.kinds import offline_kind
 from benchmark.report.human_check import human_check_line
 from benchmark.report.text_format import interval, one_line, pct, table
 from benchmark.scoring.blind import blind_line
+from candidates.providers import bundled_model_id
 
 
 def is_proactive(summary: dict) -> bool:
@@ -131,7 +133,7 @@ def render_proactive_findings(summary: dict) -> str:
         "when there are fewer than 10 scenarios (docs/proactive.md).",
         "",
     ]
-    if manifest.get("candidate_model") == "local":
+    if manifest.get("candidate_model") == bundled_model_id():
         lines += [
             "The candidate is `local`, the bundled 135M-parameter stand-in model: it shows the pipeline runs, "
             "not how an assistant watches; it rarely answers with the silence marker, so expect a false "
@@ -139,13 +141,8 @@ def render_proactive_findings(summary: dict) -> str:
             "",
         ]
     lines += [human_check_line(summary), ""]
-    if manifest.get("judge_family") == "lexical":
-        lines += [
-            "The judge is `lexical`: a remark conveys the event when it names one of the event's expected "
-            "keys in words of its own (not words copied from the camera block); one that names none does not "
-            "(a false alarm); one it cannot decide is unscored (neither hit nor false alarm).",
-            "",
-        ]
+    if kind := offline_kind(manifest.get("judge_family")):
+        lines += [f"The judge is `{kind.name}`: {kind.remark_rule}.", ""]
     rows = [
         [
             c,

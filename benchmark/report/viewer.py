@@ -17,6 +17,7 @@ import re
 from html import escape
 from pathlib import Path
 
+from benchmark.judges.kinds import is_offline, offline_kind
 from benchmark.report import timeline, watch_view
 from benchmark.report.cite import cite_line
 from benchmark.report.cost import budget_lead, per_correct, spend
@@ -148,7 +149,7 @@ def figures_html(summary: RunSummary | dict, files: RunFiles | None = None) -> s
     manifest, counts, raw = run.manifest, run.counts, run.raw
     family, model = manifest.judge_family or "unknown", manifest.judge_model or "-"
     judge = (family if model in (family, "-") else f"{family} ({model})") + (
-        f" at {manifest.judge_endpoint}" if manifest.judge_endpoint and manifest.judge_family != "lexical" else ""
+        f" at {manifest.judge_endpoint}" if manifest.judge_endpoint and not is_offline(manifest.judge_family) else ""
     )
     watched = is_proactive(raw)
     facts = [
@@ -173,8 +174,8 @@ def figures_html(summary: RunSummary | dict, files: RunFiles | None = None) -> s
         ),
     ]
     out = ["<table>", *(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in facts), "</table>"]
-    if manifest.judge_family == "lexical":
-        out.append('<p class="note">The judge is lexical (answer-list matching): not the publication judge.</p>')
+    if (kind := offline_kind(manifest.judge_family)) and not kind.publication:
+        out.append(f'<p class="note">The judge is {kind.name} ({kind.method}): not the publication judge.</p>')
     out.append(f'<p class="note" id="human-check">{code_spans(human_check_line(raw))}</p>')
     if files is not None and (reports := agreement_links(files)):
         out.append(f'<p class="note" id="agreement">The judge against people\'s labels: {reports}.</p>')

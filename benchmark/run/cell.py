@@ -94,7 +94,7 @@ class Judges:
 
 
 def _judge_for_cell(judge, cache: CellCache):
-    bind = getattr(judge, "for_cell", None)  # an LLM judge; the lexical judge asks no model
+    bind = getattr(judge, "for_cell", None)  # an LLM judge; an offline judge asks no model
     return judge if bind is None else bind(cache)
 
 

@@ -113,6 +113,8 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
     from candidates.model_ids import transcription_model
 
     candidate, judge, stream = settings.candidate, settings.judge, settings.stream or StreamSettings()
+    glasses = settings.glasses
+    played = glasses.record() if glasses is not None else {}  # what the glasses did (none on the text proxy)
     prices = settings.prices or price_table()
     return {
         "benchmark_version": BENCHMARK_VERSION,
@@ -147,23 +149,23 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "repair_style": settings.repair_style,
         "via": settings.via,
         "output": candidate.output,
-        "speed": stream.speed,
+        "speed": played.get("speed"),
         "staleness_ms": list(stream.staleness_ms),
-        "frame_policies": list(stream.frame_policies),
+        "frame_policies": [p.name for p in stream.frame_policies],
         "impairments": list(stream.impairments),
         "impairment_seed": stream.impairment_seed if stream.impairments else None,
-        "frame_size": stream.frame_size,
-        "frame_quality": stream.frame_quality,
-        "synthetic_frames": stream.synthetic_frames,
+        "frame_size": played.get("frame_size", 0),
+        "frame_quality": played.get("frame_quality", 0),
+        "synthetic_frames": played.get("synthetic_frames", False),
         "pictograph_frames": stream.pictograph_frames,
         "scenes_sha256": scenes_sha256(bank) if stream.pictograph_frames else None,
         "proactive": list(stream.proactive),
         "proactive_sha256": sha256_file(bank.files.get("proactive")) if stream.proactive else None,
-        "describer": stream.describer if settings.stream else None,
-        "end_of_turn": stream.end_of_turn if settings.stream else None,
+        "describer": played.get("describer"),
+        "end_of_turn": played.get("end_of_turn"),
         # what the glasses did, as `wearsim simulate`'s session log says it (`GlassesSettings.record`); null: direct
-        "glasses": settings.glasses.record() if settings.glasses is not None else None,
-        "media_root": stream.media_root,
+        "glasses": played or None,
+        "media_root": str(glasses.media_root) if glasses is not None and glasses.media_root else None,
         "asr_model": stream.asr_model,
         "concurrency": settings.concurrency,
         "response_cache": (
@@ -179,7 +181,7 @@ def build_manifest(bank: Bank, settings: RunSettings) -> dict:
         "price_source": prices.origin,
         "budget_usd": settings.budget_usd,
         "shard": shard_text(settings.shard),
-        "keep_frames": stream.keep_frames if settings.stream else None,
+        "keep_frames": glasses.keep_frames if glasses is not None else None,
         # `--config FILE.toml`: the file the flags were read from, {"path", "sha256"} (null: flags only)
         "config": settings.config,
         "bank_source": str(bank.source),

@@ -164,7 +164,7 @@ class CellRun:
         self.writer = TranscriptWriter(run_dir / TRANSCRIPTS)
         self.progress = Progress(cells)
         self.semaphore = asyncio.Semaphore(max(1, settings.concurrency))
-        self.keeper = MediaKeeper(run_dir, keep_frames=settings.stream.keep_frames) if settings.stream else None
+        self.keeper = MediaKeeper(run_dir, keep_frames=settings.glasses.keep_frames) if settings.glasses else None
         self.cache_log = CacheLogWriter(run_dir / CACHE_LOG) if logs_cache else None
         self.cache_totals = {"from_cache": 0, "requested": 0}
 

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from benchmark.cost.prices import PriceTable
 from core.candidate import DEFAULT_MAX_TOKENS
 from core.records import SweepPoint
+from perception.frame_policy import FramePolicy
 
 
 class RecordsItself(Protocol):
-    """What the run keeps of the glasses' settings (`simulator.settings.GlassesSettings`, which the run
-    layer does not import): their record, as the manifest's `glasses`."""
+    """What the run reads of the glasses' settings (`simulator.settings.GlassesSettings`, which the run
+    layer does not import): their record, as the manifest's `glasses`, and what the run dir keeps."""
+
+    keep_frames: bool  # thumbnails of the frames sent kept in the run dir (`--no-frames`: none)
+    media_root: Path | None  # speech and frames from here instead of media/
 
     def record(self) -> dict: ...
 
@@ -34,7 +39,7 @@ class CandidateSettings:
 class JudgeSettings:
     """The judge of every Turn 2 and 3, and the optional second, fixed ranking judge."""
 
-    family: str  # resolved family ("lexical", "openai", ...)
+    family: str  # resolved family: a model family ("openai", ...) or an offline kind (benchmark.judges.kinds)
     family_resolution: str  # how it was resolved, for the manifest
     model: str | None = None
     base_url: str | None = None
@@ -45,35 +50,28 @@ class JudgeSettings:
 
 @dataclass(frozen=True, kw_only=True)
 class StreamSettings:
-    """`--via stream`: the simulated glasses, and the server and perception behind them."""
+    """`--via stream`: the sweeps over the glasses (one cell per point) and the server behind them. The
+    glasses themselves (their hello and how they play) are `RunSettings.glasses`."""
 
     staleness_ms: tuple[int, ...] = ()  # the staleness sweep: one cell per Turn 2 gap
-    frame_policies: tuple[str, ...] = ()  # the frame policy sweep: one cell per policy (none: the server's)
+    frame_policies: tuple[FramePolicy, ...] = ()  # the frame policy sweep: one cell per policy (none: the server's)
     impairments: tuple[str, ...] = ()  # the impairment sweep: one cell per profile (none: unimpaired)
     impairments_file: str | None = None  # user profiles over the shipped ones
     impairment_seed: int = 0  # each cell's draws come from this and the cell
     proactive: tuple[str, ...] = ()  # proactive trials: one cell per strategy (`change`, `every:N`, `native`)
-    frame_size: int = 0  # longer side of a sent frame (0: as captured)
-    frame_quality: int = 0  # JPEG quality of a sent frame (0: as captured)
-    synthetic_frames: bool = False
     pictograph_frames: bool = False  # turns without recorded frames get their scene spec drawn (`--pictograph-frames`)
-    scene_dir: str | None = None  # the bank's scene specs (with pictograph_frames)
-    describer: str = "opencv"  # the server's scene describer
-    describer_base_url: str | None = None
-    media_root: str | None = None  # speech and frames from here instead of media/
+    scene_dir: str | None = None  # the bank's scene specs (with pictograph_frames): each cell's scenes
+    describer_base_url: str | None = None  # the in-process server's describer model's endpoint
     asr_model: str | None = None  # the in-process server's Whisper model (None: bundled tiny.en)
-    speed: float | None = None  # pacing (None: as fast as the server takes it)
-    end_of_turn: str = "silence"  # what ends a user's turn: "silence", "model" or "text" (streaming.wire.SessionConfig)
     server: str | None = None  # ws://HOST:PORT of a running server (None: one is started in-process)
-    keep_frames: bool = True  # thumbnails of the frames sent kept in the run dir (`--no-frames`: none)
-    token: str | None = field(default=None, repr=False)  # that server's token: never recorded
 
 
 def sweep_points(stream: StreamSettings | None) -> list[SweepPoint]:
     """Every place on the stream's sweep axes a cell runs at: gaps x policies x profiles x proactive
     strategies (one point, all None, without a sweep or on the text proxy)."""
     gaps = (stream.staleness_ms if stream else ()) or (None,)
-    policies = (stream.frame_policies if stream else ()) or (None,)
+    policies: tuple[str | None, ...] = tuple(p.name for p in stream.frame_policies) if stream else ()
+    policies = policies or (None,)
     profiles = (stream.impairments if stream else ()) or (None,)
     strategies = (stream.proactive if stream else ()) or (None,)
     return [SweepPoint(g, p, i, a) for g in gaps for p in policies for i in profiles for a in strategies]

@@ -45,7 +45,7 @@ def transcriptions_cost(trial: TrialRecord, table: PriceTable) -> Cost:
 
 
 def verdict_cost(verdict: Verdict | None, table: PriceTable) -> Cost:
-    """A judge's verdict: its model's tokens priced; no model asked (the lexical judge, a reply that
+    """A judge's verdict: its model's tokens priced; no model asked (an offline judge, a reply that
     was never judged) costs nothing; a model's reply recorded without usage (an older record) is unknown."""
     if verdict is None:
         return NOTHING

@@ -58,17 +58,13 @@ def before_event(probe: Probe, onset_ms: int) -> bool:
 
 
 def names_nothing(verdict: Verdict) -> bool:
-    """The lexical judge found none of the event's keys (nor anything else) in the remark: it does not
-    convey the event. (Its other unscored verdicts, a remark naming the event and something else in one
-    breath, stay unscored.)"""
-    from benchmark.judges.lexical import LEXICAL_JUDGE_NAME
+    """An offline judge (the lexical judge) found none of the event's keys (nor anything else) in the
+    remark: it does not convey the event. (Its other unscored verdicts, a remark naming the event and
+    something else in one breath, stay unscored.)"""
+    from benchmark.judges.kinds import is_offline
     from benchmark.judges.rules import NO_SIGNAL
 
-    return (
-        verdict.label is None
-        and verdict.judge == LEXICAL_JUDGE_NAME
-        and (verdict.unscored_reason or "").startswith(NO_SIGNAL)
-    )
+    return verdict.label is None and is_offline(verdict.judge) and (verdict.unscored_reason or "").startswith(NO_SIGNAL)
 
 
 def echo_sources(probe: Probe, scenario, heard: tuple[str, ...] = ()) -> tuple[str | None, ...]:

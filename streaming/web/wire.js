@@ -33,9 +33,11 @@ export const CLOSE_REASONS = {
   1006: "the connection dropped without a close (network or server stopped)",
   1009: "a message was too large",
   1011: "the assistant backend failed mid-turn",
+  1013: "the server is full (it holds its maximum of sessions); try again later",
   4001: "the server refused the token (missing or wrong)",
   4002: "the server refused the session settings (or the backend could not start)",
   4008: "too many protocol violations",
+  4010: "the session sat idle too long (nothing sent, nothing in flight)",
 };
 
 export function encodeMedia(kind, tMs, payload) {

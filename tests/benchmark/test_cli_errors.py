@@ -309,7 +309,7 @@ def test_an_unknown_describer_exits_2_before_any_cell_and_the_help_lists_ocr(tmp
     with pytest.raises(SystemExit):
         cli.main(["bench", "--help"])
     out = " ".join(capsys.readouterr().out.split())
-    assert "ocr (reads text in the frame" in out
+    assert "ocr (reads the text in the pixels, offline)" in out  # the registry's words
 
 
 def test_serve_on_a_busy_port_is_one_line_naming_port_without_announcing_the_page():

@@ -76,7 +76,7 @@ def test_two_utterances_with_silence_give_exactly_two_finals(transcriber, tmp_pa
     first = speak("Am I holding this right for these?", tmp_path / "a.wav")
     second = speak("Same question for this.", tmp_path / "b.wav")
     silence = np.zeros(16000, np.float32)
-    audio = np.concatenate([silence[:8000], first, silence, silence, second, silence])
+    audio = np.concatenate([silence[:8000], first, silence, silence, second, silence, silence])  # 2 s: past SILENCE_MS
     events = _stream(SpeechSegmenter(transcriber), audio)
     finals = [e for e in events if isinstance(e, FinalTranscript)]
     starts = [e for e in events if isinstance(e, SpeechStarted)]

@@ -238,12 +238,15 @@ def test_a_stream_turn_records_the_rule_that_ended_it(server_url, end_of_turn):
     from benchmark.conversations.stream import StreamConversation
     from core.scenario import load_bank
     from simulator.settings import GlassesSettings
+    from streaming.wire import SessionConfig
 
     bank = load_bank()
 
     async def go():
         glasses = GlassesSettings(
-            url=server_url, backend="openai:fake", silence_ms=600, end_of_turn=end_of_turn, speed=1.0
+            url=server_url,
+            hello=SessionConfig(backend="openai:fake", silence_ms=600, end_of_turn=end_of_turn),
+            speed=1.0,
         )
         conversation = StreamConversation(bank.get("sc-01"), bank.condition("baseline"), glasses)
         try:

@@ -41,7 +41,11 @@ def test_a_closed_session_releases_its_frames_from_the_shared_budget_at_once():
         for _ in range(3):
             frames = FrameBuffer(max_bytes=8_000_000, budget=budget)
             session = Session(
-                wire.SessionConfig(camera=True, frame_policy="fps:5"), Quiet(), Frames(), None, frames=frames
+                wire.SessionConfig(camera=True, frame_policy=parse_frame_policy("fps:5")),
+                Quiet(),
+                Frames(),
+                None,
+                frames=frames,
             )
             worker = asyncio.create_task(session.run())
             for i in range(12):

@@ -27,6 +27,7 @@ from simulator.timeline import plan_turn
 from streaming import wire
 from streaming.local_server import running_server
 from streaming.server_settings import ServerSettings, backend_refusal
+from streaming.wire import SessionConfig
 from tests.fake_openai import FakeOpenAI
 
 BANK = load_bank()
@@ -92,7 +93,7 @@ def test_sessions_survive_a_busy_core_and_replies_slower_than_the_keepalive(tmp_
 
             async def one(scenario):
                 client = GlassesClient(url, ping_interval=1.0, ping_timeout=3.0)
-                await client.connect(session_config(scenario, BASELINE, "openai:fake"))
+                await client.connect(session_config(scenario, BASELINE, SessionConfig(backend="openai:fake")))
                 clock_ms, replies = 0, []
                 try:
                     for turn in (1, 2):
@@ -252,7 +253,9 @@ def test_big_fast_frames_stay_within_the_servers_frame_budget_and_audio_still_co
 
         async def go():
             floods = await asyncio.gather(*(flood() for _ in range(3)))
-            conversation = StreamConversation(scenario, BASELINE, GlassesSettings(url=url, backend="openai:fake"))
+            conversation = StreamConversation(
+                scenario, BASELINE, GlassesSettings(url=url, hello=SessionConfig(backend="openai:fake"))
+            )
             try:
                 result = await conversation.send(1)  # speech still makes a turn beside the floods
             finally:

@@ -20,6 +20,7 @@ from simulator.settings import GlassesSettings
 from streaming import wire
 from streaming.local_server import running_server
 from streaming.server_settings import ServerSettings, scrub
+from streaming.wire import SessionConfig
 from tests.http_fake import HTTPFake, QuietHandler
 from tests.streaming.test_server_hardening import (
     BANK,
@@ -247,7 +248,7 @@ def test_a_backend_echoing_the_key_never_puts_it_in_an_event_or_a_log(monkeypatc
 
             async def go():
                 conversation = StreamConversation(
-                    BANK.get("sc-01"), BASELINE, GlassesSettings(url=url, backend="openai:leaky")
+                    BANK.get("sc-01"), BASELINE, GlassesSettings(url=url, hello=SessionConfig(backend="openai:leaky"))
                 )
                 try:
                     await conversation.send(1)

@@ -24,6 +24,7 @@ from simulator.settings import GlassesSettings
 from streaming import wire
 from streaming.local_server import running_server
 from streaming.server_settings import ServerSettings
+from streaming.wire import SessionConfig
 
 BANK = load_bank()
 BASELINE = BANK.condition("baseline")
@@ -284,7 +285,7 @@ def test_bad_messages_get_errors_then_a_close_and_others_keep_working(server_url
 def _play(url, scenario, turns=(1, 2), camera=True):
     async def go():
         conversation = StreamConversation(
-            scenario, BASELINE, GlassesSettings(url=url, backend="openai:fake"), camera=camera
+            scenario, BASELINE, GlassesSettings(url=url, hello=SessionConfig(backend="openai:fake")), camera=camera
         )
         try:
             return [await conversation.send(turn) for turn in turns], conversation.messages

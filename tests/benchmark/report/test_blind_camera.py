@@ -55,7 +55,7 @@ def _bench(tmp_path, *flags) -> list[str]:
 def test_a_proactive_run_with_no_describer_reads_the_drawn_text_and_says_so(tmp_path, started, capsys):
     assert main(_bench(tmp_path)) == 0
     err = capsys.readouterr().err
-    assert started["settings"].stream.describer == "authored"
+    assert started["settings"].glasses.hello.describer == "authored"
     first = err.splitlines()[:3]
     assert any(line.startswith("describer authored (no --describer given)") for line in first), err
     assert "BLIND" not in err
@@ -81,7 +81,7 @@ def test_a_qa_stream_run_on_synthetic_frames_with_the_default_describer_is_named
         str(tmp_path / "qa"),
     ]
     assert main(args) == 0
-    assert started["settings"].stream.describer == "opencv"  # a Q&A run keeps its default
+    assert started["settings"].glasses.hello.describer == "opencv"  # a Q&A run keeps its default
     assert "BLIND CAMERA: the opencv describer cannot read synthetic frames" in capsys.readouterr().err
 
 

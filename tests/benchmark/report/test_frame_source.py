@@ -161,10 +161,13 @@ def test_simulate_with_pictographs_says_the_describer_cannot_read_them(capsys):
 def test_bench_says_before_it_plays_that_the_describer_cannot_read_the_drawn_frames():
     from benchmark.cli.bench import _frames_note
     from benchmark.run.settings import StreamSettings
+    from simulator.settings import GlassesSettings
+    from streaming.wire import SessionConfig
 
     class Settings:
-        def __init__(self, **stream):
-            self.stream = StreamSettings(**stream)
+        def __init__(self, describer: str, pictograph_frames: bool = False, synthetic_frames: bool = False):
+            self.stream = StreamSettings(pictograph_frames=pictograph_frames)
+            self.glasses = GlassesSettings(hello=SessionConfig(describer=describer), synthetic_frames=synthetic_frames)
 
     note = _frames_note(Settings(pictograph_frames=True, describer="opencv"), "local")
     assert note.startswith("note: The `opencv` describer cannot read pictograph frames")

@@ -111,6 +111,7 @@ def test_a_proactive_session_asks_for_the_same_rule(monkeypatch):
     from core.proactive_scenario import load_proactive
     from core.scenario import load_bank
     from simulator.settings import GlassesSettings
+    from streaming.wire import SessionConfig
 
     hellos = []
 
@@ -130,7 +131,10 @@ def test_a_proactive_session_asks_for_the_same_rule(monkeypatch):
     condition = load_bank().condition("baseline")
     for asked, sent in (({"end_of_turn": "model"}, "model"), ({}, "silence")):
         watch = WatchConversation(
-            scenario, condition, GlassesSettings(url="ws://x", backend="openai:fake", **asked), strategy="change"
+            scenario,
+            condition,
+            GlassesSettings(url="ws://x", hello=SessionConfig(backend="openai:fake", **asked)),
+            strategy="change",
         )
         with pytest.raises(Refused):
             asyncio.run(watch.watch())
