@@ -334,6 +334,8 @@ async function connect(submitEvent) {
     system_prompt: condition ? condition.system_prompt : "",
     partials: true,
     barge_in: $("barge-in").checked,
+    // a person at the laptop, not the bank's scripted pauses: a shorter silence than the server's default
+    silence_ms: 600,
   };
   if ($("spoken").checked) config.output = "audio";
   if ($("frame-policy").value) config.frame_policy = $("frame-policy").value;
