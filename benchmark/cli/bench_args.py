@@ -51,6 +51,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> tuple[tuple[str, str, obj
     """Every flag of `wearsim bench` added to `p`, in its groups; the flags only a stream run takes (option,
     dest, default), stated once: the glasses group's (bench_checks.check_stream_flags)."""
     from benchmark.cli.glasses_args import add_glasses_arguments
+    from benchmark.judges.family import judge_families
     from core.candidate import DEFAULT_MAX_TOKENS
 
     candidate, judge, bank, glasses, cost, run_group = (p.add_argument_group(title, text) for title, text in GROUPS)
@@ -80,7 +81,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> tuple[tuple[str, str, obj
     judge.add_argument(
         "--judge-family",
         default="auto",
-        help="auto|openai|gemini|claude|lexical (default auto); an explicit family needs its key",
+        help=f"{'|'.join(('auto', *judge_families()))} (default auto); an explicit family needs its key",
     )
     judge.add_argument("--judge-model", help="judge model id overriding the family default")
     judge.add_argument(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from perception.describer_spec import needs_model
+from perception.describer_spec import DEFAULT_DESCRIBER, needs_model
 
 
 class Stop(Exception):
@@ -260,9 +260,6 @@ def check_stream_flags(args, bank, model_id: str) -> None:
     problem = output_problem(model_id, args.output)
     if problem:
         raise Stop(f"--output {args.output} {problem}")
-
-
-DEFAULT_DESCRIBER = "opencv"
 
 
 def default_describer(args) -> str:

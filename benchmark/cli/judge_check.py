@@ -36,6 +36,8 @@ def _concurrency(text: str) -> int:
 
 
 def register(subparsers) -> None:
+    from benchmark.judges.family import judge_families
+    from benchmark.judges.kinds import offline_fallback
     from benchmark.labels.check import DEFAULT_CONCURRENCY
 
     parser = subparsers.add_parser(
@@ -56,7 +58,9 @@ def register(subparsers) -> None:
     parser.add_argument(
         "--scenarios", metavar="BANK", help="the run's bank (default: its manifest's, else the shipped)"
     )
-    parser.add_argument("--judge-family", help="lexical, openai, gemini, claude (default: lexical when no key is set)")
+    parser.add_argument(
+        "--judge-family", help=f"{', '.join(judge_families())} (default: {offline_fallback()} when no key is set)"
+    )
     parser.add_argument("--judge-model", help="the judge model id (not for lexical)")
     parser.add_argument(
         "--judge-base-url",

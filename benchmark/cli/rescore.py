@@ -15,6 +15,8 @@ A second rescore with --cache and the same judge asks the judge nothing.
 
 
 def register(subparsers) -> None:
+    from benchmark.judges.family import judge_families
+
     parser = subparsers.add_parser(
         "rescore",
         help="re-judge recorded responses into a new run dir",
@@ -25,7 +27,7 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("source", metavar="RUN_DIR_OR_FILE", help="run dir or transcripts JSON Lines file")
-    parser.add_argument("--judge-family", required=True, help="lexical, openai, gemini, claude, ...")
+    parser.add_argument("--judge-family", required=True, help=", ".join(judge_families()))
     parser.add_argument("--judge-model", help="judge model id (not needed for lexical)")
     parser.add_argument(
         "--judge-base-url",

@@ -1,4 +1,6 @@
-"""Each fact in one place: no code outside the provider table and its adapters spells a provider's name.
+"""Each fact in one place: no code outside the provider table and its adapters spells a provider's name,
+and none outside the describer registry and its describers spells the default describer (the judge
+table's scan is tests/benchmark/judges/test_judge_table.py).
 
 A provider's name as a whole string (`"gemini-live"`), or as the start of a model id
 (`"openai:gpt-4o-mini"`), found in a shipped module that is neither `candidates/providers.py` nor a
@@ -12,6 +14,7 @@ import ast
 from pathlib import Path
 
 from candidates.providers import PROVIDERS
+from perception.describer_spec import DEFAULT_DESCRIBER, DESCRIBERS
 from tests.paths import PACKAGES, ROOT
 
 TABLE = "candidates/providers.py"
@@ -51,8 +54,15 @@ def spelled(names: set[str], text: str) -> bool:
     return text in names or any(text.startswith(f"{name}:") for name in names)
 
 
-def provider_names_outside(root: Path, allowed: set[str]) -> list[str]:
-    names = set(PROVIDERS)
+def describer_files() -> set[str]:
+    """The describer registry and every module its entries name as a maker."""
+    return {"perception/describer_spec.py"} | {_module_file(d.maker) for d in DESCRIBERS.values() if d.maker}
+
+
+def spelled_outside(root: Path, allowed: set[str], names: set[str] | None = None) -> list[str]:
+    """Each string in the shipped code outside `allowed` that is one of `names` (default: the providers')
+    or starts a model id with one."""
+    names = set(PROVIDERS) if names is None else names
     found = []
     for package in PACKAGES:
         for path in sorted((root / package).rglob("*.py")):
@@ -64,7 +74,11 @@ def provider_names_outside(root: Path, allowed: set[str]) -> list[str]:
 
 
 def test_no_code_outside_the_provider_table_spells_a_provider_name():
-    assert provider_names_outside(ROOT, adapter_files()) == []
+    assert spelled_outside(ROOT, adapter_files()) == []
+
+
+def test_no_code_outside_the_describer_registry_spells_the_default_describer():
+    assert spelled_outside(ROOT, describer_files(), {DEFAULT_DESCRIBER}) == []
 
 
 def test_a_provider_name_outside_the_table_is_found(tmp_path):
@@ -73,7 +87,7 @@ def test_a_provider_name_outside_the_table_is_found(tmp_path):
         '"""Mentions gemini-live in a docstring, which is prose."""\n'
         'def pick(p):\n    return p == "gemini-live" or p.startswith("openai:")\n'
     )
-    assert provider_names_outside(tmp_path, set()) == [
+    assert spelled_outside(tmp_path, set()) == [
         "core/branchy.py:3: 'gemini-live'",
         "core/branchy.py:3: 'openai:'",
     ]
