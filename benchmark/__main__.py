@@ -1,3 +1,5 @@
+"""`python -m benchmark` runs the `wearsim` command."""
+
 import sys
 
 from benchmark.cli import main
