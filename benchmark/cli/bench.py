@@ -10,6 +10,7 @@ from benchmark.cli.bench_args import EPILOG, add_bench_arguments
 
 if TYPE_CHECKING:  # the runner's imports wait until a run starts
     from benchmark.run.runner import RunCounts
+    from benchmark.scoring.summary_view import RunSummary
 
 
 def register(subparsers) -> None:
@@ -218,19 +219,20 @@ def _report(args, counts: RunCounts, run_dir) -> int:
     from benchmark.report.findings import headline, is_measurement
     from benchmark.report.proactive_findings import is_proactive, proactive_headline
     from benchmark.scoring.blind import blind_line
+    from benchmark.scoring.summary_view import RunSummary
 
-    summary = write_report(run_dir)
-    print(fault_lead(summary), file=sys.stderr)  # turns OK over every planned cell, and each fault
+    summary = RunSummary.from_json(write_report(run_dir))
+    print(fault_lead(summary.faults), file=sys.stderr)  # turns OK over every planned cell, and each fault
     if is_proactive(summary):
         print(proactive_headline(summary))
         print(f"report: {run_dir / 'findings.md'}")
         return _error_rate_status(summary, run_dir, args.max_error_rate)
     print(headline(summary))
-    if blind := blind_line(summary.get("blind_camera")):
+    if blind := blind_line(summary.blind_camera):
         print(blind)
     print(cost_line(summary))
     print(f"report: {run_dir / 'findings.md'}")
-    if not is_measurement(summary) and is_offline(summary["manifest"].get("judge_family")):
+    if not is_measurement(summary) and is_offline(summary.manifest.judge_family):
         print(
             f"no accuracy from this run (findings.md says why); with a model judge: wearsim rescore {run_dir} "
             f"--judge-family openai --output-dir {run_dir}-rescored"
@@ -239,14 +241,14 @@ def _report(args, counts: RunCounts, run_dir) -> int:
     return 4 if status == 0 and (counts.budget or {}).get("stopped_on_budget") else status
 
 
-def _error_rate_status(summary: dict, run_dir, max_rate: float) -> int:
+def _error_rate_status(summary: RunSummary, run_dir, max_rate: float) -> int:
     """3, with one line saying so, when more than `max_rate` of the planned cells failed by a fault of the
     API's or ours (`benchmark.faults.COUNTED`; a model's miss and an unscored judgement never count)."""
-    faults = summary.get("faults")
+    faults = summary.faults
     if faults:
-        failed, cells = faults["counted"], faults["planned"]
+        failed, cells = faults.counted, faults.planned
     else:  # a summary without fault counts: the errored cells over those recorded
-        failed, cells = summary["counts"]["errored"], summary["counts"]["trials"]
+        failed, cells = summary.counts.errored, summary.counts.trials
     if not cells or failed / cells <= max_rate:
         return 0
     from benchmark.faults import COUNTED, fault_of
@@ -254,7 +256,7 @@ def _error_rate_status(summary: dict, run_dir, max_rate: float) -> int:
 
     failures = [t for t in load_trials(run_dir).trials if fault_of(t) in COUNTED]
     kinds = ", ".join(
-        f"{n} {category}" for category, n in (faults or {}).get("by_fault", {}).items() if category in COUNTED
+        f"{n} {category}" for category, n in (faults.by_fault if faults else {}).items() if category in COUNTED
     )
     first = failures[0].error if failures else None
     first = f"; first error: {' '.join(first.split())[:160]}" if first else ""

@@ -35,6 +35,7 @@ def run(args) -> int:
     from benchmark.merge.runs import MergeError, merge_runs
     from benchmark.report.findings import headline
     from benchmark.scoring import TranscriptError
+    from benchmark.scoring.summary_view import RunSummary
 
     try:
         merged = merge_runs([Path(p) for p in args.shards], Path(args.output_dir))
@@ -56,6 +57,6 @@ def run(args) -> int:
         )
     if merged["missing"]:
         print(f"note: shard {', '.join(merged['missing'])} not given: its cells count as not run", file=sys.stderr)
-    print(headline(merged["summary"]))
+    print(headline(RunSummary.from_json(merged["summary"])))
     print(f"report: {Path(args.output_dir) / 'findings.md'}")
     return 0

@@ -42,6 +42,7 @@ def run(args) -> int:
     from benchmark.report import write_report
     from benchmark.report.findings import headline
     from benchmark.scoring import TranscriptError
+    from benchmark.scoring.summary_view import RunSummary
 
     if args.from_transcripts:
         if not args.output_dir and not args.run_dir:
@@ -62,11 +63,12 @@ def run(args) -> int:
     except (TranscriptError, ValueError) as exc:
         print(f"wearsim report: {exc}", file=sys.stderr)
         return 1
+    run_summary = RunSummary.from_json(summary)
     page = None
     if args.html:
         from benchmark.report.viewer import write_viewer
 
-        page = write_viewer(run_dir, transcripts=transcripts, output_dir=out, summary=summary)
+        page = write_viewer(run_dir, transcripts=transcripts, output_dir=out, summary=run_summary)
     if args.json:
         print(json.dumps(summary, indent=2))
         if page is not None:
@@ -74,21 +76,21 @@ def run(args) -> int:
         return 0
     from benchmark.report.proactive_findings import is_proactive, proactive_headline
 
-    counts = summary["counts"]
-    if is_proactive(summary):  # its cells' two numbers; the Q&A counts and cost lines would read 0
-        print(proactive_headline(summary))
+    counts = run_summary.counts
+    if is_proactive(run_summary):  # its cells' two numbers; the Q&A counts and cost lines would read 0
+        print(proactive_headline(run_summary))
     else:
         from benchmark.report.camera_text import camera_text_note
         from benchmark.report.cost import cost_line
 
-        print(headline(summary))
-        if note := camera_text_note(summary):
+        print(headline(run_summary))
+        if note := camera_text_note(run_summary):
             print(note)
         print(
-            f"trials {counts['trials']}, scored {counts['scored']}, unscored {counts['turn_2_unscored']}, "
-            f"errored {counts['errored']}"
+            f"trials {counts.trials}, scored {counts.scored}, unscored {counts.turn_2_unscored}, "
+            f"errored {counts.errored}"
         )
-        print(cost_line(summary))
+        print(cost_line(run_summary))
     print(f"wrote {out / 'summary.json'}, {out / 'findings.md'}, {out / 'plots'}/")
     if page is not None:
         print(f"wrote {page}")

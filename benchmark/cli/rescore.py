@@ -140,20 +140,22 @@ def run(args) -> int:
             f"response cache {cache.directory}: {cache.hits} judge replies from the cache, {cache.misses} requested",
             file=sys.stderr,
         )
-    agreement = summary.get("judge_agreement")
     from benchmark.report.findings import headline
     from benchmark.report.proactive_findings import is_proactive, proactive_headline
+    from benchmark.scoring.summary_view import RunSummary
 
-    if is_proactive(summary):  # remarks judged and decided again, under today's rule (echoes included)
-        print("with the new judge and rule:\n" + proactive_headline(summary))
+    run_summary = RunSummary.from_json(summary)
+    agreement = run_summary.judge_agreement
+
+    if is_proactive(run_summary):  # remarks judged and decided again, under today's rule (echoes included)
+        print("with the new judge and rule:\n" + proactive_headline(run_summary))
         print(f"wrote {args.output_dir}")
         return 0
-    print(f"with the new judge: {headline(summary)}")
+    print(f"with the new judge: {headline(run_summary)}")
     if agreement:
-        kappa = "n/a" if agreement["kappa"] is None else f"{agreement['kappa']:.3f}"
+        kappa = "n/a" if agreement.kappa is None else f"{agreement.kappa:.3f}"
         print(
-            f"agreement with the recorded labels: {pct(agreement['agreement'])} over {agreement['n']} trials, "
-            f"kappa {kappa}"
+            f"agreement with the recorded labels: {pct(agreement.agreement)} over {agreement.n} trials, kappa {kappa}"
         )
     else:
         print("no recorded labels to compare with")

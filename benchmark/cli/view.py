@@ -35,6 +35,7 @@ def run(args) -> int:
     from benchmark.report import write_report
     from benchmark.report.viewer import write_viewer
     from benchmark.scoring import TranscriptError
+    from benchmark.scoring.summary_view import RunSummary
 
     run_dir = Path(args.run_dir)
     transcripts, summary_path = run_dir / "transcripts.jsonl", run_dir / "summary.json"
@@ -43,7 +44,7 @@ def run(args) -> int:
         return 2
     stale = not summary_path.is_file() or summary_path.stat().st_mtime < transcripts.stat().st_mtime
     try:
-        summary = write_report(run_dir) if args.rebuild or stale else None
+        summary = RunSummary.from_json(write_report(run_dir)) if args.rebuild or stale else None
         page = write_viewer(run_dir, summary=summary, media_root=Path(args.media) if args.media else None)
     except (TranscriptError, ValueError) as exc:
         print(f"wearsim view: {exc}", file=sys.stderr)

@@ -66,14 +66,12 @@ def _scenario_rows(records: list[TrialRecord], of) -> dict[str, tuple[float, flo
     return rows
 
 
-def cell_rows(label: str, trials: TrialSet, manifest: RunManifest | dict | None) -> list[dict]:
+def cell_rows(label: str, trials: TrialSet, manifest: RunManifest) -> list[dict]:
     """One row per condition and cell of a proactive run."""
-    from benchmark.cost.prices import table_from_manifest
     from benchmark.scoring.cost import candidate_cost
     from benchmark.scoring.proactive import cell_metrics
 
-    manifest = RunManifest.of(manifest)
-    table = table_from_manifest(manifest.raw)[0]
+    table = manifest.price_table
     rows = []
     for (condition, name), records in _cells(trials).items():
         total, unknown = 0.0, []

@@ -34,16 +34,14 @@ def paired_trials(a: TrialSet, b: TrialSet) -> list[tuple[TrialRecord, TrialReco
     return [(t, second[t.cell]) for t in sorted(a.trials, key=lambda t: t.cell) if t.scored and t.cell in second]
 
 
-def _cost(trials: TrialSet, condition: str, manifest: RunManifest | dict | None) -> dict:
+def _cost(trials: TrialSet, condition: str, manifest: RunManifest) -> dict:
     """The cost of a run's trials under `condition`, priced with the prices its manifest recorded."""
-    from benchmark.cost.prices import table_from_manifest
     from benchmark.scoring.cost import group_cost
 
-    prices = table_from_manifest(RunManifest.of(manifest).raw)[0]
-    return group_cost([t for t in trials.trials if t.condition == condition], prices)
+    return group_cost([t for t in trials.trials if t.condition == condition], manifest.price_table)
 
 
-def accuracy_cost_points(runs: list[tuple[str, TrialSet, RunManifest | dict]]) -> list[dict]:
+def accuracy_cost_points(runs: list[tuple[str, TrialSet, RunManifest]]) -> list[dict]:
     """Per run (label, trials, manifest) and condition: balanced Turn 2 accuracy and the candidate's cost."""
     points = []
     for label, trials, manifest in runs:
@@ -70,10 +68,13 @@ def compare_trial_sets(
     a: TrialSet,
     b: TrialSet,
     condition: str | None = None,
-    manifest_a: RunManifest | dict | None = None,
-    manifest_b: RunManifest | dict | None = None,
+    manifest_a: RunManifest | None = None,
+    manifest_b: RunManifest | None = None,
 ) -> dict:
-    condition = condition or ranking_condition(a.trials, RunManifest.of(manifest_a).raw)[0]
+    """`a` against `b` under `condition` (default: `a`'s ranking condition); each run's cost priced with
+    the prices its manifest recorded (no manifest: the shipped table)."""
+    manifest_a, manifest_b = manifest_a or RunManifest(), manifest_b or RunManifest()
+    condition = condition or manifest_a.ranking_condition or ranking_condition(a.trials, {})[0]
     pairs = paired_trials(a, b)
     chosen = [(x, y) for x, y in pairs if x.condition == condition]
     first = [x for x, _ in chosen]

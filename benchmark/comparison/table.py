@@ -20,24 +20,21 @@ from benchmark.faults import fault_of
 from benchmark.scoring import metrics
 from benchmark.scoring.summary_view import RunManifest
 from benchmark.scoring.trials import TrialSet
-from benchmark.shards import planned_cells
 
 
-def run_row(label: str, path: Path, trials: TrialSet, manifest: RunManifest | dict | None, condition: str) -> dict:
+def run_row(label: str, path: Path, trials: TrialSet, manifest: RunManifest, condition: str) -> dict:
     """One run's figures under `condition`."""
-    from benchmark.cost.prices import table_from_manifest
     from benchmark.scoring.cost import group_cost
 
     chosen = [t for t in trials.trials if t.condition == condition]
     classes = metrics.per_class(chosen)
     low, high, method = stats.balanced_interval(metrics.scenario_counts(chosen))
-    manifest = RunManifest.of(manifest)
-    planned = planned_cells(manifest.raw)
+    planned = manifest.planned
     cells = max(len(chosen), sum(cell[0] == condition for cell in planned) if planned else 0)
     scored = sum(t.scored for t in chosen)
     latency = metrics.latency(chosen)
     repair = metrics.repair_rate(chosen)
-    cost = group_cost(chosen, table_from_manifest(manifest.raw)[0])
+    cost = group_cost(chosen, manifest.price_table)
     return {
         "label": label,
         "run": str(path),

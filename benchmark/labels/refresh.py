@@ -20,6 +20,8 @@ from benchmark.labels.agreement_report import write_agreement
 from benchmark.labels.measure import measure_agreement
 from benchmark.labels.store import read_all_labels
 from benchmark.report.human_check import MAX_AGREEMENT_BYTES, agreement_stem, human_check_line, read_human_check
+from benchmark.scoring.summary_parts import HumanCheck
+from benchmark.scoring.summary_view import RunSummary
 
 
 @dataclass(kw_only=True)
@@ -51,10 +53,11 @@ def measure_and_report(
         return Measured(result=result, paths=paths, line=None)
     summary = None
     if report or (run_dir / "findings.md").is_file() or (run_dir / "summary.json").is_file():
-        summary = write_report(run_dir)
+        summary = RunSummary.from_json(write_report(run_dir))
         if (run_dir / "index.html").is_file():
             write_viewer(run_dir, summary=summary)
-    line = human_check_line(summary or {"human_check": read_human_check(run_dir, what)})
+    check = summary.human_check if summary is not None else HumanCheck.from_json(read_human_check(run_dir, what))
+    line = human_check_line(check)
     return Measured(result=result, paths=paths, line=line.replace("RUN_DIR", str(run_dir)))
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from benchmark.comparison.runs import compare_trial_sets, paired_trials
 from benchmark.scoring.metrics import paired_accuracy as paired_cell
 from benchmark.scoring.summary import ranking_condition
+from benchmark.scoring.summary_view import RunManifest
 from benchmark.scoring.trials import LABELS, TrialSet, load_trials
 from core.records import TrialRecord
 
@@ -162,7 +163,7 @@ def breakdown(
 
 def headline(a: Run, b: Run, condition: str, counts: dict) -> dict:
     """The comparison of the condition, and the sentence that leads the report."""
-    result = compare_trial_sets(a.trials, b.trials, condition, a.manifest)
+    result = compare_trial_sets(a.trials, b.trials, condition, RunManifest.from_json(a.manifest))
     mcnemar = result["mcnemar"]
     cells, scored = counts["cells"], counts["scored_both"]
     measured = cells > 0 and 2 * scored >= cells

@@ -28,7 +28,8 @@ def read_manifest(directory: Path) -> dict:
 
 
 def write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir: Path | None = None) -> dict:
-    """Score a run and write summary.json, findings.md and plots/; return the summary.
+    """Score a run and write summary.json, findings.md and plots/; return summary.json as written (its
+    readers take it as `RunSummary.from_json(summary)`).
 
     `run_dir` holds transcripts.jsonl and manifest.json. With `transcripts`
     given (a file from any implementation of the benchmark), that file is read
@@ -52,6 +53,7 @@ def _write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir:
     from benchmark.report.plots import draw_plots
     from benchmark.report.proactive_findings import is_proactive
     from benchmark.scoring import build_summary, load_trials
+    from benchmark.scoring.summary_view import RunSummary
 
     run_dir = Path(run_dir)
     source = Path(transcripts) if transcripts is not None else run_dir / "transcripts.jsonl"
@@ -61,13 +63,16 @@ def _write_report(run_dir: Path, *, transcripts: Path | None = None, output_dir:
         manifest = {"source_transcripts": str(source)}
     summary = build_summary(trial_set, manifest, read_budget(run_dir) if run_dir.is_dir() else None)
     # the judge checked against people (wearsim agreement): on Turn 2, or on a proactive run's remarks
-    summary["human_check"] = read_human_check(run_dir, "remarks" if is_proactive(summary) else "turn2")
+    what = "remarks" if is_proactive(RunSummary.from_json(summary)) else "turn2"
+    summary["human_check"] = read_human_check(run_dir, what)
     out = Path(output_dir) if output_dir is not None else run_dir
     out.mkdir(parents=True, exist_ok=True)
     refuse_links(out, REPORT_OUTPUTS)
-    write_atomic(out / "summary.json", json.dumps(summary, indent=2) + "\n", out)
-    write_atomic(out / "findings.md", render_findings(summary), out)
-    draw_plots(summary, make_dirs(out / "plots", out))
+    written = json.dumps(summary, indent=2) + "\n"
+    write_atomic(out / "summary.json", written, out)
+    run = RunSummary.from_json(json.loads(written))  # the findings and plots read summary.json as written
+    write_atomic(out / "findings.md", render_findings(run), out)
+    draw_plots(run, make_dirs(out / "plots", out))
     return summary
 
 

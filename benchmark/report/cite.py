@@ -8,6 +8,7 @@ rescore`), never a family's default."""
 from __future__ import annotations
 
 from benchmark.judges.kinds import is_offline
+from benchmark.scoring.summary_view import RunManifest
 
 
 def _text(value) -> str:
@@ -19,31 +20,29 @@ def _at(endpoint) -> str:
     return f" at {_text(endpoint)}" if isinstance(endpoint, str) and endpoint.strip() else ""
 
 
-def cite_line(summary: dict) -> str:
+def _said(value: str | None, missing: str = "not recorded") -> str:
+    return _text(value) if value else missing
+
+
+def cite_line(manifest: RunManifest) -> str:
     """ "Cite as: wearsim 0.1.0, bank v1.1 (lock sha256 ...), judge ..., run ..."; what the manifest does
     not record (a run made before it did) is said to be unrecorded, never guessed."""
-    manifest = summary.get("manifest") or {}
-
-    def get(key: str, missing: str = "not recorded") -> str:
-        value = manifest.get(key)
-        return _text(value) if value not in (None, "") else missing
-
-    lock = manifest.get("bank_lock_sha256")
+    lock = manifest.bank_lock_sha256
     bank = (
-        f"bank {get('benchmark_version', 'version not recorded')} ("
+        f"bank {_said(manifest.benchmark_version, 'version not recorded')} ("
         + (f"lock sha256 {_text(lock)}" if lock else "lock sha256 not recorded")
         + ")"
     )
-    family, model = manifest.get("judge_family"), manifest.get("judge_model")
+    family, model = manifest.judge_family, manifest.judge_model
     judge = f"judge {_text(family or 'not recorded')}" + (f" `{_text(model)}`" if model and model != family else "")
     if not is_offline(family):
-        judge += _at(manifest.get("judge_endpoint"))
-    if manifest.get("judge_prompt_version") and not is_offline(family):
-        judge += f" (prompt {_text(manifest['judge_prompt_version'])})"
-    commit = get("runner_git_commit", "")
+        judge += _at(manifest.judge_endpoint)
+    if manifest.judge_prompt_version and not is_offline(family):
+        judge += f" (prompt {_text(manifest.judge_prompt_version)})"
+    commit = _said(manifest.runner_git_commit, "")
     run = (
-        f"run {get('timestamp_utc')}"
+        f"run {_said(manifest.timestamp_utc)}"
         + (f" at commit {commit[:12]}" if commit and commit != "unknown" else "")
-        + f", candidate `{get('candidate_model')}`{_at(manifest.get('candidate_endpoint'))} via {get('via')}"
+        + f", candidate `{_said(manifest.candidate_model)}`{_at(manifest.candidate_endpoint)} via {_said(manifest.via)}"
     )
-    return f"Cite as: wearsim {get('wearsim_version')}, {bank}, {judge}, {run}."
+    return f"Cite as: wearsim {_said(manifest.wearsim_version)}, {bank}, {judge}, {run}."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from benchmark.scoring.summary_view import RunSummary
+
 
 def usd(value: float | None) -> str:
     """Dollars with enough digits for a fraction of a cent; `unknown` for null."""
@@ -33,13 +35,9 @@ def per_correct(row: dict) -> str:
     return usd(row.get("per_correct_turn2_usd"))
 
 
-def _block(summary: dict) -> dict:
-    return summary.get("cost") or {}
-
-
-def budget_lead(summary: dict, *, markdown: bool = False) -> str | None:
+def budget_lead(run: RunSummary, *, markdown: bool = False) -> str | None:
     """When the run stopped on its budget: the line that says so, and how many cells remain."""
-    budget = _block(summary).get("budget") or {}
+    budget = run.cost.get("budget") or {}
     if not budget.get("stopped_on_budget"):
         return None
     why = (
@@ -62,11 +60,10 @@ def budget_lead(summary: dict, *, markdown: bool = False) -> str | None:
     return f"{lead} ({why})"
 
 
-def cost_line(summary: dict) -> str:
+def cost_line(run: RunSummary) -> str:
     """One line for `wearsim bench`: the ranking condition's cost."""
-    block = _block(summary)
-    condition = summary["primary"]["condition"]
-    row = (block.get("conditions") or {}).get(condition)
+    condition = run.primary.condition
+    row = (run.cost.get("conditions") or {}).get(condition)
     if not row:
         return "cost: no finished trials"
     transcribed = (
@@ -147,9 +144,9 @@ def _transcription_lines(block: dict, table) -> list[str]:
     return lines
 
 
-def cost_section(summary: dict, table) -> list[str]:
+def cost_section(run: RunSummary, table) -> list[str]:
     """findings.md's "Cost" section; `table` is findings' markdown table builder."""
-    block = _block(summary)
+    block = run.cost
     rows = block.get("conditions") or {}
     if not rows:
         return []
@@ -217,16 +214,16 @@ def cost_section(summary: dict, table) -> list[str]:
             ],
         )
     lines += _transcription_lines(block, table)
-    run = block.get("run") or {}
+    totals = block.get("run") or {}
     lines += [
         "",
-        f"Tokens of the candidate: {tokens_text(run.get('candidate_tokens'))}.",
-        f"Tokens of the judges: {tokens_text(run.get('judge_tokens'))}. (`?`: the provider did not say.)",
+        f"Tokens of the candidate: {tokens_text(totals.get('candidate_tokens'))}.",
+        f"Tokens of the judges: {tokens_text(totals.get('judge_tokens'))}. (`?`: the provider did not say.)",
     ]
-    unknown = run.get("unknown") or []
+    unknown = totals.get("unknown") or []
     if unknown:
         lines += ["", "Why a cost is unknown:", "", *(f"- {why}" for why in unknown[:10])]
-    bounds = run.get("upper_bound") or []
+    bounds = totals.get("upper_bound") or []
     if bounds:
         lines += ["", "Where a figure is an upper bound:", "", *(f"- {note}" for note in bounds[:10])]
     for problem in block.get("price_problems") or []:

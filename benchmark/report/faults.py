@@ -3,6 +3,8 @@ first, then each category (`benchmark.faults`), from summary.json's `faults` blo
 
 from __future__ import annotations
 
+from benchmark.scoring.summary_parts import Faults
+
 MEANINGS = {
     "rate_limited": "the API said too many requests",
     "session_limit": "the API ended the live session (goAway, session expired)",
@@ -20,16 +22,15 @@ def _share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "n/a"
 
 
-def fault_lead(summary: dict, *, markdown: bool = False) -> str | None:
+def fault_lead(faults: Faults | None, *, markdown: bool = False) -> str | None:
     """ "Turns OK: 47 of 50 planned cells (94.0%)", then each category's count and the cells not run;
     None for a summary written before faults were counted."""
-    faults = summary.get("faults")
-    if not faults:
+    if faults is None:
         return None
-    planned, ok = faults["planned"], faults["ok"]
-    parts = [f"{n} {category}" for category, n in faults["by_fault"].items()]
-    if faults["not_run"]:
-        parts.append(f"{faults['not_run']} not run")
+    planned, ok = faults.planned, faults.ok
+    parts = [f"{n} {category}" for category, n in faults.by_fault.items()]
+    if faults.not_run:
+        parts.append(f"{faults.not_run} not run")
     rest = "; ".join(parts) if parts else "no faults"
     lead = f"Turns OK: {ok} of {planned} planned cells"
     if markdown:
@@ -41,28 +42,27 @@ def fault_lead(summary: dict, *, markdown: bool = False) -> str | None:
     return f"{lead} ({_share(ok, planned)}; an unscored, errored or unrun cell is not OK); {rest}"
 
 
-def fault_section(summary: dict, table) -> list[str]:
-    faults = summary.get("faults")
-    if not faults:
+def fault_section(faults: Faults | None, table) -> list[str]:
+    if faults is None:
         return []
     rows = [
         [
             f"`{category}`",
             str(n),
-            _share(n, faults["planned"]),
+            _share(n, faults.planned),
             MEANINGS.get(category, ""),
             "yes" if category != "judge_unscored" else "no",
-            faults["examples"].get(category, "")[:160],
+            faults.examples.get(category, "")[:160],
         ]
-        for category, n in faults["by_fault"].items()
+        for category, n in faults.by_fault.items()
     ]
     lines = [
         "## Faults",
         "",
-        f"Every planned cell ({faults['planned']}) counts: {faults['ok']} OK, {faults['recorded']} played, "
-        f"{faults['not_run']} not run. A cell that errored or whose Turn 2 has no label gets one category; "
+        f"Every planned cell ({faults.planned}) counts: {faults.ok} OK, {faults.recorded} played, "
+        f"{faults.not_run} not run. A cell that errored or whose Turn 2 has no label gets one category; "
         "the exit status and `--max-error-rate` count the API's faults and ours (here "
-        f"{faults['counted']}, {_share(faults['counted'], faults['planned'])} of the planned cells), never a "
+        f"{faults.counted}, {_share(faults.counted, faults.planned)} of the planned cells), never a "
         "model's miss or an unscored judgement.",
         "",
     ]
@@ -78,7 +78,7 @@ def fault_section(summary: dict, table) -> list[str]:
             ],
             rows,
         ) + [""]
-    reasons = faults.get("judge_unscored_reasons") or {}
+    reasons = faults.judge_unscored_reasons
     if reasons:
         lines += [
             "Why the judge gave no label: " + ", ".join(f"{n} {reason}" for reason, n in reasons.items()) + ".",

@@ -1,6 +1,6 @@
-"""Render findings.md from a summary dict alone (nothing else is read): the headline and the lead here,
-the tables per condition in `findings_tables`, the sweeps in `findings_sweeps`. The summary is read
-through `benchmark.scoring.summary_view.RunSummary`."""
+"""Render findings.md from a run's summary alone (`benchmark.scoring.summary_view.RunSummary`; nothing
+else is read): the headline and the lead here, the tables per condition in `findings_tables`, the sweeps
+in `findings_sweeps`."""
 
 from __future__ import annotations
 
@@ -31,8 +31,7 @@ from benchmark.report.frame_source import frame_source_text
 from benchmark.report.human_check import human_check_line
 from benchmark.report.interval_text import interval_sentence
 from benchmark.report.text_format import LINE_BREAKS, cell_text, interval, one_line, pct, seconds, table  # noqa: F401 (other modules import them from here too)
-from benchmark.scoring.summary_view import RunSummary
-from benchmark.shards import planned_cells
+from benchmark.scoring.summary_view import ManifestField, RunSummary
 from candidates.providers import bundled_model_id
 
 MANIFEST_ORDER = (
@@ -58,7 +57,7 @@ MANIFEST_ORDER = (
 )
 
 
-def scored_cells(summary: RunSummary | dict, condition: str | None = None) -> tuple[int, int]:
+def scored_cells(run: RunSummary, condition: str | None = None) -> tuple[int, int]:
     """(scored trials, cells) of a condition, by default the ranking condition.
 
     Cells are the trials recorded for the condition, or, when the manifest
@@ -66,7 +65,6 @@ def scored_cells(summary: RunSummary | dict, condition: str | None = None) -> tu
     shard's share of them), the planned cells: a run stopped early has cells
     that were never played, and they are not scored either.
     """
-    run = RunSummary.of(summary)
     condition = condition or run.primary.condition
     row = run.counts.of(condition)
     result = run.conditions.get(condition)
@@ -74,7 +72,7 @@ def scored_cells(summary: RunSummary | dict, condition: str | None = None) -> tu
     manifest = run.manifest
     ids, trials, names = manifest.scenario_ids, manifest.trials, manifest.conditions
     planned = 0
-    cells = planned_cells(manifest.raw)  # a shard's own cells only
+    cells = manifest.planned  # a shard's own cells only
     if cells is not None:
         planned = sum(cell[0] == condition for cell in cells)
     elif ids is not None and trials is not None and (names is None or condition in names):
@@ -82,13 +80,13 @@ def scored_cells(summary: RunSummary | dict, condition: str | None = None) -> tu
     return scored, max(row.trials if row.recorded else scored, planned)
 
 
-def is_measurement(summary: RunSummary | dict, condition: str | None = None) -> bool:
+def is_measurement(run: RunSummary, condition: str | None = None) -> bool:
     """At least half the cells of the condition (default: the ranking condition) are scored."""
-    scored, cells = scored_cells(summary, condition)
+    scored, cells = scored_cells(run, condition)
     return cells > 0 and 2 * scored >= cells
 
 
-def headline(summary: RunSummary | dict, *, markdown: bool = False) -> str:
+def headline(run: RunSummary, *, markdown: bool = False) -> str:
     """The headline line of a run: findings.md, the viewer, `wearsim report` and `wearsim bench`.
 
     When fewer than half the cells of the ranking condition are scored it leads
@@ -96,7 +94,6 @@ def headline(summary: RunSummary | dict, *, markdown: bool = False) -> str:
     `markdown=True` is findings.md's sentence with the lead in bold; otherwise
     the one line the commands print.
     """
-    run = RunSummary.of(summary)
     primary = run.primary
     condition = primary.condition
     accuracy = pct(primary.balanced_accuracy)
@@ -146,9 +143,9 @@ def left_out(run: RunSummary, scored: int) -> str | None:
     return f"the {missing} whose right answer is {said}"
 
 
-def error_lead(summary: RunSummary | dict, *, markdown: bool = False) -> str | None:
+def error_lead(run: RunSummary, *, markdown: bool = False) -> str | None:
     """When any cell errored, the line that says so first: "3 of 50 cells errored"."""
-    counts = RunSummary.of(summary).counts
+    counts = run.counts
     errored, cells = counts.errored, counts.trials
     if not errored:
         return None
@@ -240,24 +237,23 @@ def _lead(run: RunSummary) -> list[str]:
 
 
 def _headline(run: RunSummary) -> list[str]:
-    summary = run.raw  # the helpers of the other sections read the dict
     gaps = sorted({int(g) for per in run.by_staleness.values() for g in per})
     errors = error_lead(run, markdown=True)
-    stopped = budget_lead(summary, markdown=True)
-    turns_ok = fault_lead(summary, markdown=True)
+    stopped = budget_lead(run, markdown=True)
+    turns_ok = fault_lead(run.faults, markdown=True)
     return [
         "# Findings",
         "",
         *([turns_ok, ""] if turns_ok else []),
         *([errors, ""] if errors else []),
         *([stopped, ""] if stopped else []),
-        " ".join(filter(None, (headline(run, markdown=True), camera_text_note(summary)))),
+        " ".join(filter(None, (headline(run, markdown=True), camera_text_note(run)))),
         "",
-        *([frames, ""] if (frames := frame_source_text(summary)) else []),
+        *([frames, ""] if (frames := frame_source_text(run)) else []),
         *_lead(run),
-        interval_sentence(run.primary.raw),
+        interval_sentence(run.primary),
         "",
-        human_check_line(summary),
+        human_check_line(run.human_check),
         "",
         *(
             [
@@ -281,35 +277,37 @@ STREAM_DEFAULTS = {
 }
 
 
-def manifest_value(manifest: dict, key: str) -> str:
-    """One manifest value for the Manifest table: a default said in words, a dict or list pointed to."""
-    value = manifest[key]
-    if key in STREAM_DEFAULTS and manifest.get("via") == "stream" and value == STREAM_DEFAULTS[key][0]:
-        return STREAM_DEFAULTS[key][1]
-    return f"`{value}`" if not isinstance(value, (dict, list)) else "(see summary.json)"
+def manifest_value(entry: ManifestField, stream: bool) -> str:
+    """One manifest value for the Manifest table (`stream`: of a stream run): a default said in words, a
+    dict or list pointed to."""
+    if entry.nested:
+        return "(see summary.json)"
+    if stream and entry.key in STREAM_DEFAULTS and entry.value == STREAM_DEFAULTS[entry.key][0]:
+        return STREAM_DEFAULTS[entry.key][1]
+    return f"`{entry.value}`"
 
 
 def _manifest(run: RunSummary) -> list[str]:
     """Every manifest key: the known ones first; a stream run's defaults said in words."""
-    manifest = run.manifest.raw
-    keys = [k for k in MANIFEST_ORDER if k in manifest] + sorted(k for k in manifest if k not in MANIFEST_ORDER)
-    rows = [[f"`{k}`", manifest_value(manifest, k)] for k in keys]
+    given = {entry.key: entry for entry in run.manifest.fields}
+    keys = [k for k in MANIFEST_ORDER if k in given] + sorted(k for k in given if k not in MANIFEST_ORDER)
+    stream = run.manifest.via == "stream"
+    rows = [[f"`{k}`", manifest_value(given[k], stream)] for k in keys]
     return ["## Manifest", "", *(table(["field", "value"], rows) if rows else ["(no manifest)"]), ""]
 
 
-def render_findings(summary: dict) -> str:
+def render_findings(run: RunSummary) -> str:
     from benchmark.report.proactive_findings import is_proactive, render_proactive_findings
 
-    if is_proactive(summary):
-        return f"{render_proactive_findings(summary).rstrip()}\n\n{cite_line(summary)}\n"
-    summary = one_line(summary)
-    run = RunSummary.from_json(summary)
+    if is_proactive(run):
+        return f"{render_proactive_findings(run).rstrip()}\n\n{cite_line(run.manifest)}\n"
+    run = one_line(run)
     lines = _headline(run) + conditions_section(run) + subsets_section(run)
     lines += breakdown_section(run.by_cue_type, "shift type (cue_type)")
     lines += breakdown_section(run.by_difficulty, "difficulty tier")
     lines += staleness_section(run) + frame_policy_section(run) + impairment_section(run)
     lines += perception_section(run) + latency_section(run)
-    lines += cost_section(summary, table) + fault_section(summary, table)
+    lines += cost_section(run, table) + fault_section(run.faults, table)
     lines += confusion_section(run) + matrix_section(run) + judge_notes_section(run) + _manifest(run)
     plots = "Plots: `plots/balanced_accuracy.png`, `plots/accuracy_by_cue_type.png`, `plots/confusion.png`."
-    return "\n".join([*lines, plots, "", cite_line(summary), ""])
+    return "\n".join([*lines, plots, "", cite_line(run.manifest), ""])

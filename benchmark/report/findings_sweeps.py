@@ -14,9 +14,9 @@ NO_FRAMES_WARNING = (
 )
 
 
-def staleness_without_frames(summary: RunSummary | dict) -> bool:
+def staleness_without_frames(run: RunSummary) -> bool:
     """A staleness sweep none of whose Turn 2s sent a frame (older summaries, without the count: False)."""
-    rows = [row for gaps in RunSummary.of(summary).by_staleness.values() for row in gaps.values()]
+    rows = [row for gaps in run.by_staleness.values() for row in gaps.values()]
     return bool(rows) and all("with_frames" in row for row in rows) and not any(row["with_frames"] for row in rows)
 
 

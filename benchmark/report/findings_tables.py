@@ -116,7 +116,7 @@ def perception_section(run: RunSummary) -> list[str]:
     if data is None:
         return []
     names = {
-        "perceived": perceived_label(run.raw),
+        "perceived": perceived_label(run),
         "authored": "authored text (fallback)",
         "media": "media sent to the model",
         "none": "nothing sent",
@@ -143,7 +143,7 @@ def perception_section(run: RunSummary) -> list[str]:
         *heard,
         *table(["channel", *names.values()], rows),
         "",
-        *frame_table(run.raw, table),
+        *frame_table(run, table),
         *table(["stage", "p50", "p95", "turns"], stages),
         "",
     ]

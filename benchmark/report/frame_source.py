@@ -6,6 +6,7 @@ offline describer reads a pictograph), that it could not and what reads them ins
 
 from __future__ import annotations
 
+from benchmark.scoring.summary_view import RunSummary
 from candidates.providers import realtime_models
 from perception.describer_spec import DESCRIBERS, cannot_read, readers
 
@@ -40,31 +41,31 @@ PICTOGRAPH_NOTE = (
 )
 
 
-def frame_counts(summary: dict) -> dict[str, int]:
+def frame_counts(run: RunSummary) -> dict[str, int]:
     """Camera turns per frame source; a summary without the count (older, or a proactive run) says it
     through the manifest's flags, a text-proxy run has none."""
-    manifest, perception = summary.get("manifest") or {}, summary.get("perception") or {}
-    counts = perception.get("frames")
-    if isinstance(counts, dict):
+    manifest, perception = run.manifest, run.perception
+    counts = perception.frames if perception is not None else None
+    if counts is not None:
         return {source: int(counts[source]) for source in SOURCES if counts.get(source)}
-    stream = manifest.get("via") == "stream" or bool(perception)
-    if stream and (manifest.get("pictograph_frames") or manifest.get("synthetic_frames")):
-        return {"pictograph" if manifest.get("pictograph_frames") else "synthetic": 0}  # 0: not counted
+    stream = manifest.via == "stream" or perception is not None
+    if stream and (manifest.pictograph_frames or manifest.synthetic_frames):
+        return {"pictograph" if manifest.pictograph_frames else "synthetic": 0}  # 0: not counted
     return {} if stream else {"none": 0}
 
 
-def frame_source(summary: dict) -> str:
+def frame_source(run: RunSummary) -> str:
     """The run's frame source: the kind most of its camera turns had frames of, else `none`."""
-    seen = {k: v for k, v in frame_counts(summary).items() if k != "none"}
+    seen = {k: v for k, v in frame_counts(run).items() if k != "none"}
     return max(seen, key=lambda k: (seen[k], k == "pictograph")) if seen else "none"
 
 
-def frame_source_text(summary: dict) -> str | None:
+def frame_source_text(run: RunSummary) -> str | None:
     """ "Frames: pictograph in 94 of 100 camera turns (...), recorded in 6." and the describer note."""
-    counts = frame_counts(summary)
+    counts = frame_counts(run)
     if not counts:
         return None
-    main, turns = frame_source(summary), sum(counts.values())
+    main, turns = frame_source(run), sum(counts.values())
     if turns:
         rest = [f"{source} in {n}" for source, n in counts.items() if source != main]
         text = (
@@ -76,17 +77,16 @@ def frame_source_text(summary: dict) -> str | None:
         text = "Frames: none (the text proxy: every camera block was the scenario's written text)."
     else:  # a summary made before the count: the manifest's flag
         text = f"Frames: {main} ({WHAT[main]})."
-    note = describer_note(summary)
+    note = describer_note(run)
     return f"{text} {note}" if note else text
 
 
-def describer_note(summary: dict) -> str | None:
+def describer_note(run: RunSummary) -> str | None:
     """When a scene describer was given drawn frames it cannot read: which, why, and what reads them."""
-    manifest = summary.get("manifest") or {}
-    described = ((summary.get("perception") or {}).get("sources", {}).get("camera") or {}).get("perceived")
-    describer, counts = manifest.get("describer"), frame_counts(summary)
+    described = (run.perception.sources.get("camera") or {}).get("perceived") if run.perception else None
+    describer, counts = run.manifest.describer, frame_counts(run)
     unread = [s for s in ("pictograph", "synthetic") if s in counts and cannot_read(describer, s)]
-    if not unread or not described or not isinstance(describer, str):
+    if not unread or not described or describer is None:
         return None
     return " ".join(unreadable_note(describer, source) for source in unread)
 
@@ -109,15 +109,15 @@ def unreadable_note(describer: str, source: str) -> str:
     )
 
 
-def perceived_label(summary: dict) -> str:
+def perceived_label(run: RunSummary) -> str:
     """The Perception table's name for a channel made by perception: Whisper, or the describer."""
-    describer = (summary.get("manifest") or {}).get("describer")
+    describer = run.manifest.describer
     return f"perceived (Whisper; describer `{describer}`)" if describer else "perceived (Whisper, describer)"
 
 
-def frame_table(summary: dict, table) -> list[str]:
+def frame_table(run: RunSummary, table) -> list[str]:
     """The Perception section's count of camera turns per frame source (`table`: findings' table helper)."""
-    counts = (summary.get("perception") or {}).get("frames") or {}
+    counts = (run.perception.frames if run.perception else None) or {}
     if not counts:
         return []
     rows = [[f"`{source}`", WHAT[source], str(counts.get(source, 0))] for source in SOURCES]

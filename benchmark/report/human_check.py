@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from benchmark.scoring.summary_parts import HumanCheck
+
 MAX_AGREEMENT_BYTES = 8 * 2**20
 
 
@@ -55,34 +57,33 @@ def read_human_check(run_dir: Path, what: str = "turn2") -> dict:
     return block
 
 
-def human_check_line(summary: dict) -> str:
-    block = summary.get("human_check") or {}
+def human_check_line(block: HumanCheck) -> str:
     run = "RUN_DIR"  # this run's folder: findings are rendered from the summary alone, wherever it is
-    what = " --what remarks" if block.get("what") == "remarks" else ""
-    if not block.get("checked"):
+    what = " --what remarks" if block.what == "remarks" else ""
+    if not block.checked:
         return (
             f"The judge has not been checked against people on this run: label a sample with "
             f"`wearsim annotate {run}{what}`, then measure with `wearsim agreement {run}{what}`."
         )
-    if not block["n"]:
+    if not block.n:
         figure = "no item yet has two people agreeing on its label"
-    elif block["kappa"] is None:
+    elif block.kappa is None:
         figure = "kappa undefined (every label the same)"
     else:
-        method = " (Wilson fallback)" if block.get("ci_method") == "wilson" else ""
-        low = "n/a" if block["ci_low"] is None else f"{block['ci_low']:.2f}"
-        high = "n/a" if block["ci_high"] is None else f"{block['ci_high']:.2f}"
-        figure = f"kappa {block['kappa']:.2f} [{low}, {high}]{method}"
-    people = "1 person" if block["people"] == 1 else f"{block['people']} people"
+        method = " (Wilson fallback)" if block.ci_method == "wilson" else ""
+        low = "n/a" if block.ci_low is None else f"{block.ci_low:.2f}"
+        high = "n/a" if block.ci_high is None else f"{block.ci_high:.2f}"
+        figure = f"kappa {block.kappa:.2f} [{low}, {high}]{method}"
+    people = "1 person" if block.people == 1 else f"{block.people} people"
     sample = (
         " of a disagreement sample (the judges' hard items first: where the judge errs, not how often)"
-        if block.get("sample") == "disagreements"
+        if block.sample == "disagreements"
         else ""
     )
     return (
-        f"Judge checked against {block['human_labels']} human label{'' if block['human_labels'] == 1 else 's'}"
+        f"Judge checked against {block.human_labels} human label{'' if block.human_labels == 1 else 's'}"
         f"{sample} by {people}: {figure} "
-        f"({block['judge']} against the people's majority on {block['n']} items"
-        f"{'' if block.get('enough', True) else ', too few to say yet'}; "
-        f"{agreement_stem(block.get('what', 'turn2'))}.md)."
+        f"({block.judge} against the people's majority on {block.n} items"
+        f"{'' if block.enough else ', too few to say yet'}; "
+        f"{agreement_stem(block.what)}.md)."
     )

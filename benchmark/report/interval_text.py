@@ -9,16 +9,17 @@ and the sentence says so and why.
 
 from __future__ import annotations
 
+from benchmark.scoring.summary_view import Primary
 from benchmark.stats import MIN_BOOTSTRAP_SCENARIOS
 
 
-def interval_sentence(primary: dict) -> str:
-    boot = primary["bootstrap"]
-    method = primary.get("interval_method", "bootstrap")  # older summaries: always the bootstrap
+def interval_sentence(primary: Primary) -> str:
+    boot = primary.bootstrap
+    method = primary.interval_method
     if method is None:
         return "No interval: no trial of the headline's classes was scored."
     if method == "wilson":
-        scenarios = primary.get("scenarios", 0)
+        scenarios = primary.scenarios
         plural = "" if scenarios == 1 else "s"
         why = (
             f"resampling only {scenarios} scenario{plural} (fewer than {MIN_BOOTSTRAP_SCENARIOS}) gives too narrow "
@@ -29,11 +30,11 @@ def interval_sentence(primary: dict) -> str:
         return (
             f"The interval is not a bootstrap: {why}. It is the per-class 95% Wilson score bounds combined: "
             "the mean over the classes of each class's low bound, and of its high bound (conservative). "
-            + ("With so few scored trials it says little. " if primary.get("n", 0) < 5 else "")
-            + f"Rule: {primary['rule']}."
+            + ("With so few scored trials it says little. " if primary.n < 5 else "")
+            + f"Rule: {primary.rule}."
         )
     return (
-        f"The interval is a bootstrap that resamples {boot['resamples']} (the trials of one scenario are "
-        f"not independent), {boot['draws']:,} draws, seed {boot['seed']}, {boot['interval']}. "
-        f"Rule: {primary['rule']}."
+        f"The interval is a bootstrap that resamples {boot.resamples} (the trials of one scenario are "
+        f"not independent), {boot.draws:,} draws, seed {boot.seed}, {boot.interval}. "
+        f"Rule: {primary.rule}."
     )

@@ -5,17 +5,17 @@ stand-in, and the lexical judge not the publication judge). Read from the summar
 from __future__ import annotations
 
 from benchmark.judges.kinds import offline_kind
+from benchmark.scoring.summary_view import RunManifest
 from candidates.providers import bundled_model_id
 
 STAND_IN = bundled_model_id()  # the bundled 135M-parameter model: there so every part runs without a key
 
 
-def run_caption(summary: dict) -> str:
+def run_caption(manifest: RunManifest) -> str:
     """ "candidate local (stand-in model); judge lexical (not the publication judge)"; a field the manifest
     lacks is said to be not recorded."""
-    manifest = summary.get("manifest") or {}
-    candidate = str(manifest.get("candidate_model") or "not recorded")
-    judge = str(manifest.get("judge_model") or manifest.get("judge_family") or "not recorded")
+    candidate = manifest.candidate_model or "not recorded"
+    judge = manifest.judge_model or manifest.judge_family or "not recorded"
     if candidate == STAND_IN:
         candidate += " (stand-in model)"
     if kind := offline_kind(judge):

@@ -1,4 +1,4 @@
-"""Draw the report plots (PNG, with `chart`) from a summary dict."""
+"""Draw the report plots (PNG, with `chart`) from a run's summary (`RunSummary`)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 from benchmark.report.chart import INK, Figure, blues, ink_on, nice_ticks, palette, place_point_labels, text_width
 from benchmark.report.findings import is_measurement, scored_cells, staleness_without_frames
 from benchmark.report.plot_caption import run_caption
+from benchmark.scoring.summary_view import RunSummary
 from benchmark.scoring.trials import LABELS
 from core.safe_files import make_dirs
 
@@ -20,33 +21,33 @@ MAX_ROWS = 40  # shift types drawn in one plot  # the bar of a condition with un
 WARN = "#b00020"
 
 
-def not_measured_title(summary: dict, conditions: list[str]) -> str:
+def not_measured_title(run: RunSummary, conditions: list[str]) -> str:
     """The warning line of a plot that shows a score of a condition with under half its cells scored."""
     short = [
-        f"{name} {scored_cells(summary, name)[0]} of {scored_cells(summary, name)[1]}"
+        f"{name} {scored_cells(run, name)[0]} of {scored_cells(run, name)[1]}"
         for name in conditions
-        if not is_measurement(summary, name)
+        if not is_measurement(run, name)
     ]
     return ("\nNOT A MEASUREMENT (under half scored): " + ", ".join(short)) if short else ""
 
 
-def plot_balanced_accuracy(summary: dict, path: Path) -> None:
-    names = list(summary["conditions"])
-    ranking = summary["primary"]["condition"]
+def plot_balanced_accuracy(run: RunSummary, path: Path) -> None:
+    names = list(run.conditions)
+    ranking = run.primary.condition
     labels = [n + (" (ranking)" if n == ranking else "") for n in names]
     turned = len(names) > 3
     bottom = 60 + (0.36 * max(text_width(t) for t in labels) if turned else 0)
-    warning = not_measured_title(summary, names)
+    warning = not_measured_title(run, names)
     top = 76 + (18 if warning else 0)
     fig = Figure(
         max(600, 140 * len(names) + 200),
         round(440 + bottom - 60 + top - 58),
         "Balanced accuracy (current, prior) per condition\n"
-        + run_caption(summary)
+        + run_caption(run.manifest)
         + "\n"
         + (
             "95% CI: bootstrap over scenarios, 10,000 draws"
-            if all(summary["conditions"][n].get("ci_method", "bootstrap") == "bootstrap" for n in names)
+            if all(run.conditions[n].ci_method == "bootstrap" for n in names)
             else "95% CI: per-class Wilson bounds combined where scenarios are few (findings.md)"
         )
         + warning,
@@ -54,12 +55,12 @@ def plot_balanced_accuracy(summary: dict, path: Path) -> None:
     )
     ax = fig.axes(70, top, 20, bottom, x=(-0.6, len(names) - 0.4), y=(0, 1.12))
     for x, name in enumerate(names):
-        cell = summary["conditions"][name]
-        value = cell["balanced_accuracy"]
-        measured = is_measurement(summary, name)
+        cell = run.conditions[name]
+        value = cell.balanced_accuracy
+        measured = is_measurement(run, name)
         ax.bar(x, value or 0, colour=("#2b6cb0" if name == ranking else "#90b4d8") if measured else UNMEASURED)
-        if value is not None and cell["ci_low"] is not None and cell["ci_high"] is not None:
-            ax.interval(x, cell["ci_low"], cell["ci_high"], cap=6)
+        if value is not None and cell.ci_low is not None and cell.ci_high is not None:
+            ax.interval(x, cell.ci_low, cell.ci_high, cap=6)
         shown = "n/a" if value is None else f"{100 * value:.1f}%" + ("" if measured else "*")
         ax.text(x, 0.02, shown, size=12, anchor="mb", colour="white" if value and value > 0.1 else INK)
     ax.hline(0.5, colour=CHANCE, width=1, dash=(5, 3))
@@ -76,8 +77,8 @@ def plot_balanced_accuracy(summary: dict, path: Path) -> None:
     fig.save(path)
 
 
-def plot_accuracy_by_cue_type(summary: dict, path: Path) -> None:
-    data = summary["by_cue_type"]
+def plot_accuracy_by_cue_type(run: RunSummary, path: Path) -> None:
+    data = run.by_cue_type
     names = list(data)
     cues = sorted({cue for per in data.values() for cue in per})
     left_out = 0
@@ -90,7 +91,7 @@ def plot_accuracy_by_cue_type(summary: dict, path: Path) -> None:
     title = "Accuracy per shift type (cue_type)"
     if len(names) == 1:
         title += f", condition {names[0]}"
-    title += "\n" + run_caption(summary)
+    title += "\n" + run_caption(run.manifest)
     if left_out:
         title += f"\nthe {MAX_ROWS} with the most scored trials; {left_out} more in summary.json"
     top = (76 if len(names) > 1 else 58) + (18 if left_out else 0)
@@ -105,8 +106,8 @@ def plot_accuracy_by_cue_type(summary: dict, path: Path) -> None:
     for i, name in enumerate(names):
         for c, cue in enumerate(cues):
             y = c + (i - (len(names) - 1) / 2) * band
-            cell = data[name].get(cue)
-            value = (cell or {}).get("rate")
+            cell = data[name].get(cue) or {}
+            value = cell.get("rate")
             ax.barh(y, value or 0, height=band * 0.9, colour=palette(i))
             if value is not None and cell.get("ci_low") is not None:
                 ax.interval(
@@ -128,13 +129,13 @@ def plot_accuracy_by_cue_type(summary: dict, path: Path) -> None:
     fig.save(path)
 
 
-def plot_confusion(summary: dict, path: Path) -> None:
-    condition = summary["primary"]["condition"]
-    data = summary["confusion"].get(condition, {})
+def plot_confusion(run: RunSummary, path: Path) -> None:
+    condition = run.primary.condition
+    data = run.confusion.get(condition, {})
     cols = [*LABELS, "unscored"]
     grid = [[data.get(t, {}).get(c, 0) for c in cols] for t in LABELS]
     top = max(1, max(max(r) for r in grid))
-    fig = Figure(600, 418, f"Confusion, condition {condition} (trials; darker is more)\n{run_caption(summary)}")
+    fig = Figure(600, 418, f"Confusion, condition {condition} (trials; darker is more)\n{run_caption(run.manifest)}")
     ax = fig.axes(100, 58, 20, 60, x=(-0.5, len(cols) - 0.5), y=(len(LABELS) - 0.5, -0.5))
     for i, row in enumerate(grid):
         for j, value in enumerate(row):
@@ -148,9 +149,9 @@ def plot_confusion(summary: dict, path: Path) -> None:
     fig.save(path)
 
 
-def plot_staleness(summary: dict, path: Path) -> None:
+def plot_staleness(run: RunSummary, path: Path) -> None:
     """Per condition: Turn 2 accuracy and the earlier-scene rate against the Turn 2 gap."""
-    series = summary["by_staleness"]
+    series = run.by_staleness
     gaps = sorted({int(g) for per in series.values() for g in per}) or [0]
     span = max(1, gaps[-1] - gaps[0])
     entries = []
@@ -160,14 +161,14 @@ def plot_staleness(summary: dict, path: Path) -> None:
             (f"{condition}: answered from the earlier scene", palette(2 * i + 1), "square"),
         ]
     legend_height = 16 * len(entries)
-    warning = not_measured_title(summary, list(series))
-    if staleness_without_frames(summary):
+    warning = not_measured_title(run, list(series))
+    if staleness_without_frames(run):
         warning += "\nNO TURN 2 FRAMES: the gap cannot change what the model saw"
     top = 58 + 18 * warning.count("\n")
     fig = Figure(
         700,
         420 + legend_height + top - 40,
-        "Staleness sweep (95% Wilson intervals; n scored per point)\n" + run_caption(summary) + warning,
+        "Staleness sweep (95% Wilson intervals; n scored per point)\n" + run_caption(run.manifest) + warning,
         title_colour=WARN if warning else INK,
     )
     ax = fig.axes(70, top, 20, 70 + legend_height, x=(gaps[0] - 0.06 * span, gaps[-1] + 0.06 * span), y=(-0.02, 1.05))
@@ -198,9 +199,9 @@ def plot_staleness(summary: dict, path: Path) -> None:
     fig.save(path)
 
 
-def plot_frame_policies(summary: dict, path: Path) -> None:
+def plot_frame_policies(run: RunSummary, path: Path) -> None:
     """Per condition and policy: Turn 2 accuracy and the stale-frame rate against the frames sent a minute."""
-    series = summary["by_frame_policy"]
+    series = run.by_frame_policy
     rates = [
         cells["frames_per_minute"]
         for per in series.values()
@@ -216,7 +217,7 @@ def plot_frame_policies(summary: dict, path: Path) -> None:
             (f"{condition}: newest frame showed the earlier scene", palette(2 * i + 1), "square"),
         ]
     legend_height = 16 * len(entries)
-    warning = not_measured_title(summary, list(series))
+    warning = not_measured_title(run, list(series))
     top = 76 + 18 * warning.count("\n")
     gaps = sorted({int(g) for per in series.values() for cells in per.values() for g in cells.get("by_gap") or {}})
     where = (
@@ -232,7 +233,7 @@ def plot_frame_policies(summary: dict, path: Path) -> None:
         "Frame policy: accuracy and stale frames against frames sent\n95% Wilson intervals"
         + where
         + "\n"
-        + run_caption(summary)
+        + run_caption(run.manifest)
         + warning,
         title_colour=WARN if warning else INK,
     )
@@ -257,25 +258,25 @@ def plot_frame_policies(summary: dict, path: Path) -> None:
     fig.save(path)
 
 
-def draw_plots(summary: dict, directory: Path) -> list[Path]:
+def draw_plots(run: RunSummary, directory: Path) -> list[Path]:
     make_dirs(directory)
     from benchmark.report.proactive_findings import is_proactive
 
-    if is_proactive(summary):  # a proactive run: its one plot, none of the question-and-answer ones
+    if is_proactive(run):  # a proactive run: its one plot, none of the question-and-answer ones
         from benchmark.report.proactive_plot import PLOT_FILE, plot_proactive
 
         for stale in PLOT_FILES:  # a run dir reused from a question-and-answer run keeps no plot of it
             (directory / stale).unlink(missing_ok=True)
-        plot_proactive(summary, directory / PLOT_FILE)
+        plot_proactive(run, directory / PLOT_FILE)
         return [directory / PLOT_FILE]
     paths = [directory / name for name in PLOT_FILES]
-    plot_balanced_accuracy(summary, paths[0])
-    plot_accuracy_by_cue_type(summary, paths[1])
-    plot_confusion(summary, paths[2])
-    if summary.get("by_staleness"):
+    plot_balanced_accuracy(run, paths[0])
+    plot_accuracy_by_cue_type(run, paths[1])
+    plot_confusion(run, paths[2])
+    if run.by_staleness:
         paths.append(directory / "staleness.png")
-        plot_staleness(summary, paths[-1])
-    if summary.get("by_frame_policy"):
+        plot_staleness(run, paths[-1])
+    if run.by_frame_policy:
         paths.append(directory / "frame_policy.png")
-        plot_frame_policies(summary, paths[-1])
+        plot_frame_policies(run, paths[-1])
     return paths

@@ -12,16 +12,17 @@ from benchmark.judges.kinds import offline_kind
 from benchmark.report.human_check import human_check_line
 from benchmark.report.text_format import interval, one_line, pct, table
 from benchmark.scoring.blind import blind_line
+from benchmark.scoring.summary_view import RunManifest, RunSummary
 from candidates.providers import bundled_model_id
 
 
-def is_proactive(summary: dict) -> bool:
+def is_proactive(run: RunSummary) -> bool:
     """The run's trials are proactive ones (and none of them is a question-and-answer trial)."""
-    return bool(summary.get("proactive")) and not summary.get("conditions")
+    return bool(run.proactive) and not run.conditions
 
 
-def _cells(summary: dict):
-    for condition, cells in summary["proactive"].items():
+def _cells(run: RunSummary):
+    for condition, cells in run.proactive.items():
         for name, cell in cells.items():
             yield condition, name, cell
 
@@ -87,11 +88,11 @@ def _echoes(cell: dict) -> str:
     return f"; {n} remark{'s' * (n != 1)} only echoed the user's words or the camera text"
 
 
-def starved_lead(summary: dict) -> str | None:
+def starved_lead(run: RunSummary) -> str | None:
     """When trials were starved (the model slower than the stream: `scoring.proactive.starved_reason`):
     how many, why, that they are left out, and what to do. None when none was."""
     reasons: dict[str, int] = {}
-    for _, _, cell in _cells(summary):
+    for _, _, cell in _cells(run):
         for why, n in (cell.get("starved_reasons") or {}).items():
             reasons[why] = reasons.get(why, 0) + n
     total = sum(reasons.values())
@@ -107,41 +108,46 @@ def starved_lead(summary: dict) -> str | None:
     )
 
 
-def proactive_headline(summary: dict) -> str:
+def proactive_headline(run: RunSummary) -> str:
     """The CLI's closing lines: the blind camera's warning, then one per condition and cell."""
-    blind = blind_line(summary.get("blind_camera"))
-    starved = (starved_lead(summary) or "").replace("**", "").replace("`", "")
-    cells = [cell_line(c, n, cell) for c, n, cell in _cells(summary)]
+    blind = blind_line(run.blind_camera)
+    starved = (starved_lead(run) or "").replace("**", "").replace("`", "")
+    cells = [cell_line(c, n, cell) for c, n, cell in _cells(run)]
     return "\n".join([*([blind] if blind else []), *cells, *([starved] if starved else [])])
 
 
-def render_proactive_findings(summary: dict) -> str:
-    summary = one_line(summary)
-    manifest = summary["manifest"]
+def _listed(values: tuple[str, ...] | None) -> str:
+    """A manifest list as the Manifest line has always shown it (a Python list; None when not recorded)."""
+    return str(None if values is None else list(values))
+
+
+def render_proactive_findings(run: RunSummary) -> str:
+    run = one_line(run)
+    manifest: RunManifest = run.manifest
     lines = ["# Findings: proactive trials", ""]
-    if blind := blind_line(summary.get("blind_camera")):
+    if blind := blind_line(run.blind_camera):
         lines += [f"**{blind}**", ""]
-    for c, n, cell in _cells(summary):
+    for c, n, cell in _cells(run):
         lines += [cell_line(c, n, cell, markdown=True), ""]
-    if starved := starved_lead(summary):
+    if starved := starved_lead(run):
         lines += [starved, ""]
     lines += [
-        f"How it is scored: {summary.get('proactive_rule') or ''} Recall is hits over events; precision "
+        f"How it is scored: {run.proactive_rule} Recall is hits over events; precision "
         "is hits over hits plus false alarms; false alarms per minute count every minute streamed, quiet "
         "controls and event scenarios alike; the time to speak runs from the event's onset to the first text "
         "or audio of the remark that hit. Intervals are a bootstrap over scenarios, or the Wilson interval "
         "when there are fewer than 10 scenarios (docs/proactive.md).",
         "",
     ]
-    if manifest.get("candidate_model") == bundled_model_id():
+    if manifest.candidate_model == bundled_model_id():
         lines += [
             "The candidate is `local`, the bundled 135M-parameter stand-in model: it shows the pipeline runs, "
             "not how an assistant watches; it rarely answers with the silence marker, so expect a false "
             "alarm on most check-ins (the question, at each chance to speak, whether anything needs saying).",
             "",
         ]
-    lines += [human_check_line(summary), ""]
-    if kind := offline_kind(manifest.get("judge_family")):
+    lines += [human_check_line(run.human_check), ""]
+    if kind := offline_kind(manifest.judge_family):
         lines += [f"The judge is `{kind.name}`: {kind.remark_rule}.", ""]
     rows = [
         [
@@ -157,9 +163,9 @@ def render_proactive_findings(summary: dict) -> str:
             str(cell["unscored_remarks"]),
             f"{cell['probes']} ({cell['silent_probes']} silent"
             + (f", {cell['probes_skipped']} skipped by the server's pace)" if cell.get("probes_skipped") else ")"),
-            cost_text(cell, manifest.get("candidate_model")),
+            cost_text(cell, manifest.candidate_model),
         ]
-        for c, n, cell in _cells(summary)
+        for c, n, cell in _cells(run)
     ]
     lines += ["## Grid", "", "One row per condition and cell (strategy, and frame policy when swept).", ""]
     lines += table(
@@ -179,7 +185,7 @@ def render_proactive_findings(summary: dict) -> str:
         ],
         rows,
     )
-    unknown = sorted({why for _, _, cell in _cells(summary) for why in cell["cost_unknown"]})
+    unknown = sorted({why for _, _, cell in _cells(run) for why in cell["cost_unknown"]})
     if unknown:
         lines += ["", "Cost unknown: " + "; ".join(unknown[:5])]
     lines += [
@@ -195,7 +201,7 @@ def render_proactive_findings(summary: dict) -> str:
         "",
     ]
     rows = []
-    for c, n, cell in _cells(summary):
+    for c, n, cell in _cells(run):
         for row in cell["scenarios"]:
             window = "quiet" if row["kind"] == "quiet" else f"[{row['onset_s']:.0f}, {row['window_end_s']:.0f}]"
             remarks = (
@@ -222,10 +228,10 @@ def render_proactive_findings(summary: dict) -> str:
         "",
         "## Manifest",
         "",
-        f"candidate `{manifest.get('candidate_model')}`, judge "
-        f"`{manifest.get('judge_model')}`, strategies {manifest.get('proactive')}, frame policies "
-        f"{manifest.get('frame_policies') or 'the server default (fps:1)'}, describer "
-        f"`{manifest.get('describer')}`; every field is in summary.json.",
+        f"candidate `{manifest.candidate_model}`, judge "
+        f"`{manifest.judge_model}`, strategies {_listed(manifest.proactive)}, frame policies "
+        f"{_listed(manifest.frame_policies) if manifest.frame_policies else 'the server default (fps:1)'}, "
+        f"describer `{manifest.describer}`; every field is in summary.json.",
         "",
     ]
     return "\n".join(lines)

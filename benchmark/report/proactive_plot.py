@@ -8,13 +8,14 @@ from pathlib import Path
 
 from benchmark.report.chart import Figure, nice_ticks, palette, place_point_labels
 from benchmark.report.plot_caption import run_caption
+from benchmark.scoring.summary_view import RunSummary
 
 PLOT_FILE = "proactive.png"
 PERCENT_TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
-def plot_proactive(summary: dict, path: Path) -> None:
-    plot_recall_false_alarms(summary["proactive"], path, "one point per condition and cell", run_caption(summary))
+def plot_proactive(run: RunSummary, path: Path) -> None:
+    plot_recall_false_alarms(run.proactive, path, "one point per condition and cell", run_caption(run.manifest))
 
 
 def plot_recall_false_alarms(

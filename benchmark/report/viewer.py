@@ -142,16 +142,15 @@ def agreement_links(files: RunFiles) -> str:
     return "; ".join(parts)
 
 
-def figures_html(summary: RunSummary | dict, files: RunFiles | None = None) -> str:
+def figures_html(run: RunSummary, files: RunFiles | None = None) -> str:
     from benchmark.report.proactive_findings import is_proactive
 
-    run = RunSummary.of(summary)
-    manifest, counts, raw = run.manifest, run.counts, run.raw
+    manifest, counts = run.manifest, run.counts
     family, model = manifest.judge_family or "unknown", manifest.judge_model or "-"
     judge = (family if model in (family, "-") else f"{family} ({model})") + (
         f" at {manifest.judge_endpoint}" if manifest.judge_endpoint and not is_offline(manifest.judge_family) else ""
     )
-    watched = is_proactive(raw)
+    watched = is_proactive(run)
     facts = [
         (
             "candidate",
@@ -161,7 +160,7 @@ def figures_html(summary: RunSummary | dict, files: RunFiles | None = None) -> s
         ("judge", judge),
         ("via", manifest.via or "-"),
         *(
-            watch_view.run_facts(raw)
+            watch_view.run_facts(run)
             if watched
             else [
                 ("ranking condition", run.primary.condition),
@@ -176,17 +175,17 @@ def figures_html(summary: RunSummary | dict, files: RunFiles | None = None) -> s
     out = ["<table>", *(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in facts), "</table>"]
     if (kind := offline_kind(manifest.judge_family)) and not kind.publication:
         out.append(f'<p class="note">The judge is {kind.name} ({kind.method}): not the publication judge.</p>')
-    out.append(f'<p class="note" id="human-check">{code_spans(human_check_line(raw))}</p>')
+    out.append(f'<p class="note" id="human-check">{code_spans(human_check_line(run.human_check))}</p>')
     if files is not None and (reports := agreement_links(files)):
         out.append(f'<p class="note" id="agreement">The judge against people\'s labels: {reports}.</p>')
-    if frames := frame_source_text(raw):
+    if frames := frame_source_text(run):
         out.append(f'<p class="note" id="frame-source">{code_spans(frames)}</p>')
-    out.append(f'<p class="note" id="cite">{code_spans(cite_line(raw))}</p>')
-    stopped = budget_lead(raw)
+    out.append(f'<p class="note" id="cite">{code_spans(cite_line(manifest))}</p>')
+    stopped = budget_lead(run)
     if stopped:
         out.append(f'<p class="headline unmeasured">{code_spans(stopped)}</p>')
     if watched:
-        return "\n".join([*out, watch_view.cells_html(raw)])
+        return "\n".join([*out, watch_view.cells_html(run)])
     out.append(
         "<table><tr><th>condition</th><th>balanced Turn 2 accuracy</th><th>95% CI</th>"
         "<th>scored / cells</th><th>repair rate</th><th>candidate cost</th><th>judge cost</th>"
@@ -241,17 +240,17 @@ def plots_html(plots_dir: Path, budget: InlineBudget | None = None) -> str:
 # ---------------------------------------------------------------- the page
 
 
-def page_headline(summary: dict) -> str:
+def page_headline(run: RunSummary) -> str:
     from benchmark.report.proactive_findings import is_proactive, proactive_headline
     from benchmark.scoring.blind import blind_line
 
-    if is_proactive(summary):
-        return proactive_headline(summary)  # the blind camera's warning leads it
-    return " ".join(filter(None, (headline(summary), blind_line(summary.get("blind_camera")))))
+    if is_proactive(run):
+        return proactive_headline(run)  # the blind camera's warning leads it
+    return " ".join(filter(None, (headline(run), blind_line(run.blind_camera))))
 
 
 def render_page(
-    summary: dict,
+    run: RunSummary,
     trials: list[TrialRecord],
     *,
     title: str,
@@ -260,20 +259,17 @@ def render_page(
     media_root: Path = MEDIA_ROOT,
     files: RunFiles | None = None,
 ) -> str:
-    run = RunSummary.from_json(summary)
     manifest = run.manifest
     bank, bank_note = open_bank(manifest)
     budget = InlineBudget()  # the page's images in all: its plots first, then the scenario frames
     plots = plots_html(plots_dir, budget)
     frames = Frames(media_root, budget)
     style = manifest.repair_style if manifest.repair_style in REPAIR_STYLES else "named"
-    from benchmark.cost.prices import table_from_manifest
-
-    prices = table_from_manifest(manifest.raw)[0]
+    prices = manifest.price_table
     rows = [trial_html(t, bank, frames, style, prices, files) for t in sorted(trials, key=lambda t: t.cell)]
     from benchmark.report.proactive_findings import is_proactive
 
-    measured = "measured" if is_proactive(summary) or is_measurement(run) else "unmeasured"
+    measured = "measured" if is_proactive(run) or is_measurement(run) else "unmeasured"
     findings_block = (
         f"<details><summary>findings.md</summary><pre>{escape(findings)}</pre></details>" if findings else ""
     )
@@ -283,8 +279,8 @@ def render_page(
             '<html lang="en"><head><meta charset="utf-8">',
             f"<title>wearsim: {escape(title)}</title><style>{STYLE}</style></head><body>",
             f"<h1>wearsim run <code>{escape(title)}</code></h1>",
-            f'<p class="headline {measured}" id="headline">{code_spans(page_headline(summary))}</p>',
-            *([f'<p class="note" id="turns-ok">{code_spans(lead)}</p>'] if (lead := fault_lead(summary)) else []),
+            f'<p class="headline {measured}" id="headline">{code_spans(page_headline(run))}</p>',
+            *([f'<p class="note" id="turns-ok">{code_spans(lead)}</p>'] if (lead := fault_lead(run.faults)) else []),
             figures_html(run, files),
             findings_block,
             "<h2>Plots</h2>",
@@ -308,7 +304,7 @@ def write_viewer(
     *,
     transcripts: Path | None = None,
     output_dir: Path | None = None,
-    summary: dict | None = None,
+    summary: RunSummary | None = None,
     media_root: Path | None = None,
 ) -> Path:
     """Write `index.html` into `output_dir` (default `run_dir`) and return its path.
@@ -324,7 +320,8 @@ def write_viewer(
     out = Path(output_dir) if output_dir is not None else run_dir
     refuse_links(out, REPORT_OUTPUTS)  # nothing read into the page or written comes from outside the dir
     if summary is None:
-        summary = upgrade_summary(read_json_file(out / "summary.json", out, MAX_SUMMARY_BYTES, "summary"))
+        data = read_json_file(out / "summary.json", out, MAX_SUMMARY_BYTES, "summary")
+        summary = RunSummary.from_json(upgrade_summary(data))
     trials = list(load_trials(transcripts if transcripts is not None else run_dir).trials)
     findings, refused = read_findings(out / "findings.md", out)
     if refused is not None:

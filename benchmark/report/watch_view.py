@@ -26,6 +26,7 @@ from html import escape
 from pathlib import Path
 
 from benchmark.report.timeline import RunFiles
+from benchmark.scoring.summary_view import RunSummary
 from core.watching import Watching
 
 OUTCOME_NAMES = {
@@ -38,15 +39,15 @@ OUTCOME_NAMES = {
 DEFAULT_POLICY = "fps:1"  # a proactive session's frame policy when the run names none
 
 
-def _cells(summary: dict):
-    for condition, cells in (summary.get("proactive") or {}).items():
+def _cells(run: RunSummary):
+    for condition, cells in run.proactive.items():
         for name, cell in cells.items():
             yield condition, name, cell
 
 
-def run_facts(summary: dict) -> list[tuple[str, str]]:
+def run_facts(run: RunSummary) -> list[tuple[str, str]]:
     """The page's counts for a proactive run, as summary.json has them."""
-    cells = [cell for _, _, cell in _cells(summary)]
+    cells = [cell for _, _, cell in _cells(run)]
 
     def total(key: str) -> int:
         return sum(cell.get(key) or 0 for cell in cells)
@@ -55,7 +56,7 @@ def run_facts(summary: dict) -> list[tuple[str, str]]:
         (
             "trials",
             f"{total('trials')}: {total('events')} events ({total('hits')} caught on time), "
-            f"{total('quiet_controls')} quiet controls; errored {summary['counts']['errored']}",
+            f"{total('quiet_controls')} quiet controls; errored {run.counts.errored}",
         ),
         (
             "remarks",
@@ -66,7 +67,7 @@ def run_facts(summary: dict) -> list[tuple[str, str]]:
     ]
 
 
-def cells_html(summary: dict) -> str:
+def cells_html(run: RunSummary) -> str:
     """One row per condition and cell: the summary's proactive block."""
     from benchmark.report.proactive_findings import cost_text, speak_text
     from benchmark.report.text_format import interval, pct
@@ -76,7 +77,7 @@ def cells_html(summary: dict) -> str:
             return "n/a"
         return f"{pct(block['rate'])} ({block['k']}/{block['n']}) {interval(block['ci_low'], block['ci_high'])}"
 
-    model = summary["manifest"].get("candidate_model")
+    model = run.manifest.candidate_model
     head = [
         "condition",
         "cell",
@@ -102,7 +103,7 @@ def cells_html(summary: dict) -> str:
             f"{cell['probes']} ({cell['silent_probes']} silent)",
             cost_text(cell, model),
         ]
-        for condition, name, cell in _cells(summary)
+        for condition, name, cell in _cells(run)
     ]
     return (
         '<table id="proactive-cells"><tr>'

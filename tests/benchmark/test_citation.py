@@ -221,10 +221,11 @@ def test_citation_cff_cites_the_software_and_the_bank_at_their_current_versions(
     assert "Cite as" in data["message"]
 
 
-def summary(**manifest) -> dict:
+def summary(**manifest):
     from pathlib import Path as P
 
     from benchmark.scoring import build_summary
+    from benchmark.scoring.summary_view import RunSummary
     from benchmark.scoring.trials import TrialSet
     from core.judge import Verdict
     from core.records import TrialRecord
@@ -237,7 +238,7 @@ def summary(**manifest) -> dict:
         cue_type="object_in_hand",
         turn_2_judge=Verdict(label="current", rationale="", judge="t"),
     )
-    return build_summary(TrialSet(trials=(record,), source=P("t.jsonl")), manifest)
+    return RunSummary.from_json(build_summary(TrialSet(trials=(record,), source=P("t.jsonl")), manifest))
 
 
 def test_findings_end_with_a_cite_line_naming_the_lock_hash():

@@ -14,6 +14,7 @@ from benchmark.report.camera_text import camera_text_note
 from benchmark.report.proactive_findings import proactive_headline, render_proactive_findings
 from benchmark.scoring import build_summary
 from benchmark.scoring.blind import blind_camera
+from benchmark.scoring.summary_view import RunSummary
 from benchmark.scoring.trials import TrialSet
 from core.candidate import Reply
 from core.records import TrialRecord, TurnInput, TurnResult
@@ -121,13 +122,15 @@ def test_the_headline_names_a_blind_describer_from_the_manifest():
         {**MANIFEST, "describer": "opencv"},
     )
     assert summary["blind_camera"]["reason"] == "the opencv describer cannot read synthetic frames"
-    assert proactive_headline(summary).startswith("Blind camera: the opencv describer cannot read synthetic frames")
-    assert "**Blind camera:" in render_proactive_findings(summary)
+    assert proactive_headline(RunSummary.from_json(summary)).startswith(
+        "Blind camera: the opencv describer cannot read synthetic frames"
+    )
+    assert "**Blind camera:" in render_proactive_findings(RunSummary.from_json(summary))
     authored = build_summary(
         TrialSet(trials=(_watched(lambda s: f"scene {s}"),), source=Path("t.jsonl")),
         {**MANIFEST, "describer": "authored"},
     )
-    assert authored["blind_camera"] is None and "Blind" not in proactive_headline(authored)
+    assert authored["blind_camera"] is None and "Blind" not in proactive_headline(RunSummary.from_json(authored))
 
 
 def test_a_describer_whose_text_is_the_same_for_every_scene_is_blind():
@@ -141,7 +144,9 @@ def test_a_describer_whose_text_is_the_same_for_every_scene_is_blind():
         "same_text": 1,
         "trials": 1,
     }
-    assert "Blind camera: the camera text was the same for every scene" in proactive_headline(summary)
+    assert "Blind camera: the camera text was the same for every scene" in proactive_headline(
+        RunSummary.from_json(summary)
+    )
 
 
 def test_a_qa_trial_whose_two_scenes_read_alike_counts_and_a_realtime_api_is_never_blind():
@@ -180,7 +185,7 @@ def test_a_qa_trial_whose_two_scenes_read_alike_counts_and_a_realtime_api_is_nev
         "candidate_model": "openai-realtime:gpt-realtime",
     }
     assert blind_camera([], realtime) is None
-    assert "Blind camera" in camera_text_note({"blind_camera": block})
+    assert "Blind camera" in camera_text_note(RunSummary.from_json({"blind_camera": block}))
 
 
 def test_the_viewer_headline_of_a_blind_qa_run_says_so():
@@ -212,4 +217,6 @@ def test_the_viewer_headline_of_a_blind_qa_run_says_so():
         TrialSet(trials=(record,), source=Path("t.jsonl")),
         {"via": "stream", "describer": "opencv", "synthetic_frames": True, "candidate_model": "local"},
     )
-    assert "Blind camera: the opencv describer cannot read synthetic frames" in page_headline(summary)
+    assert "Blind camera: the opencv describer cannot read synthetic frames" in page_headline(
+        RunSummary.from_json(summary)
+    )

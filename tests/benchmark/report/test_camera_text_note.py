@@ -7,6 +7,7 @@ from pathlib import Path
 
 from benchmark.report.findings import render_findings
 from benchmark.scoring import build_summary
+from benchmark.scoring.summary_view import RunSummary
 from benchmark.scoring.trials import TrialSet
 from core.candidate import Reply
 from core.judge import Verdict
@@ -44,10 +45,10 @@ def test_the_headline_says_the_camera_block_was_written_text_in_most_turns():
     the denominator the Frames line uses too."""
     records = [_record(f"s{n}", ("authored", "perceived", None)) for n in range(3)]
     summary = build_summary(TrialSet(trials=tuple(records), source=Path("t.jsonl")), {})
-    assert "no frame reached the assistant" not in render_findings(summary)  # 3 of 6 is not most
+    assert "no frame reached the assistant" not in render_findings(RunSummary.from_json(summary))  # 3 of 6 is not most
     records.append(_record("s8", ("authored", "authored", None)))
     summary = build_summary(TrialSet(trials=tuple(records), source=Path("t.jsonl")), {})
-    paragraph = _headline_paragraph(render_findings(summary))
+    paragraph = _headline_paragraph(render_findings(RunSummary.from_json(summary)))
     assert (
         "In 5 of the 8 camera turns (Turns 1 and 2 of each played cell) no frame reached the assistant, so it "
         "got the scenario's written description of the scene instead: this number measures the glasses' "
@@ -58,7 +59,9 @@ def test_the_headline_says_the_camera_block_was_written_text_in_most_turns():
 
 def test_no_note_when_frames_reached_the_assistant_in_most_turns_or_on_the_text_proxy():
     records = [_record("s1", ("perceived", "perceived", "authored"))]
-    findings = render_findings(build_summary(TrialSet(trials=tuple(records), source=Path("t.jsonl")), {}))
+    findings = render_findings(
+        RunSummary.from_json(build_summary(TrialSet(trials=tuple(records), source=Path("t.jsonl")), {}))
+    )
     assert "no frame reached the assistant" not in findings
     text_proxy = TrialRecord(
         scenario_id="s1",
@@ -69,5 +72,5 @@ def test_no_note_when_frames_reached_the_assistant_in_most_turns_or_on_the_text_
         turn_2_judge=Verdict(label="current", rationale="", judge="t"),
     )
     assert "no frame reached the assistant" not in render_findings(
-        build_summary(TrialSet(trials=(text_proxy,), source=Path("t")), {})
+        RunSummary.from_json(build_summary(TrialSet(trials=(text_proxy,), source=Path("t")), {}))
     )

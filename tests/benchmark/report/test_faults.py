@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmark.faults import classify, fault_of, fault_of_error
+from benchmark.scoring.summary_parts import Faults
 from core.records import TrialRecord
 from core.scenario import load_bank
 from tests.fake_realtime import TEST_KEY, FakeOpenAIRealtime
@@ -247,6 +248,6 @@ def test_the_faults_table_says_what_its_example_column_holds():
         "by_fault": {"judge_unscored": 1},
         "examples": {"judge_unscored": "no signal"},
     }
-    lines = fault_section({"faults": faults}, table)
+    lines = fault_section(Faults.from_json(faults), table)
     header = next(line for line in lines if line.startswith("| category"))
     assert "first seen" not in header and "the first cell's error, or why the judge gave no label" in header

@@ -11,6 +11,7 @@ import pytest
 from benchmark.report.findings import render_findings
 from benchmark.report.viewer import figures_html
 from benchmark.scoring import build_summary
+from benchmark.scoring.summary_view import RunSummary
 from benchmark.scoring.trials import TrialSet
 from core.candidate import Reply
 from core.judge import Verdict
@@ -86,9 +87,9 @@ def test_findings_and_the_viewer_name_the_frame_source(frames, words):
         describer="authored" if frames == "synthetic" else "opencv",
         camera="media" if frames == "pictograph" else "perceived",
     )
-    findings = render_findings(summary)
+    findings = render_findings(RunSummary.from_json(summary))
     assert words in head(findings)
-    assert words in figures_html(summary).replace("&#x27;", "'")
+    assert words in figures_html(RunSummary.from_json(summary)).replace("&#x27;", "'")
     perception = findings[findings.index("## Perception") :]
     assert f"| `{frames}` |" in perception and perception.count("| 6 |") >= 1
     assert "cannot read" not in findings  # each describer here reads what it was given
@@ -106,28 +107,33 @@ def test_a_text_proxy_run_has_no_frames():
     )
     summary = summary_of([text], via="direct")
     words = "Frames: none (the text proxy: every camera block was the scenario's written text)."
-    assert words in head(render_findings(summary)) and words in figures_html(summary).replace("&#x27;", "'")
+    assert words in head(render_findings(RunSummary.from_json(summary))) and words in figures_html(
+        RunSummary.from_json(summary)
+    ).replace("&#x27;", "'")
 
 
 @pytest.mark.parametrize("describer", ["opencv", "authored", "ocr"])
 def test_no_offline_describer_reads_a_pictograph_and_findings_say_what_does(describer):
     summary = run("pictograph", describer=describer)
-    page = figures_html(summary)
+    page = figures_html(RunSummary.from_json(summary))
     assert "`" not in page and f"The <code>{describer}</code> describer" in page  # code spans, no raw Markdown
-    for text in (head(render_findings(summary)), page.replace("<code>", "`").replace("</code>", "`")):
+    for text in (
+        head(render_findings(RunSummary.from_json(summary))),
+        page.replace("<code>", "`").replace("</code>", "`"),
+    ):
         assert f"The `{describer}` describer cannot read pictograph frames" in text
         assert "a realtime API (`--model openai-realtime:gpt-realtime-2`)" in text
         assert "a vision model as the describer (`--describer openai:MODEL`)" in text
-    assert f"perceived (Whisper; describer `{describer}`)" in render_findings(summary)
+    assert f"perceived (Whisper; describer `{describer}`)" in render_findings(RunSummary.from_json(summary))
 
 
 def test_no_describer_note_when_a_realtime_api_saw_the_pictographs_or_a_vision_model_described_them():
-    assert "cannot read" not in render_findings(run("pictograph", camera="media"))
-    assert "cannot read" not in render_findings(run("pictograph", describer="openai:gpt-4o-mini"))
+    assert "cannot read" not in render_findings(RunSummary.from_json(run("pictograph", camera="media")))
+    assert "cannot read" not in render_findings(RunSummary.from_json(run("pictograph", describer="openai:gpt-4o-mini")))
 
 
 def test_opencv_cannot_read_synthetic_frames_and_findings_say_which_describers_do():
-    findings = head(render_findings(run("synthetic", describer="opencv")))
+    findings = head(render_findings(RunSummary.from_json(run("synthetic", describer="opencv"))))
     assert "The `opencv` describer cannot read synthetic frames" in findings
     assert "`--describer authored` (the text from the frame's comment) or `--describer ocr`" in findings
 
@@ -181,6 +187,8 @@ def test_bench_says_before_it_plays_that_the_describer_cannot_read_the_drawn_fra
 def test_a_summary_made_before_the_count_names_the_frames_from_the_manifest_and_never_calls_a_stream_run_text():
     summary = run("pictograph", camera="media")
     del summary["perception"]["frames"]
-    assert "Frames: pictograph (each turn's scene spec drawn as pictures" in head(render_findings(summary))
+    assert "Frames: pictograph (each turn's scene spec drawn as pictures" in head(
+        render_findings(RunSummary.from_json(summary))
+    )
     summary["manifest"] = {}  # a stream summary whose manifest says nothing
-    assert "Frames:" not in head(render_findings(summary))
+    assert "Frames:" not in head(render_findings(RunSummary.from_json(summary)))

@@ -12,6 +12,7 @@ from benchmark.report import write_report
 from benchmark.report.findings import headline, is_measurement, render_findings
 from benchmark.report.viewer import write_viewer
 from benchmark.scoring import build_summary
+from benchmark.scoring.summary_view import RunSummary
 from benchmark.scoring.trials import TrialSet
 from core.judge import Verdict
 from core.records import TrialRecord
@@ -88,7 +89,7 @@ def test_13_of_50_scored_is_not_a_measurement(tmp_path, capsys):
     assert "Balanced Turn 2 accuracy (baseline)" not in "\n".join(findings)
     line = report_line(run_dir, capsys)
     assert line.startswith("13 of 50 scored: not a measurement (baseline: 30 unscored, 7 errored")
-    assert line == headline(summary)
+    assert line == headline(RunSummary.from_json(summary))
     page = write_viewer(run_dir).read_text(encoding="utf-8")
     assert '<p class="headline unmeasured" id="headline">13 of 50 scored: not a measurement' in page
 
@@ -115,18 +116,22 @@ def test_40_of_50_scored_leads_with_the_percentage(tmp_path, capsys):
 def test_half_is_the_threshold():
     half = summary_of([trial(i, o) for i, o in enumerate(outcomes(13, 12, 25, 0))], manifest())
     under = summary_of([trial(i, o) for i, o in enumerate(outcomes(12, 12, 25, 1))], manifest())
-    assert is_measurement(half) and headline(half).startswith("balanced Turn 2 accuracy (baseline): ")
-    assert not is_measurement(under) and headline(under).startswith("24 of 50 scored: not a measurement")
+    assert is_measurement(RunSummary.from_json(half)) and headline(RunSummary.from_json(half)).startswith(
+        "balanced Turn 2 accuracy (baseline): "
+    )
+    assert not is_measurement(RunSummary.from_json(under)) and headline(RunSummary.from_json(under)).startswith(
+        "24 of 50 scored: not a measurement"
+    )
 
 
 def test_cells_never_played_count_as_not_scored():
     # the run stopped after 13 cells of the 50 the manifest planned; all 13 are scored
     summary = summary_of([trial(i, "pass") for i in range(13)], manifest())
-    assert headline(summary).startswith(
+    assert headline(RunSummary.from_json(summary)).startswith(
         "13 of 50 scored: not a measurement (baseline: 0 unscored, 0 errored, 37 not run"
     )
     # without a manifest the recorded trials are the cells
-    assert headline(summary_of([trial(i, "pass") for i in range(13)], {})).startswith(
+    assert headline(RunSummary.from_json(summary_of([trial(i, "pass") for i in range(13)], {}))).startswith(
         "balanced Turn 2 accuracy (baseline): 100.0%"
     )
 
@@ -135,11 +140,11 @@ def test_only_the_ranking_condition_counts():
     trials = [trial(i, o) for i, o in enumerate(outcomes(7, 6, 37, 0))]
     trials += [trial(i, "pass", condition="explicit") for i in range(50)]
     summary = summary_of(trials, manifest(conditions=("baseline", "explicit")))
-    assert headline(summary).startswith("13 of 50 scored: not a measurement")
-    assert is_measurement(summary, "explicit")
+    assert headline(RunSummary.from_json(summary)).startswith("13 of 50 scored: not a measurement")
+    assert is_measurement(RunSummary.from_json(summary), "explicit")
     summary["manifest"]["ranking_condition"] = "explicit"
     summary = summary_of(trials, summary["manifest"])
-    assert headline(summary).startswith("balanced Turn 2 accuracy (explicit): 100.0%")
+    assert headline(RunSummary.from_json(summary)).startswith("balanced Turn 2 accuracy (explicit): 100.0%")
 
 
 def _has_warning_red(png) -> bool:
@@ -159,9 +164,9 @@ def test_every_plot_and_the_rescore_line_that_shows_a_score_shows_the_warning(tm
 
     few = [trial(i, o) for i, o in enumerate(outcomes(10, 10, 30, 0))]
     unmeasured = summary_of(few, manifest())
-    plot_balanced_accuracy(unmeasured, tmp_path / "few.png")
+    plot_balanced_accuracy(RunSummary.from_json(unmeasured), tmp_path / "few.png")
     measured = summary_of([trial(i, o) for i, o in enumerate(outcomes(30, 10, 10, 0))], manifest())
-    plot_balanced_accuracy(measured, tmp_path / "many.png")
+    plot_balanced_accuracy(RunSummary.from_json(measured), tmp_path / "many.png")
     assert _has_warning_red(tmp_path / "few.png") and not _has_warning_red(tmp_path / "many.png")
     sweep = {
         "baseline": {
@@ -174,7 +179,9 @@ def test_every_plot_and_the_rescore_line_that_shows_a_score_shows_the_warning(tm
             }
         }
     }
-    plot_staleness({**measured, "by_staleness": sweep}, tmp_path / "stale.png")  # no Turn 2 frames: warned
+    plot_staleness(
+        RunSummary.from_json({**measured, "by_staleness": sweep}), tmp_path / "stale.png"
+    )  # no Turn 2 frames: warned
     assert _has_warning_red(tmp_path / "stale.png")
     run = write_run(tmp_path / "run", few, manifest())
     from benchmark.cli import main
@@ -189,7 +196,7 @@ def test_an_unmeasured_run_leads_with_what_happened_why_and_the_next_command():
 
     records = [trial(i, o) for i, o in enumerate(outcomes(12, 12, 26, 0))]
     run_manifest = {**manifest(), "candidate_model": "local", "judge_model": "lexical"}
-    text = render_findings(summary_of(records, run_manifest))
+    text = render_findings(RunSummary.from_json(summary_of(records, run_manifest)))
     head = text[: text.index("## ")]  # everything before the first section
     assert "24 of 50 scored: not a measurement" in head
     assert "What happened: 50 of the 50 cells" in head and "labelled 24 of the Turn 2 replies" in head
@@ -212,13 +219,15 @@ def test_a_measured_run_of_the_bundled_stand_in_says_what_its_number_is_worth():
     from benchmark.report.findings import render_findings
 
     records = [trial(i, o) for i, o in enumerate(outcomes(20, 12, 18, 0))]
-    text = render_findings(summary_of(records, {**manifest(), "candidate_model": "local"}))
+    text = render_findings(RunSummary.from_json(summary_of(records, {**manifest(), "candidate_model": "local"})))
     head = text[: text.index("## ")]
     assert head.startswith("# Findings\n\n**Turns OK: 32 of 50 planned cells** (64.0%)")  # then the headline:
     assert head.split("\n\n")[2].startswith("**Balanced Turn 2 accuracy (baseline)")
     assert "bundled 135M-parameter stand-in" in head and "not how an assistant keeps up" in head
     assert "wearsim rescore RUN_DIR" in head
-    assert "stand-in" not in render_findings(summary_of(records, manifest()))  # a real candidate: no such note
+    assert "stand-in" not in render_findings(
+        RunSummary.from_json(summary_of(records, manifest()))
+    )  # a real candidate: no such note
 
 
 def test_few_scenarios_never_show_a_zero_width_interval(tmp_path, capsys):
@@ -245,7 +254,7 @@ def test_few_scenarios_never_show_a_zero_width_interval(tmp_path, capsys):
     # many scenarios, a spread of outcomes: still the bootstrap
     spread = summary_of([trial(i, "pass" if i % 3 else "miss") for i in range(50)], manifest())
     assert spread["primary"]["interval_method"] == "bootstrap"
-    said = render_findings(spread)
+    said = render_findings(RunSummary.from_json(spread))
     assert "resamples scenarios" in said and "10,000 draws" in said and "seed 20240607" in said
 
     other = write_run(tmp_path / "other", [trial(i, "pass") for i in range(3)], manifest(ids=IDS[:3]))
@@ -269,7 +278,9 @@ def test_the_turns_ok_sentence_says_unscored_cells_are_not_ok_and_cells_are_call
     turns_ok = findings.splitlines()[2]
     assert turns_ok.startswith("**Turns OK: 15 of 50 planned cells**")
     assert "unscored" in turns_ok.split("The others")[0] and "not OK" in turns_ok
-    assert "unscored" in fault_lead(summary).split("); ")[0]  # the line `wearsim bench` prints too
+    assert (
+        "unscored" in fault_lead(RunSummary.from_json(summary).faults).split("); ")[0]
+    )  # the line `wearsim bench` prints too
     assert "scenario runs" not in findings and "of the 50 cells" in findings
 
 
@@ -280,7 +291,7 @@ def test_the_scenario_table_and_the_repair_table_name_an_unjudged_repair_alike()
         turn_3_repair_attempted=True,
         turn_3_judge=Verdict(label=None, rationale="no signal", judge="lexical", unscored_reason="no signal"),
     )
-    findings = render_findings(summary_of([trial(0, "pass"), miss], manifest(ids=IDS[:3])))
+    findings = render_findings(RunSummary.from_json(summary_of([trial(0, "pass"), miss], manifest(ids=IDS[:3]))))
     assert "repair missing" not in findings and "no repair recorded" not in findings
     assert "1 fail->repair-unjudged" in findings
     repair = next(line for line in findings.splitlines() if "Turn 3 unscored" in line and "|" in line)

@@ -16,6 +16,7 @@ import pytest
 
 from benchmark.report import read_manifest, write_report
 from benchmark.report.viewer import write_viewer
+from benchmark.scoring.summary_view import RunSummary
 from benchmark.scoring.trials import MAX_LINE_VALUES, scan_transcripts
 from tests.paths import FIXTURES, ROOT
 
@@ -42,7 +43,7 @@ def test_the_viewer_inlines_no_giant_plot_or_findings_and_names_each(run_dir):
     sparse(run_dir / "plots" / "zz.png", 300 << 20, b"\x89PNG\r\n\x1a\n")
     sparse(run_dir / "findings.md", 200 << 20, b"# Findings\n")
     (run_dir / "plots" / "fake.png").write_bytes(b"GIF89a not a png at all")
-    page = write_viewer(run_dir, summary=summary)
+    page = write_viewer(run_dir, summary=RunSummary.from_json(summary))
     assert page.stat().st_size < 20 << 20
     text = page.read_text(encoding="utf-8")
     assert "zz.png: 300.0 MB, larger than a plot can be (8.0 MB), and sparse (mostly holes)" in text

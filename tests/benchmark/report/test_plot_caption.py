@@ -8,17 +8,18 @@ import pytest
 
 from benchmark.report import plots, proactive_plot
 from benchmark.report.plot_caption import run_caption
+from benchmark.scoring.summary_view import RunManifest, RunSummary
 from tests.benchmark.report.test_honest_headline import manifest, outcomes, summary_of, trial
 
 LOCAL = "candidate local (stand-in model); judge lexical (not the publication judge)"
 
 
 def test_the_caption_names_the_candidate_and_the_judge():
-    assert run_caption({"manifest": {"candidate_model": "local", "judge_model": "lexical"}}) == LOCAL
-    caption = run_caption({"manifest": {"candidate_model": "openai:gpt-4o-mini", "judge_model": "gemini:g-2"}})
+    assert run_caption(RunManifest.from_json({"candidate_model": "local", "judge_model": "lexical"})) == LOCAL
+    caption = run_caption(RunManifest.from_json({"candidate_model": "openai:gpt-4o-mini", "judge_model": "gemini:g-2"}))
     assert caption == "candidate openai:gpt-4o-mini; judge gemini:g-2"
-    assert run_caption({"manifest": {"judge_family": "claude"}}) == "candidate not recorded; judge claude"
-    assert run_caption({}) == "candidate not recorded; judge not recorded"
+    assert run_caption(RunManifest.from_json({"judge_family": "claude"})) == "candidate not recorded; judge claude"
+    assert run_caption(RunManifest.from_json({})) == "candidate not recorded; judge not recorded"
 
 
 @pytest.fixture
@@ -46,7 +47,7 @@ def test_every_score_plot_carries_it(tmp_path, titles):
     summary["by_frame_policy"] = {
         "baseline": {"end": {"accuracy": cell, "stale_frame_rate": cell, "frames_per_minute": 6.0, "by_gap": {}}}
     }
-    paths = plots.draw_plots(summary, tmp_path / "plots")
+    paths = plots.draw_plots(RunSummary.from_json(summary), tmp_path / "plots")
     assert [p.name for p in paths] == [*plots.PLOT_FILES, "staleness.png", "frame_policy.png"]
     assert len(titles) == len(paths)
     for path, title in zip(paths, titles):
@@ -58,7 +59,7 @@ def test_the_proactive_plot_carries_it_and_the_compare_plot_names_runs_instead(t
     recall = {"rate": 0.5, "k": 1, "n": 2, "ci_low": 0.1, "ci_high": 0.9}
     cells = {"baseline": {"change": {"recall": recall, "false_alarms_per_min": 0.5}}}
     summary = {"proactive": cells, "manifest": {"candidate_model": "local", "judge_model": "lexical"}}
-    proactive_plot.plot_proactive(summary, tmp_path / "proactive.png")
+    proactive_plot.plot_proactive(RunSummary.from_json(summary), tmp_path / "proactive.png")
     assert titles[-1].splitlines()[-1] == LOCAL
     proactive_plot.plot_recall_false_alarms(cells, tmp_path / "compare.png", "one point per run and cell")
     assert "candidate" not in titles[-1]  # the runs compared are the legend's entries

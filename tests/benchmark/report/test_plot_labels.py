@@ -7,6 +7,7 @@ from itertools import combinations
 
 from benchmark.report import chart
 from benchmark.report.plots import plot_frame_policies
+from benchmark.scoring.summary_view import RunSummary
 
 
 def _cell(accuracy):
@@ -44,7 +45,7 @@ def test_frame_policy_labels_never_overlap(tmp_path, monkeypatch):
         return real(self, x, y, text, size=size, colour=colour, anchor=anchor, angle=angle)
 
     monkeypatch.setattr(chart.Figure, "text", record)
-    plot_frame_policies(_summary(), tmp_path / "frame_policy.png")
+    plot_frame_policies(RunSummary.from_json(_summary()), tmp_path / "frame_policy.png")
     names = ("fps:1", "fps:1.05", "speech:1/2", "change:0.1/2", "end", "fps:0.2")
     boxes = []
     for x, y, text, size, anchor in drawn:

@@ -11,6 +11,7 @@ import pytest
 from benchmark.cli import report as report_cli
 from benchmark.report import write_report
 from benchmark.report.findings import render_findings
+from benchmark.scoring.summary_view import RunSummary
 from tests.paths import FIXTURES
 
 FIXTURES = FIXTURES / "transcripts"
@@ -45,7 +46,7 @@ def test_report_writes_summary_findings_and_plots(tmp_path):
         data = (run_dir / "plots" / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5_000
     findings = (run_dir / "findings.md").read_text()
-    assert findings == render_findings(on_disk)  # rendered from summary.json alone
+    assert findings == render_findings(RunSummary.from_json(on_disk))  # rendered from summary.json alone
 
 
 def test_findings_content(tmp_path):
@@ -65,7 +66,7 @@ def test_findings_content(tmp_path):
     assert "differs from the judge label in 1 of 3" in findings
     # a non-lexical judge gets no such flag
     summary["manifest"]["judge_family"] = "gemini"
-    assert "publication judge" not in render_findings(summary)
+    assert "publication judge" not in render_findings(RunSummary.from_json(summary))
 
 
 def test_report_from_external_transcripts_reproduces_hand_balanced_accuracy(tmp_path, capsys):
@@ -162,7 +163,7 @@ def test_plots_of_a_run_with_nothing_scored(tmp_path):
         confusion={},
         by_staleness={name: {} for name in summary["conditions"]},
     )
-    paths = draw_plots(summary, tmp_path / "plots")
+    paths = draw_plots(RunSummary.from_json(summary), tmp_path / "plots")
     assert [p.name for p in paths] == [
         "balanced_accuracy.png",
         "accuracy_by_cue_type.png",
@@ -180,6 +181,6 @@ def test_thousands_of_shift_types_draw_a_plot_of_bounded_size(tmp_path):
 
     cell = {"rate": 0.5, "k": 1, "n": 2, "ci_low": 0.1, "ci_high": 0.9}
     summary = {"by_cue_type": {"baseline": {f"cue-{i:04d}": cell for i in range(3000)}}}
-    plot_accuracy_by_cue_type(summary, tmp_path / "cues.png")
+    plot_accuracy_by_cue_type(RunSummary.from_json(summary), tmp_path / "cues.png")
     with Image.open(tmp_path / "cues.png") as image:
         assert image.height < 40 * MAX_ROWS * 2  # pixels at the chart's double scale: about MAX_ROWS rows

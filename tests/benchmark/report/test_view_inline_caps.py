@@ -12,6 +12,7 @@ import pytest
 
 from benchmark.report import write_report
 from benchmark.report.viewer import write_viewer
+from benchmark.scoring.summary_view import RunSummary
 from tests.paths import FIXTURES
 
 FIXTURE = FIXTURES / "transcripts" / "schema1_stream"
@@ -36,7 +37,7 @@ def test_many_plots_under_the_per_plot_cap_stop_at_the_pages_total_and_are_named
     monkeypatch.setattr("benchmark.report.run_files.MAX_INLINE_BYTES", 4 << 20, raising=False)
     summary = write_report(run_dir)
     _sparse_plots(run_dir, 20, 1 << 20)  # 20 MB in all, each far under the 8 MB a plot may be
-    page = write_viewer(run_dir, summary=summary, media_root=run_dir / "no-media")
+    page = write_viewer(run_dir, summary=RunSummary.from_json(summary), media_root=run_dir / "no-media")
     assert page.stat().st_size < 8 << 20  # 4 MB of images, base64, and the rest of the page
     text = page.read_text(encoding="utf-8")
     shown = text.count('src="data:image/png;base64,')
@@ -50,7 +51,7 @@ def test_many_small_plots_stop_at_the_pages_count_and_are_named(run_dir, monkeyp
     monkeypatch.setattr("benchmark.report.run_files.MAX_INLINE_IMAGES", 10, raising=False)
     summary = write_report(run_dir)
     _sparse_plots(run_dir, 30, 4096)
-    page = write_viewer(run_dir, summary=summary, media_root=run_dir / "no-media")
+    page = write_viewer(run_dir, summary=RunSummary.from_json(summary), media_root=run_dir / "no-media")
     text = page.read_text(encoding="utf-8")
     assert text.count('src="data:image/png;base64,') == 10
     assert text.count("past the 10 images one page inlines") == 23  # 3 of the run's own + 30, 10 shown

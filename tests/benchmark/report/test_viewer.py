@@ -13,6 +13,7 @@ from benchmark.report import write_report
 from benchmark.report.findings import headline
 from benchmark.report.viewer import write_viewer
 from benchmark.scoring import load_trials
+from benchmark.scoring.summary_view import RunSummary
 from tests.paths import ARTIFACTS, FIXTURES
 
 FIXTURE = FIXTURES / "transcripts" / "schema1_stream"
@@ -38,9 +39,9 @@ def run_dir(tmp_path) -> Path:
 
 def test_page_is_self_contained_and_escaped(run_dir, tmp_path):
     summary = write_report(run_dir)
-    page = write_viewer(run_dir, summary=summary).read_text(encoding="utf-8")
-    assert "1 of 5 scored: not a measurement" in headline(summary)
-    assert headline(summary) in page
+    page = write_viewer(run_dir, summary=RunSummary.from_json(summary)).read_text(encoding="utf-8")
+    assert "1 of 5 scored: not a measurement" in headline(RunSummary.from_json(summary))
+    assert headline(RunSummary.from_json(summary)) in page
     assert "http://" not in page and "https://" not in page and "<link" not in page
     assert page.count('src="data:image/png;base64,') == 3  # the three plots
     assert page.count('class="trial"') == 5
@@ -53,12 +54,12 @@ def test_page_is_self_contained_and_escaped(run_dir, tmp_path):
     text = (marked / "transcripts.jsonl").read_text(encoding="utf-8")
     reply = trials[0].turn_2_response
     (marked / "transcripts.jsonl").write_text(text.replace(reply, "<script>alert(1)</script>"), encoding="utf-8")
-    page = write_viewer(marked, summary=write_report(marked)).read_text(encoding="utf-8")
+    page = write_viewer(marked, summary=RunSummary.from_json(write_report(marked))).read_text(encoding="utf-8")
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
 def test_perceived_speech_shown_beside_the_authored_text(run_dir):
-    page = write_viewer(run_dir, summary=write_report(run_dir)).read_text(encoding="utf-8")
+    page = write_viewer(run_dir, summary=RunSummary.from_json(write_report(run_dir))).read_text(encoding="utf-8")
     # sc-02 turn 1: Whisper heard "How short I be gripping this." (speech perceived)
     assert "speech, perceived</b><pre>How short I be gripping this.</pre>" in page
     assert "speech, authored</b>" in page
@@ -67,7 +68,7 @@ def test_perceived_speech_shown_beside_the_authored_text(run_dir):
 def test_unknown_scenario_is_skipped_gracefully(run_dir):
     text = (run_dir / "transcripts.jsonl").read_text(encoding="utf-8")
     (run_dir / "transcripts.jsonl").write_text(text.replace('"sc-03"', '"zz-99"'), encoding="utf-8")
-    page = write_viewer(run_dir, summary=write_report(run_dir)).read_text(encoding="utf-8")
+    page = write_viewer(run_dir, summary=RunSummary.from_json(write_report(run_dir))).read_text(encoding="utf-8")
     assert "zz-99" in page and "Scenario not in the bank: authored text not shown." in page
 
 
@@ -85,7 +86,7 @@ def test_viewer_in_headless_chromium(run_dir, tmp_path):
     from playwright.sync_api import sync_playwright
 
     summary = write_report(run_dir)
-    page_path = write_viewer(run_dir, summary=summary)
+    page_path = write_viewer(run_dir, summary=RunSummary.from_json(summary))
     requests: list[str] = []
     with sync_playwright() as p:
         # launch() gives the browser a fresh temporary profile (user-data dir) of its own
@@ -145,6 +146,6 @@ def test_a_crafted_summary_cannot_put_script_in_the_page(run_dir):
     for cond in summary["conditions"].values():
         cond["repair_rate"]["k"] = "<script>alert(1)</script>"
         cond["repair_rate"]["n"] = "<img src=x onerror=alert(2)>"
-    page = write_viewer(run_dir, summary=summary).read_text(encoding="utf-8")
+    page = write_viewer(run_dir, summary=RunSummary.from_json(summary)).read_text(encoding="utf-8")
     assert "<script>alert(1)</script>" not in page and "<img src=x" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -12,6 +12,7 @@ from benchmark.report.timeline import RunFiles, timeline_html
 from benchmark.report.viewer import code_spans, figures_html, write_viewer
 from benchmark.report.viewer_trials import messages_html, turn_facts
 from benchmark.scoring import load_trials
+from benchmark.scoring.summary_view import RunSummary
 from core.records import TurnResult
 from tests.paths import FIXTURES
 
@@ -35,10 +36,10 @@ def test_code_spans_become_code_and_markup_stays_escaped():
 
 def test_the_judge_row_names_a_lexical_judge_once():
     summary = {"manifest": {"judge_family": "lexical", "judge_model": "lexical"}, "conditions": {}}
-    page = figures_html(summary)
+    page = figures_html(RunSummary.from_json(summary))
     assert "<th>judge</th><td>lexical</td>" in page and "lexical (lexical)" not in page
     summary["manifest"] = {"judge_family": "openai", "judge_model": "openai:gpt-4o-mini"}
-    assert "<th>judge</th><td>openai (openai:gpt-4o-mini)</td>" in figures_html(summary)
+    assert "<th>judge</th><td>openai (openai:gpt-4o-mini)</td>" in figures_html(RunSummary.from_json(summary))
 
 
 def test_every_latency_says_what_it_counts_from():
@@ -58,12 +59,12 @@ def test_agreement_report_and_plot_are_linked_when_they_exist(tmp_path):
     run = tmp_path / "run"
     shutil.copytree(STREAM, run)
     summary = write_report(run)
-    page = write_viewer(run, summary=summary).read_text(encoding="utf-8")
+    page = write_viewer(run, summary=RunSummary.from_json(summary)).read_text(encoding="utf-8")
     assert 'id="agreement"' not in page
     (run / "agreement.md").write_text("# Agreement\n", encoding="utf-8")
     (run / "agreement.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     (run / "agreement_turn3.md").write_text("# Turn 3\n", encoding="utf-8")
-    page = write_viewer(run, summary=summary).read_text(encoding="utf-8")
+    page = write_viewer(run, summary=RunSummary.from_json(summary)).read_text(encoding="utf-8")
     assert '<a href="agreement.md">agreement.md</a>, <a href="agreement.png">agreement.png</a>' in page
     assert 'Turn 3: <a href="agreement_turn3.md">agreement_turn3.md</a>' in page
     assert "proactive remarks:" not in page

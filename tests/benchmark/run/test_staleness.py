@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from benchmark.scoring import metrics
+from benchmark.scoring.summary_view import RunSummary
 from core.judge import Verdict
 from core.records import TrialRecord
 from core.scenario import load_bank
@@ -175,7 +176,9 @@ def test_a_sweep_whose_turn_2s_sent_no_frame_says_the_gap_cannot_matter():
             for gap in (0, 500)
         ]
         manifest = {"ranking_condition": "baseline", "conditions": ["baseline"], "trials": 1}
-        return render_findings(build_summary(TrialSet(trials=tuple(trials), source=None), manifest))
+        return render_findings(
+            RunSummary.from_json(build_summary(TrialSet(trials=tuple(trials), source=None), manifest))
+        )
 
     assert NO_FRAMES_WARNING in sweep(False) and "pools its 2 Turn 2 gaps" in sweep(False)
     assert NO_FRAMES_WARNING not in sweep(True)

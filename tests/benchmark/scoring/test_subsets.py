@@ -6,6 +6,7 @@ from pathlib import Path
 
 from benchmark.report.findings import render_findings
 from benchmark.scoring import build_summary
+from benchmark.scoring.summary_view import RunSummary
 from benchmark.scoring.trials import TrialSet
 from core.judge import Verdict
 from core.records import TrialRecord
@@ -37,14 +38,14 @@ def test_contrast_trials_do_not_move_the_headline():
     assert summary["by_subset"]["contrast"]["balanced_accuracy"] == 0.0
     assert summary["by_subset"]["bank"]["trials"] == 2
     assert summary["conditions"]["baseline"]["balanced_accuracy"] == (1 / 3 + 1) / 2  # the pooled row stays
-    findings = render_findings(summary)
+    findings = render_findings(RunSummary.from_json(summary))
     assert "## Subsets (baseline)" in findings and "| contrast | 0.0% |" in findings
 
 
 def test_one_subset_has_no_subset_rows():
     trials = (_trial("s1", "bank", "current", "current"),)
     summary = build_summary(TrialSet(trials=trials, source=Path("t.jsonl")), {})
-    assert summary["by_subset"] == {} and "## Subsets" not in render_findings(summary)
+    assert summary["by_subset"] == {} and "## Subsets" not in render_findings(RunSummary.from_json(summary))
     assert TrialRecord.from_json({k: v for k, v in trials[0].to_json().items() if k != "subset"}).subset == "bank"
 
 
@@ -71,7 +72,7 @@ def test_stream_runs_report_perception_sources_and_stages():
     assert data["sources"]["camera"] == {"authored": 1, "perceived": 1}
     assert data["sources"]["speech"] == {"perceived": 2}
     assert data["stages_s"]["speech_end_to_reply_done"] == {"p50": 3.0, "p95": 3.9, "n": 2}
-    assert "| camera | 1 | 1 | 0 | 0 |" in render_findings(summary)
+    assert "| camera | 1 | 1 | 0 | 0 |" in render_findings(RunSummary.from_json(summary))
     assert (
         build_summary(TrialSet(trials=(_trial("s1", "bank", "current", "current"),), source=Path("t")), {})[
             "perception"
