@@ -7,16 +7,17 @@ lines `wearsim models` prints. `model_ids`, `factory.open_candidate`, the judge
 families, `wearsim models`, the server and the price table all read `PROVIDERS`;
 adding a chat provider is one entry here and one adapter module.
 
-Importing this module imports nothing but the standard library: an opener is
+Importing this module imports nothing but the standard library (and `core.named`): an opener is
 a "module:name" string, imported only when a model of that provider opens.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from core.named import named_object
 
 KINDS = ("chat", "realtime", "local", "replay")
 CHAT, REALTIME, LOCAL, REPLAY = KINDS
@@ -78,10 +79,7 @@ class Provider:
 
 
 def _load(target: str | Callable[..., Any]) -> Callable[..., Any]:
-    if not isinstance(target, str):
-        return target
-    module, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module), attribute)
+    return named_object(target) if isinstance(target, str) else target
 
 
 _OPENAI_KEY = ("OPENAI_API_KEY",)

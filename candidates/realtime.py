@@ -37,7 +37,6 @@ from typing import Any
 
 from candidates import providers
 from candidates.model_ids import OUTPUTS, candidate_family, parse_model_id
-from candidates.providers import form_list, realtime_forms
 from candidates.realtime_base import AnsweredTurn, RealtimeSession, UserPart
 from candidates.retry import RetryableError, backoff_delay
 from core.candidate import GenerationConfig, Message, Reply, Usage
@@ -70,7 +69,7 @@ async def open_realtime_session(
     config = config or GenerationConfig()
     entry = providers.get(provider)
     if entry.session is None:
-        raise ValueError(f"{model_id!r} is not a realtime model id ({form_list(realtime_forms())})")
+        raise ValueError(f"{model_id!r} is not a realtime model id ({providers.form_list(providers.realtime_forms())})")
     session_class: Any = entry.load_session()
     return await session_class.open(
         model,

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib
 import json
 import os
 import time
@@ -34,6 +33,7 @@ import cv2
 import numpy as np
 
 from core.candidate import Candidate, GenerationConfig, Image, Message
+from core.named import named_object
 from core.safe_files import inside, make_dirs, write_atomic
 from media_effects.frames import decode_jpeg, pixel_refusal, synthetic_text
 from perception import ocr
@@ -345,8 +345,7 @@ class AuthoredDescriber:
 
 def _built(maker: str) -> SceneDescriber:
     """The describer a registry entry's `maker` ("module:Class") names, its module imported now."""
-    module, _, name = maker.partition(":")
-    return getattr(importlib.import_module(module), name)()
+    return named_object(maker)()
 
 
 def make_describer(

@@ -5,14 +5,15 @@ A model judge's family comes from the provider table (`candidates.providers`, re
 each is a row of `JUDGE_KINDS`, and the rest of the code asks this table about a family
 (`offline_kind`, `is_offline`, `offline_fallback`) rather than spelling a kind's name. A row's
 `opener` is imported only when the judge opens, so importing this module imports nothing but the
-standard library.
+standard library (and `core.named`).
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from core.named import named_object
 
 if TYPE_CHECKING:
     from core.judge import Judge
@@ -37,8 +38,7 @@ class JudgeKind:
 
     def open(self) -> Judge:
         """A new judge of this kind, importing its module now."""
-        module, _, attribute = self.opener.partition(":")
-        return getattr(importlib.import_module(module), attribute)()
+        return named_object(self.opener)()
 
 
 LEXICAL = JudgeKind(
